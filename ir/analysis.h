@@ -1,0 +1,50 @@
+// Graph analyses: topological order, reachability, dominator and post-dominator trees.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/status.h"
+
+namespace stitch::ir {
+
+// Live nodes in topological order, ties broken by smallest id first (Kahn's
+// algorithm with a min-heap), so the order is deterministic and equals the model's
+// order when that is already topological. Error when the graph has a cycle; the
+// message names one node on it.
+Result<std::vector<NodeId>> topological_order(const Graph& graph);
+
+// Node-to-node reachability over data edges: reaches(a, b) is true when a path of
+// one or more edges leads from a to b. Built once in O(N * E / 64) time with one
+// bitset per node (N^2 / 8 bytes): meant for partitions and plans, not for 100k-node
+// whole graphs.
+class Reachability {
+ public:
+  static Result<Reachability> build(const Graph& graph);
+  bool reaches(NodeId from, NodeId to) const;
+
+ private:
+  int32_t words_ = 0;
+  std::vector<uint64_t> bits_;  // row per node id
+};
+
+// Dominator tree of the node graph (edges are data dependencies), with a virtual
+// root that precedes every node without a node predecessor. For post-dominators the
+// edges are reversed and the virtual root follows every node without a node user.
+// Cooper, Harvey and Kennedy's iterative algorithm over the topological order.
+class DominatorTree {
+ public:
+  static Result<DominatorTree> dominators(const Graph& graph);
+  static Result<DominatorTree> post_dominators(const Graph& graph);
+  // Immediate dominator of `node`, kNoId when it is the virtual root.
+  NodeId immediate_dominator(NodeId node) const;
+  // True when every path from the root to b passes through a (a dominates a).
+  bool dominates(NodeId a, NodeId b) const;
+
+ private:
+  std::vector<NodeId> idom_;   // by node id; kNoId: the virtual root
+  std::vector<int32_t> depth_;  // depth in the tree, -1 for dead nodes
+};
+
+}  // namespace stitch::ir
