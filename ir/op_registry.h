@@ -52,8 +52,13 @@ struct ShapeInferenceContext {
   std::vector<const Tensor*> input_values;              // null when not known
   std::vector<std::optional<std::vector<int64_t>>> input_int_values;  // propagated
   std::string model_path;                                  // for messages
+  // Names of the input values ("" for omitted inputs), for messages; may be empty.
+  std::vector<std::string_view> input_names;
 
-  // Error naming the model, the node and the fix, for a fact about the input.
+  // Error naming the model, the node and the fix, for a fact about the input:
+  //   model.onnx: node "add_1" (Add): <what>
+  // where `what` is "<what is wrong>; <how to fix>". A node without a name reads
+  // `node <unnamed> (Add)`; without a model path the "model.onnx: " prefix is left out.
   Status error(const std::string& what) const;
 };
 

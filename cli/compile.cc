@@ -1,0 +1,105 @@
+// The compile command: stitchopt MODEL -o OUT.
+#include "cli/compile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/output_dir.h"
+#include "emit/onnx_writer.h"
+#include "emit/report.h"
+#include "emit/sha256.h"
+#include "ir/verifier.h"
+#include "onnx_import/importer.h"
+
+namespace stitch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Times phases and prints "phase: 0.123 s" lines in verbose mode.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(Verbosity verbosity) : verbosity_(verbosity) {}
+
+  template <typename Function>
+  auto time(const std::string& name, Function&& function) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = function();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    phases_.push_back(emit::PhaseTiming{name, seconds});
+    if (verbosity_ == Verbosity::kVerbose) {
+      std::fprintf(stderr, "stitchopt: %-8s %8.3f s\n", name.c_str(), seconds);
+    }
+    return result;
+  }
+  const std::vector<emit::PhaseTiming>& phases() const { return phases_; }
+
+ private:
+  Verbosity verbosity_;
+  std::vector<emit::PhaseTiming> phases_;
+};
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::invalid_input(path + ": cannot open the model file; check the path");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+Status write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::invalid_input("cannot write " + path.string());
+  return Status::ok();
+}
+
+}  // namespace
+
+Status run_compile(const CompileOptions& options) {
+  PhaseTimer timer(options.verbosity);
+  if (!fs::is_regular_file(options.model_path)) {
+    return Status::invalid_input(options.model_path +
+                                 ": no such model file; pass the path of a .onnx file");
+  }
+  onnx_import::ImportOptions import_options;
+  import_options.input_shapes = options.input_shapes;
+  Result<ir::Model> imported = timer.time(
+      "import", [&] { return onnx_import::import_model(options.model_path, import_options); });
+  if (!imported.is_ok()) return imported.status();
+  ir::Model& model = imported.value();
+
+  Status verified = timer.time("verify", [&] { return ir::verify(model); });
+  if (!verified.is_ok()) return verified.with_prefix(options.model_path + ": ");
+
+  STITCH_ASSIGN_OR_RETURN(auto staged, StagedOutputDirectory::create(options.output_directory));
+  Status written = timer.time("write", [&] {
+    return emit::write_onnx(model, (staged.path() / "model.fused.onnx").string());
+  });
+  STITCH_RETURN_IF_ERROR(written);
+
+  emit::Report report;
+  STITCH_ASSIGN_OR_RETURN(std::string model_bytes, read_file(options.model_path));
+  report.model = emit::ReportModel{options.model_path, emit::sha256_hex(model_bytes),
+                                   model.default_opset(), model.graph.num_nodes()};
+  report.options.input_shapes = options.input_shapes;
+  report.phases = timer.phases();
+  report.kernels.original = emit::count_original_kernels(model.graph);
+  STITCH_RETURN_IF_ERROR(write_text(staged.path() / "report.json", emit::render_report(report)));
+  STITCH_RETURN_IF_ERROR(staged.commit());
+
+  if (options.verbosity != Verbosity::kQuiet) {
+    std::fprintf(stderr, "stitchopt: %s: %lld nodes, %lld kernels; wrote %s\n",
+                 options.model_path.c_str(), static_cast<long long>(report.model.node_count),
+                 static_cast<long long>(report.kernels.original),
+                 options.output_directory.c_str());
+  }
+  return Status::ok();
+}
+
+}  // namespace stitch::cli

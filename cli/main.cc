@@ -1,0 +1,81 @@
+// stitchopt: the command line. Exit codes: 0 success, 1 internal error, 2 bad input
+// or usage, 3 a --min-* gate failed (DESIGN.md, cli/).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/compile.h"
+#include "cli/input_shape.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+int report_error(const stitch::Status& status) {
+  std::fprintf(stderr, "stitchopt: error: %s\n", status.message().c_str());
+  return status.code() == stitch::StatusCode::kInternal ? kExitInternal : kExitBadInput;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "stitchopt: fuses the memory-intensive operators of an ONNX model into few, large\n"
+      "CUDA kernels. Writes OUT/model.fused.onnx and OUT/report.json.",
+      "stitchopt"};
+  app.set_version_flag("--version", std::string("stitchopt ") + STITCH_VERSION);
+  stitch::cli::CompileOptions options;
+  std::vector<std::string> input_shape_flags;
+  bool verbose = false;
+  bool quiet = false;
+  app.add_option("model", options.model_path, "the ONNX model to compile")->required();
+  app.add_option("-o,--output", options.output_directory,
+                 "output directory (replaced as a whole when the run succeeds)")
+      ->required();
+  app.add_option("--input-shape", input_shape_flags,
+                 "NAME=d0,d1,...: static dims for a graph input with dynamic dims "
+                 "(repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  auto* verbose_flag = app.add_flag("-v,--verbose", verbose, "one line per phase with its time");
+  app.add_flag("-q,--quiet", quiet, "print errors only")->excludes(verbose_flag);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::printf("%s", app.help().c_str());
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    std::printf("%s\n", app.version().c_str());
+    return kExitOk;
+  } catch (const CLI::ParseError& error) {
+    std::fprintf(stderr, "stitchopt: error: %s; see stitchopt --help\n", error.what());
+    return kExitBadInput;
+  }
+
+  for (const std::string& flag : input_shape_flags) {
+    stitch::Status parsed = stitch::cli::parse_input_shape(flag, options.input_shapes);
+    if (!parsed.is_ok()) return report_error(parsed);
+  }
+  options.verbosity = quiet     ? stitch::cli::Verbosity::kQuiet
+                      : verbose ? stitch::cli::Verbosity::kVerbose
+                                : stitch::cli::Verbosity::kNormal;
+  stitch::Status status = stitch::cli::run_compile(options);
+  if (!status.is_ok()) return report_error(status);
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "stitchopt: internal error: %s; please report this with the model\n",
+                 error.what());
+    return kExitInternal;
+  }
+}

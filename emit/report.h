@@ -1,0 +1,53 @@
+// The fusion report, out/report.json (schema "stitchopt.report/1", docs/report-schema.md).
+//
+// Keys come in a fixed order (nlohmann::ordered_json) so the same run gives the same
+// bytes; the only fields that differ between two runs are the phase timings.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace stitch::emit {
+
+inline constexpr const char* kReportSchema = "stitchopt.report/1";
+
+struct PhaseTiming {
+  std::string name;
+  double seconds = 0.0;
+};
+
+struct ReportModel {
+  std::string path;    // as given on the command line
+  std::string sha256;  // of the model file's bytes
+  int64_t opset = 0;   // default-domain opset
+  int64_t node_count = 0;
+};
+
+struct ReportOptions {
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+struct ReportKernels {
+  int64_t original = 0;  // see count_original_kernels
+};
+
+struct Report {
+  ReportModel model;
+  ReportOptions options;
+  std::vector<PhaseTiming> phases;
+  ReportKernels kernels;
+};
+
+// Nodes of the input model that launch work on a device: every live node except
+// View ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity: no data movement) and
+// Constant nodes. Opaque ops count: they are somebody's kernel.
+int64_t count_original_kernels(const ir::Graph& graph);
+
+// The report as JSON text (2-space indent, trailing newline).
+std::string render_report(const Report& report);
+
+}  // namespace stitch::emit

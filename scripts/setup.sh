@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs what stitchopt needs on Debian 12 (only what is missing), makes the test
+# harness's Python venv (.venv, pinned by scripts/requirements.txt) and builds into
+# build/. Idempotent: a second run with everything in place takes seconds.
+#
+#   scripts/setup.sh            install + build
+#   STITCH_BUILD_DIR=dir ...     build somewhere else
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libglpk-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev graphviz
+  python3 python3-venv python3-pip
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then
+  echo "setup: note: no CUDA toolkit at /usr/local/cuda; GPU parts are skipped"
+fi
+
+# The test harness's Python: Debian's python3 with pinned PyPI packages. The stamp
+# holds the requirements' hash so a changed pin reinstalls.
+requirements=scripts/requirements.txt
+stamp=.venv/.requirements.sha256
+want=$(sha256sum "$requirements" | cut -d' ' -f1)
+if [[ ! -x .venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  echo "setup: creating .venv from $requirements"
+  /usr/bin/python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r "$requirements"
+  echo "$want" > "$stamp"
+fi
+
+build_dir=${STITCH_BUILD_DIR:-build}
+if [[ ! -f $build_dir/build.ninja ]]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build_dir" -j"$(nproc)"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test: builds (scripts/setup.sh must have run), builds the libFuzzer
+# targets with clang into build/fuzz, then ctest (unit tests, the error corpus, the
+# differential harness with ONNX Runtime, fuzzer smoke runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${STITCH_BUILD_DIR:-build}
+cmake --build "$build_dir" -j"$(nproc)"
+
+if command -v clang++ >/dev/null; then
+  fuzz_dir=$build_dir/fuzz
+  if [[ ! -f $fuzz_dir/build.ninja ]]; then
+    CXX=clang++ cmake -S . -B "$fuzz_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DSTITCH_FUZZ_ONLY=ON >/dev/null
+  fi
+  cmake --build "$fuzz_dir" -j"$(nproc)"
+fi
+
+ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"
