@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the stitchopt command line: exit codes, messages, outputs.
+
+Usage: cli_test.py --stitchopt BUILD/bin/stitchopt --source REPO_ROOT
+
+- every broken model in tests/corpus/ exits 2 with the exact first line listed in
+  tests/corpus/expected.tsv, and none crashes;
+- --help/--version exit 0, usage errors exit 2 with a one-line message;
+- a failed run leaves no output directory (and an existing one untouched);
+- two runs give byte-identical model.fused.onnx and report.json up to timings.
+Prints "N passed, M failed" last.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures = []
+passed = 0
+
+
+def check(name, condition, detail=""):
+    global passed
+    if condition:
+        passed += 1
+    else:
+        failures.append(name)
+        print(f"FAIL {name}: {detail}")
+
+
+def run(binary, args, cwd):
+    return subprocess.run([binary] + args, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def first_line(text):
+    return text.splitlines()[0] if text else ""
+
+
+def corpus_tests(binary, source, work):
+    expected_path = os.path.join(source, "tests", "corpus", "expected.tsv")
+    with open(expected_path) as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip() and not line.startswith("#")]
+    for row in rows:
+        file_name, code, message = row[0], int(row[1]), row[2]
+        extra = row[3].split() if len(row) > 3 and row[3] else []
+        out = os.path.join(work, "corpus_out_" + file_name)
+        result = run(binary, [os.path.join("tests", "corpus", file_name), "-o", out] + extra, source)
+        check(f"corpus {file_name} exit code", result.returncode == code,
+              f"got {result.returncode}, want {code}; stderr: {result.stderr.strip()}")
+        check(f"corpus {file_name} message", first_line(result.stderr) == message,
+              f"\n  got:  {first_line(result.stderr)}\n  want: {message}")
+        check(f"corpus {file_name} one line", len(result.stderr.splitlines()) == 1,
+              f"stderr has {len(result.stderr.splitlines())} lines")
+        check(f"corpus {file_name} no output", not os.path.exists(out), "output directory exists")
+
+
+def usage_tests(binary, source, work):
+    result = run(binary, ["--help"], source)
+    check("--help exits 0", result.returncode == 0 and "--input-shape" in result.stdout,
+          result.stderr)
+    result = run(binary, ["--version"], source)
+    check("--version", result.returncode == 0 and result.stdout.startswith("stitchopt "),
+          result.stdout + result.stderr)
+    result = run(binary, ["models/mlp.onnx"], source)
+    check("missing -o exits 2", result.returncode == 2, str(result.returncode))
+    check("missing -o message", first_line(result.stderr).startswith("stitchopt: error: ") and
+          "--output is required" in result.stderr, result.stderr)
+    result = run(binary, ["models/mlp.onnx", "-o", os.path.join(work, "x"), "--no-such-flag"], source)
+    check("unknown flag exits 2", result.returncode == 2, str(result.returncode))
+    result = run(binary, ["models/mlp.onnx", "-o", os.path.join(work, "x"), "--input-shape", "x=1,a"],
+                 source)
+    check("bad --input-shape exits 2", result.returncode == 2, result.stderr)
+    check("bad --input-shape message", first_line(result.stderr) ==
+          'stitchopt: error: --input-shape x=1,a: dim "a" is not a non-negative integer; '
+          'write it as NAME=d0,d1,... e.g. --input-shape input_ids=1,128', result.stderr)
+    result = run(binary, ["no/such/model.onnx", "-o", os.path.join(work, "x")], source)
+    check("missing model exits 2", result.returncode == 2, result.stderr)
+    check("missing model message", first_line(result.stderr) ==
+          "stitchopt: error: no/such/model.onnx: no such model file; pass the path of a .onnx file",
+          result.stderr)
+
+
+def output_tests(binary, source, work):
+    out = os.path.join(work, "keep")
+    os.makedirs(out)
+    marker = os.path.join(out, "marker")
+    open(marker, "w").close()
+    result = run(binary, [os.path.join("tests", "corpus", "cycle.onnx"), "-o", out], source)
+    check("failed run keeps old output", result.returncode == 2 and os.path.exists(marker),
+          result.stderr)
+    leftovers = [n for n in os.listdir(work) if "stitchopt-tmp" in n or "stitchopt-old" in n]
+    check("failed run leaves no staging directory", not leftovers, str(leftovers))
+
+    reports = []
+    models = []
+    for attempt in range(2):
+        out = os.path.join(work, f"det{attempt}")
+        result = run(binary, ["models/gpt2_block.onnx", "-o", out], source)
+        check(f"run {attempt} succeeds", result.returncode == 0, result.stderr)
+        if result.returncode != 0:
+            return
+        with open(os.path.join(out, "model.fused.onnx"), "rb") as f:
+            models.append(f.read())
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        for phase in report["phases"]:
+            phase["seconds"] = 0
+        reports.append(report)
+    check("model.fused.onnx byte-identical across runs", models[0] == models[1])
+    check("report.json identical across runs up to timings", reports[0] == reports[1])
+    report = reports[0]
+    check("report key order", list(report.keys())[:3] == ["schema", "tool", "model"], str(report.keys()))
+    check("report schema", report["schema"] == "stitchopt.report/1")
+    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "write"],
+          str(report["phases"]))
+    # Existing output is replaced as a whole by a successful run.
+    out = os.path.join(work, "keep")
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "-q"], source)
+    check("successful run replaces output", result.returncode == 0 and not os.path.exists(marker)
+          and os.path.exists(os.path.join(out, "report.json")), result.stderr)
+    check("-q prints nothing", result.stderr == "", result.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stitchopt", required=True)
+    parser.add_argument("--source", required=True)
+    args = parser.parse_args()
+    binary = os.path.abspath(args.stitchopt)
+    work = tempfile.mkdtemp(prefix="stitchopt_cli_test_")
+    try:
+        corpus_tests(binary, args.source, work)
+        usage_tests(binary, args.source, work)
+        output_tests(binary, args.source, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
