@@ -2,6 +2,7 @@
 // or usage, 3 a --min-* gate failed (DESIGN.md, cli/).
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -71,6 +72,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A failed STITCH_CHECK has printed file, line and cause before aborting: that is
+  // an internal error, exit code 1, not a crash signal.
+  std::signal(SIGABRT, [](int) { std::_Exit(kExitInternal); });
   try {
     return run(argc, argv);
   } catch (const std::exception& error) {
