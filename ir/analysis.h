@@ -31,20 +31,29 @@ class Reachability {
 
 // Dominator tree of the node graph (edges are data dependencies), with a virtual
 // root that precedes every node without a node predecessor. For post-dominators the
-// edges are reversed and the virtual root follows every node without a node user.
-// Cooper, Harvey and Kennedy's iterative algorithm over the topological order.
+// edges are reversed and the virtual root follows every node without a node user
+// and every node producing a graph output (a graph output is a use outside the
+// graph, so no node after it post-dominates its producer). Dead nodes are not in
+// the tree. Cooper, Harvey and Kennedy's algorithm over the topological order (one
+// pass: in a DAG every predecessor is final before its successors). Example:
+//   a -> b -> d, a -> c -> d: idom(b) = idom(c) = idom(d) = a; ipdom(a) = d.
 class DominatorTree {
  public:
   static Result<DominatorTree> dominators(const Graph& graph);
   static Result<DominatorTree> post_dominators(const Graph& graph);
-  // Immediate dominator of `node`, kNoId when it is the virtual root.
+  // Immediate dominator of `node`, kNoId when it is the virtual root (or the node
+  // is dead).
   NodeId immediate_dominator(NodeId node) const;
-  // True when every path from the root to b passes through a (a dominates a).
+  // True when every path from the root to b passes through a (a dominates a). O(1).
+  // False when a or b is dead.
   bool dominates(NodeId a, NodeId b) const;
 
  private:
-  std::vector<NodeId> idom_;   // by node id; kNoId: the virtual root
-  std::vector<int32_t> depth_;  // depth in the tree, -1 for dead nodes
+  static Result<DominatorTree> build(const Graph& graph, bool post);
+
+  std::vector<NodeId> idom_;    // by node id; kNoId: the virtual root
+  std::vector<int32_t> enter_;  // preorder number in the tree, -1 for dead nodes
+  std::vector<int32_t> leave_;  // postorder number in the tree, -1 for dead nodes
 };
 
 }  // namespace stitch::ir

@@ -17,10 +17,22 @@ struct ImportOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };
 
+// Accepts IR versions 3..10 and default-domain ("" or "ai.onnx") opsets 7..21; other
+// domains pass through (their ops are Opaque). The model keeps its metadata, opset
+// imports, model-local functions (serialized) and node order; nodes in the domain
+// "ai.onnx" get domain "". Graph inputs that are also initializers stay graph inputs
+// with the constant as default. Subgraph reads of outer values become
+// Node::implicit_inputs. --input-shape is applied before ir::infer_shapes runs.
+//
 // Every failure is Status::invalid_input with a one-line message that starts with the
-// model path, names the node (name and op type) or input concerned, and says how to
-// fix it, e.g.
-//   model.onnx: graph input "x" has symbolic or unknown dims [batch,128]; give them with --input-shape x=1,128
+// model path, names the node (`node "name" (OpType)`, `node <unnamed> (OpType)`),
+// initializer or input concerned, and says how to fix it, e.g.
+//   model.onnx: graph inputs have symbolic or unknown dims: input_ids [batch,seq],
+//     attention_mask [batch,seq]; give them with --input-shape input_ids=1,128
+//     --input-shape attention_mask=1,128
+//   model.onnx: initializer "w" is stored in external file "w.bin", which does not
+//     exist beside the model; copy it next to model.onnx
+// (one line each; tests/onnx_import/importer_test.cc asserts every message).
 Result<ir::Model> import_model(const std::string& path, const ImportOptions& options);
 
 // The same from bytes already in memory (fuzzing, tests). External data is looked up

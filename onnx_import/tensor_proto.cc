@@ -56,14 +56,20 @@ enum class TypedField { kFloat, kInt32, kInt64, kDouble, kUInt64, kString };
 TypedField typed_field_of(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
-    case DType::kComplex64: return TypedField::kFloat;
-    case DType::kInt64: return TypedField::kInt64;
+    case DType::kComplex64:
+      return TypedField::kFloat;
+    case DType::kInt64:
+      return TypedField::kInt64;
     case DType::kFloat64:
-    case DType::kComplex128: return TypedField::kDouble;
+    case DType::kComplex128:
+      return TypedField::kDouble;
     case DType::kUInt32:
-    case DType::kUInt64: return TypedField::kUInt64;
-    case DType::kString: return TypedField::kString;
-    default: return TypedField::kInt32;  // int8/16/32, uint8/16, bool, f16, bf16
+    case DType::kUInt64:
+      return TypedField::kUInt64;
+    case DType::kString:
+      return TypedField::kString;
+    default:
+      return TypedField::kInt32;  // int8/16/32, uint8/16, bool, f16, bf16
   }
 }
 
@@ -74,15 +80,28 @@ int entries_per_element(DType dtype) {
 // Narrows the int32_data entries to the element width of `dtype`.
 void append_int32_entry(std::string& bytes, DType dtype, int32_t entry) {
   switch (dtype) {
-    case DType::kInt32: append_bytes(bytes, entry); break;
-    case DType::kInt16: append_bytes(bytes, static_cast<int16_t>(entry)); break;
+    case DType::kInt32:
+      append_bytes(bytes, entry);
+      break;
+    case DType::kInt16:
+      append_bytes(bytes, static_cast<int16_t>(entry));
+      break;
     case DType::kUInt16:
     case DType::kFloat16:
-    case DType::kBFloat16: append_bytes(bytes, static_cast<uint16_t>(entry)); break;
-    case DType::kInt8: append_bytes(bytes, static_cast<int8_t>(entry)); break;
-    case DType::kUInt8: append_bytes(bytes, static_cast<uint8_t>(entry)); break;
-    case DType::kBool: append_bytes(bytes, static_cast<uint8_t>(entry != 0 ? 1 : 0)); break;
-    default: break;
+    case DType::kBFloat16:
+      append_bytes(bytes, static_cast<uint16_t>(entry));
+      break;
+    case DType::kInt8:
+      append_bytes(bytes, static_cast<int8_t>(entry));
+      break;
+    case DType::kUInt8:
+      append_bytes(bytes, static_cast<uint8_t>(entry));
+      break;
+    case DType::kBool:
+      append_bytes(bytes, static_cast<uint8_t>(entry != 0 ? 1 : 0));
+      break;
+    default:
+      break;
   }
 }
 
@@ -90,7 +109,8 @@ void append_int32_entry(std::string& bytes, DType dtype, int32_t entry) {
 Status check_external_location(const std::string& location, const std::string& what) {
   std::filesystem::path relative(location);
   if (location.empty()) {
-    return Status::invalid_input(what + " is stored in external data without a location; "
+    return Status::invalid_input(what +
+                                 " is stored in external data without a location; "
                                  "re-save the model with its external data");
   }
   if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
@@ -112,7 +132,8 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
                                  int64_t expected_bytes, const std::string& what,
                                  const TensorReadContext& context) {
   if (tensor.dtype == DType::kString) {
-    return Status::invalid_input(what + " is a string tensor stored in external data, which "
+    return Status::invalid_input(what +
+                                 " is a string tensor stored in external data, which "
                                  "ONNX does not allow; re-save the model with its strings "
                                  "inline");
   }
@@ -145,9 +166,8 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
   STITCH_RETURN_IF_ERROR(check_external_location(info.location, what));
   if (!has_length) info.length = expected_bytes;
   if (info.length != expected_bytes) {
-    return Status::invalid_input(what + " has external data length " +
-                                 std::to_string(info.length) + " but its type " +
-                                 ir::to_string(tensor.type()) + " needs " +
+    return Status::invalid_input(what + " has external data length " + std::to_string(info.length) +
+                                 " but its type " + ir::to_string(tensor.type()) + " needs " +
                                  std::to_string(expected_bytes) +
                                  " bytes; re-save the model with its external data");
   }
@@ -164,9 +184,9 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
   if (error || __builtin_add_overflow(info.offset, info.length, &end) ||
       static_cast<uintmax_t>(end) > file_size) {
     return Status::invalid_input(
-        what + " needs bytes " + std::to_string(info.offset) + ".." +
-        std::to_string(info.offset + (end > 0 ? info.length : 0)) + " of external file \"" +
-        info.location + "\", but the file has only " + std::to_string(error ? 0 : file_size) +
+        what + " needs " + std::to_string(info.length) + " bytes at offset " +
+        std::to_string(info.offset) + " of external file \"" + info.location +
+        "\", but the file has only " + std::to_string(error ? 0 : file_size) +
         " bytes; copy the complete file next to " + context.model_path);
   }
   std::ifstream stream(file, std::ios::binary);
@@ -174,8 +194,8 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
   stream.seekg(info.offset);
   stream.read(tensor.bytes.data(), info.length);
   if (!stream) {
-    return Status::invalid_input(what + " could not be read from external file \"" +
-                                 info.location + "\"; check that " + context.model_path +
+    return Status::invalid_input(what + " could not be read from external file \"" + info.location +
+                                 "\"; check that " + context.model_path +
                                  "'s external data file is readable");
   }
   tensor.external = info;
@@ -187,13 +207,13 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
 Result<ir::Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& what,
                                      const TensorReadContext& context) {
   if (!ir::dtype_is_valid_onnx(proto.data_type())) {
-    return Status::invalid_input(what + " has element type " +
-                                 std::to_string(proto.data_type()) +
+    return Status::invalid_input(what + " has element type " + std::to_string(proto.data_type()) +
                                  ", which stitchopt does not support; convert it to a standard "
                                  "type (float, float16, int64, ...)");
   }
   if (proto.has_segment()) {
-    return Status::invalid_input(what + " is a segmented tensor, which stitchopt does not "
+    return Status::invalid_input(what +
+                                 " is a segmented tensor, which stitchopt does not "
                                  "support; re-save the model without segments");
   }
   ir::Tensor tensor;
@@ -213,13 +233,12 @@ Result<ir::Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::
   }
 
   auto size_error = [&](int64_t got, const std::string& unit) {
-    return Status::invalid_input(what + " has " + std::to_string(got) + " " + unit +
-                                 " of data but its type " + ir::to_string(tensor.type()) +
-                                 " needs " +
-                                 std::to_string(unit == "bytes"
-                                                    ? expected_bytes
-                                                    : *count * entries_per_element(tensor.dtype)) +
-                                 "; re-export the model");
+    return Status::invalid_input(
+        what + " has " + std::to_string(got) + " " + unit + " of data but its type " +
+        ir::to_string(tensor.type()) + " needs " +
+        std::to_string(unit == "bytes" ? expected_bytes
+                                       : *count * entries_per_element(tensor.dtype)) +
+        "; re-export the model");
   };
 
   if (tensor.dtype == DType::kString) {
@@ -268,7 +287,8 @@ Result<ir::Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::
         }
       }
       break;
-    case TypedField::kString: break;  // handled above
+    case TypedField::kString:
+      break;  // handled above
   }
   return tensor;
 }

@@ -1,0 +1,652 @@
+// ONNX import: ModelProto -> ir::Model, validated and shape-specialized.
+//
+// Steps, each a method of Importer below:
+//  1. parse the protobuf (no size limit short of protobuf's 2 GiB);
+//  2. check the IR version (3..10) and the default-domain opset (7..21);
+//  3. copy the model's metadata and model-local functions;
+//  4. initializers in model order (external data read from beside the model);
+//  5. graph inputs (an input that is also an initializer stays an input whose
+//     default is the constant);
+//  6. nodes in model order: every output name gets one value first, so duplicate
+//     producers are found before any edge is made and nodes may be listed out of
+//     topological order; then inputs are resolved, attributes converted and names
+//     that subgraphs read from the outer graph become implicit inputs;
+//  7. graph outputs, value_info types;
+//  8. the graph must be acyclic;
+//  9. --input-shape is applied and every graph input must then be static;
+// 10. ir::infer_shapes.
+// Every failure is an invalid_input Status whose message starts with the model path.
+#include "onnx_import/importer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "ir/analysis.h"
+#include "ir/shape_inference.h"
+#include "onnx_import/tensor_proto.h"
+
+namespace stitch::onnx_import {
+namespace {
+
+constexpr int64_t kMinIrVersion = 3;
+constexpr int64_t kMaxIrVersion = 10;
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 21;
+
+bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// `node "name" (OpType)` or `node <unnamed> (OpType)`.
+std::string node_label(const std::string& name, const std::string& op_type) {
+  return "node " + (name.empty() ? std::string("<unnamed>") : "\"" + name + "\"") + " (" + op_type +
+         ")";
+}
+
+std::string node_label(const onnx::NodeProto& node) {
+  return node_label(node.name(), node.op_type());
+}
+
+// The tensor type a TypeProto describes; nullopt for non-tensor types and element
+// types we do not know. Symbolic and missing dims become kUnknownDim.
+std::optional<ir::TensorType> type_from_proto(const onnx::TypeProto& proto) {
+  if (!proto.has_tensor_type()) return std::nullopt;
+  const onnx::TypeProto::Tensor& tensor = proto.tensor_type();
+  if (!ir::dtype_is_valid_onnx(tensor.elem_type())) return std::nullopt;
+  ir::TensorType type;
+  type.dtype = static_cast<ir::DType>(tensor.elem_type());
+  if (tensor.has_shape()) {
+    type.has_shape = true;
+    for (const onnx::TensorShapeProto::Dimension& dim : tensor.shape().dim()) {
+      bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+      type.dims.push_back(known ? dim.dim_value() : ir::kUnknownDim);
+    }
+  }
+  return type;
+}
+
+// The dims as the model wrote them, for messages: "[batch,128]", "[?,3]", "[*]".
+std::vector<std::string> dim_texts(const onnx::TypeProto& proto) {
+  const onnx::TypeProto::Tensor& tensor = proto.tensor_type();
+  if (!tensor.has_shape()) return {"*"};
+  std::vector<std::string> texts;
+  for (const onnx::TensorShapeProto::Dimension& dim : tensor.shape().dim()) {
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      texts.push_back(std::to_string(dim.dim_value()));
+    } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
+      texts.push_back(dim.dim_param());
+    } else {
+      texts.push_back("?");
+    }
+  }
+  return texts;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) text += separator;
+    text += parts[i];
+  }
+  return text;
+}
+
+std::string dims_flag_text(const std::vector<int64_t>& dims) {
+  std::vector<std::string> parts;
+  for (int64_t dim : dims) parts.push_back(std::to_string(dim));
+  return join(parts, ",");
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Names a subgraph (and the subgraphs nested in it) reads without defining them,
+// in the order of first use. `scopes` are the names defined by the enclosing
+// subgraphs, innermost last.
+void collect_outer_references(const onnx::GraphProto& graph,
+                              std::vector<const std::set<std::string>*>& scopes,
+                              std::set<std::string>& seen, std::vector<std::string>& references) {
+  std::set<std::string> defined;
+  for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
+  for (const onnx::TensorProto& initializer : graph.initializer()) {
+    defined.insert(initializer.name());
+  }
+  for (const onnx::SparseTensorProto& sparse : graph.sparse_initializer()) {
+    defined.insert(sparse.values().name());
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& output : node.output()) defined.insert(output);
+  }
+  scopes.push_back(&defined);
+  auto note = [&](const std::string& name) {
+    if (name.empty()) return;
+    for (const std::set<std::string>* scope : scopes) {
+      if (scope->contains(name)) return;
+    }
+    if (seen.insert(name).second) references.push_back(name);
+  };
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& input : node.input()) note(input);
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.type() == onnx::AttributeProto::GRAPH) {
+        collect_outer_references(attribute.g(), scopes, seen, references);
+      } else if (attribute.type() == onnx::AttributeProto::GRAPHS) {
+        for (const onnx::GraphProto& branch : attribute.graphs()) {
+          collect_outer_references(branch, scopes, seen, references);
+        }
+      }
+    }
+  }
+  for (const onnx::ValueInfoProto& output : graph.output()) note(output.name());
+  scopes.pop_back();
+}
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& proto, std::string path, std::string base_directory,
+           const ImportOptions& options)
+      : proto_(proto),
+        path_(std::move(path)),
+        context_{path_, std::move(base_directory)},
+        options_(options) {}
+
+  Result<ir::Model> run() {
+    STITCH_RETURN_IF_ERROR(read_versions());
+    read_metadata();
+    STITCH_RETURN_IF_ERROR(read_initializers());
+    STITCH_RETURN_IF_ERROR(read_inputs());
+    STITCH_RETURN_IF_ERROR(read_nodes());
+    STITCH_RETURN_IF_ERROR(read_outputs());
+    read_value_info();
+    Result<std::vector<ir::NodeId>> order = ir::topological_order(model_.graph);
+    if (!order.is_ok()) return order.status().with_prefix(path_ + ": ");
+    STITCH_RETURN_IF_ERROR(apply_input_shapes());
+    STITCH_RETURN_IF_ERROR(check_static_inputs());
+    ir::ShapeInferenceOptions inference_options;
+    inference_options.model_path = path_;
+    Status inferred = ir::infer_shapes(model_.graph, model_.default_opset(), inference_options);
+    if (!inferred.is_ok()) {
+      bool has_path = inferred.message().starts_with(path_ + ": ");
+      return has_path ? inferred : inferred.with_prefix(path_ + ": ");
+    }
+    return std::move(model_);
+  }
+
+ private:
+  Status error(const std::string& message) const {
+    return Status::invalid_input(path_ + ": " + message);
+  }
+
+  Status read_versions() {
+    if (proto_.ir_version() < kMinIrVersion || proto_.ir_version() > kMaxIrVersion) {
+      return error("unsupported IR version " + std::to_string(proto_.ir_version()) +
+                   "; stitchopt reads IR versions " + std::to_string(kMinIrVersion) + " to " +
+                   std::to_string(kMaxIrVersion) +
+                   ": re-export the model with an ONNX version that writes one of them");
+    }
+    std::set<std::string> domains;
+    for (const onnx::OperatorSetIdProto& opset : proto_.opset_import()) {
+      std::string domain = is_default_domain(opset.domain()) ? "" : opset.domain();
+      if (!domains.insert(domain).second) {
+        return error("opset_import lists domain \"" + opset.domain() +
+                     "\" more than once; keep one version per domain");
+      }
+      model_.opset_imports.push_back(ir::OpsetImport{opset.domain(), opset.version()});
+      if (!domain.empty()) continue;
+      if (opset.version() > kMaxOpset) {
+        return error("default-domain opset " + std::to_string(opset.version()) + " is above " +
+                     std::to_string(kMaxOpset) +
+                     ", the newest stitchopt reads; convert the model to opset " +
+                     std::to_string(kMaxOpset) + " or lower with onnx.version_converter");
+      }
+      if (opset.version() < kMinOpset) {
+        return error("default-domain opset " + std::to_string(opset.version()) + " is below " +
+                     std::to_string(kMinOpset) +
+                     ", the oldest stitchopt reads; convert the model to opset " +
+                     std::to_string(kMinOpset) + " or newer with onnx.version_converter");
+      }
+    }
+    model_.ir_version = proto_.ir_version();
+    return Status::ok();
+  }
+
+  void read_metadata() {
+    model_.producer_name = proto_.producer_name();
+    model_.producer_version = proto_.producer_version();
+    model_.domain = proto_.domain();
+    model_.model_version = proto_.model_version();
+    model_.doc_string = proto_.doc_string();
+    for (const onnx::StringStringEntryProto& entry : proto_.metadata_props()) {
+      model_.metadata_props.emplace_back(entry.key(), entry.value());
+    }
+    for (const onnx::FunctionProto& function : proto_.functions()) {
+      model_.functions.push_back(function.SerializeAsString());
+    }
+    model_.graph.name = proto_.graph().name();
+    model_.graph.doc_string = proto_.graph().doc_string();
+  }
+
+  Status read_initializers() {
+    ir::Graph& graph = model_.graph;
+    for (const onnx::SparseTensorProto& sparse : proto_.graph().sparse_initializer()) {
+      return error("sparse initializer \"" + sparse.values().name() +
+                   "\" is not supported; convert it to a dense initializer");
+    }
+    for (const onnx::TensorProto& initializer : proto_.graph().initializer()) {
+      std::string what = "initializer \"" + initializer.name() + "\"";
+      if (initializer.name().empty()) {
+        return error("an initializer has no name; give every initializer a unique name");
+      }
+      if (graph.find_value(initializer.name())) {
+        return error(what + " is listed twice; give every initializer a unique name");
+      }
+      Result<ir::Tensor> tensor = tensor_from_proto(initializer, what, context_);
+      if (!tensor.is_ok()) return tensor.status().with_prefix(path_ + ": ");
+      graph.add_initializer(initializer.name(), std::move(tensor).value());
+    }
+    return Status::ok();
+  }
+
+  Status read_inputs() {
+    ir::Graph& graph = model_.graph;
+    for (const onnx::ValueInfoProto& input : proto_.graph().input()) {
+      std::string what = "graph input \"" + input.name() + "\"";
+      if (input.name().empty()) {
+        return error("a graph input has no name; give every graph input a unique name");
+      }
+      std::optional<ir::ValueId> existing = graph.find_value(input.name());
+      if (existing && graph.value(*existing).is_graph_input) {
+        return error(what + " is listed twice; give every graph input a unique name");
+      }
+      if (existing) {  // an initializer: the constant is the input's default
+        graph.add_graph_input(*existing);
+        continue;
+      }
+      if (!input.type().has_tensor_type()) {
+        return error(what +
+                     " is not a tensor; stitchopt compiles models whose graph inputs "
+                     "are tensors: re-export the model with tensor inputs");
+      }
+      std::optional<ir::TensorType> type = type_from_proto(input.type());
+      if (!type) {
+        return error(what + " has element type " +
+                     std::to_string(input.type().tensor_type().elem_type()) +
+                     ", which stitchopt does not support; re-export the model with a standard "
+                     "element type");
+      }
+      ir::ValueId id = graph.add_value(input.name(), *type);
+      graph.value(id).type_from_model = true;
+      graph.add_graph_input(id);
+      input_dim_texts_.emplace(id, dim_texts(input.type()));
+    }
+    return Status::ok();
+  }
+
+  Status read_nodes() {
+    ir::Graph& graph = model_.graph;
+    const auto& nodes = proto_.graph().node();
+    // Pass 1: one value per output name, so every producer is known before any edge.
+    std::vector<int> producer_index;  // by value id - first_output_id
+    ir::ValueId first_output_id = graph.value_capacity();
+    for (int index = 0; index < nodes.size(); ++index) {
+      const onnx::NodeProto& node = nodes[index];
+      for (const std::string& output : node.output()) {
+        if (output.empty()) continue;
+        std::optional<ir::ValueId> existing = graph.find_value(output);
+        if (!existing) {
+          graph.add_value(output, ir::TensorType{});
+          producer_index.push_back(index);
+          continue;
+        }
+        const ir::Value& value = graph.value(*existing);
+        if (value.is_graph_input) {
+          return error(node_label(node) + " outputs \"" + output +
+                       "\", which is already a graph input; rename the node output");
+        }
+        if (value.is_initializer()) {
+          return error(node_label(node) + " outputs \"" + output +
+                       "\", which is already an initializer; rename the node output");
+        }
+        const onnx::NodeProto& first = nodes[producer_index[*existing - first_output_id]];
+        return error(node_label(node) + " outputs \"" + output + "\", which " + node_label(first) +
+                     " already produces; give every node output a unique name");
+      }
+    }
+    // Pass 2: the nodes themselves.
+    int64_t default_opset = model_.default_opset();
+    for (const onnx::NodeProto& node : nodes) {
+      std::vector<ir::ValueId> inputs;
+      for (const std::string& input : node.input()) {
+        if (input.empty()) {
+          inputs.push_back(ir::kNoId);
+          continue;
+        }
+        std::optional<ir::ValueId> found = graph.find_value(input);
+        if (!found) {
+          return error(node_label(node) + " reads \"" + input +
+                       "\", which is not a graph input, initializer or node output; fix the "
+                       "name or add the node that produces it");
+        }
+        inputs.push_back(*found);
+      }
+      std::vector<ir::ValueId> outputs;
+      for (const std::string& output : node.output()) {
+        outputs.push_back(output.empty() ? ir::kNoId : *graph.find_value(output));
+      }
+      std::string domain = is_default_domain(node.domain()) ? "" : node.domain();
+      if (domain.empty() && default_opset == 0) {
+        return error(node_label(node) +
+                     " is in the default ONNX domain, but the model imports no opset for it; "
+                     "add an opset_import for domain \"\" with a version from " +
+                     std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+      }
+      std::vector<ir::Attribute> attributes;
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        Result<ir::Attribute> converted = attribute_from_proto(attribute, node);
+        if (!converted.is_ok()) return converted.status();
+        attributes.push_back(std::move(converted).value());
+      }
+      std::vector<std::string> references;
+      std::set<std::string> seen;
+      for (const onnx::AttributeProto& attribute : node.attribute()) {
+        std::vector<const std::set<std::string>*> scopes;
+        if (attribute.type() == onnx::AttributeProto::GRAPH) {
+          collect_outer_references(attribute.g(), scopes, seen, references);
+        } else if (attribute.type() == onnx::AttributeProto::GRAPHS) {
+          for (const onnx::GraphProto& branch : attribute.graphs()) {
+            collect_outer_references(branch, scopes, seen, references);
+          }
+        }
+      }
+      std::vector<ir::ValueId> captured;
+      for (const std::string& reference : references) {
+        std::optional<ir::ValueId> found = graph.find_value(reference);
+        if (!found) {
+          return error(node_label(node) + " reads \"" + reference +
+                       "\" in a subgraph, which is not a graph input, initializer or node "
+                       "output of any enclosing graph; fix the name or add the node that "
+                       "produces it");
+        }
+        captured.push_back(*found);
+      }
+      ir::NodeId id = graph.add_node(node.op_type(), std::move(inputs), std::move(outputs),
+                                     std::move(domain), node.name());
+      ir::Node& added = graph.node(id);
+      added.opset = model_.opset_of(added.domain);
+      added.attributes = std::move(attributes);
+      added.doc_string = node.doc_string();
+      added.origin = {node.name()};
+      for (ir::ValueId value : captured) graph.add_implicit_input(id, value);
+    }
+    return Status::ok();
+  }
+
+  Result<ir::Attribute> attribute_from_proto(const onnx::AttributeProto& proto,
+                                             const onnx::NodeProto& node) const {
+    ir::Attribute attribute;
+    attribute.name = proto.name();
+    attribute.ref_attr_name = proto.ref_attr_name();
+    attribute.doc_string = proto.doc_string();
+    attribute.kind = static_cast<ir::AttributeKind>(proto.type());
+    std::string what = node_label(node) + " attribute \"" + proto.name() + "\"";
+    switch (proto.type()) {
+      case onnx::AttributeProto::FLOAT:
+        attribute.f = proto.f();
+        break;
+      case onnx::AttributeProto::INT:
+        attribute.i = proto.i();
+        break;
+      case onnx::AttributeProto::STRING:
+        attribute.s = proto.s();
+        break;
+      case onnx::AttributeProto::FLOATS:
+        attribute.floats.assign(proto.floats().begin(), proto.floats().end());
+        break;
+      case onnx::AttributeProto::INTS:
+        attribute.ints.assign(proto.ints().begin(), proto.ints().end());
+        break;
+      case onnx::AttributeProto::STRINGS:
+        attribute.strings.assign(proto.strings().begin(), proto.strings().end());
+        break;
+      case onnx::AttributeProto::TENSOR: {
+        Result<ir::Tensor> tensor = tensor_from_proto(proto.t(), what, context_);
+        if (!tensor.is_ok()) return tensor.status().with_prefix(path_ + ": ");
+        attribute.tensor = std::make_shared<const ir::Tensor>(std::move(tensor).value());
+        break;
+      }
+      case onnx::AttributeProto::TENSORS:
+        for (const onnx::TensorProto& element : proto.tensors()) {
+          Result<ir::Tensor> tensor = tensor_from_proto(element, what, context_);
+          if (!tensor.is_ok()) return tensor.status().with_prefix(path_ + ": ");
+          attribute.tensors.push_back(std::move(tensor).value());
+        }
+        break;
+      case onnx::AttributeProto::GRAPH:
+      case onnx::AttributeProto::GRAPHS:
+      case onnx::AttributeProto::SPARSE_TENSOR:
+      case onnx::AttributeProto::SPARSE_TENSORS:
+      case onnx::AttributeProto::TYPE_PROTO:
+      case onnx::AttributeProto::TYPE_PROTOS:
+        attribute.opaque_proto = proto.SerializeAsString();
+        break;
+      default:
+        return error(what +
+                     " has no valid type; re-export the model (attributes need a type "
+                     "since IR version 2)");
+    }
+    return attribute;
+  }
+
+  Status read_outputs() {
+    ir::Graph& graph = model_.graph;
+    for (const onnx::ValueInfoProto& output : proto_.graph().output()) {
+      std::optional<ir::ValueId> found = graph.find_value(output.name());
+      if (output.name().empty() || !found) {
+        return error("graph output \"" + output.name() +
+                     "\" is never produced (it is not a graph input, initializer or node "
+                     "output); fix the output name or add the node that produces it");
+      }
+      graph.add_graph_output(*found);
+      set_model_type(*found, output.type());
+    }
+    return Status::ok();
+  }
+
+  void read_value_info() {
+    for (const onnx::ValueInfoProto& info : proto_.graph().value_info()) {
+      // value_info naming no value is stale metadata some exporters leave: ignored.
+      std::optional<ir::ValueId> found = model_.graph.find_value(info.name());
+      if (found) set_model_type(*found, info.type());
+    }
+  }
+
+  // Types the model states for node outputs; inputs and initializers keep theirs.
+  void set_model_type(ir::ValueId id, const onnx::TypeProto& proto) {
+    ir::Value& value = model_.graph.value(id);
+    if (value.is_graph_input || value.is_initializer()) return;
+    std::optional<ir::TensorType> type = type_from_proto(proto);
+    if (!type) return;
+    value.type = *type;
+    value.type_from_model = true;
+  }
+
+  // The non-initializer graph inputs: those --input-shape may name.
+  std::vector<ir::ValueId> runtime_inputs() const {
+    std::vector<ir::ValueId> inputs;
+    for (ir::ValueId id : model_.graph.graph_inputs()) {
+      if (!model_.graph.value(id).is_initializer()) inputs.push_back(id);
+    }
+    return inputs;
+  }
+
+  Status apply_input_shapes() {
+    ir::Graph& graph = model_.graph;
+    for (const auto& [name, dims] : options_.input_shapes) {
+      std::string flag = "--input-shape " + name + "=" + dims_flag_text(dims);
+      std::optional<ir::ValueId> found = graph.find_value(name);
+      if (!found || !graph.value(*found).is_graph_input) {
+        std::vector<ir::ValueId> candidates = runtime_inputs();
+        if (candidates.empty()) {
+          return error(flag + " names no graph input, and the model has none; remove the flag");
+        }
+        ir::ValueId closest = candidates.front();
+        size_t best = SIZE_MAX;
+        for (ir::ValueId candidate : candidates) {
+          size_t distance = edit_distance(name, graph.value(candidate).name);
+          if (distance < best) {
+            best = distance;
+            closest = candidate;
+          }
+        }
+        return error(flag + " names no graph input; did you mean --input-shape " +
+                     graph.value(closest).name + "=" + dims_flag_text(dims) + "?");
+      }
+      ir::Value& input = graph.value(*found);
+      if (input.is_initializer()) {
+        return error(flag + " names \"" + name + "\", an initializer with fixed shape " +
+                     ir::to_string(input.type) + "; remove the flag");
+      }
+      for (int64_t dim : dims) {
+        if (dim < 0) return error(flag + " has a negative dim; give dims of 0 or more");
+      }
+      if (input.type.has_shape && input.type.dims.size() != dims.size()) {
+        const std::vector<std::string>& texts = input_dim_texts_.at(*found);
+        return error(flag + " gives " + std::to_string(dims.size()) + " dims, but graph input \"" +
+                     name + "\" has rank " + std::to_string(texts.size()) + " [" +
+                     join(texts, ",") + "]; give " + std::to_string(texts.size()) + " dims");
+      }
+      input.type = ir::TensorType::make(input.type.dtype, dims);
+    }
+    return Status::ok();
+  }
+
+  Status check_static_inputs() const {
+    std::vector<std::string> listed;
+    std::vector<std::string> flags;
+    for (ir::ValueId id : runtime_inputs()) {
+      const ir::Value& input = model_.graph.value(id);
+      if (input.type.is_static()) continue;
+      const std::vector<std::string>& texts = input_dim_texts_.at(id);
+      listed.push_back(input.name + " [" + join(texts, ",") + "]");
+      std::string example;
+      if (!input.type.has_shape) {
+        example = "<dims>";
+      } else {
+        std::vector<std::string> parts;
+        for (size_t i = 0; i < input.type.dims.size(); ++i) {
+          int64_t dim = input.type.dims[i];
+          parts.push_back(dim >= 0 ? std::to_string(dim) : i == 0 ? "1" : "128");
+        }
+        example = join(parts, ",");
+      }
+      flags.push_back("--input-shape " + input.name + "=" + example);
+    }
+    if (listed.empty()) return check_input_sizes();
+    return error("graph inputs have symbolic or unknown dims: " + join(listed, ", ") +
+                 "; give them with " + join(flags, " "));
+  }
+
+  // Byte sizes of graph inputs must fit in int64 (16 bytes: the widest element), so
+  // shape rules and cost models can multiply dims without overflow.
+  Status check_input_sizes() const {
+    for (ir::ValueId id : runtime_inputs()) {
+      const ir::Value& input = model_.graph.value(id);
+      int64_t bytes = 16;
+      bool overflow = false;
+      for (int64_t dim : input.type.dims)
+        overflow = overflow || __builtin_mul_overflow(bytes, dim, &bytes);
+      if (overflow) {
+        return error("graph input \"" + input.name + "\" has dims " + ir::to_string(input.type) +
+                     " too large to address; give smaller dims with --input-shape " + input.name +
+                     "=...");
+      }
+    }
+    return Status::ok();
+  }
+
+  const onnx::ModelProto& proto_;
+  std::string path_;
+  TensorReadContext context_;
+  const ImportOptions& options_;
+  ir::Model model_;
+  // The dims of each non-initializer graph input as the model wrote them.
+  std::map<ir::ValueId, std::vector<std::string>> input_dim_texts_;
+};
+
+Status parse_error(const std::string& path) {
+  return Status::invalid_input(path +
+                               ": not a valid ONNX model (the protobuf could not be parsed: the "
+                               "file is truncated or not a .onnx file); check the path or "
+                               "re-export the model");
+}
+
+Result<ir::Model> parse_and_import(google::protobuf::io::ZeroCopyInputStream& stream,
+                                   const std::string& path, const std::string& base_directory,
+                                   const ImportOptions& options) {
+  onnx::ModelProto proto;
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+    return parse_error(path);
+  }
+  if (!proto.has_graph()) {
+    if (!proto.has_ir_version()) return parse_error(path);
+    return Status::invalid_input(path + ": the model has no graph; re-export the model");
+  }
+  return Importer(proto, path, base_directory, options).run();
+}
+
+}  // namespace
+
+Result<ir::Model> import_model(const std::string& path, const ImportOptions& options) {
+  int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) {
+    return Status::invalid_input(path + ": cannot open the model (" + std::strerror(errno) +
+                                 "); check the path");
+  }
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    ::close(descriptor);
+    return Status::invalid_input(path +
+                                 ": is a directory, not a .onnx file; give the model "
+                                 "file's path");
+  }
+  std::string base_directory = std::filesystem::path(path).parent_path().string();
+  if (base_directory.empty()) base_directory = ".";
+  google::protobuf::io::FileInputStream stream(descriptor);
+  stream.SetCloseOnDelete(true);
+  return parse_and_import(stream, path, base_directory, options);
+}
+
+Result<ir::Model> import_model_from_bytes(const std::string& bytes, const std::string& path,
+                                          const std::string& base_directory,
+                                          const ImportOptions& options) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) return parse_error(path);
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  return parse_and_import(stream, path, base_directory, options);
+}
+
+}  // namespace stitch::onnx_import
