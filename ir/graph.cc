@@ -62,7 +62,7 @@ bool Node::remove_attribute(std::string_view attribute_name) {
 }
 
 std::string Node::display_name() const {
-  std::string shown = name.empty() ? "<unnamed>" : name;
+  std::string shown = name.empty() ? "<unnamed>" : "\"" + name + "\"";
   std::string qualified = domain.empty() ? op_type : domain + "." + op_type;
   return shown + " (" + qualified + ")";
 }

@@ -5,6 +5,12 @@
 // registry does not know (other domains, ops outside the list) are Opaque: they pass
 // through untouched, and their output types come from the model's value_info.
 //
+// Kind choices beyond DESIGN.md's list: Softmax, LogSoftmax and the Layer, Batch,
+// Instance and Group normalizations are Reduction-kind compound ops (the
+// decomposition pass opens them); Shape, Size, Constant, ConstantOfShape, Range,
+// CumSum, ScatterND, Einsum, TopK, LSTM, Resize and the pools are Opaque. Every
+// registry op, Opaque ones included, has a shape rule; infer_shapes runs it.
+//
 // Shape rules cover opsets 7 to 21 of the default domain, including the places where
 // an attribute became an input (Reduce* axes from 18 and ReduceSum from 13, Split
 // sizes and Squeeze/Unsqueeze axes from 13, Slice from 10, Pad from 11, Clip from
@@ -69,6 +75,10 @@ struct ShapeInferenceResult {
   std::vector<std::optional<std::vector<int64_t>>> output_int_values;
 };
 
+// A rule first checks the node against the schema (opset >= min_opset, input and
+// output counts, required inputs present), then types its outputs. It never crashes
+// on unknown input types: unknown in, unknown (rank or dims) out, dtype kept where
+// it can be inferred. Errors are ShapeInferenceContext::error messages.
 using ShapeRule = std::function<Result<ShapeInferenceResult>(const ShapeInferenceContext&)>;
 
 struct OpSchema {

@@ -18,6 +18,8 @@ using RuleResult = Result<ShapeInferenceResult>;
 
 // Data propagation covers integer tensors up to this many elements.
 constexpr int64_t kMaxPropagatedElements = 64;
+// Rules read constant integer inputs (shapes, pads, axes) up to this many elements.
+constexpr int64_t kMaxConstantElements = 4096;
 
 // Each group appends its ops to the registry table (op_registry.cc sorts it).
 void add_elementwise_schemas(std::vector<OpSchema>& schemas);

@@ -20,6 +20,13 @@ namespace {
 constexpr std::string_view kHeader = "stitchopt.ir";
 constexpr int64_t kTextVersion = 1;
 
+// The origin an imported node has: itself. The printer omits an origin equal to it,
+// and the parser restores it, so text of freshly imported graphs stays short.
+std::vector<std::string> default_origin(const std::string& node_name) {
+  if (node_name.empty()) return {};
+  return {node_name};
+}
+
 // Node fields written as bare keys in a node's {...}; attributes with these names
 // are written with quoted keys.
 bool is_reserved_node_key(std::string_view key) {
@@ -559,7 +566,7 @@ class Printer {
       first = false;
       append_attribute(attribute);
     }
-    if (!node.origin.empty()) {
+    if (node.origin != default_origin(node.name)) {
       field("origin");
       out_ += '[';
       for (size_t i = 0; i < node.origin.size(); ++i) {
@@ -612,6 +619,7 @@ struct ValueReference {
 struct NodeDefinition {
   Node node;  // everything but inputs, outputs and implicit inputs
   bool has_opset = false;
+  bool has_origin = false;
   std::vector<ValueReference> inputs;
   std::vector<ValueId> outputs;  // definition index or kNoId
   std::vector<ValueReference> implicit_inputs;
@@ -1442,6 +1450,7 @@ class Parser {
         } else if (key == "doc") {
           STITCH_ASSIGN_OR_RETURN(node.doc_string, string_literal("the node's doc string"));
         } else if (key == "origin") {
+          definition.has_origin = true;
           STITCH_RETURN_IF_ERROR(expect('[', "to open the origin list"));
           if (!consume(']')) {
             do {
@@ -1513,7 +1522,7 @@ class Parser {
       node.opset = parsed.opset;
       node.attributes = std::move(parsed.attributes);
       node.doc_string = std::move(parsed.doc_string);
-      node.origin = std::move(parsed.origin);
+      node.origin = definition.has_origin ? std::move(parsed.origin) : default_origin(node.name);
     }
     for (const ValueReference& reference : graph_outputs_) {
       STITCH_ASSIGN_OR_RETURN(ValueId id, resolve(reference));

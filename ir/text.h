@@ -40,7 +40,9 @@
 //   Op       an identifier, or a quoted string ("return", "My.Op")
 //   fields   '{' field, ... '}' in the order name=STR, domain=STR, opset=INT
 //            (only when it differs from the model's opset of the domain), the
-//            attributes in node order, origin=[STR, ...], implicit=[%v, ...],
+//            attributes in node order, origin=[STR, ...] (omitted when it is
+//            [name], or [] for an unnamed node: the origin of an imported node),
+//            implicit=[%v, ...],
 //            doc=STR. An attribute whose name is one of these keys or not an
 //            identifier has a quoted key ("name"=3).
 //   attribute value, then optional ' ref=STR' (ref_attr_name), ' doc=STR':

@@ -612,6 +612,10 @@ Result<ir::Model> parse_and_import(google::protobuf::io::ZeroCopyInputStream& st
   if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
     return parse_error(path);
   }
+  if (coded.CurrentPosition() == 0) {
+    return Status::invalid_input(path + ": the file is empty, not an ONNX model; check the path "
+                                        "or re-export the model");
+  }
   if (!proto.has_graph()) {
     if (!proto.has_ir_version()) return parse_error(path);
     return Status::invalid_input(path + ": the model has no graph; re-export the model");

@@ -55,7 +55,7 @@ TEST(TopologicalOrderTest, CycleMessageNamesANodeOnTheCycle) {
   Result<std::vector<NodeId>> order = topological_order(graph);
   ASSERT_FALSE(order.is_ok());
   EXPECT_EQ(order.status().message(),
-            "the graph has a cycle through node add (Add); ONNX graphs must be acyclic: "
+            "the graph has a cycle through node \"add\" (Add); ONNX graphs must be acyclic: "
             "re-export the model");
   EXPECT_FALSE(Reachability::build(graph).is_ok());
   EXPECT_FALSE(DominatorTree::dominators(graph).is_ok());

@@ -16,7 +16,7 @@ TEST(GraphTest, AddNodeLinksProducersAndUsers) {
   EXPECT_EQ(graph.value(y).producer, relu);
   ASSERT_EQ(graph.value(x).users.size(), 1u);
   EXPECT_EQ(graph.value(x).users[0], (Use{relu, 0}));
-  EXPECT_EQ(graph.node(relu).display_name(), "relu_0 (Relu)");
+  EXPECT_EQ(graph.node(relu).display_name(), "\"relu_0\" (Relu)");
 }
 
 TEST(GraphTest, ReplaceAllUsesMovesUsersAndGraphOutputs) {

@@ -71,7 +71,7 @@ TEST(VerifierTest, ProducerSlotDisagrees) {
   SmallModel m;
   m.graph().value(m.y).producer_output = 1;
   EXPECT_EQ(m.verify_message(),
-            "value \"y\" names node add (Add) output 1 as its producer, but that output is "
+            "value \"y\" names node \"add\" (Add) output 1 as its producer, but that output is "
             "another value");
 }
 
@@ -86,21 +86,21 @@ TEST(VerifierTest, UserThatDoesNotReadTheValue) {
   SmallModel m;
   m.graph().value(m.x).users.push_back(Use{m.relu, 0});
   EXPECT_EQ(m.verify_message(),
-            "value \"x\" lists node relu (Relu) input 0 as a user, but that node is dead or "
+            "value \"x\" lists node \"relu\" (Relu) input 0 as a user, but that node is dead or "
             "reads another value there");
 }
 
 TEST(VerifierTest, UserListedTwice) {
   SmallModel m;
   m.graph().value(m.x).users.push_back(Use{m.add, 0});
-  EXPECT_EQ(m.verify_message(), "value \"x\" lists node add (Add) input 0 twice among its users");
+  EXPECT_EQ(m.verify_message(), "value \"x\" lists node \"add\" (Add) input 0 twice among its users");
 }
 
 TEST(VerifierTest, InputMissingFromUsers) {
   SmallModel m;
   m.graph().value(m.w).users.clear();
   EXPECT_EQ(m.verify_message(),
-            "node add (Add): input 1 reads value \"w\", but the value does not list it among "
+            "node \"add\" (Add): input 1 reads value \"w\", but the value does not list it among "
             "its users");
 }
 
@@ -108,7 +108,7 @@ TEST(VerifierTest, GraphInputWithProducer) {
   SmallModel m;
   m.graph().add_graph_input(m.y);
   EXPECT_EQ(m.verify_message(),
-            "graph input \"y\" is produced by node add (Add); graph inputs must not have a "
+            "graph input \"y\" is produced by node \"add\" (Add); graph inputs must not have a "
             "producer");
 }
 
@@ -126,14 +126,14 @@ TEST(VerifierTest, InputWithoutProducer) {
   ValueId orphan = m.graph().add_value("orphan", TensorType::make(DType::kFloat32, {2, 3}));
   m.graph().set_input(m.relu, 0, orphan);
   EXPECT_EQ(m.verify_message(),
-            "node relu (Relu): input 0 reads value \"orphan\", which is no graph input or "
+            "node \"relu\" (Relu): input 0 reads value \"orphan\", which is no graph input or "
             "initializer and has no live producer");
 }
 
 TEST(VerifierTest, DeadInput) {
   SmallModel m;
   m.graph().value(m.w).dead = true;
-  EXPECT_EQ(m.verify_message(), "node add (Add): input 1 reads dead value \"w\"");
+  EXPECT_EQ(m.verify_message(), "node \"add\" (Add): input 1 reads dead value \"w\"");
 }
 
 TEST(VerifierTest, ImplicitInputWithoutProducer) {
@@ -141,7 +141,7 @@ TEST(VerifierTest, ImplicitInputWithoutProducer) {
   ValueId orphan = m.graph().add_value("captured", TensorType::make(DType::kFloat32, {2, 3}));
   m.graph().add_implicit_input(m.relu, orphan);
   EXPECT_EQ(m.verify_message(),
-            "node relu (Relu): implicit input 0 reads value \"captured\", which is no graph "
+            "node \"relu\" (Relu): implicit input 0 reads value \"captured\", which is no graph "
             "input or initializer and has no live producer");
 }
 
@@ -149,7 +149,7 @@ TEST(VerifierTest, OutputWhoseProducerIsAnotherNode) {
   SmallModel m;
   m.graph().value(m.y).producer = kNoId;
   EXPECT_EQ(m.verify_message(),
-            "node add (Add): output 0 is value \"y\", but the value's producer is another "
+            "node \"add\" (Add): output 0 is value \"y\", but the value's producer is another "
             "node or slot");
 }
 
@@ -157,7 +157,7 @@ TEST(VerifierTest, Cycle) {
   SmallModel m;
   m.graph().set_input(m.add, 0, m.z);
   EXPECT_EQ(m.verify_message(),
-            "the graph has a cycle through node add (Add); ONNX graphs must be acyclic: "
+            "the graph has a cycle through node \"add\" (Add); ONNX graphs must be acyclic: "
             "re-export the model");
 }
 
@@ -166,14 +166,14 @@ TEST(VerifierTest, TooManyInputsForTheSchema) {
   Node& add = m.graph().node(m.add);
   add.inputs.push_back(m.x);
   m.graph().value(m.x).users.push_back(Use{m.add, 2});
-  EXPECT_EQ(m.verify_message(), "node add (Add): has 3 inputs; Add takes 2");
+  EXPECT_EQ(m.verify_message(), "node \"add\" (Add): has 3 inputs; Add takes 2");
 }
 
 TEST(VerifierTest, RecordedShapeDisagreesWithRule) {
   SmallModel m;
   m.graph().value(m.z).type = TensorType::make(DType::kFloat32, {2, 4});
   EXPECT_EQ(m.verify_message(),
-            "node relu (Relu): output 0 \"z\" is recorded as f32[2,4] but the op's shape rule "
+            "node \"relu\" (Relu): output 0 \"z\" is recorded as f32[2,4] but the op's shape rule "
             "gives f32[2,3]");
 }
 
@@ -182,7 +182,7 @@ TEST(VerifierTest, RecordedDtypeDisagreesWithRule) {
   m.graph().value(m.y).type = TensorType::make(DType::kFloat16, {2, 3});
   m.graph().value(m.z).type = TensorType::make(DType::kFloat16, {2, 3});
   EXPECT_EQ(m.verify_message(),
-            "node add (Add): output 0 \"y\" is recorded as f16[2,3] but the op's shape rule "
+            "node \"add\" (Add): output 0 \"y\" is recorded as f16[2,3] but the op's shape rule "
             "gives f32[2,3]");
 }
 
@@ -193,7 +193,7 @@ TEST(VerifierTest, UnknownInputTypesSkipTheRule) {
   Status status = verify(m.model);
   // Add is skipped (x has no shape); Relu reads y: f32[7] and records z: f32[2,3].
   EXPECT_EQ(status.message(),
-            "node relu (Relu): output 0 \"z\" is recorded as f32[2,3] but the op's shape rule "
+            "node \"relu\" (Relu): output 0 \"z\" is recorded as f32[2,3] but the op's shape rule "
             "gives f32[7]");
 }
 
