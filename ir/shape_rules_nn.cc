@@ -109,9 +109,10 @@ RuleResult gemm_rule(const Context& ctx) {
 
 // Spatial output dims of Conv and the pools, as ONNX's convPoolShapeInference
 // computes them: explicit pads win over auto_pad; SAME_* pads so that the output is
-// ceil(in / stride). With ceil_mode, a last window that starts in the end padding
-// is kept, as onnxruntime 1.20 computes it (ONNX 1.17's MaxPool inference drops it,
-// its AveragePool inference keeps it); the runtime's shape is the one that counts.
+// ceil(in / stride). With ceil_mode, a last window that would start in the end
+// padding is dropped, as the ONNX spec and PyTorch say (and as the reference
+// interpreter computes). onnxruntime 1.20 keeps such a window and fills it with
+// -FLT_MAX (MaxPool) or 0 (AveragePool): garbage we do not copy.
 Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType& input,
                                             const std::vector<int64_t>& kernel) {
   size_t n = kernel.size();
@@ -179,7 +180,9 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
                        std::to_string(padded) + " with padding); use a smaller kernel or pad "
                        "the input");
     }
-    dims.push_back((padded - effective_kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1);
+    int64_t count = (padded - effective_kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+    if (ceil_mode && (count - 1) * stride >= in + pads[i]) --count;
+    dims.push_back(count);
   }
   return dims;
 }
