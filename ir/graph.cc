@@ -94,6 +94,16 @@ ValueId Graph::add_initializer(std::string value_name, Tensor tensor) {
   return id;
 }
 
+void Graph::make_initializer(ValueId id, Tensor tensor) {
+  Value& target = value(id);
+  STITCH_CHECK(!target.dead && target.producer == kNoId)
+      << "value " << target.name << " is dead or still produced by a node";
+  target.type = tensor.type();
+  bool listed = target.constant != nullptr;
+  target.constant = std::make_shared<const Tensor>(std::move(tensor));
+  if (!listed) initializer_order_.push_back(id);
+}
+
 NodeId Graph::add_node(std::string op_type, std::vector<ValueId> inputs,
                        std::vector<ValueId> outputs, std::string domain, std::string node_name) {
   auto id = static_cast<NodeId>(nodes_.size());

@@ -95,6 +95,10 @@ class Graph {
   ValueId add_value(std::string value_name, TensorType type);
   // Adds an initializer: a value with constant data and no producer.
   ValueId add_initializer(std::string value_name, Tensor tensor);
+  // Turns a live value without producer into an initializer holding `tensor` (its
+  // type becomes the tensor's); name, users and graph-output role stay. Constant
+  // folding uses it so folded values keep their names.
+  void make_initializer(ValueId value, Tensor tensor);
   // Adds a node reading `inputs` and producing `outputs` (values without producer).
   NodeId add_node(std::string op_type, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
                   std::string domain = "", std::string node_name = "");

@@ -1,0 +1,609 @@
+// Opens compound ops into primitive ops (see the header for the rules).
+#include "ir/passes/decompose_compound_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/op_registry.h"
+
+namespace stitch::ir {
+namespace {
+
+// A tensor of a float dtype holding `values` (rounded to the dtype).
+Tensor float_tensor(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values) {
+  Tensor tensor;
+  tensor.dtype = dtype;
+  tensor.dims = std::move(dims);
+  tensor.bytes.resize(values.size() * static_cast<size_t>(dtype_size(dtype)));
+  char* out = tensor.bytes.data();
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (dtype) {
+      case DType::kFloat32: {
+        auto v = static_cast<float>(values[i]);
+        std::memcpy(out + i * 4, &v, 4);
+        break;
+      }
+      case DType::kFloat64:
+        std::memcpy(out + i * 8, &values[i], 8);
+        break;
+      case DType::kFloat16: {
+        uint16_t v = float_to_half(static_cast<float>(values[i]));
+        std::memcpy(out + i * 2, &v, 2);
+        break;
+      }
+      case DType::kBFloat16: {
+        uint16_t v = float_to_bfloat16(static_cast<float>(values[i]));
+        std::memcpy(out + i * 2, &v, 2);
+        break;
+      }
+      default:
+        STITCH_CHECK(false) << "float_tensor of " << dtype_name(dtype);
+    }
+  }
+  return tensor;
+}
+
+bool known_float(const TensorType& type) { return dtype_is_float(type.dtype) && type.has_shape; }
+
+// Creates the primitive nodes that replace one compound node. Created nodes are
+// named "<compound name>/<role>", carry the compound node's origin and the model's
+// default opset; their output types come from the registry's shape rules.
+class Builder {
+ public:
+  Builder(Graph& graph, const Node& compound, int64_t opset)
+      : graph_(graph),
+        compound_(compound),
+        opset_(opset),
+        base_(compound.name.empty() ? compound.op_type + "_" + std::to_string(compound.id)
+                                    : compound.name) {}
+
+  int64_t opset() const { return opset_; }
+
+  // Removes the compound node; its outputs stay (without producer) for the last
+  // created nodes to produce.
+  void remove_compound() { graph_.remove_node(compound_.id); }
+
+  ValueId constant(std::string_view role, Tensor tensor) {
+    return graph_.add_initializer(graph_.unique_value_name(base_ + "/" + std::string(role)),
+                                  std::move(tensor));
+  }
+  ValueId scalar(std::string_view role, DType dtype, double value) {
+    return constant(role, float_tensor(dtype, {}, {value}));
+  }
+  ValueId int64s(std::string_view role, const std::vector<int64_t>& values) {
+    return constant(role, Tensor::from_int64({static_cast<int64_t>(values.size())}, values));
+  }
+
+  // Adds `op_type(inputs)` producing `output` (a new value when kNoId).
+  Result<ValueId> op(const std::string& op_type, const std::vector<ValueId>& inputs,
+                     std::vector<Attribute> attributes, std::string_view role,
+                     ValueId output = kNoId) {
+    std::string node_name = base_ + "/" + std::string(role);
+    if (output == kNoId) output = graph_.add_value(graph_.unique_value_name(node_name), {});
+    NodeId id = graph_.add_node(op_type, inputs, {output}, "", node_name);
+    Node& created = graph_.node(id);
+    created.opset = opset_;
+    created.attributes = std::move(attributes);
+    inherit_origin(graph_, id, {compound_.id});
+    const OpSchema* schema = find_op_schema("", op_type);
+    STITCH_CHECK(schema != nullptr) << op_type << " is not in the registry";
+    const Node& node = graph_.node(id);
+    ShapeInferenceContext context{.node = node,
+                                  .opset = opset_,
+                                  .input_types = {},
+                                  .input_values = {},
+                                  .input_int_values = {},
+                                  .model_path = {},
+                                  .input_names = {}};
+    for (ValueId input : inputs) {
+      context.input_types.push_back(&graph_.value(input).type);
+      context.input_values.push_back(graph_.value(input).constant.get());
+      context.input_int_values.emplace_back();
+      context.input_names.emplace_back(graph_.value(input).name);
+    }
+    Result<ShapeInferenceResult> inferred = schema->infer(context);
+    if (!inferred.is_ok()) {
+      return Status::internal("decompose: node " + compound_.display_name() +
+                              ": the decomposition's node " + node.display_name() +
+                              " is rejected by its shape rule: " + inferred.status().message());
+    }
+    Value& produced = graph_.value(output);
+    const TensorType& rule_type = inferred->output_types.at(0);
+    // A compound output keeps its recorded type where it is known.
+    if (produced.type.dtype == DType::kUndefined || !produced.type.has_shape) {
+      produced.type = rule_type;
+    }
+    return output;
+  }
+
+  // ReduceX over `axes` with keepdims=1, in the form the opset requires.
+  Result<ValueId> reduce(const std::string& op_type, ValueId input,
+                         const std::vector<int64_t>& axes, std::string_view role,
+                         ValueId output = kNoId) {
+    bool axes_as_input = op_type == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
+    if (axes_as_input) {
+      ValueId axes_value = int64s(std::string(role) + "_axes", axes);
+      return op(op_type, {input, axes_value}, {Attribute::make_int("keepdims", 1)}, role, output);
+    }
+    return op(op_type, {input},
+              {Attribute::make_ints("axes", axes), Attribute::make_int("keepdims", 1)}, role,
+              output);
+  }
+
+  Result<ValueId> cast(ValueId input, DType to, std::string_view role, ValueId output = kNoId) {
+    return op("Cast", {input}, {Attribute::make_int("to", static_cast<int64_t>(to))}, role, output);
+  }
+
+  // `value` ([C]) shaped [C, 1, ..., 1] to broadcast over axis 1 of a rank-`rank`
+  // tensor: a reshaped copy for an initializer, else a Reshape node.
+  Result<ValueId> per_channel(ValueId value, int64_t rank, std::string_view role) {
+    int64_t trailing = rank - 2;
+    if (trailing <= 0) return value;
+    const Value& source = graph_.value(value);
+    if (source.is_initializer() && !source.is_graph_input) {
+      Tensor reshaped = *source.constant;
+      int64_t count = reshaped.num_elements();
+      reshaped.dims = {count};
+      reshaped.dims.insert(reshaped.dims.end(), static_cast<size_t>(trailing), 1);
+      reshaped.external.reset();
+      return constant(role, std::move(reshaped));
+    }
+    std::vector<int64_t> shape = {-1};
+    shape.insert(shape.end(), static_cast<size_t>(trailing), 1);
+    ValueId shape_value = int64s(std::string(role) + "_shape", shape);
+    return op("Reshape", {value, shape_value}, {}, role);
+  }
+
+  // (x - mean) / sqrt(mean((x - mean)^2) + epsilon) over `axes`, as
+  // centered * Reciprocal(Sqrt(variance + epsilon)). Writes the mean and the
+  // inverse deviation into `mean_output` / `inv_output` when given.
+  Result<ValueId> normalize(ValueId x, const std::vector<int64_t>& axes, double epsilon,
+                            ValueId mean_output = kNoId, ValueId inv_output = kNoId) {
+    DType dtype = graph_.value(x).type.dtype;
+    STITCH_ASSIGN_OR_RETURN(ValueId mean, reduce("ReduceMean", x, axes, "mean", mean_output));
+    STITCH_ASSIGN_OR_RETURN(ValueId centered, op("Sub", {x, mean}, {}, "centered"));
+    STITCH_ASSIGN_OR_RETURN(ValueId square, op("Mul", {centered, centered}, {}, "square"));
+    STITCH_ASSIGN_OR_RETURN(ValueId variance, reduce("ReduceMean", square, axes, "variance"));
+    ValueId epsilon_value = scalar("epsilon", dtype, epsilon);
+    STITCH_ASSIGN_OR_RETURN(ValueId shifted,
+                            op("Add", {variance, epsilon_value}, {}, "variance_eps"));
+    STITCH_ASSIGN_OR_RETURN(ValueId deviation, op("Sqrt", {shifted}, {}, "stddev"));
+    STITCH_ASSIGN_OR_RETURN(ValueId inverse,
+                            op("Reciprocal", {deviation}, {}, "inv_stddev", inv_output));
+    return op("Mul", {centered, inverse}, {}, "normalized");
+  }
+
+ private:
+  Graph& graph_;
+  const Node& compound_;
+  int64_t opset_;
+  std::string base_;
+};
+
+std::vector<int64_t> axes_from(int64_t first, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t axis = first; axis < rank; ++axis) axes.push_back(axis);
+  return axes;
+}
+
+ValueId output_or_none(const Node& node, size_t slot) {
+  return slot < node.outputs.size() ? node.outputs[slot] : kNoId;
+}
+
+ValueId input_or_none(const Node& node, size_t slot) {
+  return slot < node.inputs.size() ? node.inputs[slot] : kNoId;
+}
+
+// Each decompose_* function checks its preconditions first and returns false,
+// touching nothing, when the node stays; else it removes the node and builds the
+// replacement, whose last node produces the node's output value.
+
+Result<bool> decompose_layer_norm(Graph& graph, const Node& node, Builder& b) {
+  const TensorType& type = graph.value(node.inputs[0]).type;
+  if (!known_float(type)) return false;
+  int64_t rank = type.rank();
+  int64_t axis = node.int_attribute("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  auto stash = static_cast<DType>(node.int_attribute("stash_type", 1));
+  if (!dtype_is_float(stash)) return false;
+  bool cast = stash != type.dtype;
+  b.remove_compound();
+  ValueId x = node.inputs[0];
+  if (cast) {
+    STITCH_ASSIGN_OR_RETURN(x, b.cast(x, stash, "stash_cast"));
+  }
+  STITCH_ASSIGN_OR_RETURN(
+      ValueId normalized,
+      b.normalize(x, axes_from(axis, rank), node.float_attribute("epsilon", 1e-5f),
+                  output_or_none(node, 1), output_or_none(node, 2)));
+  if (cast) {
+    STITCH_ASSIGN_OR_RETURN(normalized, b.cast(normalized, type.dtype, "normalized_cast"));
+  }
+  ValueId bias = input_or_none(node, 2);
+  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {normalized, node.inputs[1]}, {}, "scaled",
+                                               bias == kNoId ? node.outputs[0] : kNoId));
+  if (bias != kNoId) {
+    STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, bias}, {}, "biased", node.outputs[0]).status());
+  }
+  return true;
+}
+
+Result<bool> decompose_softmax(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
+  const TensorType& type = graph.value(node.inputs[0]).type;
+  if (!known_float(type)) return false;
+  int64_t rank = type.rank();
+  int64_t axis = node.int_attribute("axis", node_opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  // Before opset 13 the input is coerced to 2D at `axis`: the row is every axis
+  // from `axis` on.
+  std::vector<int64_t> axes = node_opset >= 13 ? std::vector<int64_t>{axis} : axes_from(axis, rank);
+  b.remove_compound();
+  STITCH_ASSIGN_OR_RETURN(ValueId max, b.reduce("ReduceMax", node.inputs[0], axes, "max"));
+  STITCH_ASSIGN_OR_RETURN(ValueId shifted, b.op("Sub", {node.inputs[0], max}, {}, "shifted"));
+  STITCH_ASSIGN_OR_RETURN(ValueId exp, b.op("Exp", {shifted}, {}, "exp"));
+  STITCH_ASSIGN_OR_RETURN(ValueId sum, b.reduce("ReduceSum", exp, axes, "sum"));
+  if (node.op_type == "Softmax") {
+    STITCH_RETURN_IF_ERROR(b.op("Div", {exp, sum}, {}, "div", node.outputs[0]).status());
+  } else {
+    STITCH_ASSIGN_OR_RETURN(ValueId log_sum, b.op("Log", {sum}, {}, "log_sum"));
+    STITCH_RETURN_IF_ERROR(b.op("Sub", {shifted, log_sum}, {}, "sub", node.outputs[0]).status());
+  }
+  return true;
+}
+
+Result<bool> decompose_gelu(Graph& graph, const Node& node, Builder& b) {
+  DType dtype = graph.value(node.inputs[0]).type.dtype;
+  if (!dtype_is_float(dtype)) return false;
+  std::string approximate = node.string_attribute("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") return false;
+  b.remove_compound();
+  ValueId x = node.inputs[0];
+  ValueId inner;
+  if (approximate == "none") {
+    // 0.5 * x * (1 + erf(x / sqrt(2)))
+    ValueId inv_sqrt2 = b.scalar("inv_sqrt2", dtype, 1.0 / std::sqrt(2.0));
+    STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, inv_sqrt2}, {}, "scaled"));
+    STITCH_ASSIGN_OR_RETURN(inner, b.op("Erf", {scaled}, {}, "erf"));
+  } else {
+    // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+    STITCH_ASSIGN_OR_RETURN(ValueId square, b.op("Mul", {x, x}, {}, "square"));
+    STITCH_ASSIGN_OR_RETURN(ValueId cube, b.op("Mul", {square, x}, {}, "cube"));
+    ValueId coefficient = b.scalar("coefficient", dtype, 0.044715);
+    STITCH_ASSIGN_OR_RETURN(ValueId term, b.op("Mul", {cube, coefficient}, {}, "cube_scaled"));
+    STITCH_ASSIGN_OR_RETURN(ValueId sum, b.op("Add", {x, term}, {}, "inner"));
+    ValueId sqrt_2_over_pi = b.scalar("sqrt_2_over_pi", dtype, std::sqrt(2.0 / std::numbers::pi));
+    STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {sum, sqrt_2_over_pi}, {}, "scaled"));
+    STITCH_ASSIGN_OR_RETURN(inner, b.op("Tanh", {scaled}, {}, "tanh"));
+  }
+  ValueId one = b.scalar("one", dtype, 1.0);
+  STITCH_ASSIGN_OR_RETURN(ValueId plus_one, b.op("Add", {inner, one}, {}, "plus_one"));
+  STITCH_ASSIGN_OR_RETURN(ValueId product, b.op("Mul", {x, plus_one}, {}, "mul"));
+  ValueId half = b.scalar("half", dtype, 0.5);
+  STITCH_RETURN_IF_ERROR(b.op("Mul", {product, half}, {}, "half_mul", node.outputs[0]).status());
+  return true;
+}
+
+// max(0, min(1, alpha * x + beta)); the result goes to `output` (a new value when
+// kNoId).
+Result<ValueId> hard_sigmoid(Builder& b, ValueId x, DType dtype, double alpha, double beta,
+                             ValueId output) {
+  ValueId alpha_value = b.scalar("alpha", dtype, alpha);
+  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, alpha_value}, {}, "scaled"));
+  ValueId beta_value = b.scalar("beta", dtype, beta);
+  STITCH_ASSIGN_OR_RETURN(ValueId shifted, b.op("Add", {scaled, beta_value}, {}, "shifted"));
+  ValueId one = b.scalar("one", dtype, 1.0);
+  STITCH_ASSIGN_OR_RETURN(ValueId upper, b.op("Min", {shifted, one}, {}, "min"));
+  ValueId zero = b.scalar("zero", dtype, 0.0);
+  return b.op("Max", {upper, zero}, {}, "max", output);
+}
+
+Result<bool> decompose_hard_sigmoid(Graph& graph, const Node& node, Builder& b) {
+  DType dtype = graph.value(node.inputs[0]).type.dtype;
+  // Min and Max broadcast from opset 8.
+  if (!dtype_is_float(dtype) || b.opset() < 8) return false;
+  b.remove_compound();
+  STITCH_RETURN_IF_ERROR(hard_sigmoid(b, node.inputs[0], dtype, node.float_attribute("alpha", 0.2f),
+                                      node.float_attribute("beta", 0.5f), node.outputs[0])
+                             .status());
+  return true;
+}
+
+Result<bool> decompose_hard_swish(Graph& graph, const Node& node, Builder& b) {
+  DType dtype = graph.value(node.inputs[0]).type.dtype;
+  if (!dtype_is_float(dtype) || b.opset() < 8) return false;
+  b.remove_compound();
+  STITCH_ASSIGN_OR_RETURN(ValueId gate,
+                          hard_sigmoid(b, node.inputs[0], dtype, 1.0 / 6.0, 0.5, kNoId));
+  STITCH_RETURN_IF_ERROR(
+      b.op("Mul", {node.inputs[0], gate}, {}, "gate_mul", node.outputs[0]).status());
+  return true;
+}
+
+Result<bool> decompose_softplus(Graph& graph, const Node& node, Builder& b) {
+  DType dtype = graph.value(node.inputs[0]).type.dtype;
+  if (!dtype_is_float(dtype)) return false;
+  b.remove_compound();
+  STITCH_ASSIGN_OR_RETURN(ValueId exp, b.op("Exp", {node.inputs[0]}, {}, "exp"));
+  ValueId one = b.scalar("one", dtype, 1.0);
+  STITCH_ASSIGN_OR_RETURN(ValueId plus_one, b.op("Add", {exp, one}, {}, "plus_one"));
+  STITCH_RETURN_IF_ERROR(b.op("Log", {plus_one}, {}, "log", node.outputs[0]).status());
+  return true;
+}
+
+Result<bool> decompose_sum_or_mean(Graph& graph, const Node& node, Builder& b) {
+  if (node.inputs.size() < 2) return false;
+  for (ValueId input : node.inputs) {
+    if (input == kNoId) return false;
+  }
+  DType dtype = graph.value(node.inputs[0]).type.dtype;
+  bool mean = node.op_type == "Mean";
+  if (mean && !dtype_is_float(dtype)) return false;
+  b.remove_compound();
+  ValueId accumulated = node.inputs[0];
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    bool last = i + 1 == node.inputs.size() && !mean;
+    STITCH_ASSIGN_OR_RETURN(
+        accumulated, b.op("Add", {accumulated, node.inputs[i]}, {}, "add_" + std::to_string(i),
+                          last ? node.outputs[0] : kNoId));
+  }
+  if (mean) {
+    ValueId count = b.scalar("count", dtype, static_cast<double>(node.inputs.size()));
+    STITCH_RETURN_IF_ERROR(b.op("Div", {accumulated, count}, {}, "div", node.outputs[0]).status());
+  }
+  return true;
+}
+
+Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
+  const TensorType& type = graph.value(node.inputs[0]).type;
+  if (!known_float(type) || type.rank() < 2 || node.inputs.size() != 5) return false;
+  if (node_opset >= 14 && node.int_attribute("training_mode", 0) != 0) return false;
+  if (node_opset < 9 && node.int_attribute("spatial", 1) == 0) return false;
+  // Training-style outputs (running statistics) stay with the compound op.
+  for (size_t slot = 1; slot < node.outputs.size(); ++slot) {
+    if (node.outputs[slot] != kNoId) return false;
+  }
+  for (size_t slot = 1; slot < 5; ++slot) {
+    if (graph.value(node.inputs[slot]).type.dtype != type.dtype) return false;
+  }
+  int64_t rank = type.rank();
+  double epsilon = node.float_attribute("epsilon", 1e-5f);
+  bool all_constant = true;
+  for (size_t slot = 1; slot < 5; ++slot) {
+    const Value& param = graph.value(node.inputs[slot]);
+    all_constant = all_constant && param.is_initializer() && !param.is_graph_input &&
+                   !param.constant->external.has_value();
+  }
+  ValueId x = node.inputs[0];
+  if (all_constant) {
+    // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a, folded now.
+    const Tensor& scale = *graph.value(node.inputs[1]).constant;
+    const Tensor& bias = *graph.value(node.inputs[2]).constant;
+    const Tensor& mean = *graph.value(node.inputs[3]).constant;
+    const Tensor& variance = *graph.value(node.inputs[4]).constant;
+    int64_t channels = scale.num_elements();
+    if (bias.num_elements() != channels || mean.num_elements() != channels ||
+        variance.num_elements() != channels ||
+        (type.dims[1] != kUnknownDim && type.dims[1] != channels)) {
+      return false;
+    }
+    std::vector<double> multiplier(static_cast<size_t>(channels));
+    std::vector<double> offset(static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c) {
+      double a = scale.float_at(c) / std::sqrt(variance.float_at(c) + epsilon);
+      multiplier[static_cast<size_t>(c)] = a;
+      offset[static_cast<size_t>(c)] = bias.float_at(c) - mean.float_at(c) * a;
+    }
+    std::vector<int64_t> dims = {channels};
+    dims.insert(dims.end(), static_cast<size_t>(rank - 2), 1);
+    b.remove_compound();
+    ValueId a = b.constant("multiplier", float_tensor(type.dtype, dims, multiplier));
+    ValueId c = b.constant("offset", float_tensor(type.dtype, dims, offset));
+    STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, a}, {}, "scaled"));
+    STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, c}, {}, "shifted", node.outputs[0]).status());
+    return true;
+  }
+  b.remove_compound();
+  ValueId epsilon_value = b.scalar("epsilon", type.dtype, epsilon);
+  STITCH_ASSIGN_OR_RETURN(ValueId shifted_variance,
+                          b.op("Add", {node.inputs[4], epsilon_value}, {}, "variance_eps"));
+  STITCH_ASSIGN_OR_RETURN(ValueId deviation, b.op("Sqrt", {shifted_variance}, {}, "stddev"));
+  STITCH_ASSIGN_OR_RETURN(ValueId multiplier,
+                          b.op("Div", {node.inputs[1], deviation}, {}, "multiplier"));
+  STITCH_ASSIGN_OR_RETURN(ValueId mean_scaled,
+                          b.op("Mul", {node.inputs[3], multiplier}, {}, "mean_scaled"));
+  STITCH_ASSIGN_OR_RETURN(ValueId offset, b.op("Sub", {node.inputs[2], mean_scaled}, {}, "offset"));
+  STITCH_ASSIGN_OR_RETURN(ValueId multiplier_c, b.per_channel(multiplier, rank, "multiplier_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId offset_c, b.per_channel(offset, rank, "offset_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, multiplier_c}, {}, "scaled"));
+  STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, offset_c}, {}, "shifted", node.outputs[0]).status());
+  return true;
+}
+
+Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b) {
+  const TensorType& type = graph.value(node.inputs[0]).type;
+  if (!known_float(type) || type.rank() < 3) return false;
+  int64_t rank = type.rank();
+  b.remove_compound();
+  STITCH_ASSIGN_OR_RETURN(ValueId normalized, b.normalize(node.inputs[0], axes_from(2, rank),
+                                                          node.float_attribute("epsilon", 1e-5f)));
+  STITCH_ASSIGN_OR_RETURN(ValueId scale, b.per_channel(node.inputs[1], rank, "scale_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId bias, b.per_channel(node.inputs[2], rank, "bias_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {normalized, scale}, {}, "scaled"));
+  STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, bias}, {}, "biased", node.outputs[0]).status());
+  return true;
+}
+
+Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
+  const TensorType& type = graph.value(node.inputs[0]).type;
+  if (!known_float(type) || type.rank() < 2) return false;
+  int64_t rank = type.rank();
+  int64_t channels = type.dims[1];
+  int64_t groups = node.int_attribute("num_groups", 0);
+  if (channels <= 0 || groups <= 0 || channels % groups != 0) return false;
+  // The shape back from [N, G, C/G * spatial]: 0 copies N, -1 stands for the one
+  // unknown spatial dim, if any.
+  std::vector<int64_t> back_shape = {0, channels};
+  int unknown = 0;
+  for (int64_t axis = 2; axis < rank; ++axis) {
+    int64_t dim = type.dims[static_cast<size_t>(axis)];
+    if (dim == 0) return false;
+    if (dim == kUnknownDim) ++unknown;
+    back_shape.push_back(dim == kUnknownDim ? -1 : dim);
+  }
+  if (unknown > 1) return false;
+  bool per_group_affine = node_opset < 21;
+  DType stash =
+      per_group_affine ? type.dtype : static_cast<DType>(node.int_attribute("stash_type", 1));
+  if (!dtype_is_float(stash)) return false;
+  bool cast = stash != type.dtype;
+  b.remove_compound();
+  ValueId x = node.inputs[0];
+  if (cast) {
+    STITCH_ASSIGN_OR_RETURN(x, b.cast(x, stash, "stash_cast"));
+  }
+  ValueId group_shape = b.int64s("group_shape", {0, groups, -1});
+  STITCH_ASSIGN_OR_RETURN(ValueId grouped, b.op("Reshape", {x, group_shape}, {}, "grouped"));
+  STITCH_ASSIGN_OR_RETURN(ValueId normalized,
+                          b.normalize(grouped, {2}, node.float_attribute("epsilon", 1e-5f)));
+  ValueId back_shape_value = b.int64s("ungroup_shape", back_shape);
+  if (per_group_affine) {
+    // Opset 18: scale and bias have one entry per group: apply them on [N, G, K].
+    STITCH_ASSIGN_OR_RETURN(ValueId scale, b.per_channel(node.inputs[1], 3, "scale_g"));
+    STITCH_ASSIGN_OR_RETURN(ValueId bias, b.per_channel(node.inputs[2], 3, "bias_g"));
+    STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {normalized, scale}, {}, "scaled"));
+    STITCH_ASSIGN_OR_RETURN(ValueId biased, b.op("Add", {scaled, bias}, {}, "biased"));
+    STITCH_RETURN_IF_ERROR(
+        b.op("Reshape", {biased, back_shape_value}, {}, "ungrouped", node.outputs[0]).status());
+    return true;
+  }
+  STITCH_ASSIGN_OR_RETURN(ValueId ungrouped,
+                          b.op("Reshape", {normalized, back_shape_value}, {}, "ungrouped"));
+  if (cast) {
+    STITCH_ASSIGN_OR_RETURN(ungrouped, b.cast(ungrouped, type.dtype, "normalized_cast"));
+  }
+  STITCH_ASSIGN_OR_RETURN(ValueId scale, b.per_channel(node.inputs[1], rank, "scale_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId bias, b.per_channel(node.inputs[2], rank, "bias_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {ungrouped, scale}, {}, "scaled"));
+  STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, bias}, {}, "biased", node.outputs[0]).status());
+  return true;
+}
+
+// A Transpose of B for Gemm's transB: a transposed copy when B is an initializer
+// only this node reads (so the weight is not duplicated), else a Transpose node.
+Result<ValueId> transposed(Graph& graph, Builder& b, ValueId value, std::string_view role) {
+  const Value& source = graph.value(value);
+  if (source.is_initializer() && !source.is_graph_input && source.users.empty() &&
+      !source.is_graph_output && !source.constant->external.has_value() &&
+      source.constant->dims.size() == 2 && dtype_size(source.constant->dtype) > 0) {
+    const Tensor& original = *source.constant;
+    int64_t rows = original.dims[0];
+    int64_t columns = original.dims[1];
+    auto element = static_cast<size_t>(dtype_size(original.dtype));
+    Tensor result;
+    result.dtype = original.dtype;
+    result.dims = {columns, rows};
+    result.bytes.resize(original.bytes.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < columns; ++c) {
+        std::memcpy(result.bytes.data() + static_cast<size_t>(c * rows + r) * element,
+                    original.bytes.data() + static_cast<size_t>(r * columns + c) * element,
+                    element);
+      }
+    }
+    ValueId copy = b.constant(role, std::move(result));
+    graph.remove_value(value);
+    return copy;
+  }
+  return b.op("Transpose", {value}, {Attribute::make_ints("perm", {1, 0})}, role);
+}
+
+Result<bool> decompose_gemm(Graph& graph, const Node& node, Builder& b) {
+  DType dtype = graph.value(node.inputs[0]).type.dtype;
+  if (!dtype_is_float(dtype)) return false;
+  double alpha = node.float_attribute("alpha", 1.0f);
+  double beta = node.float_attribute("beta", 1.0f);
+  bool trans_a = node.int_attribute("transA", 0) != 0;
+  bool trans_b = node.int_attribute("transB", 0) != 0;
+  ValueId c = input_or_none(node, 2);
+  if (c == kNoId) {
+    // Without C nothing elementwise is exposed: only a Gemm that is a plain MatMul
+    // (B transposed at compile time at most) becomes one.
+    const Value& weight = graph.value(node.inputs[1]);
+    bool b_foldable = weight.is_initializer() && !weight.is_graph_input &&
+                      weight.users.size() == 1 && !weight.constant->external.has_value();
+    if (trans_a || alpha != 1.0 || (trans_b && !b_foldable)) return false;
+  }
+  b.remove_compound();
+  ValueId a_value = node.inputs[0];
+  ValueId b_value = node.inputs[1];
+  if (trans_a) {
+    STITCH_ASSIGN_OR_RETURN(a_value, b.op("Transpose", {a_value},
+                                          {Attribute::make_ints("perm", {1, 0})}, "transpose_a"));
+  }
+  if (trans_b) {
+    STITCH_ASSIGN_OR_RETURN(b_value, transposed(graph, b, b_value, "transpose_b"));
+  }
+  bool last = c == kNoId && alpha == 1.0;
+  STITCH_ASSIGN_OR_RETURN(ValueId product, b.op("MatMul", {a_value, b_value}, {}, "matmul",
+                                                last ? node.outputs[0] : kNoId));
+  if (alpha != 1.0) {
+    ValueId alpha_value = b.scalar("alpha", dtype, alpha);
+    STITCH_ASSIGN_OR_RETURN(product, b.op("Mul", {product, alpha_value}, {}, "alpha_mul",
+                                          c == kNoId ? node.outputs[0] : kNoId));
+  }
+  if (c == kNoId) return true;
+  if (beta != 1.0) {
+    ValueId beta_value = b.scalar("beta", dtype, beta);
+    STITCH_ASSIGN_OR_RETURN(c, b.op("Mul", {c, beta_value}, {}, "beta_mul"));
+  }
+  STITCH_RETURN_IF_ERROR(b.op("Add", {product, c}, {}, "bias_add", node.outputs[0]).status());
+  return true;
+}
+
+Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
+  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  if (node.inputs.empty() || node.inputs[0] == kNoId || node.outputs.empty() ||
+      node.outputs[0] == kNoId) {
+    return false;
+  }
+  int64_t node_opset = node.opset > 0 ? node.opset : default_opset;
+  Builder b(graph, node, default_opset);
+  const std::string& op = node.op_type;
+  if (op == "LayerNormalization") return decompose_layer_norm(graph, node, b);
+  if (op == "Softmax" || op == "LogSoftmax") return decompose_softmax(graph, node, b, node_opset);
+  if (op == "Gelu") return decompose_gelu(graph, node, b);
+  if (op == "HardSigmoid") return decompose_hard_sigmoid(graph, node, b);
+  if (op == "HardSwish") return decompose_hard_swish(graph, node, b);
+  if (op == "Softplus") return decompose_softplus(graph, node, b);
+  if (op == "Sum" || op == "Mean") return decompose_sum_or_mean(graph, node, b);
+  if (op == "BatchNormalization") return decompose_batch_norm(graph, node, b, node_opset);
+  if (op == "InstanceNormalization") return decompose_instance_norm(graph, node, b);
+  if (op == "GroupNormalization") return decompose_group_norm(graph, node, b, node_opset);
+  if (op == "Gemm") return decompose_gemm(graph, node, b);
+  return false;
+}
+
+}  // namespace
+
+Result<bool> DecomposeCompoundOpsPass::run(Graph& graph, PassContext& context) {
+  bool changed = false;
+  // Nodes created here are primitive, so only the ids present at the start are
+  // visited.
+  NodeId end = graph.node_capacity();
+  for (NodeId id = 0; id < end; ++id) {
+    if (graph.node(id).dead) continue;
+    // A copy: creating nodes may move the node storage.
+    Node node = graph.node(id);
+    STITCH_ASSIGN_OR_RETURN(bool decomposed, decompose(graph, node, context.default_opset));
+    changed = changed || decomposed;
+  }
+  return changed;
+}
+
+}  // namespace stitch::ir

@@ -1,0 +1,93 @@
+// Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean and Gemm into primitive ops.
+//
+// Objective (Apollo 3.2, "opening compound ops"): a compound op is one opaque
+// kernel to the fusion planner, which can then neither fuse its producer's
+// elementwise work into its reduction nor share its reductions with neighbours.
+// Opened into Reduce*/elementwise primitives, the same math becomes ordinary
+// fusible ops. Each decomposition is numerically equal to the op
+// (tests/ir/passes/decompose_compound_ops_test.cc: float32 within 1e-5 relative
+// error of the reference interpreter, float16 within 1e-2).
+//
+// Preconditions: a verified graph with inferred types. A node is opened only when
+// its data input has a float dtype and (for the normalizations and softmaxes) a
+// known rank; otherwise it stays as it is.
+//
+// Algorithm, per node in id order (nodes created here are primitive and not
+// revisited):
+//  1. Check the op's preconditions (below); if one fails, leave the node.
+//  2. Remove the node; its output values stay, without producer.
+//  3. Build the primitive nodes, named "<node name>/<role>", origin inherited from
+//     the node, opset = the model's default opset, in that opset's form (Reduce*
+//     axes as an attribute before 18, ReduceSum's from 13, as an i64 initializer
+//     input "<node name>/<role>_axes"). Constants (epsilon, 0.5, sqrt(2/pi), ...)
+//     are new scalar initializers "<node name>/<role>" of the input's dtype. The
+//     last node produces the original output value, so its id, name and type stay
+//     (graph outputs keep their names). Output types of the other nodes come from
+//     the registry's shape rules.
+//
+// The decompositions (x the data input, mean/var over the normalized axes with
+// keepdims=1, n = (x - mean) * Reciprocal(Sqrt(var + eps))):
+//  - LayerNormalization(x, scale, bias?) axis a: axes [a, rank); y = n*scale (+bias).
+//    With stash_type different from x's dtype (f16 input, stash f32): Cast to the
+//    stash type first and n back. The optional Mean and InvStdDev outputs are the
+//    ReduceMean and Reciprocal nodes' outputs.
+//  - Softmax / LogSoftmax: m = ReduceMax(x), s = x - m, e = Exp(s),
+//    t = ReduceSum(e); y = e / t, or y = s - Log(t). Axes: {axis} from opset 13;
+//    before 13 the input is coerced to 2D at axis, i.e. axes [axis, rank).
+//  - Gelu (20): none: 0.5 * (x * (1 + Erf(x * 1/sqrt2)));
+//    tanh: 0.5 * (x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x)))).
+//  - HardSigmoid: Max(Min(alpha*x + beta, 1), 0) (needs opset >= 8: Min/Max
+//    broadcast). HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 0.5.
+//  - Softplus: Log(Exp(x) + 1).
+//  - Sum with >= 2 inputs: a chain of Add; Mean: the chain, then Div by the count.
+//  - BatchNormalization (inference: training_mode 0, spatial 1, only output Y):
+//    with scale, B, mean, var all initializers: y = x*a + b, a = scale/sqrt(var+eps)
+//    and b = B - mean*a folded now into [C,1,...,1] initializers
+//    "<node>/multiplier" and "<node>/offset"; otherwise the same formula in nodes
+//    on the [C] vectors, then Reshape to [C,1,...,1].
+//  - InstanceNormalization: n over axes [2, rank), then * scale + bias per channel.
+//  - GroupNormalization: Reshape x to [N, G, -1], n over axis 2; opset 18 (scale and
+//    bias per group): * scale[G,1] + bias[G,1], then Reshape back; opset 21 (per
+//    channel, stash_type as LayerNormalization's): Reshape back, then * scale + bias
+//    per channel. The shape back is [0, C, spatial...] (0 copies N), so C and all
+//    but one spatial dim must be known.
+//  - Gemm(A, B, C?): [Transpose(A)] MatMul [Transpose(B)], * alpha when != 1,
+//    + C (* beta when != 1). A transposed B that is an initializer only this Gemm
+//    reads becomes a transposed initializer instead of a Transpose node. With C,
+//    Gemm is always opened: the bias Add becomes a fusible epilogue. Without C
+//    nothing fusible is exposed, so it is opened only when it is a plain MatMul:
+//    transA = 0, alpha = 1, and transB = 0 or B foldable as above.
+//
+// Before:
+//   %y: f32[2,8] = Softmax(%x) {name="sm", axis=1}
+//   return %y
+// After (opset 13..17):
+//   %"sm/max": f32[2,1] = ReduceMax(%x) {name="sm/max", axes=[1], keepdims=1, origin=["sm"]}
+//   %"sm/shifted": f32[2,8] = Sub(%x, %"sm/max") {name="sm/shifted", origin=["sm"]}
+//   %"sm/exp": f32[2,8] = Exp(%"sm/shifted") {name="sm/exp", origin=["sm"]}
+//   %"sm/sum": f32[2,1] = ReduceSum(%"sm/exp", %"sm/sum_axes") {name="sm/sum", keepdims=1, ...}
+//   %y: f32[2,8] = Div(%"sm/exp", %"sm/sum") {name="sm/div", origin=["sm"]}
+//   return %y
+//
+// Must not fire: an input of unknown rank (Softmax/normalizations) or non-float
+// dtype; a LayerNormalization axis out of range; BatchNormalization in training
+// mode or with its statistics outputs; GroupNormalization with unknown C or more
+// than one unknown spatial dim; Gemm without C that is not a plain MatMul (transA,
+// alpha != 1, or transB on a non-constant B); Sum/Mean of one input (that is
+// no-op elimination's Identity).
+#pragma once
+
+#include "ir/passes/pass.h"
+
+namespace stitch::ir {
+
+class DecomposeCompoundOpsPass final : public Pass {
+ public:
+  std::string_view name() const override { return "decompose"; }
+  std::string_view summary() const override {
+    return "Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean and Gemm into primitive ops";
+  }
+  Result<bool> run(Graph& graph, PassContext& context) override;
+};
+
+}  // namespace stitch::ir

@@ -1,0 +1,209 @@
+// The simplification pipeline.
+#include "ir/passes/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "ir/passes/algebraic_rewrites.h"
+#include "ir/passes/constant_folding.h"
+#include "ir/passes/cse.h"
+#include "ir/passes/dce.h"
+#include "ir/passes/decompose_compound_ops.h"
+#include "ir/passes/noop_elimination.h"
+#include "ir/passes/shape_folding.h"
+#include "ir/text.h"
+#include "ir/verifier.h"
+
+namespace stitch::ir {
+namespace {
+
+// Every pass, in default pipeline order.
+std::vector<std::unique_ptr<Pass>> make_all_passes() {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(std::make_unique<ShapeFoldingPass>());
+  passes.push_back(std::make_unique<ConstantFoldingPass>());
+  passes.push_back(std::make_unique<NoOpEliminationPass>());
+  passes.push_back(std::make_unique<AlgebraicRewritePass>());
+  passes.push_back(std::make_unique<CommonSubexpressionEliminationPass>());
+  passes.push_back(std::make_unique<DeadCodeEliminationPass>());
+  passes.push_back(std::make_unique<DecomposeCompoundOpsPass>());
+  return passes;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+Status unknown_pass(std::string_view name, std::string_view flag) {
+  std::string best;
+  size_t best_distance = 4;  // suggest only close names
+  std::string all;
+  for (const PassInfo& info : list_passes()) {
+    size_t distance = edit_distance(name, info.name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = info.name;
+    }
+    all += (all.empty() ? "" : ", ") + std::string(info.name);
+  }
+  std::string message = std::string(flag) + ": no pass named \"" + std::string(name) + "\"";
+  if (!best.empty()) return Status::invalid_input(message + "; did you mean \"" + best + "\"?");
+  return Status::invalid_input(message + "; the passes are " + all + " (see --list-passes)");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<PassInfo> list_passes() {
+  std::vector<PassInfo> infos;
+  // Names and summaries are string literals inside the pass classes, so the views
+  // stay valid after the temporary pass objects are gone.
+  for (const auto& pass : make_all_passes()) infos.push_back({pass->name(), pass->summary()});
+  return infos;
+}
+
+// Why this order (each round runs the whole sequence; rounds repeat to a fixed point):
+//  1. shape-folding first: exporters' Shape -> Gather -> Concat -> Reshape chains are
+//     the bulk of the noise, and once shapes are static they are constants; this is
+//     what lets Reshape/Expand become recognizable no-ops below.
+//  2. constant-folding next, on what shape folding left constant (Constant nodes,
+//     casts and arithmetic of constants), under a size limit so weights are not
+//     duplicated.
+//  3. noop-elimination and algebraic rewrites then see constant operands (x*1 needs
+//     the 1 to be an initializer) and static shapes.
+//  4. cse after the rewrites, which make more nodes identical (two Reshapes of the
+//     same value to the same constant shape).
+//  5. dce sweeps what every pass above disconnected.
+//  6. decompose last: opening LayerNormalization/Softmax/... creates many primitive
+//     nodes; doing it after the cleanup keeps the earlier passes' work small, and the
+//     next round cleans up what decomposition exposes (e.g. CSE of the two
+//     ReduceMeans a LayerNorm and a later op may share, Mul by a constant 1 scale).
+std::vector<std::string> default_pipeline() {
+  return {"shape-folding", "constant-folding", "noop-elimination", "algebraic",
+          "cse",           "dce",              "decompose"};
+}
+
+std::vector<std::string> split_pass_list(std::string_view list) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string_view piece = list.substr(start, comma - start);
+    size_t first = piece.find_first_not_of(" \t");
+    size_t last = piece.find_last_not_of(" \t");
+    if (first != std::string_view::npos) names.emplace_back(piece.substr(first, last - first + 1));
+    start = comma + 1;
+  }
+  return names;
+}
+
+Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& options) {
+  std::vector<std::unique_ptr<Pass>> available = make_all_passes();
+  auto find_pass = [&](std::string_view name) -> Pass* {
+    for (auto& pass : available) {
+      if (pass->name() == name) return pass.get();
+    }
+    return nullptr;
+  };
+  for (const std::string& name : options.disabled) {
+    if (find_pass(name) == nullptr) return unknown_pass(name, "--disable-pass");
+  }
+  if (!options.dump_ir_after.empty() && find_pass(options.dump_ir_after) == nullptr) {
+    return unknown_pass(options.dump_ir_after, "--dump-ir-after");
+  }
+  std::vector<std::string> names = options.passes.empty() ? default_pipeline() : options.passes;
+  std::vector<Pass*> selected;
+  for (const std::string& name : names) {
+    Pass* pass = find_pass(name);
+    if (pass == nullptr) return unknown_pass(name, "--passes");
+    if (std::find(options.disabled.begin(), options.disabled.end(), name) !=
+        options.disabled.end()) {
+      continue;
+    }
+    selected.push_back(pass);
+  }
+
+  Graph& graph = model.graph;
+  PassContext context;
+  context.default_opset = model.default_opset();
+  context.model_path = options.model_path;
+  context.max_folded_constant_bytes = options.max_folded_constant_bytes;
+
+  SimplifyStatistics statistics;
+  statistics.nodes_before = graph.num_nodes();
+  for (Pass* pass : selected) statistics.passes.push_back(PassStatistics{std::string(pass->name())});
+  int dump_count = 0;
+  std::vector<char> live_before;
+  for (int round = 0; round < options.max_iterations; ++round) {
+    ++statistics.iterations;
+    bool changed_in_round = false;
+    for (size_t index = 0; index < selected.size(); ++index) {
+      Pass& pass = *selected[index];
+      PassStatistics& stats = statistics.passes[index];
+      // Node ids are stable within a round (compaction happens between rounds), so
+      // nodes removed are the live ones that died and nodes added the new ids.
+      int32_t capacity = graph.node_capacity();
+      live_before.assign(static_cast<size_t>(capacity), 0);
+      for (NodeId id : graph.node_ids()) live_before[static_cast<size_t>(id)] = 1;
+      auto start = std::chrono::steady_clock::now();
+      Result<bool> changed = pass.run(graph, context);
+      stats.seconds += seconds_since(start);
+      ++stats.runs;
+      if (!changed.is_ok()) {
+        return changed.status().with_prefix("pass " + std::string(pass.name()) + ": ");
+      }
+      if (!changed.value()) continue;
+      ++stats.changed_runs;
+      changed_in_round = true;
+      for (NodeId id = 0; id < graph.node_capacity(); ++id) {
+        bool was_live = id < capacity && live_before[static_cast<size_t>(id)];
+        bool is_live = !graph.node(id).dead;
+        if (was_live && !is_live) ++stats.nodes_removed;
+        if (!was_live && is_live) ++stats.nodes_added;
+      }
+      if (options.verify_each) {
+        Status verified = verify(model);
+        if (!verified.is_ok()) {
+          return Status::internal("the IR is invalid after pass " + std::string(pass.name()) +
+                                  ": " + verified.message());
+        }
+      }
+      if (pass.name() == options.dump_ir_after) {
+        char prefix[16];
+        std::snprintf(prefix, sizeof(prefix), "%02d-", ++dump_count);
+        std::filesystem::path path = std::filesystem::path(options.dump_directory) /
+                                     (prefix + std::string(pass.name()) + ".ir");
+        std::ofstream out(path, std::ios::binary);
+        out << print_model(model);
+        if (!out) return Status::invalid_input("cannot write " + path.string());
+      }
+    }
+    graph.compact();
+    if (!changed_in_round) {
+      statistics.reached_fixed_point = true;
+      break;
+    }
+  }
+  statistics.nodes_after = graph.num_nodes();
+  return statistics;
+}
+
+}  // namespace stitch::ir

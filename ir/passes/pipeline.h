@@ -1,0 +1,66 @@
+// The simplification pipeline: which passes run, in which order, to a fixed point.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/passes/pass.h"
+#include "ir/status.h"
+
+namespace stitch::ir {
+
+struct PipelineOptions {
+  // --passes: run exactly these, in this order; empty runs the default pipeline.
+  std::vector<std::string> passes;
+  std::vector<std::string> disabled;  // --disable-pass (repeatable)
+  // --dump-ir-after PASS: after every run of PASS that changed the graph, the textual
+  // IR goes to <dump_directory>/<NN>-<PASS>.ir (NN counts the dumps).
+  std::string dump_ir_after;
+  std::string dump_directory;
+  bool verify_each = false;  // --verify-each: ir::verify after every pass run
+  int max_iterations = 16;   // rounds of the whole sequence before giving up
+  int64_t max_folded_constant_bytes = 1 << 20;
+  std::string model_path;  // for messages
+};
+
+struct PassStatistics {
+  std::string name;
+  int64_t runs = 0;
+  int64_t changed_runs = 0;
+  int64_t nodes_removed = 0;
+  int64_t nodes_added = 0;
+  double seconds = 0.0;
+};
+
+struct SimplifyStatistics {
+  std::vector<PassStatistics> passes;  // in pipeline order
+  int iterations = 0;
+  bool reached_fixed_point = false;
+  int64_t nodes_before = 0;
+  int64_t nodes_after = 0;
+};
+
+// Every pass, in default pipeline order: name and one-line summary.
+struct PassInfo {
+  std::string_view name;
+  std::string_view summary;
+};
+std::vector<PassInfo> list_passes();
+
+// The default pipeline's pass names, in order (see pipeline.cc for why this order).
+std::vector<std::string> default_pipeline();
+
+// "a,b , c" -> {"a", "b", "c"}.
+std::vector<std::string> split_pass_list(std::string_view list);
+
+// Runs the selected passes in order, repeating the sequence until no pass changes
+// the graph (or max_iterations rounds, which the statistics report). Compacts the
+// graph's ids after each round. Errors: an unknown pass name (with "did you mean"),
+// a pass failure, a verifier failure under verify_each (naming the pass).
+Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& options);
+
+}  // namespace stitch::ir

@@ -1,0 +1,118 @@
+// Constant folding's size rule, which needs a small PassContext limit (the golden
+// files run with the default 1 MiB).
+#include "ir/passes/constant_folding.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace stitch::ir {
+namespace {
+
+// A 16x16 f32 weight: 1 KiB.
+Tensor weight() {
+  std::vector<float> values(256);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  return Tensor::from_float({16, 16}, values);
+}
+
+struct Folded {
+  bool changed = false;
+  bool transpose_left = false;
+};
+
+// Graph: t = Transpose(w); output t (and, when `shared`, also Neg(w)).
+Folded fold_transpose(bool shared, int64_t limit) {
+  Graph graph;
+  ValueId w = graph.add_initializer("w", weight());
+  ValueId t = graph.add_value("t", TensorType::make(DType::kFloat32, {16, 16}));
+  NodeId transpose = graph.add_node("Transpose", {w}, {t}, "", "transpose");
+  graph.node(transpose).opset = 17;
+  graph.add_graph_output(t);
+  if (shared) {
+    ValueId n = graph.add_value("n", TensorType::make(DType::kFloat32, {16, 16}));
+    graph.node(graph.add_node("Neg", {w}, {n}, "", "neg")).opset = 17;
+    graph.add_graph_output(n);
+  }
+  PassContext context;
+  context.default_opset = 17;
+  context.max_folded_constant_bytes = limit;
+  ConstantFoldingPass pass;
+  Result<bool> result = pass.run(graph, context);
+  EXPECT_TRUE(result.is_ok()) << result.status().message();
+  Folded folded;
+  folded.changed = result.is_ok() && *result;
+  folded.transpose_left = !graph.node(transpose).dead;
+  if (!folded.transpose_left) {
+    const Value& value = graph.value(t);
+    EXPECT_TRUE(value.is_initializer());
+    EXPECT_EQ(value.constant->float_at(1), 16.0);  // t[0][1] = w[1][0]
+    EXPECT_EQ(value.constant->float_at(16), 1.0);
+  }
+  return folded;
+}
+
+TEST(ConstantFoldingTest, FoldsUnderTheLimit) {
+  Folded folded = fold_transpose(/*shared=*/true, /*limit=*/1024);
+  EXPECT_TRUE(folded.changed);
+  EXPECT_FALSE(folded.transpose_left);
+}
+
+TEST(ConstantFoldingTest, KeepsTransposeOfASharedWeightOverTheLimit) {
+  Folded folded = fold_transpose(/*shared=*/true, /*limit=*/512);
+  EXPECT_FALSE(folded.changed);
+  EXPECT_TRUE(folded.transpose_left);
+}
+
+TEST(ConstantFoldingTest, FoldsTransposeOfAWeightOnlyItReadsOverTheLimit) {
+  // The result replaces w (which dies), so nothing is duplicated.
+  Folded folded = fold_transpose(/*shared=*/false, /*limit=*/512);
+  EXPECT_TRUE(folded.changed);
+  EXPECT_FALSE(folded.transpose_left);
+}
+
+TEST(ConstantFoldingTest, KeepsAnExpansionOverTheLimit) {
+  Graph graph;
+  ValueId one = graph.add_initializer("one", Tensor::from_float({}, {1.0f}));
+  ValueId shape = graph.add_initializer("shape", Tensor::from_int64({1}, {1024}));
+  ValueId out = graph.add_value("out", TensorType::make(DType::kFloat32, {1024}));
+  NodeId expand = graph.add_node("Expand", {one, shape}, {out}, "", "expand");
+  graph.node(expand).opset = 17;
+  graph.add_graph_output(out);
+  PassContext context;
+  context.default_opset = 17;
+  context.max_folded_constant_bytes = 1024;  // the result is 4 KiB, its inputs 12 bytes
+  ConstantFoldingPass pass;
+  Result<bool> result = pass.run(graph, context);
+  ASSERT_TRUE(result.is_ok());
+  EXPECT_FALSE(*result);
+  EXPECT_FALSE(graph.node(expand).dead);
+
+  context.max_folded_constant_bytes = 4096;
+  result = pass.run(graph, context);
+  ASSERT_TRUE(result.is_ok());
+  EXPECT_TRUE(*result);
+  EXPECT_TRUE(graph.node(expand).dead);
+  EXPECT_EQ(graph.value(out).constant->num_elements(), 1024);
+}
+
+TEST(ConstantFoldingTest, LeavesANodeTheInterpreterRejects) {
+  // Integer division by zero is the run-time's to report, not a compile failure.
+  Graph graph;
+  ValueId a = graph.add_initializer("a", Tensor::from_int64({}, {1}));
+  ValueId b = graph.add_initializer("b", Tensor::from_int64({}, {0}));
+  ValueId out = graph.add_value("out", TensorType::make(DType::kInt64, {}));
+  NodeId div = graph.add_node("Div", {a, b}, {out}, "", "div");
+  graph.node(div).opset = 17;
+  graph.add_graph_output(out);
+  PassContext context;
+  context.default_opset = 17;
+  ConstantFoldingPass pass;
+  Result<bool> result = pass.run(graph, context);
+  ASSERT_TRUE(result.is_ok());
+  EXPECT_FALSE(*result);
+  EXPECT_FALSE(graph.node(div).dead);
+}
+
+}  // namespace
+}  // namespace stitch::ir

@@ -1,0 +1,262 @@
+// Numerical equality of every decomposition of DecomposeCompoundOpsPass: the
+// original compound node and the opened graph, both evaluated by the reference
+// interpreter on the same random inputs, agree within |a - b| <= tol * max(|b|, 1)
+// (float32: 1e-5; float16: 1e-2).
+#include "ir/passes/decompose_compound_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/interpreter.h"
+#include "ir/text.h"
+#include "ir/verifier.h"
+
+namespace stitch::ir {
+namespace {
+
+struct DecomposeCase {
+  std::string name;
+  std::string model;  // textual IR body: header and model lines are added
+  int64_t opset;
+  double tolerance = 1e-5;
+};
+
+std::ostream& operator<<(std::ostream& out, const DecomposeCase& test_case) {
+  return out << test_case.name;
+}
+
+Tensor random_tensor(const TensorType& type, std::mt19937& rng, bool positive) {
+  std::uniform_real_distribution<float> distribution(positive ? 0.5f : -3.0f,
+                                                     positive ? 2.0f : 3.0f);
+  Tensor tensor;
+  tensor.dtype = type.dtype;
+  tensor.dims = type.dims;
+  int64_t count = type.num_elements();
+  tensor.bytes.resize(static_cast<size_t>(count * dtype_size(type.dtype)));
+  for (int64_t i = 0; i < count; ++i) {
+    float value = distribution(rng);
+    if (type.dtype == DType::kFloat16) {
+      uint16_t bits = float_to_half(value);
+      std::memcpy(tensor.bytes.data() + i * 2, &bits, 2);
+    } else {
+      std::memcpy(tensor.bytes.data() + i * 4, &value, 4);
+    }
+  }
+  return tensor;
+}
+
+const std::vector<std::string> kCompoundOps = {"LayerNormalization",
+                                               "Softmax",
+                                               "LogSoftmax",
+                                               "Gelu",
+                                               "BatchNormalization",
+                                               "InstanceNormalization",
+                                               "GroupNormalization",
+                                               "HardSigmoid",
+                                               "HardSwish",
+                                               "Softplus",
+                                               "Sum",
+                                               "Mean",
+                                               "Gemm"};
+
+class DecomposeNumericsTest : public testing::TestWithParam<DecomposeCase> {};
+
+TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
+  const DecomposeCase& test_case = GetParam();
+  std::string text =
+      "stitchopt.ir 1\nmodel ir_version=9 opsets={\"\":" + std::to_string(test_case.opset) + "}\n" +
+      test_case.model;
+  Result<Model> parsed = parse_model(text, test_case.name);
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  Model original = parsed.value();
+  // Named, so the created nodes' names and origins can be checked.
+  for (NodeId id : original.graph.node_ids()) {
+    original.graph.node(id).name = "compound";
+    original.graph.node(id).origin = {"compound"};
+  }
+  ASSERT_TRUE(verify(original).is_ok()) << verify(original).message();
+
+  std::mt19937 rng(1234);
+  std::map<std::string, Tensor> inputs;
+  for (ValueId input : original.graph.graph_inputs()) {
+    const Value& value = original.graph.value(input);
+    bool positive = value.name.rfind("var", 0) == 0;  // variances must be > 0
+    inputs.emplace(value.name, random_tensor(value.type, rng, positive));
+  }
+
+  Model opened = original;
+  PassContext context;
+  context.default_opset = test_case.opset;
+  DecomposeCompoundOpsPass pass;
+  Result<bool> changed = pass.run(opened.graph, context);
+  ASSERT_TRUE(changed.is_ok()) << changed.status().message();
+  EXPECT_TRUE(changed.value());
+  Status verified = verify(opened);
+  ASSERT_TRUE(verified.is_ok()) << verified.message() << "\n" << print_model(opened);
+  for (NodeId id : opened.graph.node_ids()) {
+    const Node& node = opened.graph.node(id);
+    EXPECT_EQ(std::find(kCompoundOps.begin(), kCompoundOps.end(), node.op_type), kCompoundOps.end())
+        << node.display_name() << " left after decomposition";
+    EXPECT_EQ(node.origin, std::vector<std::string>{"compound"}) << node.display_name();
+    EXPECT_EQ(node.name.rfind("compound/", 0), 0u) << node.display_name();
+  }
+
+  Result<std::map<std::string, Tensor>> expected = evaluate_graph(original, inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  Result<std::map<std::string, Tensor>> actual = evaluate_graph(opened, inputs);
+  ASSERT_TRUE(actual.is_ok()) << actual.status().message() << "\n" << print_model(opened);
+  ASSERT_EQ(expected->size(), actual->size());
+  for (const auto& [name, want] : expected.value()) {
+    ASSERT_TRUE(actual->contains(name)) << name;
+    const Tensor& got = actual->at(name);
+    ASSERT_EQ(got.dtype, want.dtype) << name;
+    ASSERT_EQ(got.dims, want.dims) << name;
+    double worst = 0.0;
+    for (int64_t i = 0; i < want.num_elements(); ++i) {
+      double b = want.float_at(i);
+      double error = std::fabs(got.float_at(i) - b) / std::max(std::fabs(b), 1.0);
+      worst = std::max(worst, error);
+    }
+    EXPECT_LE(worst, test_case.tolerance) << "output " << name;
+  }
+}
+
+const std::string kBatchNormConstants = R"(
+  %s: f32[3] = dense<f32[3]>[0.5, -1.25, 2]
+  %b: f32[3] = dense<f32[3]>[0.1, 0, -0.7]
+  %m: f32[3] = dense<f32[3]>[0.3, -0.2, 1]
+  %v: f32[3] = dense<f32[3]>[1.5, 0.25, 3])";
+
+INSTANTIATE_TEST_SUITE_P(
+    Decompositions, DecomposeNumericsTest,
+    testing::Values(
+        DecomposeCase{"softmax_13_axis1", R"(graph "g" (%x: f32[2,3,5]) {
+  %y: f32[2,3,5] = Softmax(%x) {axis=1}
+  return %y
+})",
+                      13},
+        DecomposeCase{"softmax_11_coerced", R"(graph "g" (%x: f32[2,3,5]) {
+  %y: f32[2,3,5] = Softmax(%x)
+  return %y
+})",
+                      11},
+        DecomposeCase{"softmax_18_last", R"(graph "g" (%x: f32[4,7]) {
+  %y: f32[4,7] = Softmax(%x) {axis=-1}
+  return %y
+})",
+                      18},
+        DecomposeCase{"log_softmax_11_axis0", R"(graph "g" (%x: f32[3,4]) {
+  %y: f32[3,4] = LogSoftmax(%x) {axis=0}
+  return %y
+})",
+                      11},
+        DecomposeCase{"log_softmax_18", R"(graph "g" (%x: f32[2,5,3]) {
+  %y: f32[2,5,3] = LogSoftmax(%x) {axis=1}
+  return %y
+})",
+                      18},
+        DecomposeCase{"layer_norm_17_bias",
+                      R"(graph "g" (%x: f32[2,3,8], %scale: f32[8], %bias: f32[8]) {
+  %y: f32[2,3,8] = LayerNormalization(%x, %scale, %bias)
+  return %y
+})",
+                      17},
+        DecomposeCase{"layer_norm_18_stats", R"(graph "g" (%x: f32[2,3,4], %scale: f32[3,4]) {
+  %y: f32[2,3,4], %mean: f32[2,1,1], %inv: f32[2,1,1] = LayerNormalization(%x, %scale) {axis=1, epsilon=0.01}
+  return %y, %mean, %inv
+})",
+                      18},
+        DecomposeCase{"layer_norm_17_f16_stash",
+                      R"(graph "g" (%x: f16[2,16], %scale: f16[16], %bias: f16[16]) {
+  %y: f16[2,16] = LayerNormalization(%x, %scale, %bias)
+  return %y
+})",
+                      17, 1e-2},
+        DecomposeCase{"gelu_erf", R"(graph "g" (%x: f32[4,5]) {
+  %y: f32[4,5] = Gelu(%x)
+  return %y
+})",
+                      20},
+        DecomposeCase{"gelu_tanh", R"(graph "g" (%x: f32[4,5]) {
+  %y: f32[4,5] = Gelu(%x) {approximate="tanh"}
+  return %y
+})",
+                      20},
+        DecomposeCase{"batch_norm_constants",
+                      R"(graph "g" (%x: f32[2,3,4,4]) {)" + kBatchNormConstants + R"(
+  %y: f32[2,3,4,4] = BatchNormalization(%x, %s, %b, %m, %v) {epsilon=0.001}
+  return %y
+})",
+                      15},
+        DecomposeCase{
+            "batch_norm_inputs_9",
+            R"(graph "g" (%x: f32[2,3,5], %s: f32[3], %b: f32[3], %m: f32[3], %var: f32[3]) {
+  %y: f32[2,3,5] = BatchNormalization(%x, %s, %b, %m, %var)
+  return %y
+})",
+            9},
+        DecomposeCase{"instance_norm", R"(graph "g" (%x: f32[2,3,4,5], %s: f32[3], %b: f32[3]) {
+  %y: f32[2,3,4,5] = InstanceNormalization(%x, %s, %b) {epsilon=0.0001}
+  return %y
+})",
+                      13},
+        DecomposeCase{"group_norm_18_per_group",
+                      R"(graph "g" (%x: f32[2,4,3,3], %s: f32[2], %b: f32[2]) {
+  %y: f32[2,4,3,3] = GroupNormalization(%x, %s, %b) {num_groups=2}
+  return %y
+})",
+                      18},
+        DecomposeCase{"group_norm_21_per_channel", R"(graph "g" (%x: f32[2,6,5]) {
+  %s: f32[6] = dense<f32[6]>[1, 2, 0.5, -1, 3, 0.25]
+  %b: f32[6] = dense<f32[6]>[0, 1, -1, 0.5, 2, -3]
+  %y: f32[2,6,5] = GroupNormalization(%x, %s, %b) {num_groups=3, epsilon=0.001}
+  return %y
+})",
+                      21},
+        DecomposeCase{"hard_sigmoid", R"(graph "g" (%x: f32[3,4]) {
+  %y: f32[3,4] = HardSigmoid(%x) {alpha=0.3, beta=0.4}
+  return %y
+})",
+                      13},
+        DecomposeCase{"hard_swish", R"(graph "g" (%x: f32[3,4]) {
+  %y: f32[3,4] = HardSwish(%x)
+  return %y
+})",
+                      14},
+        DecomposeCase{"softplus", R"(graph "g" (%x: f32[10]) {
+  %y: f32[10] = Softplus(%x)
+  return %y
+})",
+                      13},
+        DecomposeCase{"sum_of_four",
+                      R"(graph "g" (%a: f32[2,3], %b: f32[3], %c: f32[1], %d: f32[2,1]) {
+  %y: f32[2,3] = Sum(%a, %b, %c, %d)
+  return %y
+})",
+                      13},
+        DecomposeCase{"mean_of_three", R"(graph "g" (%a: f32[2,3], %b: f32[2,3], %c: f32[3]) {
+  %y: f32[2,3] = Mean(%a, %b, %c)
+  return %y
+})",
+                      13},
+        DecomposeCase{"gemm_all_attributes", R"(graph "g" (%a: f32[3,2], %b: f32[4,3], %c: f32[4]) {
+  %y: f32[2,4] = Gemm(%a, %b, %c) {alpha=1.5, beta=-0.5, transA=1, transB=1}
+  return %y
+})",
+                      13},
+        DecomposeCase{"gemm_constant_weight_no_c", R"(graph "g" (%a: f32[2,3]) {
+  %w: f32[2,3] = dense<f32[2,3]>[1, -2, 0.5, 3, 0.25, -1]
+  %y: f32[2,2] = Gemm(%a, %w) {transB=1}
+  return %y
+})",
+                      11}),
+    [](const testing::TestParamInfo<DecomposeCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace stitch::ir
