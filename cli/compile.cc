@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "cli/output_dir.h"
@@ -59,6 +60,20 @@ Status write_text(const fs::path& path, const std::string& text) {
   return Status::ok();
 }
 
+void print_pass_table(const ir::SimplifyStatistics& statistics) {
+  std::fprintf(stderr, "stitchopt: %-18s %5s %8s %8s %10s\n", "pass", "runs", "removed", "added",
+               "seconds");
+  for (const ir::PassStatistics& pass : statistics.passes) {
+    std::fprintf(stderr, "stitchopt: %-18s %5lld %8lld %8lld %10.4f\n", pass.name.c_str(),
+                 static_cast<long long>(pass.runs), static_cast<long long>(pass.nodes_removed),
+                 static_cast<long long>(pass.nodes_added), pass.seconds);
+  }
+  std::fprintf(stderr, "stitchopt: %lld -> %lld nodes in %d rounds%s\n",
+               static_cast<long long>(statistics.nodes_before),
+               static_cast<long long>(statistics.nodes_after), statistics.iterations,
+               statistics.reached_fixed_point ? "" : " (stopped before a fixed point)");
+}
+
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
@@ -76,8 +91,31 @@ Status run_compile(const CompileOptions& options) {
 
   Status verified = timer.time("verify", [&] { return ir::verify(model); });
   if (!verified.is_ok()) return verified.with_prefix(options.model_path + ": ");
+  int64_t original_kernels = emit::count_original_kernels(model.graph);
+  int64_t original_nodes = model.graph.num_nodes();
 
   STITCH_ASSIGN_OR_RETURN(auto staged, StagedOutputDirectory::create(options.output_directory));
+  std::optional<ir::SimplifyStatistics> simplified;
+  if (options.simplify) {
+    ir::PipelineOptions pipeline = options.pipeline;
+    pipeline.model_path = options.model_path;
+    if (!pipeline.dump_ir_after.empty()) {
+      pipeline.dump_directory = (staged.path() / "ir").string();
+      fs::create_directories(pipeline.dump_directory);
+    }
+    Result<ir::SimplifyStatistics> statistics =
+        timer.time("simplify", [&] { return ir::run_passes(model, pipeline); });
+    if (!statistics.is_ok()) return statistics.status();
+    simplified = std::move(statistics).value();
+    // A pass that breaks an invariant is our bug, whatever the model.
+    Status still_valid = ir::verify(model);
+    if (!still_valid.is_ok()) {
+      return Status::internal("the IR is invalid after simplification: " +
+                              still_valid.message());
+    }
+    if (options.time_passes) print_pass_table(*simplified);
+  }
+
   Status written = timer.time("write", [&] {
     return emit::write_onnx(model, (staged.path() / "model.fused.onnx").string());
   });
@@ -86,17 +124,19 @@ Status run_compile(const CompileOptions& options) {
   emit::Report report;
   STITCH_ASSIGN_OR_RETURN(std::string model_bytes, read_file(options.model_path));
   report.model = emit::ReportModel{options.model_path, emit::sha256_hex(model_bytes),
-                                   model.default_opset(), model.graph.num_nodes()};
+                                   model.default_opset(), original_nodes};
   report.options.input_shapes = options.input_shapes;
   report.phases = timer.phases();
-  report.kernels.original = emit::count_original_kernels(model.graph);
+  report.simplify = simplified;
+  report.kernels.original = original_kernels;
+  report.kernels.after_simplify = emit::count_original_kernels(model.graph);
   STITCH_RETURN_IF_ERROR(write_text(staged.path() / "report.json", emit::render_report(report)));
   STITCH_RETURN_IF_ERROR(staged.commit());
 
   if (options.verbosity != Verbosity::kQuiet) {
-    std::fprintf(stderr, "stitchopt: %s: %lld nodes, %lld kernels; wrote %s\n",
-                 options.model_path.c_str(), static_cast<long long>(report.model.node_count),
-                 static_cast<long long>(report.kernels.original),
+    std::fprintf(stderr, "stitchopt: %s: %lld nodes -> %lld after simplification; wrote %s\n",
+                 options.model_path.c_str(), static_cast<long long>(original_nodes),
+                 static_cast<long long>(model.graph.num_nodes()),
                  options.output_directory.c_str());
   }
   return Status::ok();

@@ -10,6 +10,7 @@
 
 #include "cli/compile.h"
 #include "cli/input_shape.h"
+#include "ir/passes/pipeline.h"
 
 namespace {
 
@@ -32,15 +33,30 @@ int run(int argc, char** argv) {
   std::vector<std::string> input_shape_flags;
   bool verbose = false;
   bool quiet = false;
-  app.add_option("model", options.model_path, "the ONNX model to compile")->required();
+  bool list_passes = false;
+  std::string pass_list;
+  app.add_option("model", options.model_path, "the ONNX model to compile");
   app.add_option("-o,--output", options.output_directory,
-                 "output directory (replaced as a whole when the run succeeds)")
-      ->required();
+                 "output directory (replaced as a whole when the run succeeds)");
   app.add_option("--input-shape", input_shape_flags,
                  "NAME=d0,d1,...: static dims for a graph input with dynamic dims "
                  "(repeatable)")
       ->take_all()
       ->allow_extra_args(false);
+  app.add_flag("--list-passes", list_passes, "print every simplification pass and exit");
+  app.add_option("--passes", pass_list,
+                 "run exactly these simplification passes, comma-separated, in this order");
+  app.add_option("--disable-pass", options.pipeline.disabled,
+                 "leave this pass out of the pipeline (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("--dump-ir-after", options.pipeline.dump_ir_after,
+                 "write the textual IR after every run of this pass to OUT/ir/NN-PASS.ir");
+  app.add_flag("--time-passes", options.time_passes, "print each pass's runs, changes and time");
+  app.add_flag("--verify-each", options.pipeline.verify_each, "run the IR verifier after every pass");
+  bool no_simplify = false;
+  app.add_flag("--no-simplify", no_simplify,
+               "skip simplification: write the imported model back unchanged");
   auto* verbose_flag = app.add_flag("-v,--verbose", verbose, "one line per phase with its time");
   app.add_flag("-q,--quiet", quiet, "print errors only")->excludes(verbose_flag);
 
@@ -57,6 +73,20 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   }
 
+  if (list_passes) {
+    for (const stitch::ir::PassInfo& pass : stitch::ir::list_passes()) {
+      std::printf("%-18s %.*s\n", std::string(pass.name).c_str(),
+                  static_cast<int>(pass.summary.size()), pass.summary.data());
+    }
+    return kExitOk;
+  }
+  if (options.model_path.empty() || options.output_directory.empty()) {
+    std::fprintf(stderr, "stitchopt: error: %s is required; see stitchopt --help\n",
+                 options.model_path.empty() ? "model" : "--output");
+    return kExitBadInput;
+  }
+  options.simplify = !no_simplify;
+  options.pipeline.passes = stitch::ir::split_pass_list(pass_list);
   for (const std::string& flag : input_shape_flags) {
     stitch::Status parsed = stitch::cli::parse_input_shape(flag, options.input_shapes);
     if (!parsed.is_ok()) return report_error(parsed);

@@ -35,7 +35,27 @@ std::string render_report(const Report& report) {
     phases.push_back({{"name", phase.name}, {"seconds", phase.seconds}});
   }
   json["phases"] = phases;
-  json["kernels"] = {{"original", report.kernels.original}};
+  if (report.simplify.has_value()) {
+    const ir::SimplifyStatistics& statistics = *report.simplify;
+    ordered_json passes = ordered_json::array();
+    for (const ir::PassStatistics& pass : statistics.passes) {
+      passes.push_back({{"name", pass.name},
+                        {"runs", pass.runs},
+                        {"changed_runs", pass.changed_runs},
+                        {"nodes_removed", pass.nodes_removed},
+                        {"nodes_added", pass.nodes_added},
+                        {"seconds", pass.seconds}});
+    }
+    json["simplify"] = {{"nodes_before", statistics.nodes_before},
+                        {"nodes_after", statistics.nodes_after},
+                        {"iterations", statistics.iterations},
+                        {"reached_fixed_point", statistics.reached_fixed_point},
+                        {"passes", passes}};
+  } else {
+    json["simplify"] = nullptr;
+  }
+  json["kernels"] = {{"original", report.kernels.original},
+                     {"after_simplify", report.kernels.after_simplify}};
   return json.dump(2) + "\n";
 }
 

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/passes/pipeline.h"
 
 namespace stitch::emit {
 
@@ -32,13 +34,15 @@ struct ReportOptions {
 };
 
 struct ReportKernels {
-  int64_t original = 0;  // see count_original_kernels
+  int64_t original = 0;        // see count_original_kernels
+  int64_t after_simplify = 0;  // the same count on the simplified graph
 };
 
 struct Report {
   ReportModel model;
   ReportOptions options;
   std::vector<PhaseTiming> phases;
+  std::optional<ir::SimplifyStatistics> simplify;  // absent with --no-simplify
   ReportKernels kernels;
 };
 

@@ -87,6 +87,41 @@ def usage_tests(binary, source, work):
           result.stderr)
 
 
+def pipeline_flag_tests(binary, source, work):
+    result = run(binary, ["--list-passes"], source)
+    names = [line.split()[0] for line in result.stdout.splitlines() if line.strip()]
+    check("--list-passes exits 0", result.returncode == 0, result.stderr)
+    check("--list-passes lists every pass", names == [
+        "shape-folding", "constant-folding", "noop-elimination", "algebraic", "cse", "dce",
+        "decompose"], str(names))
+    out = os.path.join(work, "passes")
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--passes", "dce,cse,dec"], source)
+    check("unknown pass exits 2", result.returncode == 2, result.stderr)
+    check("unknown pass message", first_line(result.stderr) ==
+          'stitchopt: error: --passes: no pass named "dec"; did you mean "dce"?', result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--disable-pass", "nothing"], source)
+    check("unknown disabled pass exits 2", result.returncode == 2, result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--dump-ir-after", "decompose",
+                          "--time-passes", "--verify-each", "--disable-pass", "cse"], source)
+    check("dump/time/verify flags succeed", result.returncode == 0, result.stderr)
+    dumps = sorted(os.listdir(os.path.join(out, "ir"))) if os.path.isdir(os.path.join(out, "ir")) else []
+    check("--dump-ir-after writes the IR", dumps and dumps[0] == "01-decompose.ir", str(dumps))
+    if dumps:
+        with open(os.path.join(out, "ir", dumps[0])) as f:
+            check("dump is textual IR", f.readline().startswith("stitchopt.ir 1"))
+    check("--time-passes prints a table", "stitchopt: pass " in result.stderr and
+          "decompose" in result.stderr, result.stderr)
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    ran = [p["name"] for p in report["simplify"]["passes"]]
+    check("--disable-pass leaves the pass out", "cse" not in ran and "dce" in ran, str(ran))
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--no-simplify"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    check("--no-simplify: simplify is null", result.returncode == 0 and report["simplify"] is None,
+          result.stderr)
+
+
 def output_tests(binary, source, work):
     out = os.path.join(work, "keep")
     os.makedirs(out)
@@ -110,7 +145,7 @@ def output_tests(binary, source, work):
             models.append(f.read())
         with open(os.path.join(out, "report.json")) as f:
             report = json.load(f)
-        for phase in report["phases"]:
+        for phase in report["phases"] + (report["simplify"] or {}).get("passes", []):
             phase["seconds"] = 0
         reports.append(report)
     check("model.fused.onnx byte-identical across runs", models[0] == models[1])
@@ -118,7 +153,7 @@ def output_tests(binary, source, work):
     report = reports[0]
     check("report key order", list(report.keys())[:3] == ["schema", "tool", "model"], str(report.keys()))
     check("report schema", report["schema"] == "stitchopt.report/1")
-    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "write"],
+    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "write"],
           str(report["phases"]))
     # Existing output is replaced as a whole by a successful run.
     out = os.path.join(work, "keep")
@@ -138,6 +173,7 @@ def main():
     try:
         corpus_tests(binary, args.source, work)
         usage_tests(binary, args.source, work)
+        pipeline_flag_tests(binary, args.source, work)
         output_tests(binary, args.source, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
