@@ -15,20 +15,6 @@ namespace {
 
 bool is_default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
-// The constant data of `value` when it is an initializer the runtime cannot
-// override (not also a graph input), else null.
-const Tensor* constant_of(const Graph& graph, ValueId value) {
-  if (value == kNoId) return nullptr;
-  const Value& v = graph.value(value);
-  if (!v.is_initializer() || v.is_graph_input || v.constant->external.has_value()) return nullptr;
-  if (v.constant->dtype == DType::kString || dtype_size(v.constant->dtype) == 0) return nullptr;
-  if (static_cast<int64_t>(v.constant->bytes.size()) !=
-      v.constant->num_elements() * dtype_size(v.constant->dtype)) {
-    return nullptr;
-  }
-  return v.constant.get();
-}
-
 // Every element equals `wanted` (-0 counts as 0); false for an empty tensor.
 bool all_elements_equal(const Tensor& tensor, int64_t wanted) {
   int64_t count = tensor.num_elements();
@@ -129,7 +115,7 @@ bool rewrite_identity_element(Graph& graph, NodeId id, int64_t opset) {
   bool commutative = op == "Mul" || op == "Add";
   for (int slot : {1, 0}) {
     if (slot == 0 && !commutative) break;
-    const Tensor* constant = constant_of(graph, node.inputs[static_cast<size_t>(slot)]);
+    const Tensor* constant = constant_data(graph, node.inputs[static_cast<size_t>(slot)]);
     ValueId x = node.inputs[static_cast<size_t>(1 - slot)];
     ValueId y = node.outputs[0];
     if (constant == nullptr || x == kNoId || y == kNoId) continue;
@@ -407,15 +393,15 @@ bool rewrite_constant_chain(Graph& graph, NodeId id) {
   if (node.inputs.size() != 2 || node.outputs.size() != 1 || node.outputs[0] == kNoId) return false;
   const std::string op = node.op_type;
   for (int outer_slot : {1, 0}) {
-    const Tensor* b = constant_of(graph, node.inputs[static_cast<size_t>(outer_slot)]);
+    const Tensor* b = constant_data(graph, node.inputs[static_cast<size_t>(outer_slot)]);
     ValueId t = node.inputs[static_cast<size_t>(1 - outer_slot)];
     if (b == nullptr || t == kNoId) continue;
     const Node* inner = intermediate_producer(graph, t, {op});
     if (inner == nullptr || inner->inputs.size() != 2 || graph.value(t).users.size() != 1) continue;
     for (int inner_slot : {1, 0}) {
-      const Tensor* a = constant_of(graph, inner->inputs[static_cast<size_t>(inner_slot)]);
+      const Tensor* a = constant_data(graph, inner->inputs[static_cast<size_t>(inner_slot)]);
       ValueId x = inner->inputs[static_cast<size_t>(1 - inner_slot)];
-      if (a == nullptr || x == kNoId || constant_of(graph, x) != nullptr) continue;
+      if (a == nullptr || x == kNoId || constant_data(graph, x) != nullptr) continue;
       DType dtype = graph.value(node.outputs[0]).type.dtype;
       if (a->dtype != dtype || b->dtype != dtype || graph.value(x).type.dtype != dtype ||
           graph.value(t).type.dtype != dtype) {

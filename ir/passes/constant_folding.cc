@@ -61,19 +61,6 @@ bool constant_nodes_to_initializers(Graph& graph) {
   return changed;
 }
 
-// An initializer whose data may be read now: loaded, numeric, not overridable.
-const Tensor* foldable_constant(const Graph& graph, ValueId id) {
-  const Value& value = graph.value(id);
-  if (!value.is_initializer() || value.is_graph_input) return nullptr;
-  const Tensor* tensor = value.constant.get();
-  if (tensor->dtype == DType::kString || dtype_size(tensor->dtype) == 0 ||
-      static_cast<int64_t>(tensor->bytes.size()) !=
-          tensor->num_elements() * dtype_size(tensor->dtype)) {
-    return nullptr;
-  }
-  return tensor;
-}
-
 bool foldable_op(const Node& node) {
   if (!node.domain.empty() || is_random(node.op_type) || node.op_type == "Constant" ||
       !node.implicit_inputs.empty() || !has_reference_evaluation(node.domain, node.op_type)) {
@@ -129,7 +116,7 @@ Result<bool> ConstantFoldingPass::run(Graph& graph, PassContext& context) {
     bool all_constant = true;
     for (size_t slot = 0; slot < node.inputs.size() && all_constant; ++slot) {
       if (node.inputs[slot] == kNoId) continue;
-      inputs[slot] = foldable_constant(graph, node.inputs[slot]);
+      inputs[slot] = constant_data(graph, node.inputs[slot]);
       all_constant = inputs[slot] != nullptr;
     }
     if (!all_constant) continue;

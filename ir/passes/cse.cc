@@ -24,21 +24,10 @@ bool is_random(std::string_view op_type) {
          op_type == "RandomUniformLike" || op_type == "Multinomial" || op_type == "Bernoulli";
 }
 
-// The tensor a value holds when it is an initializer or a Constant node's `value`.
-const Tensor* constant_of(const Graph& graph, ValueId id) {
-  const Value& value = graph.value(id);
-  if (value.is_initializer()) return value.constant.get();
-  if (value.producer == kNoId) return nullptr;
-  const Node& producer = graph.node(value.producer);
-  if (producer.op_type != "Constant" || !producer.domain.empty()) return nullptr;
-  const Attribute* attribute = producer.find_attribute("value");
-  return attribute != nullptr ? attribute->tensor.get() : nullptr;
-}
-
 // Dropout is deterministic (the identity) unless training_mode may be true.
 bool dropout_in_inference(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 3 || node.inputs[2] == kNoId) return true;
-  const Tensor* mode = constant_of(graph, node.inputs[2]);
+  const Tensor* mode = constant_data(graph, node.inputs[2]);
   return mode != nullptr && mode->num_elements() == 1 &&
          mode->bytes.size() >= static_cast<size_t>(dtype_size(mode->dtype)) && mode->int_at(0) == 0;
 }

@@ -10,27 +10,6 @@
 namespace stitch::ir {
 namespace {
 
-// The tensor a value holds when it is an initializer or a Constant node's `value`.
-const Tensor* constant_of(const Graph& graph, ValueId id) {
-  if (id == kNoId) return nullptr;
-  const Value& value = graph.value(id);
-  const Tensor* tensor = nullptr;
-  if (value.is_initializer()) {
-    tensor = value.constant.get();
-  } else if (value.producer != kNoId) {
-    const Node& producer = graph.node(value.producer);
-    if (producer.op_type != "Constant" || !producer.domain.empty()) return nullptr;
-    const Attribute* attribute = producer.find_attribute("value");
-    if (attribute != nullptr) tensor = attribute->tensor.get();
-  }
-  if (tensor == nullptr || tensor->dtype == DType::kString ||
-      static_cast<int64_t>(tensor->bytes.size()) !=
-          tensor->num_elements() * dtype_size(tensor->dtype)) {
-    return nullptr;  // no data here (external and not loaded), or not numeric
-  }
-  return tensor;
-}
-
 bool all_equal_to(const Tensor& tensor, int64_t expected) {
   for (int64_t i = 0; i < tensor.num_elements(); ++i) {
     if (tensor.int_at(i) != expected) return false;
@@ -77,7 +56,7 @@ bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
       if (!mask.users.empty() || mask.is_graph_output) return false;
     }
     if (!input_is(node, 2)) return true;
-    const Tensor* mode = constant_of(graph, node.inputs[2]);
+    const Tensor* mode = constant_data(graph, node.inputs[2]);
     return mode != nullptr && mode->num_elements() == 1 && mode->int_at(0) == 0;
   }
   if (op == "Cast") {
@@ -95,7 +74,7 @@ bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
   if (op == "Slice") {
     if (!same_static_type(graph, input, output)) return false;
     if (opset < 10 || !input_is(node, 4)) return true;
-    const Tensor* steps = constant_of(graph, node.inputs[4]);
+    const Tensor* steps = constant_data(graph, node.inputs[4]);
     return steps != nullptr && all_equal_to(*steps, 1);
   }
   if (op == "Pad") {
@@ -104,7 +83,7 @@ bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
       return pads != nullptr &&
              std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
     }
-    const Tensor* pads = input_is(node, 1) ? constant_of(graph, node.inputs[1]) : nullptr;
+    const Tensor* pads = input_is(node, 1) ? constant_data(graph, node.inputs[1]) : nullptr;
     return pads != nullptr && all_equal_to(*pads, 0);
   }
   if (op == "Concat") return node.inputs.size() == 1;
@@ -114,7 +93,7 @@ bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
     if (node.int_attribute("noop_with_empty_axes", 0) != 1) return false;
     if (node.find_attribute("axes") != nullptr) return false;
     if (!input_is(node, 1)) return true;
-    const Tensor* axes = constant_of(graph, node.inputs[1]);
+    const Tensor* axes = constant_data(graph, node.inputs[1]);
     return axes != nullptr && axes->num_elements() == 0;
   }
   return false;

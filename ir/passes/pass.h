@@ -39,6 +39,11 @@ class Pass {
   virtual Result<bool> run(Graph& graph, PassContext& context) = 0;
 };
 
+// The data of `value` when it is known at compile time: an initializer that is not
+// also a graph input (the runtime may override those defaults) or the `value` of a
+// Constant node, numeric, with all its bytes in memory. Null otherwise, and for kNoId.
+const Tensor* constant_data(const Graph& graph, ValueId value);
+
 // Appends the origins of `sources` to `target`'s origin, without duplicates, keeping
 // first-seen order.
 void inherit_origin(Graph& graph, NodeId target, const std::vector<NodeId>& sources);

@@ -24,29 +24,6 @@ bool is_chain_op(std::string_view op_type) {
   return std::find(kChainOps.begin(), kChainOps.end(), op_type) != kChainOps.end();
 }
 
-// The data of an initializer (not overridable: no graph input) or of a Constant
-// node's `value`, when it is loaded and numeric; else null. Constant nodes count
-// so that chains fold before constant folding has turned them into initializers.
-const Tensor* folded_constant(const Graph& graph, ValueId id) {
-  const Value& value = graph.value(id);
-  const Tensor* tensor = nullptr;
-  if (value.is_initializer() && !value.is_graph_input) {
-    tensor = value.constant.get();
-  } else if (value.producer != kNoId) {
-    const Node& producer = graph.node(value.producer);
-    const Attribute* attribute = producer.find_attribute("value");
-    if (producer.op_type == "Constant" && producer.domain.empty() && attribute != nullptr) {
-      tensor = attribute->tensor.get();
-    }
-  }
-  if (tensor == nullptr) return nullptr;
-  if (dtype_size(tensor->dtype) == 0 || static_cast<int64_t>(tensor->bytes.size()) !=
-                                            tensor->num_elements() * dtype_size(tensor->dtype)) {
-    return nullptr;
-  }
-  return tensor;
-}
-
 // Removes `node` and turns each output into an initializer holding `results`.
 void replace_by_constants(Graph& graph, NodeId id, std::vector<Tensor> results) {
   std::vector<ValueId> outputs = graph.node(id).outputs;
@@ -90,7 +67,7 @@ std::optional<std::vector<Tensor>> evaluate_chain(const Graph& graph, const Node
   std::vector<const Tensor*> inputs(node.inputs.size(), nullptr);
   for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
     if (node.inputs[slot] == kNoId) continue;
-    inputs[slot] = folded_constant(graph, node.inputs[slot]);
+    inputs[slot] = constant_data(graph, node.inputs[slot]);
     if (inputs[slot] == nullptr) return std::nullopt;
   }
   for (ValueId output : node.outputs) {
@@ -118,7 +95,7 @@ std::optional<Tensor> static_shape_input(const Graph& graph, const Node& node) {
   }
   // Constant already (or a graph input, which the static type must not override).
   if (graph.value(node.inputs[slot]).producer == kNoId ||
-      folded_constant(graph, node.inputs[slot]) != nullptr) {
+      constant_data(graph, node.inputs[slot]) != nullptr) {
     return std::nullopt;
   }
   const TensorType& output = graph.value(node.outputs[0]).type;
