@@ -11,6 +11,7 @@
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
+#include "ir/passes/fold_conv_batchnorm.h"
 #include "ir/passes/decompose_compound_ops.h"
 #include "ir/passes/noop_elimination.h"
 #include "ir/passes/shape_folding.h"
@@ -27,6 +28,7 @@ std::vector<std::unique_ptr<Pass>> make_all_passes() {
   passes.push_back(std::make_unique<ConstantFoldingPass>());
   passes.push_back(std::make_unique<NoOpEliminationPass>());
   passes.push_back(std::make_unique<AlgebraicRewritePass>());
+  passes.push_back(std::make_unique<FoldConvBatchNormPass>());
   passes.push_back(std::make_unique<CommonSubexpressionEliminationPass>());
   passes.push_back(std::make_unique<DeadCodeEliminationPass>());
   passes.push_back(std::make_unique<DecomposeCompoundOpsPass>());
@@ -87,7 +89,9 @@ std::vector<PassInfo> list_passes() {
 //     casts and arithmetic of constants), under a size limit so weights are not
 //     duplicated.
 //  3. noop-elimination and algebraic rewrites then see constant operands (x*1 needs
-//     the 1 to be an initializer) and static shapes.
+//     the 1 to be an initializer) and static shapes; fold-conv-batchnorm needs the
+//     statistics constant too, and must run before decompose opens the
+//     BatchNormalization into Mul/Add (which would leave a kernel behind).
 //  4. cse after the rewrites, which make more nodes identical (two Reshapes of the
 //     same value to the same constant shape).
 //  5. dce sweeps what every pass above disconnected.
@@ -96,8 +100,8 @@ std::vector<PassInfo> list_passes() {
 //     next round cleans up what decomposition exposes (e.g. CSE of the two
 //     ReduceMeans a LayerNorm and a later op may share, Mul by a constant 1 scale).
 std::vector<std::string> default_pipeline() {
-  return {"shape-folding", "constant-folding", "noop-elimination", "algebraic",
-          "cse",           "dce",              "decompose"};
+  return {"shape-folding", "constant-folding",    "noop-elimination", "algebraic",
+          "fold-conv-batchnorm", "cse", "dce",       "decompose"};
 }
 
 std::vector<std::string> split_pass_list(std::string_view list) {

@@ -92,8 +92,8 @@ def pipeline_flag_tests(binary, source, work):
     names = [line.split()[0] for line in result.stdout.splitlines() if line.strip()]
     check("--list-passes exits 0", result.returncode == 0, result.stderr)
     check("--list-passes lists every pass", names == [
-        "shape-folding", "constant-folding", "noop-elimination", "algebraic", "cse", "dce",
-        "decompose"], str(names))
+        "shape-folding", "constant-folding", "noop-elimination", "algebraic",
+        "fold-conv-batchnorm", "cse", "dce", "decompose"], str(names))
     out = os.path.join(work, "passes")
     result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--passes", "dce,cse,dec"], source)
     check("unknown pass exits 2", result.returncode == 2, result.stderr)
