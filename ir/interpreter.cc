@@ -176,6 +176,23 @@ Tensor gather_by_axis_maps(const Tensor& source, const std::vector<int64_t>& out
 
 std::vector<int64_t> int_values(const Tensor& tensor) { return tensor.to_int64_vector(); }
 
+std::vector<double> doubles_of(const Tensor& tensor) {
+  std::vector<double> values(static_cast<size_t>(tensor.num_elements()));
+  visit_float(tensor.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = load<S>(tensor.bytes.data(), static_cast<int64_t>(i));
+    }
+  });
+  return values;
+}
+
+Status check_float(const KernelContext& ctx, size_t index) {
+  const Tensor* tensor = ctx.input(index);
+  if (tensor != nullptr && !dtype_is_float(tensor->dtype)) return ctx.unsupported_dtype(index);
+  return Status::ok();
+}
+
 std::vector<float> floats_attribute(const Node& node, std::string_view name,
                                     std::vector<float> fallback) {
   const Attribute* attribute = node.find_attribute(name);

@@ -294,6 +294,10 @@ Tensor gather_by_axis_maps(const Tensor& source, const std::vector<int64_t>& out
 
 // Reads an integer tensor (int32/int64/...) input as int64 values.
 std::vector<int64_t> int_values(const Tensor& tensor);
+// Reads a float tensor (any width) as doubles.
+std::vector<double> doubles_of(const Tensor& tensor);
+// Error unless input `index` (when present) has a float dtype.
+Status check_float(const KernelContext& ctx, size_t index);
 // Floats attribute (kFloats) or fallback.
 std::vector<float> floats_attribute(const Node& node, std::string_view name,
                                     std::vector<float> fallback);

@@ -17,24 +17,6 @@ KernelResult single(Tensor tensor) {
   return outputs;
 }
 
-// Reads any float tensor into doubles.
-std::vector<double> doubles_of(const Tensor& tensor) {
-  std::vector<double> values(static_cast<size_t>(tensor.num_elements()));
-  visit_float(tensor.dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    for (size_t i = 0; i < values.size(); ++i) {
-      values[i] = load<S>(tensor.bytes.data(), static_cast<int64_t>(i));
-    }
-  });
-  return values;
-}
-
-Status check_float(const KernelContext& ctx, size_t index) {
-  const Tensor* tensor = ctx.input(index);
-  if (tensor != nullptr && !dtype_is_float(tensor->dtype)) return ctx.unsupported_dtype(index);
-  return Status::ok();
-}
-
 Status check_same_dtype(const KernelContext& ctx, size_t a, size_t b) {
   const Tensor* ta = ctx.input(a);
   const Tensor* tb = ctx.input(b);

@@ -234,24 +234,6 @@ KernelResult softmax_kernel(const KernelContext& ctx, bool log) {
   return single(std::move(out));
 }
 
-// Reads a float tensor into doubles.
-std::vector<double> doubles_of(const Tensor& tensor) {
-  std::vector<double> values(static_cast<size_t>(tensor.num_elements()));
-  visit_float(tensor.dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    for (size_t i = 0; i < values.size(); ++i) {
-      values[i] = load<S>(tensor.bytes.data(), static_cast<int64_t>(i));
-    }
-  });
-  return values;
-}
-
-Status check_float(const KernelContext& ctx, size_t index) {
-  const Tensor* tensor = ctx.input(index);
-  if (tensor != nullptr && !dtype_is_float(tensor->dtype)) return ctx.unsupported_dtype(index);
-  return Status::ok();
-}
-
 // Stores `values` as a tensor of `dtype` and `dims`.
 Tensor tensor_of(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values) {
   Tensor out = make_tensor(dtype, std::move(dims));

@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include "ir/analysis.h"
+#include "ir/edit_distance.h"
 #include "ir/shape_inference.h"
 #include "onnx_import/tensor_proto.h"
 
@@ -106,21 +107,6 @@ std::string dims_flag_text(const std::vector<int64_t>& dims) {
   std::vector<std::string> parts;
   for (int64_t dim : dims) parts.push_back(std::to_string(dim));
   return join(parts, ",");
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Names a subgraph (and the subgraphs nested in it) reads without defining them,
@@ -515,7 +501,7 @@ class Importer {
         ir::ValueId closest = candidates.front();
         size_t best = SIZE_MAX;
         for (ir::ValueId candidate : candidates) {
-          size_t distance = edit_distance(name, graph.value(candidate).name);
+          size_t distance = ir::edit_distance(name, graph.value(candidate).name);
           if (distance < best) {
             best = distance;
             closest = candidate;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 
+#include "ir/edit_distance.h"
 #include "ir/passes/algebraic_rewrites.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/cse.h"
@@ -33,21 +34,6 @@ std::vector<std::unique_ptr<Pass>> make_all_passes() {
   passes.push_back(std::make_unique<DeadCodeEliminationPass>());
   passes.push_back(std::make_unique<DecomposeCompoundOpsPass>());
   return passes;
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 Status unknown_pass(std::string_view name, std::string_view flag) {
