@@ -76,4 +76,19 @@ Status attribute_to_proto(const ir::Attribute& attribute, onnx::AttributeProto* 
   return Status::ok();
 }
 
+Status node_to_proto(const ir::Node& node,
+                     const std::function<std::string(ir::ValueId)>& value_name,
+                     onnx::NodeProto* proto) {
+  for (ir::ValueId input : node.inputs) proto->add_input(value_name(input));
+  for (ir::ValueId output : node.outputs) proto->add_output(value_name(output));
+  if (!node.name.empty()) proto->set_name(node.name);
+  proto->set_op_type(node.op_type);
+  if (!node.domain.empty()) proto->set_domain(node.domain);
+  for (const ir::Attribute& attribute : node.attributes) {
+    STITCH_RETURN_IF_ERROR(attribute_to_proto(attribute, proto->add_attribute()));
+  }
+  if (!node.doc_string.empty()) proto->set_doc_string(node.doc_string);
+  return Status::ok();
+}
+
 }  // namespace stitch::emit

@@ -5,9 +5,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <string>
 
 #include "ir/attribute.h"
+#include "ir/graph.h"
 #include "ir/status.h"
 #include "ir/tensor.h"
 
@@ -24,5 +26,10 @@ void type_to_proto(const ir::TensorType& type, onnx::TypeProto* proto);
 // (graphs, sparse tensors, type protos) are parsed back byte for byte; an attribute
 // of such a kind without its proto is an internal error.
 Status attribute_to_proto(const ir::Attribute& attribute, onnx::AttributeProto* proto);
+
+// The node with its inputs and outputs named by `value_name` (kNoId: "").
+Status node_to_proto(const ir::Node& node,
+                     const std::function<std::string(ir::ValueId)>& value_name,
+                     onnx::NodeProto* proto);
 
 }  // namespace stitch::emit

@@ -147,22 +147,15 @@ Status write_onnx(const ir::Model& model, const std::string& path,
 
   Result<std::vector<ir::NodeId>> order = ir::topological_order(graph);
   if (!order.is_ok()) return order.status().with_prefix(path + ": ");
-  auto value_name = [&](ir::ValueId id) { return id == ir::kNoId ? "" : graph.value(id).name; };
+  auto value_name = [&](ir::ValueId id) {
+    return id == ir::kNoId ? std::string() : graph.value(id).name;
+  };
   for (ir::NodeId id : *order) {
     const ir::Node& node = graph.node(id);
-    onnx::NodeProto* written = graph_proto->add_node();
-    for (ir::ValueId input : node.inputs) written->add_input(value_name(input));
-    for (ir::ValueId output : node.outputs) written->add_output(value_name(output));
-    if (!node.name.empty()) written->set_name(node.name);
-    written->set_op_type(node.op_type);
-    if (!node.domain.empty()) written->set_domain(node.domain);
-    for (const ir::Attribute& attribute : node.attributes) {
-      Status converted = attribute_to_proto(attribute, written->add_attribute());
-      if (!converted.is_ok()) {
-        return converted.with_prefix(path + ": node " + node.display_name() + ": ");
-      }
+    Status converted = node_to_proto(node, value_name, graph_proto->add_node());
+    if (!converted.is_ok()) {
+      return converted.with_prefix(path + ": node " + node.display_name() + ": ");
     }
-    if (!node.doc_string.empty()) written->set_doc_string(node.doc_string);
   }
   for (ir::ValueId id : graph.graph_outputs()) {
     write_value_info(graph.value(id), graph_proto->add_output());

@@ -1,0 +1,55 @@
+// The rewritten model: every fused group becomes one node in the custom domain
+// "stitchopt", defined by a model-local ONNX function that holds the group's
+// original nodes (DESIGN.md, emit/). Any ONNX runtime can still execute and check
+// the model: ONNX Runtime inlines model-local functions.
+//
+// For a group G (a convex set of nodes):
+//  - inputs: the values G's nodes read that G does not produce (graph inputs,
+//    initializers, outputs of other nodes), in order of first read (nodes in
+//    topological order, inputs in slot order);
+//  - outputs: the values G produces that something outside G reads or that are
+//    graph outputs, in order of production;
+//  - the fused node reads the inputs, produces the outputs (same values, so graph
+//    outputs keep their names), has op_type = the kernel name, domain "stitchopt",
+//    the group's attributes, and origin = the union of the nodes' origins;
+//  - the function (domain "stitchopt", name = kernel name) has formal inputs
+//    x0..xN-1, outputs y0..yM-1, internal values t0..., and the group's nodes in
+//    topological order with their attributes; it imports the model's opsets.
+// Groups whose functions are byte-identical and whose boundary types are equal
+// (same structure, shapes and dtypes) get one kernel name and share one function;
+// the kernel name of the first such group (in input order) wins.
+//
+// Before (groups = {{mul, add}}):
+//   %t = Mul(%x, %w) {name="mul"}; %y = Add(%t, %b) {name="add"}; return %y
+// After:
+//   %y = stitchopt.fused_0(%x, %w, %b) {kernel="fused_0", fused_nodes=["mul", "add"]}
+//   function stitchopt.fused_0(x0, x1, x2) -> (y0) { t0 = Mul(x0, x1); y0 = Add(t0, x2) }
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/status.h"
+
+namespace stitch::emit {
+
+inline constexpr const char* kFusedDomain = "stitchopt";
+
+struct FusedGroup {
+  std::vector<ir::NodeId> nodes;          // a convex set of live nodes
+  std::string kernel_name;                // a valid identifier, unique per distinct group
+  std::vector<ir::Attribute> attributes;  // written on the fused node (not on the function)
+};
+
+struct FusedModel {
+  ir::Model model;
+  // Per input group: the kernel name it ended up with (shared by identical groups).
+  std::vector<std::string> kernel_names;
+  int64_t distinct_kernels = 0;
+};
+
+// Precondition: groups are disjoint, convex and contain no node with subgraphs.
+Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups);
+
+}  // namespace stitch::emit
