@@ -1,0 +1,594 @@
+// M(V), pattern scores and kernel/plan estimates; the model is documented in
+// cost_model.h.
+#include "cost_model/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "ir/op_registry.h"
+
+namespace stitch::cost_model {
+
+namespace {
+
+using ir::Graph;
+using ir::kNoId;
+using ir::Node;
+using ir::NodeId;
+using ir::OpKind;
+using ir::Value;
+using ir::ValueId;
+
+// Largest GEMM (multiply-adds per batch) a fused kernel holds: 64x64x64.
+constexpr int64_t kMaxFusedGemmMultiplyAdds = 64 * 64 * 64;
+// Operations per element of an expensive elementwise op, relative to an add.
+constexpr double kTranscendentalCost = 4.0;
+// Flops per input element of a compound reduction (Softmax, LayerNormalization...).
+constexpr double kCompoundReductionFlops = 4.0;
+
+bool is_view(const Node& node) { return ir::op_kind(node) == OpKind::kView; }
+
+bool is_constant(const Node& node) {
+  return node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
+}
+
+bool is_transcendental(const Node& node) {
+  static const std::set<std::string_view> kOps = {
+      "Acos", "Acosh", "Asin",     "Asinh",    "Atan", "Atanh", "Cos",        "Cosh", "Elu",
+      "Erf",  "Exp",   "Gelu",     "Log",      "Mish", "Pow",   "Reciprocal", "Selu", "Sigmoid",
+      "Sin",  "Sinh",  "Softplus", "Softsign", "Sqrt", "Tan",   "Tanh"};
+  return kOps.count(node.op_type) != 0;
+}
+
+bool is_primitive_reduction(const Node& node) {
+  return node.op_type.rfind("Reduce", 0) == 0 || node.op_type == "ArgMax" ||
+         node.op_type == "ArgMin";
+}
+
+int64_t value_bytes(const Graph& graph, ValueId value) {
+  return std::max<int64_t>(graph.value(value).type.num_bytes(), 0);
+}
+
+int64_t value_elements(const Graph& graph, ValueId value) {
+  return std::max<int64_t>(graph.value(value).type.num_elements(), 0);
+}
+
+std::vector<ValueId> read_values(const Node& node) {
+  std::vector<ValueId> values;
+  for (ValueId value : node.inputs) {
+    if (value != kNoId) values.push_back(value);
+  }
+  for (ValueId value : node.implicit_inputs) {
+    if (value != kNoId) values.push_back(value);
+  }
+  return values;
+}
+
+int64_t max_output_elements(const Graph& graph, const Node& node) {
+  int64_t elements = 0;
+  for (ValueId output : node.outputs) {
+    if (output != kNoId) elements = std::max(elements, value_elements(graph, output));
+  }
+  return elements;
+}
+
+// A set of nodes (a pattern or a group) with View nodes inside it transparent.
+class NodeSet {
+ public:
+  NodeSet(const Graph& graph, std::vector<NodeId> nodes) : graph_(graph), nodes_(std::move(nodes)) {
+    std::sort(nodes_.begin(), nodes_.end());
+    STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
+        << "duplicate node in a pattern";
+    for (NodeId id : nodes_) {
+      STITCH_CHECK(id >= 0 && id < graph.node_capacity() && !graph.node(id).dead)
+          << "pattern node " << id << " is not a live node";
+    }
+  }
+
+  const std::vector<NodeId>& nodes() const { return nodes_; }
+  bool contains(NodeId node) const {
+    return node != kNoId && std::binary_search(nodes_.begin(), nodes_.end(), node);
+  }
+
+  // The tensor `value` aliases: through View nodes of the set to their data input.
+  ValueId alias_root(ValueId value) const {
+    while (true) {
+      NodeId producer = graph_.value(value).producer;
+      if (!contains(producer)) return value;
+      const Node& node = graph_.node(producer);
+      if (!is_view(node) || node.inputs.empty() || node.inputs[0] == kNoId) return value;
+      value = node.inputs[0];
+    }
+  }
+
+  // Produced by a launching node of the set (after alias resolution).
+  bool produced_inside(ValueId root) const {
+    NodeId producer = graph_.value(root).producer;
+    return contains(producer) && launches_work(graph_.node(producer));
+  }
+
+  struct Readers {
+    std::vector<NodeId> inside;  // launching nodes of the set, sorted, distinct
+    bool outside = false;        // read outside the set or a graph output
+  };
+  // Who reads the tensor `root`, following View nodes of the set.
+  Readers readers(ValueId root) const {
+    Readers result;
+    std::vector<ValueId> stack = {root};
+    while (!stack.empty()) {
+      const Value& value = graph_.value(stack.back());
+      stack.pop_back();
+      if (value.is_graph_output) result.outside = true;
+      for (const ir::Use& use : value.users) {
+        const Node& reader = graph_.node(use.node);
+        if (!contains(use.node)) {
+          result.outside = true;
+        } else if (is_view(reader)) {
+          if (use.slot != 0) continue;  // a shape operand: read at compile time
+          for (ValueId output : reader.outputs) {
+            if (output != kNoId) stack.push_back(output);
+          }
+        } else if (launches_work(reader)) {
+          result.inside.push_back(use.node);
+        }
+      }
+    }
+    std::sort(result.inside.begin(), result.inside.end());
+    result.inside.erase(std::unique(result.inside.begin(), result.inside.end()),
+                        result.inside.end());
+    return result;
+  }
+
+  // Tensors from outside the set read by its launching nodes: root -> distinct readers.
+  std::map<ValueId, std::vector<NodeId>> external_inputs() const {
+    std::map<ValueId, std::vector<NodeId>> inputs;
+    for (NodeId id : nodes_) {
+      const Node& node = graph_.node(id);
+      if (!launches_work(node)) continue;
+      for (ValueId value : read_values(node)) {
+        ValueId root = alias_root(value);
+        if (produced_inside(root)) continue;
+        std::vector<NodeId>& readers = inputs[root];
+        if (readers.empty() || readers.back() != id) readers.push_back(id);
+      }
+    }
+    return inputs;
+  }
+
+ private:
+  const Graph& graph_;
+  std::vector<NodeId> nodes_;
+};
+
+PatternScore infeasible(std::string reason) {
+  PatternScore score;
+  score.feasible = false;
+  score.reason = std::move(reason);
+  score.score_us = -1;
+  return score;
+}
+
+std::string dims_text(const ir::TensorType& type) {
+  std::string text = "[";
+  for (size_t i = 0; i < type.dims.size(); ++i) {
+    text += (i ? "," : "") + std::to_string(type.dims[i]);
+  }
+  return text + "]";
+}
+
+// Multiply-adds (m, n, k) and batch count of a MatMul or Gemm with static shapes;
+// all zero when an operand's rank is too small for the op.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 0;
+};
+GemmShape gemm_shape(const Graph& graph, const Node& node) {
+  const ir::TensorType& a = graph.value(node.inputs[0]).type;
+  const ir::TensorType& b = graph.value(node.inputs[1]).type;
+  GemmShape shape;
+  size_t min_rank = node.op_type == "Gemm" ? 2 : 1;
+  if (a.dims.size() < min_rank || b.dims.size() < min_rank) return shape;  // not a GEMM shape
+  if (node.op_type == "Gemm") {
+    bool trans_a = node.int_attribute("transA", 0) != 0;
+    bool trans_b = node.int_attribute("transB", 0) != 0;
+    shape.m = a.dims[trans_a ? 1 : 0];
+    shape.k = a.dims[trans_a ? 0 : 1];
+    shape.n = b.dims[trans_b ? 0 : 1];
+    shape.batch = 1;
+    return shape;
+  }
+  size_t rank_a = a.dims.size();
+  size_t rank_b = b.dims.size();
+  shape.m = rank_a >= 2 ? a.dims[rank_a - 2] : 1;
+  shape.k = a.dims[rank_a - 1];
+  shape.n = rank_b >= 2 ? b.dims[rank_b - 1] : 1;
+  int64_t per_batch = shape.m * shape.n;
+  int64_t out = value_elements(graph, node.outputs[0]);
+  shape.batch = per_batch > 0 ? out / per_batch : 0;
+  return shape;
+}
+
+// Why the node cannot be costed (an unknown shape, dtype size or reduction
+// layout), or "" when it can.
+std::string unknown_shape_reason(const Graph& graph, const Node& node) {
+  auto check = [&](ValueId value) -> std::string {
+    const ir::TensorType& type = graph.value(value).type;
+    if (!type.is_static() || ir::dtype_size(type.dtype) <= 0) {
+      return "node " + node.display_name() + ": tensor \"" + graph.value(value).name +
+             "\" has no static shape and dtype (" + ir::to_string(type) +
+             "); no composition can express it";
+    }
+    return "";
+  };
+  for (ValueId value : read_values(node)) {
+    if (std::string reason = check(value); !reason.empty()) return reason;
+  }
+  for (ValueId value : node.outputs) {
+    if (value == kNoId) continue;
+    if (std::string reason = check(value); !reason.empty()) return reason;
+  }
+  if (ir::op_kind(node) == OpKind::kReduction &&
+      ir::classify_reduction(graph, node) == ir::ReductionKind::kNone) {
+    return "node " + node.display_name() +
+           ": reduction axes are not known at compile time; no composition can express it";
+  }
+  return "";
+}
+
+double node_flops(const Graph& graph, const Node& node) {
+  if (!unknown_shape_reason(graph, node).empty()) return 0;
+  switch (ir::op_kind(node)) {
+    case OpKind::kElementwise:
+      return static_cast<double>(max_output_elements(graph, node)) *
+             (is_transcendental(node) ? kTranscendentalCost : 1.0);
+    case OpKind::kReduction: {
+      double input = static_cast<double>(value_elements(graph, node.inputs[0]));
+      return is_primitive_reduction(node) ? input : input * kCompoundReductionFlops;
+    }
+    case OpKind::kGemm: {
+      GemmShape shape = gemm_shape(graph, node);
+      double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+                     static_cast<double>(shape.k) * static_cast<double>(shape.batch);
+      if (node.op_type == "Gemm" && node.inputs.size() > 2 && node.inputs[2] != kNoId) {
+        flops += static_cast<double>(shape.m) * static_cast<double>(shape.n);
+      }
+      return flops;
+    }
+    case OpKind::kConv: {
+      const ir::TensorType& weight = graph.value(node.inputs[1]).type;
+      if (weight.dims.empty() || weight.dims[0] <= 0) return 0;
+      double per_output =
+          static_cast<double>(weight.num_elements()) / static_cast<double>(weight.dims[0]);
+      return 2.0 * static_cast<double>(max_output_elements(graph, node)) * per_output;
+    }
+    default:
+      return 0;
+  }
+}
+
+double node_peak_flops(const Graph& graph, const Node& node, const DeviceProfile& profile) {
+  for (ValueId output : node.outputs) {
+    if (output == kNoId) continue;
+    ir::DType dtype = graph.value(output).type.dtype;
+    if (dtype == ir::DType::kFloat16 || dtype == ir::DType::kBFloat16) {
+      return profile.fp16_flops_per_second;
+    }
+  }
+  return profile.fp32_flops_per_second;
+}
+
+// The nodes of the set in a topological order of the induced subgraph (Kahn, ties
+// by id).
+std::vector<NodeId> topological_order(const Graph& graph, const NodeSet& set) {
+  const std::vector<NodeId>& nodes = set.nodes();
+  std::map<NodeId, int> indegree;
+  for (NodeId id : nodes) {
+    int count = 0;
+    for (ValueId value : read_values(graph.node(id))) {
+      if (set.contains(graph.value(value).producer)) ++count;
+    }
+    indegree[id] = count;
+  }
+  std::set<NodeId> ready;
+  for (const auto& [id, count] : indegree) {
+    if (count == 0) ready.insert(id);
+  }
+  std::vector<NodeId> order;
+  while (!ready.empty()) {
+    NodeId id = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(id);
+    for (ValueId output : graph.node(id).outputs) {
+      if (output == kNoId) continue;
+      for (const ir::Use& use : graph.value(output).users) {
+        if (set.contains(use.node) && --indegree[use.node] == 0) ready.insert(use.node);
+      }
+    }
+  }
+  STITCH_CHECK(order.size() == nodes.size()) << "pattern nodes form a cycle";
+  return order;
+}
+
+}  // namespace
+
+bool launches_work(const Node& node) { return !is_view(node) && !is_constant(node); }
+
+double memory_time_us(const DeviceProfile& profile, double bytes) {
+  if (bytes <= 0) return 0;
+  const std::vector<BandwidthPoint>& curve = profile.bandwidth_curve;
+  STITCH_CHECK(!curve.empty()) << "device profile " << profile.name << " has no bandwidth curve";
+  double bandwidth;
+  if (bytes <= curve.front().bytes) {
+    bandwidth = curve.front().bytes_per_second;
+  } else if (bytes >= curve.back().bytes) {
+    bandwidth = curve.back().bytes_per_second;
+  } else {
+    auto upper = std::upper_bound(curve.begin(), curve.end(), bytes,
+                                  [](double b, const BandwidthPoint& p) { return b < p.bytes; });
+    const BandwidthPoint& high = *upper;
+    const BandwidthPoint& low = *(upper - 1);
+    double fraction =
+        (std::log(bytes) - std::log(low.bytes)) / (std::log(high.bytes) - std::log(low.bytes));
+    bandwidth = low.bytes_per_second + (high.bytes_per_second - low.bytes_per_second) * fraction;
+  }
+  return bytes / bandwidth * 1e6;
+}
+
+PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
+                           const DeviceProfile& profile, const ScoreOptions& options) {
+  NodeSet set(graph, nodes);
+  STITCH_CHECK(!set.nodes().empty()) << "empty pattern";
+  int launching = 0;
+  for (NodeId id : set.nodes()) launching += launches_work(graph.node(id)) ? 1 : 0;
+  if (set.nodes().size() == 1) {
+    PatternScore score;
+    score.feasible = true;
+    score.num_kernels_replaced = launching;
+    return score;
+  }
+
+  // 1. Every tensor must have a static shape.
+  for (NodeId id : set.nodes()) {
+    if (std::string reason = unknown_shape_reason(graph, graph.node(id)); !reason.empty()) {
+      return infeasible(reason);
+    }
+  }
+  // 2. Ops no composition expresses.
+  for (NodeId id : set.nodes()) {
+    const Node& node = graph.node(id);
+    OpKind kind = ir::op_kind(node);
+    if (kind == OpKind::kOpaque && !is_constant(node)) {
+      return infeasible(
+          "node " + node.display_name() +
+          " is an Opaque op that runs as its own kernel; no composition can express it");
+    }
+    if (kind == OpKind::kConv) {
+      return infeasible("node " + node.display_name() +
+                        " is a convolution (a library call); no composition can express it");
+    }
+  }
+  // 3. GEMMs too large for a fused kernel's shared-memory tiles.
+  for (NodeId id : set.nodes()) {
+    const Node& node = graph.node(id);
+    if (ir::op_kind(node) != OpKind::kGemm) continue;
+    GemmShape shape = gemm_shape(graph, node);
+    int64_t multiply_adds = shape.m * shape.n * shape.k;
+    if (multiply_adds > kMaxFusedGemmMultiplyAdds) {
+      return infeasible("node " + node.display_name() + ": GEMM m*n*k = " +
+                        std::to_string(shape.m) + "*" + std::to_string(shape.n) + "*" +
+                        std::to_string(shape.k) + " = " + std::to_string(multiply_adds) +
+                        " per batch is over the fused limit 64*64*64 = 262144; it runs as a "
+                        "library call");
+    }
+  }
+  // 4. Reductions: count and layout.
+  std::vector<NodeId> reductions;
+  for (NodeId id : set.nodes()) {
+    if (ir::op_kind(graph.node(id)) == OpKind::kReduction) reductions.push_back(id);
+  }
+  if (static_cast<int>(reductions.size()) > options.max_reductions_per_kernel) {
+    return infeasible(std::to_string(reductions.size()) +
+                      " reductions in one kernel, over the limit " +
+                      std::to_string(options.max_reductions_per_kernel));
+  }
+  for (NodeId row_id : reductions) {
+    const Node& row = graph.node(row_id);
+    if (ir::classify_reduction(graph, row) != ir::ReductionKind::kRow) continue;
+    for (NodeId other_id : reductions) {
+      const Node& other = graph.node(other_id);
+      ir::ReductionKind kind = ir::classify_reduction(graph, other);
+      if (kind != ir::ReductionKind::kColumn && kind != ir::ReductionKind::kAll) continue;
+      const ir::TensorType& row_type = graph.value(row.inputs[0]).type;
+      const ir::TensorType& other_type = graph.value(other.inputs[0]).type;
+      if (row_type.dims != other_type.dims) {
+        return infeasible(std::string(ir::reduction_kind_name(kind)) + " reduction " +
+                          other.display_name() + " over " + dims_text(other_type) +
+                          " and row reduction " + row.display_name() + " over " +
+                          dims_text(row_type) +
+                          " need different thread mappings; no composition can express it");
+      }
+    }
+  }
+
+  PatternScore score;
+  score.num_kernels_replaced = launching;
+  int64_t saved = 0;
+  std::set<ValueId> parameter_values;
+  // Tensors produced inside: reads (and writes) kept on chip.
+  for (NodeId id : set.nodes()) {
+    const Node& node = graph.node(id);
+    if (!launches_work(node)) continue;
+    for (ValueId output : node.outputs) {
+      if (output == kNoId) continue;
+      NodeSet::Readers readers = set.readers(output);
+      int64_t bytes = value_bytes(graph, output);
+      int64_t inside = static_cast<int64_t>(readers.inside.size());
+      saved += inside * bytes;
+      if (readers.outside) {
+        parameter_values.insert(output);
+      } else if (inside > 0) {
+        saved += bytes;
+      }
+    }
+  }
+  // Tensors from outside read by several nodes: read once.
+  for (const auto& [root, readers] : set.external_inputs()) {
+    saved += (static_cast<int64_t>(readers.size()) - 1) * value_bytes(graph, root);
+    NodeId producer = graph.value(root).producer;
+    if (producer == kNoId || !is_constant(graph.node(producer))) parameter_values.insert(root);
+  }
+  score.bytes_saved = saved;
+
+  // One-to-many dependencies: shared-memory staging for reductions, recomputation
+  // for small ops computed before any reduction.
+  std::set<NodeId> after_reduction;
+  for (NodeId id : topological_order(graph, set)) {
+    const Node& node = graph.node(id);
+    bool follows = false;
+    for (ValueId value : read_values(node)) {
+      NodeId producer = graph.value(value).producer;
+      if (set.contains(producer) && (after_reduction.count(producer) != 0 ||
+                                     ir::op_kind(graph.node(producer)) == OpKind::kReduction)) {
+        follows = true;
+      }
+    }
+    if (follows) after_reduction.insert(id);
+  }
+  int64_t shared = 0;
+  int64_t recompute = 0;
+  for (NodeId id : set.nodes()) {
+    const Node& node = graph.node(id);
+    if (!launches_work(node)) continue;
+    OpKind kind = ir::op_kind(node);
+    bool reduction = kind == OpKind::kReduction;
+    bool recomputable = (kind == OpKind::kElementwise || kind == OpKind::kBroadcast ||
+                         kind == OpKind::kInjective) &&
+                        after_reduction.count(id) == 0;
+    if (!reduction && !recomputable) continue;
+    for (ValueId output : node.outputs) {
+      if (output == kNoId) continue;
+      int64_t elements = value_elements(graph, output);
+      int64_t largest_reader = 0;
+      for (NodeId reader : set.readers(output).inside) {
+        largest_reader = std::max(largest_reader, max_output_elements(graph, graph.node(reader)));
+      }
+      if (largest_reader <= elements) continue;
+      if (reduction) {
+        if (ir::classify_reduction(graph, node) == ir::ReductionKind::kRow) {
+          int64_t input_elements = value_elements(graph, node.inputs[0]);
+          int64_t row_length = elements > 0 ? input_elements / elements : 0;
+          shared += row_length * ir::dtype_size(graph.value(node.inputs[0]).type.dtype);
+        } else {
+          shared += value_bytes(graph, output);
+        }
+      } else {
+        double cost = is_transcendental(node) ? kTranscendentalCost : 1.0;
+        recompute += static_cast<int64_t>(static_cast<double>(largest_reader - elements) * cost) *
+                     ir::dtype_size(graph.value(output).type.dtype);
+      }
+    }
+  }
+  score.shared_memory_bytes = shared;
+  score.recompute_bytes = recompute;
+  if (shared > profile.shared_memory_per_block_optin) {
+    PatternScore refused = infeasible("needs " + std::to_string(shared) +
+                                      " bytes of shared memory per block, over the device's " +
+                                      std::to_string(profile.shared_memory_per_block_optin) + " (" +
+                                      profile.name + " opt-in limit)");
+    refused.bytes_saved = saved;
+    refused.shared_memory_bytes = shared;
+    refused.recompute_bytes = recompute;
+    refused.num_kernels_replaced = launching;
+    return refused;
+  }
+
+  // Kernel parameters: a pointer per distinct tensor and the dims of each distinct
+  // shape.
+  std::set<std::vector<int64_t>> shapes;
+  for (ValueId value : parameter_values) shapes.insert(graph.value(value).type.dims);
+  int64_t parameter_bytes = 8 * static_cast<int64_t>(parameter_values.size());
+  for (const std::vector<int64_t>& dims : shapes)
+    parameter_bytes += 8 * static_cast<int64_t>(dims.size());
+  if (parameter_bytes > options.max_kernel_parameter_bytes) {
+    PatternScore refused = infeasible(
+        "kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
+        std::to_string(parameter_values.size()) + " tensors, " + std::to_string(shapes.size()) +
+        " distinct shapes), over the limit " + std::to_string(options.max_kernel_parameter_bytes));
+    refused.bytes_saved = saved;
+    refused.shared_memory_bytes = shared;
+    refused.recompute_bytes = recompute;
+    refused.num_kernels_replaced = launching;
+    return refused;
+  }
+
+  double phi = options.launch_latency_us_override >= 0 ? options.launch_latency_us_override
+                                                       : profile.launch_latency_us;
+  score.feasible = true;
+  score.score_us = memory_time_us(profile, static_cast<double>(saved)) +
+                   std::max(launching - 1, 0) * phi -
+                   memory_time_us(profile, static_cast<double>(recompute));
+  return score;
+}
+
+GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
+                         const DeviceProfile& profile) {
+  NodeSet set(graph, nodes);
+  GroupCost cost;
+  bool any_launch = false;
+  double compute_seconds = 0;
+  int64_t bytes = 0;
+  for (NodeId id : set.nodes()) {
+    const Node& node = graph.node(id);
+    if (!launches_work(node)) continue;
+    any_launch = true;
+    double flops = node_flops(graph, node);
+    cost.flops += flops;
+    compute_seconds += flops / node_peak_flops(graph, node, profile);
+    for (ValueId output : node.outputs) {
+      if (output != kNoId && set.readers(output).outside) bytes += value_bytes(graph, output);
+    }
+  }
+  for (const auto& [root, readers] : set.external_inputs()) bytes += value_bytes(graph, root);
+  cost.bytes = bytes;
+  if (!any_launch) return cost;
+  cost.time_us =
+      std::max(memory_time_us(profile, static_cast<double>(bytes)), compute_seconds * 1e6) +
+      profile.launch_latency_us;
+  return cost;
+}
+
+PlanEstimate estimate_plan(const Graph& graph, const std::vector<std::vector<NodeId>>& groups,
+                           const DeviceProfile& profile) {
+  PlanEstimate estimate;
+  std::vector<char> grouped(static_cast<size_t>(graph.node_capacity()), 0);
+  for (const std::vector<NodeId>& group : groups) {
+    bool any_launch = false;
+    for (NodeId id : group) {
+      STITCH_CHECK(id >= 0 && id < graph.node_capacity() && grouped[static_cast<size_t>(id)] == 0)
+          << "node " << id << " is in two plan groups or out of range";
+      grouped[static_cast<size_t>(id)] = 1;
+      any_launch = any_launch || launches_work(graph.node(id));
+    }
+    GroupCost cost = estimate_group(graph, group, profile);
+    estimate.bytes_after += cost.bytes;
+    estimate.time_after_us += cost.time_us;
+    estimate.kernels_after += any_launch ? 1 : 0;
+  }
+  for (NodeId id : graph.node_ids()) {
+    if (!launches_work(graph.node(id))) continue;
+    GroupCost alone = estimate_group(graph, {id}, profile);
+    estimate.bytes_before += alone.bytes;
+    estimate.time_before_us += alone.time_us;
+    ++estimate.kernels_before;
+    if (grouped[static_cast<size_t>(id)] == 0) {
+      estimate.bytes_after += alone.bytes;
+      estimate.time_after_us += alone.time_us;
+      ++estimate.kernels_after;
+    }
+  }
+  return estimate;
+}
+
+}  // namespace stitch::cost_model

@@ -1,0 +1,146 @@
+// The cost model: M(V), the score of a fusion pattern and kernel/plan estimates.
+//
+// ## M(V) (FusionStitching 4.3, Fig. 4)
+// memory_time_us(V) = V / bw(V) * 1e6, where bw interpolates the profile's bandwidth
+// curve linearly in log(bytes): between points (b0, w0) and (b1, w1),
+//   bw(V) = w0 + (w1 - w0) * (ln V - ln b0) / (ln b1 - ln b0);
+// below the first point bw = w0, above the last bw = w_last (clamped); M(V <= 0) = 0.
+//
+// ## Score f(P) = M(V_saved) + (N - 1) * phi - M(recompute_bytes)
+// N counts the nodes of P that launch work: every node except View ops (Reshape,
+// Flatten, Squeeze, Unsqueeze, Identity: no data movement) and Constant. A View node
+// inside P is transparent: reading its output is reading its data input (slot 0).
+// A "tensor" below is such an alias root. bytes(t) = elements * dtype size.
+//  1. A tensor produced inside P (by a launching node) and read by k >= 1 distinct
+//     launching nodes of P saves k * bytes(t) reads; if nothing outside P reads it
+//     and it is no graph output it also saves its write: (k + 1) * bytes(t).
+//  2. A tensor from outside P (graph input, initializer, Constant, or produced
+//     outside) read by k distinct launching nodes of P is read once instead of k
+//     times: (k - 1) * bytes(t) (packing patterns sharing an input).
+//  V_saved is the sum. phi is profile.launch_latency_us unless
+//  options.launch_latency_us_override >= 0.
+//
+// One-to-many dependencies (AStitch 2.3.1). Our code generator stitches them with
+// block composition through shared memory, not thread-local recomputation:
+//  - A reduction R of P whose output is read inside P by a launching node with more
+//    output elements than R (the broadcast back, e.g. Sub(x, ReduceMax(x))) needs
+//    shared memory. Row reduction: a block owns one row and stages it, so it adds
+//    row_length * dtype_size(R's input) with row_length = input elements / output
+//    elements. Column or all reduction: every block needs the whole result, so it
+//    adds output elements * dtype_size(R's output).
+//  - A non-reduction op X of P (elementwise, broadcast, injective) with no
+//    reduction of P among its ancestors inside P, whose output is read inside P by a
+//    launching node with more elements (e.g. Exp of a [1,N] bias added to [M,N]),
+//    is recomputed per consumer element: recompute_bytes += (E_large - E_X) *
+//    cost(X) * dtype_size(X's output), E_large the largest such reader's output
+//    elements, cost(X) = 4 for transcendental ops (Exp, Log, Tanh, Sigmoid, Erf,
+//    Pow, Sqrt, Reciprocal, Sin, Cos, Softplus, ...), else 1 ("flops-equivalent
+//    bytes": one extra operation costs as much as moving one element). An op over the
+//    small shape that depends on a reduction of P is evaluated once per block right
+//    after that reduction (its value is already on chip), so it costs nothing extra.
+//    Compound reductions (Softmax, LayerNormalization, ...) have as many output as
+//    input elements and add no staging here: the simplification pipeline opens them
+//    before fusion.
+//
+// Infeasible patterns get feasible = false, score_us = -1 and a reason, checked in
+// this order: a node whose input or output shape or dtype size is unknown, or a
+// reduction whose axes are unknown; an Opaque op (except Constant) or Conv; a GEMM
+// (MatMul, Gemm) above 64x64x64 = 262144 multiply-adds per batch (m*n*k; a fused
+// kernel holds its tiles in shared memory, bigger ones are library calls); more
+// reductions than options.max_reductions_per_kernel; a column or all reduction
+// together with a row reduction whose input shape differs (no single thread mapping
+// serves both); shared memory over profile.shared_memory_per_block_optin; kernel
+// parameters over options.max_kernel_parameter_bytes, counted as 8 bytes per
+// distinct tensor P reads from outside or writes for outside (Constant outputs
+// excluded: they are baked into the kernel) plus 8 bytes per dim of each distinct
+// shape among them. A pattern of one node scores 0 (feasible, nothing saved).
+//
+// ## Worked example (test profile: curve (1 KiB, 1 GB/s), (1 MiB, 100 GB/s),
+// (1 GiB, 1000 GB/s), phi = 5 us)
+// P = {t = Add(x, y), z = Relu(t)}, f32[1024,1024], z a graph output. N = 2;
+// t (4 MiB) is produced and read only inside P: V_saved = 4 MiB write + 4 MiB read
+// = 8388608 bytes. bw(8 MiB) = 100e9 + 900e9 * ln(8)/ln(1024) = 370e9 B/s, so
+// M = 8388608 / 370e9 s = 22.6719 us and f(P) = 22.6719 + 5 = 27.6719 us.
+// Softmax over rows of x: f32[256,1024] = {m = ReduceMax(x), d = Sub(x, m),
+// e = Exp(d), s = ReduceSum(e), y = Div(e, s)}: two row reductions each read back
+// over [256,1024], so shared memory = 2 * 1024 * 4 = 8192 bytes. V_saved: m, s
+// (1 KiB each) written + read once = 4096; d (1 MiB) written + read once = 2 MiB;
+// e written + read by ReduceSum and Div = 3 MiB; x read by ReduceMax and Sub, once
+// now = 1 MiB; total 6295552 bytes, f(P) = M(6295552) + 4 * 5 = 38.9208 us.
+//
+// ## Kernel and plan estimates
+// estimate_group: bytes = tensors the group reads from outside (once each) + tensors
+// it writes that are read outside or are graph outputs; flops: elementwise 1 per
+// output element (transcendental 4), Broadcast/Injective/View 0, reduction 1 per
+// input element (compound reductions 4), MatMul/Gemm 2*m*n*k per batch (+ m*n for
+// Gemm's C), Conv 2 * output elements * (weight elements / output channels),
+// Opaque 0. time = max(M(bytes), sum of flops / peak) + phi, with the fp16 peak
+// for f16/bf16 outputs and the fp32 peak otherwise; a group without launching
+// nodes takes 0. estimate_plan sums single-node kernels (before) against the
+// groups plus the remaining launching nodes alone (after).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost_model/device_profile.h"
+#include "ir/graph.h"
+
+namespace stitch::cost_model {
+
+// M(V): microseconds to move `bytes` through DRAM, log-linear interpolation of the
+// curve (time = bytes / interpolated bandwidth; below/above the curve: clamp the
+// bandwidth).
+double memory_time_us(const DeviceProfile& profile, double bytes);
+
+struct ScoreOptions {
+  int max_reductions_per_kernel = 4;
+  int64_t max_kernel_parameter_bytes = 4096;
+  double launch_latency_us_override = -1;
+};
+
+struct PatternScore {
+  bool feasible = false;
+  std::string reason;  // why infeasible
+  double score_us = 0;
+  int64_t bytes_saved = 0;
+  int64_t recompute_bytes = 0;
+  int64_t shared_memory_bytes = 0;
+  int num_kernels_replaced = 0;  // N: the launching nodes of the pattern
+};
+
+// True for nodes that run as a kernel of their own: not View ops, not Constant.
+bool launches_work(const ir::Node& node);
+
+// f(P) = M(V_saved) + (N-1)*phi - recomputation cost; N counts nodes that launch
+// work (View ops and Constant excluded). Negative score with a reason when
+// infeasible. Precondition: `nodes` are live, distinct nodes of `graph`.
+PatternScore score_pattern(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                           const DeviceProfile& profile, const ScoreOptions& options);
+
+// Kernel time of a group run as one kernel: max(bytes moved / bandwidth via M,
+// flops / peak) + phi.
+struct GroupCost {
+  int64_t bytes = 0;
+  double flops = 0;
+  double time_us = 0;
+};
+GroupCost estimate_group(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                         const DeviceProfile& profile);
+
+struct PlanEstimate {
+  int64_t bytes_before = 0;
+  int64_t bytes_after = 0;
+  double time_before_us = 0;
+  double time_after_us = 0;
+  int64_t kernels_before = 0;
+  int64_t kernels_after = 0;
+};
+// before: every launching node alone; after: `groups` as kernels plus every other
+// launching node alone. Precondition: groups are disjoint.
+PlanEstimate estimate_plan(const ir::Graph& graph,
+                           const std::vector<std::vector<ir::NodeId>>& groups,
+                           const DeviceProfile& profile);
+
+}  // namespace stitch::cost_model

@@ -1,0 +1,69 @@
+// DeviceProfile: what the cost model knows about a GPU, loaded from JSON.
+//
+// A profile holds datasheet limits (SMs, threads, registers, shared memory default
+// and opt-in per block and per SM, L2, peak DRAM bandwidth, fp32/fp16 peaks) and two
+// measured quantities: the bandwidth curve (bytes moved by one kernel -> achieved
+// bytes/s, FusionStitching Fig. 4) and the launch latency phi. Profiles for V100,
+// A100, H100 and H200 ship in cost_model/profiles/*.json and are compiled into the
+// binary (CMake turns each file into a string literal, so the JSON files stay the
+// single source of truth). Their curve and phi carry "source": "estimate" until
+// `stitchopt calibrate` measures them on a real GPU and writes "calibrated".
+//
+// JSON keys are the field names below; "bandwidth_curve" is a list of
+// {"bytes": N, "bytes_per_second": B} objects sorted by strictly increasing bytes,
+// every number positive. "sku" and "note" are optional free text. Any other key is
+// an error (a typo must not silently fall back to nothing). Errors read
+//   <source>: key "sm_count": expected an integer, got a string
+//   <source>: key "bandwidth_curve": point 2: bytes 4096 must be greater than the
+//             previous point's 16384 (sort the curve by bytes, no duplicates)
+// naming the file (or "builtin profile h100") and the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/status.h"
+
+namespace stitch::cost_model {
+
+struct BandwidthPoint {
+  double bytes;
+  double bytes_per_second;
+};
+
+struct DeviceProfile {
+  std::string name;
+  std::string source;  // "estimate" | "calibrated"
+  std::string date;
+  int sm_count;
+  int max_threads_per_block;
+  int max_threads_per_sm;
+  int warp_size;
+  int registers_per_block;
+  int registers_per_sm;
+  int64_t shared_memory_per_block;  // default 48 KiB
+  int64_t shared_memory_per_block_optin;
+  int64_t shared_memory_per_sm;
+  int64_t l2_bytes;
+  double peak_dram_bytes_per_second;
+  std::vector<BandwidthPoint> bandwidth_curve;  // sorted by bytes
+  double launch_latency_us;
+  double fp32_flops_per_second;
+  double fp16_flops_per_second;
+};
+
+// Reads and validates a JSON profile; errors start with `path: `.
+Result<DeviceProfile> load_device_profile(const std::string& path);
+// "v100", "a100", "h100", "h200": the profiles compiled into the binary. An unknown
+// name is an error listing the known ones.
+Result<DeviceProfile> builtin_device_profile(std::string_view name);
+// The names builtin_device_profile accepts, sorted.
+std::vector<std::string> builtin_device_profile_names();
+// Parses and validates `json_text`; `source_name` (a path or "builtin profile h100")
+// prefixes every error message.
+Result<DeviceProfile> parse_device_profile(std::string_view json_text,
+                                           std::string_view source_name);
+
+}  // namespace stitch::cost_model

@@ -1,0 +1,339 @@
+// M(V), score_pattern and the plan estimate on a fixed test profile (no GPU, no
+// shipped file): every expected number is computed by hand in the comments.
+#include "cost_model/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "ir/text.h"
+
+namespace stitch::cost_model {
+namespace {
+
+// Curve (1 KiB, 1 GB/s), (1 MiB, 100 GB/s), (1 GiB, 1000 GB/s); phi = 5 us; opt-in
+// shared memory 100 KiB; fp32 10 TFLOP/s.
+DeviceProfile test_profile() {
+  DeviceProfile profile{};
+  profile.name = "test";
+  profile.source = "estimate";
+  profile.date = "2024-01-01";
+  profile.sm_count = 80;
+  profile.max_threads_per_block = 1024;
+  profile.max_threads_per_sm = 2048;
+  profile.warp_size = 32;
+  profile.registers_per_block = 65536;
+  profile.registers_per_sm = 65536;
+  profile.shared_memory_per_block = 48 * 1024;
+  profile.shared_memory_per_block_optin = 100 * 1024;
+  profile.shared_memory_per_sm = 100 * 1024;
+  profile.l2_bytes = 6 * 1024 * 1024;
+  profile.peak_dram_bytes_per_second = 1.2e12;
+  profile.bandwidth_curve = {{1024, 1e9}, {1048576, 100e9}, {1073741824, 1000e9}};
+  profile.launch_latency_us = 5.0;
+  profile.fp32_flops_per_second = 10e12;
+  profile.fp16_flops_per_second = 100e12;
+  return profile;
+}
+
+void expect_relative(double actual, double expected) {
+  EXPECT_NEAR(actual, expected, std::abs(expected) * 1e-9) << "expected " << expected;
+}
+
+ir::Model parse(const std::string& body, const std::string& inputs) {
+  std::string text = "stitchopt.ir 1\nmodel ir_version=7 opsets={\"\":11}\ngraph \"g\" (" + inputs +
+                     ") {\n" + body + "}\n";
+  Result<ir::Model> model = ir::parse_model(text, "test.ir");
+  STITCH_CHECK(model.is_ok()) << model.status().message();
+  return std::move(model).value();
+}
+
+TEST(MemoryTimeTest, AtBetweenAndOutsideTheCurve) {
+  DeviceProfile profile = test_profile();
+  EXPECT_EQ(memory_time_us(profile, 0), 0.0);
+  expect_relative(memory_time_us(profile, 1024), 1.024);              // 1024 B / 1e9 B/s
+  expect_relative(memory_time_us(profile, 1048576), 10.48576);        // 1 MiB / 100e9
+  expect_relative(memory_time_us(profile, 1073741824), 1073.741824);  // 1 GiB / 1000e9
+  // 8 MiB: ln(8)/ln(1024) = 0.3 of the way: bw = 100e9 + 0.3 * 900e9 = 370e9.
+  expect_relative(memory_time_us(profile, 8388608), 8388608 / 370e9 * 1e6);
+  // 8 KiB: 0.3 of the way from 1 KiB to 1 MiB: bw = 1e9 + 0.3 * 99e9 = 30.7e9.
+  expect_relative(memory_time_us(profile, 8192), 8192 / 30.7e9 * 1e6);
+  // Clamped: below the first point the first bandwidth, above the last the last.
+  expect_relative(memory_time_us(profile, 512), 0.512);
+  expect_relative(memory_time_us(profile, 2147483648.0), 2147.483648);
+}
+
+const char* kChain =
+    "  %t: f32[1024,1024] = Add(%x, %y) {name=\"add\"}\n"
+    "  %z: f32[1024,1024] = Relu(%t) {name=\"relu\"}\n"
+    "  return %z\n";
+const char* kChainInputs = "%x: f32[1024,1024], %y: f32[1024,1024]";
+
+TEST(ScorePatternTest, ElementwiseChain) {
+  ir::Model model = parse(kChain, kChainInputs);
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  ASSERT_TRUE(score.feasible) << score.reason;
+  // t (4 MiB) is written once and read once, both on chip now: 8388608 bytes.
+  EXPECT_EQ(score.bytes_saved, 8388608);
+  EXPECT_EQ(score.num_kernels_replaced, 2);
+  EXPECT_EQ(score.shared_memory_bytes, 0);
+  EXPECT_EQ(score.recompute_bytes, 0);
+  // M(8 MiB) = 8388608 / 370e9 s = 22.671913513513... us; + (2 - 1) * 5 us.
+  expect_relative(score.score_us, 27.67191351351351);
+}
+
+TEST(ScorePatternTest, LaunchLatencyOverride) {
+  ir::Model model = parse(kChain, kChainInputs);
+  ScoreOptions options;
+  options.launch_latency_us_override = 0;
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), options);
+  expect_relative(score.score_us, 22.67191351351351);
+}
+
+TEST(ScorePatternTest, ViewInsideThePatternIsTransparent) {
+  ir::Model model = parse(
+      "  %shape: i64[2] = dense<i64[2]>[1048576, 1]\n"
+      "  %t: f32[1024,1024] = Add(%x, %y) {name=\"add\"}\n"
+      "  %r: f32[1048576,1] = Reshape(%t, %shape) {name=\"reshape\"}\n"
+      "  %z: f32[1048576,1] = Relu(%r) {name=\"relu\"}\n"
+      "  return %z\n",
+      kChainInputs);
+  PatternScore score = score_pattern(model.graph, {0, 1, 2}, test_profile(), ScoreOptions{});
+  ASSERT_TRUE(score.feasible) << score.reason;
+  // Same as the chain: the Reshape moves no data and launches nothing.
+  EXPECT_EQ(score.bytes_saved, 8388608);
+  EXPECT_EQ(score.num_kernels_replaced, 2);
+  expect_relative(score.score_us, 27.67191351351351);
+}
+
+TEST(ScorePatternTest, IntermediateAlsoReadOutside) {
+  // t is a graph output: still written once, only its read is saved.
+  ir::Model model = parse(
+      "  %t: f32[1024,1024] = Add(%x, %y) {name=\"add\"}\n"
+      "  %z: f32[1024,1024] = Relu(%t) {name=\"relu\"}\n"
+      "  return %z, %t\n",
+      kChainInputs);
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  ASSERT_TRUE(score.feasible) << score.reason;
+  EXPECT_EQ(score.bytes_saved, 4194304);
+  // M(4 MiB): ln(4)/ln(1024) = 0.2: bw = 280e9; 4194304 / 280e9 s = 14.979657142857 us.
+  expect_relative(score.score_us, 19.979657142857143);
+}
+
+TEST(ScorePatternTest, SoftmaxNeedsSharedMemoryForItsRows) {
+  ir::Model model = parse(
+      "  %m: f32[256,1] = ReduceMax(%x) {name=\"max\", axes=[1], keepdims=1}\n"
+      "  %d: f32[256,1024] = Sub(%x, %m) {name=\"sub\"}\n"
+      "  %e: f32[256,1024] = Exp(%d) {name=\"exp\"}\n"
+      "  %s: f32[256,1] = ReduceSum(%e) {name=\"sum\", axes=[1], keepdims=1}\n"
+      "  %y: f32[256,1024] = Div(%e, %s) {name=\"div\"}\n"
+      "  return %y\n",
+      "%x: f32[256,1024]");
+  PatternScore score = score_pattern(model.graph, {0, 1, 2, 3, 4}, test_profile(), ScoreOptions{});
+  ASSERT_TRUE(score.feasible) << score.reason;
+  // m, s: 1024 bytes each, written + read once: 2 * 2048.
+  // d: 1 MiB, written + read by Exp: 2 * 1048576. e: written + read by ReduceSum
+  // and Div: 3 * 1048576. x: read by ReduceMax and Sub, once now: 1048576.
+  EXPECT_EQ(score.bytes_saved, 2048 + 2097152 + 3145728 + 2048 + 1048576);
+  // Both row reductions are broadcast back over [256,1024]: each stages a row of
+  // 1024 f32 in shared memory.
+  EXPECT_EQ(score.shared_memory_bytes, 2 * 1024 * 4);
+  EXPECT_EQ(score.recompute_bytes, 0);
+  EXPECT_EQ(score.num_kernels_replaced, 5);
+  // M(6295552) + 4 * 5 us.
+  expect_relative(score.score_us, 38.92083854933007);
+}
+
+TEST(ScorePatternTest, SharedMemoryOverTheLimitIsInfeasible) {
+  // A row of 32000 f32 is 128000 bytes, over the 102400-byte opt-in limit.
+  ir::Model model = parse(
+      "  %m: f32[8,1] = ReduceMax(%x) {name=\"max\", axes=[1], keepdims=1}\n"
+      "  %d: f32[8,32000] = Sub(%x, %m) {name=\"sub\"}\n"
+      "  return %d\n",
+      "%x: f32[8,32000]");
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.score_us, -1);
+  EXPECT_EQ(score.shared_memory_bytes, 128000);
+  EXPECT_EQ(score.reason,
+            "needs 128000 bytes of shared memory per block, over the device's 102400 (test "
+            "opt-in limit)");
+}
+
+TEST(ScorePatternTest, PackedPairSharingAnInput) {
+  ir::Model model = parse(
+      "  %a: f32[1024,1024] = Relu(%x) {name=\"relu\"}\n"
+      "  %b: f32[1024,1024] = Sigmoid(%x) {name=\"sigmoid\"}\n"
+      "  return %a, %b\n",
+      "%x: f32[1024,1024]");
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  ASSERT_TRUE(score.feasible) << score.reason;
+  // x is read once instead of twice: 4 MiB saved; M(4 MiB) = 14.979657142857 us.
+  EXPECT_EQ(score.bytes_saved, 4194304);
+  expect_relative(score.score_us, 19.979657142857143);
+}
+
+TEST(ScorePatternTest, SmallOpBroadcastIsRecomputed) {
+  ir::Model model = parse(
+      "  %e: f32[1,1024] = Exp(%b) {name=\"exp\"}\n"
+      "  %z: f32[1024,1024] = Add(%x, %e) {name=\"add\"}\n"
+      "  return %z\n",
+      "%x: f32[1024,1024], %b: f32[1,1024]");
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  ASSERT_TRUE(score.feasible) << score.reason;
+  // e (4096 bytes) written and read once: 8192 saved. Exp is recomputed for each
+  // of the 1048576 - 1024 extra elements at 4 ops each: 16760832 bytes.
+  EXPECT_EQ(score.bytes_saved, 8192);
+  EXPECT_EQ(score.recompute_bytes, (1048576 - 1024) * 4 * 4);
+  // M(8192) = 0.26684039 us; M(16760832) = 36.44664276 us: 0.2668 + 5 - 36.4466.
+  expect_relative(score.score_us, -31.179802368504127);
+}
+
+TEST(ScorePatternTest, TooManyReductions) {
+  ir::Model model = parse(
+      "  %m: f32[256,1] = ReduceMax(%x) {name=\"max\", axes=[1], keepdims=1}\n"
+      "  %d: f32[256,1024] = Sub(%x, %m) {name=\"sub\"}\n"
+      "  %s: f32[256,1] = ReduceSum(%d) {name=\"sum\", axes=[1], keepdims=1}\n"
+      "  return %s\n",
+      "%x: f32[256,1024]");
+  ScoreOptions options;
+  options.max_reductions_per_kernel = 1;
+  PatternScore score = score_pattern(model.graph, {0, 1, 2}, test_profile(), options);
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.score_us, -1);
+  EXPECT_EQ(score.reason, "2 reductions in one kernel, over the limit 1");
+  options.max_reductions_per_kernel = 2;
+  EXPECT_TRUE(score_pattern(model.graph, {0, 1, 2}, test_profile(), options).feasible);
+}
+
+TEST(ScorePatternTest, ColumnAndRowReductionsOverDifferentShapes) {
+  ir::Model model = parse(
+      "  %r: f32[64] = ReduceSum(%x) {name=\"row\", axes=[1], keepdims=0}\n"
+      "  %c: f32[64] = ReduceSum(%y) {name=\"col\", axes=[0], keepdims=0}\n"
+      "  return %r, %c\n",
+      "%x: f32[64,128], %y: f32[32,64]");
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.reason,
+            "column reduction \"col\" (ReduceSum) over [32,64] and row reduction \"row\" "
+            "(ReduceSum) over [64,128] need different thread mappings; no composition can "
+            "express it");
+}
+
+TEST(ScorePatternTest, OpaqueOpIsInfeasible) {
+  ir::Model model = parse(
+      "  %t: f32[1,1,8,8] = Relu(%x) {name=\"relu\"}\n"
+      "  %z: f32[1,1,4,4] = MaxPool(%t) {name=\"pool\", kernel_shape=[2, 2], strides=[2, 2]}\n"
+      "  return %z\n",
+      "%x: f32[1,1,8,8]");
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.score_us, -1);
+  EXPECT_EQ(score.reason,
+            "node \"pool\" (MaxPool) is an Opaque op that runs as its own kernel; no composition "
+            "can express it");
+}
+
+TEST(ScorePatternTest, LargeGemmIsInfeasibleSmallGemmFuses) {
+  ir::Model large = parse(
+      "  %t: f32[128,128] = MatMul(%a, %b) {name=\"mm\"}\n"
+      "  %z: f32[128,128] = Relu(%t) {name=\"relu\"}\n"
+      "  return %z\n",
+      "%a: f32[128,128], %b: f32[128,128]");
+  PatternScore score = score_pattern(large.graph, {0, 1}, test_profile(), ScoreOptions{});
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.reason,
+            "node \"mm\" (MatMul): GEMM m*n*k = 128*128*128 = 2097152 per batch is over the fused "
+            "limit 64*64*64 = 262144; it runs as a library call");
+  ir::Model small = parse(
+      "  %t: f32[16,64,64] = MatMul(%a, %b) {name=\"mm\"}\n"
+      "  %z: f32[16,64,64] = Relu(%t) {name=\"relu\"}\n"
+      "  return %z\n",
+      "%a: f32[16,64,64], %b: f32[16,64,64]");
+  EXPECT_TRUE(score_pattern(small.graph, {0, 1}, test_profile(), ScoreOptions{}).feasible);
+}
+
+TEST(ScorePatternTest, UnknownShapeIsInfeasible) {
+  ir::Model model = parse(
+      "  %t: f32[?,4] = Relu(%x) {name=\"relu\"}\n"
+      "  %z: f32[?,4] = Exp(%t) {name=\"exp\"}\n"
+      "  return %z\n",
+      "%x: f32[?,4]");
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.reason,
+            "node \"relu\" (Relu): tensor \"x\" has no static shape and dtype (f32[?,4]); no "
+            "composition can express it");
+}
+
+TEST(ScorePatternTest, TooManyKernelParameters) {
+  ir::Model model = parse(kChain, kChainInputs);
+  ScoreOptions options;
+  options.max_kernel_parameter_bytes = 39;
+  // x, y, z: 3 pointers (24 bytes) + one shape of 2 dims (16 bytes) = 40.
+  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), options);
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.reason,
+            "kernel parameters need 40 bytes (3 tensors, 1 distinct shapes), over the limit 39");
+  options.max_kernel_parameter_bytes = 40;
+  EXPECT_TRUE(score_pattern(model.graph, {0, 1}, test_profile(), options).feasible);
+}
+
+TEST(ScorePatternTest, SingleNodeScoresZero) {
+  ir::Model model = parse(kChain, kChainInputs);
+  PatternScore score = score_pattern(model.graph, {1}, test_profile(), ScoreOptions{});
+  EXPECT_TRUE(score.feasible);
+  EXPECT_EQ(score.score_us, 0.0);
+  EXPECT_EQ(score.bytes_saved, 0);
+}
+
+TEST(EstimateTest, GroupAndPlan) {
+  ir::Model model = parse(kChain, kChainInputs);
+  DeviceProfile profile = test_profile();
+  // Add alone: reads x, y and writes t: 12 MiB; 1048576 flops = 0.1 us, memory bound.
+  GroupCost add = estimate_group(model.graph, {0}, profile);
+  EXPECT_EQ(add.bytes, 12582912);
+  EXPECT_EQ(add.flops, 1048576.0);
+  // M(12 MiB): ln(12)/ln(1024) of the way: 29.77170821621419 us; + phi.
+  expect_relative(add.time_us, 34.77170821621419);
+  GroupCost fused = estimate_group(model.graph, {0, 1}, profile);
+  EXPECT_EQ(fused.bytes, 12582912);  // x, y read; z written
+  EXPECT_EQ(fused.flops, 2097152.0);
+  expect_relative(fused.time_us, 34.77170821621419);
+
+  PlanEstimate plan = estimate_plan(model.graph, {{0, 1}}, profile);
+  EXPECT_EQ(plan.kernels_before, 2);
+  EXPECT_EQ(plan.kernels_after, 1);
+  EXPECT_EQ(plan.bytes_before, 12582912 + 8388608);  // Relu: reads t, writes z
+  EXPECT_EQ(plan.bytes_after, 12582912);
+  // before: (M(12 MiB) + 5) + (M(8 MiB) + 5).
+  expect_relative(plan.time_before_us, 62.4436217297277);
+  expect_relative(plan.time_after_us, 34.77170821621419);
+
+  PlanEstimate unfused = estimate_plan(model.graph, {}, profile);
+  EXPECT_EQ(unfused.kernels_after, 2);
+  EXPECT_EQ(unfused.bytes_after, unfused.bytes_before);
+  expect_relative(unfused.time_after_us, unfused.time_before_us);
+}
+
+TEST(EstimateTest, ComputeBoundGemm) {
+  // 2 * 64 * 64 * 64 * 16 = 8388608 flops (0.8388608 us at 10 TFLOP/s); bytes: a, b
+  // read and t written, 3 * 16 * 64 * 64 * 4 = 786432. Memory bound at 10 TFLOP/s,
+  // compute bound at 1 GFLOP/s.
+  ir::Model model = parse(
+      "  %t: f32[16,64,64] = MatMul(%a, %b) {name=\"mm\"}\n"
+      "  return %t\n",
+      "%a: f32[16,64,64], %b: f32[16,64,64]");
+  DeviceProfile profile = test_profile();
+  GroupCost cost = estimate_group(model.graph, {0}, profile);
+  EXPECT_EQ(cost.flops, 8388608.0);
+  EXPECT_EQ(cost.bytes, 786432);
+  expect_relative(cost.time_us,
+                  std::max(memory_time_us(profile, 786432), 0.8388608) + profile.launch_latency_us);
+  profile.fp32_flops_per_second = 1e9;  // now compute bound: 8388.608 us
+  expect_relative(estimate_group(model.graph, {0}, profile).time_us, 8388.608 + 5);
+}
+
+}  // namespace
+}  // namespace stitch::cost_model
