@@ -1,0 +1,61 @@
+// Partition: which nodes never fuse, and the role of every other node in the
+// multi-step substitution heuristic (FusionStitching 4.2.1).
+//
+// FusionStitching's Algorithm 1 collapses everything between adjacent "partition
+// ops" into one pattern, and runs once per step of a growing partition set: first
+// only the ops that never fuse, then also batched GEMMs, then column reductions,
+// then scalar reductions. `partition_graph` gives each node the role that decides
+// at which step it joins the partition set:
+//
+//   kPartition       never fuses: Opaque ops (pools, Resize, control flow, unknown
+//                    ops), Shape/Size metadata ops, ops outside the default domain,
+//                    Conv (cuDNN), a GEMM with 2*m*n*k*batch >= large_gemm_flops
+//                    (cuBLAS), any op with an input or output whose shape is not
+//                    static, and dead nodes. `reasons[id]` says why.
+//   kBatchedGemm     a MatMul/Gemm below the threshold, batched or 2-D
+//                    ("fine-grained gemm": it fuses through block composition).
+//   kColumnReduction a reduction over non-innermost axes (ir::classify_reduction).
+//   kScalarReduction a reduction over every axis.
+//   kFusible         everything else: elementwise, broadcast, injective, view, row
+//                    reductions, compound ops not yet decomposed, and Constant nodes
+//                    (they launch nothing).
+//
+// Example: x -> MatMul[1024x1024x1024] -> Add -> ReduceSum(axes=[0]) -> Relu gives
+// MatMul kPartition ("large GEMM (m×n×k = 1024×1024×1024, 2.1 GFLOP): cuBLAS library
+// call"), Add kFusible, ReduceSum kColumnReduction, Relu kFusible.
+//
+// Precondition: shapes were inferred (ir/shape_inference.h). Reasons are empty for
+// every role but kPartition.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace stitch::fusion {
+
+enum class NodeRole { kFusible, kBatchedGemm, kColumnReduction, kScalarReduction, kPartition };
+std::string_view node_role_name(NodeRole role);  // "fusible", "batched_gemm", ...
+
+struct PartitionOptions {
+  // A GEMM at least this big (2*m*n*k*batch flops) is a library call: 2 GFLOP.
+  int64_t large_gemm_flops = 2LL << 30;
+};
+
+struct Partition {
+  std::vector<NodeRole> roles;       // by node id; kPartition for dead nodes too
+  std::vector<std::string> reasons;  // by node id: why kPartition, else ""
+
+  NodeRole role(ir::NodeId node) const { return roles[static_cast<size_t>(node)]; }
+};
+
+Partition partition_graph(const ir::Graph& graph, const PartitionOptions& options);
+
+// Floating-point work of a MatMul/Gemm node, 2*m*n*k*batch, or -1 when its shapes
+// are not static. Exposed for tests and the report.
+int64_t gemm_flops(const ir::Graph& graph, const ir::Node& node);
+
+}  // namespace stitch::fusion

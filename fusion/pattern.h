@@ -1,0 +1,28 @@
+// A candidate fusion pattern: a convex set of graph nodes that could run as one
+// kernel, with the score the cost model gave it (FusionStitching 4.1-4.3).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace stitch::fusion {
+
+enum class PatternSource {
+  kSubstitution,  // Algorithm 1: everything between adjacent partition ops
+  kExploratory,   // Algorithm 2: producer/consumer expansion from a seed
+  kPacking,       // independent groups in one launch (Apollo's parallelism stitching)
+};
+
+struct Pattern {
+  std::vector<ir::NodeId> nodes;  // sorted ascending, no duplicates
+  PatternSource source = PatternSource::kSubstitution;
+  int substitution_step = -1;  // which partition set produced it (substitution only)
+  double score_us = 0.0;       // f(P) in microseconds; only patterns with score > 0 are planned
+  int64_t bytes_saved = 0;     // V_saved of the score
+  std::string infeasible_reason;  // set when the cost model refused the pattern
+};
+
+}  // namespace stitch::fusion

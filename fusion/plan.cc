@@ -1,0 +1,804 @@
+// The fusion plan: greedy warm start, per-component GLPK programs, cycle cuts.
+#include "fusion/plan.h"
+
+#include <glpk.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <utility>
+
+#include "ir/analysis.h"
+
+namespace stitch::fusion {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ir::NodeId;
+
+// Live nodes with deduplicated successor lists (CSR) and topological positions.
+struct NodeGraph {
+  std::vector<int32_t> successor_begin;  // by node id, size capacity + 1
+  std::vector<NodeId> successors;
+  std::vector<int32_t> position;  // topological position by node id, -1 for dead nodes
+  std::vector<NodeId> order;      // live nodes in topological order
+
+  int32_t capacity() const { return static_cast<int32_t>(position.size()); }
+  const NodeId* successors_begin(NodeId node) const {
+    return successors.data() + successor_begin[static_cast<size_t>(node)];
+  }
+  const NodeId* successors_end(NodeId node) const {
+    return successors.data() + successor_begin[static_cast<size_t>(node) + 1];
+  }
+};
+
+Result<NodeGraph> build_node_graph(const ir::Graph& graph) {
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, ir::topological_order(graph));
+  NodeGraph result;
+  const int32_t capacity = graph.node_capacity();
+  result.position.assign(static_cast<size_t>(capacity), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    result.position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+  }
+  result.successor_begin.assign(static_cast<size_t>(capacity) + 1, 0);
+  std::vector<NodeId> scratch;
+  for (NodeId node = 0; node < capacity; ++node) {
+    result.successor_begin[static_cast<size_t>(node)] =
+        static_cast<int32_t>(result.successors.size());
+    if (graph.node(node).dead) continue;
+    scratch.clear();
+    for (ir::ValueId output : graph.node(node).outputs) {
+      if (output == ir::kNoId) continue;
+      for (const ir::Use& use : graph.value(output).users) {
+        if (use.node != node && !graph.node(use.node).dead) scratch.push_back(use.node);
+      }
+    }
+    std::sort(scratch.begin(), scratch.end());
+    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+    result.successors.insert(result.successors.end(), scratch.begin(), scratch.end());
+  }
+  result.successor_begin[static_cast<size_t>(capacity)] =
+      static_cast<int32_t>(result.successors.size());
+  result.order = std::move(order);
+  return result;
+}
+
+Status validate_candidates(const ir::Graph& graph, const std::vector<Pattern>& candidates) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Pattern& pattern = candidates[i];
+    std::ostringstream where;
+    where << "fusion candidate " << i << ": ";
+    if (!std::isfinite(pattern.score_us)) {
+      return Status::internal(where.str() + "score is not finite");
+    }
+    for (size_t k = 0; k < pattern.nodes.size(); ++k) {
+      NodeId node = pattern.nodes[k];
+      if (node < 0 || node >= graph.node_capacity() || graph.node(node).dead) {
+        return Status::internal(where.str() + "node id " + std::to_string(node) +
+                                " is not a live node of the graph");
+      }
+      if (k > 0 && pattern.nodes[k - 1] >= node) {
+        return Status::internal(where.str() +
+                                "node ids must be sorted ascending without duplicates (at " +
+                                graph.node(node).display_name() + ")");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// The quotient graph while greedy contracts groups one at a time, kept acyclic
+// with a topological rank per vertex. A vertex is named by its representative node
+// (a group's smallest node id; an ungrouped node is its own vertex).
+class IncrementalQuotient {
+ public:
+  explicit IncrementalQuotient(const NodeGraph& nodes) : nodes_(nodes) {
+    const size_t capacity = static_cast<size_t>(nodes.capacity());
+    vertex_of_.resize(capacity);
+    std::iota(vertex_of_.begin(), vertex_of_.end(), 0);
+    rank_ = nodes.position;
+    slot_owner_ = nodes.order;
+    members_.resize(capacity);
+    in_group_.assign(capacity, 0);
+    visited_.assign(capacity, 0);
+  }
+
+  // Contracts `group` (ungrouped nodes) into one vertex unless that closes a cycle:
+  // a path from the group through other vertices back into it. Such a path climbs
+  // in rank, so only ranks below the group's highest rank are searched. On success
+  // the rank window [lowest, highest] is reordered: the other vertices, then the
+  // group, then the vertices the group reaches.
+  bool try_contract(const std::vector<NodeId>& group) {
+    ++epoch_;
+    int32_t low = std::numeric_limits<int32_t>::max();
+    int32_t high = -1;
+    for (NodeId node : group) {
+      in_group_[static_cast<size_t>(node)] = epoch_;
+      low = std::min(low, rank_[static_cast<size_t>(node)]);
+      high = std::max(high, rank_[static_cast<size_t>(node)]);
+    }
+    stack_.clear();
+    auto visit_successors = [&](NodeId member) {
+      for (const NodeId* s = nodes_.successors_begin(member); s != nodes_.successors_end(member);
+           ++s) {
+        NodeId vertex = vertex_of_[static_cast<size_t>(*s)];
+        if (in_group_[static_cast<size_t>(vertex)] == epoch_) return false;
+        if (rank_[static_cast<size_t>(vertex)] < high &&
+            visited_[static_cast<size_t>(vertex)] != epoch_) {
+          visited_[static_cast<size_t>(vertex)] = epoch_;
+          stack_.push_back(vertex);
+        }
+      }
+      return true;
+    };
+    for (NodeId node : group) {
+      for (const NodeId* s = nodes_.successors_begin(node); s != nodes_.successors_end(node); ++s) {
+        NodeId vertex = vertex_of_[static_cast<size_t>(*s)];
+        if (in_group_[static_cast<size_t>(vertex)] == epoch_) continue;
+        if (rank_[static_cast<size_t>(vertex)] < high &&
+            visited_[static_cast<size_t>(vertex)] != epoch_) {
+          visited_[static_cast<size_t>(vertex)] = epoch_;
+          stack_.push_back(vertex);
+        }
+      }
+    }
+    while (!stack_.empty()) {
+      NodeId vertex = stack_.back();
+      stack_.pop_back();
+      if (members_[static_cast<size_t>(vertex)].empty()) {
+        if (!visit_successors(vertex)) return false;
+      } else {
+        for (NodeId member : members_[static_cast<size_t>(vertex)]) {
+          if (!visit_successors(member)) return false;
+        }
+      }
+    }
+    const NodeId representative = group.front();
+    std::vector<NodeId> before;
+    std::vector<NodeId> after;
+    for (int32_t rank = low; rank <= high; ++rank) {
+      NodeId owner = slot_owner_[static_cast<size_t>(rank)];
+      if (owner == ir::kNoId || in_group_[static_cast<size_t>(owner)] == epoch_) continue;
+      (visited_[static_cast<size_t>(owner)] == epoch_ ? after : before).push_back(owner);
+    }
+    before.push_back(representative);
+    before.insert(before.end(), after.begin(), after.end());
+    int32_t rank = low;
+    for (NodeId vertex : before) {
+      slot_owner_[static_cast<size_t>(rank)] = vertex;
+      rank_[static_cast<size_t>(vertex)] = rank++;
+    }
+    for (; rank <= high; ++rank) slot_owner_[static_cast<size_t>(rank)] = ir::kNoId;
+    for (NodeId node : group) vertex_of_[static_cast<size_t>(node)] = representative;
+    members_[static_cast<size_t>(representative)] = group;
+    return true;
+  }
+
+ private:
+  const NodeGraph& nodes_;
+  std::vector<NodeId> vertex_of_;
+  std::vector<int32_t> rank_;                 // by vertex
+  std::vector<NodeId> slot_owner_;            // by rank; kNoId for a slot freed by a contraction
+  std::vector<std::vector<NodeId>> members_;  // by vertex; empty for an ungrouped node
+  std::vector<uint32_t> in_group_;
+  std::vector<uint32_t> visited_;
+  std::vector<NodeId> stack_;
+  uint32_t epoch_ = 0;
+};
+
+// Greedy plan: by score descending, ties by index; disjoint and acyclic.
+std::vector<char> greedy_plan(const NodeGraph& nodes, const std::vector<Pattern>& candidates,
+                              const std::vector<int>& positive) {
+  std::vector<int> order = positive;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return candidates[static_cast<size_t>(a)].score_us >
+           candidates[static_cast<size_t>(b)].score_us;
+  });
+  std::vector<char> chosen(candidates.size(), 0);
+  std::vector<char> taken(static_cast<size_t>(nodes.capacity()), 0);
+  IncrementalQuotient quotient(nodes);
+  for (int index : order) {
+    const std::vector<NodeId>& group = candidates[static_cast<size_t>(index)].nodes;
+    if (group.empty()) continue;
+    bool disjoint = std::none_of(group.begin(), group.end(),
+                                 [&](NodeId node) { return taken[static_cast<size_t>(node)]; });
+    if (!disjoint || !quotient.try_contract(group)) continue;
+    for (NodeId node : group) taken[static_cast<size_t>(node)] = 1;
+    chosen[static_cast<size_t>(index)] = 1;
+  }
+  return chosen;
+}
+
+// Cycles of the quotient graph of disjoint `groups`: one per strongly connected
+// component with two or more vertices, the shortest through the component's
+// lowest-indexed group. Each cycle lists its vertices (representative nodes) in
+// path order, starting at that group.
+struct QuotientCycles {
+  std::vector<NodeId> vertex_of;  // by node id
+  std::vector<int> group_of;      // by node id; -1 for an ungrouped node
+  std::vector<std::vector<NodeId>> cycles;
+};
+
+QuotientCycles find_quotient_cycles(const NodeGraph& nodes,
+                                    const std::vector<std::vector<NodeId>>& groups) {
+  const size_t capacity = static_cast<size_t>(nodes.capacity());
+  QuotientCycles result;
+  result.vertex_of.resize(capacity);
+  std::iota(result.vertex_of.begin(), result.vertex_of.end(), 0);
+  result.group_of.assign(capacity, -1);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (NodeId node : groups[g]) {
+      result.vertex_of[static_cast<size_t>(node)] = groups[g].front();
+      result.group_of[static_cast<size_t>(node)] = static_cast<int>(g);
+    }
+  }
+  // Quotient edges as CSR over vertex ids.
+  std::vector<std::pair<NodeId, NodeId>> edges;
+  for (NodeId node : nodes.order) {
+    NodeId from = result.vertex_of[static_cast<size_t>(node)];
+    for (const NodeId* s = nodes.successors_begin(node); s != nodes.successors_end(node); ++s) {
+      NodeId to = result.vertex_of[static_cast<size_t>(*s)];
+      if (from != to) edges.emplace_back(from, to);
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  std::vector<int32_t> begin(capacity + 1, 0);
+  for (const auto& edge : edges) ++begin[static_cast<size_t>(edge.first) + 1];
+  for (size_t v = 0; v < capacity; ++v) begin[v + 1] += begin[v];
+  auto target = [&](int32_t e) { return edges[static_cast<size_t>(e)].second; };
+
+  // Tarjan's strongly connected components, iterative, roots in topological order.
+  std::vector<int32_t> index(capacity, -1);
+  std::vector<int32_t> low(capacity, 0);
+  std::vector<char> on_stack(capacity, 0);
+  std::vector<int32_t> component_of(capacity, -1);
+  std::vector<NodeId> stack;
+  std::vector<std::pair<NodeId, int32_t>> calls;  // (vertex, next edge)
+  std::vector<std::vector<NodeId>> components;
+  int32_t counter = 0;
+  for (NodeId root : nodes.order) {
+    if (result.vertex_of[static_cast<size_t>(root)] != root ||
+        index[static_cast<size_t>(root)] >= 0)
+      continue;
+    index[static_cast<size_t>(root)] = low[static_cast<size_t>(root)] = counter++;
+    stack.push_back(root);
+    on_stack[static_cast<size_t>(root)] = 1;
+    calls.emplace_back(root, begin[static_cast<size_t>(root)]);
+    while (!calls.empty()) {
+      NodeId vertex = calls.back().first;
+      int32_t edge = calls.back().second;
+      if (edge < begin[static_cast<size_t>(vertex) + 1]) {
+        ++calls.back().second;
+        NodeId next = target(edge);
+        if (index[static_cast<size_t>(next)] < 0) {
+          index[static_cast<size_t>(next)] = low[static_cast<size_t>(next)] = counter++;
+          stack.push_back(next);
+          on_stack[static_cast<size_t>(next)] = 1;
+          calls.emplace_back(next, begin[static_cast<size_t>(next)]);
+        } else if (on_stack[static_cast<size_t>(next)]) {
+          low[static_cast<size_t>(vertex)] =
+              std::min(low[static_cast<size_t>(vertex)], index[static_cast<size_t>(next)]);
+        }
+        continue;
+      }
+      if (low[static_cast<size_t>(vertex)] == index[static_cast<size_t>(vertex)]) {
+        std::vector<NodeId> members;
+        NodeId popped;
+        do {
+          popped = stack.back();
+          stack.pop_back();
+          on_stack[static_cast<size_t>(popped)] = 0;
+          members.push_back(popped);
+        } while (popped != vertex);
+        if (members.size() >= 2) {
+          for (NodeId member : members) {
+            component_of[static_cast<size_t>(member)] = static_cast<int32_t>(components.size());
+          }
+          components.push_back(std::move(members));
+        }
+      }
+      calls.pop_back();
+      if (!calls.empty()) {
+        NodeId parent = calls.back().first;
+        low[static_cast<size_t>(parent)] =
+            std::min(low[static_cast<size_t>(parent)], low[static_cast<size_t>(vertex)]);
+      }
+    }
+  }
+
+  // A shortest cycle through each component's lowest-indexed group (breadth-first
+  // search inside the component). Every such component holds a group: the graph
+  // itself is acyclic.
+  std::vector<NodeId> parent(capacity, ir::kNoId);
+  std::vector<int32_t> seen(capacity, -1);
+  std::sort(components.begin(), components.end(),
+            [&](const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+              auto first_group = [&](const std::vector<NodeId>& members) {
+                int best = std::numeric_limits<int>::max();
+                for (NodeId m : members) {
+                  int g = result.group_of[static_cast<size_t>(m)];
+                  if (g >= 0) best = std::min(best, g);
+                }
+                return best;
+              };
+              return first_group(a) < first_group(b);
+            });
+  for (size_t c = 0; c < components.size(); ++c) {
+    const std::vector<NodeId>& members = components[c];
+    const int32_t id = component_of[static_cast<size_t>(members.front())];
+    NodeId start = ir::kNoId;
+    for (NodeId m : members) {
+      int g = result.group_of[static_cast<size_t>(m)];
+      if (g >= 0 && (start == ir::kNoId || g < result.group_of[static_cast<size_t>(start)])) {
+        start = m;
+      }
+    }
+    STITCH_CHECK(start != ir::kNoId) << "a quotient cycle without a group";
+    std::vector<NodeId> queue{start};
+    seen[static_cast<size_t>(start)] = static_cast<int32_t>(c);
+    NodeId last = ir::kNoId;  // the vertex with an edge back to start
+    for (size_t head = 0; head < queue.size() && last == ir::kNoId; ++head) {
+      NodeId vertex = queue[head];
+      for (int32_t e = begin[static_cast<size_t>(vertex)];
+           e < begin[static_cast<size_t>(vertex) + 1]; ++e) {
+        NodeId next = target(e);
+        if (component_of[static_cast<size_t>(next)] != id) continue;
+        if (next == start) {
+          last = vertex;
+          break;
+        }
+        if (seen[static_cast<size_t>(next)] == static_cast<int32_t>(c)) continue;
+        seen[static_cast<size_t>(next)] = static_cast<int32_t>(c);
+        parent[static_cast<size_t>(next)] = vertex;
+        queue.push_back(next);
+      }
+    }
+    STITCH_CHECK(last != ir::kNoId) << "no cycle inside a strongly connected component";
+    std::vector<NodeId> cycle;
+    for (NodeId v = last; v != start; v = parent[static_cast<size_t>(v)]) cycle.push_back(v);
+    cycle.push_back(start);
+    std::reverse(cycle.begin(), cycle.end());
+    result.cycles.push_back(std::move(cycle));
+  }
+  return result;
+}
+
+// Union-find over candidate indices, smallest index as the root for determinism.
+class DisjointSets {
+ public:
+  explicit DisjointSets(size_t size) : parent_(size) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  int find(int x) {
+    while (parent_[static_cast<size_t>(x)] != x) {
+      parent_[static_cast<size_t>(x)] =
+          parent_[static_cast<size_t>(parent_[static_cast<size_t>(x)])];
+      x = parent_[static_cast<size_t>(x)];
+    }
+    return x;
+  }
+  void join(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (b < a) std::swap(a, b);
+    parent_[static_cast<size_t>(b)] = a;
+  }
+
+ private:
+  std::vector<int> parent_;
+};
+
+enum class ComponentOutcome { kOptimal, kIncumbent, kGreedyAfterDeadline };
+
+struct ComponentSolution {
+  ComponentOutcome outcome = ComponentOutcome::kOptimal;
+  int rows = 0;
+  double gap = 0;
+};
+
+struct CallbackContext {
+  Clock::time_point deadline;
+  double gap = 0;
+};
+
+void glpk_callback(glp_tree* tree, void* info) {
+  auto* context = static_cast<CallbackContext*>(info);
+  double gap = glp_ios_mip_gap(tree);
+  if (gap < std::numeric_limits<double>::max()) context->gap = gap;
+  if (Clock::now() >= context->deadline) glp_ios_terminate(tree);
+}
+
+// Solves one component with GLPK: clique rows of its nodes (rows covering one
+// candidate dropped, identical rows merged), its cycle cuts, and the greedy
+// objective as a lower bound. Writes the choice of each member into `chosen`.
+Result<ComponentSolution> solve_component(const std::vector<int>& members,
+                                          const std::vector<Pattern>& candidates,
+                                          const std::vector<int32_t>& candidates_of_node_begin,
+                                          const std::vector<int>& candidates_of_node,
+                                          const std::vector<const std::vector<int>*>& cuts,
+                                          const std::vector<char>& greedy,
+                                          Clock::time_point deadline, std::vector<char>& chosen) {
+  ComponentSolution solution;
+  std::vector<std::vector<int>> rows;
+  for (int member : members) {
+    for (NodeId node : candidates[static_cast<size_t>(member)].nodes) {
+      const size_t n = static_cast<size_t>(node);
+      int32_t first = candidates_of_node_begin[n];
+      int32_t last = candidates_of_node_begin[n + 1];
+      if (last - first < 2) continue;
+      rows.emplace_back(candidates_of_node.begin() + first, candidates_of_node.begin() + last);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+
+  double greedy_objective = 0;
+  for (int member : members) {
+    if (greedy[static_cast<size_t>(member)])
+      greedy_objective += candidates[static_cast<size_t>(member)].score_us;
+  }
+  solution.rows = static_cast<int>(rows.size() + cuts.size()) + (greedy_objective > 0 ? 1 : 0);
+
+  auto use_greedy = [&]() {
+    for (int member : members)
+      chosen[static_cast<size_t>(member)] = greedy[static_cast<size_t>(member)];
+  };
+  const double remaining_s = std::chrono::duration<double>(deadline - Clock::now()).count();
+  if (remaining_s <= 0) {
+    use_greedy();
+    solution.outcome = ComponentOutcome::kGreedyAfterDeadline;
+    return solution;
+  }
+
+  // Column of each member, 1-based as GLPK counts.
+  auto column_of = [&](int candidate) {
+    auto it = std::lower_bound(members.begin(), members.end(), candidate);
+    STITCH_CHECK(it != members.end() && *it == candidate) << "candidate outside its component";
+    return static_cast<int>(it - members.begin()) + 1;
+  };
+  glp_prob* problem = glp_create_prob();
+  glp_set_obj_dir(problem, GLP_MAX);
+  glp_add_cols(problem, static_cast<int>(members.size()));
+  for (size_t j = 0; j < members.size(); ++j) {
+    glp_set_col_kind(problem, static_cast<int>(j) + 1, GLP_BV);
+    glp_set_obj_coef(problem, static_cast<int>(j) + 1,
+                     candidates[static_cast<size_t>(members[j])].score_us);
+  }
+  std::vector<int> indices(members.size() + 1);
+  std::vector<double> values(members.size() + 1, 1.0);
+  auto add_row = [&](const std::vector<int>& row, int type, double low, double high) {
+    int r = glp_add_rows(problem, 1);
+    glp_set_row_bnds(problem, r, type, low, high);
+    for (size_t k = 0; k < row.size(); ++k) indices[k + 1] = column_of(row[k]);
+    glp_set_mat_row(problem, r, static_cast<int>(row.size()), indices.data(), values.data());
+  };
+  for (const std::vector<int>& row : rows) add_row(row, GLP_UP, 0.0, 1.0);
+  for (const std::vector<int>* cut : cuts) {
+    add_row(*cut, GLP_UP, 0.0, static_cast<double>(cut->size()) - 1.0);
+  }
+  if (greedy_objective > 0) {
+    // Branch and bound need not look below greedy; the slack absorbs rounding.
+    for (size_t j = 0; j < members.size(); ++j) {
+      indices[j + 1] = static_cast<int>(j) + 1;
+      values[j + 1] = candidates[static_cast<size_t>(members[j])].score_us;
+    }
+    int r = glp_add_rows(problem, 1);
+    glp_set_row_bnds(problem, r, GLP_LO, greedy_objective - 1e-6 * std::max(1.0, greedy_objective),
+                     0.0);
+    glp_set_mat_row(problem, r, static_cast<int>(members.size()), indices.data(), values.data());
+  }
+
+  glp_iocp parameters;
+  glp_init_iocp(&parameters);
+  parameters.msg_lev = GLP_MSG_OFF;
+  parameters.presolve = GLP_ON;
+  parameters.br_tech = GLP_BR_DTH;
+  parameters.bt_tech = GLP_BT_BLB;
+  parameters.pp_tech = GLP_PP_ALL;
+  parameters.sr_heur = GLP_ON;
+  parameters.fp_heur = GLP_OFF;
+  parameters.ps_heur = GLP_OFF;
+  parameters.gmi_cuts = GLP_OFF;
+  parameters.mir_cuts = GLP_OFF;
+  parameters.cov_cuts = GLP_OFF;
+  parameters.clq_cuts = GLP_OFF;
+  parameters.binarize = GLP_OFF;
+  parameters.mip_gap = 0.0;
+  parameters.tm_lim = static_cast<int>(std::clamp(remaining_s * 1000.0, 1.0, 2.0e9));
+  CallbackContext context{deadline, 0.0};
+  parameters.cb_func = glpk_callback;
+  parameters.cb_info = &context;
+  const int code = glp_intopt(problem, &parameters);
+  const int status = glp_mip_status(problem);
+  const bool stopped = code == GLP_ETMLIM || code == GLP_ESTOP;
+  if ((code == 0 && status == GLP_OPT) || (stopped && status == GLP_FEAS)) {
+    for (size_t j = 0; j < members.size(); ++j) {
+      chosen[static_cast<size_t>(members[j])] =
+          glp_mip_col_val(problem, static_cast<int>(j) + 1) > 0.5;
+    }
+    solution.outcome = code == 0 ? ComponentOutcome::kOptimal : ComponentOutcome::kIncumbent;
+    solution.gap = code == 0 ? 0.0 : context.gap;
+    glp_delete_prob(problem);
+    return solution;
+  }
+  glp_delete_prob(problem);
+  if (stopped) {
+    use_greedy();
+    solution.outcome = ComponentOutcome::kGreedyAfterDeadline;
+    return solution;
+  }
+  std::ostringstream message;
+  message << "fusion plan: GLPK glp_intopt failed (return code " << code << ", MIP status "
+          << status << ") on a component of " << members.size()
+          << " candidates; rerun with --solver-time-limit 0 to plan greedily";
+  return Status::internal(message.str());
+}
+
+double total_score(const std::vector<Pattern>& candidates, const std::vector<char>& chosen) {
+  double total = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (chosen[i]) total += candidates[i].score_us;
+  }
+  return total;
+}
+
+std::vector<std::vector<NodeId>> groups_of(const std::vector<Pattern>& candidates,
+                                           const std::vector<char>& chosen) {
+  std::vector<std::vector<NodeId>> groups;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (chosen[i]) groups.push_back(candidates[i].nodes);
+  }
+  return groups;
+}
+
+}  // namespace
+
+Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>& candidates,
+                              const PlanOptions& options) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::max(0.0, options.time_limit_s)));
+  STITCH_RETURN_IF_ERROR(validate_candidates(graph, candidates));
+  STITCH_ASSIGN_OR_RETURN(NodeGraph nodes, build_node_graph(graph));
+
+  std::vector<int> positive;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].score_us > 0 && !candidates[i].nodes.empty())
+      positive.push_back(static_cast<int>(i));
+  }
+  // Candidates containing each node, ascending (CSR by node id).
+  const size_t capacity = static_cast<size_t>(nodes.capacity());
+  std::vector<int32_t> candidates_of_node_begin(capacity + 1, 0);
+  for (int i : positive) {
+    for (NodeId node : candidates[static_cast<size_t>(i)].nodes)
+      ++candidates_of_node_begin[static_cast<size_t>(node) + 1];
+  }
+  for (size_t n = 0; n < capacity; ++n)
+    candidates_of_node_begin[n + 1] += candidates_of_node_begin[n];
+  std::vector<int> candidates_of_node(static_cast<size_t>(candidates_of_node_begin[capacity]));
+  {
+    std::vector<int32_t> fill(candidates_of_node_begin.begin(), candidates_of_node_begin.end() - 1);
+    for (int i : positive) {
+      for (NodeId node : candidates[static_cast<size_t>(i)].nodes) {
+        candidates_of_node[static_cast<size_t>(fill[static_cast<size_t>(node)]++)] = i;
+      }
+    }
+  }
+  DisjointSets sets(candidates.size());
+  for (size_t n = 0; n < capacity; ++n) {
+    for (int32_t k = candidates_of_node_begin[n] + 1; k < candidates_of_node_begin[n + 1]; ++k) {
+      sets.join(candidates_of_node[static_cast<size_t>(k - 1)],
+                candidates_of_node[static_cast<size_t>(k)]);
+    }
+  }
+
+  FusionPlan plan;
+  SolverStatistics& statistics = plan.statistics;
+  statistics.variables = static_cast<int>(positive.size());
+  const std::vector<char> greedy = greedy_plan(nodes, candidates, positive);
+  statistics.greedy_objective_us = total_score(candidates, greedy);
+
+  auto components_now = [&]() {
+    std::vector<std::vector<int>> components;
+    std::vector<int> component_of_root(candidates.size(), -1);
+    for (int i : positive) {
+      int root = sets.find(i);
+      if (component_of_root[static_cast<size_t>(root)] < 0) {
+        component_of_root[static_cast<size_t>(root)] = static_cast<int>(components.size());
+        components.emplace_back();
+      }
+      components[static_cast<size_t>(component_of_root[static_cast<size_t>(root)])].push_back(i);
+    }
+    return components;
+  };
+
+  std::vector<char> chosen(candidates.size(), 0);
+  if (options.use_greedy_only) {
+    chosen = greedy;
+    statistics.components = static_cast<int>(components_now().size());
+    statistics.status = "greedy";
+  } else {
+    std::vector<std::vector<int>> cuts;
+    std::vector<char> dirty(candidates.size(), 1);
+    std::vector<int> rows_of_component(candidates.size(), 0);  // by first member
+    bool timed_out = false;
+    bool used_incumbent = false;
+    for (int round = 0;; ++round) {
+      std::vector<std::vector<int>> components = components_now();
+      std::vector<std::vector<const std::vector<int>*>> cuts_of(components.size());
+      {
+        std::vector<int> component_of(candidates.size(), -1);
+        for (size_t c = 0; c < components.size(); ++c) {
+          for (int i : components[c]) component_of[static_cast<size_t>(i)] = static_cast<int>(c);
+        }
+        for (const std::vector<int>& cut : cuts) {
+          cuts_of[static_cast<size_t>(component_of[static_cast<size_t>(cut.front())])].push_back(
+              &cut);
+        }
+      }
+      int rows = 0;
+      for (size_t c = 0; c < components.size(); ++c) {
+        const std::vector<int>& members = components[c];
+        const size_t first = static_cast<size_t>(members.front());
+        bool changed = std::any_of(members.begin(), members.end(),
+                                   [&](int i) { return dirty[static_cast<size_t>(i)] != 0; });
+        if (changed && members.size() == 1) {
+          // Chosen unless a cut excludes it alone (a pattern that is not convex).
+          chosen[first] = cuts_of[c].empty();
+          rows_of_component[first] = static_cast<int>(cuts_of[c].size());
+        } else if (changed) {
+          STITCH_ASSIGN_OR_RETURN(
+              ComponentSolution solution,
+              solve_component(members, candidates, candidates_of_node_begin, candidates_of_node,
+                              cuts_of[c], greedy, deadline, chosen));
+          rows_of_component[first] = solution.rows;
+          if (solution.outcome != ComponentOutcome::kOptimal) {
+            timed_out = true;
+            statistics.gap = std::max(statistics.gap, solution.gap);
+            used_incumbent = used_incumbent || solution.outcome == ComponentOutcome::kIncumbent;
+          }
+        }
+        for (int i : members) dirty[static_cast<size_t>(i)] = 0;
+        rows += rows_of_component[first];
+      }
+      statistics.components = static_cast<int>(components.size());
+      statistics.constraints = rows;
+
+      std::vector<int> chosen_indices;
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        if (chosen[i]) chosen_indices.push_back(static_cast<int>(i));
+      }
+      QuotientCycles quotient = find_quotient_cycles(nodes, groups_of(candidates, chosen));
+      if (timed_out) {
+        bool worse = total_score(candidates, chosen) < statistics.greedy_objective_us;
+        if (!quotient.cycles.empty() || worse || !used_incumbent) {
+          chosen = greedy;
+          statistics.status = "time limit: greedy";
+        } else {
+          statistics.status = "time limit: best incumbent";
+        }
+        break;
+      }
+      if (quotient.cycles.empty()) {
+        statistics.status = "optimal";
+        break;
+      }
+      if (round >= options.max_cycle_rounds) {
+        chosen = greedy;
+        statistics.status = "cycle rounds: greedy";
+        break;
+      }
+      for (const std::vector<NodeId>& cycle : quotient.cycles) {
+        std::vector<int> cut;
+        for (NodeId vertex : cycle) {
+          int group = quotient.group_of[static_cast<size_t>(vertex)];
+          if (group >= 0) cut.push_back(chosen_indices[static_cast<size_t>(group)]);
+        }
+        std::sort(cut.begin(), cut.end());
+        for (int i : cut) {
+          dirty[static_cast<size_t>(i)] = 1;
+          sets.join(cut.front(), i);
+        }
+        cuts.push_back(std::move(cut));
+        ++statistics.cycle_cuts;
+      }
+    }
+  }
+
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!chosen[i]) continue;
+    plan.chosen.push_back(static_cast<int>(i));
+    plan.groups.push_back(candidates[i].nodes);
+  }
+  statistics.objective_us = total_score(candidates, chosen);
+  statistics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return plan;
+}
+
+Status verify_plan(const ir::Graph& graph, const FusionPlan& plan) {
+  const int32_t capacity = graph.node_capacity();
+  std::vector<int> owner(static_cast<size_t>(capacity), -1);
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    const std::vector<NodeId>& group = plan.groups[g];
+    if (group.empty())
+      return Status::internal("fusion plan: group " + std::to_string(g) + " is empty");
+    for (NodeId node : group) {
+      if (node < 0 || node >= capacity || graph.node(node).dead) {
+        return Status::internal("fusion plan: group " + std::to_string(g) + " names node id " +
+                                std::to_string(node) + ", which is not a live node");
+      }
+      int& slot = owner[static_cast<size_t>(node)];
+      if (slot >= 0) {
+        return Status::internal("fusion plan: groups " + std::to_string(slot) + " and " +
+                                std::to_string(g) + " both contain node " +
+                                graph.node(node).display_name());
+      }
+      slot = static_cast<int>(g);
+    }
+  }
+  STITCH_ASSIGN_OR_RETURN(NodeGraph nodes, build_node_graph(graph));
+
+  // Convexity: a path leaving group g and re-entering it climbs in topological
+  // position, so it only visits nodes before g's last node.
+  std::vector<size_t> mark(static_cast<size_t>(capacity), SIZE_MAX);
+  std::vector<std::pair<NodeId, NodeId>> stack;  // (node, where the path left the group)
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    int32_t last = -1;
+    for (NodeId node : plan.groups[g])
+      last = std::max(last, nodes.position[static_cast<size_t>(node)]);
+    stack.clear();
+    for (NodeId node : plan.groups[g]) {
+      for (const NodeId* s = nodes.successors_begin(node); s != nodes.successors_end(node); ++s) {
+        if (owner[static_cast<size_t>(*s)] == static_cast<int>(g)) continue;
+        if (nodes.position[static_cast<size_t>(*s)] < last && mark[static_cast<size_t>(*s)] != g) {
+          mark[static_cast<size_t>(*s)] = g;
+          stack.emplace_back(*s, *s);
+        }
+      }
+    }
+    while (!stack.empty()) {
+      auto [node, outside] = stack.back();
+      stack.pop_back();
+      for (const NodeId* s = nodes.successors_begin(node); s != nodes.successors_end(node); ++s) {
+        if (owner[static_cast<size_t>(*s)] == static_cast<int>(g)) {
+          return Status::internal("fusion plan: group " + std::to_string(g) +
+                                  " is not convex: a path leaves it through node " +
+                                  graph.node(outside).display_name() + " and re-enters at node " +
+                                  graph.node(*s).display_name());
+        }
+        if (nodes.position[static_cast<size_t>(*s)] < last && mark[static_cast<size_t>(*s)] != g) {
+          mark[static_cast<size_t>(*s)] = g;
+          stack.emplace_back(*s, outside);
+        }
+      }
+    }
+  }
+
+  QuotientCycles quotient = find_quotient_cycles(nodes, plan.groups);
+  if (!quotient.cycles.empty()) {
+    std::ostringstream message;
+    message << "fusion plan: contracting the groups makes a cycle:";
+    const std::vector<NodeId>& cycle = quotient.cycles.front();
+    for (size_t k = 0; k <= cycle.size(); ++k) {
+      NodeId vertex = cycle[k % cycle.size()];
+      int group = quotient.group_of[static_cast<size_t>(vertex)];
+      message << (k == 0 ? " " : " -> ");
+      if (group >= 0) {
+        message << "group " << group << " (" << graph.node(vertex).display_name() << ")";
+      } else {
+        message << "node " << graph.node(vertex).display_name();
+      }
+    }
+    return Status::internal(message.str());
+  }
+  return Status::ok();
+}
+
+}  // namespace stitch::fusion

@@ -1,0 +1,129 @@
+// Tests for fusion/partition: node roles and the reasons for partition ops.
+#include "fusion/partition.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/text.h"
+
+namespace stitch::fusion {
+namespace {
+
+ir::Model parse(const std::string& text) {
+  Result<ir::Model> model = ir::parse_model(text, "test.ir");
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return std::move(model).value();
+}
+
+ir::NodeId node_named(const ir::Graph& graph, const std::string& name) {
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).name == name) return id;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return ir::kNoId;
+}
+
+// One node of every role, plus partition ops of every reason.
+constexpr const char* kMixed = R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17, "com.example":1}
+graph "mixed" (%big_a: f32[1024,1024], %big_b: f32[1024,1024], %small_a: f32[64,64],
+               %batch_a: f32[8,64,64], %image: f32[1,3,8,8], %weights: f32[4,3,3,3],
+               %dynamic: f32[?,4]) {
+  %axes0: i64[1] = dense<i64[1]>[0]
+  %axes1: i64[1] = dense<i64[1]>[1]
+  %axes01: i64[2] = dense<i64[2]>[0, 1]
+  %large: f32[1024,1024] = MatMul(%big_a, %big_b) {name="large"}
+  %medium: f32[64,64] = Gemm(%small_a, %small_a) {name="medium_t", transA=1}
+  %small: f32[64,64] = MatMul(%small_a, %small_a) {name="small"}
+  %batched: f32[8,64,64] = MatMul(%batch_a, %batch_a) {name="batched"}
+  %conv: f32[1,4,6,6] = Conv(%image, %weights) {name="conv"}
+  %pool: f32[1,4,3,3] = MaxPool(%conv) {name="pool", kernel_shape=[2,2], strides=[2,2]}
+  %column: f32[1024] = ReduceSum(%large, %axes0) {name="column", keepdims=0}
+  %row: f32[1024] = ReduceSum(%large, %axes1) {name="row", keepdims=0}
+  %scalar: f32[] = ReduceSum(%large, %axes01) {name="scalar", keepdims=0}
+  %relu: f32[64,64] = Relu(%small) {name="relu"}
+  %shape: i64[1] = Constant() {name="constant", value=dense<i64[1]>[4096]}
+  %view: f32[4096] = Reshape(%relu, %shape) {name="view"}
+  %meta: i64[2] = Shape(%small) {name="meta"}
+  %custom: f32[64,64] = MyOp(%relu) {name="custom", domain="com.example"}
+  %dyn: f32[?,4] = Relu(%dynamic) {name="dyn"}
+  return %column, %row, %scalar, %view, %pool, %batched, %meta, %custom, %dyn, %medium
+}
+)";
+
+TEST(PartitionTest, RolesOfEveryKind) {
+  ir::Model model = parse(kMixed);
+  const ir::Graph& graph = model.graph;
+  Partition partition = partition_graph(graph, PartitionOptions{});
+  auto role = [&](const char* name) { return partition.role(node_named(graph, name)); };
+  auto reason = [&](const char* name) {
+    return partition.reasons[static_cast<size_t>(node_named(graph, name))];
+  };
+  EXPECT_EQ(role("large"), NodeRole::kPartition);
+  // 2 * 1024^3 = 2^31 flops: exactly the default threshold.
+  EXPECT_EQ(reason("large"),
+            "large GEMM (m×n×k = 1024×1024×1024, 2.15 GFLOP): cuBLAS library call");
+  EXPECT_EQ(role("medium_t"), NodeRole::kBatchedGemm);
+  EXPECT_EQ(reason("medium_t"), "");
+  EXPECT_EQ(gemm_flops(graph, graph.node(node_named(graph, "medium_t"))), 2 * 64 * 64 * 64);
+  EXPECT_EQ(role("small"), NodeRole::kBatchedGemm);
+  EXPECT_EQ(role("batched"), NodeRole::kBatchedGemm);
+  EXPECT_EQ(role("conv"), NodeRole::kPartition);
+  EXPECT_EQ(reason("conv"), "Conv: cuDNN library call");
+  EXPECT_EQ(role("pool"), NodeRole::kPartition);
+  EXPECT_EQ(reason("pool"), "Opaque op MaxPool: runs as its own kernel");
+  EXPECT_EQ(role("column"), NodeRole::kColumnReduction);
+  EXPECT_EQ(role("row"), NodeRole::kFusible);
+  EXPECT_EQ(role("scalar"), NodeRole::kScalarReduction);
+  EXPECT_EQ(role("relu"), NodeRole::kFusible);
+  EXPECT_EQ(role("view"), NodeRole::kFusible);
+  EXPECT_EQ(role("constant"), NodeRole::kFusible);
+  EXPECT_EQ(reason("constant"), "");
+  EXPECT_EQ(role("meta"), NodeRole::kPartition);
+  EXPECT_EQ(reason("meta"), "metadata op Shape: reads no tensor data, runs on the host");
+  EXPECT_EQ(role("custom"), NodeRole::kPartition);
+  EXPECT_EQ(reason("custom"), "op MyOp of domain \"com.example\": runs as its own kernel");
+  EXPECT_EQ(role("dyn"), NodeRole::kPartition);
+  EXPECT_EQ(reason("dyn"),
+            "unknown shape (input \"dynamic\" is f32[?,4]): give static shapes with "
+            "--input-shape");
+}
+
+TEST(PartitionTest, ThresholdDecidesLargeGemm) {
+  ir::Model model = parse(kMixed);
+  const ir::Graph& graph = model.graph;
+  ir::NodeId small = node_named(graph, "small");
+  ir::NodeId batched = node_named(graph, "batched");
+  EXPECT_EQ(gemm_flops(graph, graph.node(small)), 2 * 64 * 64 * 64);
+  EXPECT_EQ(gemm_flops(graph, graph.node(batched)), 8 * 2 * 64 * 64 * 64);
+  PartitionOptions options;
+  options.large_gemm_flops = 2 * 64 * 64 * 64 + 1;
+  Partition partition = partition_graph(graph, options);
+  EXPECT_EQ(partition.role(small), NodeRole::kBatchedGemm);
+  EXPECT_EQ(partition.role(batched), NodeRole::kPartition);
+  EXPECT_EQ(partition.reasons[static_cast<size_t>(batched)],
+            "large GEMM (m×n×k = 64×64×64, batch 8, 0.00 GFLOP): cuBLAS library call");
+}
+
+TEST(PartitionTest, DeadNodesArePartitionOps) {
+  ir::Model model = parse(kMixed);
+  ir::Graph& graph = model.graph;
+  ir::NodeId relu = node_named(graph, "dyn");
+  graph.remove_node(relu);
+  Partition partition = partition_graph(graph, PartitionOptions{});
+  ASSERT_EQ(partition.roles.size(), static_cast<size_t>(graph.node_capacity()));
+  EXPECT_EQ(partition.role(relu), NodeRole::kPartition);
+  EXPECT_EQ(partition.reasons[static_cast<size_t>(relu)], "dead node");
+}
+
+TEST(PartitionTest, RoleNames) {
+  EXPECT_EQ(node_role_name(NodeRole::kFusible), "fusible");
+  EXPECT_EQ(node_role_name(NodeRole::kBatchedGemm), "batched_gemm");
+  EXPECT_EQ(node_role_name(NodeRole::kColumnReduction), "column_reduction");
+  EXPECT_EQ(node_role_name(NodeRole::kScalarReduction), "scalar_reduction");
+  EXPECT_EQ(node_role_name(NodeRole::kPartition), "partition");
+}
+
+}  // namespace
+}  // namespace stitch::fusion
