@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "cli/output_dir.h"
+#include "cost_model/device_profile.h"
+#include "emit/fused_model.h"
 #include "emit/onnx_writer.h"
 #include "emit/report.h"
 #include "emit/sha256.h"
@@ -74,6 +76,19 @@ void print_pass_table(const ir::SimplifyStatistics& statistics) {
                statistics.reached_fixed_point ? "" : " (stopped before a fixed point)");
 }
 
+// --device: a built-in profile name ("h100") or the path of a profile .json.
+Result<cost_model::DeviceProfile> load_profile(const std::string& device) {
+  if (device.size() > 5 && device.ends_with(".json")) return cost_model::load_device_profile(device);
+  Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(device);
+  if (builtin.is_ok()) return builtin;
+  std::string names;
+  for (const std::string& name : cost_model::builtin_device_profile_names()) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return Status::invalid_input("--device " + device + ": no such device profile; use one of " +
+                               names + " or the path of a profile .json");
+}
+
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
@@ -116,8 +131,41 @@ Status run_compile(const CompileOptions& options) {
     if (options.time_passes) print_pass_table(*simplified);
   }
 
+  std::optional<emit::ReportPlan> planned;
+  ir::Model fused_model;
+  const ir::Model* written_model = &model;
+  emit::ReportDevice device;
+  if (options.fuse) {
+    STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile, load_profile(options.device));
+    if (options.launch_latency_us >= 0) profile.launch_latency_us = options.launch_latency_us;
+    device = emit::ReportDevice{profile.name, profile.source, profile.launch_latency_us};
+    Result<fusion::PlannerResult> result = timer.time(
+        "plan", [&] { return fusion::plan_fusion(model.graph, profile, options.planner); });
+    if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
+    std::vector<emit::FusedGroup> groups;
+    for (size_t index = 0; index < result->groups.size(); ++index) {
+      const fusion::PlannedGroup& group = result->groups[index];
+      std::string kernel = "stitch_k" + std::to_string(index);
+      std::vector<std::string> node_names;
+      for (ir::NodeId id : group.nodes) node_names.push_back(model.graph.node(id).name);
+      groups.push_back(emit::FusedGroup{
+          group.nodes, kernel,
+          {ir::Attribute::make_string("kernel", kernel),
+           ir::Attribute::make_string("category", group.category),
+           ir::Attribute::make_float("predicted_time_us", static_cast<float>(group.predicted_time_us)),
+           ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes),
+           ir::Attribute::make_strings("fused_nodes", std::move(node_names))}});
+    }
+    Result<emit::FusedModel> fused =
+        timer.time("rewrite", [&] { return emit::build_fused_model(model, groups); });
+    if (!fused.is_ok()) return fused.status();
+    planned = emit::ReportPlan{std::move(result).value(), fused->kernel_names, fused->distinct_kernels};
+    fused_model = std::move(fused->model);
+    written_model = &fused_model;
+  }
+
   Status written = timer.time("write", [&] {
-    return emit::write_onnx(model, (staged.path() / "model.fused.onnx").string());
+    return emit::write_onnx(*written_model, (staged.path() / "model.fused.onnx").string());
   });
   STITCH_RETURN_IF_ERROR(written);
 
@@ -125,19 +173,34 @@ Status run_compile(const CompileOptions& options) {
   STITCH_ASSIGN_OR_RETURN(std::string model_bytes, read_file(options.model_path));
   report.model = emit::ReportModel{options.model_path, emit::sha256_hex(model_bytes),
                                    model.default_opset(), original_nodes};
+  report.device = device;
   report.options.input_shapes = options.input_shapes;
+  report.options.planner = options.planner;
   report.phases = timer.phases();
   report.simplify = simplified;
   report.kernels.original = original_kernels;
   report.kernels.after_simplify = emit::count_original_kernels(model.graph);
-  STITCH_RETURN_IF_ERROR(write_text(staged.path() / "report.json", emit::render_report(report)));
+  report.plan = planned;
+  STITCH_RETURN_IF_ERROR(
+      write_text(staged.path() / "report.json", emit::render_report(report, model.graph)));
   STITCH_RETURN_IF_ERROR(staged.commit());
 
+  int64_t fused_kernels = planned ? planned->result.kernels_fused : report.kernels.after_simplify;
+  double compression = fused_kernels > 0 ? static_cast<double>(original_kernels) /
+                                               static_cast<double>(fused_kernels)
+                                         : 0.0;
+  if (options.min_compression > 0 && compression < options.min_compression) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  ": compression %.2fx (%lld -> %lld kernels) is below --min-compression %.2f",
+                  compression, static_cast<long long>(original_kernels),
+                  static_cast<long long>(fused_kernels), options.min_compression);
+    return Status::gate_failed(options.model_path + message);
+  }
   if (options.verbosity != Verbosity::kQuiet) {
-    std::fprintf(stderr, "stitchopt: %s: %lld nodes -> %lld after simplification; wrote %s\n",
-                 options.model_path.c_str(), static_cast<long long>(original_nodes),
-                 static_cast<long long>(model.graph.num_nodes()),
-                 options.output_directory.c_str());
+    std::fprintf(stderr, "stitchopt: %lld kernels -> %lld kernels (%.1fx); wrote %s\n",
+                 static_cast<long long>(original_kernels), static_cast<long long>(fused_kernels),
+                 compression, options.output_directory.c_str());
   }
   return Status::ok();
 }

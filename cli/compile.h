@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/planner.h"
 #include "ir/passes/pipeline.h"
 #include "ir/status.h"
 
@@ -21,7 +22,13 @@ struct CompileOptions {
   bool simplify = true;           // false: --no-simplify
   bool time_passes = false;       // --time-passes: per-pass table on stderr
   ir::PipelineOptions pipeline;   // --passes, --disable-pass, --dump-ir-after, --verify-each
+  bool fuse = true;               // false: --no-fusion
+  std::string device = "h100";    // --device: a built-in profile name or a profile .json
+  double launch_latency_us = -1;  // --launch-latency-us: overrides the profile's phi
+  fusion::PlannerOptions planner;  // --no-exploratory, --no-packing, --max-pattern-size, ...
+  double min_compression = 0;     // --min-compression: exit 3 below it (0: no gate)
 };
+
 
 // Imports, verifies, simplifies and writes out/model.fused.onnx and out/report.json
 // (and out/ir/NN-PASS.ir with --dump-ir-after). Progress

@@ -17,10 +17,15 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitGateFailed = 3;
 
 int report_error(const stitch::Status& status) {
   std::fprintf(stderr, "stitchopt: error: %s\n", status.message().c_str());
-  return status.code() == stitch::StatusCode::kInternal ? kExitInternal : kExitBadInput;
+  switch (status.code()) {
+    case stitch::StatusCode::kInternal: return kExitInternal;
+    case stitch::StatusCode::kGateFailed: return kExitGateFailed;
+    default: return kExitBadInput;
+  }
 }
 
 int run(int argc, char** argv) {
@@ -54,6 +59,26 @@ int run(int argc, char** argv) {
                  "write the textual IR after every run of this pass to OUT/ir/NN-PASS.ir");
   app.add_flag("--time-passes", options.time_passes, "print each pass's runs, changes and time");
   app.add_flag("--verify-each", options.pipeline.verify_each, "run the IR verifier after every pass");
+  bool no_fusion = false;
+  app.add_flag("--no-fusion", no_fusion, "skip fusion planning: write the simplified model");
+  app.add_option("--device", options.device,
+                 "device profile: v100, a100, h100 (default), h200, or a profile .json");
+  app.add_option("--launch-latency-us", options.launch_latency_us,
+                 "kernel launch latency phi in microseconds (overrides the profile)")
+      ->check(CLI::NonNegativeNumber);
+  bool no_exploratory = false;
+  bool no_packing = false;
+  app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
+  app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
+  app.add_option("--max-pattern-size", options.planner.candidates.max_pattern_size,
+                 "largest exploratory pattern, in nodes")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--solver-time-limit", options.planner.plan.time_limit_s,
+                 "wall-clock seconds for the GLPK plan; then the best incumbent or greedy")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--min-compression", options.min_compression,
+                 "exit 3 when kernels.original / kernels.fused is below this")
+      ->check(CLI::NonNegativeNumber);
   bool no_simplify = false;
   app.add_flag("--no-simplify", no_simplify,
                "skip simplification: write the imported model back unchanged");
@@ -86,6 +111,9 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   }
   options.simplify = !no_simplify;
+  options.fuse = !no_fusion;
+  options.planner.candidates.exploratory = !no_exploratory;
+  options.planner.candidates.packing = !no_packing;
   options.pipeline.passes = stitch::ir::split_pass_list(pass_list);
   for (const std::string& flag : input_shape_flags) {
     stitch::Status parsed = stitch::cli::parse_input_shape(flag, options.input_shapes);

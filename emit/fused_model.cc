@@ -61,7 +61,8 @@ GroupBoundary boundary_of(const ir::Graph& graph, const std::vector<ir::NodeId>&
 
 // The group's function with canonical value names, serialized deterministically.
 Result<std::string> function_bytes(const ir::Model& model, const GroupBoundary& boundary,
-                                   const std::string& kernel_name) {
+                                   const std::string& kernel_name,
+                                   const std::vector<ir::Attribute>& call_attributes) {
   const ir::Graph& graph = model.graph;
   std::unordered_map<ir::ValueId, std::string> names;
   onnx::FunctionProto function;
@@ -93,6 +94,9 @@ Result<std::string> function_bytes(const ir::Model& model, const GroupBoundary& 
     written->clear_name();  // names differ between identical groups
     written->clear_doc_string();
   }
+  // The fused node's own attributes (kernel, launch data) are declared so checkers
+  // accept them on the call; the body does not read them.
+  for (const ir::Attribute& attribute : call_attributes) function.add_attribute(attribute.name);
   for (const ir::OpsetImport& opset : model.opset_imports) {
     if (opset.domain == kFusedDomain) continue;
     onnx::OperatorSetIdProto* imported = function.add_opset_import();
@@ -133,11 +137,11 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
   std::vector<GroupBoundary> boundaries;
   for (const FusedGroup& group : groups) {
     GroupBoundary boundary = boundary_of(graph, group.nodes, position);
-    STITCH_ASSIGN_OR_RETURN(std::string body, function_bytes(model, boundary, "k"));
+    STITCH_ASSIGN_OR_RETURN(std::string body, function_bytes(model, boundary, "k", group.attributes));
     std::string signature = body + "|" + boundary_type_key(graph, boundary);
     auto [it, inserted] = kernel_by_signature.try_emplace(signature, group.kernel_name);
     if (inserted) {
-      STITCH_ASSIGN_OR_RETURN(std::string named, function_bytes(model, boundary, group.kernel_name));
+      STITCH_ASSIGN_OR_RETURN(std::string named, function_bytes(model, boundary, group.kernel_name, group.attributes));
       fused.model.functions.push_back(std::move(named));
       ++fused.distinct_kernels;
     }

@@ -3,22 +3,30 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ir/op_registry.h"
+#include "cost_model/cost_model.h"
 
 namespace stitch::emit {
 
 int64_t count_original_kernels(const ir::Graph& graph) {
   int64_t count = 0;
   for (ir::NodeId id : graph.node_ids()) {
-    const ir::Node& node = graph.node(id);
-    if (ir::op_kind(node) == ir::OpKind::kView) continue;
-    if (node.domain.empty() && node.op_type == "Constant") continue;
-    ++count;
+    if (cost_model::launches_work(graph.node(id))) ++count;
   }
   return count;
 }
 
-std::string render_report(const Report& report) {
+namespace {
+
+nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
+  const ir::Node& node = graph.node(id);
+  nlohmann::ordered_json json = {{"name", node.name}, {"op", node.op_type}};
+  if (node.origin.size() != 1 || node.origin[0] != node.name) json["origin"] = node.origin;
+  return json;
+}
+
+}  // namespace
+
+std::string render_report(const Report& report, const ir::Graph& graph) {
   using nlohmann::ordered_json;
   ordered_json json;
   json["schema"] = kReportSchema;
@@ -27,9 +35,22 @@ std::string render_report(const Report& report) {
                    {"sha256", report.model.sha256},
                    {"opset", report.model.opset},
                    {"node_count", report.model.node_count}};
+  json["device"] = {{"name", report.device.name},
+                    {"source", report.device.source},
+                    {"launch_latency_us", report.device.launch_latency_us}};
   ordered_json input_shapes = ordered_json::object();
   for (const auto& [name, dims] : report.options.input_shapes) input_shapes[name] = dims;
-  json["options"] = {{"input_shapes", input_shapes}};
+  const fusion::PlannerOptions& planner = report.options.planner;
+  json["options"] = {{"input_shapes", input_shapes},
+                     {"exploratory", planner.candidates.exploratory},
+                     {"packing", planner.candidates.packing},
+                     {"max_operands", planner.candidates.max_operands},
+                     {"max_pattern_size", planner.candidates.max_pattern_size},
+                     {"max_patterns_per_seed", planner.candidates.max_patterns_per_seed},
+                     {"candidate_time_limit_s", planner.candidates.time_limit_s},
+                     {"solver_time_limit_s", planner.plan.time_limit_s},
+                     {"large_gemm_flops", planner.partition.large_gemm_flops},
+                     {"max_reductions_per_kernel", planner.score.max_reductions_per_kernel}};
   ordered_json phases = ordered_json::array();
   for (const PhaseTiming& phase : report.phases) {
     phases.push_back({{"name", phase.name}, {"seconds", phase.seconds}});
@@ -54,8 +75,72 @@ std::string render_report(const Report& report) {
   } else {
     json["simplify"] = nullptr;
   }
-  json["kernels"] = {{"original", report.kernels.original},
-                     {"after_simplify", report.kernels.after_simplify}};
+  ordered_json kernels = {{"original", report.kernels.original},
+                          {"after_simplify", report.kernels.after_simplify}};
+  if (!report.plan.has_value()) {
+    json["kernels"] = kernels;
+    json["groups"] = nullptr;
+    json["unfused"] = nullptr;
+    json["solver"] = nullptr;
+    json["modeled"] = nullptr;
+    return json.dump(2) + "\n";
+  }
+  const fusion::PlannerResult& plan = report.plan->result;
+  kernels["fused"] = plan.kernels_fused;
+  kernels["distinct_fused_kernels"] = report.plan->distinct_kernels;
+  kernels["memory_intensive_before"] = plan.memory_intensive_before;
+  kernels["memory_intensive_after"] = plan.memory_intensive_after;
+  kernels["compression"] =
+      plan.kernels_fused > 0
+          ? static_cast<double>(report.kernels.original) / static_cast<double>(plan.kernels_fused)
+          : 0.0;
+  json["kernels"] = kernels;
+  ordered_json groups = ordered_json::array();
+  for (size_t index = 0; index < plan.groups.size(); ++index) {
+    const fusion::PlannedGroup& group = plan.groups[index];
+    ordered_json nodes = ordered_json::array();
+    for (ir::NodeId id : group.nodes) nodes.push_back(node_json(graph, id));
+    groups.push_back({{"id", index},
+                      {"kernel", report.plan->kernel_names[index]},
+                      {"category", group.category},
+                      {"source", fusion::pattern_source_name(group.source)},
+                      {"score_us", group.score_us},
+                      {"bytes_saved", group.bytes_saved},
+                      {"predicted_time_us", group.predicted_time_us},
+                      {"shared_memory_bytes", group.shared_memory_bytes},
+                      {"nodes", nodes}});
+  }
+  json["groups"] = groups;
+  ordered_json unfused = ordered_json::array();
+  for (const fusion::UnfusedNode& node : plan.unfused) {
+    ordered_json entry = node_json(graph, node.node);
+    entry["kind"] = node.kind;
+    entry["reason"] = node.reason;
+    unfused.push_back(entry);
+  }
+  json["unfused"] = unfused;
+  const fusion::SolverStatistics& solver = plan.solver_statistics;
+  const fusion::CandidateStatistics& candidates = plan.candidate_statistics;
+  json["solver"] = {{"candidates", {{"substitution", candidates.substitution},
+                                    {"exploratory", candidates.exploratory},
+                                    {"packing", candidates.packing},
+                                    {"rejected_infeasible", candidates.rejected_infeasible},
+                                    {"rejected_non_convex", candidates.rejected_non_convex},
+                                    {"hit_time_limit", candidates.hit_time_limit},
+                                    {"seconds", candidates.seconds}}},
+                    {"components", solver.components},
+                    {"variables", solver.variables},
+                    {"constraints", solver.constraints},
+                    {"cycle_cuts", solver.cycle_cuts},
+                    {"status", solver.status},
+                    {"objective_us", solver.objective_us},
+                    {"greedy_objective_us", solver.greedy_objective_us},
+                    {"gap", solver.gap},
+                    {"seconds", solver.seconds}};
+  json["modeled"] = {{"bytes_before", plan.estimate.bytes_before},
+                     {"bytes_after", plan.estimate.bytes_after},
+                     {"time_before_us", plan.estimate.time_before_us},
+                     {"time_after_us", plan.estimate.time_after_us}};
   return json.dump(2) + "\n";
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/planner.h"
 #include "ir/graph.h"
 #include "ir/passes/pipeline.h"
 
@@ -31,6 +32,19 @@ struct ReportModel {
 
 struct ReportOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  fusion::PlannerOptions planner;
+};
+
+struct ReportDevice {
+  std::string name;
+  std::string source;  // "estimate" or "calibrated"
+  double launch_latency_us = 0;  // the phi the planner used (after --launch-latency-us)
+};
+
+struct ReportPlan {
+  fusion::PlannerResult result;
+  std::vector<std::string> kernel_names;  // per group: its kernel (identical groups share)
+  int64_t distinct_kernels = 0;
 };
 
 struct ReportKernels {
@@ -40,10 +54,12 @@ struct ReportKernels {
 
 struct Report {
   ReportModel model;
+  ReportDevice device;
   ReportOptions options;
   std::vector<PhaseTiming> phases;
   std::optional<ir::SimplifyStatistics> simplify;  // absent with --no-simplify
   ReportKernels kernels;
+  std::optional<ReportPlan> plan;  // absent with --no-fusion
 };
 
 // Nodes of the input model that launch work on a device: every live node except
@@ -51,7 +67,8 @@ struct Report {
 // Constant nodes. Opaque ops count: they are somebody's kernel.
 int64_t count_original_kernels(const ir::Graph& graph);
 
-// The report as JSON text (2-space indent, trailing newline).
-std::string render_report(const Report& report);
+// The report as JSON text (2-space indent, trailing newline). `graph` is the graph
+// the plan was made on (the simplified one), for node names.
+std::string render_report(const Report& report, const ir::Graph& graph);
 
 }  // namespace stitch::emit

@@ -43,6 +43,14 @@ Attribute Attribute::make_floats(std::string name, std::vector<float> values) {
   return attribute;
 }
 
+Attribute Attribute::make_strings(std::string name, std::vector<std::string> values) {
+  Attribute attribute;
+  attribute.name = std::move(name);
+  attribute.kind = AttributeKind::kStrings;
+  attribute.strings = std::move(values);
+  return attribute;
+}
+
 Attribute Attribute::make_tensor(std::string name, Tensor value) {
   Attribute attribute;
   attribute.name = std::move(name);

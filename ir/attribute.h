@@ -52,6 +52,7 @@ struct Attribute {
   static Attribute make_string(std::string name, std::string value);
   static Attribute make_ints(std::string name, std::vector<int64_t> values);
   static Attribute make_floats(std::string name, std::vector<float> values);
+  static Attribute make_strings(std::string name, std::vector<std::string> values);
   static Attribute make_tensor(std::string name, Tensor value);
 
   bool operator==(const Attribute& other) const;

@@ -20,6 +20,7 @@ enum class StatusCode {
   kOk = 0,
   kInvalidInput,  // the model or the command line is wrong: exit code 2
   kInternal,      // our bug: exit code 1
+  kGateFailed,    // a --min-* gate failed (outputs are complete): exit code 3
 };
 
 class [[nodiscard]] Status {
@@ -31,6 +32,9 @@ class [[nodiscard]] Status {
   }
   static Status internal(std::string message) {
     return Status(StatusCode::kInternal, std::move(message));
+  }
+  static Status gate_failed(std::string message) {
+    return Status(StatusCode::kGateFailed, std::move(message));
   }
 
   bool is_ok() const { return code_ == StatusCode::kOk; }

@@ -35,6 +35,19 @@ def run(binary, args, cwd):
     return subprocess.run([binary] + args, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+def zero_timings(json_value):
+    """Sets every "seconds" field to 0: timings are the only fields that vary."""
+    if isinstance(json_value, dict):
+        for key, value in json_value.items():
+            if key == "seconds":
+                json_value[key] = 0
+            else:
+                zero_timings(value)
+    elif isinstance(json_value, list):
+        for item in json_value:
+            zero_timings(item)
+
+
 def first_line(text):
     return text.splitlines()[0] if text else ""
 
@@ -122,6 +135,45 @@ def pipeline_flag_tests(binary, source, work):
           result.stderr)
 
 
+def planner_flag_tests(binary, source, work):
+    out = os.path.join(work, "planner")
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--min-compression", "1000"], source)
+    check("--min-compression gate exits 3", result.returncode == 3, result.stderr)
+    check("--min-compression message", first_line(result.stderr).startswith(
+        "stitchopt: error: models/gpt2_block.onnx: compression ") and
+        "is below --min-compression 1000.00" in result.stderr, result.stderr)
+    check("gate failure still writes the outputs", os.path.exists(os.path.join(out, "report.json")))
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--min-compression", "1.5", "-q"],
+                 source)
+    check("--min-compression passes", result.returncode == 0, result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--device", "k80"], source)
+    check("unknown device exits 2", result.returncode == 2, result.stderr)
+    check("unknown device message", first_line(result.stderr) ==
+          "stitchopt: error: --device k80: no such device profile; use one of a100, h100, h200, "
+          "v100 or the path of a profile .json", result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--no-fusion", "-q"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    check("--no-fusion: no groups", result.returncode == 0 and report["groups"] is None,
+          result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--device", "a100",
+                          "--launch-latency-us", "7.5", "--no-exploratory", "--no-packing",
+                          "--max-pattern-size", "8", "--solver-time-limit", "5", "-v"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    check("planner flags reach the report",
+          result.returncode == 0 and report["device"]["name"] == "a100" and
+          report["device"]["launch_latency_us"] == 7.5 and
+          report["options"]["exploratory"] is False and report["options"]["packing"] is False and
+          report["options"]["max_pattern_size"] == 8 and
+          report["options"]["solver_time_limit_s"] == 5 and
+          report["solver"]["candidates"]["exploratory"] == 0 and
+          report["solver"]["candidates"]["packing"] == 0,
+          result.stderr + json.dumps(report.get("device")))
+    check("-v summary line", " kernels -> " in result.stderr and "x); wrote" in result.stderr,
+          result.stderr)
+
+
 def output_tests(binary, source, work):
     out = os.path.join(work, "keep")
     os.makedirs(out)
@@ -145,15 +197,14 @@ def output_tests(binary, source, work):
             models.append(f.read())
         with open(os.path.join(out, "report.json")) as f:
             report = json.load(f)
-        for phase in report["phases"] + (report["simplify"] or {}).get("passes", []):
-            phase["seconds"] = 0
+        zero_timings(report)
         reports.append(report)
     check("model.fused.onnx byte-identical across runs", models[0] == models[1])
     check("report.json identical across runs up to timings", reports[0] == reports[1])
     report = reports[0]
     check("report key order", list(report.keys())[:3] == ["schema", "tool", "model"], str(report.keys()))
     check("report schema", report["schema"] == "stitchopt.report/1")
-    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "write"],
+    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "plan", "rewrite", "write"],
           str(report["phases"]))
     # Existing output is replaced as a whole by a successful run.
     out = os.path.join(work, "keep")
@@ -174,6 +225,7 @@ def main():
         corpus_tests(binary, args.source, work)
         usage_tests(binary, args.source, work)
         pipeline_flag_tests(binary, args.source, work)
+        planner_flag_tests(binary, args.source, work)
         output_tests(binary, args.source, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
