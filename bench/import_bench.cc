@@ -4,10 +4,11 @@
 // attention softmax and GELU written out in primitive ops, as exporters emit them)
 // repeated until the graph has at least N nodes, writes it to a temporary file and
 // times the three phases a stitchopt run starts with (total_s), then the
-// simplification pipeline on its own. Prints one line per size:
+// simplification pipeline and the fusion planner on their own. Prints one line per size:
 //
 //   nodes=10047 import_s=0.056 verify_s=0.015 write_s=0.034 total_s=0.105
-//   simplify_s=0.120 simplified_nodes=12000 peak_rss_mb=49
+//   simplify_s=0.053 simplified_nodes=7486 plan_s=0.9 candidates=... solver="optimal"
+//   kernels_fused=... peak_rss_mb=...
 //
 // Usage: import_bench [N ...]   (default: 10000 100000). Each size runs in its own
 // process so peak_rss_mb is that size's peak.
@@ -25,6 +26,8 @@
 #include <vector>
 
 #include "emit/onnx_writer.h"
+#include "cost_model/device_profile.h"
+#include "fusion/planner.h"
 #include "ir/passes/pipeline.h"
 #include "ir/verifier.h"
 #include "onnx_import/importer.h"
@@ -220,14 +223,30 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
     std::fprintf(stderr, "simplify failed: %s\n", simplified.status().message().c_str());
     return 1;
   }
+  // Fusion planning (issue 4) on the simplified graph: partition, candidates, GLPK.
+  start = std::chrono::steady_clock::now();
+  auto profile = stitch::cost_model::builtin_device_profile("h100");
+  if (!profile.is_ok()) return 1;
+  auto planned = stitch::fusion::plan_fusion(imported->graph, *profile, stitch::fusion::PlannerOptions{});
+  double plan_seconds = seconds_since(start);
+  if (!planned.is_ok()) {
+    std::fprintf(stderr, "plan failed: %s\n", planned.status().message().c_str());
+    return 1;
+  }
+  int64_t candidates = planned->candidate_statistics.substitution +
+                       planned->candidate_statistics.exploratory +
+                       planned->candidate_statistics.packing;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
       "nodes=%lld import_s=%.3f verify_s=%.3f write_s=%.3f total_s=%.3f simplify_s=%.3f "
-      "simplified_nodes=%lld peak_rss_mb=%ld\n",
+      "simplified_nodes=%lld plan_s=%.3f candidates=%lld solver=\"%s\" kernels_fused=%lld "
+      "peak_rss_mb=%ld\n",
       static_cast<long long>(node_count), import_seconds, verify_seconds, write_seconds,
       import_seconds + verify_seconds + write_seconds, simplify_seconds,
-      static_cast<long long>(simplified->nodes_after), usage.ru_maxrss / 1024);
+      static_cast<long long>(simplified->nodes_after), plan_seconds,
+      static_cast<long long>(candidates), planned->solver_statistics.status.c_str(),
+      static_cast<long long>(planned->kernels_fused), usage.ru_maxrss / 1024);
   return 0;
 }
 

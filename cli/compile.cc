@@ -2,6 +2,7 @@
 #include "cli/compile.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "cost_model/device_profile.h"
 #include "emit/fused_model.h"
 #include "emit/onnx_writer.h"
+#include "emit/plan_dot.h"
 #include "emit/report.h"
 #include "emit/sha256.h"
 #include "ir/verifier.h"
@@ -74,6 +76,27 @@ void print_pass_table(const ir::SimplifyStatistics& statistics) {
                static_cast<long long>(statistics.nodes_before),
                static_cast<long long>(statistics.nodes_after), statistics.iterations,
                statistics.reached_fixed_point ? "" : " (stopped before a fixed point)");
+}
+
+// plan.svg from plan.dot when Graphviz's `dot` is installed. Graphviz takes minutes
+// on graphs of many thousand nodes, so larger plans get only the .dot file.
+void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
+  constexpr int64_t kMaxNodesForSvg = 3000;
+  if (num_nodes > kMaxNodesForSvg || std::system("command -v dot >/dev/null 2>&1") != 0) {
+    if (verbosity == Verbosity::kVerbose) {
+      std::fprintf(stderr, "stitchopt: no plan.svg (%s)\n",
+                   num_nodes > kMaxNodesForSvg ? "graph too large for Graphviz"
+                                               : "Graphviz's dot is not installed");
+    }
+    return;
+  }
+  fs::path svg = dot;
+  svg.replace_extension(".svg");
+  if (dot.string().find('\'') != std::string::npos) return;  // cannot be quoted for the shell
+  std::string command = "dot -Tsvg '" + dot.string() + "' -o '" + svg.string() + "' 2>/dev/null";
+  if (std::system(command.c_str()) != 0 && verbosity == Verbosity::kVerbose) {
+    std::fprintf(stderr, "stitchopt: dot failed; plan.dot is still written\n");
+  }
 }
 
 // --device: a built-in profile name ("h100") or the path of a profile .json.
@@ -183,6 +206,12 @@ Status run_compile(const CompileOptions& options) {
   report.plan = planned;
   STITCH_RETURN_IF_ERROR(
       write_text(staged.path() / "report.json", emit::render_report(report, model.graph)));
+  if (planned) {
+    fs::path dot = staged.path() / "plan.dot";
+    STITCH_RETURN_IF_ERROR(write_text(
+        dot, emit::render_plan_dot(model.graph, planned->result, planned->kernel_names)));
+    render_svg(dot, model.graph.num_nodes(), options.verbosity);
+  }
   STITCH_RETURN_IF_ERROR(staged.commit());
 
   int64_t fused_kernels = planned ? planned->result.kernels_fused : report.kernels.after_simplify;

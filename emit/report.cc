@@ -19,9 +19,7 @@ namespace {
 
 nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
   const ir::Node& node = graph.node(id);
-  nlohmann::ordered_json json = {{"name", node.name}, {"op", node.op_type}};
-  if (node.origin.size() != 1 || node.origin[0] != node.name) json["origin"] = node.origin;
-  return json;
+  return {{"name", node.name}, {"op", node.op_type}, {"origin", node.origin}};
 }
 
 }  // namespace

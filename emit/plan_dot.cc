@@ -1,0 +1,83 @@
+// out/plan.dot: the fusion plan as a Graphviz picture.
+#include "emit/plan_dot.h"
+
+#include <array>
+#include <sstream>
+
+namespace stitch::emit {
+namespace {
+
+// Pastel fills that stay readable with black text; cycled over the groups.
+constexpr std::array<const char*, 10> kPalette = {"#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f",
+                                                  "#cab2d6", "#ffff99", "#8dd3c7", "#bebada",
+                                                  "#fccde5", "#d9d9d9"};
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string node_label(const ir::Node& node) {
+  return node.name.empty() ? node.op_type : node.op_type + "\\n" + node.name;
+}
+
+}  // namespace
+
+std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult& plan,
+                            const std::vector<std::string>& kernel_names) {
+  std::ostringstream out;
+  out << "digraph plan {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
+  for (ir::ValueId id : graph.graph_inputs()) {
+    if (graph.value(id).is_initializer()) continue;
+    out << "  " << quoted("v:" + graph.value(id).name) << " [shape=diamond, label="
+        << quoted(graph.value(id).name) << "];\n";
+  }
+  for (size_t index = 0; index < plan.groups.size(); ++index) {
+    const fusion::PlannedGroup& group = plan.groups[index];
+    out << "  subgraph cluster_" << index << " {\n    style=filled; color="
+        << quoted(kPalette[index % kPalette.size()]) << ";\n    label="
+        << quoted(kernel_names[index] + " (" + group.category + ", " +
+                  std::to_string(group.nodes.size()) + " ops)")
+        << ";\n";
+    for (ir::NodeId id : group.nodes) {
+      out << "    n" << id << " [label=" << quoted(node_label(graph.node(id)))
+          << ", style=filled, fillcolor=white];\n";
+    }
+    out << "  }\n";
+  }
+  for (const fusion::UnfusedNode& unfused : plan.unfused) {
+    const ir::Node& node = graph.node(unfused.node);
+    const char* shape = unfused.kind == "library call" ? "box" : "ellipse";
+    const char* style = unfused.kind == "no kernel" ? ", style=dashed" : "";
+    out << "  n" << unfused.node << " [label=" << quoted(node_label(node)) << ", shape=" << shape
+        << style << "];\n";
+  }
+  for (ir::NodeId id : graph.node_ids()) {
+    const ir::Node& node = graph.node(id);
+    for (ir::ValueId input : node.inputs) {
+      if (input == ir::kNoId) continue;
+      const ir::Value& value = graph.value(input);
+      if (value.producer != ir::kNoId) {
+        out << "  n" << value.producer << " -> n" << id << ";\n";
+      } else if (value.is_graph_input && !value.is_initializer()) {
+        out << "  " << quoted("v:" + value.name) << " -> n" << id << ";\n";
+      }
+    }
+  }
+  for (ir::ValueId id : graph.graph_outputs()) {
+    const ir::Value& value = graph.value(id);
+    out << "  " << quoted("out:" + value.name) << " [shape=diamond, label=" << quoted(value.name)
+        << "];\n";
+    if (value.producer != ir::kNoId) {
+      out << "  n" << value.producer << " -> " << quoted("out:" + value.name) << ";\n";
+    }
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace stitch::emit
