@@ -36,11 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from manifest_inputs import random_feeds  # noqa: E402
 
 REPORT_SCHEMA = "stitchopt.report/1"
 
@@ -55,25 +57,6 @@ def sha256_of(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def random_feeds(entry):
-    """Seeded per model name, so every run feeds the same inputs."""
-    rng = np.random.default_rng(zlib.crc32(entry["name"].encode()))
-    feeds = {}
-    for spec in entry["inputs"]:
-        shape = tuple(spec["shape"])
-        dtype = spec["dtype"]
-        if dtype == "float32":
-            feeds[spec["name"]] = rng.standard_normal(shape).astype(np.float32)
-        elif dtype == "int64":
-            lo, hi = spec["range"]
-            feeds[spec["name"]] = rng.integers(lo, hi, size=shape, dtype=np.int64)
-        elif dtype == "bool":
-            feeds[spec["name"]] = rng.integers(0, 2, size=shape).astype(np.bool_)
-        else:
-            raise Failure(f"manifest input {spec['name']} has unsupported dtype {dtype}")
-    return feeds
 
 
 def run_ort(path, feeds):

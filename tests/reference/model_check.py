@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 import numpy as np
 import onnx
@@ -30,25 +29,9 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from manifest_inputs import random_feeds  # noqa: E402
 from compare import compare_arrays  # noqa: E402
-
-
-def random_feeds(entry):
-    rng = np.random.default_rng(zlib.crc32(entry["name"].encode()))
-    feeds = {}
-    for spec in entry["inputs"]:
-        shape = tuple(spec["shape"])
-        dtype = spec["dtype"]
-        if dtype == "float32":
-            feeds[spec["name"]] = rng.standard_normal(shape).astype(np.float32)
-        elif dtype == "int64":
-            lo, hi = spec["range"]
-            feeds[spec["name"]] = rng.integers(lo, hi, size=shape, dtype=np.int64)
-        elif dtype == "bool":
-            feeds[spec["name"]] = rng.integers(0, 2, size=shape).astype(np.bool_)
-        else:
-            raise ValueError(f"manifest input {spec['name']} has unsupported dtype {dtype}")
-    return feeds
 
 
 def run_ort(path, feeds):
