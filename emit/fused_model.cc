@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "emit/onnx_proto_convert.h"
@@ -133,15 +134,29 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
 
   // Function bytes are computed with each group's own kernel name first, so that
   // identical groups can be found; the shared name is then substituted.
+  // Kernel names must not collide with functions the model already has (a model
+  // that stitchopt already rewrote carries stitchopt functions of its own).
+  std::set<std::string> taken;
+  for (const std::string& bytes : model.functions) {
+    onnx::FunctionProto existing;
+    if (existing.ParseFromString(bytes) && existing.domain() == kFusedDomain) {
+      taken.insert(existing.name());
+    }
+  }
   std::map<std::string, std::string> kernel_by_signature;  // signature -> kernel name
   std::vector<GroupBoundary> boundaries;
   for (const FusedGroup& group : groups) {
     GroupBoundary boundary = boundary_of(graph, group.nodes, position);
-    STITCH_ASSIGN_OR_RETURN(std::string body, function_bytes(model, boundary, "k", group.attributes));
+    STITCH_ASSIGN_OR_RETURN(std::string body,
+                            function_bytes(model, boundary, "k", group.attributes));
     std::string signature = body + "|" + boundary_type_key(graph, boundary);
-    auto [it, inserted] = kernel_by_signature.try_emplace(signature, group.kernel_name);
+    std::string kernel_name = group.kernel_name;
+    while (taken.contains(kernel_name)) kernel_name += "_";
+    auto [it, inserted] = kernel_by_signature.try_emplace(signature, kernel_name);
     if (inserted) {
-      STITCH_ASSIGN_OR_RETURN(std::string named, function_bytes(model, boundary, group.kernel_name, group.attributes));
+      taken.insert(kernel_name);
+      STITCH_ASSIGN_OR_RETURN(std::string named,
+                              function_bytes(model, boundary, kernel_name, group.attributes));
       fused.model.functions.push_back(std::move(named));
       ++fused.distinct_kernels;
     }

@@ -134,5 +134,31 @@ TEST(FusedModelTest, AValueReadInsideAndOutsideIsAnOutput) {
   EXPECT_FALSE(out.find_value("y2").has_value());
 }
 
+TEST(FusedModelTest, KernelNamesAvoidFunctionsTheModelAlreadyHas) {
+  ir::Model model = parse(kTwoChains);
+  const ir::Graph& graph = model.graph;
+  std::vector<FusedGroup> first = {
+      {{node_named(graph, "mul1"), node_named(graph, "add1")}, "fused_0", {}}};
+  Result<FusedModel> once = build_fused_model(model, first);
+  ASSERT_TRUE(once.is_ok()) << once.status().message();
+  // Fusing again in the rewritten model with the same kernel name.
+  const ir::Graph& rewritten = once->model.graph;
+  std::vector<FusedGroup> second = {
+      {{node_named(rewritten, "mul2"), node_named(rewritten, "add2")}, "fused_0", {}}};
+  Result<FusedModel> twice = build_fused_model(once->model, second);
+  ASSERT_TRUE(twice.is_ok()) << twice.status().message();
+  EXPECT_EQ(twice->kernel_names, (std::vector<std::string>{"fused_0_"}));
+  ASSERT_EQ(twice->model.functions.size(), 2u);
+  onnx::FunctionProto added;
+  ASSERT_TRUE(added.ParseFromString(twice->model.functions[1]));
+  EXPECT_EQ(added.name(), "fused_0_");
+  EXPECT_EQ(twice->model.opset_of("stitchopt"), 1);
+  size_t stitchopt_imports = 0;
+  for (const ir::OpsetImport& opset : twice->model.opset_imports) {
+    if (opset.domain == "stitchopt") ++stitchopt_imports;
+  }
+  EXPECT_EQ(stitchopt_imports, 1u);
+}
+
 }  // namespace
 }  // namespace stitch::emit
