@@ -122,8 +122,15 @@ Status run_compile(const CompileOptions& options) {
   }
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
-  Result<ir::Model> imported = timer.time(
-      "import", [&] { return onnx_import::import_model(options.model_path, import_options); });
+  // Read once: the bytes feed both the importer and the report's sha256.
+  std::string model_bytes;
+  Result<ir::Model> imported = timer.time("import", [&]() -> Result<ir::Model> {
+    STITCH_ASSIGN_OR_RETURN(model_bytes, read_file(options.model_path));
+    std::string base_directory = fs::path(options.model_path).parent_path().string();
+    return onnx_import::import_model_from_bytes(
+        model_bytes, options.model_path, base_directory.empty() ? "." : base_directory,
+        import_options);
+  });
   if (!imported.is_ok()) return imported.status();
   ir::Model& model = imported.value();
 
@@ -193,7 +200,6 @@ Status run_compile(const CompileOptions& options) {
   STITCH_RETURN_IF_ERROR(written);
 
   emit::Report report;
-  STITCH_ASSIGN_OR_RETURN(std::string model_bytes, read_file(options.model_path));
   report.model = emit::ReportModel{options.model_path, emit::sha256_hex(model_bytes),
                                    model.default_opset(), original_nodes};
   report.device = device;
