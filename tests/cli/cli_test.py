@@ -205,11 +205,17 @@ def output_tests(binary, source, work):
     os.makedirs(out)
     marker = os.path.join(out, "marker")
     open(marker, "w").close()
+    # Fails in import, before anything is staged.
     result = run(binary, [os.path.join("tests", "corpus", "cycle.onnx"), "-o", out], source)
-    check("failed run keeps old output", result.returncode == 2 and os.path.exists(marker),
+    check("failed import keeps old output", result.returncode == 2 and os.path.exists(marker),
           result.stderr)
+    # Fails after the staging directory exists (pass names are checked when the
+    # pipeline starts): the old output must survive and the staging must be gone.
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--passes", "dce,nothing"], source)
+    check("late failure keeps old output", result.returncode == 2 and os.path.exists(marker)
+          and sorted(os.listdir(out)) == ["marker"], result.stderr + str(os.listdir(out)))
     leftovers = [n for n in os.listdir(work) if "stitchopt-tmp" in n or "stitchopt-old" in n]
-    check("failed run leaves no staging directory", not leftovers, str(leftovers))
+    check("late failure leaves no staging directory", not leftovers, str(leftovers))
 
     reports = []
     models = []
