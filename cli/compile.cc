@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -50,7 +52,10 @@ class PhaseTimer {
 
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::invalid_input(path + ": cannot open the model file; check the path");
+  if (!in) {
+    return Status::invalid_input(path + ": cannot open the model (" + std::strerror(errno) +
+                                 "); check the path");
+  }
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
@@ -120,16 +125,20 @@ Status run_compile(const CompileOptions& options) {
     return Status::invalid_input(options.model_path +
                                  ": no such model file; pass the path of a .onnx file");
   }
+  // The device profile first: a wrong --device is a usage error, reported before any
+  // work is done.
+  std::optional<cost_model::DeviceProfile> profile;
+  if (options.fuse) {
+    STITCH_ASSIGN_OR_RETURN(profile, load_profile(options.device));
+    if (options.launch_latency_us >= 0) profile->launch_latency_us = options.launch_latency_us;
+  }
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
   // Read once: the bytes feed both the importer and the report's sha256.
   std::string model_bytes;
   Result<ir::Model> imported = timer.time("import", [&]() -> Result<ir::Model> {
     STITCH_ASSIGN_OR_RETURN(model_bytes, read_file(options.model_path));
-    std::string base_directory = fs::path(options.model_path).parent_path().string();
-    return onnx_import::import_model_from_bytes(
-        model_bytes, options.model_path, base_directory.empty() ? "." : base_directory,
-        import_options);
+    return onnx_import::import_model_bytes(model_bytes, options.model_path, import_options);
   });
   if (!imported.is_ok()) return imported.status();
   ir::Model& model = imported.value();
@@ -165,12 +174,10 @@ Status run_compile(const CompileOptions& options) {
   ir::Model fused_model;
   const ir::Model* written_model = &model;
   emit::ReportDevice device;
-  if (options.fuse) {
-    STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile, load_profile(options.device));
-    if (options.launch_latency_us >= 0) profile.launch_latency_us = options.launch_latency_us;
-    device = emit::ReportDevice{profile.name, profile.source, profile.launch_latency_us};
+  if (profile.has_value()) {
+    device = emit::ReportDevice{profile->name, profile->source, profile->launch_latency_us};
     Result<fusion::PlannerResult> result = timer.time(
-        "plan", [&] { return fusion::plan_fusion(model.graph, profile, options.planner); });
+        "plan", [&] { return fusion::plan_fusion(model.graph, *profile, options.planner); });
     if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
     std::vector<emit::FusedGroup> groups;
     for (size_t index = 0; index < result->groups.size(); ++index) {

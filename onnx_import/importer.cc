@@ -582,6 +582,12 @@ class Importer {
   std::map<ir::ValueId, std::vector<std::string>> input_dim_texts_;
 };
 
+// Where external data files of the model at `path` live.
+std::string model_directory(const std::string& path) {
+  std::string directory = std::filesystem::path(path).parent_path().string();
+  return directory.empty() ? "." : directory;
+}
+
 Status parse_error(const std::string& path) {
   return Status::invalid_input(path +
                                ": not a valid ONNX model (the protobuf could not be parsed: the "
@@ -624,11 +630,14 @@ Result<ir::Model> import_model(const std::string& path, const ImportOptions& opt
                                  ": is a directory, not a .onnx file; give the model "
                                  "file's path");
   }
-  std::string base_directory = std::filesystem::path(path).parent_path().string();
-  if (base_directory.empty()) base_directory = ".";
   google::protobuf::io::FileInputStream stream(descriptor);
   stream.SetCloseOnDelete(true);
-  return parse_and_import(stream, path, base_directory, options);
+  return parse_and_import(stream, path, model_directory(path), options);
+}
+
+Result<ir::Model> import_model_bytes(const std::string& bytes, const std::string& path,
+                                     const ImportOptions& options) {
+  return import_model_from_bytes(bytes, path, model_directory(path), options);
 }
 
 Result<ir::Model> import_model_from_bytes(const std::string& bytes, const std::string& path,

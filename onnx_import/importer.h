@@ -35,6 +35,12 @@ struct ImportOptions {
 // (one line each; tests/onnx_import/importer_test.cc asserts every message).
 Result<ir::Model> import_model(const std::string& path, const ImportOptions& options);
 
+// The same from the bytes of the file at `path`, already read by the caller (who
+// needs them for something else, e.g. a checksum). External data is looked up beside
+// `path`.
+Result<ir::Model> import_model_bytes(const std::string& bytes, const std::string& path,
+                                     const ImportOptions& options);
+
 // The same from bytes already in memory (fuzzing, tests). External data is looked up
 // relative to `base_directory`; `path` is only used in messages.
 Result<ir::Model> import_model_from_bytes(const std::string& bytes, const std::string& path,

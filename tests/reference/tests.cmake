@@ -3,7 +3,7 @@
 # bundled model (model_check.py). Included from tests/CMakeLists.txt.
 if(TARGET stitch_onnx_import)
   add_executable(stitch_reference ${CMAKE_CURRENT_SOURCE_DIR}/tools/stitch_reference.cc)
-  target_link_libraries(stitch_reference PRIVATE stitch_onnx_import stitch_ir onnx onnx_proto
+  target_link_libraries(stitch_reference PRIVATE stitch_onnx_import stitch_emit stitch_ir onnx onnx_proto
                                                  protobuf::libprotobuf)
   add_test(NAME reference.op_cases
            COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/reference/op_cases.py

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "emit/onnx_proto_convert.h"
 #include "ir/interpreter.h"
 #include "onnx_import/importer.h"
 #include "onnx_import/tensor_proto.h"
@@ -34,14 +35,6 @@ stitch::Result<std::string> read_file(const std::filesystem::path& path) {
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
-}
-
-void tensor_to_proto(const stitch::ir::Tensor& tensor, const std::string& name,
-                     onnx::TensorProto* proto) {
-  proto->set_name(name);
-  proto->set_data_type(static_cast<int32_t>(tensor.dtype));
-  for (int64_t dim : tensor.dims) proto->add_dims(dim);
-  proto->set_raw_data(tensor.bytes);
 }
 
 int run(const std::string& model_path, const std::filesystem::path& directory) {
@@ -72,8 +65,8 @@ int run(const std::string& model_path, const std::filesystem::path& directory) {
     options.input_shapes[name] = tensor->dims;
     inputs[name] = std::move(tensor).value();
   }
-  model_bytes = std::string();
-  stitch::Result<stitch::ir::Model> model = stitch::onnx_import::import_model(model_path, options);
+  stitch::Result<stitch::ir::Model> model =
+      stitch::onnx_import::import_model_bytes(*model_bytes, model_path, options);
   if (!model.is_ok()) return fail(model.status().message());
   const stitch::ir::Graph& graph = model->graph;
   stitch::Result<std::map<std::string, stitch::ir::Tensor>> outputs =
@@ -82,7 +75,7 @@ int run(const std::string& model_path, const std::filesystem::path& directory) {
   for (size_t i = 0; i < graph.graph_outputs().size(); ++i) {
     const std::string& name = graph.value(graph.graph_outputs()[i]).name;
     onnx::TensorProto proto;
-    tensor_to_proto(outputs->at(name), name, &proto);
+    stitch::emit::tensor_to_proto(outputs->at(name), name, &proto);
     std::filesystem::path file = directory / ("ref_output_" + std::to_string(i) + ".pb");
     std::ofstream out(file, std::ios::binary);
     if (!out || !proto.SerializeToOstream(&out)) return fail(file.string() + ": cannot write");
