@@ -32,7 +32,7 @@ constexpr double kCompoundReductionFlops = 4.0;
 bool is_view(const Node& node) { return ir::op_kind(node) == OpKind::kView; }
 
 bool is_constant(const Node& node) {
-  return node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
+  return node.op_type == "Constant" && node.domain.empty();
 }
 
 bool is_transcendental(const Node& node) {

@@ -41,8 +41,6 @@ GemmShape gemm_shape(const ir::Graph& graph, const ir::Node& node) {
   return shape;
 }
 
-bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
 std::string format_gflop(int64_t flops) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.2f", static_cast<double>(flops) / 1e9);
@@ -70,7 +68,7 @@ std::string non_static_value(const ir::Graph& graph, const ir::Node& node) {
 // Role and reason of one live node.
 std::pair<NodeRole, std::string> classify(const ir::Graph& graph, const ir::Node& node,
                                           const PartitionOptions& options) {
-  if (!is_default_domain(node.domain)) {
+  if (!node.domain.empty()) {
     return {NodeRole::kPartition,
             "op " + node.op_type + " of domain \"" + node.domain + "\": runs as its own kernel"};
   }

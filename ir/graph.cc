@@ -110,7 +110,9 @@ NodeId Graph::add_node(std::string op_type, std::vector<ValueId> inputs,
   Node node;
   node.id = id;
   node.op_type = std::move(op_type);
-  node.domain = std::move(domain);
+  // "ai.onnx" is the default domain's other spelling: one spelling in the IR, so
+  // every pass can test domain.empty().
+  node.domain = domain == "ai.onnx" ? std::string() : std::move(domain);
   node.name = std::move(node_name);
   node.inputs = std::move(inputs);
   node.outputs = std::move(outputs);
@@ -166,6 +168,17 @@ void Graph::remove_value(ValueId id) {
   removed.dead = true;
   removed.constant.reset();
   value_by_name_.erase(removed.name);
+}
+
+bool Graph::remove_value_if_unused(ValueId id) {
+  if (id == kNoId) return false;
+  const Value& candidate = value(id);
+  if (candidate.dead || candidate.producer != kNoId || !candidate.users.empty() ||
+      candidate.is_graph_input || candidate.is_graph_output) {
+    return false;
+  }
+  remove_value(id);
+  return true;
 }
 
 void Graph::set_input(NodeId id, int32_t slot, ValueId new_value) {

@@ -61,7 +61,7 @@ struct Node {
   NodeId id = kNoId;
   std::string name;      // the ONNX node name ("" when the model had none)
   std::string op_type;
-  std::string domain;    // "" is the default ONNX domain
+  std::string domain;    // "" is the default ONNX domain (add_node maps "ai.onnx" to "")
   int64_t opset = 0;     // version of `domain` the model imports
   std::vector<Attribute> attributes;  // in model order
   std::vector<ValueId> inputs;   // kNoId for an omitted optional input
@@ -107,6 +107,10 @@ class Graph {
   void remove_node(NodeId node);
   // Marks a value without producer and users dead; graph inputs/outputs can't be.
   void remove_value(ValueId value);
+  // remove_value when `value` is live, has no producer and no users and is no graph
+  // input or output (what a rewrite leaves behind); true when it was removed. kNoId
+  // is accepted and ignored.
+  bool remove_value_if_unused(ValueId value);
   void set_input(NodeId node, int32_t slot, ValueId value);
   void add_implicit_input(NodeId node, ValueId value);
   // Points every user (and graph-output slot) of `from` at `to`.

@@ -13,7 +13,6 @@
 namespace stitch::ir {
 namespace {
 
-bool is_default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
 // Every element equals `wanted` (-0 counts as 0); false for an empty tensor.
 bool all_elements_equal(const Tensor& tensor, int64_t wanted) {
@@ -67,14 +66,6 @@ void remove_if_unused(Graph& graph, NodeId id) {
   }
 }
 
-void remove_initializer_if_unused(Graph& graph, ValueId id) {
-  const Value& value = graph.value(id);
-  if (!value.dead && value.is_initializer() && value.users.empty() && !value.is_graph_input &&
-      !value.is_graph_output) {
-    graph.remove_value(id);
-  }
-}
-
 // Makes every reader of `from` (output of node `id`) read `to` instead and removes
 // the node. Precondition: both have the same type. When `from` is a graph output,
 // its name must stay: the producer of `to` is rewired to produce `from`; where `to`
@@ -101,9 +92,7 @@ void forward_value(Graph& graph, NodeId id, ValueId from, ValueId to, int64_t op
     graph.node(identity).opset = opset;
     inherit_origin(graph, identity, {id});
   }
-  for (ValueId input : inputs) {
-    if (input != kNoId) remove_initializer_if_unused(graph, input);
-  }
+  for (ValueId input : inputs) graph.remove_value_if_unused(input);
 }
 
 // x*1, 1*x, x+0, 0+x, x-0, x/1 where the constant's broadcast keeps x's type.
@@ -137,7 +126,7 @@ const Node* intermediate_producer(const Graph& graph, ValueId value,
   const Value& v = graph.value(value);
   if (v.is_graph_output || v.producer == kNoId) return nullptr;
   const Node& producer = graph.node(v.producer);
-  if (producer.dead || !is_default_domain(producer)) return nullptr;
+  if (producer.dead || !producer.domain.empty()) return nullptr;
   for (std::string_view op : op_types) {
     if (producer.op_type == op) return &producer;
   }
@@ -191,7 +180,7 @@ bool rewrite_view_chain(Graph& graph, NodeId id, int64_t opset) {
   graph.set_input(id, 1, shape);
   inherit_origin(graph, id, {inner_id});
   for (size_t slot = 1; slot < old_inputs.size(); ++slot) {
-    if (old_inputs[slot] != kNoId) remove_initializer_if_unused(graph, old_inputs[slot]);
+    graph.remove_value_if_unused(old_inputs[slot]);
   }
   remove_if_unused(graph, inner_id);
   return true;
@@ -420,7 +409,7 @@ bool rewrite_constant_chain(Graph& graph, NodeId id) {
       graph.set_input(id, 1 - outer_slot, x);
       graph.set_input(id, outer_slot, constant);
       inherit_origin(graph, id, {inner_id});
-      remove_initializer_if_unused(graph, old_b);
+      graph.remove_value_if_unused(old_b);
       remove_if_unused(graph, inner_id);
       return true;
     }
@@ -430,7 +419,7 @@ bool rewrite_constant_chain(Graph& graph, NodeId id) {
 
 bool rewrite(Graph& graph, NodeId id, int64_t opset) {
   const Node& node = graph.node(id);
-  if (!is_default_domain(node)) return false;
+  if (!node.domain.empty()) return false;
   const std::string& op = node.op_type;
   if (op == "Mul" || op == "Add" || op == "Sub" || op == "Div") {
     if (rewrite_identity_element(graph, id, opset)) return true;

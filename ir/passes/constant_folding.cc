@@ -140,13 +140,7 @@ Result<bool> ConstantFoldingPass::run(Graph& graph, PassContext& context) {
       if (outputs[slot] == kNoId) continue;
       graph.make_initializer(outputs[slot], std::move((*results)[slot]));
     }
-    for (ValueId input : node_inputs) {
-      if (input == kNoId) continue;
-      const Value& value = graph.value(input);
-      if (!value.dead && value.users.empty() && !value.is_graph_output && !value.is_graph_input) {
-        graph.remove_value(input);
-      }
-    }
+    for (ValueId input : node_inputs) graph.remove_value_if_unused(input);
     changed = true;
   }
   return changed;

@@ -31,13 +31,7 @@ Result<bool> DeadCodeEliminationPass::run(Graph& graph, PassContext& /*context*/
     changed = true;
   }
   for (ValueId id = 0; id < graph.value_capacity(); ++id) {
-    const Value& value = graph.value(id);
-    if (value.dead || value.producer != kNoId || !value.users.empty() || value.is_graph_input ||
-        value.is_graph_output) {
-      continue;
-    }
-    graph.remove_value(id);
-    changed = true;
+    changed |= graph.remove_value_if_unused(id);
   }
   return changed;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -566,8 +567,16 @@ Result<bool> decompose_gemm(Graph& graph, const Node& node, Builder& b) {
   return true;
 }
 
+bool is_compound(const Node& node) {
+  static const std::set<std::string, std::less<>> kCompound = {
+      "LayerNormalization", "Softmax", "LogSoftmax", "Gelu", "HardSigmoid", "HardSwish",
+      "Softplus", "Sum", "Mean", "BatchNormalization", "InstanceNormalization",
+      "GroupNormalization", "Gemm"};
+  return node.domain.empty() && kCompound.contains(node.op_type);
+}
+
 Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  if (!node.domain.empty()) return false;
   if (node.inputs.empty() || node.inputs[0] == kNoId || node.outputs.empty() ||
       node.outputs[0] == kNoId) {
     return false;
@@ -597,7 +606,7 @@ Result<bool> DecomposeCompoundOpsPass::run(Graph& graph, PassContext& context) {
   // visited.
   NodeId end = graph.node_capacity();
   for (NodeId id = 0; id < end; ++id) {
-    if (graph.node(id).dead) continue;
+    if (graph.node(id).dead || !is_compound(graph.node(id))) continue;
     // A copy: creating nodes may move the node storage.
     Node node = graph.node(id);
     STITCH_ASSIGN_OR_RETURN(bool decomposed, decompose(graph, node, context.default_opset));

@@ -8,7 +8,6 @@
 namespace stitch::ir {
 namespace {
 
-bool is_default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
 bool is_supported_float(DType dtype) {
   return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
@@ -53,16 +52,6 @@ bool only_first_output_used(const Graph& graph, const Node& node) {
   return true;
 }
 
-void remove_if_unread(Graph& graph, ValueId id) {
-  if (id == kNoId) return;
-  const Value& value = graph.value(id);
-  if (value.dead || !value.users.empty() || value.is_graph_input || value.is_graph_output ||
-      value.producer != kNoId) {
-    return;
-  }
-  graph.remove_value(id);
-}
-
 bool fold(Graph& graph, NodeId batch_norm_id) {
   const Node& batch_norm = graph.node(batch_norm_id);
   if (batch_norm.inputs.size() != 5 || batch_norm.outputs.empty()) return false;
@@ -77,7 +66,7 @@ bool fold(Graph& graph, NodeId batch_norm_id) {
   }
   NodeId conv_id = conv_value.producer;
   const Node& conv = graph.node(conv_id);
-  if (conv.op_type != "Conv" || !is_default_domain(conv) || conv.inputs.size() < 2) return false;
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2) return false;
   ValueId weight_id = conv.inputs[1];
   const Tensor* weight = constant_data(graph, weight_id);
   if (weight == nullptr || !is_supported_float(weight->dtype) || weight->dims.size() < 3 ||
@@ -130,10 +119,10 @@ bool fold(Graph& graph, NodeId batch_norm_id) {
   graph.set_input(conv_id, 2, new_bias);
   graph.set_output(conv_id, 0, result);
   graph.remove_value(conv_output);
-  remove_if_unread(graph, weight_id);
-  remove_if_unread(graph, bias_id);
+  graph.remove_value_if_unused(weight_id);
+  graph.remove_value_if_unused(bias_id);
   for (size_t slot = 1; slot < batch_norm_inputs.size(); ++slot) {
-    remove_if_unread(graph, batch_norm_inputs[slot]);
+    graph.remove_value_if_unused(batch_norm_inputs[slot]);
   }
   return true;
 }
@@ -144,7 +133,7 @@ Result<bool> FoldConvBatchNormPass::run(Graph& graph, PassContext& /*context*/) 
   bool changed = false;
   for (NodeId id : graph.node_ids()) {
     const Node& node = graph.node(id);
-    if (node.dead || node.op_type != "BatchNormalization" || !is_default_domain(node)) continue;
+    if (node.dead || node.op_type != "BatchNormalization" || !node.domain.empty()) continue;
     changed |= fold(graph, id);
   }
   return changed;

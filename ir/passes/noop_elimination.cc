@@ -29,7 +29,10 @@ bool same_static_type(const Graph& graph, ValueId a, ValueId b) {
 
 // The permutation of a Transpose, or nullopt when the rank is unknown.
 std::optional<std::vector<int64_t>> transpose_perm(const Graph& graph, const Node& node) {
-  if (const Attribute* perm = node.find_attribute("perm"); perm != nullptr) return perm->ints;
+  if (const Attribute* perm = node.find_attribute("perm"); perm != nullptr) {
+    if (perm->kind != AttributeKind::kInts) return std::nullopt;
+    return perm->ints;
+  }
   int64_t rank = graph.value(node.inputs[0]).type.rank();
   if (rank < 0) return std::nullopt;
   std::vector<int64_t> reversed(static_cast<size_t>(rank));

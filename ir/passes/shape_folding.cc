@@ -32,14 +32,7 @@ void replace_by_constants(Graph& graph, NodeId id, std::vector<Tensor> results) 
   for (size_t slot = 0; slot < outputs.size(); ++slot) {
     if (outputs[slot] != kNoId) graph.make_initializer(outputs[slot], std::move(results[slot]));
   }
-  for (ValueId input : inputs) {
-    if (input == kNoId) continue;
-    const Value& value = graph.value(input);
-    if (!value.dead && value.producer == kNoId && value.users.empty() && !value.is_graph_input &&
-        !value.is_graph_output) {
-      graph.remove_value(input);
-    }
-  }
+  for (ValueId input : inputs) graph.remove_value_if_unused(input);
 }
 
 // Step 1: the value of Shape/Size from the registry's rule (data propagation).
