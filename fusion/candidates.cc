@@ -482,6 +482,7 @@ class CandidateGenerator {
     pattern.substitution_step = step;
     pattern.score_us = score.score_us;
     pattern.bytes_saved = score.bytes_saved;
+    pattern.shared_memory_bytes = score.shared_memory_bytes;
     patterns_.push_back(std::move(pattern));
     return Outcome::kAccepted;
   }

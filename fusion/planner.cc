@@ -63,10 +63,9 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     group.nodes = pattern.nodes;
     group.source = pattern.source;
     group.category = category_of(graph, pattern.nodes);
-    cost_model::PatternScore score = cost_model::score_pattern(graph, pattern.nodes, profile, options.score);
-    group.score_us = score.score_us;
-    group.bytes_saved = score.bytes_saved;
-    group.shared_memory_bytes = score.shared_memory_bytes;
+    group.score_us = pattern.score_us;
+    group.bytes_saved = pattern.bytes_saved;
+    group.shared_memory_bytes = pattern.shared_memory_bytes;
     group.predicted_time_us = cost_model::estimate_group(graph, pattern.nodes, profile).time_us;
     for (ir::NodeId id : pattern.nodes) {
       group_of[static_cast<size_t>(id)] = static_cast<int32_t>(result.groups.size());
