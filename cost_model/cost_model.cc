@@ -22,8 +22,6 @@ using ir::OpKind;
 using ir::Value;
 using ir::ValueId;
 
-// Largest GEMM (multiply-adds per batch) a fused kernel holds: 64x64x64.
-constexpr int64_t kMaxFusedGemmMultiplyAdds = 64 * 64 * 64;
 // Operations per element of an expensive elementwise op, relative to an add.
 constexpr double kTranscendentalCost = 4.0;
 // Flops per input element of a compound reduction (Softmax, LayerNormalization...).

@@ -89,6 +89,10 @@
 
 namespace stitch::cost_model {
 
+// Largest GEMM (multiply-adds per batch, m*n*k) a fused kernel holds: 64x64x64.
+// Bigger GEMMs are library calls; fusion/partition uses the same limit.
+inline constexpr int64_t kMaxFusedGemmMultiplyAdds = 64 * 64 * 64;
+
 // M(V): microseconds to move `bytes` through DRAM, log-linear interpolation of the
 // curve (time = bytes / interpolated bandwidth; below/above the curve: clamp the
 // bandwidth).

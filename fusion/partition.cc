@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "cost_model/cost_model.h"
 #include "ir/op_registry.h"
 
 namespace stitch::fusion {
@@ -94,12 +95,17 @@ std::pair<NodeRole, std::string> classify(const ir::Graph& graph, const ir::Node
     if (shape.flops < 0) {
       return {NodeRole::kPartition, "GEMM with unknown shape: cuBLAS library call"};
     }
-    if (shape.flops >= options.large_gemm_flops) {
+    // A GEMM the cost model would refuse to fuse is a library call here too, so the
+    // candidates never grow around it and the report names it as one.
+    bool over_fused_limit =
+        shape.m * shape.n * shape.k > cost_model::kMaxFusedGemmMultiplyAdds;
+    if (shape.flops >= options.large_gemm_flops || over_fused_limit) {
       std::string reason = "large GEMM (m×n×k = " + std::to_string(shape.m) + "×" +
                            std::to_string(shape.n) + "×" + std::to_string(shape.k);
       if (shape.batch != 1) reason += ", batch " + std::to_string(shape.batch);
-      reason += ", " + format_gflop(shape.flops) + " GFLOP): cuBLAS library call";
-      return {NodeRole::kPartition, reason};
+      reason += ", " + format_gflop(shape.flops) + " GFLOP";
+      if (shape.flops < options.large_gemm_flops) reason += ", over the fused 64×64×64";
+      return {NodeRole::kPartition, reason + "): cuBLAS library call"};
     }
     return {NodeRole::kBatchedGemm, ""};
   }

@@ -29,13 +29,14 @@ constexpr const char* kMixed = R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17, "com.example":1}
 graph "mixed" (%big_a: f32[1024,1024], %big_b: f32[1024,1024], %small_a: f32[64,64],
                %batch_a: f32[8,64,64], %image: f32[1,3,8,8], %weights: f32[4,3,3,3],
-               %dynamic: f32[?,4]) {
+               %dynamic: f32[?,4], %mid_a: f32[128,64]) {
   %axes0: i64[1] = dense<i64[1]>[0]
   %axes1: i64[1] = dense<i64[1]>[1]
   %axes01: i64[2] = dense<i64[2]>[0, 1]
   %large: f32[1024,1024] = MatMul(%big_a, %big_b) {name="large"}
   %medium: f32[64,64] = Gemm(%small_a, %small_a) {name="medium_t", transA=1}
   %small: f32[64,64] = MatMul(%small_a, %small_a) {name="small"}
+  %mid: f32[128,64] = MatMul(%mid_a, %small_a) {name="mid"}
   %batched: f32[8,64,64] = MatMul(%batch_a, %batch_a) {name="batched"}
   %conv: f32[1,4,6,6] = Conv(%image, %weights) {name="conv"}
   %pool: f32[1,4,3,3] = MaxPool(%conv) {name="pool", kernel_shape=[2,2], strides=[2,2]}
@@ -48,7 +49,7 @@ graph "mixed" (%big_a: f32[1024,1024], %big_b: f32[1024,1024], %small_a: f32[64,
   %meta: i64[2] = Shape(%small) {name="meta"}
   %custom: f32[64,64] = MyOp(%relu) {name="custom", domain="com.example"}
   %dyn: f32[?,4] = Relu(%dynamic) {name="dyn"}
-  return %column, %row, %scalar, %view, %pool, %batched, %meta, %custom, %dyn, %medium
+  return %column, %row, %scalar, %view, %pool, %batched, %meta, %custom, %dyn, %medium, %mid
 }
 )";
 
@@ -68,6 +69,11 @@ TEST(PartitionTest, RolesOfEveryKind) {
   EXPECT_EQ(reason("medium_t"), "");
   EXPECT_EQ(gemm_flops(graph, graph.node(node_named(graph, "medium_t"))), 2 * 64 * 64 * 64);
   EXPECT_EQ(role("small"), NodeRole::kBatchedGemm);
+  // 128*64*64 multiply-adds: far below 2 GFLOP, but more than a fused kernel holds.
+  EXPECT_EQ(role("mid"), NodeRole::kPartition);
+  EXPECT_EQ(reason("mid"),
+            "large GEMM (m×n×k = 128×64×64, 0.00 GFLOP, over the fused 64×64×64): cuBLAS "
+            "library call");
   EXPECT_EQ(role("batched"), NodeRole::kBatchedGemm);
   EXPECT_EQ(role("conv"), NodeRole::kPartition);
   EXPECT_EQ(reason("conv"), "Conv: cuDNN library call");
