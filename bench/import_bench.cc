@@ -10,7 +10,8 @@
 //   simplify_s=0.053 simplified_nodes=7486 plan_s=0.9 candidates=... solver="optimal"
 //   kernels_fused=... peak_rss_mb=...
 //
-// Usage: import_bench [N ...]   (default: 10000 100000). Each size runs in its own
+// Usage: import_bench [--window N] [--patterns-per-seed N] [--keep-models DIR] [N ...]
+//        (default sizes: 10000 100000; the options set the planner's knobs). Each size runs in its own
 // process so peak_rss_mb is that size's peak.
 #include <onnx/onnx_pb.h>
 #include <sys/resource.h>
@@ -33,6 +34,20 @@
 #include "onnx_import/importer.h"
 
 namespace {
+
+// Planner knobs from the command line (--window N, --patterns-per-seed N), for
+// measuring their effect; defaults are the CLI's.
+stitch::fusion::PlannerOptions& planner_options() {
+  static stitch::fusion::PlannerOptions options;
+  return options;
+}
+
+// --keep-models DIR: copy each synthetic model there (synthetic_N.onnx), e.g. to time
+// the stitchopt command line on it.
+std::filesystem::path& keep_directory() {
+  static std::filesystem::path directory;
+  return directory;
+}
 
 constexpr int64_t kSequence = 16;
 constexpr int64_t kHidden = 32;
@@ -192,6 +207,12 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
     std::ofstream out(model_path, std::ios::binary);
     model.SerializeToOstream(&out);
   }
+  if (!keep_directory().empty()) {
+    std::filesystem::create_directories(keep_directory());
+    std::filesystem::copy_file(model_path, keep_directory() / model_path.filename(),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+
   auto start = std::chrono::steady_clock::now();
   auto imported = stitch::onnx_import::import_model(model_path.string(), {});
   double import_seconds = seconds_since(start);
@@ -227,7 +248,7 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
   start = std::chrono::steady_clock::now();
   auto profile = stitch::cost_model::builtin_device_profile("h100");
   if (!profile.is_ok()) return 1;
-  auto planned = stitch::fusion::plan_fusion(imported->graph, *profile, stitch::fusion::PlannerOptions{});
+  auto planned = stitch::fusion::plan_fusion(imported->graph, *profile, planner_options());
   double plan_seconds = seconds_since(start);
   if (!planned.is_ok()) {
     std::fprintf(stderr, "plan failed: %s\n", planned.status().message().c_str());
@@ -240,12 +261,18 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
   getrusage(RUSAGE_SELF, &usage);
   std::printf(
       "nodes=%lld import_s=%.3f verify_s=%.3f write_s=%.3f total_s=%.3f simplify_s=%.3f "
-      "simplified_nodes=%lld plan_s=%.3f candidates=%lld solver=\"%s\" kernels_fused=%lld "
-      "peak_rss_mb=%ld\n",
+      "simplified_nodes=%lld plan_s=%.3f candidates=%lld (substitution=%lld exploratory=%lld "
+      "packing=%lld) candidates_s=%.3f solve_s=%.3f components=%d solver=\"%s\" "
+      "kernels_fused=%lld peak_rss_mb=%ld\n",
       static_cast<long long>(node_count), import_seconds, verify_seconds, write_seconds,
       import_seconds + verify_seconds + write_seconds, simplify_seconds,
       static_cast<long long>(simplified->nodes_after), plan_seconds,
-      static_cast<long long>(candidates), planned->solver_statistics.status.c_str(),
+      static_cast<long long>(candidates),
+      static_cast<long long>(planned->candidate_statistics.substitution),
+      static_cast<long long>(planned->candidate_statistics.exploratory),
+      static_cast<long long>(planned->candidate_statistics.packing),
+      planned->candidate_statistics.seconds, planned->solver_statistics.seconds,
+      planned->solver_statistics.components, planned->solver_statistics.status.c_str(),
       static_cast<long long>(planned->kernels_fused), usage.ru_maxrss / 1024);
   return 0;
 }
@@ -254,7 +281,18 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
 
 int main(int argc, char** argv) {
   std::vector<int64_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (argument == "--window" && i + 1 < argc) {
+      planner_options().plan.window_variables = std::atoi(argv[++i]);
+    } else if (argument == "--keep-models" && i + 1 < argc) {
+      keep_directory() = argv[++i];
+    } else if (argument == "--patterns-per-seed" && i + 1 < argc) {
+      planner_options().candidates.max_patterns_per_seed = std::atoi(argv[++i]);
+    } else {
+      sizes.push_back(std::atoll(argument.c_str()));
+    }
+  }
   if (sizes.empty()) sizes = {10000, 100000};
   std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("stitchopt_bench_" + std::to_string(getpid()));

@@ -29,9 +29,7 @@ constexpr double kCompoundReductionFlops = 4.0;
 
 bool is_view(const Node& node) { return ir::op_kind(node) == OpKind::kView; }
 
-bool is_constant(const Node& node) {
-  return node.op_type == "Constant" && node.domain.empty();
-}
+bool is_constant(const Node& node) { return node.op_type == "Constant" && node.domain.empty(); }
 
 bool is_transcendental(const Node& node) {
   static const std::set<std::string_view> kOps = {
@@ -277,38 +275,6 @@ double node_peak_flops(const Graph& graph, const Node& node, const DeviceProfile
   return profile.fp32_flops_per_second;
 }
 
-// The nodes of the set in a topological order of the induced subgraph (Kahn, ties
-// by id).
-std::vector<NodeId> topological_order(const Graph& graph, const NodeSet& set) {
-  const std::vector<NodeId>& nodes = set.nodes();
-  std::map<NodeId, int> indegree;
-  for (NodeId id : nodes) {
-    int count = 0;
-    for (ValueId value : read_values(graph.node(id))) {
-      if (set.contains(graph.value(value).producer)) ++count;
-    }
-    indegree[id] = count;
-  }
-  std::set<NodeId> ready;
-  for (const auto& [id, count] : indegree) {
-    if (count == 0) ready.insert(id);
-  }
-  std::vector<NodeId> order;
-  while (!ready.empty()) {
-    NodeId id = *ready.begin();
-    ready.erase(ready.begin());
-    order.push_back(id);
-    for (ValueId output : graph.node(id).outputs) {
-      if (output == kNoId) continue;
-      for (const ir::Use& use : graph.value(output).users) {
-        if (set.contains(use.node) && --indegree[use.node] == 0) ready.insert(use.node);
-      }
-    }
-  }
-  STITCH_CHECK(order.size() == nodes.size()) << "pattern nodes form a cycle";
-  return order;
-}
-
 }  // namespace
 
 bool launches_work(const Node& node) { return !is_view(node) && !is_constant(node); }
@@ -334,13 +300,233 @@ double memory_time_us(const DeviceProfile& profile, double bytes) {
   return bytes / bandwidth * 1e6;
 }
 
-PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
-                           const DeviceProfile& profile, const ScoreOptions& options) {
-  NodeSet set(graph, nodes);
-  STITCH_CHECK(!set.nodes().empty()) << "empty pattern";
+// The scorer's state: per-node facts filled on first use, and scratch arrays by
+// node and value id whose entries count only when their stamp equals the current
+// pattern's epoch (or, for distinct readers, the current query's stamp), so no
+// array is cleared between patterns.
+class PatternScorer::Impl {
+ public:
+  Impl(const Graph& graph, const DeviceProfile& profile, const ScoreOptions& options)
+      : graph_(graph), profile_(profile), options_(options) {
+    auto node_count = static_cast<size_t>(graph.node_capacity());
+    auto value_count = static_cast<size_t>(graph.value_capacity());
+    facts_.resize(node_count);
+    member_.assign(node_count, 0);
+    after_reduction_.assign(node_count, 0);
+    reader_seen_.assign(node_count, 0);
+    indegree_.assign(node_count, 0);
+    external_seen_.assign(value_count, 0);
+    external_readers_.assign(value_count, 0);
+    external_last_reader_.assign(value_count, kNoId);
+    parameter_seen_.assign(value_count, 0);
+    largest_reader_.assign(value_count, 0);
+  }
+
+  PatternScore score(const std::vector<NodeId>& pattern);
+
+ private:
+  // What scoring needs about one node; depends on the node alone.
+  struct NodeFacts {
+    bool known = false;
+    OpKind kind = OpKind::kOpaque;
+    bool launches = false;                                   // launches_work
+    bool constant = false;                                   // is_constant
+    bool transcendental = false;                             // is_transcendental
+    bool costable = false;                                   // unknown_shape_reason is ""
+    ir::ReductionKind reduction = ir::ReductionKind::kNone;  // Reduction-kind nodes only
+    int64_t max_output_elements = 0;
+  };
+
+  // Readers of a tensor produced inside the pattern (NodeSet::readers, summarized).
+  struct ReaderSummary {
+    int64_t inside = 0;          // distinct launching readers in the pattern
+    bool outside = false;        // read outside the pattern or a graph output
+    int64_t largest_inside = 0;  // largest max_output_elements among those readers
+  };
+
+  const NodeFacts& facts(NodeId id) {
+    NodeFacts& facts = facts_[static_cast<size_t>(id)];
+    return facts.known ? facts : fill_facts(id, facts);
+  }
+
+  // Kept out of line so that facts() inlines.
+  [[gnu::noinline]] const NodeFacts& fill_facts(NodeId id, NodeFacts& facts) {
+    const Node& node = graph_.node(id);
+    facts.kind = ir::op_kind(node);
+    facts.launches = launches_work(node);
+    facts.constant = is_constant(node);
+    facts.transcendental = is_transcendental(node);
+    facts.costable = unknown_shape_reason(graph_, node).empty();
+    if (facts.kind == OpKind::kReduction) facts.reduction = ir::classify_reduction(graph_, node);
+    facts.max_output_elements = max_output_elements(graph_, node);
+    facts.known = true;
+    return facts;
+  }
+
+  bool contains(NodeId id) const {
+    return id != kNoId && member_[static_cast<size_t>(id)] == epoch_;
+  }
+
+  // A new stamp for `counter`; on wrap-around the arrays it stamps are cleared so an
+  // old stamp never matches.
+  template <typename... Arrays>
+  static uint32_t next_stamp(uint32_t& counter, Arrays&... arrays) {
+    if (++counter == 0) {
+      (std::fill(arrays.begin(), arrays.end(), 0u), ...);
+      counter = 1;
+    }
+    return counter;
+  }
+
+  // Calls `visit` for each value the node reads (read_values without the vector).
+  template <typename Visit>
+  static void for_each_read(const Node& node, Visit visit) {
+    for (ValueId value : node.inputs) {
+      if (value != kNoId) visit(value);
+    }
+    for (ValueId value : node.implicit_inputs) {
+      if (value != kNoId) visit(value);
+    }
+  }
+
+  // NodeSet::alias_root.
+  ValueId alias_root(ValueId value) {
+    while (true) {
+      NodeId producer = graph_.value(value).producer;
+      if (!contains(producer)) return value;
+      const Node& node = graph_.node(producer);
+      if (facts(producer).kind != OpKind::kView || node.inputs.empty() || node.inputs[0] == kNoId) {
+        return value;
+      }
+      value = node.inputs[0];
+    }
+  }
+
+  // NodeSet::produced_inside.
+  bool produced_inside(ValueId root) {
+    NodeId producer = graph_.value(root).producer;
+    return contains(producer) && facts(producer).launches;
+  }
+
+  // NodeSet::readers, following View nodes of the pattern.
+  ReaderSummary readers(ValueId root) {
+    ReaderSummary summary;
+    uint32_t stamp = next_stamp(reader_stamp_, reader_seen_);
+    stack_.assign(1, root);
+    while (!stack_.empty()) {
+      const Value& value = graph_.value(stack_.back());
+      stack_.pop_back();
+      if (value.is_graph_output) summary.outside = true;
+      for (const ir::Use& use : value.users) {
+        if (!contains(use.node)) {
+          summary.outside = true;
+          continue;
+        }
+        const NodeFacts& reader = facts(use.node);
+        if (reader.kind == OpKind::kView) {
+          if (use.slot != 0) continue;  // a shape operand: read at compile time
+          for (ValueId output : graph_.node(use.node).outputs) {
+            if (output != kNoId) stack_.push_back(output);
+          }
+        } else if (reader.launches && reader_seen_[static_cast<size_t>(use.node)] != stamp) {
+          reader_seen_[static_cast<size_t>(use.node)] = stamp;
+          ++summary.inside;
+          summary.largest_inside = std::max(summary.largest_inside, reader.max_output_elements);
+        }
+      }
+    }
+    return summary;
+  }
+
+  void add_parameter(ValueId value) {
+    if (parameter_seen_[static_cast<size_t>(value)] == epoch_) return;
+    parameter_seen_[static_cast<size_t>(value)] = epoch_;
+    parameters_.push_back(value);
+  }
+
+  // Marks every node of the pattern that a reduction of the pattern precedes (a
+  // path inside the pattern from a reduction to it), visiting the nodes in a
+  // topological order of the induced subgraph (Kahn's algorithm).
+  void mark_after_reduction() {
+    ready_.clear();
+    for (NodeId id : nodes_) {
+      int count = 0;
+      for_each_read(graph_.node(id), [&](ValueId value) {
+        if (contains(graph_.value(value).producer)) ++count;
+      });
+      indegree_[static_cast<size_t>(id)] = count;
+      if (count == 0) ready_.push_back(id);
+    }
+    size_t ordered = 0;
+    while (!ready_.empty()) {
+      NodeId id = ready_.back();
+      ready_.pop_back();
+      ++ordered;
+      const Node& node = graph_.node(id);
+      bool follows = false;
+      for_each_read(node, [&](ValueId value) {
+        NodeId producer = graph_.value(value).producer;
+        if (contains(producer) && (after_reduction_[static_cast<size_t>(producer)] == epoch_ ||
+                                   facts(producer).kind == OpKind::kReduction)) {
+          follows = true;
+        }
+      });
+      if (follows) after_reduction_[static_cast<size_t>(id)] = epoch_;
+      for (ValueId output : node.outputs) {
+        if (output == kNoId) continue;
+        for (const ir::Use& use : graph_.value(output).users) {
+          if (contains(use.node) && --indegree_[static_cast<size_t>(use.node)] == 0) {
+            ready_.push_back(use.node);
+          }
+        }
+      }
+    }
+    STITCH_CHECK(ordered == nodes_.size()) << "pattern nodes form a cycle";
+  }
+
+  const Graph& graph_;
+  const DeviceProfile profile_;  // copies: callers may pass temporaries
+  const ScoreOptions options_;
+
+  std::vector<NodeFacts> facts_;  // by node id
+
+  uint32_t epoch_ = 0;                        // the current pattern's stamp
+  std::vector<uint32_t> member_;              // by node id: in the pattern
+  std::vector<uint32_t> after_reduction_;     // by node id: a reduction of the pattern precedes it
+  std::vector<int> indegree_;                 // by node id, members only: unvisited producers
+  std::vector<uint32_t> external_seen_;       // by value id: an external input of the pattern
+  std::vector<int64_t> external_readers_;     // by value id: its distinct launching readers
+  std::vector<NodeId> external_last_reader_;  // by value id
+  std::vector<uint32_t> parameter_seen_;      // by value id: a kernel parameter
+  std::vector<int64_t> largest_reader_;       // by value id, outputs of launching members
+
+  uint32_t reader_stamp_ = 0;          // one per readers() query
+  std::vector<uint32_t> reader_seen_;  // by node id
+
+  std::vector<NodeId> nodes_;  // the pattern, sorted
+  std::vector<NodeId> reductions_;
+  std::vector<NodeId> ready_;
+  std::vector<ValueId> stack_;
+  std::vector<ValueId> external_roots_;
+  std::vector<ValueId> parameters_;
+  std::vector<const std::vector<int64_t>*> shapes_;
+};
+
+PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
+  nodes_.assign(pattern.begin(), pattern.end());
+  std::sort(nodes_.begin(), nodes_.end());
+  STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
+      << "duplicate node in a pattern";
+  for (NodeId id : nodes_) {
+    STITCH_CHECK(id >= 0 && id < graph_.node_capacity() && !graph_.node(id).dead)
+        << "pattern node " << id << " is not a live node";
+  }
+  STITCH_CHECK(!nodes_.empty()) << "empty pattern";
+  next_stamp(epoch_, member_, after_reduction_, external_seen_, parameter_seen_);
+  for (NodeId id : nodes_) member_[static_cast<size_t>(id)] = epoch_;
   int launching = 0;
-  for (NodeId id : set.nodes()) launching += launches_work(graph.node(id)) ? 1 : 0;
-  if (set.nodes().size() == 1) {
+  for (NodeId id : nodes_) launching += facts(id).launches ? 1 : 0;
+  if (nodes_.size() == 1) {
     PatternScore score;
     score.feasible = true;
     score.num_kernels_replaced = launching;
@@ -348,30 +534,27 @@ PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
   }
 
   // 1. Every tensor must have a static shape.
-  for (NodeId id : set.nodes()) {
-    if (std::string reason = unknown_shape_reason(graph, graph.node(id)); !reason.empty()) {
-      return infeasible(reason);
-    }
+  for (NodeId id : nodes_) {
+    if (!facts(id).costable) return infeasible(unknown_shape_reason(graph_, graph_.node(id)));
   }
   // 2. Ops no composition expresses.
-  for (NodeId id : set.nodes()) {
-    const Node& node = graph.node(id);
-    OpKind kind = ir::op_kind(node);
-    if (kind == OpKind::kOpaque && !is_constant(node)) {
+  for (NodeId id : nodes_) {
+    const NodeFacts& node_facts = facts(id);
+    if (node_facts.kind == OpKind::kOpaque && !node_facts.constant) {
       return infeasible(
-          "node " + node.display_name() +
+          "node " + graph_.node(id).display_name() +
           " is an Opaque op that runs as its own kernel; no composition can express it");
     }
-    if (kind == OpKind::kConv) {
-      return infeasible("node " + node.display_name() +
+    if (node_facts.kind == OpKind::kConv) {
+      return infeasible("node " + graph_.node(id).display_name() +
                         " is a convolution (a library call); no composition can express it");
     }
   }
   // 3. GEMMs too large for a fused kernel's shared-memory tiles.
-  for (NodeId id : set.nodes()) {
-    const Node& node = graph.node(id);
-    if (ir::op_kind(node) != OpKind::kGemm) continue;
-    GemmShape shape = gemm_shape(graph, node);
+  for (NodeId id : nodes_) {
+    if (facts(id).kind != OpKind::kGemm) continue;
+    const Node& node = graph_.node(id);
+    GemmShape shape = gemm_shape(graph_, node);
     int64_t multiply_adds = shape.m * shape.n * shape.k;
     if (multiply_adds > kMaxFusedGemmMultiplyAdds) {
       return infeasible("node " + node.display_name() + ": GEMM m*n*k = " +
@@ -382,24 +565,24 @@ PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
     }
   }
   // 4. Reductions: count and layout.
-  std::vector<NodeId> reductions;
-  for (NodeId id : set.nodes()) {
-    if (ir::op_kind(graph.node(id)) == OpKind::kReduction) reductions.push_back(id);
+  reductions_.clear();
+  for (NodeId id : nodes_) {
+    if (facts(id).kind == OpKind::kReduction) reductions_.push_back(id);
   }
-  if (static_cast<int>(reductions.size()) > options.max_reductions_per_kernel) {
-    return infeasible(std::to_string(reductions.size()) +
+  if (static_cast<int>(reductions_.size()) > options_.max_reductions_per_kernel) {
+    return infeasible(std::to_string(reductions_.size()) +
                       " reductions in one kernel, over the limit " +
-                      std::to_string(options.max_reductions_per_kernel));
+                      std::to_string(options_.max_reductions_per_kernel));
   }
-  for (NodeId row_id : reductions) {
-    const Node& row = graph.node(row_id);
-    if (ir::classify_reduction(graph, row) != ir::ReductionKind::kRow) continue;
-    for (NodeId other_id : reductions) {
-      const Node& other = graph.node(other_id);
-      ir::ReductionKind kind = ir::classify_reduction(graph, other);
+  for (NodeId row_id : reductions_) {
+    if (facts(row_id).reduction != ir::ReductionKind::kRow) continue;
+    const Node& row = graph_.node(row_id);
+    for (NodeId other_id : reductions_) {
+      ir::ReductionKind kind = facts(other_id).reduction;
       if (kind != ir::ReductionKind::kColumn && kind != ir::ReductionKind::kAll) continue;
-      const ir::TensorType& row_type = graph.value(row.inputs[0]).type;
-      const ir::TensorType& other_type = graph.value(other.inputs[0]).type;
+      const Node& other = graph_.node(other_id);
+      const ir::TensorType& row_type = graph_.value(row.inputs[0]).type;
+      const ir::TensorType& other_type = graph_.value(other.inputs[0]).type;
       if (row_type.dims != other_type.dims) {
         return infeasible(std::string(ir::reduction_kind_name(kind)) + " reduction " +
                           other.display_name() + " over " + dims_text(other_type) +
@@ -413,88 +596,92 @@ PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
   PatternScore score;
   score.num_kernels_replaced = launching;
   int64_t saved = 0;
-  std::set<ValueId> parameter_values;
+  parameters_.clear();
   // Tensors produced inside: reads (and writes) kept on chip.
-  for (NodeId id : set.nodes()) {
-    const Node& node = graph.node(id);
-    if (!launches_work(node)) continue;
-    for (ValueId output : node.outputs) {
+  for (NodeId id : nodes_) {
+    if (!facts(id).launches) continue;
+    for (ValueId output : graph_.node(id).outputs) {
       if (output == kNoId) continue;
-      NodeSet::Readers readers = set.readers(output);
-      int64_t bytes = value_bytes(graph, output);
-      int64_t inside = static_cast<int64_t>(readers.inside.size());
-      saved += inside * bytes;
-      if (readers.outside) {
-        parameter_values.insert(output);
-      } else if (inside > 0) {
+      ReaderSummary summary = readers(output);
+      largest_reader_[static_cast<size_t>(output)] = summary.largest_inside;
+      int64_t bytes = value_bytes(graph_, output);
+      saved += summary.inside * bytes;
+      if (summary.outside) {
+        add_parameter(output);
+      } else if (summary.inside > 0) {
         saved += bytes;
       }
     }
   }
-  // Tensors from outside read by several nodes: read once.
-  for (const auto& [root, readers] : set.external_inputs()) {
-    saved += (static_cast<int64_t>(readers.size()) - 1) * value_bytes(graph, root);
-    NodeId producer = graph.value(root).producer;
-    if (producer == kNoId || !is_constant(graph.node(producer))) parameter_values.insert(root);
+  // Tensors from outside read by several nodes: read once. The nodes go in
+  // ascending order, so a reader repeats only right after itself.
+  external_roots_.clear();
+  for (NodeId id : nodes_) {
+    if (!facts(id).launches) continue;
+    for_each_read(graph_.node(id), [&](ValueId value) {
+      ValueId root = alias_root(value);
+      if (produced_inside(root)) return;
+      auto index = static_cast<size_t>(root);
+      if (external_seen_[index] != epoch_) {
+        external_seen_[index] = epoch_;
+        external_readers_[index] = 1;
+        external_last_reader_[index] = id;
+        external_roots_.push_back(root);
+      } else if (external_last_reader_[index] != id) {
+        ++external_readers_[index];
+        external_last_reader_[index] = id;
+      }
+    });
+  }
+  for (ValueId root : external_roots_) {
+    saved += (external_readers_[static_cast<size_t>(root)] - 1) * value_bytes(graph_, root);
+    NodeId producer = graph_.value(root).producer;
+    if (producer == kNoId || !is_constant(graph_.node(producer))) add_parameter(root);
   }
   score.bytes_saved = saved;
 
   // One-to-many dependencies: shared-memory staging for reductions, recomputation
   // for small ops computed before any reduction.
-  std::set<NodeId> after_reduction;
-  for (NodeId id : topological_order(graph, set)) {
-    const Node& node = graph.node(id);
-    bool follows = false;
-    for (ValueId value : read_values(node)) {
-      NodeId producer = graph.value(value).producer;
-      if (set.contains(producer) && (after_reduction.count(producer) != 0 ||
-                                     ir::op_kind(graph.node(producer)) == OpKind::kReduction)) {
-        follows = true;
-      }
-    }
-    if (follows) after_reduction.insert(id);
-  }
+  mark_after_reduction();
   int64_t shared = 0;
   int64_t recompute = 0;
-  for (NodeId id : set.nodes()) {
-    const Node& node = graph.node(id);
-    if (!launches_work(node)) continue;
-    OpKind kind = ir::op_kind(node);
+  for (NodeId id : nodes_) {
+    const NodeFacts& node_facts = facts(id);
+    if (!node_facts.launches) continue;
+    OpKind kind = node_facts.kind;
     bool reduction = kind == OpKind::kReduction;
     bool recomputable = (kind == OpKind::kElementwise || kind == OpKind::kBroadcast ||
                          kind == OpKind::kInjective) &&
-                        after_reduction.count(id) == 0;
+                        after_reduction_[static_cast<size_t>(id)] != epoch_;
     if (!reduction && !recomputable) continue;
+    const Node& node = graph_.node(id);
     for (ValueId output : node.outputs) {
       if (output == kNoId) continue;
-      int64_t elements = value_elements(graph, output);
-      int64_t largest_reader = 0;
-      for (NodeId reader : set.readers(output).inside) {
-        largest_reader = std::max(largest_reader, max_output_elements(graph, graph.node(reader)));
-      }
+      int64_t elements = value_elements(graph_, output);
+      int64_t largest_reader = largest_reader_[static_cast<size_t>(output)];
       if (largest_reader <= elements) continue;
       if (reduction) {
-        if (ir::classify_reduction(graph, node) == ir::ReductionKind::kRow) {
-          int64_t input_elements = value_elements(graph, node.inputs[0]);
+        if (node_facts.reduction == ir::ReductionKind::kRow) {
+          int64_t input_elements = value_elements(graph_, node.inputs[0]);
           int64_t row_length = elements > 0 ? input_elements / elements : 0;
-          shared += row_length * ir::dtype_size(graph.value(node.inputs[0]).type.dtype);
+          shared += row_length * ir::dtype_size(graph_.value(node.inputs[0]).type.dtype);
         } else {
-          shared += value_bytes(graph, output);
+          shared += value_bytes(graph_, output);
         }
       } else {
-        double cost = is_transcendental(node) ? kTranscendentalCost : 1.0;
+        double cost = node_facts.transcendental ? kTranscendentalCost : 1.0;
         recompute += static_cast<int64_t>(static_cast<double>(largest_reader - elements) * cost) *
-                     ir::dtype_size(graph.value(output).type.dtype);
+                     ir::dtype_size(graph_.value(output).type.dtype);
       }
     }
   }
   score.shared_memory_bytes = shared;
   score.recompute_bytes = recompute;
-  if (shared > profile.shared_memory_per_block_optin) {
+  if (shared > profile_.shared_memory_per_block_optin) {
     PatternScore refused = infeasible("needs " + std::to_string(shared) +
                                       " bytes of shared memory per block, over the device's " +
-                                      std::to_string(profile.shared_memory_per_block_optin) + " (" +
-                                      profile.name + " opt-in limit)");
+                                      std::to_string(profile_.shared_memory_per_block_optin) +
+                                      " (" + profile_.name + " opt-in limit)");
     refused.bytes_saved = saved;
     refused.shared_memory_bytes = shared;
     refused.recompute_bytes = recompute;
@@ -504,16 +691,23 @@ PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
 
   // Kernel parameters: a pointer per distinct tensor and the dims of each distinct
   // shape.
-  std::set<std::vector<int64_t>> shapes;
-  for (ValueId value : parameter_values) shapes.insert(graph.value(value).type.dims);
-  int64_t parameter_bytes = 8 * static_cast<int64_t>(parameter_values.size());
-  for (const std::vector<int64_t>& dims : shapes)
-    parameter_bytes += 8 * static_cast<int64_t>(dims.size());
-  if (parameter_bytes > options.max_kernel_parameter_bytes) {
+  shapes_.clear();
+  for (ValueId value : parameters_) shapes_.push_back(&graph_.value(value).type.dims);
+  std::sort(shapes_.begin(), shapes_.end(),
+            [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) { return *a < *b; });
+  shapes_.erase(std::unique(shapes_.begin(), shapes_.end(),
+                            [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) {
+                              return *a == *b;
+                            }),
+                shapes_.end());
+  int64_t parameter_bytes = 8 * static_cast<int64_t>(parameters_.size());
+  for (const std::vector<int64_t>* dims : shapes_)
+    parameter_bytes += 8 * static_cast<int64_t>(dims->size());
+  if (parameter_bytes > options_.max_kernel_parameter_bytes) {
     PatternScore refused = infeasible(
         "kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
-        std::to_string(parameter_values.size()) + " tensors, " + std::to_string(shapes.size()) +
-        " distinct shapes), over the limit " + std::to_string(options.max_kernel_parameter_bytes));
+        std::to_string(parameters_.size()) + " tensors, " + std::to_string(shapes_.size()) +
+        " distinct shapes), over the limit " + std::to_string(options_.max_kernel_parameter_bytes));
     refused.bytes_saved = saved;
     refused.shared_memory_bytes = shared;
     refused.recompute_bytes = recompute;
@@ -521,12 +715,50 @@ PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
     return refused;
   }
 
+  double phi = options_.launch_latency_us_override >= 0 ? options_.launch_latency_us_override
+                                                        : profile_.launch_latency_us;
+  score.feasible = true;
+  score.score_us = memory_time_us(profile_, static_cast<double>(saved)) +
+                   std::max(launching - 1, 0) * phi -
+                   memory_time_us(profile_, static_cast<double>(recompute));
+  return score;
+}
+
+PatternScorer::PatternScorer(const Graph& graph, const DeviceProfile& profile,
+                             const ScoreOptions& options)
+    : impl_(std::make_unique<Impl>(graph, profile, options)) {}
+
+PatternScorer::~PatternScorer() = default;
+
+PatternScore PatternScorer::score(const std::vector<NodeId>& nodes) { return impl_->score(nodes); }
+
+PatternScore score_pattern(const Graph& graph, const std::vector<NodeId>& nodes,
+                           const DeviceProfile& profile, const ScoreOptions& options) {
+  return PatternScorer(graph, profile, options).score(nodes);
+}
+
+PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain,
+                            const DeviceProfile& profile, const ScoreOptions& options) {
+  STITCH_CHECK(!chain.empty()) << "empty epilogue chain";
+  PatternScore score;
+  score.feasible = true;
+  score.num_kernels_replaced = static_cast<int>(chain.size());
+  int64_t saved = 0;
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    const Node& producer = graph.node(chain[i]);
+    STITCH_CHECK(!producer.outputs.empty() && producer.outputs[0] != kNoId)
+        << "epilogue chain node " << producer.display_name() << " has no output";
+    ValueId intermediate = producer.outputs[0];
+    const Value& value = graph.value(intermediate);
+    STITCH_CHECK(value.users.size() == 1 && value.users[0].node == chain[i + 1])
+        << "epilogue intermediate " << value.name << " is not read by exactly the next chain node";
+    saved += 2 * value_bytes(graph, intermediate);
+  }
   double phi = options.launch_latency_us_override >= 0 ? options.launch_latency_us_override
                                                        : profile.launch_latency_us;
-  score.feasible = true;
+  score.bytes_saved = saved;
   score.score_us = memory_time_us(profile, static_cast<double>(saved)) +
-                   std::max(launching - 1, 0) * phi -
-                   memory_time_us(profile, static_cast<double>(recompute));
+                   static_cast<double>(chain.size() - 1) * phi;
   return score;
 }
 

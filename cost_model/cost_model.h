@@ -68,6 +68,17 @@
 // e written + read by ReduceSum and Div = 3 MiB; x read by ReduceMax and Sub, once
 // now = 1 MiB; total 6295552 bytes, f(P) = M(6295552) + 4 * 5 = 38.9208 us.
 //
+// ## Library-call epilogues (fusion/epilogue.h)
+// score_epilogue(C) = M(V_saved) + (N - 1) * phi for a chain C = L -> e1 -> ... ->
+// ek of a cuBLASLt/cuDNN call L and the epilogue ops it absorbs (N = k + 1). Every
+// output but the last's is an intermediate the library call keeps in registers:
+// it is neither written by its producer nor read by its one consumer, so
+// V_saved = 2 * sum of bytes(intermediate). The epilogue's own operands (bias,
+// residual z) are read either way and save nothing. Example (test profile above):
+// MatMul f32[1024,1024] -> Add(bias f32[1024]) -> Relu: two 4 MiB intermediates,
+// V_saved = 16 MiB; bw(16 MiB) = 100e9 + 900e9 * ln(16)/ln(1024) = 460e9 B/s,
+// M = 16777216 / 460e9 s = 36.4722 us, f = 36.4722 + 2 * 5 = 46.4722 us.
+//
 // ## Kernel and plan estimates
 // estimate_group: bytes = tensors the group reads from outside (once each) + tensors
 // it writes that are read outside or are graph outputs; flops: elementwise 1 per
@@ -81,6 +92,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -120,8 +132,42 @@ bool launches_work(const ir::Node& node);
 // f(P) = M(V_saved) + (N-1)*phi - recomputation cost; N counts nodes that launch
 // work (View ops and Constant excluded). Negative score with a reason when
 // infeasible. Precondition: `nodes` are live, distinct nodes of `graph`.
+// One call builds a PatternScorer (its setup is linear in the graph's capacity);
+// to score many patterns of one graph, keep a PatternScorer.
 PatternScore score_pattern(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                            const DeviceProfile& profile, const ScoreOptions& options);
+
+// score_pattern for many patterns of one graph (candidate generation scores ~10
+// patterns per graph node). What a score needs about a node (op kind, whether it
+// launches work, its reduction layout, whether its shapes are known, its largest
+// output) is computed on the node's first use and kept; the per-pattern
+// bookkeeping (membership, distinct readers, external inputs, kernel parameters,
+// the order for one-to-many dependencies) lives in arrays indexed by node and
+// value id that a new epoch stamp clears, so a score allocates nothing but its
+// reason. score(nodes) == score_pattern(graph, nodes, profile, options), doubles
+// bit for bit: the same integer byte counts go through the same final formula.
+// The scorer copies the profile and options and refers to the graph, which must
+// outlive it and not change while it lives. Not thread-safe (shared scratch).
+class PatternScorer {
+ public:
+  PatternScorer(const ir::Graph& graph, const DeviceProfile& profile, const ScoreOptions& options);
+  ~PatternScorer();
+  PatternScorer(const PatternScorer&) = delete;
+  PatternScorer& operator=(const PatternScorer&) = delete;
+
+  // Precondition as score_pattern's.
+  PatternScore score(const std::vector<ir::NodeId>& nodes);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// f(C) of a library call and its epilogue (see "Library-call epilogues"); `chain`
+// is in data order, the library call first. Precondition: each chain node but the
+// first reads the previous node's first output, which nothing else reads.
+PatternScore score_epilogue(const ir::Graph& graph, const std::vector<ir::NodeId>& chain,
+                            const DeviceProfile& profile, const ScoreOptions& options);
 
 // Kernel time of a group run as one kernel: max(bytes moved / bandwidth via M,
 // flops / peak) + phi.

@@ -25,6 +25,16 @@ std::string node_label(const ir::Node& node) {
   return node.name.empty() ? node.op_type : node.op_type + "\\n" + node.name;
 }
 
+// "elementwise", or for a library call with its epilogue "cuDNN: bias+relu".
+std::string cluster_kind(const fusion::PlannedGroup& group) {
+  if (group.category != "library") return group.category;
+  std::string text = group.library + ":";
+  for (size_t i = 0; i < group.epilogue.size(); ++i) {
+    text += (i == 0 ? " " : "+") + group.epilogue[i];
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult& plan,
@@ -40,7 +50,7 @@ std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult&
     const fusion::PlannedGroup& group = plan.groups[index];
     out << "  subgraph cluster_" << index << " {\n    style=filled; color="
         << quoted(kPalette[index % kPalette.size()]) << ";\n    label="
-        << quoted(kernel_names[index] + " (" + group.category + ", " +
+        << quoted(kernel_names[index] + " (" + cluster_kind(group) + ", " +
                   std::to_string(group.nodes.size()) + " ops)")
         << ";\n";
     for (ir::NodeId id : group.nodes) {

@@ -1,4 +1,10 @@
 // Candidate fusion patterns: substitution, exploratory and packing, all convex.
+//
+// Exploration evaluates ~10 node sets per graph node, so the per-set work avoids
+// allocation: one cost_model::PatternScorer scores every set (per-node facts kept,
+// scratch reused), NodeSetMemo keeps the sets in one arena, explore() grows a set
+// in per-depth scratch, and an accepted set stays a Found record (memo index and
+// score) until take_patterns builds the sorted Pattern list.
 #include "fusion/candidates.h"
 
 #include <algorithm>
@@ -7,9 +13,11 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 
+#include "fusion/epilogue.h"
 #include "ir/analysis.h"
 #include "ir/op_registry.h"
 
@@ -17,40 +25,27 @@ namespace stitch::fusion {
 namespace {
 
 using ir::NodeId;
-using NodeSet = std::vector<NodeId>;  // sorted ascending, unique
+using NodeSet = std::vector<NodeId>;       // sorted ascending, unique
+using NodeSpan = std::span<const NodeId>;  // a NodeSet stored elsewhere
 
 // Units reading one value that packing pairs up, at most (bounds the pairs to 28 per value).
 constexpr size_t kSiblingsPerValue = 8;
-
-struct NodeSetHash {
-  size_t operator()(const NodeSet& nodes) const {
-    uint64_t hash = nodes.size();
-    for (NodeId id : nodes) {
-      // splitmix64's finalizer per element: ids differ in few low bits.
-      uint64_t mixed =
-          hash + static_cast<uint64_t>(static_cast<uint32_t>(id)) + 0x9e3779b97f4a7c15ULL;
-      mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebULL;
-      hash = mixed ^ (mixed >> 31);
-    }
-    return static_cast<size_t>(hash);
-  }
-};
+static_assert(kSiblingsPerValue < 256, "packing counts siblings per value in a uint8_t");
 
 bool is_constant_node(const ir::Node& node) { return node.op_type == "Constant"; }
 
-bool in_set(const NodeSet& nodes, NodeId id) {
+bool in_set(NodeSpan nodes, NodeId id) {
   return std::binary_search(nodes.begin(), nodes.end(), id);
 }
 
-NodeSet set_union(const NodeSet& a, const NodeSet& b) {
+NodeSet set_union(NodeSpan a, NodeSpan b) {
   NodeSet result;
   result.reserve(a.size() + b.size());
   std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(result));
   return result;
 }
 
-bool intersects(const NodeSet& a, const NodeSet& b) {
+bool intersects(NodeSpan a, NodeSpan b) {
   auto i = a.begin();
   auto j = b.begin();
   while (i != a.end() && j != b.end()) {
@@ -158,6 +153,88 @@ class WindowedReachability {
   std::vector<uint64_t> bits_;
 };
 
+// What evaluating a node set concluded, and whether exploration expanded it.
+enum class Outcome { kAccepted, kDropped, kNonConvex, kInfeasible };
+struct Memo {
+  Outcome outcome = Outcome::kDropped;
+  bool explored = false;  // exploration already expanded this set
+};
+
+// Every node set evaluated so far, with its Memo: an open-addressing hash table
+// (linear probing, at most half full) whose keys lie back to back in one arena, so
+// a lookup allocates nothing and a new set costs one append. Looked up, never
+// iterated, so its layout cannot leak into the output.
+class NodeSetMemo {
+ public:
+  // The index of `nodes`' Memo, and whether this call added it (with a default Memo).
+  std::pair<size_t, bool> find_or_insert(const NodeSet& nodes) {
+    if (2 * (memos_.size() + 1) > slots_.size()) grow();
+    uint64_t hash = hash_of(nodes);
+    size_t mask = slots_.size() - 1;
+    for (size_t slot = static_cast<size_t>(hash) & mask;; slot = (slot + 1) & mask) {
+      Slot& entry = slots_[slot];
+      if (entry.index == kEmpty) {
+        entry = Slot{hash, static_cast<uint32_t>(memos_.size())};
+        offsets_.push_back(arena_.size() + nodes.size());
+        arena_.insert(arena_.end(), nodes.begin(), nodes.end());
+        memos_.emplace_back();
+        return {entry.index, true};
+      }
+      if (entry.hash == hash && equals(entry.index, nodes)) return {entry.index, false};
+    }
+  }
+
+  // Both valid until the next find_or_insert.
+  Memo& at(size_t index) { return memos_[index]; }
+  NodeSpan nodes(size_t index) const {
+    size_t begin = index == 0 ? 0 : offsets_[index - 1];
+    return NodeSpan(arena_.data() + begin, offsets_[index] - begin);
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t index = kEmpty;  // into memos_ and the arena
+  };
+
+  static uint64_t hash_of(const NodeSet& nodes) {
+    uint64_t hash = nodes.size();
+    for (NodeId id : nodes) {
+      // splitmix64's finalizer per element: ids differ in few low bits.
+      uint64_t mixed =
+          hash + static_cast<uint64_t>(static_cast<uint32_t>(id)) + 0x9e3779b97f4a7c15ULL;
+      mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebULL;
+      hash = mixed ^ (mixed >> 31);
+    }
+    return hash;
+  }
+
+  bool equals(uint32_t index, const NodeSet& nodes) const {
+    NodeSpan stored = this->nodes(index);
+    return stored.size() == nodes.size() && std::equal(nodes.begin(), nodes.end(), stored.begin());
+  }
+
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{});
+    STITCH_CHECK(memos_.size() < kEmpty) << "too many node sets for the candidate memo";
+    size_t mask = slots_.size() - 1;
+    for (const Slot& entry : old) {
+      if (entry.index == kEmpty) continue;
+      size_t slot = static_cast<size_t>(entry.hash) & mask;
+      while (slots_[slot].index != kEmpty) slot = (slot + 1) & mask;
+      slots_[slot] = entry;
+    }
+  }
+
+  std::vector<Slot> slots_;      // size a power of two
+  std::vector<NodeId> arena_;    // the sets, back to back
+  std::vector<size_t> offsets_;  // end of set i in the arena
+  std::vector<Memo> memos_;
+};
+
 using Clock = std::chrono::steady_clock;
 
 // Everything one generate_candidates call shares: graph structure by position, the
@@ -175,14 +252,19 @@ class CandidateGenerator {
         options_(options),
         statistics_(statistics),
         start_(Clock::now()),
+        scorer_(graph, profile, score_options),
         order_(std::move(order)) {
     auto capacity = static_cast<size_t>(graph.node_capacity());
     position_.assign(capacity, -1);
     for (size_t i = 0; i < order_.size(); ++i)
       position_[static_cast<size_t>(order_[i])] = static_cast<int32_t>(i);
     launching_.assign(capacity, false);
-    for (NodeId id : order_)
+    explorable_.assign(capacity, false);
+    for (NodeId id : order_) {
       launching_[static_cast<size_t>(id)] = cost_model::launches_work(graph.node(id));
+      explorable_[static_cast<size_t>(id)] =
+          partition_.role(id) != NodeRole::kPartition && !is_constant_node(graph.node(id));
+    }
     successors_.assign(capacity, {});
     predecessors_.assign(capacity, {});
     for (NodeId id : order_) {
@@ -232,56 +314,79 @@ class CandidateGenerator {
   }
 
   void exploratory() {
+    levels_.resize(static_cast<size_t>(std::max(options_.max_pattern_size, 1)));
+    NodeSet seed_set(1);
     for (NodeId seed : exploration_seeds()) {
       if (out_of_time()) return;
       patterns_this_seed_ = 0;
-      explore({seed});
+      seed_set[0] = seed;
+      explore(seed_set);
     }
   }
 
   void packing() {
     // Units: single launching nodes, then the patterns found so far, in that order.
-    std::vector<NodeSet> units;
+    // A pattern unit is read from the memo each time (evaluate may move the arena).
+    std::vector<NodeSet> singles;
     for (NodeId id : order_) {
       if (partition_.role(id) != NodeRole::kPartition && launching_[static_cast<size_t>(id)]) {
-        units.push_back({id});
+        singles.push_back({id});
       }
     }
-    size_t single_count = units.size();
-    for (const Pattern& pattern : patterns_) units.push_back(pattern.nodes);
+    const size_t single_count = singles.size();
+    const size_t unit_count = single_count + found_.size();
+    auto unit = [&](size_t i) -> NodeSpan {
+      return i < single_count ? NodeSpan(singles[i]) : memo_.nodes(found_[i - single_count].set);
+    };
     const int64_t half_wave =
         static_cast<int64_t>(profile_.sm_count) * profile_.max_threads_per_sm / 2;
-    std::vector<bool> small(units.size());
-    for (size_t i = 0; i < units.size(); ++i)
-      small[i] = largest_tensor_elements(units[i]) < half_wave;
-    std::vector<double> cost(units.size(), -1.0);
+    std::vector<int64_t> node_largest(static_cast<size_t>(graph_.node_capacity()), 0);
+    for (NodeId id : order_) node_largest[static_cast<size_t>(id)] = largest_tensor_elements(id);
+    std::vector<bool> small(unit_count);
+    for (size_t i = 0; i < unit_count; ++i) {
+      int64_t largest = 0;
+      for (NodeId id : unit(i)) largest = std::max(largest, node_largest[static_cast<size_t>(id)]);
+      small[i] = largest < half_wave;
+    }
+    std::vector<double> cost(unit_count, -1.0);
     auto unit_cost = [&](size_t i) {
-      if (cost[i] < 0) cost[i] = cost_model::estimate_group(graph_, units[i], profile_).time_us;
+      if (cost[i] < 0) {
+        NodeSpan nodes = unit(i);
+        cost[i] = cost_model::estimate_group(graph_, NodeSet(nodes.begin(), nodes.end()), profile_)
+                      .time_us;
+      }
       return cost[i];
     };
     auto try_pair = [&](size_t a, size_t b) {
-      if (intersects(units[a], units[b]) || !independent(units[a], units[b])) return;
+      if (intersects(unit(a), unit(b)) || !independent(unit(a), unit(b))) return;
       double gain = unit_cost(a) + unit_cost(b) - std::max(unit_cost(a), unit_cost(b));
       if (gain <= 0) return;
-      NodeSet merged = set_union(units[a], units[b]);
+      NodeSet merged = set_union(unit(a), unit(b));
       if (static_cast<int>(merged.size()) > options_.max_pattern_size) return;
       evaluate(merged, PatternSource::kPacking, -1, /*convex_known=*/true);
     };
 
-    // Siblings: units reading the same value from outside.
-    std::map<ir::ValueId, std::vector<size_t>> readers;
-    for (size_t i = 0; i < units.size(); ++i) {
+    // Siblings: units reading the same value from outside, the first
+    // kSiblingsPerValue of them per value, values in id order.
+    std::vector<uint8_t> sibling_count(static_cast<size_t>(graph_.value_capacity()), 0);
+    std::vector<std::pair<ir::ValueId, size_t>> siblings;  // (value, unit)
+    for (size_t i = 0; i < unit_count; ++i) {
       if (!small[i]) continue;
-      for (ir::ValueId value : external_inputs(units[i])) {
-        auto& list = readers[value];
-        if (list.size() < kSiblingsPerValue) list.push_back(i);
+      for (ir::ValueId value : external_inputs(unit(i))) {
+        uint8_t& count = sibling_count[static_cast<size_t>(value)];
+        if (static_cast<size_t>(count) == kSiblingsPerValue) continue;
+        ++count;
+        siblings.emplace_back(value, i);
       }
     }
-    for (const auto& [value, list] : readers) {
-      for (size_t a = 0; a < list.size(); ++a) {
-        for (size_t b = a + 1; b < list.size(); ++b) {
+    std::stable_sort(siblings.begin(), siblings.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t begin = 0, end = 0; begin < siblings.size(); begin = end) {
+      while (end < siblings.size() && siblings[end].first == siblings[begin].first) ++end;
+      for (size_t a = begin; a < end; ++a) {
+        for (size_t b = a + 1; b < end; ++b) {
           if (out_of_time()) return;
-          try_pair(list[a], list[b]);
+          try_pair(siblings[a].second, siblings[b].second);
         }
       }
     }
@@ -296,11 +401,11 @@ class CandidateGenerator {
     }
     std::map<int32_t, std::vector<size_t>> by_depth;
     for (size_t i = 0; i < single_count; ++i) {
-      if (small[i]) by_depth[depth[static_cast<size_t>(units[i][0])]].push_back(i);
+      if (small[i]) by_depth[depth[static_cast<size_t>(singles[i][0])]].push_back(i);
     }
     for (auto& [level, list] : by_depth) {
       std::sort(list.begin(), list.end(),
-                [&](size_t a, size_t b) { return units[a][0] < units[b][0]; });
+                [&](size_t a, size_t b) { return singles[a][0] < singles[b][0]; });
       for (size_t k = 0; k + 1 < list.size(); ++k) {
         if (out_of_time()) return;
         try_pair(list[k], list[k + 1]);
@@ -308,13 +413,57 @@ class CandidateGenerator {
     }
   }
 
+  // Patterns found elsewhere (fusion/epilogue.h), sorted and counted with the rest.
+  void add(std::vector<Pattern> patterns) {
+    for (Pattern& pattern : patterns) added_.push_back(std::move(pattern));
+  }
+
+  // Every pattern, sorted by (first node, size, nodes): node sets are distinct, so
+  // the order is total and the output does not depend on the sort algorithm.
   std::vector<Pattern> take_patterns() {
-    std::sort(patterns_.begin(), patterns_.end(), [](const Pattern& a, const Pattern& b) {
-      if (a.nodes.front() != b.nodes.front()) return a.nodes.front() < b.nodes.front();
-      if (a.nodes.size() != b.nodes.size()) return a.nodes.size() < b.nodes.size();
-      return a.nodes < b.nodes;
+    // Pattern i < found_.size() is found_[i], the others added_[i - found_.size()].
+    auto nodes_of = [&](size_t i) -> NodeSpan {
+      return i < found_.size() ? memo_.nodes(found_[i].set)
+                               : NodeSpan(added_[i - found_.size()].nodes);
+    };
+    struct SortKey {
+      NodeId front;
+      size_t size;
+      size_t index;
+    };
+    std::vector<SortKey> order(found_.size() + added_.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      NodeSpan nodes = nodes_of(i);
+      order[i] = SortKey{nodes.front(), nodes.size(), i};
+    }
+    std::sort(order.begin(), order.end(), [&](const SortKey& x, const SortKey& y) {
+      if (x.front != y.front) return x.front < y.front;
+      if (x.size != y.size) return x.size < y.size;
+      NodeSpan a = nodes_of(x.index);
+      NodeSpan b = nodes_of(y.index);
+      return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
     });
-    for (const Pattern& pattern : patterns_) {
+    std::vector<Pattern> patterns;
+    patterns.reserve(order.size());
+    for (const SortKey& key : order) {
+      size_t i = key.index;
+      if (i >= found_.size()) {
+        patterns.push_back(std::move(added_[i - found_.size()]));
+        continue;
+      }
+      const Found& found = found_[i];
+      NodeSpan nodes = memo_.nodes(found.set);
+      Pattern& pattern = patterns.emplace_back();
+      pattern.nodes.assign(nodes.begin(), nodes.end());
+      pattern.source = found.source;
+      pattern.substitution_step = found.step;
+      pattern.score_us = found.score_us;
+      pattern.bytes_saved = found.bytes_saved;
+      pattern.shared_memory_bytes = found.shared_memory_bytes;
+    }
+    found_.clear();
+    added_.clear();
+    for (const Pattern& pattern : patterns) {
       switch (pattern.source) {
         case PatternSource::kSubstitution:
           ++statistics_.substitution;
@@ -325,9 +474,12 @@ class CandidateGenerator {
         case PatternSource::kPacking:
           ++statistics_.packing;
           break;
+        case PatternSource::kEpilogue:
+          ++statistics_.epilogue;
+          break;
       }
     }
-    return std::move(patterns_);
+    return patterns;
   }
 
   bool out_of_time() {
@@ -338,12 +490,6 @@ class CandidateGenerator {
   }
 
  private:
-  enum class Outcome { kAccepted, kDropped, kNonConvex, kInfeasible };
-  struct Memo {
-    Outcome outcome = Outcome::kDropped;
-    bool explored = false;  // exploration already expanded this set
-  };
-
   int32_t position(NodeId id) const { return position_[static_cast<size_t>(id)]; }
 
   // Splits a segment into its connected components and evaluates each.
@@ -418,31 +564,35 @@ class CandidateGenerator {
   }
 
   // Algorithm 2: every convex one-node extension of `current`, recursively.
+  // The extensions are the consumers (sorted by id), then the producers (sorted by
+  // id) of `current` that lie outside it and may join a pattern.
   void explore(const NodeSet& current) {
     if (static_cast<int>(current.size()) >= options_.max_pattern_size) return;
-    std::vector<NodeId> extensions;
-    auto consider = [&](NodeId id) {
-      if (in_set(current, id) || partition_.role(id) == NodeRole::kPartition ||
-          is_constant_node(graph_.node(id))) {
-        return;
+    ExploreLevel& level = levels_[current.size()];
+    level.extensions.clear();
+    for (const std::vector<std::vector<NodeId>>* neighbours_of : {&successors_, &predecessors_}) {
+      level.neighbours.clear();
+      for (NodeId id : current) {
+        const std::vector<NodeId>& neighbours = (*neighbours_of)[static_cast<size_t>(id)];
+        level.neighbours.insert(level.neighbours.end(), neighbours.begin(), neighbours.end());
       }
-      extensions.push_back(id);
-    };
-    std::vector<NodeId> consumers;
-    std::vector<NodeId> producers;
-    for (NodeId id : current) {
-      for (NodeId successor : successors_[static_cast<size_t>(id)]) consumers.push_back(successor);
-      for (NodeId predecessor : predecessors_[static_cast<size_t>(id)])
-        producers.push_back(predecessor);
+      std::sort(level.neighbours.begin(), level.neighbours.end());
+      level.neighbours.erase(std::unique(level.neighbours.begin(), level.neighbours.end()),
+                             level.neighbours.end());
+      for (NodeId id : level.neighbours) {
+        if (explorable_[static_cast<size_t>(id)] && !in_set(current, id)) {
+          level.extensions.push_back(id);
+        }
+      }
     }
-    for (std::vector<NodeId>* list : {&consumers, &producers}) {
-      std::sort(list->begin(), list->end());
-      list->erase(std::unique(list->begin(), list->end()), list->end());
-      for (NodeId id : *list) consider(id);
-    }
-    for (NodeId extension : extensions) {
+    for (NodeId extension : level.extensions) {
       if (patterns_this_seed_ >= options_.max_patterns_per_seed || out_of_time()) return;
-      NodeSet fusion = set_union(current, {extension});
+      // current + extension, sorted: the recursion below leaves this level's set alone.
+      NodeSet& fusion = level.fusion;
+      auto split = std::lower_bound(current.begin(), current.end(), extension);
+      fusion.assign(current.begin(), split);
+      fusion.push_back(extension);
+      fusion.insert(fusion.end(), split, current.end());
       Memo& memo = evaluate(fusion, PatternSource::kExploratory, -1, /*convex_known=*/false);
       if (memo.explored) continue;  // every set is expanded once, whichever seed reaches it
       memo.explored = true;
@@ -453,15 +603,16 @@ class CandidateGenerator {
   }
 
   // Checks, scores and records one node set; each distinct set is evaluated once
-  // (the first source to find it keeps it). The reference stays valid: elements of
-  // an unordered_map do not move on rehash.
+  // (the first source to find it keeps it). The reference is valid until the next
+  // evaluate.
   Memo& evaluate(const NodeSet& nodes, PatternSource source, int step, bool convex_known) {
-    auto [it, inserted] = memo_.try_emplace(nodes);
-    if (inserted) it->second.outcome = evaluate_new(nodes, source, step, convex_known);
-    return it->second;
+    auto [index, inserted] = memo_.find_or_insert(nodes);
+    if (inserted) memo_.at(index).outcome = evaluate_new(nodes, index, source, step, convex_known);
+    return memo_.at(index);
   }
 
-  Outcome evaluate_new(const NodeSet& nodes, PatternSource source, int step, bool convex_known) {
+  Outcome evaluate_new(const NodeSet& nodes, size_t memo_index, PatternSource source, int step,
+                       bool convex_known) {
     if (!convex_known && !convex(nodes)) {
       ++statistics_.rejected_non_convex;
       return Outcome::kNonConvex;
@@ -469,28 +620,21 @@ class CandidateGenerator {
     int launching = 0;
     for (NodeId id : nodes) launching += launching_[static_cast<size_t>(id)] ? 1 : 0;
     if (launching < 2) return Outcome::kDropped;
-    cost_model::PatternScore score =
-        cost_model::score_pattern(graph_, nodes, profile_, score_options_);
+    cost_model::PatternScore score = scorer_.score(nodes);
     if (!score.feasible) {
       ++statistics_.rejected_infeasible;
       return Outcome::kInfeasible;
     }
     if (score.score_us <= 0) return Outcome::kDropped;
-    Pattern pattern;
-    pattern.nodes = nodes;
-    pattern.source = source;
-    pattern.substitution_step = step;
-    pattern.score_us = score.score_us;
-    pattern.bytes_saved = score.bytes_saved;
-    pattern.shared_memory_bytes = score.shared_memory_bytes;
-    patterns_.push_back(std::move(pattern));
+    found_.push_back(Found{memo_index, source, step, score.score_us, score.bytes_saved,
+                           score.shared_memory_bytes});
     return Outcome::kAccepted;
   }
 
   // Convex iff no successor s outside P of a node of P reaches a node of P (the
   // first node of any path that leaves P is such an s). A set spanning more than
   // the reachability window cannot be proven convex.
-  bool convex(const NodeSet& nodes) const {
+  bool convex(const NodeSet& nodes) {
     int32_t low = position(nodes.front());
     int32_t high = low;
     for (NodeId id : nodes) {
@@ -498,7 +642,8 @@ class CandidateGenerator {
       high = std::max(high, position(id));
     }
     if (static_cast<int64_t>(high) - low > reachability_->window()) return false;
-    std::vector<uint64_t> mask(static_cast<size_t>(high - low) / 64 + 1, 0);
+    std::vector<uint64_t>& mask = convex_mask_;
+    mask.assign(static_cast<size_t>(high - low) / 64 + 1, 0);
     for (NodeId id : nodes) {
       auto bit = static_cast<size_t>(position(id) - low);
       mask[bit / 64] |= uint64_t{1} << (bit % 64);
@@ -514,7 +659,7 @@ class CandidateGenerator {
 
   // No path between any node of `a` and any node of `b`, in either direction; a
   // pair of nodes further apart than the reachability window counts as dependent.
-  bool independent(const NodeSet& a, const NodeSet& b) const {
+  bool independent(NodeSpan a, NodeSpan b) const {
     for (NodeId x : a) {
       for (NodeId y : b) {
         if (reachability_->reaches(position(x), position(y)) != WindowedReachability::Answer::kNo ||
@@ -526,34 +671,34 @@ class CandidateGenerator {
     return true;
   }
 
-  int64_t largest_tensor_elements(const NodeSet& nodes) const {
+  // The most elements of any tensor the node reads or writes (0 when none is known).
+  int64_t largest_tensor_elements(NodeId id) const {
     int64_t largest = 0;
-    for (NodeId id : nodes) {
-      const ir::Node& node = graph_.node(id);
-      for (const std::vector<ir::ValueId>* values : {&node.inputs, &node.outputs}) {
-        for (ir::ValueId value : *values) {
-          if (value != ir::kNoId)
-            largest = std::max(largest, graph_.value(value).type.num_elements());
-        }
+    const ir::Node& node = graph_.node(id);
+    for (const std::vector<ir::ValueId>* values : {&node.inputs, &node.outputs}) {
+      for (ir::ValueId value : *values) {
+        if (value != ir::kNoId)
+          largest = std::max(largest, graph_.value(value).type.num_elements());
       }
     }
     return largest;
   }
 
-  // Values the unit reads that no node of the unit produces, sorted.
-  std::vector<ir::ValueId> external_inputs(const NodeSet& nodes) const {
-    std::vector<ir::ValueId> inputs;
+  // Values the unit reads that no node of the unit produces, sorted; valid until
+  // the next call.
+  const std::vector<ir::ValueId>& external_inputs(NodeSpan nodes) {
+    inputs_.clear();
     for (NodeId id : nodes) {
       for (ir::ValueId value : graph_.node(id).inputs) {
         if (value == ir::kNoId) continue;
         NodeId producer = graph_.value(value).producer;
         if (producer != ir::kNoId && in_set(nodes, producer)) continue;
-        inputs.push_back(value);
+        inputs_.push_back(value);
       }
     }
-    std::sort(inputs.begin(), inputs.end());
-    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-    return inputs;
+    std::sort(inputs_.begin(), inputs_.end());
+    inputs_.erase(std::unique(inputs_.begin(), inputs_.end()), inputs_.end());
+    return inputs_;
   }
 
   const ir::Graph& graph_;
@@ -563,18 +708,39 @@ class CandidateGenerator {
   const CandidateOptions& options_;
   CandidateStatistics& statistics_;
   Clock::time_point start_;
+  cost_model::PatternScorer scorer_;  // score_pattern with per-node facts kept across patterns
 
   std::vector<NodeId> order_;
-  std::vector<int32_t> position_;                  // by node id; -1 for dead nodes
-  std::vector<bool> launching_;                    // by node id: cost_model::launches_work
+  std::vector<int32_t> position_;  // by node id; -1 for dead nodes
+  std::vector<bool> launching_;    // by node id: cost_model::launches_work
+  // By node id: may join an exploratory pattern (not kPartition, not Constant).
+  std::vector<bool> explorable_;
   std::vector<std::vector<NodeId>> successors_;    // by node id, sorted
   std::vector<std::vector<NodeId>> predecessors_;  // by node id, sorted
   std::optional<WindowedReachability> reachability_;
 
-  std::vector<Pattern> patterns_;
-  // Every node set evaluated so far, and whether exploration expanded it; looked
-  // up, never iterated.
-  std::unordered_map<NodeSet, Memo, NodeSetHash> memo_;
+  // An accepted pattern: its nodes are the memo's set `set`.
+  struct Found {
+    size_t set = 0;
+    PatternSource source = PatternSource::kSubstitution;
+    int step = -1;
+    double score_us = 0;
+    int64_t bytes_saved = 0;
+    int64_t shared_memory_bytes = 0;
+  };
+  std::vector<Found> found_;         // in the order found
+  std::vector<Pattern> added_;       // from add()
+  std::vector<ir::ValueId> inputs_;  // external_inputs()'s scratch
+  NodeSetMemo memo_;                 // every node set evaluated so far
+  // Scratch of one exploration depth, reused across calls: a level touches only its
+  // own, so a recursion keeps its caller's extensions and set intact.
+  struct ExploreLevel {
+    std::vector<NodeId> neighbours;
+    std::vector<NodeId> extensions;
+    NodeSet fusion;
+  };
+  std::vector<ExploreLevel> levels_;   // by the size of the set being extended
+  std::vector<uint64_t> convex_mask_;  // convex()'s scratch
   int patterns_this_seed_ = 0;
 };
 
@@ -598,6 +764,9 @@ std::vector<Pattern> generate_candidates(const ir::Graph& graph, const Partition
   generator.substitution();
   if (options.exploratory && !generator.out_of_time()) generator.exploratory();
   if (options.packing && !generator.out_of_time()) generator.packing();
+  if (options.epilogue) {
+    generator.add(generate_epilogue_candidates(graph, partition, profile, score_options));
+  }
   std::vector<Pattern> patterns = generator.take_patterns();
   statistics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return patterns;

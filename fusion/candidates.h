@@ -42,9 +42,14 @@
 // from A tries {A, C}: B, a successor of A outside {A, C}, reaches C, so {A, C} is
 // not convex and is not generated (FusionStitching Fig. 3).
 //
+// 4. Epilogue (options.epilogue): each library call with the bias / residual add /
+//    ReLU chain after it that cuBLASLt or cuDNN applies in the call
+//    (fusion/epilogue.h). Linear in the graph; not bounded by the time limit.
+//
 // Postconditions: every returned pattern has >= 2 nodes, at least 2 of which launch
-// work, is convex, has no kPartition node, is feasible with score_us > 0; no two
-// have the same nodes; sorted by (first node id, size, nodes). Same input, same
+// work, is convex, has no kPartition node (except the one library call of an
+// epilogue pattern), is feasible with score_us > 0; no two have the same nodes;
+// sorted by (first node id, size, nodes). Same input, same
 // output: nothing depends on hash order, and the time limit only truncates.
 #pragma once
 
@@ -62,6 +67,7 @@ namespace stitch::fusion {
 struct CandidateOptions {
   bool exploratory = true;
   bool packing = true;
+  bool epilogue = true;  // library calls with their bias / residual / ReLU epilogue
   int max_operands = 10;  // seeds reading more inputs are skipped
   int max_pattern_size = 64;
   int max_patterns_per_seed = 16;
@@ -72,7 +78,7 @@ struct CandidateOptions {
 };
 
 struct CandidateStatistics {
-  int64_t substitution = 0, exploratory = 0, packing = 0, rejected_infeasible = 0,
+  int64_t substitution = 0, exploratory = 0, packing = 0, epilogue = 0, rejected_infeasible = 0,
           rejected_non_convex = 0;
   bool hit_time_limit = false;
   double seconds = 0;

@@ -1,5 +1,6 @@
 // A candidate fusion pattern: a convex set of graph nodes that could run as one
-// kernel, with the score the cost model gave it (FusionStitching 4.1-4.3).
+// kernel, with the score the cost model gave it (FusionStitching 4.1-4.3), or a
+// library call with the elementwise ops its epilogue absorbs (fusion/epilogue.h).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@ enum class PatternSource {
   kSubstitution,  // Algorithm 1: everything between adjacent partition ops
   kExploratory,   // Algorithm 2: producer/consumer expansion from a seed
   kPacking,       // independent groups in one launch (Apollo's parallelism stitching)
+  kEpilogue,      // a cuBLASLt/cuDNN call with its bias/residual/ReLU epilogue (fusion/epilogue.h)
 };
 
 struct Pattern {
@@ -24,6 +26,10 @@ struct Pattern {
   int64_t bytes_saved = 0;     // V_saved of the score
   int64_t shared_memory_bytes = 0;  // shared memory per block the score assumed
   std::string infeasible_reason;  // set when the cost model refused the pattern
+  // Epilogue patterns only: the library ("cuBLASLt" or "cuDNN") and what its call
+  // applies after the product, in order ("bias", "residual add", "relu").
+  std::string library;
+  std::vector<std::string> epilogue;
 };
 
 }  // namespace stitch::fusion

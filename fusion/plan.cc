@@ -400,6 +400,8 @@ struct ComponentSolution {
   ComponentOutcome outcome = ComponentOutcome::kOptimal;
   int rows = 0;
   double gap = 0;
+  int windows = 0;                 // programs solved for a windowed component
+  bool greedy_was_better = false;  // a windowed component kept its greedy part
 };
 
 struct CallbackContext {
@@ -414,85 +416,87 @@ void glpk_callback(glp_tree* tree, void* info) {
   if (Clock::now() >= context->deadline) glp_ios_terminate(tree);
 }
 
-// Solves one component with GLPK: clique rows of its nodes (rows covering one
-// candidate dropped, identical rows merged), its cycle cuts, and the greedy
-// objective as a lower bound. Writes the choice of each member into `chosen`.
-Result<ComponentSolution> solve_component(const std::vector<int>& members,
-                                          const std::vector<Pattern>& candidates,
-                                          const std::vector<int32_t>& candidates_of_node_begin,
-                                          const std::vector<int>& candidates_of_node,
-                                          const std::vector<const std::vector<int>*>& cuts,
-                                          const std::vector<char>& greedy,
-                                          Clock::time_point deadline, std::vector<char>& chosen) {
+// One integer program: the clique rows of the nodes its variables touch (rows with
+// a single variable dropped, identical rows merged) and its cut rows. Writes the
+// value of every variable into `chosen`.
+struct CutRow {
+  std::vector<int> variables;  // candidate indices, all variables of the subproblem
+  double bound = 0;            // sum of the variables <= bound
+};
+
+struct Subproblem {
+  std::vector<int> variables;  // candidate indices, ascending
+  std::vector<CutRow> cuts;
+};
+
+// Shared scratch for building rows: node and candidate markers, reused across
+// subproblems so each costs time proportional to its own size.
+struct RowScratch {
+  std::vector<uint32_t> node_stamp;       // by node id
+  std::vector<uint32_t> candidate_stamp;  // by candidate index
+  uint32_t stamp = 0;
+};
+
+Result<ComponentSolution> solve_subproblem(const Subproblem& subproblem,
+                                           const std::vector<Pattern>& candidates,
+                                           const std::vector<int32_t>& candidates_of_node_begin,
+                                           const std::vector<int>& candidates_of_node,
+                                           RowScratch& scratch, Clock::time_point deadline,
+                                           std::vector<char>& chosen) {
   ComponentSolution solution;
+  const std::vector<int>& variables = subproblem.variables;
+  ++scratch.stamp;
+  for (int variable : variables) scratch.candidate_stamp[static_cast<size_t>(variable)] = scratch.stamp;
   std::vector<std::vector<int>> rows;
-  for (int member : members) {
-    for (NodeId node : candidates[static_cast<size_t>(member)].nodes) {
+  std::vector<int> row;
+  for (int variable : variables) {
+    for (NodeId node : candidates[static_cast<size_t>(variable)].nodes) {
       const size_t n = static_cast<size_t>(node);
-      int32_t first = candidates_of_node_begin[n];
-      int32_t last = candidates_of_node_begin[n + 1];
-      if (last - first < 2) continue;
-      rows.emplace_back(candidates_of_node.begin() + first, candidates_of_node.begin() + last);
+      if (scratch.node_stamp[n] == scratch.stamp) continue;
+      scratch.node_stamp[n] = scratch.stamp;
+      row.clear();
+      for (int32_t k = candidates_of_node_begin[n]; k < candidates_of_node_begin[n + 1]; ++k) {
+        int candidate = candidates_of_node[static_cast<size_t>(k)];
+        if (scratch.candidate_stamp[static_cast<size_t>(candidate)] == scratch.stamp)
+          row.push_back(candidate);
+      }
+      if (row.size() >= 2) rows.push_back(row);
     }
   }
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  solution.rows = static_cast<int>(rows.size() + subproblem.cuts.size());
 
-  double greedy_objective = 0;
-  for (int member : members) {
-    if (greedy[static_cast<size_t>(member)])
-      greedy_objective += candidates[static_cast<size_t>(member)].score_us;
-  }
-  solution.rows = static_cast<int>(rows.size() + cuts.size()) + (greedy_objective > 0 ? 1 : 0);
-
-  auto use_greedy = [&]() {
-    for (int member : members)
-      chosen[static_cast<size_t>(member)] = greedy[static_cast<size_t>(member)];
-  };
   const double remaining_s = std::chrono::duration<double>(deadline - Clock::now()).count();
   if (remaining_s <= 0) {
-    use_greedy();
     solution.outcome = ComponentOutcome::kGreedyAfterDeadline;
     return solution;
   }
 
-  // Column of each member, 1-based as GLPK counts.
+  // Column of each variable, 1-based as GLPK counts.
   auto column_of = [&](int candidate) {
-    auto it = std::lower_bound(members.begin(), members.end(), candidate);
-    STITCH_CHECK(it != members.end() && *it == candidate) << "candidate outside its component";
-    return static_cast<int>(it - members.begin()) + 1;
+    auto it = std::lower_bound(variables.begin(), variables.end(), candidate);
+    STITCH_CHECK(it != variables.end() && *it == candidate) << "candidate outside its subproblem";
+    return static_cast<int>(it - variables.begin()) + 1;
   };
   glp_prob* problem = glp_create_prob();
   glp_set_obj_dir(problem, GLP_MAX);
-  glp_add_cols(problem, static_cast<int>(members.size()));
-  for (size_t j = 0; j < members.size(); ++j) {
+  glp_add_cols(problem, static_cast<int>(variables.size()));
+  for (size_t j = 0; j < variables.size(); ++j) {
     glp_set_col_kind(problem, static_cast<int>(j) + 1, GLP_BV);
     glp_set_obj_coef(problem, static_cast<int>(j) + 1,
-                     candidates[static_cast<size_t>(members[j])].score_us);
+                     candidates[static_cast<size_t>(variables[j])].score_us);
   }
-  std::vector<int> indices(members.size() + 1);
-  std::vector<double> values(members.size() + 1, 1.0);
-  auto add_row = [&](const std::vector<int>& row, int type, double low, double high) {
+  std::vector<int> indices(variables.size() + 1);
+  std::vector<double> values(variables.size() + 1, 1.0);
+  auto add_row = [&](const std::vector<int>& members, double high) {
     int r = glp_add_rows(problem, 1);
-    glp_set_row_bnds(problem, r, type, low, high);
-    for (size_t k = 0; k < row.size(); ++k) indices[k + 1] = column_of(row[k]);
-    glp_set_mat_row(problem, r, static_cast<int>(row.size()), indices.data(), values.data());
-  };
-  for (const std::vector<int>& row : rows) add_row(row, GLP_UP, 0.0, 1.0);
-  for (const std::vector<int>* cut : cuts) {
-    add_row(*cut, GLP_UP, 0.0, static_cast<double>(cut->size()) - 1.0);
-  }
-  if (greedy_objective > 0) {
-    // Branch and bound need not look below greedy; the slack absorbs rounding.
-    for (size_t j = 0; j < members.size(); ++j) {
-      indices[j + 1] = static_cast<int>(j) + 1;
-      values[j + 1] = candidates[static_cast<size_t>(members[j])].score_us;
-    }
-    int r = glp_add_rows(problem, 1);
-    glp_set_row_bnds(problem, r, GLP_LO, greedy_objective - 1e-6 * std::max(1.0, greedy_objective),
-                     0.0);
+    glp_set_row_bnds(problem, r, GLP_UP, 0.0, high);
+    for (size_t k = 0; k < members.size(); ++k) indices[k + 1] = column_of(members[k]);
     glp_set_mat_row(problem, r, static_cast<int>(members.size()), indices.data(), values.data());
-  }
+  };
+  for (const std::vector<int>& members : rows) add_row(members, 1.0);
+  for (const CutRow& cut : subproblem.cuts) add_row(cut.variables, cut.bound);
 
   glp_iocp parameters;
   glp_init_iocp(&parameters);
@@ -518,8 +522,8 @@ Result<ComponentSolution> solve_component(const std::vector<int>& members,
   const int status = glp_mip_status(problem);
   const bool stopped = code == GLP_ETMLIM || code == GLP_ESTOP;
   if ((code == 0 && status == GLP_OPT) || (stopped && status == GLP_FEAS)) {
-    for (size_t j = 0; j < members.size(); ++j) {
-      chosen[static_cast<size_t>(members[j])] =
+    for (size_t j = 0; j < variables.size(); ++j) {
+      chosen[static_cast<size_t>(variables[j])] =
           glp_mip_col_val(problem, static_cast<int>(j) + 1) > 0.5;
     }
     solution.outcome = code == 0 ? ComponentOutcome::kOptimal : ComponentOutcome::kIncumbent;
@@ -529,15 +533,144 @@ Result<ComponentSolution> solve_component(const std::vector<int>& members,
   }
   glp_delete_prob(problem);
   if (stopped) {
-    use_greedy();
     solution.outcome = ComponentOutcome::kGreedyAfterDeadline;
     return solution;
   }
   std::ostringstream message;
   message << "fusion plan: GLPK glp_intopt failed (return code " << code << ", MIP status "
-          << status << ") on a component of " << members.size()
+          << status << ") on a program of " << variables.size()
           << " candidates; rerun with --solver-time-limit 0 to plan greedily";
   return Status::internal(message.str());
+}
+
+// Solves one component: in one program when it has at most window_variables
+// candidates, else window by window in topological order (see plan.h, "Windows").
+// A windowed component whose windowed plan scores below its greedy part takes its
+// greedy part; one stopped by the deadline keeps its solved windows and completes
+// the rest greedily (an incumbent, checked by solve_plan).
+Result<ComponentSolution> solve_component(const std::vector<int>& members,
+                                          const std::vector<Pattern>& candidates,
+                                          const NodeGraph& nodes,
+                                          const std::vector<int32_t>& candidates_of_node_begin,
+                                          const std::vector<int>& candidates_of_node,
+                                          const std::vector<const std::vector<int>*>& cuts,
+                                          const std::vector<char>& greedy, int window_variables,
+                                          RowScratch& scratch, Clock::time_point deadline,
+                                          std::vector<char>& chosen) {
+  auto use_greedy = [&]() {
+    for (int member : members)
+      chosen[static_cast<size_t>(member)] = greedy[static_cast<size_t>(member)];
+  };
+  if (static_cast<int>(members.size()) <= window_variables) {
+    Subproblem whole;
+    whole.variables = members;
+    for (const std::vector<int>* cut : cuts)
+      whole.cuts.push_back(CutRow{*cut, static_cast<double>(cut->size()) - 1.0});
+    STITCH_ASSIGN_OR_RETURN(
+        ComponentSolution solution,
+        solve_subproblem(whole, candidates, candidates_of_node_begin, candidates_of_node, scratch,
+                         deadline, chosen));
+    if (solution.outcome == ComponentOutcome::kGreedyAfterDeadline) use_greedy();
+    return solution;
+  }
+
+  // Windows: members by the topological position of their first node.
+  auto first_position = [&](int member) {
+    int32_t first = std::numeric_limits<int32_t>::max();
+    for (NodeId node : candidates[static_cast<size_t>(member)].nodes)
+      first = std::min(first, nodes.position[static_cast<size_t>(node)]);
+    return first;
+  };
+  std::vector<std::pair<int32_t, int>> ordered;
+  ordered.reserve(members.size());
+  for (int member : members) ordered.emplace_back(first_position(member), member);
+  std::sort(ordered.begin(), ordered.end());
+
+  ComponentSolution total;
+  std::vector<char> taken(static_cast<size_t>(nodes.capacity()), 0);
+  std::vector<char> decided(candidates.size(), 0);  // members of earlier windows
+  for (int member : members) chosen[static_cast<size_t>(member)] = 0;
+  size_t begin = 0;
+  while (begin < ordered.size()) {
+    size_t end = std::min(ordered.size(), begin + static_cast<size_t>(window_variables));
+    while (end < ordered.size() && ordered[end].first == ordered[end - 1].first) ++end;
+    Subproblem window;
+    for (size_t k = begin; k < end; ++k) {
+      const int member = ordered[k].second;
+      const std::vector<NodeId>& group = candidates[static_cast<size_t>(member)].nodes;
+      if (std::none_of(group.begin(), group.end(),
+                       [&](NodeId node) { return taken[static_cast<size_t>(node)] != 0; }))
+        window.variables.push_back(member);
+    }
+    std::sort(window.variables.begin(), window.variables.end());
+    for (const std::vector<int>* cut : cuts) {
+      // Earlier windows fixed their part of the cut; this window may take at most
+      // what is left, later windows see this window's choice as fixed.
+      CutRow row;
+      double fixed = 0;
+      for (int member : *cut) {
+        if (decided[static_cast<size_t>(member)]) {
+          fixed += chosen[static_cast<size_t>(member)] ? 1.0 : 0.0;
+        } else if (std::binary_search(window.variables.begin(), window.variables.end(), member)) {
+          row.variables.push_back(member);
+        }
+      }
+      row.bound = static_cast<double>(cut->size()) - 1.0 - fixed;
+      if (!row.variables.empty()) window.cuts.push_back(std::move(row));
+    }
+    if (!window.variables.empty()) {
+      STITCH_ASSIGN_OR_RETURN(
+          ComponentSolution solution,
+          solve_subproblem(window, candidates, candidates_of_node_begin, candidates_of_node,
+                           scratch, deadline, chosen));
+      total.rows += solution.rows;
+      ++total.windows;
+      if (solution.outcome != ComponentOutcome::kOptimal) {
+        // Deadline: keep the earlier windows (and this window's incumbent, if GLPK
+        // had one) and complete the rest with the greedy plan's patterns that
+        // still fit. solve_plan checks the combination like any incumbent: cyclic
+        // or worse than greedy means the greedy plan.
+        if (solution.outcome == ComponentOutcome::kIncumbent) {
+          for (int variable : window.variables) {
+            if (!chosen[static_cast<size_t>(variable)]) continue;
+            for (NodeId node : candidates[static_cast<size_t>(variable)].nodes)
+              taken[static_cast<size_t>(node)] = 1;
+          }
+        } else {
+          for (int variable : window.variables) chosen[static_cast<size_t>(variable)] = 0;
+        }
+        for (size_t k = begin; k < ordered.size(); ++k) {
+          const int member = ordered[k].second;
+          if (!greedy[static_cast<size_t>(member)] || chosen[static_cast<size_t>(member)]) continue;
+          const std::vector<NodeId>& group = candidates[static_cast<size_t>(member)].nodes;
+          if (std::any_of(group.begin(), group.end(),
+                          [&](NodeId node) { return taken[static_cast<size_t>(node)] != 0; }))
+            continue;
+          chosen[static_cast<size_t>(member)] = 1;
+          for (NodeId node : group) taken[static_cast<size_t>(node)] = 1;
+        }
+        total.outcome = ComponentOutcome::kIncumbent;
+        return total;
+      }
+      for (int variable : window.variables) {
+        if (!chosen[static_cast<size_t>(variable)]) continue;
+        for (NodeId node : candidates[static_cast<size_t>(variable)].nodes)
+          taken[static_cast<size_t>(node)] = 1;
+      }
+    }
+    for (size_t k = begin; k < end; ++k) decided[static_cast<size_t>(ordered[k].second)] = 1;
+    begin = end;
+  }
+  double windowed = 0, greedy_part = 0;
+  for (int member : members) {
+    if (chosen[static_cast<size_t>(member)]) windowed += candidates[static_cast<size_t>(member)].score_us;
+    if (greedy[static_cast<size_t>(member)]) greedy_part += candidates[static_cast<size_t>(member)].score_us;
+  }
+  if (windowed < greedy_part) {
+    use_greedy();
+    total.greedy_was_better = true;
+  }
+  return total;
 }
 
 double total_score(const std::vector<Pattern>& candidates, const std::vector<char>& chosen) {
@@ -627,7 +760,11 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
   } else {
     std::vector<std::vector<int>> cuts;
     std::vector<char> dirty(candidates.size(), 1);
-    std::vector<int> rows_of_component(candidates.size(), 0);  // by first member
+    std::vector<int> rows_of_component(candidates.size(), 0);     // by first member
+    std::vector<int> windows_of_component(candidates.size(), 0);  // by first member
+    RowScratch scratch;
+    scratch.node_stamp.assign(capacity, 0);
+    scratch.candidate_stamp.assign(candidates.size(), 0);
     bool timed_out = false;
     bool used_incumbent = false;
     for (int round = 0;; ++round) {
@@ -644,6 +781,7 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
         }
       }
       int rows = 0;
+      int windows = 0;
       for (size_t c = 0; c < components.size(); ++c) {
         const std::vector<int>& members = components[c];
         const size_t first = static_cast<size_t>(members.front());
@@ -656,9 +794,11 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
         } else if (changed) {
           STITCH_ASSIGN_OR_RETURN(
               ComponentSolution solution,
-              solve_component(members, candidates, candidates_of_node_begin, candidates_of_node,
-                              cuts_of[c], greedy, deadline, chosen));
+              solve_component(members, candidates, nodes, candidates_of_node_begin,
+                              candidates_of_node, cuts_of[c], greedy, options.window_variables,
+                              scratch, deadline, chosen));
           rows_of_component[first] = solution.rows;
+          windows_of_component[first] = solution.windows;
           if (solution.outcome != ComponentOutcome::kOptimal) {
             timed_out = true;
             statistics.gap = std::max(statistics.gap, solution.gap);
@@ -667,9 +807,11 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
         }
         for (int i : members) dirty[static_cast<size_t>(i)] = 0;
         rows += rows_of_component[first];
+        windows += windows_of_component[first];
       }
       statistics.components = static_cast<int>(components.size());
       statistics.constraints = rows;
+      statistics.windows = windows;
 
       std::vector<int> chosen_indices;
       for (size_t i = 0; i < candidates.size(); ++i) {
@@ -687,7 +829,7 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
         break;
       }
       if (quotient.cycles.empty()) {
-        statistics.status = "optimal";
+        statistics.status = windows > 0 ? "optimal in windows" : "optimal";
         break;
       }
       if (round >= options.max_cycle_rounds) {

@@ -3,17 +3,11 @@
 
 #include <algorithm>
 
+#include "fusion/epilogue.h"
 #include "ir/op_registry.h"
 
 namespace stitch::fusion {
 namespace {
-
-// A node that runs as a cuBLAS/cuDNN call rather than a generated kernel.
-bool is_library_call(const ir::Node& node, const Partition& partition) {
-  if (partition.role(node.id) != NodeRole::kPartition) return false;
-  ir::OpKind kind = ir::op_kind(node);
-  return kind == ir::OpKind::kGemm || kind == ir::OpKind::kConv;
-}
 
 std::string category_of(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
   bool has_reduction = false;
@@ -32,6 +26,7 @@ std::string_view pattern_source_name(PatternSource source) {
     case PatternSource::kSubstitution: return "substitution";
     case PatternSource::kExploratory: return "exploratory";
     case PatternSource::kPacking: return "packing";
+    case PatternSource::kEpilogue: return "epilogue";
   }
   return "unknown";
 }
@@ -62,7 +57,13 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     PlannedGroup group;
     group.nodes = pattern.nodes;
     group.source = pattern.source;
-    group.category = category_of(graph, pattern.nodes);
+    if (pattern.source == PatternSource::kEpilogue) {
+      group.category = "library";
+      group.library = pattern.library;
+      group.epilogue = pattern.epilogue;
+    } else {
+      group.category = category_of(graph, pattern.nodes);
+    }
     group.score_us = pattern.score_us;
     group.bytes_saved = pattern.bytes_saved;
     group.shared_memory_bytes = pattern.shared_memory_bytes;
@@ -74,7 +75,9 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   }
 
   result.kernels_fused = static_cast<int64_t>(result.groups.size());
-  result.memory_intensive_after = static_cast<int64_t>(result.groups.size());
+  for (const PlannedGroup& group : result.groups) {
+    if (group.category != "library") ++result.memory_intensive_after;
+  }
   for (ir::NodeId id : graph.node_ids()) {
     const ir::Node& node = graph.node(id);
     bool launches = cost_model::launches_work(node);

@@ -6,6 +6,8 @@
 // or alone, with the reason it stayed alone (a partition op's reason, "no candidate
 // pattern contains it", or "its candidate patterns lost to overlapping ones"). Nodes
 // that launch no work (View ops, Constant) stay alone without counting as kernels.
+// A chosen epilogue pattern (fusion/epilogue.h) is a group of category "library":
+// one launch, a cuBLASLt/cuDNN call, not a memory-intensive kernel.
 #pragma once
 
 #include <string>
@@ -32,7 +34,11 @@ struct PlannerOptions {
 struct PlannedGroup {
   std::vector<ir::NodeId> nodes;  // ascending ids
   PatternSource source = PatternSource::kSubstitution;
-  std::string category;  // "elementwise", "reduction" or "gemm": the heaviest op kind inside
+  // "library" for an epilogue pattern (a cuBLASLt/cuDNN call), else "gemm",
+  // "reduction" or "elementwise": the heaviest op kind inside.
+  std::string category;
+  std::string library;                // "cuBLASLt" or "cuDNN" for "library", else empty
+  std::vector<std::string> epilogue;  // "library" only: "bias", "residual add", "relu"...
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;
@@ -53,7 +59,7 @@ struct PlannerResult {
   cost_model::PlanEstimate estimate;
   int64_t kernels_fused = 0;                // groups + unfused nodes that launch work
   int64_t memory_intensive_before = 0;      // launching nodes that are not library calls
-  int64_t memory_intensive_after = 0;       // groups + unfused non-library launching nodes
+  int64_t memory_intensive_after = 0;       // non-library groups + unfused non-library launching nodes
 };
 
 Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::DeviceProfile& profile,

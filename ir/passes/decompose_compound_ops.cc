@@ -440,6 +440,18 @@ Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b)
   return true;
 }
 
+// GlobalAveragePool is a row reduction of every spatial axis: ReduceMean over
+// [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output.
+Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Builder& b) {
+  const TensorType& type = graph.value(node.inputs[0]).type;
+  if (!known_float(type) || type.rank() < 3) return false;
+  b.remove_compound();
+  STITCH_RETURN_IF_ERROR(
+      b.reduce("ReduceMean", node.inputs[0], axes_from(2, type.rank()), "mean", node.outputs[0])
+          .status());
+  return true;
+}
+
 Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
   const TensorType& type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2) return false;
@@ -571,7 +583,7 @@ bool is_compound(const Node& node) {
   static const std::set<std::string, std::less<>> kCompound = {
       "LayerNormalization", "Softmax", "LogSoftmax", "Gelu", "HardSigmoid", "HardSwish",
       "Softplus", "Sum", "Mean", "BatchNormalization", "InstanceNormalization",
-      "GroupNormalization", "Gemm"};
+      "GroupNormalization", "Gemm", "GlobalAveragePool"};
   return node.domain.empty() && kCompound.contains(node.op_type);
 }
 
@@ -595,6 +607,7 @@ Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
   if (op == "InstanceNormalization") return decompose_instance_norm(graph, node, b);
   if (op == "GroupNormalization") return decompose_group_norm(graph, node, b, node_opset);
   if (op == "Gemm") return decompose_gemm(graph, node, b);
+  if (op == "GlobalAveragePool") return decompose_global_average_pool(graph, node, b);
   return false;
 }
 

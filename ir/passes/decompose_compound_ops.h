@@ -1,4 +1,4 @@
-// Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean and Gemm into primitive ops.
+// Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm and GlobalAveragePool into primitive ops.
 //
 // Objective (Apollo 3.2, "opening compound ops"): a compound op is one opaque
 // kernel to the fusion planner, which can then neither fuse its producer's
@@ -51,6 +51,9 @@
 //    channel, stash_type as LayerNormalization's): Reshape back, then * scale + bias
 //    per channel. The shape back is [0, C, spatial...] (0 copies N), so C and all
 //    but one spatial dim must be known.
+//  - GlobalAveragePool(x), rank >= 3: ReduceMean over [2, rank), keepdims=1 (a
+//    row reduction the planner fuses with its neighbours, e.g. Flatten and the
+//    classifier's GEMM, where the pool would be an Opaque kernel of its own).
 //  - Gemm(A, B, C?): [Transpose(A)] MatMul [Transpose(B)], * alpha when != 1,
 //    + C (* beta when != 1). A transposed B that is an initializer only this Gemm
 //    reads becomes a transposed initializer instead of a Transpose node. With C,
@@ -74,7 +77,7 @@
 // mode or with its statistics outputs; GroupNormalization with unknown C or more
 // than one unknown spatial dim; Gemm without C that is not a plain MatMul (transA,
 // alpha != 1, or transB on a non-constant B); Sum/Mean of one input (that is
-// no-op elimination's Identity).
+// no-op elimination's Identity); GlobalAveragePool of rank < 3.
 #pragma once
 
 #include "ir/passes/pass.h"
@@ -85,7 +88,7 @@ class DecomposeCompoundOpsPass final : public Pass {
  public:
   std::string_view name() const override { return "decompose"; }
   std::string_view summary() const override {
-    return "Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean and Gemm into primitive ops";
+    return "Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm and GlobalAveragePool into primitive ops";
   }
   Result<bool> run(Graph& graph, PassContext& context) override;
 };

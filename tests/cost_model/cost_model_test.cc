@@ -335,5 +335,32 @@ TEST(EstimateTest, ComputeBoundGemm) {
   expect_relative(estimate_group(model.graph, {0}, profile).time_us, 8388.608 + 5);
 }
 
+TEST(ScoreEpilogueTest, GemmBiasRelu) {
+  // Two f32[1024,1024] intermediates (4 MiB each), each neither written nor read:
+  // V_saved = 2 * 2 * 4 MiB = 16777216; bw(16 MiB) = 100e9 + 900e9 * 0.4 = 460e9;
+  // f = 16777216 / 460e9 * 1e6 + 2 * 5 = 46.4722 us.
+  ir::Model model = parse(
+      "  %t: f32[1024,1024] = MatMul(%a, %b) {name=\"mm\"}\n"
+      "  %u: f32[1024,1024] = Add(%t, %bias) {name=\"bias\"}\n"
+      "  %y: f32[1024,1024] = Relu(%u) {name=\"relu\"}\n"
+      "  return %y\n",
+      "%a: f32[1024,512], %b: f32[512,1024], %bias: f32[1024]");
+  PatternScore score = score_epilogue(model.graph, {0, 1, 2}, test_profile(), ScoreOptions{});
+  EXPECT_TRUE(score.feasible);
+  EXPECT_EQ(score.bytes_saved, 16777216);
+  EXPECT_EQ(score.num_kernels_replaced, 3);
+  expect_relative(score.score_us, 16777216 / 460e9 * 1e6 + 10);
+  EXPECT_NEAR(score.score_us, 46.4722, 1e-4);
+  // Prefix {mm, bias}: one intermediate, V_saved = 8 MiB, bw = 370e9, + one phi.
+  PatternScore prefix = score_epilogue(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  EXPECT_EQ(prefix.bytes_saved, 8388608);
+  expect_relative(prefix.score_us, 8388608 / 370e9 * 1e6 + 5);
+  // The launch latency override applies as in score_pattern.
+  ScoreOptions no_launch;
+  no_launch.launch_latency_us_override = 0;
+  expect_relative(score_epilogue(model.graph, {0, 1, 2}, test_profile(), no_launch).score_us,
+                  16777216 / 460e9 * 1e6);
+}
+
 }  // namespace
 }  // namespace stitch::cost_model

@@ -60,7 +60,8 @@ std::set<std::string> describe(const ir::Graph& graph, const std::vector<Pattern
   for (const Pattern& pattern : patterns) {
     std::string source = pattern.source == PatternSource::kSubstitution  ? "substitution"
                          : pattern.source == PatternSource::kExploratory ? "exploratory"
-                                                                         : "packing";
+                         : pattern.source == PatternSource::kPacking     ? "packing"
+                                                                         : "epilogue";
     lines.insert(source + " " + std::to_string(pattern.substitution_step) + " " +
                  names(graph, pattern.nodes));
   }
@@ -105,6 +106,7 @@ TEST(CandidatesTest, SubstitutionOnePatternPerSegmentAndStep) {
   CandidateOptions options;
   options.exploratory = false;
   options.packing = false;
+  options.epilogue = false;
   Generated run = generate(model.graph, options, chain_partition());
   // Step 0 cuts at g1, g2; step 1 also at b; step 2 also at c; step 3 adds nothing
   // new. A set found again at a later step keeps its first step.
@@ -370,7 +372,10 @@ TEST(CandidatesTest, TinyTimeLimitKeepsSubstitutionPatterns) {
   EXPECT_GT(run.statistics.substitution, 0);
   EXPECT_EQ(run.statistics.exploratory, 0);
   EXPECT_EQ(run.statistics.packing, 0);
-  EXPECT_EQ(static_cast<int64_t>(run.patterns.size()), run.statistics.substitution);
+  // Epilogue patterns are linear in the graph and not bounded by the time limit.
+  EXPECT_GT(run.statistics.epilogue, 0);
+  EXPECT_EQ(static_cast<int64_t>(run.patterns.size()),
+            run.statistics.substitution + run.statistics.epilogue);
 }
 
 // Every returned pattern is convex, checked here by brute force on a small graph.
@@ -383,7 +388,13 @@ TEST(CandidatesTest, EveryPatternIsConvexByBruteForce) {
   std::vector<ir::NodeId> all = graph.node_ids();
   Partition partition = partition_graph(graph, transformer_partition());
   for (const Pattern& pattern : run.patterns) {
-    for (ir::NodeId id : pattern.nodes) EXPECT_NE(partition.role(id), NodeRole::kPartition);
+    // Only an epilogue pattern holds a partition node: its one library call.
+    int partition_nodes = 0;
+    for (ir::NodeId id : pattern.nodes) {
+      partition_nodes += partition.role(id) == NodeRole::kPartition ? 1 : 0;
+    }
+    EXPECT_EQ(partition_nodes, pattern.source == PatternSource::kEpilogue ? 1 : 0)
+        << names(graph, pattern.nodes);
     for (ir::NodeId outside : all) {
       if (std::binary_search(pattern.nodes.begin(), pattern.nodes.end(), outside)) continue;
       bool from = false;

@@ -63,7 +63,8 @@ const std::vector<std::string> kCompoundOps = {"LayerNormalization",
                                                "Softplus",
                                                "Sum",
                                                "Mean",
-                                               "Gemm"};
+                                               "Gemm",
+                                               "GlobalAveragePool"};
 
 class DecomposeNumericsTest : public testing::TestWithParam<DecomposeCase> {};
 
@@ -250,6 +251,21 @@ INSTANTIATE_TEST_SUITE_P(
   return %y
 })",
                       13},
+        DecomposeCase{"global_average_pool_2d", R"(graph "g" (%x: f32[2,3,4,5]) {
+  %y: f32[2,3,1,1] = GlobalAveragePool(%x)
+  return %y
+})",
+                      13},
+        DecomposeCase{"global_average_pool_1d_opset_18", R"(graph "g" (%x: f32[2,3,7]) {
+  %y: f32[2,3,1] = GlobalAveragePool(%x)
+  return %y
+})",
+                      18},
+        DecomposeCase{"global_average_pool_f16", R"(graph "g" (%x: f16[1,4,3,3]) {
+  %y: f16[1,4,1,1] = GlobalAveragePool(%x)
+  return %y
+})",
+                      13, 1e-2},
         DecomposeCase{"gemm_constant_weight_no_c", R"(graph "g" (%a: f32[2,3]) {
   %w: f32[2,3] = dense<f32[2,3]>[1, -2, 0.5, 3, 0.25, -1]
   %y: f32[2,2] = Gemm(%a, %w) {transB=1}

@@ -1,0 +1,88 @@
+// Library-call epilogue candidates: a cuBLASLt matmul or cuDNN convolution that
+// applies the bias, residual add and ReLU after it in the same call, as ONNX
+// Runtime's FusedConv / FusedGemm do, offered to the ILP planner as patterns so it
+// chooses between an epilogue and fusing those ops into a generated kernel.
+//
+// Objective: a library call L (a partition node the planner runs as cuBLAS/cuDNN,
+// see is_library_call) writes its product and the ops after it read it back. The
+// library APIs can apply a fixed epilogue on the product while it is in registers:
+//  - cuBLASLt (MatMul, Gemm): D = act(alpha * A * B + beta * C + bias), with C a
+//    full tensor of D's shape (a residual add, beta = 1), bias a vector broadcast
+//    along the last dim N (CUBLASLT_EPILOGUE_BIAS), act = RELU or identity.
+//  - cuDNN (Conv; cudnnConvolutionBiasActivationForward):
+//    y = act(alpha1 * conv(x, w) + alpha2 * z + bias), bias per output channel,
+//    z a full tensor of y's shape, act = RELU or identity.
+// Only these functions are mapped: cuBLASLt's GELU epilogue is the tanh
+// approximation, not the erf GELU the decompose pass opens, so no GELU (or Sigmoid,
+// or anything else) is ever absorbed.
+//
+// The forms accepted. From a library call L (MatMul or Gemm with a float output of
+// rank >= 2 -> cuBLASLt; Conv with a float output -> cuDNN; static shapes), the
+// chain grows L -> e1 -> e2 -> ... while the last value v (initially L's output)
+// is read by exactly one use, of one node e, and is no graph output, and e is
+//  - Add(v, b) or Add(b, v) with b a bias: b's dims, right-aligned to v's rank,
+//    are all 1 except the channel dim (Conv: dim 1; GEMM: the last dim), which
+//    equals v's; at most one bias per chain;
+//  - Add(v, z) or Add(z, v) with z a residual: z has v's exact dims; at most one
+//    per chain, and z is not produced by a chain node;
+//  - Relu(v): the last op of the chain.
+// Every Add must keep v's shape and dtype. L's own operands count: Conv's bias
+// input is the chain's bias; Gemm's C is the residual (full shape) or the bias
+// (bias shape, beta = 1), and a Gemm whose C is neither starts no chain. Each
+// prefix of the chain with >= 2 nodes is one candidate (PatternSource::kEpilogue),
+// scored by cost_model::score_epilogue; a chain is convex by construction (every
+// intermediate has a single consumer inside the chain).
+//
+// Before:
+//   %c: f32[1,64,56,56] = Conv(%x, %w, %b) {name="conv"}
+//   %s: f32[1,64,56,56] = Add(%c, %skip) {name="add"}
+//   %y: f32[1,64,56,56] = Relu(%s) {name="relu"}
+// After (planned): candidates {conv, add} (cuDNN, ["bias", "residual add"]) and
+// {conv, add, relu} (cuDNN, ["bias", "residual add", "relu"]); the chosen one runs
+// as one cudnnConvolutionBiasActivationForward call.
+//
+// Must not fire: an intermediate with a second consumer or that is a graph output;
+// an Add whose other operand is produced by a chain node (Add(c, Relu(c)) is not an
+// epilogue); a bias broadcasting along another axis (f32[56] added to a Conv output
+// is per column, not per channel); a second bias or residual; an op after Relu;
+// Sigmoid, Gelu, Mul or any other op; ConvTranspose; non-float outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost_model/cost_model.h"
+#include "cost_model/device_profile.h"
+#include "fusion/partition.h"
+#include "fusion/pattern.h"
+#include "ir/graph.h"
+
+namespace stitch::fusion {
+
+// A node that runs as a cuBLAS/cuDNN call rather than a generated kernel: a
+// partition node that is a GEMM or a convolution.
+bool is_library_call(const ir::Node& node, const Partition& partition);
+
+struct EpilogueChain {
+  std::vector<ir::NodeId> nodes;  // data order: the library call, then e1, e2, ...
+  std::string library;            // "cuBLASLt" or "cuDNN"; empty when L starts no chain
+  // Per prefix length k (index k - 1): what the call applies after the product
+  // with nodes[0..k) absorbed, in order ("bias", "residual add", "relu"); L's own
+  // bias or C come first.
+  std::vector<std::vector<std::string>> epilogue_by_length;
+};
+
+// The longest epilogue chain from `library_call` (see the header comment); nodes
+// holds only the call when nothing can be absorbed. Precondition:
+// is_library_call(graph.node(library_call), partition).
+EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_call);
+
+// Every prefix of >= 2 nodes of every library call's longest chain with a positive
+// score, in library-call id order then by length, each with nodes sorted and
+// `library` / `epilogue` set. Precondition: `partition` = partition_graph(graph, ...).
+std::vector<Pattern> generate_epilogue_candidates(const ir::Graph& graph,
+                                                  const Partition& partition,
+                                                  const cost_model::DeviceProfile& profile,
+                                                  const cost_model::ScoreOptions& score_options);
+
+}  // namespace stitch::fusion

@@ -1,0 +1,336 @@
+// Tests for fusion/epilogue: which library-call chains become epilogue candidates
+// (with their library, epilogue ops and scores), the must-not-fire cases, and the
+// planner choosing an epilogue and counting it as one library launch.
+#include "fusion/epilogue.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fusion/candidates.h"
+#include "fusion/planner.h"
+#include "ir/text.h"
+
+namespace stitch::fusion {
+namespace {
+
+ir::Model parse(const std::string& body, int64_t opset = 17) {
+  std::string text =
+      "stitchopt.ir 1\nmodel ir_version=9 opsets={\"\":" + std::to_string(opset) + "}\n" + body;
+  Result<ir::Model> model = ir::parse_model(text, "test.ir");
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return std::move(model).value();
+}
+
+cost_model::DeviceProfile h100() {
+  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
+  EXPECT_TRUE(profile.is_ok()) << profile.status().message();
+  return std::move(profile).value();
+}
+
+ir::NodeId id_of(const ir::Graph& graph, const std::string& name) {
+  for (ir::NodeId id : graph.node_ids()) {
+    if (graph.node(id).name == name) return id;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return ir::kNoId;
+}
+
+// Epilogue candidates as "library {names} [ops]" lines, in candidate order.
+std::vector<std::string> describe(const ir::Graph& graph, const std::vector<Pattern>& patterns) {
+  std::vector<std::string> lines;
+  for (const Pattern& pattern : patterns) {
+    std::string line = pattern.library + " {";
+    for (size_t i = 0; i < pattern.nodes.size(); ++i) {
+      line += (i ? ", " : "") + graph.node(pattern.nodes[i]).name;
+    }
+    line += "} [";
+    for (size_t i = 0; i < pattern.epilogue.size(); ++i) {
+      line += (i ? ", " : "") + pattern.epilogue[i];
+    }
+    lines.push_back(line + "]");
+  }
+  return lines;
+}
+
+std::vector<Pattern> epilogues(const ir::Graph& graph) {
+  Partition partition = partition_graph(graph, PartitionOptions{});
+  std::vector<Pattern> patterns =
+      generate_epilogue_candidates(graph, partition, h100(), cost_model::ScoreOptions{});
+  for (const Pattern& pattern : patterns) {
+    EXPECT_EQ(pattern.source, PatternSource::kEpilogue);
+    EXPECT_TRUE(std::is_sorted(pattern.nodes.begin(), pattern.nodes.end()));
+  }
+  return patterns;
+}
+
+// M(2 * bytes of each intermediate) + (N - 1) * phi with the h100 profile.
+double expected_score(int64_t intermediate_bytes, int intermediates) {
+  cost_model::DeviceProfile profile = h100();
+  return cost_model::memory_time_us(profile,
+                                    2.0 * static_cast<double>(intermediate_bytes) * intermediates) +
+         intermediates * profile.launch_latency_us;
+}
+
+// f32[1,32,30,30]: 115200 bytes.
+constexpr int64_t kConvOutputBytes = 32 * 30 * 30 * 4;
+
+TEST(EpilogueTest, ConvWithBiasThenRelu) {
+  ir::Model model = parse(R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %b: f32[32]) {
+  %c: f32[1,32,30,30] = Conv(%x, %w, %b) {name="conv"}
+  %y: f32[1,32,30,30] = Relu(%c) {name="relu"}
+  return %y
+})");
+  std::vector<Pattern> patterns = epilogues(model.graph);
+  EXPECT_EQ(describe(model.graph, patterns),
+            std::vector<std::string>{"cuDNN {conv, relu} [bias, relu]"});
+  ASSERT_EQ(patterns.size(), 1u);
+  EXPECT_EQ(patterns[0].bytes_saved, 2 * kConvOutputBytes);
+  EXPECT_DOUBLE_EQ(patterns[0].score_us, expected_score(kConvOutputBytes, 1));
+}
+
+TEST(EpilogueTest, ConvResidualAddThenReluGivesEveryPrefix) {
+  ir::Model model = parse(
+      R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %z: f32[1,32,30,30]) {
+  %c: f32[1,32,30,30] = Conv(%x, %w) {name="conv"}
+  %s: f32[1,32,30,30] = Add(%z, %c) {name="add"}
+  %y: f32[1,32,30,30] = Relu(%s) {name="relu"}
+  return %y
+})");
+  std::vector<Pattern> patterns = epilogues(model.graph);
+  EXPECT_EQ(describe(model.graph, patterns),
+            (std::vector<std::string>{"cuDNN {conv, add} [residual add]",
+                                      "cuDNN {conv, add, relu} [residual add, relu]"}));
+  ASSERT_EQ(patterns.size(), 2u);
+  EXPECT_EQ(patterns[0].bytes_saved, 2 * kConvOutputBytes);
+  EXPECT_DOUBLE_EQ(patterns[0].score_us, expected_score(kConvOutputBytes, 1));
+  EXPECT_EQ(patterns[1].bytes_saved, 4 * kConvOutputBytes);
+  EXPECT_DOUBLE_EQ(patterns[1].score_us, expected_score(kConvOutputBytes, 2));
+}
+
+TEST(EpilogueTest, ChannelBiasAndResidualInOneConvChain) {
+  ir::Model model = parse(
+      R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %z: f32[1,32,30,30]) {
+  %b: f32[32,1,1] = dense<f32[32,1,1]>[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]
+  %c: f32[1,32,30,30] = Conv(%x, %w) {name="conv"}
+  %t: f32[1,32,30,30] = Add(%c, %b) {name="bias"}
+  %s: f32[1,32,30,30] = Add(%t, %z) {name="add"}
+  %y: f32[1,32,30,30] = Relu(%s) {name="relu"}
+  return %y
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            (std::vector<std::string>{"cuDNN {conv, bias} [bias]",
+                                      "cuDNN {conv, bias, add} [bias, residual add]",
+                                      "cuDNN {conv, bias, add, relu} [bias, residual add, relu]"}));
+}
+
+// 128x256x128 multiply-adds: over the fused 64^3 limit, so a cuBLAS library call.
+constexpr const char* kGemmBiasRelu =
+    R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %bias: f32[128]) {
+  %t: f32[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f32[128,128] = Add(%t, %bias) {name="add"}
+  %y: f32[128,128] = Relu(%u) {name="relu"}
+  return %y
+})";
+
+TEST(EpilogueTest, MatMulBiasRelu) {
+  ir::Model model = parse(kGemmBiasRelu);
+  std::vector<Pattern> patterns = epilogues(model.graph);
+  EXPECT_EQ(describe(model.graph, patterns),
+            (std::vector<std::string>{"cuBLASLt {mm, add} [bias]",
+                                      "cuBLASLt {mm, add, relu} [bias, relu]"}));
+  ASSERT_EQ(patterns.size(), 2u);
+  constexpr int64_t kBytes = 128 * 128 * 4;
+  EXPECT_EQ(patterns[1].bytes_saved, 4 * kBytes);
+  EXPECT_DOUBLE_EQ(patterns[1].score_us, expected_score(kBytes, 2));
+}
+
+TEST(EpilogueTest, GenerateCandidatesAddsEpiloguesUnlessTurnedOff) {
+  ir::Model model = parse(kGemmBiasRelu);
+  Partition partition = partition_graph(model.graph, PartitionOptions{});
+  CandidateOptions options;
+  CandidateStatistics statistics;
+  std::vector<Pattern> patterns = generate_candidates(
+      model.graph, partition, h100(), cost_model::ScoreOptions{}, options, statistics);
+  EXPECT_EQ(statistics.epilogue, 2);
+  int epilogue_patterns = 0;
+  for (const Pattern& pattern : patterns) {
+    epilogue_patterns += pattern.source == PatternSource::kEpilogue ? 1 : 0;
+  }
+  EXPECT_EQ(epilogue_patterns, 2);
+  options.epilogue = false;
+  patterns = generate_candidates(model.graph, partition, h100(), cost_model::ScoreOptions{},
+                                 options, statistics);
+  EXPECT_EQ(statistics.epilogue, 0);
+  for (const Pattern& pattern : patterns) EXPECT_NE(pattern.source, PatternSource::kEpilogue);
+}
+
+TEST(EpilogueTest, GemmOwnCIsTheBiasOrTheResidual) {
+  // C f32[128] with beta = 1 is the bias; a full C the residual (beta scales it);
+  // a bias-shaped C with beta != 1 has no cuBLASLt form, so that Gemm starts no chain.
+  ir::Model model = parse(
+      R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %c: f32[128], %z: f32[128,128]) {
+  %t: f32[128,128] = Gemm(%a, %w, %c) {name="gemm_bias"}
+  %y: f32[128,128] = Relu(%t) {name="relu1"}
+  %u: f32[128,128] = Gemm(%a, %w, %z) {name="gemm_residual", beta=0.5}
+  %v: f32[128,128] = Add(%u, %c) {name="add"}
+  %p: f32[128,128] = Gemm(%a, %w, %c) {name="gemm_scaled", beta=0.5}
+  %q: f32[128,128] = Relu(%p) {name="relu2"}
+  return %y, %v, %q
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            (std::vector<std::string>{"cuBLASLt {gemm_bias, relu1} [bias, relu]",
+                                      "cuBLASLt {gemm_residual, add} [residual add, bias]"}));
+}
+
+// -----  Must not fire.
+
+TEST(EpilogueTest, IntermediateWithASecondConsumerStopsTheChain) {
+  ir::Model model = parse(R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %bias: f32[128]) {
+  %t: f32[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f32[128,128] = Add(%t, %bias) {name="add"}
+  %y: f32[128,128] = Relu(%u) {name="relu"}
+  %v: f32[128,128] = Tanh(%u) {name="tanh"}
+  return %y, %v
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            std::vector<std::string>{"cuBLASLt {mm, add} [bias]"});
+}
+
+TEST(EpilogueTest, GraphOutputInTheMiddleStopsTheChain) {
+  ir::Model model = parse(R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %bias: f32[128]) {
+  %t: f32[128,128] = MatMul(%a, %w) {name="mm"}
+  %y: f32[128,128] = Relu(%t) {name="relu"}
+  return %y, %t
+})");
+  EXPECT_TRUE(epilogues(model.graph).empty());
+}
+
+TEST(EpilogueTest, AddOfAValueProducedInsideTheChainIsNoEpilogue) {
+  ir::Model model = parse(R"(graph "g" (%a: f32[128,256], %w: f32[256,128]) {
+  %t: f32[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f32[128,128] = Add(%t, %t) {name="double"}
+  %y: f32[128,128] = Relu(%u) {name="relu"}
+  return %y
+})");
+  EXPECT_TRUE(epilogues(model.graph).empty());
+}
+
+TEST(EpilogueTest, BiasAlongTheWrongAxisIsNoEpilogue) {
+  // f32[30] broadcasts along the Conv output's width, not its channels; f32[128,1]
+  // along the GEMM's rows, not its columns N.
+  ir::Model model = parse(
+      R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %b: f32[30], %a: f32[128,256], %v: f32[256,64], %rows: f32[128,1]) {
+  %c: f32[1,32,30,30] = Conv(%x, %w) {name="conv"}
+  %s: f32[1,32,30,30] = Add(%c, %b) {name="width_bias"}
+  %t: f32[128,64] = MatMul(%a, %v) {name="mm"}
+  %u: f32[128,64] = Add(%t, %rows) {name="row_bias"}
+  return %s, %u
+})");
+  EXPECT_TRUE(epilogues(model.graph).empty());
+}
+
+TEST(EpilogueTest, SecondBiasAndOpsAfterReluAreNotAbsorbed) {
+  ir::Model model = parse(
+      R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %b1: f32[128], %b2: f32[1,128], %z: f32[128,128]) {
+  %t: f32[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f32[128,128] = Add(%t, %b1) {name="bias1"}
+  %v: f32[128,128] = Add(%u, %b2) {name="bias2"}
+  %r: f32[128,128] = Relu(%v) {name="relu"}
+  %s: f32[128,128] = Add(%r, %z) {name="after_relu"}
+  return %s
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            std::vector<std::string>{"cuBLASLt {mm, bias1} [bias]"});
+}
+
+TEST(EpilogueTest, GeluAndSigmoidAfterAGemmAreNotAbsorbed) {
+  ir::Model model = parse(R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %bias: f32[128]) {
+  %t: f32[128,128] = MatMul(%a, %w) {name="mm1"}
+  %g: f32[128,128] = Gelu(%t) {name="gelu"}
+  %p: f32[128,128] = MatMul(%a, %w) {name="mm2"}
+  %q: f32[128,128] = Sigmoid(%p) {name="sigmoid"}
+  %r: f32[128,128] = MatMul(%a, %w) {name="mm3"}
+  %s: f32[128,128] = Add(%r, %bias) {name="add"}
+  %e: f32[128,128] = Sigmoid(%s) {name="sigmoid_after_bias"}
+  return %g, %q, %e
+})",
+                          20);
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            std::vector<std::string>{"cuBLASLt {mm3, add} [bias]"});
+}
+
+TEST(EpilogueTest, SmallFusibleGemmIsNoLibraryCall) {
+  // 64x64x64 fits a generated kernel: the GEMM is kBatchedGemm, not a library call.
+  ir::Model model = parse(R"(graph "g" (%a: f32[64,64], %w: f32[64,64], %bias: f32[64]) {
+  %t: f32[64,64] = MatMul(%a, %w) {name="mm"}
+  %u: f32[64,64] = Add(%t, %bias) {name="add"}
+  return %u
+})");
+  EXPECT_TRUE(epilogues(model.graph).empty());
+}
+
+// -----  The planner.
+
+// Two large GEMM layers: MatMul -> Add(bias) -> Relu -> MatMul -> Add(bias).
+constexpr const char* kTwoLayers =
+    R"(graph "g" (%x: f32[128,256], %w1: f32[256,256], %b1: f32[256], %w2: f32[256,128], %b2: f32[128]) {
+  %h: f32[128,256] = MatMul(%x, %w1) {name="mm1"}
+  %hb: f32[128,256] = Add(%h, %b1) {name="add1"}
+  %r: f32[128,256] = Relu(%hb) {name="relu1"}
+  %o: f32[128,128] = MatMul(%r, %w2) {name="mm2"}
+  %y: f32[128,128] = Add(%o, %b2) {name="add2"}
+  return %y
+})";
+
+TEST(EpiloguePlannerTest, ChosenEpilogueIsOneLibraryLaunch) {
+  ir::Model model = parse(kTwoLayers);
+  const ir::Graph& graph = model.graph;
+  Result<PlannerResult> result = plan_fusion(graph, h100(), PlannerOptions{});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  ASSERT_EQ(result->groups.size(), 2u);
+  const PlannedGroup& first = result->groups[0];
+  EXPECT_EQ(first.nodes, (std::vector<ir::NodeId>{id_of(graph, "mm1"), id_of(graph, "add1"),
+                                                  id_of(graph, "relu1")}));
+  EXPECT_EQ(first.source, PatternSource::kEpilogue);
+  EXPECT_EQ(first.category, "library");
+  EXPECT_EQ(first.library, "cuBLASLt");
+  EXPECT_EQ(first.epilogue, (std::vector<std::string>{"bias", "relu"}));
+  const PlannedGroup& second = result->groups[1];
+  EXPECT_EQ(second.nodes, (std::vector<ir::NodeId>{id_of(graph, "mm2"), id_of(graph, "add2")}));
+  EXPECT_EQ(second.epilogue, std::vector<std::string>{"bias"});
+  // Two library calls and nothing else; no memory-intensive kernel is left.
+  EXPECT_EQ(result->kernels_fused, 2);
+  EXPECT_EQ(result->memory_intensive_before, 3);
+  EXPECT_EQ(result->memory_intensive_after, 0);
+  EXPECT_EQ(result->estimate.kernels_after, 2);
+  EXPECT_EQ(result->candidate_statistics.epilogue, 3);
+  EXPECT_TRUE(result->unfused.empty());
+  // The group's time is the call's, reading x, w1, b1 and writing r: no [128,256]
+  // intermediate round trips, so less than the three kernels it replaces.
+  cost_model::GroupCost alone_mm = cost_model::estimate_group(graph, {id_of(graph, "mm1")}, h100());
+  EXPECT_GT(first.predicted_time_us, 0);
+  EXPECT_LT(first.predicted_time_us,
+            alone_mm.time_us +
+                cost_model::estimate_group(graph, {id_of(graph, "add1")}, h100()).time_us +
+                cost_model::estimate_group(graph, {id_of(graph, "relu1")}, h100()).time_us);
+  EXPECT_LT(result->estimate.time_after_us, result->estimate.time_before_us);
+}
+
+TEST(EpiloguePlannerTest, WithoutEpiloguesTheElementwiseOpsAreKernels) {
+  ir::Model model = parse(kTwoLayers);
+  PlannerOptions options;
+  options.candidates.epilogue = false;
+  Result<PlannerResult> result = plan_fusion(model.graph, h100(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  // mm1, {add1, relu1}, mm2, add2.
+  EXPECT_EQ(result->kernels_fused, 4);
+  EXPECT_EQ(result->memory_intensive_after, 2);
+  EXPECT_EQ(result->candidate_statistics.epilogue, 0);
+  for (const PlannedGroup& group : result->groups) EXPECT_NE(group.category, "library");
+}
+
+}  // namespace
+}  // namespace stitch::fusion
