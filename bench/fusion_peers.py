@@ -7,8 +7,9 @@ For every bundled model (models/manifest.json), at the manifest's static shapes:
     optimized graph (optimized_model_filepath), counted as nodes that launch work
     (every node but Reshape/Flatten/Squeeze/Unsqueeze/Identity/Constant, as
     kernels.original counts them);
-  - an ablation: substitution patterns only, + exploratory, + packing (the
-    default), and the ILP objective against the greedy plan's objective.
+  - an ablation: substitution patterns only, + exploratory, + packing, + library
+    epilogues (the default), and the ILP objective against the greedy plan's
+    objective.
 Prints Markdown tables. Usage, from the repository root after scripts/setup.sh:
 
   .venv/bin/python bench/fusion_peers.py [--stitchopt build/bin/stitchopt]
@@ -75,17 +76,21 @@ def main():
             shapes[name] = [int(d) for d in dims.split(",")]
         with tempfile.TemporaryDirectory() as work:
             full = stitchopt_report(binary, path, flags, [], work)
+            off = ["--no-codegen", "--no-epilogue"]
             substitution = stitchopt_report(binary, path, flags,
-                                            ["--no-exploratory", "--no-packing"], work)
-            exploratory = stitchopt_report(binary, path, flags, ["--no-packing"], work)
+                                            off + ["--no-exploratory", "--no-packing"], work)
+            exploratory = stitchopt_report(binary, path, flags, off + ["--no-packing"], work)
+            packing = stitchopt_report(binary, path, flags, off, work)
             peer = ort_kernels(path, shapes, work)
         kernels = full["kernels"]
         main_rows.append([entry["name"], kernels["original"], kernels["fused"],
                           f"{kernels['compression']:.1f}x", peer,
-                          "yes" if kernels["fused"] < peer else "no",
+                          "yes" if kernels["fused"] < peer
+                          else "no (tie)" if kernels["fused"] == peer else "no",
                           full["solver"]["status"]])
         ablation_rows.append([entry["name"], substitution["kernels"]["fused"],
-                              exploratory["kernels"]["fused"], kernels["fused"],
+                              exploratory["kernels"]["fused"], packing["kernels"]["fused"],
+                              kernels["fused"],
                               f"{full['solver']['objective_us']:.1f}",
                               f"{full['solver']['greedy_objective_us']:.1f}"])
         print(f"done {entry['name']}", file=sys.stderr, flush=True)
@@ -95,9 +100,9 @@ def main():
     for row in main_rows:
         print("| " + " | ".join(str(cell) for cell in row) + " |")
     print()
-    print("| model | substitution only | + exploratory | + packing (default) "
+    print("| model | substitution only | + exploratory | + packing | + epilogues (default) "
           "| ILP objective (us) | greedy objective (us) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for row in ablation_rows:
         print("| " + " | ".join(str(cell) for cell in row) + " |")
     return 0

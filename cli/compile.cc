@@ -8,12 +8,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
+#include "emit/cuda_emitter.h"
 #include "emit/fused_model.h"
+#include "emit/kernel_directory.h"
+#include "emit/ptxas_stats.h"
 #include "emit/onnx_writer.h"
 #include "emit/plan_dot.h"
 #include "emit/report.h"
@@ -49,6 +53,13 @@ class PhaseTimer {
   Verbosity verbosity_;
   std::vector<emit::PhaseTiming> phases_;
 };
+
+// The architecture --ptxas compiles for: the profile's GPU generation.
+std::string ptxas_arch(const cost_model::DeviceProfile& profile) {
+  if (profile.name.rfind("v100", 0) == 0) return "sm_70";
+  if (profile.name.rfind("a100", 0) == 0) return "sm_80";
+  return "sm_90";  // h100, h200 and calibrated profiles of recent GPUs
+}
 
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -179,24 +190,130 @@ Status run_compile(const CompileOptions& options) {
     Result<fusion::PlannerResult> result = timer.time(
         "plan", [&] { return fusion::plan_fusion(model.graph, *profile, options.planner); });
     if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
+    // Codegen (issue 5): one kernel per group that is not a library call (a group
+    // the emitter cannot express gets a warning and no kernel), and a
+    // single-op kernel per unfused node that launches a generated kernel. Identical
+    // groups get identical kernels; only the one whose name the rewrite keeps is
+    // written.
+    std::vector<std::optional<emit::ReportCodegen>> group_codegen(result->groups.size());
+    std::vector<std::optional<emit::ReportCodegen>> unfused_codegen(result->unfused.size());
+    if (options.codegen) {
+      Status generated = timer.time("codegen", [&]() -> Status {
+        for (size_t index = 0; index < result->groups.size(); ++index) {
+          const fusion::PlannedGroup& group = result->groups[index];
+          if (group.category == "library") continue;
+          Result<emit::EmittedKernel> kernel = emit::emit_kernel(
+              model.graph, group.nodes, "stitch_k" + std::to_string(index), *profile);
+          if (!kernel.is_ok()) {
+            // The plan and the rewritten model stay valid (the group's function body
+            // still runs in ONNX Runtime); the report's codegen is null. Compound
+            // ops kept by --no-simplify are the usual cause.
+            if (options.verbosity != Verbosity::kQuiet) {
+              std::fprintf(stderr, "stitchopt: warning: no kernel for group %zu: %s\n", index,
+                           kernel.status().message().c_str());
+            }
+            continue;
+          }
+          group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+        }
+        int single = 0;
+        for (size_t index = 0; index < result->unfused.size(); ++index) {
+          const fusion::UnfusedNode& node = result->unfused[index];
+          if (node.kind != "kernel") continue;
+          // Ops without an index function (pooling, RNNs, Resize...) run as library
+          // calls or on the reference path; the report leaves their codegen null.
+          Result<emit::EmittedKernel> kernel = emit::emit_kernel(
+              model.graph, {node.node}, "stitch_s" + std::to_string(single), *profile);
+          if (!kernel.is_ok()) continue;
+          ++single;
+          unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+        }
+        return Status::ok();
+      });
+      STITCH_RETURN_IF_ERROR(generated);
+    }
+
     std::vector<emit::FusedGroup> groups;
     for (size_t index = 0; index < result->groups.size(); ++index) {
       const fusion::PlannedGroup& group = result->groups[index];
       std::string kernel = "stitch_k" + std::to_string(index);
       std::vector<std::string> node_names;
       for (ir::NodeId id : group.nodes) node_names.push_back(model.graph.node(id).name);
-      groups.push_back(emit::FusedGroup{
-          group.nodes, kernel,
-          {ir::Attribute::make_string("kernel", kernel),
-           ir::Attribute::make_string("category", group.category),
-           ir::Attribute::make_float("predicted_time_us", static_cast<float>(group.predicted_time_us)),
-           ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes),
-           ir::Attribute::make_strings("fused_nodes", std::move(node_names))}});
+      std::vector<ir::Attribute> attributes = {
+          ir::Attribute::make_string("kernel", kernel),
+          ir::Attribute::make_string("category", group.category)};
+      if (group.category == "library") {
+        attributes.push_back(ir::Attribute::make_string("library", group.library));
+        attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
+      }
+      if (const std::optional<emit::ReportCodegen>& codegen = group_codegen[index]) {
+        const emit::EmittedKernel& emitted = codegen->kernel;
+        attributes.push_back(ir::Attribute::make_string("source", "kernels/" + emitted.file));
+        attributes.push_back(ir::Attribute::make_int("grid", emitted.launch.grid));
+        attributes.push_back(ir::Attribute::make_int("block", emitted.launch.block));
+        attributes.push_back(ir::Attribute::make_string("composition", emitted.composition));
+        attributes.push_back(ir::Attribute::make_string("template", emitted.template_text));
+      }
+      attributes.push_back(ir::Attribute::make_float("predicted_time_us",
+                                                     static_cast<float>(group.predicted_time_us)));
+      attributes.push_back(ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes));
+      attributes.push_back(ir::Attribute::make_strings("fused_nodes", std::move(node_names)));
+      groups.push_back(emit::FusedGroup{group.nodes, kernel, std::move(attributes)});
     }
     Result<emit::FusedModel> fused =
         timer.time("rewrite", [&] { return emit::build_fused_model(model, groups); });
     if (!fused.is_ok()) return fused.status();
-    planned = emit::ReportPlan{std::move(result).value(), fused->kernel_names, fused->distinct_kernels};
+
+    if (options.codegen) {
+      // Identical groups share the first one's kernel; its report entry is copied.
+      std::vector<emit::EmittedKernel> distinct;
+      std::map<std::string, size_t> group_of_kernel;
+      for (size_t index = 0; index < group_codegen.size(); ++index) {
+        if (!group_codegen[index]) continue;
+        const std::string& name = fused->kernel_names[index];
+        if (group_codegen[index]->kernel.name == name) {
+          group_of_kernel[name] = index;
+          distinct.push_back(group_codegen[index]->kernel);
+        }
+      }
+      for (size_t index = 0; index < group_codegen.size(); ++index) {
+        if (!group_codegen[index]) continue;
+        auto owner = group_of_kernel.find(fused->kernel_names[index]);
+        STITCH_CHECK(owner != group_of_kernel.end()) << "a shared kernel without its owner";
+        if (owner->second != index) group_codegen[index] = group_codegen[owner->second];
+      }
+      for (const std::optional<emit::ReportCodegen>& codegen : unfused_codegen) {
+        if (codegen) distinct.push_back(codegen->kernel);
+      }
+      fs::path kernels = staged.path() / "kernels";
+      STITCH_RETURN_IF_ERROR(timer.time(
+          "kernels", [&] { return emit::write_kernel_directory(distinct, kernels); }));
+      if (options.ptxas) {
+        std::optional<fs::path> nvcc = emit::find_nvcc();
+        if (!nvcc) {
+          return Status::invalid_input(
+              "--ptxas needs nvcc (set CUDACXX or install the CUDA toolkit); none was found");
+        }
+        const std::string arch = ptxas_arch(*profile);
+        Status compiled = timer.time("ptxas", [&]() -> Status {
+          std::map<std::string, emit::PtxasStats> by_kernel;
+          for (const emit::EmittedKernel& kernel : distinct) {
+            STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
+                                    emit::run_ptxas(*nvcc, kernels / kernel.file, {kernels}, arch));
+            by_kernel[kernel.name] = emit::summarize_ptxas(functions);
+          }
+          for (auto* list : {&group_codegen, &unfused_codegen}) {
+            for (std::optional<emit::ReportCodegen>& codegen : *list) {
+              if (codegen) codegen->ptxas = by_kernel.at(codegen->kernel.name);
+            }
+          }
+          return Status::ok();
+        });
+        STITCH_RETURN_IF_ERROR(compiled);
+      }
+    }
+    planned = emit::ReportPlan{std::move(result).value(), fused->kernel_names, fused->distinct_kernels,
+                               std::move(group_codegen), std::move(unfused_codegen)};
     fused_model = std::move(fused->model);
     written_model = &fused_model;
   }

@@ -27,6 +27,8 @@ struct CompileOptions {
   double launch_latency_us = -1;  // --launch-latency-us: overrides the profile's phi
   fusion::PlannerOptions planner;  // --no-exploratory, --no-packing, --max-pattern-size, ...
   double min_compression = 0;     // --min-compression: exit 3 below it (0: no gate)
+  bool codegen = true;            // false: --no-codegen (no out/kernels/)
+  bool ptxas = false;             // --ptxas: registers/spills/shared memory from nvcc
 };
 
 

@@ -68,8 +68,11 @@ int run(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   bool no_exploratory = false;
   bool no_packing = false;
+  bool no_epilogue = false;
   app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
   app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
+  app.add_flag("--no-epilogue", no_epilogue,
+               "no bias/residual/ReLU epilogues folded into cuBLASLt/cuDNN library calls");
   app.add_option("--max-pattern-size", options.planner.candidates.max_pattern_size,
                  "largest exploratory pattern, in nodes")
       ->check(CLI::PositiveNumber);
@@ -79,6 +82,11 @@ int run(int argc, char** argv) {
   app.add_option("--min-compression", options.min_compression,
                  "exit 3 when kernels.original / kernels.fused is below this")
       ->check(CLI::NonNegativeNumber);
+  bool no_codegen = false;
+  app.add_flag("--no-codegen", no_codegen, "plan and rewrite without generating CUDA (no OUT/kernels/)");
+  app.add_flag("--ptxas", options.ptxas,
+               "compile every kernel with nvcc and put ptxas registers, spills and shared "
+               "memory into the report");
   bool no_simplify = false;
   app.add_flag("--no-simplify", no_simplify,
                "skip simplification: write the imported model back unchanged");
@@ -112,8 +120,10 @@ int run(int argc, char** argv) {
   }
   options.simplify = !no_simplify;
   options.fuse = !no_fusion;
+  options.codegen = !no_codegen;
   options.planner.candidates.exploratory = !no_exploratory;
   options.planner.candidates.packing = !no_packing;
+  options.planner.candidates.epilogue = !no_epilogue;
   options.pipeline.passes = stitch::ir::split_pass_list(pass_list);
   for (const std::string& flag : input_shape_flags) {
     stitch::Status parsed = stitch::cli::parse_input_shape(flag, options.input_shapes);

@@ -10,55 +10,12 @@
 #include <set>
 #include <unordered_map>
 
+#include "emit/group_boundary.h"
 #include "emit/onnx_proto_convert.h"
 #include "ir/analysis.h"
 
 namespace stitch::emit {
 namespace {
-
-struct GroupBoundary {
-  std::vector<ir::NodeId> ordered_nodes;  // topological order
-  std::vector<ir::ValueId> inputs;
-  std::vector<ir::ValueId> outputs;
-};
-
-GroupBoundary boundary_of(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
-                          const std::vector<int32_t>& topological_position) {
-  GroupBoundary boundary;
-  boundary.ordered_nodes = nodes;
-  std::sort(boundary.ordered_nodes.begin(), boundary.ordered_nodes.end(),
-            [&](ir::NodeId a, ir::NodeId b) {
-              return topological_position[static_cast<size_t>(a)] <
-                     topological_position[static_cast<size_t>(b)];
-            });
-  std::vector<char> inside(static_cast<size_t>(graph.node_capacity()), 0);
-  for (ir::NodeId id : nodes) inside[static_cast<size_t>(id)] = 1;
-  auto produced_inside = [&](ir::ValueId value) {
-    ir::NodeId producer = graph.value(value).producer;
-    return producer != ir::kNoId && inside[static_cast<size_t>(producer)];
-  };
-  for (ir::NodeId id : boundary.ordered_nodes) {
-    for (ir::ValueId input : graph.node(id).inputs) {
-      if (input == ir::kNoId || produced_inside(input)) continue;
-      if (std::find(boundary.inputs.begin(), boundary.inputs.end(), input) ==
-          boundary.inputs.end()) {
-        boundary.inputs.push_back(input);
-      }
-    }
-  }
-  for (ir::NodeId id : boundary.ordered_nodes) {
-    for (ir::ValueId output : graph.node(id).outputs) {
-      if (output == ir::kNoId) continue;
-      const ir::Value& value = graph.value(output);
-      bool read_outside = value.is_graph_output ||
-                          std::any_of(value.users.begin(), value.users.end(), [&](const ir::Use& use) {
-                            return !inside[static_cast<size_t>(use.node)];
-                          });
-      if (read_outside) boundary.outputs.push_back(output);
-    }
-  }
-  return boundary;
-}
 
 // The group's function with canonical value names, serialized deterministically.
 Result<std::string> function_bytes(const ir::Model& model, const GroupBoundary& boundary,
@@ -146,7 +103,7 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
   std::map<std::string, std::string> kernel_by_signature;  // signature -> kernel name
   std::vector<GroupBoundary> boundaries;
   for (const FusedGroup& group : groups) {
-    GroupBoundary boundary = boundary_of(graph, group.nodes, position);
+    GroupBoundary boundary = group_boundary(graph, group.nodes, position);
     STITCH_ASSIGN_OR_RETURN(std::string body,
                             function_bytes(model, boundary, "k", group.attributes));
     std::string signature = body + "|" + boundary_type_key(graph, boundary);

@@ -22,6 +22,42 @@ nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
   return {{"name", node.name}, {"op", node.op_type}, {"origin", node.origin}};
 }
 
+
+// groups[].codegen / unfused[].codegen (docs/report-schema.md); null when absent.
+nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen, size_t index) {
+  if (index >= codegen.size() || !codegen[index].has_value()) return nullptr;
+  const EmittedKernel& kernel = codegen[index]->kernel;
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const OpSchedule& op : kernel.ops) {
+    ops.push_back({{"name", op.node_name},
+                   {"op", op.op_type},
+                   {"composition", op.composition},
+                   {"template", op.template_entry}});
+  }
+  nlohmann::ordered_json ptxas = nullptr;
+  if (const std::optional<PtxasStats>& stats = codegen[index]->ptxas; stats.has_value()) {
+    ptxas = {{"arch", stats->arch},
+             {"registers", stats->registers},
+             {"spill_store_bytes", stats->spill_store_bytes},
+             {"spill_load_bytes", stats->spill_load_bytes},
+             {"shared_bytes", stats->shared_bytes}};
+  }
+  return {{"kernel", kernel.name},
+          {"file", "kernels/" + kernel.file},
+          {"composition", kernel.composition},
+          {"template", kernel.template_text},
+          {"launch", {{"grid", kernel.launch.grid},
+                      {"block", kernel.launch.block},
+                      {"shared_bytes", kernel.launch.shared_bytes},
+                      {"cooperative", kernel.launch.cooperative}}},
+          {"workspace_bytes", kernel.workspace_bytes},
+          {"shared_memory", {{"requested", kernel.shared_bytes_requested},
+                             {"allocated", kernel.shared_bytes_allocated},
+                             {"fallback", kernel.shared_memory_fallback}}},
+          {"ptxas", ptxas},
+          {"ops", ops}};
+}
+
 }  // namespace
 
 std::string render_report(const Report& report, const ir::Graph& graph) {
@@ -42,6 +78,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
   json["options"] = {{"input_shapes", input_shapes},
                      {"exploratory", planner.candidates.exploratory},
                      {"packing", planner.candidates.packing},
+                     {"epilogue", planner.candidates.epilogue},
                      {"max_operands", planner.candidates.max_operands},
                      {"max_pattern_size", planner.candidates.max_pattern_size},
                      {"max_patterns_per_seed", planner.candidates.max_patterns_per_seed},
@@ -101,11 +138,14 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     groups.push_back({{"id", index},
                       {"kernel", report.plan->kernel_names[index]},
                       {"category", group.category},
+                      {"library", group.library},
+                      {"epilogue", group.epilogue},
                       {"source", fusion::pattern_source_name(group.source)},
                       {"score_us", group.score_us},
                       {"bytes_saved", group.bytes_saved},
                       {"predicted_time_us", group.predicted_time_us},
                       {"shared_memory_bytes", group.shared_memory_bytes},
+                      {"codegen", codegen_json(report.plan->group_codegen, index)},
                       {"nodes", nodes}});
   }
   json["groups"] = groups;
@@ -114,6 +154,8 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     ordered_json entry = node_json(graph, node.node);
     entry["kind"] = node.kind;
     entry["reason"] = node.reason;
+    entry["codegen"] = codegen_json(report.plan->unfused_codegen,
+                                    static_cast<size_t>(unfused.size()));
     unfused.push_back(entry);
   }
   json["unfused"] = unfused;
@@ -122,6 +164,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
   json["solver"] = {{"candidates", {{"substitution", candidates.substitution},
                                     {"exploratory", candidates.exploratory},
                                     {"packing", candidates.packing},
+                                    {"epilogue", candidates.epilogue},
                                     {"rejected_infeasible", candidates.rejected_infeasible},
                                     {"rejected_non_convex", candidates.rejected_non_convex},
                                     {"hit_time_limit", candidates.hit_time_limit},
@@ -130,6 +173,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                     {"variables", solver.variables},
                     {"constraints", solver.constraints},
                     {"cycle_cuts", solver.cycle_cuts},
+                    {"windows", solver.windows},
                     {"status", solver.status},
                     {"objective_us", solver.objective_us},
                     {"greedy_objective_us", solver.greedy_objective_us},

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "emit/cuda_emitter.h"
+#include "emit/ptxas_stats.h"
 #include "fusion/planner.h"
 #include "ir/graph.h"
 #include "ir/passes/pipeline.h"
@@ -41,10 +43,21 @@ struct ReportDevice {
   double launch_latency_us = 0;  // the phi the planner used (after --launch-latency-us)
 };
 
+// The generated kernel of a group or a single-op kernel (issue 5): what the report
+// shows under groups[].codegen and unfused[].codegen.
+struct ReportCodegen {
+  EmittedKernel kernel;               // source text is not rendered
+  std::optional<PtxasStats> ptxas;    // with --ptxas (nvcc found)
+};
+
 struct ReportPlan {
   fusion::PlannerResult result;
   std::vector<std::string> kernel_names;  // per group: its kernel (identical groups share)
   int64_t distinct_kernels = 0;
+  // Per group / per unfused node: the generated kernel; nullopt for library calls,
+  // nodes that launch nothing, ops the emitter has no kernel for, and --no-codegen.
+  std::vector<std::optional<ReportCodegen>> group_codegen;
+  std::vector<std::optional<ReportCodegen>> unfused_codegen;
 };
 
 struct ReportKernels {

@@ -65,6 +65,13 @@ def key_paths(json_value, prefix=""):
         yield prefix
 
 
+def without_object_prefixes(paths):
+    """Drops a path that also has children (`a.b` when `a.b.c` exists): a nullable
+    object is documented as a row of its own, while a report where it is null in
+    the first element lists it as a leaf."""
+    return [p for p in paths if not any(q.startswith(p + ".") for q in paths)]
+
+
 def documented_key_paths(source):
     rows = []
     with open(os.path.join(source, "docs", "report-schema.md")) as f:
@@ -198,6 +205,30 @@ def planner_flag_tests(binary, source, work):
           result.stderr + json.dumps(report.get("device")))
     check("-v summary line", " kernels -> " in result.stderr and "x); wrote" in result.stderr,
           result.stderr)
+    # Library-call epilogues: resnet's Conv+Relu chains become cuDNN library groups,
+    # and --no-epilogue turns them off.
+    result = run(binary, ["models/resnet.onnx", "-o", out, "-q"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    library = [g for g in (report["groups"] or []) if g["category"] == "library"]
+    check("epilogue groups are cuDNN library calls",
+          result.returncode == 0 and report["options"]["epilogue"] is True and
+          report["solver"]["candidates"]["epilogue"] > 0 and library and
+          all(g["library"] == "cuDNN" and g["source"] == "epilogue" and g["epilogue"] and
+              g["nodes"][0]["op"] == "Conv" for g in library) and
+          all(g["library"] == "" and g["epilogue"] == [] for g in report["groups"]
+              if g["category"] != "library"),
+          result.stderr + json.dumps(report.get("groups"))[:2000])
+    with_epilogue = report["kernels"]["fused"] if result.returncode == 0 else None
+    result = run(binary, ["models/resnet.onnx", "-o", out, "-q", "--no-epilogue"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    check("--no-epilogue: no library groups, more kernels",
+          result.returncode == 0 and report["options"]["epilogue"] is False and
+          report["solver"]["candidates"]["epilogue"] == 0 and
+          all(g["category"] != "library" for g in report["groups"]) and
+          with_epilogue is not None and report["kernels"]["fused"] > with_epilogue,
+          result.stderr)
 
 
 def output_tests(binary, source, work):
@@ -219,6 +250,7 @@ def output_tests(binary, source, work):
 
     reports = []
     models = []
+    kernel_sets = []
     for attempt in range(2):
         out = os.path.join(work, f"det{attempt}")
         result = run(binary, ["models/gpt2_block.onnx", "-o", out], source)
@@ -227,21 +259,29 @@ def output_tests(binary, source, work):
             return
         with open(os.path.join(out, "model.fused.onnx"), "rb") as f:
             models.append(f.read())
+        kernel_dir = os.path.join(out, "kernels")
+        kernel_files = {}
+        for name in sorted(os.listdir(kernel_dir)) if os.path.isdir(kernel_dir) else []:
+            with open(os.path.join(kernel_dir, name), "rb") as f:
+                kernel_files[name] = f.read()
+        kernel_sets.append(kernel_files)
         with open(os.path.join(out, "report.json")) as f:
             report = json.load(f)
         zero_timings(report)
         reports.append(report)
     check("model.fused.onnx byte-identical across runs", models[0] == models[1])
+    check("kernels/ written", any(n.endswith(".cu") for n in kernel_sets[0]), str(list(kernel_sets[0])))
+    check("kernels/ byte-identical across runs", kernel_sets[0] == kernel_sets[1])
     check("report.json identical across runs up to timings", reports[0] == reports[1])
     report = reports[0]
-    documented = documented_key_paths(source)
-    actual = list(key_paths(report))
+    documented = without_object_prefixes(documented_key_paths(source))
+    actual = without_object_prefixes(list(key_paths(report)))
     check("report keys match docs/report-schema.md, in order", actual == documented,
           f"\n  only in report: {[k for k in actual if k not in documented]}"
           f"\n  only in docs:   {[k for k in documented if k not in actual]}"
           f"\n  order differs:  {actual != documented}")
     check("report schema", report["schema"] == "stitchopt.report/1")
-    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "plan", "rewrite", "write"],
+    check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "plan", "codegen", "rewrite", "kernels", "write"],
           str(report["phases"]))
     # Existing output is replaced as a whole by a successful run.
     out = os.path.join(work, "keep")

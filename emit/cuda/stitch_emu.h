@@ -1,0 +1,404 @@
+// stitch_emu.h: host emulation of the CUDA subset that stitchopt's generated kernels use.
+//
+// A generated .cu compiles unchanged as C++20 with `g++ -DSTITCH_EMULATION -I emit/cuda`:
+// stitch_prelude.cuh then includes this header instead of the CUDA headers, and the
+// program links stitch_cuda_emu (fibers) or stitch_cuda_emu_threads (-DSTITCH_EMU_THREADS).
+//
+// Semantics (the kernel contract, issue 5):
+//   - Every CUDA thread of a block is its own execution context with real barrier
+//     semantics. Fiber mode (default): one ucontext fiber per CUDA thread, all fibers of a
+//     block on one OS thread; __syncthreads parks the fiber until every thread of the
+//     block arrived. Threads mode (STITCH_EMU_THREADS): one std::thread per CUDA thread,
+//     blocking on a mutex and condition variable, which ThreadSanitizer understands. Its
+//     happens-before edges are only those CUDA gives: __syncthreads orders the block, a
+//     warp collective orders the lanes of that warp (one lock per warp, so two collectives
+//     of disjoint masks in one warp also order each other), stitch_grid_sync orders the
+//     grid; the launch orders everything before it and the end of the launch everything
+//     after it. Nothing else (shared arenas, thread exit, deadlock bookkeeping) does, except
+//     that the blocks of a non-cooperative launch run one after another (see below).
+//   - Warp collectives (__shfl*_sync, __ballot_sync, __any_sync, __all_sync, __syncwarp)
+//     are warp barriers: the lanes named by the mask (restricted to lanes that exist in a
+//     partial last warp) deposit their value, the last to arrive computes every lane's
+//     result with the PTX shfl rules (segments of `width` lanes; an out-of-segment or
+//     absent source lane yields the caller's own value).
+//   - Misuse aborts with a message naming the kernel and block: __syncthreads reached at
+//     different source lines, threads exited while others wait at a barrier, warp
+//     collectives with mismatching masks, stitch_grid_sync outside a cooperative launch,
+//     a shared arena above CUDA's 48 KiB static limit.
+//   - Non-cooperative launches run blocks in parallel on up to hardware_concurrency() OS
+//     threads (env STITCH_EMU_WORKERS overrides; threads mode runs blocks one after
+//     another). Cooperative launches run every block concurrently and stitch_grid_sync is
+//     a grid-wide barrier; they fail with cudaErrorCooperativeLaunchTooLarge above
+//     stitch_max_coresident_blocks() (env STITCH_EMU_MAX_BLOCKS, default 4).
+//   - Atomics are sequentially consistent std::atomic_ref operations (stronger than CUDA's
+//     relaxed atomics, so that ThreadSanitizer sees the ordering __threadfence gives).
+//   - Shared memory is filled with 0xFF bytes (float NaN) at the start of every block so
+//     that reading shared memory before writing it shows up in results.
+//   - Launches are synchronous; streams are ignored. Kernel arguments are copied into
+//     every emulated thread, as CUDA passes them by value.
+#pragma once
+
+#if !defined(STITCH_EMULATION)
+#error "stitch_emu.h is the STITCH_EMULATION side of stitch_prelude.cuh; include that instead"
+#endif
+
+#include <math.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+// CUDA declaration keywords a kernel file may still spell out. __shared__ is deliberately
+// not defined: shared memory is STITCH_SHARED_ARENA only, which is per block here.
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+
+struct dim3 {
+  unsigned int x, y, z;
+  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+      : x(vx), y(vy), z(vz) {}
+};
+struct uint3 {
+  unsigned int x, y, z;
+};
+
+enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorCooperativeLaunchTooLarge = 720,
+};
+typedef enum cudaError cudaError_t;
+typedef struct CUstream_st* cudaStream_t;
+
+cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
+const char* cudaGetErrorString(cudaError_t error);
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
+inline constexpr int warpSize = 32;
+
+namespace stitch_emu {
+
+// The built-in index variables of the emulated thread that runs now.
+struct ThreadCoordinates {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+};
+inline thread_local const ThreadCoordinates* tls_coordinates = nullptr;
+inline const ThreadCoordinates& coordinates() { return *tls_coordinates; }
+
+// CUDA's static shared memory limit per block: a larger __shared__ array does not link.
+inline constexpr size_t kMaxStaticSharedBytes = 48 * 1024;
+
+enum class WarpOp : int { kSync, kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll };
+
+void syncthreads(const char* file, int line);
+void grid_sync(unsigned int* counter, const char* file, int line);
+uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_arg, int width);
+unsigned char* shared_arena(size_t bytes);
+int max_coresident_blocks();
+cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 block,
+                          size_t dynamic_shared_bytes, const std::function<void()>& body);
+
+template <class... Params, class... Args>
+cudaError_t launch(const char* name, void (*kernel)(Params...), bool cooperative, dim3 grid,
+                   dim3 block, size_t dynamic_shared_bytes, cudaStream_t,
+                   Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "kernel launched with the wrong arity");
+  // Converted to the parameter types once, as a CUDA launch does; copied again into
+  // every emulated thread by the call.
+  return launch_kernel(
+      name, cooperative, grid, block, dynamic_shared_bytes,
+      [kernel, ... params = static_cast<Params>(std::forward<Args>(args))]() { kernel(params...); });
+}
+
+template <class T>
+uint64_t to_payload(T value) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(uint64_t),
+                "warp shuffles move values of at most 8 bytes");
+  uint64_t payload = 0;
+  std::memcpy(&payload, &value, sizeof(T));
+  return payload;
+}
+template <class T>
+T from_payload(uint64_t payload) {
+  T value;
+  std::memcpy(&value, &payload, sizeof(T));
+  return value;
+}
+
+// IEEE binary16 / bfloat16 conversions with round-to-nearest-even, bit-identical to
+// cuda_fp16.hpp / cuda_bf16.hpp: NaN becomes the canonical 0x7fff, overflow rounds to
+// infinity, subnormals are kept; widening maps NaN to 0x7fffffff like CUDA's host path.
+inline uint32_t float_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+inline float bits_float(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+inline uint16_t float_to_half_bits(float value) {
+  const uint32_t x = float_bits(value);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) return magnitude == 0x7f800000u ? (sign | 0x7c00u) : 0x7fffu;
+  if (magnitude > 0x477fefffu) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520
+  if (magnitude < 0x33000001u) return static_cast<uint16_t>(sign);           // <= 2^-25
+  uint32_t result;
+  uint32_t remainder;
+  if (magnitude >= 0x38800000u) {  // normal half
+    remainder = magnitude << 19;
+    result = (magnitude - 0x38000000u) >> 13;
+  } else {  // subnormal half
+    const uint32_t shift = 0x7eu - (magnitude >> 23);
+    const uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    remainder = mantissa << (32u - shift);
+    result = mantissa >> shift;
+  }
+  if (remainder > 0x80000000u || (remainder == 0x80000000u && (result & 1u))) ++result;
+  return static_cast<uint16_t>(sign | result);
+}
+inline float half_bits_to_float(uint16_t half) {
+  uint32_t sign = (half >> 15) & 1u;
+  uint32_t exponent = (half >> 10) & 0x1fu;
+  uint32_t mantissa = (half & 0x3ffu) << 13;
+  if (exponent == 0x1fu) {
+    if (mantissa != 0u) return bits_float(0x7fffffffu);
+    exponent = 0xffu;
+  } else if (exponent == 0u) {
+    if (mantissa != 0u) {
+      exponent = 0x71u;
+      uint32_t msb;
+      do {
+        msb = mantissa & 0x400000u;
+        mantissa <<= 1;
+        --exponent;
+      } while (msb == 0u);
+      mantissa &= 0x7fffffu;
+    }
+  } else {
+    exponent += 0x70u;
+  }
+  return bits_float((sign << 31) | (exponent << 23) | mantissa);
+}
+inline uint16_t float_to_bfloat16_bits(float value) {
+  const uint32_t x = float_bits(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
+  uint32_t result = x >> 16;
+  const uint32_t remainder = x << 16;
+  if (remainder > 0x80000000u || (remainder == 0x80000000u && (result & 1u))) ++result;
+  return static_cast<uint16_t>(result);
+}
+inline float bfloat16_bits_to_float(uint16_t bits) {
+  return bits_float(static_cast<uint32_t>(bits) << 16);
+}
+
+}  // namespace stitch_emu
+
+#define threadIdx (::stitch_emu::coordinates().thread_idx)
+#define blockIdx (::stitch_emu::coordinates().block_idx)
+#define blockDim (::stitch_emu::coordinates().block_dim)
+#define gridDim (::stitch_emu::coordinates().grid_dim)
+
+#define __syncthreads() ::stitch_emu::syncthreads(__FILE__, __LINE__)
+
+inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+  ::stitch_emu::warp_collective(::stitch_emu::WarpOp::kSync, mask, 0, 0, warpSize);
+}
+template <class T>
+T __shfl_sync(unsigned int mask, T value, int src_lane, int width = warpSize) {
+  return ::stitch_emu::from_payload<T>(::stitch_emu::warp_collective(
+      ::stitch_emu::WarpOp::kShflIdx, mask, ::stitch_emu::to_payload(value), src_lane, width));
+}
+template <class T>
+T __shfl_up_sync(unsigned int mask, T value, unsigned int delta, int width = warpSize) {
+  return ::stitch_emu::from_payload<T>(
+      ::stitch_emu::warp_collective(::stitch_emu::WarpOp::kShflUp, mask,
+                                    ::stitch_emu::to_payload(value), static_cast<int>(delta), width));
+}
+template <class T>
+T __shfl_down_sync(unsigned int mask, T value, unsigned int delta, int width = warpSize) {
+  return ::stitch_emu::from_payload<T>(
+      ::stitch_emu::warp_collective(::stitch_emu::WarpOp::kShflDown, mask,
+                                    ::stitch_emu::to_payload(value), static_cast<int>(delta), width));
+}
+template <class T>
+T __shfl_xor_sync(unsigned int mask, T value, int lane_mask, int width = warpSize) {
+  return ::stitch_emu::from_payload<T>(::stitch_emu::warp_collective(
+      ::stitch_emu::WarpOp::kShflXor, mask, ::stitch_emu::to_payload(value), lane_mask, width));
+}
+inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
+  return static_cast<unsigned int>(::stitch_emu::warp_collective(
+      ::stitch_emu::WarpOp::kBallot, mask, predicate != 0, 0, warpSize));
+}
+inline int __any_sync(unsigned int mask, int predicate) {
+  return static_cast<int>(::stitch_emu::warp_collective(::stitch_emu::WarpOp::kAny, mask,
+                                                        predicate != 0, 0, warpSize));
+}
+inline int __all_sync(unsigned int mask, int predicate) {
+  return static_cast<int>(::stitch_emu::warp_collective(::stitch_emu::WarpOp::kAll, mask,
+                                                        predicate != 0, 0, warpSize));
+}
+
+// Every emulated atomic is a seq_cst read-modify-write, which already orders the plain
+// accesses around it the way __threadfence + atomic does on the GPU; the fence is kept for
+// non-atomic flag patterns. ThreadSanitizer does not model fences (GCC rejects them under
+// -fsanitize=thread), so there it relies on the atomics alone.
+#if defined(__SANITIZE_THREAD__)
+inline void __threadfence() {}
+#else
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
+inline void __threadfence_block() { __threadfence(); }
+
+template <class T>
+T __ldg(const T* address) {
+  return *address;
+}
+
+// Atomics: the overloads CUDA provides for the types generated code uses.
+#define STITCH_EMU_ATOMIC_REF(T, address) std::atomic_ref<T>(*(address))
+inline int atomicAdd(int* a, int v) { return STITCH_EMU_ATOMIC_REF(int, a).fetch_add(v); }
+inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
+  return STITCH_EMU_ATOMIC_REF(unsigned int, a).fetch_add(v);
+}
+inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
+  return STITCH_EMU_ATOMIC_REF(unsigned long long, a).fetch_add(v);
+}
+inline float atomicAdd(float* a, float v) { return STITCH_EMU_ATOMIC_REF(float, a).fetch_add(v); }
+inline double atomicAdd(double* a, double v) {
+  return STITCH_EMU_ATOMIC_REF(double, a).fetch_add(v);
+}
+template <class T>
+T stitch_emu_atomic_update(T* address, T value, bool take_max) {
+  std::atomic_ref<T> ref(*address);
+  T old = ref.load();
+  while ((take_max ? value > old : value < old) && !ref.compare_exchange_weak(old, value)) {
+  }
+  return old;
+}
+inline int atomicMax(int* a, int v) { return stitch_emu_atomic_update(a, v, true); }
+inline unsigned int atomicMax(unsigned int* a, unsigned int v) {
+  return stitch_emu_atomic_update(a, v, true);
+}
+inline int atomicMin(int* a, int v) { return stitch_emu_atomic_update(a, v, false); }
+inline unsigned int atomicMin(unsigned int* a, unsigned int v) {
+  return stitch_emu_atomic_update(a, v, false);
+}
+template <class T>
+T stitch_emu_atomic_cas(T* address, T compare, T value) {
+  STITCH_EMU_ATOMIC_REF(T, address).compare_exchange_strong(compare, value);
+  return compare;
+}
+inline int atomicCAS(int* a, int c, int v) { return stitch_emu_atomic_cas(a, c, v); }
+inline unsigned int atomicCAS(unsigned int* a, unsigned int c, unsigned int v) {
+  return stitch_emu_atomic_cas(a, c, v);
+}
+inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long c,
+                                    unsigned long long v) {
+  return stitch_emu_atomic_cas(a, c, v);
+}
+inline int atomicExch(int* a, int v) { return STITCH_EMU_ATOMIC_REF(int, a).exchange(v); }
+inline unsigned int atomicExch(unsigned int* a, unsigned int v) {
+  return STITCH_EMU_ATOMIC_REF(unsigned int, a).exchange(v);
+}
+inline float atomicExch(float* a, float v) { return STITCH_EMU_ATOMIC_REF(float, a).exchange(v); }
+#undef STITCH_EMU_ATOMIC_REF
+
+// Device math that the host C library lacks, and CUDA's integer/float min and max.
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline unsigned int __float_as_uint(float x) { return ::stitch_emu::float_bits(x); }
+inline float __uint_as_float(unsigned int x) { return ::stitch_emu::bits_float(x); }
+inline int __float_as_int(float x) { return static_cast<int>(::stitch_emu::float_bits(x)); }
+inline float __int_as_float(int x) { return ::stitch_emu::bits_float(static_cast<uint32_t>(x)); }
+#define STITCH_EMU_MIN_MAX(T)                        \
+  inline T min(T a, T b) { return b < a ? b : a; } \
+  inline T max(T a, T b) { return a < b ? b : a; }
+STITCH_EMU_MIN_MAX(int)
+STITCH_EMU_MIN_MAX(unsigned int)
+STITCH_EMU_MIN_MAX(long)
+STITCH_EMU_MIN_MAX(unsigned long)
+STITCH_EMU_MIN_MAX(long long)
+STITCH_EMU_MIN_MAX(unsigned long long)
+#undef STITCH_EMU_MIN_MAX
+inline float min(float a, float b) { return std::fmin(a, b); }
+inline float max(float a, float b) { return std::fmax(a, b); }
+inline double min(double a, double b) { return std::fmin(a, b); }
+inline double max(double a, double b) { return std::fmax(a, b); }
+
+// 16-bit float storage types. Arithmetic happens in float (operator float), as in the
+// generated code; the conversions round to nearest even like the CUDA intrinsics.
+struct __half {
+  uint16_t __x;
+  __half() = default;
+  __half(float value) : __x(::stitch_emu::float_to_half_bits(value)) {}
+  operator float() const { return ::stitch_emu::half_bits_to_float(__x); }
+};
+struct __nv_bfloat16 {
+  uint16_t __x;
+  __nv_bfloat16() = default;
+  __nv_bfloat16(float value) : __x(::stitch_emu::float_to_bfloat16_bits(value)) {}
+  operator float() const { return ::stitch_emu::bfloat16_bits_to_float(__x); }
+};
+inline __half __float2half_rn(float value) { return __half(value); }
+inline __half __float2half(float value) { return __half(value); }
+inline float __half2float(__half value) { return static_cast<float>(value); }
+inline unsigned short __half_as_ushort(__half value) { return value.__x; }
+inline __half __ushort_as_half(unsigned short bits) {
+  __half value;
+  value.__x = bits;
+  return value;
+}
+inline __nv_bfloat16 __float2bfloat16_rn(float value) { return __nv_bfloat16(value); }
+inline __nv_bfloat16 __float2bfloat16(float value) { return __nv_bfloat16(value); }
+inline float __bfloat162float(__nv_bfloat16 value) { return static_cast<float>(value); }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 value) { return value.__x; }
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short bits) {
+  __nv_bfloat16 value;
+  value.__x = bits;
+  return value;
+}
+
+// The kernel contract's portable primitives (stitch_prelude.cuh has the CUDA side).
+#define STITCH_KERNEL extern "C"
+#define STITCH_DEVICE inline
+#define STITCH_SHARED_ARENA(name, bytes)                                              \
+  static_assert((bytes) <= ::stitch_emu::kMaxStaticSharedBytes,                        \
+                "shared arena above CUDA's 48 KiB static __shared__ limit");           \
+  unsigned char* name = ::stitch_emu::shared_arena(bytes)
+#define STITCH_LAUNCH(kernel, grid, block, shared_dynamic_bytes, stream, ...)          \
+  ::stitch_emu::launch(#kernel, kernel, false, grid, block, shared_dynamic_bytes, stream \
+                       __VA_OPT__(, ) __VA_ARGS__)
+#define STITCH_LAUNCH_COOPERATIVE(kernel, grid, block, shared_dynamic_bytes, stream, ...) \
+  ::stitch_emu::launch(#kernel, kernel, true, grid, block, shared_dynamic_bytes, stream     \
+                       __VA_OPT__(, ) __VA_ARGS__)
+
+inline void stitch_grid_sync_at(unsigned int* counter, const char* file, int line) {
+  ::stitch_emu::grid_sync(counter, file, line);
+}
+#define stitch_grid_sync(counter) stitch_grid_sync_at((counter), __FILE__, __LINE__)
+
+template <class Kernel>
+int stitch_max_coresident_blocks(Kernel*, int /*block_threads*/, size_t /*shared_bytes*/) {
+  return ::stitch_emu::max_coresident_blocks();
+}

@@ -1,0 +1,272 @@
+// stitch_prelude.cuh: the fixed prelude every generated kernel file includes first.
+//
+// It gives generated code one spelling for the CUDA features it uses, so the same .cu
+// compiles three ways (issue 5, "the kernel contract"):
+//   nvcc            CUDA runtime + device code (libstitch_kernels.so, sm_80 and sm_90);
+//   NVRTC           device code only (__CUDACC_RTC__: no launchers, no cuda_runtime.h);
+//   g++/clang++     -DSTITCH_EMULATION: stitch_emu.h, the host emulation that the tests
+//                   compare against the reference interpreter.
+//
+// Primitives (CUDA meaning; stitch_emu.h gives the emulated one):
+//   STITCH_KERNEL                 extern "C" __global__, before a kernel definition.
+//   STITCH_DEVICE                 __device__ __forceinline__, before a device helper.
+//   STITCH_SHARED_ARENA(n, B);    first statement of a kernel with shared memory:
+//                                 __shared__ __align__(16) unsigned char n[B]. B is a
+//                                 constant <= 48 KiB, CUDA's static __shared__ limit (the
+//                                 emulation static_asserts it); omitted when B is 0.
+//   STITCH_LAUNCH(k, grid, block, dynamic_shared_bytes, stream, args...)
+//   STITCH_LAUNCH_COOPERATIVE(...) expressions of type cudaError_t: k<<<...>>>(args)
+//                                 then cudaGetLastError(), or cudaLaunchCooperativeKernel.
+//   stitch_max_coresident_blocks(k, block_threads, dynamic_shared_bytes)
+//                                 occupancy x SM count; the static arena is already
+//                                 counted by the occupancy API, so pass 0 for kernels
+//                                 whose shared memory is the arena (passing the arena size
+//                                 again is merely conservative). 0 when the query fails.
+//   stitch_grid_sync(counter)     grid-wide barrier of a cooperative launch; counter is 4
+//                                 zeroed workspace bytes used by this barrier only.
+//   stitch_warp_reduce_{sum,max,min}, stitch_block_reduce_{sum,max,min}, index helpers,
+//   stitch_load_f / stitch_store_f: defined below for every mode.
+//
+// Notes for code generators (facts the contract relies on):
+//   - NVRTC 13 has no built-in cuda_fp16.h / cuda_bf16.h: compile with
+//     -I<cuda>/include (stitch_nvrtc_check adds it). NVRTC has no <cstdint>, so the
+//     fixed-width integer typedefs are provided here under __CUDACC_RTC__.
+//   - Workspace memory written by one block and read by another after stitch_grid_sync
+//     must not be read through const __restrict__ / __ldg (the read-only path is not
+//     coherent within a kernel).
+//   - Warp and block reductions use full-warp masks: every thread of the block calls
+//     them and the block size is a multiple of 32.
+#pragma once
+
+#if defined(STITCH_EMULATION)
+
+#include "stitch_emu.h"
+
+#else  // CUDA: nvcc or NVRTC
+
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long int64_t;
+typedef unsigned long uint64_t;
+#else
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#endif
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#define STITCH_KERNEL extern "C" __global__
+#define STITCH_DEVICE __device__ __forceinline__
+#define STITCH_SHARED_ARENA(name, bytes) __shared__ __align__(16) unsigned char name[bytes]
+
+// Grid-wide barrier on one workspace word, the scheme of cooperative_groups' grid.sync.
+// Each round, block 0 adds 0x80000000 - (blocks - 1) and every other block adds 1, so
+// the round's additions sum to exactly 0x80000000: bit 31 flips once, when the last block
+// arrives, whatever the arrival order, and the low 31 bits return to 0 (they never carry
+// into bit 31 mid-round, since at most blocks - 1 < 2^31 ones are added before block 0's
+// share or after it). A waiter spins until bit 31 differs from the value its own atomicAdd
+// returned. No block can leave early (the flip needs every arrival), and no waiter can
+// miss the flip (the next flip needs every block to arrive again, including the waiter),
+// so the counter is reusable without resetting and needs no separate sense variable.
+// Memory: __syncthreads orders the block's writes before thread 0's __threadfence and
+// atomicAdd (release, cumulative over the block); the closing __threadfence and
+// __syncthreads make other blocks' writes visible to the whole block (acquire). The spin
+// reads through volatile so it is not hoisted or served from L1. Progress needs every
+// block resident at once, which is what a cooperative launch guarantees (it fails rather
+// than launch more blocks than can be co-resident).
+STITCH_DEVICE void stitch_grid_sync(unsigned int* counter) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    const unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
+    const bool first_block = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+    const unsigned int increment = first_block ? 0x80000000u - (blocks - 1u) : 1u;
+    __threadfence();
+    const unsigned int arrival = atomicAdd(counter, increment);
+    const volatile unsigned int* flag = counter;
+    while (((arrival ^ *flag) & 0x80000000u) == 0u) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+#if !defined(__CUDACC_RTC__)
+
+#define STITCH_LAUNCH(kernel, grid, block, shared_dynamic_bytes, stream, ...) \
+  (kernel<<<(grid), (block), (shared_dynamic_bytes), (stream)>>>(__VA_ARGS__), cudaGetLastError())
+#define STITCH_LAUNCH_COOPERATIVE(kernel, grid, block, shared_dynamic_bytes, stream, ...) \
+  stitch_launch_cooperative(kernel, grid, block, shared_dynamic_bytes, stream, ##__VA_ARGS__)
+
+// cudaLaunchCooperativeKernel takes the arguments as an array of pointers to values of
+// the kernel's parameter types: the lambda's parameters are exactly those values.
+template <class... Params, class... Args>
+cudaError_t stitch_launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block,
+                                      size_t shared_dynamic_bytes, cudaStream_t stream,
+                                      Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "kernel launched with the wrong arity");
+  auto launch = [&](Params... params) {
+    void* pointers[sizeof...(Params) + 1] = {static_cast<void*>(&params)..., nullptr};
+    return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block,
+                                       pointers, shared_dynamic_bytes, stream);
+  };
+  return launch(static_cast<Params>(args)...);
+}
+
+template <class Kernel>
+int stitch_max_coresident_blocks(Kernel* kernel, int block_threads, size_t shared_bytes) {
+  int device = 0;
+  int blocks_per_sm = 0;
+  int sm_count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_threads,
+                                                    shared_bytes) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess) {
+    return 0;
+  }
+  return blocks_per_sm * sm_count;
+}
+
+#endif  // !__CUDACC_RTC__
+#endif  // STITCH_EMULATION
+
+// ---- helpers shared by every mode -------------------------------------------------------
+
+STITCH_DEVICE unsigned int stitch_block_threads() {
+  return blockDim.x * blockDim.y * blockDim.z;
+}
+STITCH_DEVICE unsigned int stitch_thread_linear() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+STITCH_DEVICE unsigned int stitch_grid_blocks() { return gridDim.x * gridDim.y * gridDim.z; }
+STITCH_DEVICE unsigned int stitch_block_linear() {
+  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+// Index of this thread among all threads of the grid, and their count: grid-stride loops
+// run `for (long long i = stitch_global_thread(); i < n; i += stitch_grid_threads())`.
+STITCH_DEVICE long long stitch_global_thread() {
+  return static_cast<long long>(stitch_block_linear()) * stitch_block_threads() +
+         stitch_thread_linear();
+}
+STITCH_DEVICE long long stitch_grid_threads() {
+  return static_cast<long long>(stitch_grid_blocks()) * stitch_block_threads();
+}
+STITCH_DEVICE unsigned int stitch_lane_id() { return stitch_thread_linear() % 32u; }
+STITCH_DEVICE unsigned int stitch_warp_id() { return stitch_thread_linear() / 32u; }
+STITCH_DEVICE long long stitch_ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+struct StitchSumOp {
+  STITCH_DEVICE float operator()(float a, float b) const { return a + b; }
+};
+struct StitchMaxOp {
+  STITCH_DEVICE float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct StitchMinOp {
+  STITCH_DEVICE float operator()(float a, float b) const { return fminf(a, b); }
+};
+
+// Butterfly reduction over the full warp: every lane gets the result.
+template <class Op>
+STITCH_DEVICE float stitch_warp_reduce(float value, Op op) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  return value;
+}
+STITCH_DEVICE float stitch_warp_reduce_sum(float v) { return stitch_warp_reduce(v, StitchSumOp()); }
+STITCH_DEVICE float stitch_warp_reduce_max(float v) { return stitch_warp_reduce(v, StitchMaxOp()); }
+STITCH_DEVICE float stitch_warp_reduce_min(float v) { return stitch_warp_reduce(v, StitchMinOp()); }
+
+// Block reduction: warps reduce, lane 0 of each warp writes scratch[warp], warp 0 reduces
+// the partials. scratch is 32 floats of shared memory (the caller's arena); every thread
+// returns the result. The trailing barrier lets the caller reuse scratch immediately.
+template <class Op>
+STITCH_DEVICE float stitch_block_reduce(float value, float* scratch, Op op, float identity) {
+  const unsigned int lane = stitch_lane_id();
+  const unsigned int warp = stitch_warp_id();
+  const unsigned int warps = (stitch_block_threads() + 31u) / 32u;
+  value = stitch_warp_reduce(value, op);
+  if (lane == 0) scratch[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    value = stitch_warp_reduce(lane < warps ? scratch[lane] : identity, op);
+    if (lane == 0) scratch[0] = value;
+  }
+  __syncthreads();
+  const float result = scratch[0];
+  __syncthreads();
+  return result;
+}
+STITCH_DEVICE float stitch_block_reduce_sum(float v, float* scratch) {
+  return stitch_block_reduce(v, scratch, StitchSumOp(), 0.0f);
+}
+STITCH_DEVICE float stitch_block_reduce_max(float v, float* scratch) {
+  return stitch_block_reduce(v, scratch, StitchMaxOp(), -__int_as_float(0x7f800000));
+}
+STITCH_DEVICE float stitch_block_reduce_min(float v, float* scratch) {
+  return stitch_block_reduce(v, scratch, StitchMinOp(), __int_as_float(0x7f800000));
+}
+
+// Loads widen to float, stores narrow from float (the generated code computes in float).
+// Integer stores saturate and map NaN to 0, the same on every mode (a plain C++ cast of an
+// out-of-range float is undefined on the host, while CUDA's cvt.rzi saturates).
+STITCH_DEVICE float stitch_load_f(const float* p) { return *p; }
+STITCH_DEVICE float stitch_load_f(const double* p) { return static_cast<float>(*p); }
+STITCH_DEVICE float stitch_load_f(const __half* p) { return __half2float(*p); }
+STITCH_DEVICE float stitch_load_f(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+STITCH_DEVICE float stitch_load_f(const bool* p) { return *p ? 1.0f : 0.0f; }
+#define STITCH_INTEGER_LOAD(T) \
+  STITCH_DEVICE float stitch_load_f(const T* p) { return static_cast<float>(*p); }
+STITCH_INTEGER_LOAD(signed char)
+STITCH_INTEGER_LOAD(unsigned char)
+STITCH_INTEGER_LOAD(short)
+STITCH_INTEGER_LOAD(unsigned short)
+STITCH_INTEGER_LOAD(int)
+STITCH_INTEGER_LOAD(unsigned int)
+STITCH_INTEGER_LOAD(long)
+STITCH_INTEGER_LOAD(unsigned long)
+STITCH_INTEGER_LOAD(long long)
+STITCH_INTEGER_LOAD(unsigned long long)
+#undef STITCH_INTEGER_LOAD
+
+STITCH_DEVICE void stitch_store_f(float* p, float v) { *p = v; }
+STITCH_DEVICE void stitch_store_f(double* p, float v) { *p = static_cast<double>(v); }
+STITCH_DEVICE void stitch_store_f(__half* p, float v) { *p = __float2half_rn(v); }
+STITCH_DEVICE void stitch_store_f(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+STITCH_DEVICE void stitch_store_f(bool* p, float v) { *p = v != 0.0f; }
+
+// lowest and limit are exact floats: the type's minimum and 2^bits (2^(bits-1) if signed).
+template <class T>
+STITCH_DEVICE T stitch_saturate_float(float v, float lowest, float limit, T min_value,
+                                      T max_value) {
+  if (!(v == v)) return static_cast<T>(0);
+  if (v <= lowest) return min_value;
+  if (v >= limit) return max_value;
+  return static_cast<T>(v);
+}
+#define STITCH_INTEGER_STORE(T, lowest, limit, min_value, max_value)                         \
+  STITCH_DEVICE void stitch_store_f(T* p, float v) {                                        \
+    *p = stitch_saturate_float<T>(v, lowest, limit, static_cast<T>(min_value),              \
+                                  static_cast<T>(max_value));                                 \
+  }
+STITCH_INTEGER_STORE(signed char, -128.0f, 128.0f, -128, 127)
+STITCH_INTEGER_STORE(unsigned char, 0.0f, 256.0f, 0, 255)
+STITCH_INTEGER_STORE(short, -32768.0f, 32768.0f, -32768, 32767)
+STITCH_INTEGER_STORE(unsigned short, 0.0f, 65536.0f, 0, 65535)
+STITCH_INTEGER_STORE(int, -2147483648.0f, 2147483648.0f, -2147483647 - 1, 2147483647)
+STITCH_INTEGER_STORE(unsigned int, 0.0f, 4294967296.0f, 0u, 4294967295u)
+STITCH_INTEGER_STORE(long, -9223372036854775808.0f, 9223372036854775808.0f,
+                     -9223372036854775807L - 1, 9223372036854775807L)
+STITCH_INTEGER_STORE(unsigned long, 0.0f, 18446744073709551616.0f, 0ul, 18446744073709551615ul)
+STITCH_INTEGER_STORE(long long, -9223372036854775808.0f, 9223372036854775808.0f,
+                     -9223372036854775807LL - 1, 9223372036854775807LL)
+STITCH_INTEGER_STORE(unsigned long long, 0.0f, 18446744073709551616.0f, 0ull,
+                     18446744073709551615ull)
+#undef STITCH_INTEGER_STORE

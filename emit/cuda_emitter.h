@@ -1,0 +1,84 @@
+// The CUDA emitter: one readable .cu per fused group, following the kernel contract
+// (docs/codegen.md): `#include "stitch_prelude.cuh"`, a STITCH_KERNEL written with the
+// contract's portable primitives, and `extern "C"` host launchers
+//   cudaError_t <kernel>_launch(const void* const* inputs, void* const* outputs,
+//                               void* workspace, cudaStream_t stream);
+//   size_t <kernel>_workspace_bytes(void);
+// whose inputs and outputs follow emit/group_boundary.h exactly.
+//
+// Code shape: every value of the group is a lambda `v_<name>(long long i)` giving the
+// value at flat (row-major) index i in its compute type (float for f32/f16/bf16).
+// Inlined ops (thread composition) are index functions of their operands, evaluated
+// in registers at the reader's index; a value read at the same index by several ops
+// is cached per thread. Materialized values (emit/schedule.h) read back from shared
+// memory, the workspace, an output buffer or a register (row-local reduction
+// results). Stages write them: grid-stride loops (thread, packing, global
+// compositions, separated by stitch_grid_sync in the global one) or loops over a
+// row owned by a warp or a block (warp/block composition) with shuffle reductions.
+//
+// Example (f32[4,8]: y = Relu(Add(x, b)), b: f32[8]) gives the kernel body
+//   auto v_x = [&](long long i) -> float { return p_x[i]; };
+//   auto v_b = [&](long long i) -> float { return p_b[i]; };
+//   // Add "add" (Add): f32[4,8]
+//   auto v_s = [&](long long i) -> float { return v_x(i) + v_b(i % 8); };
+//   // Relu "relu" (Relu): f32[4,8]
+//   auto v_y = [&](long long i) -> float { const float a = v_s(i); return a > 0.0f ? a : 0.0f; };
+//   for (long long i = tid; i < 32; i += threads) p_y[i] = v_y(i);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost_model/device_profile.h"
+#include "ir/graph.h"
+#include "ir/status.h"
+
+namespace stitch::emit {
+
+struct KernelTensor {
+  std::string value_name;
+  ir::DType dtype = ir::DType::kUndefined;
+  std::vector<int64_t> shape;
+};
+
+struct LaunchConfig {
+  int64_t grid = 1;
+  int block = 0;
+  int64_t shared_bytes = 0;
+  bool cooperative = false;
+};
+
+struct OpSchedule {
+  std::string node_name;
+  std::string op_type;
+  std::string composition;     // "thread", "warp", "block", "packing", "global"
+  std::string template_entry;  // e.g. "reduce_1[GRID,WARP,CTA]S"; "" for inlined ops
+};
+
+struct EmittedKernel {
+  std::string name;    // the kernel (C identifier)
+  std::string file;    // "<name>.cu"
+  std::string source;  // the .cu text
+  std::vector<KernelTensor> inputs;   // group_boundary order
+  std::vector<KernelTensor> outputs;  // group_boundary order
+  int64_t workspace_bytes = 0;
+  LaunchConfig launch;
+  std::string template_text;  // FusionStitching grammar, whole kernel
+  std::string composition;    // the kernel's main composition
+  std::vector<OpSchedule> ops;
+  int64_t shared_bytes_requested = 0;
+  int64_t shared_bytes_allocated = 0;
+  std::string shared_memory_fallback;  // "", "regional to global"
+  std::vector<std::string> fused_nodes;  // "name (OpType)", topological order
+  double predicted_time_us = 0;
+};
+
+// Emits the kernel for `nodes` (a convex group, or a single node). `kernel_name`
+// must be a C identifier. An op without an index function, a non-static shape or an
+// unsupported dtype is an error naming the node "name (OpType)" and why.
+Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                  const std::string& kernel_name,
+                                  const cost_model::DeviceProfile& profile);
+
+}  // namespace stitch::emit

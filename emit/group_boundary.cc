@@ -1,0 +1,57 @@
+// The boundary of a fused group (see group_boundary.h).
+#include "emit/group_boundary.h"
+
+#include <algorithm>
+
+#include "ir/analysis.h"
+#include "ir/status.h"
+
+namespace stitch::emit {
+
+GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                          const std::vector<int32_t>& topological_position) {
+  GroupBoundary boundary;
+  boundary.ordered_nodes = nodes;
+  std::sort(boundary.ordered_nodes.begin(), boundary.ordered_nodes.end(),
+            [&](ir::NodeId a, ir::NodeId b) {
+              return topological_position[static_cast<size_t>(a)] <
+                     topological_position[static_cast<size_t>(b)];
+            });
+  std::vector<char> inside(static_cast<size_t>(graph.node_capacity()), 0);
+  for (ir::NodeId id : nodes) inside[static_cast<size_t>(id)] = 1;
+  auto produced_inside = [&](ir::ValueId value) {
+    ir::NodeId producer = graph.value(value).producer;
+    return producer != ir::kNoId && inside[static_cast<size_t>(producer)];
+  };
+  for (ir::NodeId id : boundary.ordered_nodes) {
+    for (ir::ValueId input : graph.node(id).inputs) {
+      if (input == ir::kNoId || produced_inside(input)) continue;
+      if (std::find(boundary.inputs.begin(), boundary.inputs.end(), input) ==
+          boundary.inputs.end()) {
+        boundary.inputs.push_back(input);
+      }
+    }
+  }
+  for (ir::NodeId id : boundary.ordered_nodes) {
+    for (ir::ValueId output : graph.node(id).outputs) {
+      if (output == ir::kNoId) continue;
+      const ir::Value& value = graph.value(output);
+      bool read_outside = value.is_graph_output ||
+                          std::any_of(value.users.begin(), value.users.end(), [&](const ir::Use& use) {
+                            return !inside[static_cast<size_t>(use.node)];
+                          });
+      if (read_outside) boundary.outputs.push_back(output);
+    }
+  }
+  return boundary;
+}
+
+GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+  Result<std::vector<ir::NodeId>> order = ir::topological_order(graph);
+  STITCH_CHECK(order.is_ok()) << "group_boundary on a cyclic graph";
+  std::vector<int32_t> position(static_cast<size_t>(graph.node_capacity()), 0);
+  for (size_t i = 0; i < order->size(); ++i) position[static_cast<size_t>((*order)[i])] = static_cast<int32_t>(i);
+  return group_boundary(graph, nodes, position);
+}
+
+}  // namespace stitch::emit

@@ -1,0 +1,34 @@
+// Writes out/kernels/: the emitted .cu files and what builds and calls them.
+//
+//   <kernel>.cu          one per distinct kernel (EmittedKernel::source)
+//   stitch_prelude.cuh   the kernel contract's prelude, embedded into the binary at
+//                        build time from emit/cuda/stitch_prelude.cuh
+//   kernels.h            extern "C" declarations of every launcher
+//   kernels.json         per kernel: name, file, launcher, inputs/outputs (value name,
+//                        ONNX dtype name, shape), workspace bytes, grid, block, shared
+//                        bytes, cooperative, template, composition, per-op schedules
+//   CMakeLists.txt       builds libstitch_kernels.so with nvcc (architectures 80;90)
+// Kernels are written in the order given; two kernels with one name are an error.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "emit/cuda_emitter.h"
+#include "ir/status.h"
+
+namespace stitch::emit {
+
+// The embedded prelude text (empty when the build had none).
+std::string_view embedded_stitch_prelude();
+
+// kernels.json / kernels.h text (deterministic: kernels in the given order).
+std::string render_kernels_json(const std::vector<EmittedKernel>& kernels);
+std::string render_kernels_header(const std::vector<EmittedKernel>& kernels);
+
+Status write_kernel_directory(const std::vector<EmittedKernel>& kernels,
+                              const std::filesystem::path& directory);
+
+}  // namespace stitch::emit

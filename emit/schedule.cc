@@ -1,0 +1,718 @@
+// Schedules of fused groups (see schedule.h).
+#include "emit/schedule.h"
+
+#include <algorithm>
+#include <set>
+
+#include "emit/shared_memory_plan.h"
+#include "ir/analysis.h"
+#include "ir/op_registry.h"
+
+namespace stitch::emit {
+namespace {
+
+constexpr int kGlobalBlock = 256;
+constexpr int kWarpRowsPerBlock = 8;
+constexpr int64_t kWarpRowLimit = 1024;  // longer rows get a block each
+constexpr int64_t kBlockScratchBytes = 32 * 4;
+constexpr int64_t kWorkspaceAlignment = 256;
+constexpr int64_t kMinSliceElements = 1024;  // split rows: at least 2 elements per thread
+
+int64_t align_to(int64_t bytes, int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t result = 1;
+  for (size_t d = begin; d < end; ++d) result *= dims[d];
+  return result;
+}
+
+bool is_gemm(const ir::Node& node) { return ir::op_kind(node) == ir::OpKind::kGemm; }
+
+// Reads of `operand` by `reader` at the reader's own flat index: a View op, or an
+// elementwise op whose operand has the output's shape (no broadcast).
+bool reads_at_same_index(const ir::Graph& graph, const ir::Node& reader, ir::ValueId operand) {
+  ir::OpKind kind = ir::op_kind(reader);
+  if (kind == ir::OpKind::kView) return reader.inputs[0] == operand;
+  if (kind != ir::OpKind::kElementwise || reader.outputs.empty()) return false;
+  return dims_of(graph, reader.outputs[0]) == dims_of(graph, operand);
+}
+
+// The split position q with prod(dims[:q]) == rows, or -1.
+int split_at_rows(const std::vector<int64_t>& dims, int64_t rows) {
+  int64_t running = 1;
+  if (rows == 1) return 0;
+  for (size_t q = 0; q < dims.size(); ++q) {
+    running *= dims[q];
+    if (running == rows) return static_cast<int>(q + 1);
+    if (running > rows) return -1;
+  }
+  return -1;
+}
+
+// Row-locality of a read of a row-varying `operand` by `reader` (see schedule.h).
+bool read_is_row_local(const ir::Graph& graph, const ir::Node& reader, ir::ValueId operand,
+                       int64_t rows) {
+  ir::OpKind kind = ir::op_kind(reader);
+  if (kind == ir::OpKind::kView) return true;
+  if (kind == ir::OpKind::kReduction) return true;  // same rows checked by the caller
+  if (kind != ir::OpKind::kElementwise && kind != ir::OpKind::kBroadcast) return false;
+  if (reader.op_type == "Clip" && reader.inputs[0] != operand) return false;
+  const std::vector<int64_t>& out = dims_of(graph, reader.outputs[0]);
+  const std::vector<int64_t>& in = dims_of(graph, operand);
+  int q = split_at_rows(out, rows);
+  if (q < 0 || in.size() > out.size()) return false;
+  size_t pad = out.size() - in.size();
+  for (size_t d = 0; d < static_cast<size_t>(q); ++d) {
+    int64_t in_dim = d < pad ? 1 : in[d - pad];
+    if (in_dim != out[d]) return false;
+  }
+  return true;
+}
+
+// Post-dominance inside the group: a post-dominates b when every data-flow path from
+// b to the group's exits (values read outside, graph outputs) passes through a.
+class GroupPostDominance {
+ public:
+  GroupPostDominance(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                     const std::set<ir::ValueId>& outputs) {
+    size_t n = ordered.size();
+    for (size_t i = 0; i < n; ++i) position_[ordered[i]] = i;
+    sets_.assign(n, std::vector<bool>(n, false));
+    for (size_t k = n; k-- > 0;) {
+      const ir::Node& node = graph.node(ordered[k]);
+      bool exits = false;
+      std::vector<size_t> successors;
+      for (ir::ValueId output : node.outputs) {
+        if (output == ir::kNoId) continue;
+        if (outputs.count(output)) exits = true;
+        for (const ir::Use& use : graph.value(output).users) {
+          auto it = position_.find(use.node);
+          if (it != position_.end()) successors.push_back(it->second);
+        }
+      }
+      std::vector<bool> set(n, false);
+      if (!exits && !successors.empty()) {
+        set = sets_[successors[0]];
+        for (size_t s : successors) {
+          for (size_t j = 0; j < n; ++j) set[j] = set[j] && sets_[s][j];
+        }
+      }
+      set[k] = true;
+      sets_[k] = std::move(set);
+    }
+  }
+  bool post_dominates(ir::NodeId a, ir::NodeId b) const {
+    return sets_[position_.at(b)][position_.at(a)];
+  }
+
+ private:
+  std::map<ir::NodeId, size_t> position_;
+  std::vector<std::vector<bool>> sets_;  // sets_[b][a]: a post-dominates b
+};
+
+Status check_static(const ir::Graph& graph, const ir::Node& node) {
+  for (const std::vector<ir::ValueId>* list : {&node.inputs, &node.outputs}) {
+    for (ir::ValueId id : *list) {
+      if (id == ir::kNoId) continue;
+      const ir::TensorType& type = graph.value(id).type;
+      if (!type.is_static()) {
+        return Status::invalid_input("node " + node.display_name() + ": value \"" +
+                                     graph.value(id).name + "\" has type " + ir::to_string(type) +
+                                     "; the CUDA emitter needs static shapes (pass --input-shape)");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Split rows need every row-sized value written by the group to span the whole row
+// (row_elements == row_length), and every read of a row-varying value to be either a
+// per-row scalar (a reduction result) or at the reader's own flat index, so a block
+// only reads the slice it wrote; other row-local groups keep a block per row.
+bool split_rows_allowed(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                        const std::set<ir::ValueId>& outputs, const GroupSchedule& schedule) {
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
+    if (reduction && elements_of(graph, node.inputs[0]) != schedule.rows * schedule.row_length) return false;
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      const ValueSchedule& value = schedule.values.at(output);
+      bool written = value.materialized || outputs.count(output) > 0;
+      if (written && !reduction && value.row_elements != schedule.row_length) return false;
+    }
+    for (ir::ValueId input : node.inputs) {
+      if (input == ir::kNoId) continue;
+      auto it = schedule.values.find(input);
+      if (it == schedule.values.end() || !it->second.row_varying) continue;
+      if (it->second.row_elements == 1 || reduction) continue;
+      if (!reads_at_same_index(graph, node, input)) return false;
+    }
+  }
+  return true;
+}
+
+// Phases and workspace of a split-rows schedule: a value is written in the phase in
+// which all it reads is available; a reduction's partials are written in that phase
+// and its combined result is available one phase (one grid barrier) later. The
+// workspace holds the barrier counter, each reduction's [rows, blocks_per_row]
+// partials and the materialized row-sized values (read across barriers, so global).
+void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                     const std::set<ir::ValueId>& outputs, GroupSchedule* schedule) {
+  std::map<ir::ValueId, int> available;
+  int phases = 1;
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    int phase = 0;
+    for (ir::ValueId input : node.inputs) {
+      auto it = available.find(input);
+      if (input != ir::kNoId && it != available.end()) phase = std::max(phase, it->second);
+    }
+    bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      value.level = phase;
+      available[output] = reduction ? phase + 1 : phase;
+      if (value.materialized || outputs.count(output)) {
+        phases = std::max(phases, available[output] + 1);
+      }
+    }
+  }
+  schedule->levels = phases;
+  schedule->barrier_offset = 0;
+  int64_t workspace = kWorkspaceAlignment;
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      if (!value.materialized) continue;
+      if (reduction) {
+        value.storage = Storage::kRegister;
+        value.partial_offset = workspace;
+        workspace += align_to(schedule->rows * schedule->blocks_per_row * 4, kWorkspaceAlignment);
+      } else if (outputs.count(output)) {
+        value.storage = Storage::kOutput;
+      } else {
+        value.storage = Storage::kWorkspace;
+        value.offset = workspace;
+        workspace += align_to(graph.value(output).type.num_bytes(), kWorkspaceAlignment);
+      }
+    }
+  }
+  schedule->workspace_bytes = workspace;
+  schedule->block = static_cast<int>(std::min<int64_t>(schedule->block, align_to(schedule->slice, 32)));
+  schedule->grid = schedule->rows * schedule->blocks_per_row;
+  schedule->cooperative = true;
+  schedule->shared_bytes = kBlockScratchBytes;
+  schedule->shared_bytes_requested = kBlockScratchBytes;
+}
+
+// Block composition of one fine-grained (batched) MatMul (see schedule.h). Applies
+// when the group's only materialized values are the MatMul and reductions read only
+// by it as an operand, every value depending on the MatMul is read at its reader's
+// own flat index (a same-shape elementwise epilogue, views), every group output
+// depends on the MatMul, and A/B tiles fit the per-block shared memory. Returns false
+// (schedule untouched) otherwise.
+bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                     const std::set<ir::ValueId>& outputs,
+                     const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+  ir::NodeId gemm = ir::kNoId;
+  for (ir::NodeId id : ordered) {
+    if (!is_gemm(graph.node(id))) continue;
+    if (gemm != ir::kNoId || graph.node(id).op_type != "MatMul") return false;
+    gemm = id;
+  }
+  if (gemm == ir::kNoId) return false;
+  const ir::Node& matmul = graph.node(gemm);
+  const ir::ValueId c = matmul.outputs[0];
+  const std::vector<int64_t>& a_dims = dims_of(graph, matmul.inputs[0]);
+  const std::vector<int64_t>& b_dims = dims_of(graph, matmul.inputs[1]);
+  if (a_dims.size() < 2 || b_dims.size() < 2 || !ir::dtype_is_float(graph.value(c).type.dtype)) return false;
+  for (const auto& [id, value] : schedule->values) {
+    if (!value.materialized || id == c) continue;
+    const ir::Node& producer = graph.node(graph.value(id).producer);
+    if (ir::op_kind(producer) != ir::OpKind::kReduction || outputs.count(id)) return false;
+    for (const ir::Use& use : graph.value(id).users) {
+      if (use.node != gemm) return false;
+    }
+  }
+  // Values depending on the MatMul: read at the same flat index only.
+  std::set<ir::ValueId> after{c};
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    bool depends = false;
+    for (ir::ValueId input : node.inputs) {
+      if (input == ir::kNoId || !after.count(input)) continue;
+      if (!reads_at_same_index(graph, node, input)) return false;
+      depends = true;
+    }
+    for (ir::ValueId output : node.outputs) {
+      if (output != ir::kNoId && depends) after.insert(output);
+    }
+  }
+  for (ir::ValueId output : outputs) {
+    if (!after.count(output)) return false;
+  }
+  const int64_t m = a_dims[a_dims.size() - 2];
+  const int64_t k = a_dims.back();
+  const int64_t n = b_dims.back();
+  const int64_t batch = elements_of(graph, c) / std::max<int64_t>(m * n, 1);
+  int64_t tile_n = std::min<int64_t>(n, 64);
+  int64_t tile_m = std::min<int64_t>(m, 64);
+  auto bytes = [&](int64_t tm, int64_t tn) {
+    return align_to(tm * k * 4, kSharedAlignment) + align_to(k * tn * 4, kSharedAlignment);
+  };
+  const int64_t limit = profile.shared_memory_per_block;
+  while (bytes(tile_m, tile_n) > limit && (tile_m > 8 || tile_n > 8)) {
+    if (tile_m >= tile_n) {
+      tile_m = (tile_m + 1) / 2;
+    } else {
+      tile_n = (tile_n + 1) / 2;
+    }
+  }
+  if (bytes(tile_m, tile_n) > limit) return false;
+  auto tiles = [&](int64_t tm) { return batch * ((m + tm - 1) / tm) * ((n + tile_n - 1) / tile_n); };
+  // Fill the SMs by cutting M finer (A rows are never recomputed across M tiles).
+  while (tiles(tile_m) < profile.sm_count && tile_m > 4) tile_m = (tile_m + 1) / 2;
+
+  // Shared-memory plan: the A and B tiles are live together (no reuse).
+  const int position = static_cast<int>(std::find(ordered.begin(), ordered.end(), gemm) - ordered.begin());
+  std::vector<SharedMemoryRequest> requests = {
+      {graph.value(matmul.inputs[0]).name + " tile", position, position, tile_m * k * 4},
+      {graph.value(matmul.inputs[1]).name + " tile", position, position, k * tile_n * 4}};
+  SharedMemoryPlan plan = plan_shared_memory(requests, [](size_t, size_t) { return false; }, limit);
+  if (!plan.fallback.empty()) return false;
+
+  schedule->composition = Composition::kBlock;
+  schedule->tiled_gemm = gemm;
+  schedule->gemm_batch = batch;
+  schedule->gemm_m = m;
+  schedule->gemm_n = n;
+  schedule->gemm_k = k;
+  schedule->tile_m = tile_m;
+  schedule->tile_n = tile_n;
+  schedule->tile_a_offset = plan.allocations[0].offset;
+  schedule->tile_b_offset = plan.allocations[1].offset;
+  schedule->shared_bytes = plan.allocated_bytes;
+  schedule->shared_bytes_requested = plan.requested_bytes;
+  for (auto& [id, value] : schedule->values) {
+    if (!value.materialized) continue;
+    value.storage = id == c ? Storage::kRegister : Storage::kShared;
+    if (id != c) schedule->materialized.push_back(id);
+  }
+  schedule->materialized.push_back(c);
+  schedule->block = kGlobalBlock;
+  int64_t blocks_per_wave =
+      static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule->block);
+  schedule->grid = std::max<int64_t>(1, std::min(tiles(tile_m), blocks_per_wave));
+  return true;
+}
+
+}  // namespace
+
+std::string_view composition_name(Composition composition) {
+  switch (composition) {
+    case Composition::kThread: return "thread";
+    case Composition::kWarp: return "warp";
+    case Composition::kBlock: return "block";
+    case Composition::kPacking: return "packing";
+    case Composition::kGlobal: return "global";
+  }
+  return "global";
+}
+
+const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value) {
+  return graph.value(value).type.dims;
+}
+
+int64_t elements_of(const ir::Graph& graph, ir::ValueId value) {
+  return graph.value(value).type.num_elements();
+}
+
+Result<std::vector<int64_t>> reduction_axes(const ir::Graph& graph, const ir::Node& node,
+                                            bool* noop) {
+  *noop = false;
+  const int64_t rank = graph.value(node.inputs[0]).type.rank();
+  std::vector<int64_t> axes;
+  if (node.op_type == "ArgMax" || node.op_type == "ArgMin") {
+    axes.push_back(node.int_attribute("axis", 0));
+  } else {
+    const int64_t axes_input_from = node.op_type == "ReduceSum" ? 13 : 18;
+    if (node.opset >= axes_input_from) {
+      if (node.inputs.size() > 1 && node.inputs[1] != ir::kNoId) {
+        const ir::Value& given = graph.value(node.inputs[1]);
+        if (given.constant == nullptr) {
+          return Status::invalid_input("node " + node.display_name() +
+                                       ": the axes input is not a constant; the CUDA emitter "
+                                       "needs constant axes (fold the axes computation)");
+        }
+        axes = given.constant->to_int64_vector();
+      }
+      if (axes.empty() && node.int_attribute("noop_with_empty_axes", 0) != 0) {
+        *noop = true;
+        return axes;
+      }
+    } else {
+      axes = node.ints_attribute("axes", {});
+    }
+    if (axes.empty()) {
+      for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    }
+  }
+  for (int64_t& axis : axes) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) {
+      return Status::invalid_input("node " + node.display_name() + ": axis out of range for rank " +
+                                   std::to_string(rank) + "; fix the axes");
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+Result<GroupSchedule> build_schedule(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                     const cost_model::DeviceProfile& profile) {
+  GroupSchedule schedule;
+  schedule.boundary = group_boundary(graph, nodes);
+  const std::vector<ir::NodeId>& ordered = schedule.boundary.ordered_nodes;
+  std::set<ir::NodeId> inside(nodes.begin(), nodes.end());
+  std::set<ir::ValueId> outputs(schedule.boundary.outputs.begin(), schedule.boundary.outputs.end());
+  std::map<ir::ValueId, int> position_of_value;  // producer's topological position
+  std::map<ir::NodeId, int> position_of_node;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const ir::Node& node = graph.node(ordered[i]);
+    STITCH_RETURN_IF_ERROR(check_static(graph, node));
+    position_of_node[node.id] = static_cast<int>(i);
+    for (ir::ValueId output : node.outputs) {
+      if (output != ir::kNoId) position_of_value[output] = static_cast<int>(i);
+    }
+  }
+
+  // 1. Materialization.
+  bool has_gemm = false;
+  std::vector<ir::NodeId> reductions;
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    if (is_gemm(node)) has_gemm = true;
+    if (ir::op_kind(node) == ir::OpKind::kReduction) reductions.push_back(id);
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule value;
+      value.value = output;
+      bool noop = false;
+      bool heavy = is_gemm(node);
+      if (ir::op_kind(node) == ir::OpKind::kReduction) {
+        STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph, node, &noop));
+        heavy = !noop;
+      }
+      int reads = 0;
+      bool one_to_many = false;
+      for (const ir::Use& use : graph.value(output).users) {
+        if (!inside.count(use.node)) continue;
+        ++reads;
+        if (!reads_at_same_index(graph, graph.node(use.node), output)) one_to_many = true;
+      }
+      bool view = ir::op_kind(node) == ir::OpKind::kView;
+      value.materialized = heavy || (!view && reads >= 2 && one_to_many);
+      schedule.values[output] = value;
+    }
+  }
+
+  // Row-varying values: depend on a materialized value through inlined ops.
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    bool varying = false;
+    for (ir::ValueId input : node.inputs) {
+      auto it = input == ir::kNoId ? schedule.values.end() : schedule.values.find(input);
+      if (it != schedule.values.end() && (it->second.materialized || it->second.row_varying)) {
+        varying = true;
+      }
+    }
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule.values[output];
+      value.row_varying = value.materialized || varying;
+    }
+  }
+
+  // 2. Row-local test.
+  bool row_local = !reductions.empty() && !has_gemm;
+  int64_t rows = -1;
+  for (ir::NodeId id : reductions) {
+    if (!row_local) break;
+    const ir::Node& node = graph.node(id);
+    bool noop = false;
+    STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph, node, &noop));
+    ir::DType in_type = graph.value(node.inputs[0]).type.dtype;
+    bool float_input = in_type == ir::DType::kFloat32 || in_type == ir::DType::kFloat16 ||
+                       in_type == ir::DType::kBFloat16;
+    if (noop || !float_input || node.op_type == "ArgMax" || node.op_type == "ArgMin" ||
+        node.op_type == "ReduceLogSumExp") {
+      row_local = false;
+      break;
+    }
+    const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
+    auto p = static_cast<int64_t>(in.size()) - static_cast<int64_t>(axes.size());
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k] != p + static_cast<int64_t>(k)) row_local = false;
+    }
+    int64_t node_rows = product(in, 0, static_cast<size_t>(std::max<int64_t>(p, 0)));
+    if (rows < 0) rows = node_rows;
+    if (rows != node_rows) row_local = false;
+  }
+  if (row_local) {
+    // Materialized values and outputs must split as [rows, k]; an invariant candidate
+    // that does not split is recomputed instead (inlined).
+    for (ir::NodeId id : ordered) {
+      for (ir::ValueId output : graph.node(id).outputs) {
+        if (output == ir::kNoId) continue;
+        ValueSchedule& value = schedule.values[output];
+        bool needs_split = value.materialized || outputs.count(output) > 0;
+        if (!needs_split) continue;
+        if (split_at_rows(dims_of(graph, output), rows) < 0) {
+          bool reduction = ir::op_kind(graph.node(id)) == ir::OpKind::kReduction;
+          bool depends = false;
+          for (ir::ValueId input : graph.node(id).inputs) {
+            auto it = input == ir::kNoId ? schedule.values.end() : schedule.values.find(input);
+            if (it != schedule.values.end() && it->second.row_varying) depends = true;
+          }
+          if (!reduction && !depends && !outputs.count(output)) {
+            value.materialized = false;
+            value.row_varying = false;
+          } else {
+            row_local = false;
+          }
+        }
+      }
+    }
+  }
+  if (row_local) {
+    for (ir::NodeId id : ordered) {
+      const ir::Node& node = graph.node(id);
+      for (ir::ValueId input : node.inputs) {
+        if (input == ir::kNoId) continue;
+        auto it = schedule.values.find(input);
+        if (it == schedule.values.end() || !it->second.row_varying) continue;
+        if (!read_is_row_local(graph, node, input, rows)) row_local = false;
+      }
+    }
+  }
+
+  const int64_t shared_limit = profile.shared_memory_per_block;
+  if (row_local) {
+    schedule.rows = rows;
+    for (auto& [id, value] : schedule.values) {
+      value.row_elements = elements_of(graph, id) / std::max<int64_t>(rows, 1);
+      if (elements_of(graph, id) % std::max<int64_t>(rows, 1) == 0) {
+        schedule.row_length = std::max(schedule.row_length, value.row_elements);
+      }
+    }
+    for (ir::NodeId id : reductions) {
+      schedule.row_length = std::max(
+          schedule.row_length, elements_of(graph, graph.node(id).inputs[0]) / std::max<int64_t>(rows, 1));
+    }
+    bool warp = schedule.row_length <= kWarpRowLimit;
+    schedule.composition = warp ? Composition::kWarp : Composition::kBlock;
+    schedule.rows_per_block =
+        warp ? static_cast<int>(std::min<int64_t>(kWarpRowsPerBlock, rows)) : 1;
+    if (warp) {
+      schedule.block = 32 * schedule.rows_per_block;
+    } else {
+      int64_t threads = std::min<int64_t>(512, align_to(schedule.row_length, 32));
+      schedule.block = static_cast<int>(std::min<int64_t>(threads, profile.max_threads_per_block));
+    }
+    int64_t blocks_per_wave =
+        static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule.block);
+    int64_t needed = (rows + schedule.rows_per_block - 1) / schedule.rows_per_block;
+    schedule.grid = std::max<int64_t>(1, std::min(needed, blocks_per_wave));
+    if (!warp && rows < blocks_per_wave && split_rows_allowed(graph, ordered, outputs, schedule)) {
+      // Few long rows: split each row across blocks so rows * blocks_per_row fills the
+      // co-resident blocks (SMs x blocks per SM), slices of >= kMinSliceElements.
+      const int64_t length = schedule.row_length;
+      int64_t split = std::min(blocks_per_wave / std::max<int64_t>(rows, 1),
+                               (length + kMinSliceElements - 1) / kMinSliceElements);
+      if (split >= 2) {
+        schedule.slice = (length + split - 1) / split;
+        schedule.blocks_per_row = static_cast<int>((length + schedule.slice - 1) / schedule.slice);
+      }
+    }
+
+    if (schedule.blocks_per_row >= 2) {
+      plan_split_rows(graph, ordered, outputs, &schedule);
+      return schedule;
+    }
+    // Shared memory: row buffers of materialized non-reduction values (FS Alg. 4).
+    std::vector<SharedMemoryRequest> requests;
+    std::vector<ir::ValueId> request_values;
+    for (ir::NodeId id : ordered) {
+      const ir::Node& node = graph.node(id);
+      if (ir::op_kind(node) == ir::OpKind::kReduction) continue;
+      for (ir::ValueId output : node.outputs) {
+        if (output == ir::kNoId) continue;
+        ValueSchedule& value = schedule.values[output];
+        if (!value.materialized) continue;
+        if (outputs.count(output)) {
+          value.storage = Storage::kOutput;
+          continue;
+        }
+        int last_use = position_of_node[id];
+        for (const ir::Use& use : graph.value(output).users) {
+          if (inside.count(use.node)) last_use = std::max(last_use, position_of_node[use.node]);
+        }
+        requests.push_back(SharedMemoryRequest{graph.value(output).name, position_of_node[id],
+                                               last_use,
+                                               value.row_elements * ir::dtype_size(graph.value(output).type.dtype)});
+        request_values.push_back(output);
+      }
+    }
+    GroupPostDominance dominance(graph, ordered, outputs);
+    int64_t scratch = warp ? 0 : kBlockScratchBytes;
+    int64_t limit = (shared_limit - scratch) / schedule.rows_per_block;
+    SharedMemoryPlan plan = plan_shared_memory(
+        requests,
+        [&](size_t later, size_t earlier) {
+          return dominance.post_dominates(graph.value(request_values[later]).producer,
+                                          graph.value(request_values[earlier]).producer);
+        },
+        limit);
+    int64_t workspace = 0;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      ValueSchedule& value = schedule.values[request_values[r]];
+      if (plan.allocations[r].in_shared) {
+        value.storage = Storage::kShared;
+        value.offset = plan.allocations[r].offset;
+      } else {
+        value.storage = Storage::kWorkspace;
+        value.offset = workspace;
+        workspace += align_to(rows * requests[r].bytes, kWorkspaceAlignment);
+      }
+    }
+    for (ir::NodeId id : reductions) schedule.values[graph.node(id).outputs[0]].storage = Storage::kRegister;
+    schedule.shared_bytes_requested = plan.requested_bytes * schedule.rows_per_block + scratch;
+    schedule.shared_bytes = plan.allocated_bytes * schedule.rows_per_block + scratch;
+    schedule.shared_memory_fallback = plan.fallback;
+    schedule.workspace_bytes = workspace;
+  } else if (plan_tiled_gemm(graph, ordered, outputs, profile, &schedule)) {
+    return schedule;
+  } else {
+    // 3./4. Levels of the global composition.
+    std::map<ir::ValueId, int> reach;  // deepest materialized level a value depends on
+    int max_level = -1;
+    for (ir::NodeId id : ordered) {
+      const ir::Node& node = graph.node(id);
+      int depends = -1;
+      for (ir::ValueId input : node.inputs) {
+        auto it = input == ir::kNoId ? schedule.values.end() : schedule.values.find(input);
+        if (it == schedule.values.end()) continue;
+        depends = std::max(depends, it->second.materialized ? it->second.level : reach[input]);
+      }
+      for (ir::ValueId output : node.outputs) {
+        if (output == ir::kNoId) continue;
+        ValueSchedule& value = schedule.values[output];
+        reach[output] = depends;
+        if (value.materialized || outputs.count(output)) {
+          value.level = depends + 1;
+          max_level = std::max(max_level, value.level);
+        }
+      }
+    }
+    schedule.levels = max_level + 1;
+    int64_t work = 1;
+    int64_t workspace = 0;
+    if (schedule.levels > 1) {
+      schedule.barrier_offset = 0;
+      workspace = kWorkspaceAlignment;
+    }
+    for (ir::NodeId id : ordered) {
+      for (ir::ValueId output : graph.node(id).outputs) {
+        if (output == ir::kNoId) continue;
+        ValueSchedule& value = schedule.values[output];
+        if (value.materialized || outputs.count(output)) work = std::max(work, elements_of(graph, output));
+        if (!value.materialized) continue;
+        schedule.materialized.push_back(output);
+        if (outputs.count(output)) {
+          value.storage = Storage::kOutput;
+        } else {
+          value.storage = Storage::kWorkspace;
+          value.offset = workspace;
+          workspace += align_to(graph.value(output).type.num_bytes(), kWorkspaceAlignment);
+        }
+      }
+    }
+    schedule.workspace_bytes = workspace;
+    schedule.block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
+    int64_t blocks_per_wave =
+        static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule.block);
+    schedule.grid = std::max<int64_t>(1, std::min((work + schedule.block - 1) / schedule.block, blocks_per_wave));
+    schedule.cooperative = schedule.levels > 1;
+    if (schedule.cooperative) {
+      schedule.composition = Composition::kGlobal;
+    } else {
+      // Independent parts (weakly connected components of the group's data flow).
+      std::map<ir::NodeId, ir::NodeId> parent;
+      for (ir::NodeId id : ordered) parent[id] = id;
+      auto find = [&](ir::NodeId x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+      };
+      for (ir::NodeId id : ordered) {
+        for (ir::ValueId input : graph.node(id).inputs) {
+          if (input == ir::kNoId) continue;
+          ir::NodeId producer = graph.value(input).producer;
+          if (producer != ir::kNoId && inside.count(producer)) {
+            ir::NodeId a = find(id);
+            ir::NodeId b = find(producer);
+            if (a != b) parent[std::max(a, b)] = std::min(a, b);
+          }
+        }
+      }
+      std::map<ir::NodeId, std::vector<ir::NodeId>> components;
+      std::vector<ir::NodeId> roots;
+      for (ir::NodeId id : ordered) {
+        ir::NodeId root = find(id);
+        if (!components.count(root)) roots.push_back(root);
+        components[root].push_back(id);
+      }
+      // A part without an output (only views feeding nothing) is dropped from packing.
+      for (ir::NodeId root : roots) {
+        bool writes = false;
+        for (ir::NodeId id : components[root]) {
+          for (ir::ValueId output : graph.node(id).outputs) {
+            if (output != ir::kNoId && outputs.count(output)) writes = true;
+          }
+        }
+        if (writes) schedule.parts.push_back(components[root]);
+      }
+      schedule.composition =
+          schedule.parts.size() >= 2 ? Composition::kPacking : Composition::kThread;
+      if (schedule.composition == Composition::kPacking) {
+        schedule.grid = 0;
+        for (const std::vector<ir::NodeId>& part : schedule.parts) {
+          int64_t part_work = 1;
+          for (ir::NodeId id : part) {
+            for (ir::ValueId output : graph.node(id).outputs) {
+              if (output != ir::kNoId && outputs.count(output)) {
+                part_work = std::max(part_work, elements_of(graph, output));
+              }
+            }
+          }
+          int64_t part_grid = std::max<int64_t>(
+              1, std::min((part_work + schedule.block - 1) / schedule.block, blocks_per_wave));
+          schedule.part_grids.push_back(part_grid);
+          schedule.grid += part_grid;
+        }
+      } else {
+        schedule.parts.clear();
+      }
+    }
+  }
+  return schedule;
+}
+
+}  // namespace stitch::emit

@@ -1,0 +1,133 @@
+// Schedules: how a fused group runs on the GPU (FusionStitching section 5.1-5.2,
+// AStitch sections 3-4). Given a convex group, decide which values are computed in
+// registers at their consumer's index (thread composition), which are materialized
+// (kept in shared memory or the global workspace), the thread mapping, the
+// composition, the launch configuration and the implementation template.
+//
+// Algorithm:
+//  1. Materialize: reductions and GEMMs always; a non-View value read by two or more
+//     nodes of the group (computed once and shared, AStitch 2.3.1, instead of being
+//     recomputed per consumer); everything else (elementwise, broadcast, injective,
+//     view) is an index function inlined into its readers. Group outputs are
+//     written to global memory.
+//  2. Row-local test (the dominant op fixes the mapping, AStitch 4.2): when the
+//     group has reductions, all of them reduce a trailing suffix of axes over the
+//     same number of rows R, every materialized value and output splits as
+//     [R, k] at a dim boundary, and every read of a row-varying value (one that
+//     depends on a materialized value) stays inside its row (leading dims equal, no
+//     broadcast across rows), then one warp (rows <= 1024 elements: many rows packed
+//     per block, <750000,32>) or one block (longer rows) owns each row: "warp"
+//     or "block" composition. Reductions become shuffle (+ shared) all-reductions
+//     whose results stay in registers; row-sized intermediates go to shared memory
+//     (FS Algorithm 4 plan), or to the workspace when over the per-block limit
+//     ("regional to global", AStitch 4.4). Few long rows (block mode, rows below
+//     the co-resident blocks) split each row across several blocks: per-slice
+//     partials in the workspace, phases separated by stitch_grid_sync, "block"
+//     composition with a GRID-SPLIT_k template (<64,30000>: 8 blocks per row on H100).
+//  2b. A group whose only heavy op is one fine-grained (batched) MatMul, possibly fed
+//     by reductions and followed by a same-index epilogue: "block" composition with A
+//     and B tiles in shared memory (FS Fig. 1 and 5(d)).
+//  3. Otherwise, a group without materialized intermediates is one grid-stride
+//     stage: "thread" composition, or "packing" when it has independent parts
+//     (each part gets its own range of blocks).
+//  4. Otherwise the always-correct "global" composition: materialized values are
+//     computed in levels (a value's level is one more than the deepest
+//     materialized value it reads), each level a grid-stride loop over the value's
+//     elements, levels separated by stitch_grid_sync in a cooperative launch,
+//     intermediates in the workspace.
+//
+// Example: softmax over f32[64,128] (ReduceMax, Sub, Exp, ReduceSum, Div): R = 64,
+// rows of 128 -> warp per row, 8 rows per 256-thread block, grid 8; template
+//   max_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; sum_1[GRID-WARP_8,CTA]; div_1[GRID-WARP_8,CTA];
+// Precondition: static shapes (checked: an error names the node otherwise).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cost_model/device_profile.h"
+#include "emit/group_boundary.h"
+#include "ir/graph.h"
+#include "ir/status.h"
+
+namespace stitch::emit {
+
+enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal };
+std::string_view composition_name(Composition composition);  // "thread", "warp", ...
+
+enum class Storage {
+  kRegister,   // inlined: recomputed at each reader's index, or a row result in a register
+  kShared,     // per warp/block row buffer in the shared arena
+  kWorkspace,  // global scratch (the launcher's workspace)
+  kOutput,     // a group output: the output buffer itself
+};
+
+struct ValueSchedule {
+  ir::ValueId value = ir::kNoId;
+  bool materialized = false;
+  Storage storage = Storage::kRegister;
+  int64_t offset = 0;      // bytes into the shared arena (per warp slot) or the workspace
+  int level = 0;           // global composition: the stage that computes it; split rows:
+                           // the phase that writes it (a reduction: its partials)
+  int64_t partial_offset = -1;  // split rows, reductions: workspace offset of the partials
+  bool row_varying = false;
+  int64_t row_elements = 0;  // row-local: elements of this value per row (k)
+};
+
+struct GroupSchedule {
+  GroupBoundary boundary;
+  Composition composition = Composition::kGlobal;
+  std::map<ir::ValueId, ValueSchedule> values;  // every value produced by the group
+  std::vector<ir::ValueId> materialized;         // in topological order
+  int levels = 1;                                // global composition: stages
+  // Row-local (warp/block) mapping.
+  int64_t rows = 0;
+  int64_t row_length = 0;      // the longest row (k) among the group's values
+  int rows_per_block = 1;      // warp composition: warps per block
+  // Block composition with split rows (AStitch 4.2, few long rows): each row is cut
+  // into `blocks_per_row` slices of `slice` elements, one block per (row, slice);
+  // reductions write per-slice partials to the workspace, and `levels` phases are
+  // separated by stitch_grid_sync (a phase combines the partials it reads).
+  int blocks_per_row = 1;
+  int64_t slice = 0;
+  // Block composition of a fine-grained (batched) MatMul (FS Fig. 1, 5(d)): each block
+  // owns tiles of [tile_m, tile_n] output elements of one batch; it loads the
+  // [tile_m, k] rows of A and the [k, tile_n] columns of B into the shared arena (a
+  // reduction feeding A or B is computed while loading), then each thread accumulates
+  // its outputs from shared memory and applies the same-index epilogue.
+  ir::NodeId tiled_gemm = ir::kNoId;
+  int64_t gemm_batch = 1, gemm_m = 1, gemm_n = 1, gemm_k = 1;
+  int64_t tile_m = 1, tile_n = 1;
+  int64_t tile_a_offset = 0, tile_b_offset = 0;  // bytes into the arena
+  // Packing: the group's independent parts (node ids), each over its own blocks.
+  std::vector<std::vector<ir::NodeId>> parts;
+  std::vector<int64_t> part_grids;  // blocks of each part, in order
+  // Launch.
+  int64_t grid = 1;
+  int block = 32;
+  bool cooperative = false;
+  int64_t shared_bytes = 0;           // the arena (after reuse)
+  int64_t shared_bytes_requested = 0;  // without reuse
+  std::string shared_memory_fallback;  // "" or "regional to global"
+  int64_t workspace_bytes = 0;         // intermediates + barrier counter
+  int64_t barrier_offset = -1;         // workspace offset of the grid-barrier counter
+};
+
+// Builds the schedule. Errors (non-static shapes, an op without an index function)
+// name the node "name (OpType)" and the fix.
+Result<GroupSchedule> build_schedule(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                     const cost_model::DeviceProfile& profile);
+
+// Dims of a value (precondition: static shape).
+const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value);
+int64_t elements_of(const ir::Graph& graph, ir::ValueId value);
+
+// Reduced axes of a Reduce*/ArgMax/ArgMin node, sorted and non-negative, from the
+// attribute or the constant axes input; error when axes come from a non-constant
+// value. `noop` is set for noop_with_empty_axes with no axes (the op is Identity).
+Result<std::vector<int64_t>> reduction_axes(const ir::Graph& graph, const ir::Node& node,
+                                            bool* noop);
+
+}  // namespace stitch::emit

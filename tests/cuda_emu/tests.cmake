@@ -1,0 +1,80 @@
+# Tests of the CUDA emulation layer and the kernel prelude (emit/cuda, issue 5), included
+# from tests/CMakeLists.txt:
+#   - stitch_cuda_emu_tests / stitch_cuda_emu_threads_tests: the GoogleTest suite against
+#     the fiber and the threads emulation (same sources);
+#   - cuda_emu.tsan_clean / cuda_emu.tsan_race: the transpose kernel under ThreadSanitizer
+#     runs clean, and its copy without __syncthreads is reported as a data race;
+#   - cuda_emu.nvcc_sm80 / _sm90 and cuda_emu.nvrtc_sm80 / _sm90: the same kernel file
+#     compiled by nvcc (warnings as errors) and by NVRTC.
+if(NOT TARGET stitch_cuda_emu)
+  return()
+endif()
+set(STITCH_EMU_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu)
+set(STITCH_EMU_TEST_KERNELS ${STITCH_EMU_TEST_DIR}/kernels/emu_test_kernels.cu)
+file(GLOB STITCH_EMU_TEST_SOURCES CONFIGURE_DEPENDS ${STITCH_EMU_TEST_DIR}/*_test.cc)
+
+foreach(pair "stitch_cuda_emu_tests:stitch_cuda_emu"
+             "stitch_cuda_emu_threads_tests:stitch_cuda_emu_threads")
+  string(REPLACE ":" ";" parts ${pair})
+  list(GET parts 0 name)
+  list(GET parts 1 library)
+  add_executable(${name} ${STITCH_EMU_TEST_SOURCES})
+  target_link_libraries(${name} PRIVATE ${library} stitch_common GTest::gtest_main)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${name}."
+                       PROPERTIES TIMEOUT 60)
+endforeach()
+
+# ThreadSanitizer pair: its own executable with stitch_emu.cc compiled in, so the whole
+# program is instrumented; only where the compiler links -fsanitize=thread, and not in the
+# AddressSanitizer configuration (the two do not mix).
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
+set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
+check_cxx_source_compiles("int main() { return 0; }" STITCH_HAVE_TSAN)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(STITCH_HAVE_TSAN AND NOT STITCH_SANITIZE)
+  add_executable(stitch_cuda_emu_tsan ${STITCH_EMU_TEST_DIR}/tsan/transpose_race_main.cc
+                                      ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu.cc)
+  target_include_directories(stitch_cuda_emu_tsan PRIVATE ${PROJECT_SOURCE_DIR}/emit/cuda)
+  target_compile_definitions(stitch_cuda_emu_tsan PRIVATE STITCH_EMULATION STITCH_EMU_THREADS)
+  target_compile_options(stitch_cuda_emu_tsan PRIVATE -fsanitize=thread -g -O1)
+  target_link_options(stitch_cuda_emu_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(stitch_cuda_emu_tsan PRIVATE stitch_warnings Threads::Threads)
+  add_test(NAME cuda_emu.tsan_clean COMMAND stitch_cuda_emu_tsan clean)
+  set_tests_properties(cuda_emu.tsan_clean PROPERTIES
+      FAIL_REGULAR_EXPRESSION "ThreadSanitizer" TIMEOUT 60
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1")
+  # Passes only when TSan's report appears (the exit status is not what is tested).
+  add_test(NAME cuda_emu.tsan_race COMMAND stitch_cuda_emu_tsan racy)
+  set_tests_properties(cuda_emu.tsan_race PROPERTIES
+      PASS_REGULAR_EXPRESSION "WARNING: ThreadSanitizer: data race" TIMEOUT 60)
+else()
+  add_test(NAME cuda_emu.tsan_clean
+           COMMAND sh -c "echo 'ThreadSanitizer unavailable (or STITCH_SANITIZE=ON): skipped'; exit 77")
+  set_tests_properties(cuda_emu.tsan_clean PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+
+foreach(arch sm_80 sm_90)
+  string(REPLACE "sm_" "" number ${arch})
+  stitch_add_nvcc_compile_test(NAME cuda_emu.nvcc_sm${number} SOURCE ${STITCH_EMU_TEST_KERNELS}
+                               ARCH ${arch} INCLUDES ${PROJECT_SOURCE_DIR}/emit/cuda)
+endforeach()
+
+if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc)
+  add_executable(stitch_nvrtc_check ${CMAKE_CURRENT_SOURCE_DIR}/tools/nvrtc_check.cc)
+  target_link_libraries(stitch_nvrtc_check PRIVATE CUDA::nvrtc stitch_warnings)
+  list(GET CUDAToolkit_INCLUDE_DIRS 0 stitch_cuda_include)
+  target_compile_definitions(stitch_nvrtc_check PRIVATE
+                             STITCH_CUDA_INCLUDE_DIR="${stitch_cuda_include}")
+  foreach(arch sm_80 sm_90)
+    string(REPLACE "sm_" "" number ${arch})
+    add_test(NAME cuda_emu.nvrtc_sm${number}
+             COMMAND stitch_nvrtc_check ${STITCH_EMU_TEST_KERNELS} --arch ${arch}
+                     -I ${PROJECT_SOURCE_DIR}/emit/cuda)
+  endforeach()
+else()
+  add_test(NAME cuda_emu.nvrtc_sm80
+           COMMAND sh -c "echo 'CUDA toolkit with NVRTC not found: skipping the NVRTC compile'; exit 77")
+  set_tests_properties(cuda_emu.nvrtc_sm80 PROPERTIES SKIP_RETURN_CODE 77)
+endif()
