@@ -626,8 +626,6 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
     STITCH_ASSIGN_OR_RETURN(std::string indices, accessor(input(1)));
     std::vector<int64_t> strides = in_strides;
     strides[static_cast<size_t>(axis)] = 0;
-    int64_t axis_stride = 1;
-    for (size_t d = static_cast<size_t>(axis) + 1; d < out_dims.size(); ++d) axis_stride *= out_dims[d];
     return "    long long g = static_cast<long long>(" + indices + "(i));\n" +
            "    if (g < 0) g += " + num(in_dims[static_cast<size_t>(axis)]) + ";\n" +
            ret(x + "(" + strided_index(out_dims, strides, "i") + " + g * " + num(in_strides[static_cast<size_t>(axis)]) + ")");

@@ -248,7 +248,6 @@ class CandidateGenerator {
       : graph_(graph),
         partition_(partition),
         profile_(profile),
-        score_options_(score_options),
         options_(options),
         statistics_(statistics),
         start_(Clock::now()),
@@ -704,7 +703,6 @@ class CandidateGenerator {
   const ir::Graph& graph_;
   const Partition& partition_;
   const cost_model::DeviceProfile& profile_;
-  const cost_model::ScoreOptions& score_options_;
   const CandidateOptions& options_;
   CandidateStatistics& statistics_;
   Clock::time_point start_;
