@@ -75,6 +75,33 @@ int Node::num_inputs_present() const {
   return count;
 }
 
+std::optional<Tensor> constant_node_value(const Node& node) {
+  for (const Attribute& attribute : node.attributes) {
+    const std::string& name = attribute.name;
+    if (name == "value" && attribute.tensor != nullptr) return *attribute.tensor;
+    if (name == "value_float") return Tensor::from_float({}, {attribute.f});
+    if (name == "value_floats") {
+      return Tensor::from_float({static_cast<int64_t>(attribute.floats.size())}, attribute.floats);
+    }
+    if (name == "value_int") return Tensor::from_int64({}, {attribute.i});
+    if (name == "value_ints") {
+      return Tensor::from_int64({static_cast<int64_t>(attribute.ints.size())}, attribute.ints);
+    }
+    if (name == "value_string" || name == "value_strings") {
+      Tensor tensor;
+      tensor.dtype = DType::kString;
+      if (name == "value_string") {
+        tensor.strings = {attribute.s};
+      } else {
+        tensor.dims = {static_cast<int64_t>(attribute.strings.size())};
+        tensor.strings = attribute.strings;
+      }
+      return tensor;
+    }
+  }
+  return std::nullopt;
+}
+
 ValueId Graph::add_value(std::string value_name, TensorType type) {
   STITCH_CHECK(!value_by_name_.contains(value_name)) << "duplicate value name " << value_name;
   auto id = static_cast<ValueId>(values_.size());

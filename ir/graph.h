@@ -62,7 +62,7 @@ struct Node {
   std::string name;      // the ONNX node name ("" when the model had none)
   std::string op_type;
   std::string domain;    // "" is the default ONNX domain (add_node maps "ai.onnx" to "")
-  int64_t opset = 0;     // version of `domain` the model imports
+  int64_t opset = 0;     // version of `domain` the model imports; 0 when unset
   std::vector<Attribute> attributes;  // in model order
   std::vector<ValueId> inputs;   // kNoId for an omitted optional input
   std::vector<ValueId> outputs;  // kNoId for an omitted optional output
@@ -84,7 +84,14 @@ struct Node {
   // "\"Add_3\" (Add)" or "<unnamed> (Add)": how messages and reports name a node.
   std::string display_name() const;
   int num_inputs_present() const;
+  // `opset`, or `fallback` when unset (nodes created without one).
+  int64_t opset_or(int64_t fallback) const { return opset > 0 ? opset : fallback; }
 };
+
+// The tensor a Constant node carries: a copy of its `value` tensor, or the tensor
+// its value_float(s), value_int(s) or value_string(s) attribute stands for. Nullopt
+// for sparse_value (kept serialized) and when no value attribute is set.
+std::optional<Tensor> constant_node_value(const Node& node);
 
 class Graph {
  public:

@@ -54,6 +54,22 @@ Status KernelContext::check_scalar_input(size_t input_index) const {
   return Status::ok();
 }
 
+KernelResult single(Tensor tensor) {
+  std::vector<Tensor> outputs;
+  outputs.push_back(std::move(tensor));
+  return outputs;
+}
+
+Result<int64_t> axis_of(const KernelContext& ctx, int64_t axis, int64_t rank) {
+  int64_t normalized = 0;
+  if (!normalize_axis(axis, rank, &normalized)) {
+    return ctx.error("axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(rank) + "; use an axis in [" + std::to_string(-rank) + ", " +
+                     std::to_string(rank - 1) + "]");
+  }
+  return normalized;
+}
+
 int64_t element_count(const std::vector<int64_t>& dims) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
@@ -174,8 +190,6 @@ Tensor gather_by_axis_maps(const Tensor& source, const std::vector<int64_t>& out
   return out;
 }
 
-std::vector<int64_t> int_values(const Tensor& tensor) { return tensor.to_int64_vector(); }
-
 std::vector<double> doubles_of(const Tensor& tensor) {
   std::vector<double> values(static_cast<size_t>(tensor.num_elements()));
   visit_float(tensor.dtype, [&](auto tag) {
@@ -215,8 +229,6 @@ const reference::KernelTable& kernel_table() {
   }();
   return table;
 }
-
-bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
 
 reference::Kernel find_kernel(std::string_view domain, std::string_view op_type) {
   if (!is_default_domain(domain)) return nullptr;
@@ -337,7 +349,7 @@ Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
       }
       node_inputs.push_back(tensor);
     }
-    int64_t opset = node.opset > 0 ? node.opset : model.opset_of(node.domain);
+    int64_t opset = node.opset_or(model.opset_of(node.domain));
     STITCH_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, evaluate_node(node, opset, node_inputs));
     for (ValueId input : node.inputs) {
       if (input == kNoId) continue;

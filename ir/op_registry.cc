@@ -131,9 +131,9 @@ const std::vector<OpSchema>& schema_table() {
   return table;
 }
 
-bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
-
 }  // namespace
+
+bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
 
 const OpSchema* find_op_schema(std::string_view domain, std::string_view op_type) {
   if (!is_default_domain(domain)) return nullptr;
@@ -167,7 +167,7 @@ namespace {
 std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node& node,
                                                  int64_t rank) {
   const std::string& op = node.op_type;
-  int64_t opset = node.opset > 0 ? node.opset : 21;  // unset: the newest semantics
+  int64_t opset = node.opset_or(21);  // unset: the newest semantics
   std::vector<int64_t> axes;
   auto range_from = [&](int64_t first) {
     if (first < 0) first += rank;

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -92,10 +93,16 @@ struct OpSchema {
   ShapeRule infer;
 };
 
+// "" or "ai.onnx": the domains whose ops the registry knows.
+bool is_default_domain(std::string_view domain);
 // The schema for a default-domain op, or null (the op is Opaque).
 const OpSchema* find_op_schema(std::string_view domain, std::string_view op_type);
 // Every op type the registry knows, sorted.
 std::vector<std::string_view> registered_op_types();
+// The input dims [start, end) a Shape node returns: from opset 15 its start and end
+// attributes, negative ones counted from the back, both clamped to [0, rank]; the
+// range is empty when end <= start.
+std::pair<int64_t, int64_t> shape_op_range(const Node& node, int64_t opset, int64_t rank);
 // The kind of a node: Opaque for unknown ops and other domains.
 OpKind op_kind(const Node& node);
 // Row/column/all classification of a Reduction node from its input shape and axes;

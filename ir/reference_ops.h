@@ -54,6 +54,11 @@ using KernelResult = Result<std::vector<Tensor>>;
 using Kernel = KernelResult (*)(const KernelContext&);
 using KernelTable = std::map<std::string_view, Kernel>;
 
+// A kernel's result with one output.
+KernelResult single(Tensor tensor);
+// `axis` normalized from [-rank, rank) to [0, rank), or an error giving that range.
+Result<int64_t> axis_of(const KernelContext& ctx, int64_t axis, int64_t rank);
+
 void add_elementwise_kernels(KernelTable& table);
 void add_shape_kernels(KernelTable& table);
 void add_reduction_kernels(KernelTable& table);
@@ -292,8 +297,6 @@ Tensor gather_by_axis_maps(const Tensor& source, const std::vector<int64_t>& out
 // ---------------------------------------------------------------------------------
 // Attributes and inputs.
 
-// Reads an integer tensor (int32/int64/...) input as int64 values.
-std::vector<int64_t> int_values(const Tensor& tensor);
 // Reads a float tensor (any width) as doubles.
 std::vector<double> doubles_of(const Tensor& tensor);
 // Error unless input `index` (when present) has a float dtype.

@@ -12,12 +12,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-KernelResult single(Tensor tensor) {
-  std::vector<Tensor> outputs;
-  outputs.push_back(std::move(tensor));
-  return outputs;
-}
-
 enum class Group { kFloat, kNumeric, kAll };
 
 template <Group kGroup, typename F>

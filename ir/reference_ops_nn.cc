@@ -11,12 +11,6 @@ namespace stitch::ir::reference {
 
 namespace {
 
-KernelResult single(Tensor tensor) {
-  std::vector<Tensor> outputs;
-  outputs.push_back(std::move(tensor));
-  return outputs;
-}
-
 Status check_same_dtype(const KernelContext& ctx, size_t a, size_t b) {
   const Tensor* ta = ctx.input(a);
   const Tensor* tb = ctx.input(b);
@@ -492,7 +486,7 @@ KernelResult resize_kernel(const KernelContext& ctx) {
   std::vector<float> scales(static_cast<size_t>(rank), 1.0f);
   std::vector<int64_t> out_dims = x.dims;
   if (sizes_tensor != nullptr && sizes_tensor->num_elements() > 0) {
-    std::vector<int64_t> sizes = int_values(*sizes_tensor);
+    std::vector<int64_t> sizes = sizes_tensor->to_int64_vector();
     if (sizes.size() != axes.size()) {
       return ctx.error("sizes has " + std::to_string(sizes.size()) + " entries for " +
                        std::to_string(axes.size()) + " axes; give one per axis");
@@ -898,7 +892,7 @@ KernelResult lstm_kernel(const KernelContext& ctx) {
     if (sequence_lens->num_elements() != batch || !dtype_is_integer(sequence_lens->dtype)) {
       return ctx.error("sequence_lens must be int32 of shape [batch]; fix it");
     }
-    lengths = int_values(*sequence_lens);
+    lengths = sequence_lens->to_int64_vector();
     for (int64_t length : lengths) {
       if (length < 0 || length > steps) {
         return ctx.error("sequence_lens has " + std::to_string(length) + " outside [0, " +

@@ -11,22 +11,6 @@ namespace stitch::ir::reference {
 
 namespace {
 
-KernelResult single(Tensor tensor) {
-  std::vector<Tensor> outputs;
-  outputs.push_back(std::move(tensor));
-  return outputs;
-}
-
-Result<int64_t> axis_of(const KernelContext& ctx, int64_t axis, int64_t rank) {
-  int64_t normalized = 0;
-  if (!normalize_axis(axis, rank, &normalized)) {
-    return ctx.error("axis " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(rank) + "; use an axis in [" + std::to_string(-rank) + ", " +
-                     std::to_string(rank - 1) + "]");
-  }
-  return normalized;
-}
-
 enum class Reduce { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
 KernelResult reduce_kernel(const KernelContext& ctx, Reduce kind) {
@@ -38,7 +22,7 @@ KernelResult reduce_kernel(const KernelContext& ctx, Reduce kind) {
     const Tensor* given = ctx.input(1);
     if (given != nullptr) {
       if (given->dtype != DType::kInt64) return ctx.unsupported_dtype(1);
-      axes = int_values(*given);
+      axes = given->to_int64_vector();
     }
     if (axes.empty() && ctx.node.int_attribute("noop_with_empty_axes", 0) != 0) {
       return single(x);
@@ -234,15 +218,24 @@ KernelResult softmax_kernel(const KernelContext& ctx, bool log) {
   return single(std::move(out));
 }
 
-// Stores `values` as a tensor of `dtype` and `dims`.
-Tensor tensor_of(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values) {
-  Tensor out = make_tensor(dtype, std::move(dims));
-  visit_float(dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    for (size_t i = 0; i < values.size(); ++i)
-      store<S>(out.bytes.data(), static_cast<int64_t>(i), values[i]);
-  });
-  return out;
+// Mean and 1 / sqrt(variance + epsilon) of elements [base, base + count) of `x`
+// (mean and variance 0 when count is 0), accumulated in double.
+struct Moments {
+  double mean;
+  double inv_std;
+};
+template <typename S>
+Moments moments_of(const Tensor& x, int64_t base, int64_t count, double epsilon) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < count; ++i) sum += load<S>(x.bytes.data(), base + i);
+  const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+  double squares = 0.0;
+  for (int64_t i = 0; i < count; ++i) {
+    double centered = load<S>(x.bytes.data(), base + i) - mean;
+    squares += centered * centered;
+  }
+  const double variance = count > 0 ? squares / static_cast<double>(count) : 0.0;
+  return {mean, 1.0 / std::sqrt(variance + epsilon)};
 }
 
 KernelResult layer_norm_kernel(const KernelContext& ctx) {
@@ -282,20 +275,11 @@ KernelResult layer_norm_kernel(const KernelContext& ctx) {
     using S = typename decltype(tag)::type;
     for (int64_t o = 0; o < outer; ++o) {
       const int64_t base = o * inner;
-      double sum = 0.0;
-      for (int64_t i = 0; i < inner; ++i) sum += load<S>(x.bytes.data(), base + i);
-      const double mean = inner > 0 ? sum / static_cast<double>(inner) : 0.0;
-      double squares = 0.0;
+      const Moments moments = moments_of<S>(x, base, inner, epsilon);
+      means[static_cast<size_t>(o)] = moments.mean;
+      inv_std[static_cast<size_t>(o)] = moments.inv_std;
       for (int64_t i = 0; i < inner; ++i) {
-        double centered = load<S>(x.bytes.data(), base + i) - mean;
-        squares += centered * centered;
-      }
-      const double inv =
-          1.0 / std::sqrt((inner > 0 ? squares / static_cast<double>(inner) : 0.0) + epsilon);
-      means[static_cast<size_t>(o)] = mean;
-      inv_std[static_cast<size_t>(o)] = inv;
-      for (int64_t i = 0; i < inner; ++i) {
-        double y = (load<S>(x.bytes.data(), base + i) - mean) * inv;
+        double y = (load<S>(x.bytes.data(), base + i) - moments.mean) * moments.inv_std;
         if (!params[0].empty())
           y *= params[0][static_cast<size_t>(index_of[0][static_cast<size_t>(i)])];
         if (!params[1].empty())
@@ -310,10 +294,10 @@ KernelResult layer_norm_kernel(const KernelContext& ctx) {
   if (!dtype_is_float(stash)) stash = DType::kFloat32;
   std::vector<int64_t> stat_dims = x.dims;
   std::fill(stat_dims.begin() + axis, stat_dims.end(), 1);
-  if (ctx.wants_output(1)) outputs.push_back(tensor_of(stash, stat_dims, means));
+  if (ctx.wants_output(1)) outputs.push_back(Tensor::from_doubles(stash, stat_dims, means));
   if (ctx.wants_output(2)) {
     outputs.resize(2);
-    outputs.push_back(tensor_of(stash, stat_dims, inv_std));
+    outputs.push_back(Tensor::from_doubles(stash, stat_dims, inv_std));
   }
   return outputs;
 }
@@ -399,19 +383,12 @@ KernelResult group_norm(const KernelContext& ctx, int64_t groups, bool per_group
     for (int64_t n = 0; n < x.dims[0]; ++n) {
       for (int64_t g = 0; g < groups; ++g) {
         const int64_t base = (n * groups + g) * span;
-        double sum = 0.0;
-        for (int64_t i = 0; i < span; ++i) sum += load<S>(x.bytes.data(), base + i);
-        const double mean = span > 0 ? sum / static_cast<double>(span) : 0.0;
-        double squares = 0.0;
-        for (int64_t i = 0; i < span; ++i) {
-          double centered = load<S>(x.bytes.data(), base + i) - mean;
-          squares += centered * centered;
-        }
-        const double inv =
-            1.0 / std::sqrt((span > 0 ? squares / static_cast<double>(span) : 0.0) + epsilon);
+        const Moments moments = moments_of<S>(x, base, span, epsilon);
         for (int64_t i = 0; i < span; ++i) {
           auto p = static_cast<size_t>(per_group_affine ? g : g * per_group + i / spatial);
-          double y = (load<S>(x.bytes.data(), base + i) - mean) * inv * scale[p] + bias[p];
+          double y =
+              (load<S>(x.bytes.data(), base + i) - moments.mean) * moments.inv_std * scale[p] +
+              bias[p];
           store<S>(out.bytes.data(), base + i, y);
         }
       }

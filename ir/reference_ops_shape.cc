@@ -7,17 +7,12 @@
 #include <limits>
 #include <set>
 
+#include "ir/op_registry.h"
 #include "ir/reference_ops.h"
 
 namespace stitch::ir::reference {
 
 namespace {
-
-KernelResult single(Tensor tensor) {
-  std::vector<Tensor> outputs;
-  outputs.push_back(std::move(tensor));
-  return outputs;
-}
 
 Tensor with_dims(const Tensor& x, std::vector<int64_t> dims) {
   Tensor out;
@@ -36,23 +31,12 @@ Status check_integer(const KernelContext& ctx, size_t index) {
   return Status::ok();
 }
 
-Result<int64_t> axis_of(const KernelContext& ctx, int64_t axis, int64_t rank,
-                        const std::string& what) {
-  int64_t normalized = 0;
-  if (!normalize_axis(axis, rank, &normalized)) {
-    return ctx.error(what + " " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(rank) + "; use an axis in [" + std::to_string(-rank) + ", " +
-                     std::to_string(rank - 1) + "]");
-  }
-  return normalized;
-}
-
 // Normalized, sorted, duplicate-free axes.
 Result<std::vector<int64_t>> axes_of(const KernelContext& ctx, const std::vector<int64_t>& axes,
                                      int64_t rank) {
   std::vector<int64_t> normalized;
   for (int64_t axis : axes) {
-    STITCH_ASSIGN_OR_RETURN(int64_t a, axis_of(ctx, axis, rank, "axis"));
+    STITCH_ASSIGN_OR_RETURN(int64_t a, axis_of(ctx, axis, rank));
     normalized.push_back(a);
   }
   std::sort(normalized.begin(), normalized.end());
@@ -65,7 +49,7 @@ Result<std::vector<int64_t>> axes_of(const KernelContext& ctx, const std::vector
 KernelResult expand_kernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
-  std::vector<int64_t> shape = int_values(*ctx.input(1));
+  std::vector<int64_t> shape = ctx.input(1)->to_int64_vector();
   std::vector<int64_t> dims;
   if (!broadcast_shapes(x.dims, shape, &dims)) {
     return ctx.error("cannot expand " + dims_string(x.dims) + " to " + dims_string(shape) +
@@ -142,7 +126,7 @@ KernelResult transpose_kernel(const KernelContext& ctx) {
 KernelResult reshape_kernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
-  std::vector<int64_t> shape = int_values(*ctx.input(1));
+  std::vector<int64_t> shape = ctx.input(1)->to_int64_vector();
   bool allow_zero = ctx.opset >= 14 && ctx.node.int_attribute("allowzero", 0) != 0;
   std::vector<int64_t> magnitudes;
   for (int64_t d : shape) magnitudes.push_back(d == -1 ? 1 : d);
@@ -207,7 +191,7 @@ Result<std::vector<int64_t>> axes_input_or_attribute(const KernelContext& ctx, i
     if (axes == nullptr) return std::vector<int64_t>{};
     STITCH_RETURN_IF_ERROR(check_integer(ctx, input_index));
     *given = true;
-    return int_values(*axes);
+    return axes->to_int64_vector();
   }
   const Attribute* attribute = ctx.node.find_attribute("axes");
   if (attribute == nullptr) return std::vector<int64_t>{};
@@ -255,8 +239,7 @@ KernelResult unsqueeze_kernel(const KernelContext& ctx) {
 KernelResult concat_kernel(const KernelContext& ctx) {
   const Tensor& first = *ctx.input(0);
   const auto rank = static_cast<int64_t>(first.dims.size());
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          axis_of(ctx, ctx.node.int_attribute("axis", 0), rank, "axis"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, ctx.node.int_attribute("axis", 0), rank));
   std::vector<int64_t> dims = first.dims;
   dims[static_cast<size_t>(axis)] = 0;
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
@@ -291,14 +274,13 @@ KernelResult concat_kernel(const KernelContext& ctx) {
 KernelResult split_kernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const auto rank = static_cast<int64_t>(x.dims.size());
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          axis_of(ctx, ctx.node.int_attribute("axis", 0), rank, "axis"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, ctx.node.int_attribute("axis", 0), rank));
   const int64_t dim = x.dims[static_cast<size_t>(axis)];
   std::vector<int64_t> sizes;
   if (ctx.opset >= 13) {
     if (ctx.input(1) != nullptr) {
       STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
-      sizes = int_values(*ctx.input(1));
+      sizes = ctx.input(1)->to_int64_vector();
     }
   } else {
     sizes = ctx.node.ints_attribute("split", {});
@@ -361,10 +343,10 @@ KernelResult slice_kernel(const KernelContext& ctx) {
     for (size_t i = 1; i < 5; ++i) STITCH_RETURN_IF_ERROR(check_integer(ctx, i));
     if (ctx.input(1) == nullptr) return ctx.missing_input(1);
     if (ctx.input(2) == nullptr) return ctx.missing_input(2);
-    starts = int_values(*ctx.input(1));
-    ends = int_values(*ctx.input(2));
-    if (ctx.input(3) != nullptr) axes = int_values(*ctx.input(3));
-    if (ctx.input(4) != nullptr) steps = int_values(*ctx.input(4));
+    starts = ctx.input(1)->to_int64_vector();
+    ends = ctx.input(2)->to_int64_vector();
+    if (ctx.input(3) != nullptr) axes = ctx.input(3)->to_int64_vector();
+    if (ctx.input(4) != nullptr) steps = ctx.input(4)->to_int64_vector();
   }
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -382,7 +364,7 @@ KernelResult slice_kernel(const KernelContext& ctx) {
   std::vector<int64_t> first(x.dims.size(), 0);
   std::vector<int64_t> step_of(x.dims.size(), 1);
   for (size_t k = 0; k < starts.size(); ++k) {
-    STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, axes[k], rank, "axis"));
+    STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, axes[k], rank));
     auto a = static_cast<size_t>(axis);
     if (seen[a]) return ctx.error("slices axis " + std::to_string(axis) + " twice; give it once");
     seen[a] = true;
@@ -418,8 +400,7 @@ KernelResult gather_kernel(const KernelContext& ctx) {
   const Tensor& indices = *ctx.input(1);
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
   const auto rank = static_cast<int64_t>(x.dims.size());
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          axis_of(ctx, ctx.node.int_attribute("axis", 0), rank, "axis"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, ctx.node.int_attribute("axis", 0), rank));
   auto a = static_cast<size_t>(axis);
   std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + axis);
   dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
@@ -427,7 +408,7 @@ KernelResult gather_kernel(const KernelContext& ctx) {
   const int64_t dim = x.dims[a];
   const int64_t outer = dims_product(x.dims, 0, a);
   const int64_t inner = dims_product(x.dims, a + 1, x.dims.size()) * dtype_size(x.dtype);
-  std::vector<int64_t> index = int_values(indices);
+  std::vector<int64_t> index = indices.to_int64_vector();
   for (int64_t& i : index) {
     if (i < -dim || i >= dim) {
       return ctx.error("index " + std::to_string(i) + " is out of range for axis " +
@@ -454,8 +435,7 @@ KernelResult gather_elements_kernel(const KernelContext& ctx) {
   const Tensor& indices = *ctx.input(1);
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
   const auto rank = static_cast<int64_t>(x.dims.size());
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          axis_of(ctx, ctx.node.int_attribute("axis", 0), rank, "axis"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, ctx.node.int_attribute("axis", 0), rank));
   if (indices.dims.size() != x.dims.size()) {
     return ctx.error("indices " + dims_string(indices.dims) + " and data " + dims_string(x.dims) +
                      " have different ranks; give indices of the data's rank");
@@ -464,7 +444,7 @@ KernelResult gather_elements_kernel(const KernelContext& ctx) {
   const int64_t axis_stride = strides[static_cast<size_t>(axis)];
   const int64_t dim = x.dims[static_cast<size_t>(axis)];
   strides[static_cast<size_t>(axis)] = 0;
-  std::vector<int64_t> index = int_values(indices);
+  std::vector<int64_t> index = indices.to_int64_vector();
   const int64_t size = dtype_size(x.dtype);
   Tensor out = make_tensor(x.dtype, indices.dims);
   Status status = Status::ok();
@@ -515,7 +495,7 @@ KernelResult pad_kernel(const KernelContext& ctx) {
   } else {
     STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
     if (ctx.input(1) == nullptr) return ctx.missing_input(1);
-    pads = int_values(*ctx.input(1));
+    pads = ctx.input(1)->to_int64_vector();
     const Tensor* value = ctx.input(2);
     if (value != nullptr && value->num_elements() > 0) {
       if (value->dtype != x.dtype) return ctx.unsupported_dtype(2);
@@ -523,7 +503,7 @@ KernelResult pad_kernel(const KernelContext& ctx) {
     }
     if (ctx.input(3) != nullptr) {
       STITCH_RETURN_IF_ERROR(check_integer(ctx, 3));
-      axes = int_values(*ctx.input(3));
+      axes = ctx.input(3)->to_int64_vector();
     }
   }
   if (axes.empty()) {
@@ -536,7 +516,7 @@ KernelResult pad_kernel(const KernelContext& ctx) {
   std::vector<int64_t> begin(x.dims.size(), 0);
   std::vector<int64_t> end(x.dims.size(), 0);
   for (size_t k = 0; k < axes.size(); ++k) {
-    STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, axes[k], rank, "axis"));
+    STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, axes[k], rank));
     begin[static_cast<size_t>(axis)] = pads[k];
     end[static_cast<size_t>(axis)] = pads[k + axes.size()];
   }
@@ -584,7 +564,7 @@ KernelResult pad_kernel(const KernelContext& ctx) {
 KernelResult tile_kernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
-  std::vector<int64_t> repeats = int_values(*ctx.input(1));
+  std::vector<int64_t> repeats = ctx.input(1)->to_int64_vector();
   if (repeats.size() != x.dims.size()) {
     return ctx.error("repeats " + dims_string(repeats) + " has " + std::to_string(repeats.size()) +
                      " entries for an input of rank " + std::to_string(x.dims.size()) +
@@ -661,7 +641,7 @@ KernelResult scatter_nd_kernel(const KernelContext& ctx) {
                      "; fix the updates' shape");
   }
   std::vector<int64_t> strides = row_major_strides(data.dims);
-  std::vector<int64_t> index = int_values(indices);
+  std::vector<int64_t> index = indices.to_int64_vector();
   Tensor out = data;
   const int64_t size = dtype_size(data.dtype);
   for (int64_t t = 0; t < tuples; ++t) {
@@ -704,7 +684,7 @@ KernelResult cumsum_kernel(const KernelContext& ctx) {
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 1));
   const auto rank = static_cast<int64_t>(x.dims.size());
   STITCH_RETURN_IF_ERROR(ctx.check_scalar_input(1));
-  STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, ctx.input(1)->int_at(0), rank, "axis"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, axis_of(ctx, ctx.input(1)->int_at(0), rank));
   bool exclusive = ctx.node.int_attribute("exclusive", 0) != 0;
   bool reverse = ctx.node.int_attribute("reverse", 0) != 0;
   auto a = static_cast<size_t>(axis);
@@ -736,12 +716,7 @@ KernelResult cumsum_kernel(const KernelContext& ctx) {
 KernelResult shape_kernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const auto rank = static_cast<int64_t>(x.dims.size());
-  int64_t start = ctx.opset >= 15 ? ctx.node.int_attribute("start", 0) : 0;
-  int64_t end = ctx.opset >= 15 ? ctx.node.int_attribute("end", rank) : rank;
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, 0, rank);
+  auto [start, end] = shape_op_range(ctx.node, ctx.opset, rank);
   std::vector<int64_t> dims;
   for (int64_t d = start; d < end; ++d) dims.push_back(x.dims[static_cast<size_t>(d)]);
   auto count = static_cast<int64_t>(dims.size());
@@ -750,7 +725,7 @@ KernelResult shape_kernel(const KernelContext& ctx) {
 
 KernelResult constant_of_shape_kernel(const KernelContext& ctx) {
   STITCH_RETURN_IF_ERROR(check_integer(ctx, 0));
-  std::vector<int64_t> dims = int_values(*ctx.input(0));
+  std::vector<int64_t> dims = ctx.input(0)->to_int64_vector();
   STITCH_RETURN_IF_ERROR(ctx.check_output_dims(dims));
   Tensor value = Tensor::from_float({1}, {0.0f});
   const Attribute* attribute = ctx.node.find_attribute("value");
@@ -768,25 +743,13 @@ KernelResult constant_of_shape_kernel(const KernelContext& ctx) {
 }
 
 KernelResult constant_kernel(const KernelContext& ctx) {
-  for (const Attribute& attribute : ctx.node.attributes) {
-    if (attribute.name == "value" && attribute.tensor != nullptr) {
-      if (attribute.tensor->dtype == DType::kString) break;
-      return single(*attribute.tensor);
-    }
-    if (attribute.name == "value_float") return single(Tensor::from_float({}, {attribute.f}));
-    if (attribute.name == "value_floats") {
-      return single(
-          Tensor::from_float({static_cast<int64_t>(attribute.floats.size())}, attribute.floats));
-    }
-    if (attribute.name == "value_int") return single(Tensor::from_int64({}, {attribute.i}));
-    if (attribute.name == "value_ints") {
-      return single(
-          Tensor::from_int64({static_cast<int64_t>(attribute.ints.size())}, attribute.ints));
-    }
+  std::optional<Tensor> value = constant_node_value(ctx.node);
+  if (!value || value->dtype == DType::kString) {
+    return ctx.error(
+        "has no numeric value attribute (string and sparse constants have no "
+        "reference evaluation); give value, value_float(s) or value_int(s)");
   }
-  return ctx.error(
-      "has no numeric value attribute (string and sparse constants have no "
-      "reference evaluation); give value, value_float(s) or value_int(s)");
+  return single(std::move(*value));
 }
 
 KernelResult range_kernel(const KernelContext& ctx) {

@@ -41,28 +41,6 @@ TensorType merge(TensorType inferred, const TensorType& model) {
   return inferred;
 }
 
-// The tensor a Constant node produces, when it is a plain numeric one.
-const Tensor* constant_tensor(const Node& node, std::deque<Tensor>& owned) {
-  for (const Attribute& attribute : node.attributes) {
-    if (attribute.name == "value" && attribute.tensor != nullptr) return attribute.tensor.get();
-    if (attribute.name == "value_float") {
-      return &owned.emplace_back(Tensor::from_float({}, {attribute.f}));
-    }
-    if (attribute.name == "value_floats") {
-      return &owned.emplace_back(Tensor::from_float(
-          {static_cast<int64_t>(attribute.floats.size())}, attribute.floats));
-    }
-    if (attribute.name == "value_int") {
-      return &owned.emplace_back(Tensor::from_int64({}, {attribute.i}));
-    }
-    if (attribute.name == "value_ints") {
-      return &owned.emplace_back(
-          Tensor::from_int64({static_cast<int64_t>(attribute.ints.size())}, attribute.ints));
-    }
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 Status infer_shapes(Graph& graph, int64_t default_opset, const ShapeInferenceOptions& options) {
@@ -103,7 +81,7 @@ Status infer_shapes(Graph& graph, int64_t default_opset, const ShapeInferenceOpt
       }
     }
     ShapeInferenceContext ctx{node,
-                              node.opset > 0 ? node.opset : default_opset,
+                              node.opset_or(default_opset),
                               std::move(input_types),
                               std::move(input_values),
                               std::move(input_int_values),
@@ -134,7 +112,14 @@ Status infer_shapes(Graph& graph, int64_t default_opset, const ShapeInferenceOpt
       }
     }
     if (node.op_type == "Constant" && !node.outputs.empty() && node.outputs[0] != kNoId) {
-      constants[static_cast<size_t>(node.outputs[0])] = constant_tensor(node, owned_constants);
+      const Tensor*& constant = constants[static_cast<size_t>(node.outputs[0])];
+      // A `value` tensor is used in place (it may be a weight); the value_* forms are
+      // built once.
+      if (const Attribute* value = node.find_attribute("value"); value && value->tensor) {
+        constant = value->tensor.get();
+      } else if (std::optional<Tensor> built = constant_node_value(node)) {
+        constant = &owned_constants.emplace_back(std::move(*built));
+      }
     }
     input_types = std::move(ctx.input_types);
     input_values = std::move(ctx.input_values);

@@ -759,13 +759,7 @@ RuleResult shape_rule(const Context& ctx) {
     result.output_types[0] = unknown_dims(DType::kInt64, 1);
     return result;
   }
-  int64_t rank = input.rank();
-  int64_t start = ctx.opset >= 15 ? ctx.node.int_attribute("start", 0) : 0;
-  int64_t end = ctx.opset >= 15 ? ctx.node.int_attribute("end", rank) : rank;
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, 0, rank);
+  auto [start, end] = shape_op_range(ctx.node, ctx.opset, input.rank());
   int64_t length = std::max<int64_t>(0, end - start);
   result.output_types[0] = TensorType::make(DType::kInt64, {length});
   std::vector<int64_t> dims(input.dims.begin() + start, input.dims.begin() + start + length);
@@ -944,3 +938,15 @@ void add_shape_op_schemas(std::vector<OpSchema>& schemas) {
 }
 
 }  // namespace stitch::ir::shape_rules
+
+namespace stitch::ir {
+
+std::pair<int64_t, int64_t> shape_op_range(const Node& node, int64_t opset, int64_t rank) {
+  int64_t start = opset >= 15 ? node.int_attribute("start", 0) : 0;
+  int64_t end = opset >= 15 ? node.int_attribute("end", rank) : rank;
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  return {std::clamp<int64_t>(start, 0, rank), std::clamp<int64_t>(end, 0, rank)};
+}
+
+}  // namespace stitch::ir

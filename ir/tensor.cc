@@ -107,6 +107,43 @@ Tensor Tensor::from_float(std::vector<int64_t> dims, const std::vector<float>& v
   return tensor;
 }
 
+Tensor Tensor::from_doubles(DType dtype, std::vector<int64_t> dims,
+                           const std::vector<double>& values) {
+  Tensor tensor;
+  tensor.dtype = dtype;
+  tensor.dims = std::move(dims);
+  STITCH_CHECK(static_cast<int64_t>(values.size()) == tensor.num_elements()) << "size mismatch";
+  const auto size = static_cast<size_t>(dtype_size(dtype));
+  tensor.bytes.resize(values.size() * size);
+  char* out = tensor.bytes.data();
+  for (double value : values) {
+    switch (dtype) {
+      case DType::kFloat32: {
+        auto narrowed = static_cast<float>(value);
+        std::memcpy(out, &narrowed, sizeof narrowed);
+        break;
+      }
+      case DType::kFloat64:
+        std::memcpy(out, &value, sizeof value);
+        break;
+      case DType::kFloat16: {
+        uint16_t bits = float_to_half(static_cast<float>(value));
+        std::memcpy(out, &bits, sizeof bits);
+        break;
+      }
+      case DType::kBFloat16: {
+        uint16_t bits = float_to_bfloat16(static_cast<float>(value));
+        std::memcpy(out, &bits, sizeof bits);
+        break;
+      }
+      default:
+        STITCH_CHECK(false) << "Tensor::from_doubles of " << dtype_name(dtype);
+    }
+    out += size;
+  }
+  return tensor;
+}
+
 float half_to_float(uint16_t bits) {
   uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   uint32_t exponent = (bits >> 10) & 0x1fu;

@@ -73,6 +73,11 @@ struct Tensor {
 
   static Tensor from_int64(std::vector<int64_t> dims, const std::vector<int64_t>& values);
   static Tensor from_float(std::vector<int64_t> dims, const std::vector<float>& values);
+  // A tensor of a float `dtype` (f32, f64, f16, bf16) holding `values`, each rounded
+  // to the dtype (f16/bf16 through float, to nearest even). Precondition: a float
+  // dtype and values.size() == the product of `dims`.
+  static Tensor from_doubles(DType dtype, std::vector<int64_t> dims,
+                             const std::vector<double>& values);
   bool operator==(const Tensor& other) const = default;
 };
 

@@ -292,7 +292,7 @@ class Verifier {
   Status check_rule(const Node& node,
                     std::vector<std::optional<std::vector<int64_t>>>& int_values) const {
     const OpSchema* schema = find_op_schema(node.domain, node.op_type);
-    int64_t opset = node.opset > 0 ? node.opset : model_.opset_of(node.domain);
+    int64_t opset = node.opset_or(model_.opset_of(node.domain));
     if (schema == nullptr || !schema->infer || opset < schema->min_opset) return Status::ok();
     ShapeInferenceContext context{.node = node,
                                   .opset = opset,

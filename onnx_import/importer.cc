@@ -36,6 +36,7 @@
 
 #include "ir/analysis.h"
 #include "ir/edit_distance.h"
+#include "ir/op_registry.h"
 #include "ir/shape_inference.h"
 #include "onnx_import/tensor_proto.h"
 
@@ -46,8 +47,6 @@ constexpr int64_t kMinIrVersion = 3;
 constexpr int64_t kMaxIrVersion = 10;
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
-
-bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
 
 // `node "name" (OpType)` or `node <unnamed> (OpType)`.
 std::string node_label(const std::string& name, const std::string& op_type) {
@@ -195,7 +194,7 @@ class Importer {
     }
     std::set<std::string> domains;
     for (const onnx::OperatorSetIdProto& opset : proto_.opset_import()) {
-      std::string domain = is_default_domain(opset.domain()) ? "" : opset.domain();
+      std::string domain = ir::is_default_domain(opset.domain()) ? "" : opset.domain();
       if (!domains.insert(domain).second) {
         return error("opset_import lists domain \"" + opset.domain() +
                      "\" more than once; keep one version per domain");
@@ -342,7 +341,7 @@ class Importer {
       for (const std::string& output : node.output()) {
         outputs.push_back(output.empty() ? ir::kNoId : *graph.find_value(output));
       }
-      std::string domain = is_default_domain(node.domain()) ? "" : node.domain();
+      std::string domain = ir::is_default_domain(node.domain()) ? "" : node.domain();
       if (domain.empty() && default_opset == 0) {
         return error(node_label(node) +
                      " is in the default ONNX domain, but the model imports no opset for it; "

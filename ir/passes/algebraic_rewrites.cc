@@ -2,7 +2,6 @@
 #include "ir/passes/algebraic_rewrites.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -12,7 +11,6 @@
 
 namespace stitch::ir {
 namespace {
-
 
 // Every element equals `wanted` (-0 counts as 0); false for an empty tensor.
 bool all_elements_equal(const Tensor& tensor, int64_t wanted) {
@@ -186,18 +184,6 @@ bool rewrite_view_chain(Graph& graph, NodeId id, int64_t opset) {
   return true;
 }
 
-std::optional<std::vector<int64_t>> permutation_of(const Graph& graph, const Node& node) {
-  if (const Attribute* perm = node.find_attribute("perm"); perm != nullptr) {
-    if (perm->kind != AttributeKind::kInts) return std::nullopt;
-    return perm->ints;
-  }
-  int64_t rank = graph.value(node.inputs[0]).type.rank();
-  if (rank < 0) return std::nullopt;
-  std::vector<int64_t> reversed;
-  for (int64_t axis = rank - 1; axis >= 0; --axis) reversed.push_back(axis);
-  return reversed;
-}
-
 // Transpose(Transpose(x, p1), p2) -> Transpose(x, p) with p[i] = p1[p2[i]]; x itself
 // when p is the identity.
 bool rewrite_transpose_chain(Graph& graph, NodeId id, int64_t opset) {
@@ -205,28 +191,20 @@ bool rewrite_transpose_chain(Graph& graph, NodeId id, int64_t opset) {
   if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.outputs[0] == kNoId) return false;
   const Node* inner = intermediate_producer(graph, node.inputs[0], {"Transpose"});
   if (inner == nullptr || inner->inputs.size() != 1 || inner->inputs[0] == kNoId) return false;
-  std::optional<std::vector<int64_t>> outer_perm = permutation_of(graph, node);
-  std::optional<std::vector<int64_t>> inner_perm = permutation_of(graph, *inner);
-  if (!outer_perm || !inner_perm || outer_perm->size() != inner_perm->size()) return false;
-  auto rank = static_cast<int64_t>(inner_perm->size());
-  std::vector<int64_t> composed;
-  bool identity = true;
-  for (int64_t axis : *outer_perm) {
-    if (axis < 0 || axis >= rank) return false;
-    int64_t source = (*inner_perm)[static_cast<size_t>(axis)];
-    if (source < 0 || source >= rank) return false;
-    identity = identity && source == static_cast<int64_t>(composed.size());
-    composed.push_back(source);
-  }
+  std::optional<std::vector<int64_t>> outer_perm = transpose_permutation(graph, node);
+  std::optional<std::vector<int64_t>> inner_perm = transpose_permutation(graph, *inner);
+  if (!outer_perm || !inner_perm) return false;
+  std::optional<std::vector<int64_t>> composed = compose_permutations(*inner_perm, *outer_perm);
+  if (!composed) return false;
   ValueId x = inner->inputs[0];
   ValueId y = node.outputs[0];
   NodeId inner_id = inner->id;
-  if (identity) {
+  if (is_identity_permutation(*composed)) {
     if (!(graph.value(x).type == graph.value(y).type)) return false;
     forward_value(graph, id, y, x, opset);
   } else {
     graph.set_input(id, 0, x);
-    graph.node(id).set_attribute(Attribute::make_ints("perm", composed));
+    graph.node(id).set_attribute(Attribute::make_ints("perm", *composed));
     inherit_origin(graph, id, {inner_id});
   }
   remove_if_unused(graph, inner_id);
@@ -273,36 +251,9 @@ std::vector<int64_t> broadcast_indices(const std::vector<int64_t>& dims,
   return indices;
 }
 
-// Stores element `index` of a numeric tensor from a double (floats, rounded) or an
-// int64 (integers, truncated to the width: two's complement wraps).
-void store_float(Tensor& tensor, int64_t index, double value) {
-  char* out = tensor.bytes.data() + index * dtype_size(tensor.dtype);
-  switch (tensor.dtype) {
-    case DType::kFloat32: {
-      auto v = static_cast<float>(value);
-      std::memcpy(out, &v, sizeof v);
-      break;
-    }
-    case DType::kFloat64:
-      std::memcpy(out, &value, sizeof value);
-      break;
-    case DType::kFloat16: {
-      uint16_t v = float_to_half(static_cast<float>(value));
-      std::memcpy(out, &v, sizeof v);
-      break;
-    }
-    case DType::kBFloat16: {
-      uint16_t v = float_to_bfloat16(static_cast<float>(value));
-      std::memcpy(out, &v, sizeof v);
-      break;
-    }
-    default:
-      STITCH_CHECK(false) << "store_float of " << dtype_name(tensor.dtype);
-  }
-}
-
+// Stores element `index` of an integer tensor: the low bytes of the two's
+// complement value, so products and sums wrap to the width.
 void store_integer(Tensor& tensor, int64_t index, uint64_t value) {
-  // Little-endian low bytes of the two's complement value.
   auto size = static_cast<size_t>(dtype_size(tensor.dtype));
   char* out = tensor.bytes.data() + index * static_cast<int64_t>(size);
   for (size_t byte = 0; byte < size; ++byte) {
@@ -344,14 +295,14 @@ bool all_powers_of_two(const Tensor& tensor) {
 // a or all of b are normal powers of two and every product is exact; float Add never).
 std::optional<Tensor> fold_constants(const std::string& op, const Tensor& a, const Tensor& b,
                                      const std::vector<int64_t>& dims) {
-  Tensor folded;
-  folded.dtype = a.dtype;
-  folded.dims = dims;
-  int64_t count = folded.num_elements();
-  folded.bytes.resize(static_cast<size_t>(count * dtype_size(a.dtype)));
   std::vector<int64_t> a_index = broadcast_indices(a.dims, dims);
   std::vector<int64_t> b_index = broadcast_indices(b.dims, dims);
+  const auto count = static_cast<int64_t>(a_index.size());
   if (dtype_is_integer(a.dtype)) {
+    Tensor folded;
+    folded.dtype = a.dtype;
+    folded.dims = dims;
+    folded.bytes.resize(static_cast<size_t>(count * dtype_size(a.dtype)));
     for (int64_t i = 0; i < count; ++i) {
       auto left = static_cast<uint64_t>(a.int_at(a_index[static_cast<size_t>(i)]));
       auto right = static_cast<uint64_t>(b.int_at(b_index[static_cast<size_t>(i)]));
@@ -361,17 +312,21 @@ std::optional<Tensor> fold_constants(const std::string& op, const Tensor& a, con
   }
   if (!dtype_is_float(a.dtype) || op != "Mul") return std::nullopt;
   if (!all_powers_of_two(a) && !all_powers_of_two(b)) return std::nullopt;
+  std::vector<double> products(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
     double left = a.float_at(a_index[static_cast<size_t>(i)]);
     double right = b.float_at(b_index[static_cast<size_t>(i)]);
     double product = left * right;
-    store_float(folded, i, product);
-    double stored = folded.float_at(i);
     bool zero_operand = left == 0.0 || right == 0.0;
-    if (stored != product || (!zero_operand && std::fabs(product) < smallest_normal(a.dtype)) ||
+    if ((!zero_operand && std::fabs(product) < smallest_normal(a.dtype)) ||
         !std::isfinite(product)) {
       return std::nullopt;
     }
+    products[static_cast<size_t>(i)] = product;
+  }
+  Tensor folded = Tensor::from_doubles(a.dtype, dims, products);
+  for (int64_t i = 0; i < count; ++i) {
+    if (folded.float_at(i) != products[static_cast<size_t>(i)]) return std::nullopt;
   }
   return folded;
 }

@@ -11,38 +11,6 @@
 namespace stitch::ir {
 namespace {
 
-bool is_random(std::string_view op_type) {
-  return op_type == "RandomNormal" || op_type == "RandomNormalLike" || op_type == "RandomUniform" ||
-         op_type == "RandomUniformLike" || op_type == "Multinomial" || op_type == "Bernoulli";
-}
-
-// The tensor a Constant node stands for; nullopt for sparse or missing values.
-std::optional<Tensor> constant_node_tensor(const Node& node) {
-  for (const Attribute& attribute : node.attributes) {
-    if (attribute.name == "value" && attribute.tensor != nullptr) return *attribute.tensor;
-    if (attribute.name == "value_float") return Tensor::from_float({}, {attribute.f});
-    if (attribute.name == "value_floats") {
-      return Tensor::from_float({static_cast<int64_t>(attribute.floats.size())}, attribute.floats);
-    }
-    if (attribute.name == "value_int") return Tensor::from_int64({}, {attribute.i});
-    if (attribute.name == "value_ints") {
-      return Tensor::from_int64({static_cast<int64_t>(attribute.ints.size())}, attribute.ints);
-    }
-    if (attribute.name == "value_string" || attribute.name == "value_strings") {
-      Tensor tensor;
-      tensor.dtype = DType::kString;
-      if (attribute.name == "value_string") {
-        tensor.strings = {attribute.s};
-      } else {
-        tensor.dims = {static_cast<int64_t>(attribute.strings.size())};
-        tensor.strings = attribute.strings;
-      }
-      return tensor;
-    }
-  }
-  return std::nullopt;
-}
-
 bool constant_nodes_to_initializers(Graph& graph) {
   bool changed = false;
   for (NodeId id : graph.node_ids()) {
@@ -51,7 +19,7 @@ bool constant_nodes_to_initializers(Graph& graph) {
         node.outputs[0] == kNoId) {
       continue;
     }
-    std::optional<Tensor> tensor = constant_node_tensor(node);
+    std::optional<Tensor> tensor = constant_node_value(node);
     if (!tensor) continue;
     ValueId output = node.outputs[0];
     graph.remove_node(id);
@@ -62,7 +30,7 @@ bool constant_nodes_to_initializers(Graph& graph) {
 }
 
 bool foldable_op(const Node& node) {
-  if (!node.domain.empty() || is_random(node.op_type) || node.op_type == "Constant" ||
+  if (!node.domain.empty() || is_random_op(node.op_type) || node.op_type == "Constant" ||
       !node.implicit_inputs.empty() || !has_reference_evaluation(node.domain, node.op_type)) {
     return false;
   }
@@ -126,21 +94,13 @@ Result<bool> ConstantFoldingPass::run(Graph& graph, PassContext& context) {
     };
     std::optional<int64_t> predicted = static_output_bytes(graph, node);
     if (predicted && !within_limit(*predicted)) continue;
-    int64_t opset = node.opset > 0 ? node.opset : context.default_opset;
+    int64_t opset = node.opset_or(context.default_opset);
     Result<std::vector<Tensor>> results = evaluate_node(node, opset, inputs);
     if (!results.is_ok() || results->size() < node.outputs.size()) continue;
     int64_t produced = 0;
     for (const Tensor& tensor : *results) produced += static_cast<int64_t>(tensor.bytes.size());
     if (!within_limit(produced)) continue;
-
-    std::vector<ValueId> outputs = node.outputs;
-    std::vector<ValueId> node_inputs = node.inputs;
-    graph.remove_node(id);
-    for (size_t slot = 0; slot < outputs.size(); ++slot) {
-      if (outputs[slot] == kNoId) continue;
-      graph.make_initializer(outputs[slot], std::move((*results)[slot]));
-    }
-    for (ValueId input : node_inputs) graph.remove_value_if_unused(input);
+    replace_with_constants(graph, id, std::move(*results));
     changed = true;
   }
   return changed;

@@ -19,22 +19,9 @@ bool is_commutative(std::string_view op_type) {
          op_type == "Sum";
 }
 
-bool is_random(std::string_view op_type) {
-  return op_type == "RandomNormal" || op_type == "RandomNormalLike" || op_type == "RandomUniform" ||
-         op_type == "RandomUniformLike" || op_type == "Multinomial" || op_type == "Bernoulli";
-}
-
-// Dropout is deterministic (the identity) unless training_mode may be true.
-bool dropout_in_inference(const Graph& graph, const Node& node) {
-  if (node.inputs.size() < 3 || node.inputs[2] == kNoId) return true;
-  const Tensor* mode = constant_data(graph, node.inputs[2]);
-  return mode != nullptr && mode->num_elements() == 1 &&
-         mode->bytes.size() >= static_cast<size_t>(dtype_size(mode->dtype)) && mode->int_at(0) == 0;
-}
-
 bool mergeable(const Graph& graph, const Node& node) {
   if (!node.domain.empty() || find_op_schema(node.domain, node.op_type) == nullptr) return false;
-  if (is_random(node.op_type)) return false;
+  if (is_random_op(node.op_type)) return false;
   if (node.op_type == "Dropout" && !dropout_in_inference(graph, node)) return false;
   if (!node.implicit_inputs.empty() || node.outputs.empty()) return false;
   for (const Attribute& attribute : node.attributes) {
@@ -134,15 +121,6 @@ bool same_computation(const Node& a, const Node& b) {
     if (!(*left[i] == *right[i])) return false;
   }
   return true;
-}
-
-// Whether a subgraph reads `value` (by name, inside its serialized body: renaming
-// or replacing the value would break the reference).
-bool read_by_subgraph(const Graph& graph, ValueId value) {
-  for (const Use& use : graph.value(value).users) {
-    if (static_cast<size_t>(use.slot) >= graph.node(use.node).inputs.size()) return true;
-  }
-  return false;
 }
 
 // Whether `survivor` can take over `removed`'s outputs: no slot where both are

@@ -14,40 +14,6 @@
 namespace stitch::ir {
 namespace {
 
-// A tensor of a float dtype holding `values` (rounded to the dtype).
-Tensor float_tensor(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values) {
-  Tensor tensor;
-  tensor.dtype = dtype;
-  tensor.dims = std::move(dims);
-  tensor.bytes.resize(values.size() * static_cast<size_t>(dtype_size(dtype)));
-  char* out = tensor.bytes.data();
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (dtype) {
-      case DType::kFloat32: {
-        auto v = static_cast<float>(values[i]);
-        std::memcpy(out + i * 4, &v, 4);
-        break;
-      }
-      case DType::kFloat64:
-        std::memcpy(out + i * 8, &values[i], 8);
-        break;
-      case DType::kFloat16: {
-        uint16_t v = float_to_half(static_cast<float>(values[i]));
-        std::memcpy(out + i * 2, &v, 2);
-        break;
-      }
-      case DType::kBFloat16: {
-        uint16_t v = float_to_bfloat16(static_cast<float>(values[i]));
-        std::memcpy(out + i * 2, &v, 2);
-        break;
-      }
-      default:
-        STITCH_CHECK(false) << "float_tensor of " << dtype_name(dtype);
-    }
-  }
-  return tensor;
-}
-
 bool known_float(const TensorType& type) { return dtype_is_float(type.dtype) && type.has_shape; }
 
 // Creates the primitive nodes that replace one compound node. Created nodes are
@@ -73,7 +39,7 @@ class Builder {
                                   std::move(tensor));
   }
   ValueId scalar(std::string_view role, DType dtype, double value) {
-    return constant(role, float_tensor(dtype, {}, {value}));
+    return constant(role, Tensor::from_doubles(dtype, {}, {value}));
   }
   ValueId int64s(std::string_view role, const std::vector<int64_t>& values) {
     return constant(role, Tensor::from_int64({static_cast<int64_t>(values.size())}, values));
@@ -157,6 +123,17 @@ class Builder {
     shape.insert(shape.end(), static_cast<size_t>(trailing), 1);
     ValueId shape_value = int64s(std::string(role) + "_shape", shape);
     return op("Reshape", {value, shape_value}, {}, role);
+  }
+
+  // x * scale + bias with [C] `scale` and `bias` applied along axis 1 of a
+  // rank-`rank` x (roles "scale_<suffix>", "bias_<suffix>", "scaled", "biased").
+  Result<ValueId> affine(ValueId x, ValueId scale, ValueId bias, int64_t rank,
+                         std::string_view suffix, ValueId output = kNoId) {
+    std::string tag(suffix);
+    STITCH_ASSIGN_OR_RETURN(ValueId scale_c, per_channel(scale, rank, "scale_" + tag));
+    STITCH_ASSIGN_OR_RETURN(ValueId bias_c, per_channel(bias, rank, "bias_" + tag));
+    STITCH_ASSIGN_OR_RETURN(ValueId scaled, op("Mul", {x, scale_c}, {}, "scaled"));
+    return op("Add", {scaled, bias_c}, {}, "biased", output);
   }
 
   // (x - mean) / sqrt(mean((x - mean)^2) + epsilon) over `axes`, as
@@ -403,8 +380,8 @@ Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, in
     std::vector<int64_t> dims = {channels};
     dims.insert(dims.end(), static_cast<size_t>(rank - 2), 1);
     b.remove_compound();
-    ValueId a = b.constant("multiplier", float_tensor(type.dtype, dims, multiplier));
-    ValueId c = b.constant("offset", float_tensor(type.dtype, dims, offset));
+    ValueId a = b.constant("multiplier", Tensor::from_doubles(type.dtype, dims, multiplier));
+    ValueId c = b.constant("offset", Tensor::from_doubles(type.dtype, dims, offset));
     STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, a}, {}, "scaled"));
     STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, c}, {}, "shifted", node.outputs[0]).status());
     return true;
@@ -433,10 +410,8 @@ Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b)
   b.remove_compound();
   STITCH_ASSIGN_OR_RETURN(ValueId normalized, b.normalize(node.inputs[0], axes_from(2, rank),
                                                           node.float_attribute("epsilon", 1e-5f)));
-  STITCH_ASSIGN_OR_RETURN(ValueId scale, b.per_channel(node.inputs[1], rank, "scale_c"));
-  STITCH_ASSIGN_OR_RETURN(ValueId bias, b.per_channel(node.inputs[2], rank, "bias_c"));
-  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {normalized, scale}, {}, "scaled"));
-  STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, bias}, {}, "biased", node.outputs[0]).status());
+  STITCH_RETURN_IF_ERROR(
+      b.affine(normalized, node.inputs[1], node.inputs[2], rank, "c", node.outputs[0]).status());
   return true;
 }
 
@@ -487,10 +462,8 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   ValueId back_shape_value = b.int64s("ungroup_shape", back_shape);
   if (per_group_affine) {
     // Opset 18: scale and bias have one entry per group: apply them on [N, G, K].
-    STITCH_ASSIGN_OR_RETURN(ValueId scale, b.per_channel(node.inputs[1], 3, "scale_g"));
-    STITCH_ASSIGN_OR_RETURN(ValueId bias, b.per_channel(node.inputs[2], 3, "bias_g"));
-    STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {normalized, scale}, {}, "scaled"));
-    STITCH_ASSIGN_OR_RETURN(ValueId biased, b.op("Add", {scaled, bias}, {}, "biased"));
+    STITCH_ASSIGN_OR_RETURN(ValueId biased,
+                            b.affine(normalized, node.inputs[1], node.inputs[2], 3, "g"));
     STITCH_RETURN_IF_ERROR(
         b.op("Reshape", {biased, back_shape_value}, {}, "ungrouped", node.outputs[0]).status());
     return true;
@@ -500,10 +473,8 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   if (cast) {
     STITCH_ASSIGN_OR_RETURN(ungrouped, b.cast(ungrouped, type.dtype, "normalized_cast"));
   }
-  STITCH_ASSIGN_OR_RETURN(ValueId scale, b.per_channel(node.inputs[1], rank, "scale_c"));
-  STITCH_ASSIGN_OR_RETURN(ValueId bias, b.per_channel(node.inputs[2], rank, "bias_c"));
-  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {ungrouped, scale}, {}, "scaled"));
-  STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, bias}, {}, "biased", node.outputs[0]).status());
+  STITCH_RETURN_IF_ERROR(
+      b.affine(ungrouped, node.inputs[1], node.inputs[2], rank, "c", node.outputs[0]).status());
   return true;
 }
 
@@ -593,7 +564,7 @@ Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
       node.outputs[0] == kNoId) {
     return false;
   }
-  int64_t node_opset = node.opset > 0 ? node.opset : default_opset;
+  int64_t node_opset = node.opset_or(default_opset);
   Builder b(graph, node, default_opset);
   const std::string& op = node.op_type;
   if (op == "LayerNormalization") return decompose_layer_norm(graph, node, b);

@@ -2,42 +2,20 @@
 #include "ir/passes/fold_conv_batchnorm.h"
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 namespace stitch::ir {
 namespace {
 
-
 bool is_supported_float(DType dtype) {
   return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16;
-}
-
-Tensor make_float_tensor(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values) {
-  Tensor tensor;
-  tensor.dtype = dtype;
-  tensor.dims = std::move(dims);
-  tensor.bytes.resize(values.size() * static_cast<size_t>(dtype_size(dtype)));
-  char* out = tensor.bytes.data();
-  for (double value : values) {
-    if (dtype == DType::kFloat32) {
-      auto narrowed = static_cast<float>(value);
-      std::memcpy(out, &narrowed, sizeof narrowed);
-    } else if (dtype == DType::kFloat64) {
-      std::memcpy(out, &value, sizeof value);
-    } else {
-      uint16_t bits = float_to_half(static_cast<float>(value));
-      std::memcpy(out, &bits, sizeof bits);
-    }
-    out += dtype_size(dtype);
-  }
-  return tensor;
 }
 
 // A per-channel vector [channels] of the given dtype, else null.
 const Tensor* channel_vector(const Graph& graph, ValueId id, DType dtype, int64_t channels) {
   const Tensor* tensor = constant_data(graph, id);
-  if (tensor == nullptr || tensor->dtype != dtype || tensor->dims != std::vector<int64_t>{channels}) {
+  if (tensor == nullptr || tensor->dtype != dtype ||
+      tensor->dims != std::vector<int64_t>{channels}) {
     return nullptr;
   }
   return tensor;
@@ -98,14 +76,16 @@ bool fold(Graph& graph, NodeId batch_norm_id) {
       folded_weight[static_cast<size_t>(index)] = weight->float_at(index) * factor;
     }
     double old_bias = bias != nullptr ? bias->float_at(m) : 0.0;
-    folded_bias[static_cast<size_t>(m)] = (old_bias - mean->float_at(m)) * factor + shift->float_at(m);
+    folded_bias[static_cast<size_t>(m)] =
+        (old_bias - mean->float_at(m)) * factor + shift->float_at(m);
   }
 
   std::string base = conv.name.empty() ? graph.value(conv_output).name : conv.name;
-  ValueId new_weight = graph.add_initializer(graph.unique_value_name(base + "/folded_weight"),
-                                             make_float_tensor(dtype, weight->dims, folded_weight));
+  ValueId new_weight =
+      graph.add_initializer(graph.unique_value_name(base + "/folded_weight"),
+                            Tensor::from_doubles(dtype, weight->dims, folded_weight));
   ValueId new_bias = graph.add_initializer(graph.unique_value_name(base + "/folded_bias"),
-                                           make_float_tensor(dtype, {channels}, folded_bias));
+                                           Tensor::from_doubles(dtype, {channels}, folded_bias));
   std::vector<ValueId> batch_norm_inputs = batch_norm.inputs;
   std::vector<ValueId> batch_norm_outputs = batch_norm.outputs;
   ValueId result = batch_norm_outputs[0];

@@ -27,26 +27,6 @@ bool same_static_type(const Graph& graph, ValueId a, ValueId b) {
   return left.is_static() && left.dtype != DType::kUndefined && left == right;
 }
 
-// The permutation of a Transpose, or nullopt when the rank is unknown.
-std::optional<std::vector<int64_t>> transpose_perm(const Graph& graph, const Node& node) {
-  if (const Attribute* perm = node.find_attribute("perm"); perm != nullptr) {
-    if (perm->kind != AttributeKind::kInts) return std::nullopt;
-    return perm->ints;
-  }
-  int64_t rank = graph.value(node.inputs[0]).type.rank();
-  if (rank < 0) return std::nullopt;
-  std::vector<int64_t> reversed(static_cast<size_t>(rank));
-  for (int64_t i = 0; i < rank; ++i) reversed[static_cast<size_t>(i)] = rank - 1 - i;
-  return reversed;
-}
-
-bool is_identity_perm(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
 // True when `node` (a single-input-data op) copies input 0 to output 0.
 bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
   const std::string& op = node.op_type;
@@ -58,9 +38,7 @@ bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
       const Value& mask = graph.value(node.outputs[1]);
       if (!mask.users.empty() || mask.is_graph_output) return false;
     }
-    if (!input_is(node, 2)) return true;
-    const Tensor* mode = constant_data(graph, node.inputs[2]);
-    return mode != nullptr && mode->num_elements() == 1 && mode->int_at(0) == 0;
+    return dropout_in_inference(graph, node);
   }
   if (op == "Cast") {
     DType from = graph.value(input).type.dtype;
@@ -71,8 +49,8 @@ bool is_noop(const Graph& graph, const Node& node, int64_t opset) {
     return same_static_type(graph, input, output);
   }
   if (op == "Transpose") {
-    std::optional<std::vector<int64_t>> perm = transpose_perm(graph, node);
-    return perm.has_value() && is_identity_perm(*perm);
+    std::optional<std::vector<int64_t>> perm = transpose_permutation(graph, node);
+    return perm.has_value() && is_identity_permutation(*perm);
   }
   if (op == "Slice") {
     if (!same_static_type(graph, input, output)) return false;
@@ -125,10 +103,7 @@ bool bypass(Graph& graph, const std::vector<NodeId>& chain, ValueId source) {
       }
     }
   };
-  for (const Use& use : graph.value(output).users) {
-    // A subgraph names the output in its body: it must keep its name.
-    if (static_cast<size_t>(use.slot) >= graph.node(use.node).inputs.size()) return false;
-  }
+  if (read_by_subgraph(graph, output)) return false;
   if (!graph.value(output).is_graph_output) {
     graph.replace_all_uses(output, source);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -168,7 +143,7 @@ Result<bool> NoOpEliminationPass::run(Graph& graph, PassContext& context) {
         node.outputs.empty() || node.outputs[0] == kNoId || !node.implicit_inputs.empty()) {
       continue;
     }
-    int64_t opset = node.opset > 0 ? node.opset : context.default_opset;
+    int64_t opset = node.opset_or(context.default_opset);
     if (is_noop(graph, node, opset)) {
       changed |= bypass(graph, {id}, node.inputs[0]);
       continue;
@@ -181,16 +156,13 @@ Result<bool> NoOpEliminationPass::run(Graph& graph, PassContext& context) {
         first.outputs[0] != node.inputs[0]) {
       continue;
     }
-    std::optional<std::vector<int64_t>> inner = transpose_perm(graph, first);
-    std::optional<std::vector<int64_t>> outer = transpose_perm(graph, node);
-    if (!inner || !outer || inner->size() != outer->size()) continue;
-    bool cancels = true;
-    for (size_t i = 0; i < outer->size() && cancels; ++i) {
-      int64_t index = (*outer)[i];
-      cancels = index >= 0 && index < static_cast<int64_t>(inner->size()) &&
-                (*inner)[static_cast<size_t>(index)] == static_cast<int64_t>(i);
+    std::optional<std::vector<int64_t>> inner = transpose_permutation(graph, first);
+    std::optional<std::vector<int64_t>> outer = transpose_permutation(graph, node);
+    if (!inner || !outer) continue;
+    std::optional<std::vector<int64_t>> composed = compose_permutations(*inner, *outer);
+    if (composed && is_identity_permutation(*composed)) {
+      changed |= bypass(graph, {first_id, id}, first.inputs[0]);
     }
-    if (cancels) changed |= bypass(graph, {first_id, id}, first.inputs[0]);
   }
   return changed;
 }

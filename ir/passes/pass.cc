@@ -2,6 +2,7 @@
 #include "ir/passes/pass.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace stitch::ir {
 
@@ -24,6 +25,68 @@ const Tensor* constant_data(const Graph& graph, ValueId id) {
     return nullptr;
   }
   return tensor;
+}
+
+bool is_random_op(std::string_view op_type) {
+  return op_type == "RandomNormal" || op_type == "RandomNormalLike" || op_type == "RandomUniform" ||
+         op_type == "RandomUniformLike" || op_type == "Multinomial" || op_type == "Bernoulli";
+}
+
+bool dropout_in_inference(const Graph& graph, const Node& node) {
+  if (node.inputs.size() < 3 || node.inputs[2] == kNoId) return true;
+  const Tensor* mode = constant_data(graph, node.inputs[2]);
+  return mode != nullptr && mode->num_elements() == 1 && mode->int_at(0) == 0;
+}
+
+bool read_by_subgraph(const Graph& graph, ValueId value) {
+  for (const Use& use : graph.value(value).users) {
+    if (static_cast<size_t>(use.slot) >= graph.node(use.node).inputs.size()) return true;
+  }
+  return false;
+}
+
+std::optional<std::vector<int64_t>> transpose_permutation(const Graph& graph, const Node& node) {
+  if (const Attribute* perm = node.find_attribute("perm"); perm != nullptr) {
+    if (perm->kind != AttributeKind::kInts) return std::nullopt;
+    return perm->ints;
+  }
+  int64_t rank = graph.value(node.inputs[0]).type.rank();
+  if (rank < 0) return std::nullopt;
+  std::vector<int64_t> reversed;
+  for (int64_t axis = rank - 1; axis >= 0; --axis) reversed.push_back(axis);
+  return reversed;
+}
+
+std::optional<std::vector<int64_t>> compose_permutations(const std::vector<int64_t>& first,
+                                                         const std::vector<int64_t>& second) {
+  if (first.size() != second.size()) return std::nullopt;
+  auto rank = static_cast<int64_t>(first.size());
+  std::vector<int64_t> composed;
+  composed.reserve(first.size());
+  for (int64_t axis : second) {
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    int64_t source = first[static_cast<size_t>(axis)];
+    if (source < 0 || source >= rank) return std::nullopt;
+    composed.push_back(source);
+  }
+  return composed;
+}
+
+bool is_identity_permutation(const std::vector<int64_t>& permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+void replace_with_constants(Graph& graph, NodeId id, std::vector<Tensor> results) {
+  std::vector<ValueId> outputs = graph.node(id).outputs;
+  std::vector<ValueId> inputs = graph.node(id).inputs;
+  graph.remove_node(id);
+  for (size_t slot = 0; slot < outputs.size(); ++slot) {
+    if (outputs[slot] != kNoId) graph.make_initializer(outputs[slot], std::move(results[slot]));
+  }
+  for (ValueId input : inputs) graph.remove_value_if_unused(input);
 }
 
 void inherit_origin(Graph& graph, NodeId target, const std::vector<NodeId>& sources) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,33 @@ class Pass {
 // also a graph input (the runtime may override those defaults) or the `value` of a
 // Constant node, numeric, with all its bytes in memory. Null otherwise, and for kNoId.
 const Tensor* constant_data(const Graph& graph, ValueId value);
+
+// Ops whose result changes from run to run: never folded or merged.
+bool is_random_op(std::string_view op_type);
+
+// Whether a Dropout node is the identity: no training_mode input, or a constant
+// false one.
+bool dropout_in_inference(const Graph& graph, const Node& node);
+
+// Whether a subgraph reads `value` (a use past its node's explicit inputs): the
+// subgraph names it in its serialized body, so the value must keep its name.
+bool read_by_subgraph(const Graph& graph, ValueId value);
+
+// The permutation of a Transpose node: its `perm`, or the reversed axes when it has
+// none. Nullopt when `perm` is not ints, or it has none and the input rank is unknown.
+std::optional<std::vector<int64_t>> transpose_permutation(const Graph& graph, const Node& node);
+
+// The one permutation p of Transpose(Transpose(x, first), second): p[i] =
+// first[second[i]]. Nullopt when the sizes differ or an entry is out of range.
+std::optional<std::vector<int64_t>> compose_permutations(const std::vector<int64_t>& first,
+                                                         const std::vector<int64_t>& second);
+
+bool is_identity_permutation(const std::vector<int64_t>& permutation);
+
+// Removes node `id` and makes each of its outputs an initializer holding the
+// tensor of the same slot of `results` (what folding computed); inputs nothing
+// reads any more go too.
+void replace_with_constants(Graph& graph, NodeId id, std::vector<Tensor> results);
 
 // Appends the origins of `sources` to `target`'s origin, without duplicates, keeping
 // first-seen order.

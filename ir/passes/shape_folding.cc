@@ -24,18 +24,6 @@ bool is_chain_op(std::string_view op_type) {
   return std::find(kChainOps.begin(), kChainOps.end(), op_type) != kChainOps.end();
 }
 
-// Removes `node` and turns each output into an initializer holding `results`.
-void replace_by_constants(Graph& graph, NodeId id, std::vector<Tensor> results) {
-  std::vector<ValueId> outputs = graph.node(id).outputs;
-  std::vector<ValueId> inputs = graph.node(id).inputs;
-  graph.remove_node(id);
-  for (size_t slot = 0; slot < outputs.size(); ++slot) {
-    if (outputs[slot] != kNoId) graph.make_initializer(outputs[slot], std::move(results[slot]));
-  }
-  for (ValueId input : inputs) graph.remove_value_if_unused(input);
-}
-
-// Step 1: the value of Shape/Size from the registry's rule (data propagation).
 std::optional<Tensor> shape_value(const Graph& graph, const Node& node, int64_t opset) {
   const OpSchema* schema = find_op_schema(node.domain, node.op_type);
   if (schema == nullptr || node.inputs.size() != 1 || node.inputs[0] == kNoId ||
@@ -118,13 +106,13 @@ Result<bool> ShapeFoldingPass::run(Graph& graph, PassContext& context) {
   for (NodeId id : order) {
     const Node& node = graph.node(id);
     if (!node.domain.empty() || !node.implicit_inputs.empty()) continue;
-    int64_t opset = node.opset > 0 ? node.opset : context.default_opset;
+    int64_t opset = node.opset_or(context.default_opset);
     if (node.op_type == "Shape" || node.op_type == "Size") {
       std::optional<Tensor> value = shape_value(graph, node, opset);
       if (!value) continue;
       std::vector<Tensor> results;
       results.push_back(std::move(*value));
-      replace_by_constants(graph, id, std::move(results));
+      replace_with_constants(graph, id, std::move(results));
       changed = true;
       continue;
     }
@@ -138,7 +126,7 @@ Result<bool> ShapeFoldingPass::run(Graph& graph, PassContext& context) {
     }
     if (is_chain_op(node.op_type)) {
       if (std::optional<std::vector<Tensor>> results = evaluate_chain(graph, node, opset)) {
-        replace_by_constants(graph, id, std::move(*results));
+        replace_with_constants(graph, id, std::move(*results));
         changed = true;
       }
     }

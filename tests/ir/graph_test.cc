@@ -64,6 +64,39 @@ TEST(TensorTest, HalfConversionRoundsToNearestEven) {
   EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
 }
 
+TEST(TensorTest, FromDoublesRoundsToTheDtype) {
+  // 1 + 2^-11 rounds to 1 in f16 (ties to even) and in bf16; f64 keeps it.
+  const std::vector<double> values = {1.00048828125, -2.5};
+  Tensor f16 = Tensor::from_doubles(DType::kFloat16, {2}, values);
+  EXPECT_EQ(f16.bytes.size(), 4u);
+  EXPECT_EQ(f16.element<uint16_t>(0), 0x3c00);
+  EXPECT_EQ(f16.float_at(1), -2.5);
+  Tensor bf16 = Tensor::from_doubles(DType::kBFloat16, {2}, values);
+  EXPECT_EQ(bf16.element<uint16_t>(0), 0x3f80);
+  Tensor f32 = Tensor::from_doubles(DType::kFloat32, {1, 2}, values);
+  EXPECT_EQ(f32.dims, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(f32.element<float>(0), 1.00048828125f);
+  Tensor f64 = Tensor::from_doubles(DType::kFloat64, {2}, values);
+  EXPECT_EQ(f64.element<double>(0), 1.00048828125);
+  EXPECT_EQ(f64.element<double>(1), -2.5);
+}
+
+TEST(GraphTest, ConstantNodeValueReadsEveryValueAttribute) {
+  Node node;
+  node.op_type = "Constant";
+  EXPECT_EQ(constant_node_value(node), std::nullopt);
+  node.attributes = {Attribute::make_ints("value_ints", {3, -1})};
+  EXPECT_EQ(constant_node_value(node), Tensor::from_int64({2}, {3, -1}));
+  node.attributes = {Attribute::make_strings("value_strings", {"a", "b"})};
+  std::optional<Tensor> strings = constant_node_value(node);
+  ASSERT_TRUE(strings.has_value());
+  EXPECT_EQ(strings->dtype, DType::kString);
+  EXPECT_EQ(strings->dims, (std::vector<int64_t>{2}));
+  EXPECT_EQ(strings->strings, (std::vector<std::string>{"a", "b"}));
+  node.attributes = {Attribute::make_tensor("value", Tensor::from_float({1}, {0.5f}))};
+  EXPECT_EQ(constant_node_value(node), Tensor::from_float({1}, {0.5f}));
+}
+
 TEST(TensorTest, TypeToString) {
   EXPECT_EQ(to_string(TensorType::make(DType::kFloat32, {1, kUnknownDim})), "f32[1,?]");
   EXPECT_EQ(to_string(TensorType{DType::kInt64, false, {}}), "i64[*]");

@@ -1,4 +1,6 @@
-"""The comparison rule of the reference tests (op_cases.py, model_check.py).
+"""The comparison rule of the reference tests (op_cases.py, model_check.py), and
+the two steps both share: running ONNX Runtime unoptimized, and checking the
+ref_output_N.pb files stitch_reference wrote against its outputs.
 
 Floats: every element must satisfy |got - want| <= tol * max(|want|, 1), with
 tol = 1e-5 for float32/float64 and 1e-2 for float16/bfloat16: a relative bound for
@@ -7,7 +9,12 @@ rounding noise into huge relative errors. NaN must meet NaN, infinities must be
 equal. Integers and bools must be equal. Dtypes and shapes must be equal.
 """
 
+import os
+
 import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
 
 FLOAT_TOLERANCE = {
     np.dtype(np.float32): 1e-5,
@@ -52,3 +59,29 @@ def compare_arrays(got, want):
         return (f"{int(bad.sum())} elements out of tolerance {tol:g} (max scaled error "
                 f"{worst:.3g}), first at {index}: {got[index]} vs {want[index]}")
     return ""
+
+
+def run_onnxruntime(path, feeds):
+    """Output names and values of the model at `path` on ORT's CPU provider with
+    graph optimizations disabled (the unrewritten graph is the reference)."""
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return names, session.run(names, feeds)
+
+
+def compare_reference_outputs(directory, names, expected):
+    """Compares DIRECTORY/ref_output_N.pb with expected[N] for every output; returns
+    "" when all match, else the mismatches joined by "; "."""
+    problems = []
+    for index, (name, want) in enumerate(zip(names, expected)):
+        proto = onnx.TensorProto()
+        with open(os.path.join(directory, f"ref_output_{index}.pb"), "rb") as f:
+            proto.ParseFromString(f.read())
+        got = numpy_helper.to_array(proto)
+        problem = compare_arrays(np.asarray(got), np.asarray(want))
+        if problem:
+            problems.append(f"output {name}: {problem}")
+    return "; ".join(problems)

@@ -23,24 +23,13 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from manifest_inputs import random_feeds  # noqa: E402
-from compare import compare_arrays  # noqa: E402
-
-
-def run_ort(path, feeds):
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    return names, sess.run(names, feeds)
+from compare import compare_reference_outputs, run_onnxruntime  # noqa: E402
 
 
 def check_model(tool, models_dir, entry, work):
@@ -59,17 +48,8 @@ def check_model(tool, models_dir, entry, work):
     seconds = time.monotonic() - start
     if proc.returncode != 0:
         return f"stitch_reference exit {proc.returncode}: {proc.stderr.strip()}", seconds
-    names, expected = run_ort(path, feeds)
-    problems = []
-    for index, (name, want) in enumerate(zip(names, expected)):
-        proto = onnx.TensorProto()
-        with open(os.path.join(directory, f"ref_output_{index}.pb"), "rb") as f:
-            proto.ParseFromString(f.read())
-        got = numpy_helper.to_array(proto)
-        problem = compare_arrays(got, np.asarray(want))
-        if problem:
-            problems.append(f"output {name}: {problem}")
-    return "; ".join(problems), seconds
+    names, expected = run_onnxruntime(path, feeds)
+    return compare_reference_outputs(directory, names, expected), seconds
 
 
 def main():

@@ -25,11 +25,10 @@ import zlib
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import compare_arrays  # noqa: E402
+from compare import compare_reference_outputs, run_onnxruntime  # noqa: E402
 
 # ---------------------------------------------------------------------------------
 # Inputs
@@ -625,28 +624,14 @@ def run_case(case, tool, work):
         feeds[graph_input.name] = array
         with open(os.path.join(directory, f"input_{index}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(array, graph_input.name).SerializeToString())
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
     try:
-        session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-        names = [o.name for o in session.get_outputs()]
-        expected = session.run(names, feeds)
+        names, expected = run_onnxruntime(path, feeds)
     except Exception as error:  # noqa: BLE001 - a case ORT cannot run is a broken case
         return f"onnxruntime failed: {str(error).splitlines()[0][:300]}"
     proc = subprocess.run([tool, path, directory], capture_output=True, text=True, timeout=60)
     if proc.returncode != 0:
         return f"stitch_reference exit {proc.returncode}: {proc.stderr.strip()}"
-    problems = []
-    for index, (name, want) in enumerate(zip(names, expected)):
-        proto = onnx.TensorProto()
-        with open(os.path.join(directory, f"ref_output_{index}.pb"), "rb") as f:
-            proto.ParseFromString(f.read())
-        got = numpy_helper.to_array(proto)
-        problem = compare_arrays(np.asarray(got), np.asarray(want))
-        if problem:
-            problems.append(f"output {name}: {problem}")
-    return "; ".join(problems)
+    return compare_reference_outputs(directory, names, expected)
 
 
 def dtype_label(case):

@@ -34,21 +34,9 @@ std::ostream& operator<<(std::ostream& out, const DecomposeCase& test_case) {
 Tensor random_tensor(const TensorType& type, std::mt19937& rng, bool positive) {
   std::uniform_real_distribution<float> distribution(positive ? 0.5f : -3.0f,
                                                      positive ? 2.0f : 3.0f);
-  Tensor tensor;
-  tensor.dtype = type.dtype;
-  tensor.dims = type.dims;
-  int64_t count = type.num_elements();
-  tensor.bytes.resize(static_cast<size_t>(count * dtype_size(type.dtype)));
-  for (int64_t i = 0; i < count; ++i) {
-    float value = distribution(rng);
-    if (type.dtype == DType::kFloat16) {
-      uint16_t bits = float_to_half(value);
-      std::memcpy(tensor.bytes.data() + i * 2, &bits, 2);
-    } else {
-      std::memcpy(tensor.bytes.data() + i * 4, &value, 4);
-    }
-  }
-  return tensor;
+  std::vector<double> values(static_cast<size_t>(type.num_elements()));
+  for (double& value : values) value = distribution(rng);
+  return Tensor::from_doubles(type.dtype, type.dims, values);
 }
 
 const std::vector<std::string> kCompoundOps = {"LayerNormalization",
