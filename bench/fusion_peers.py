@@ -57,6 +57,13 @@ def ort_kernels(model_path, shapes, work):
     return sum(1 for node in graph.node if node.op_type not in NO_KERNEL)
 
 
+def print_table(header, alignment, rows):
+    print(header)
+    print(alignment)
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--stitchopt", default="build/bin/stitchopt")
@@ -94,17 +101,13 @@ def main():
                               f"{full['solver']['objective_us']:.1f}",
                               f"{full['solver']['greedy_objective_us']:.1f}"])
         print(f"done {entry['name']}", file=sys.stderr, flush=True)
-    print("| model | kernels.original | kernels.fused | compression | ONNX Runtime ORT_ENABLE_ALL "
-          "| fewer than ORT | solver |")
-    print("|---|---:|---:|---:|---:|---|---|")
-    for row in main_rows:
-        print("| " + " | ".join(str(cell) for cell in row) + " |")
+    print_table("| model | kernels.original | kernels.fused | compression "
+                "| ONNX Runtime ORT_ENABLE_ALL | fewer than ORT | solver |",
+                "|---|---:|---:|---:|---:|---|---|", main_rows)
     print()
-    print("| model | substitution only | + exploratory | + packing | + epilogues (default) "
-          "| ILP objective (us) | greedy objective (us) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for row in ablation_rows:
-        print("| " + " | ".join(str(cell) for cell in row) + " |")
+    print_table("| model | substitution only | + exploratory | + packing "
+                "| + epilogues (default) | ILP objective (us) | greedy objective (us) |",
+                "|---|---:|---:|---:|---:|---:|---:|", ablation_rows)
     return 0
 
 

@@ -11,8 +11,8 @@
 //   kernels_fused=... peak_rss_mb=...
 //
 // Usage: import_bench [--window N] [--patterns-per-seed N] [--keep-models DIR] [N ...]
-//        (default sizes: 10000 100000; the options set the planner's knobs). Each size runs in its own
-// process so peak_rss_mb is that size's peak.
+//        (default sizes: 10000 100000; the options set the planner's knobs). Each
+// size runs in its own process so peak_rss_mb is that size's peak.
 #include <onnx/onnx_pb.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -35,19 +35,14 @@
 
 namespace {
 
-// Planner knobs from the command line (--window N, --patterns-per-seed N), for
-// measuring their effect; defaults are the CLI's.
-stitch::fusion::PlannerOptions& planner_options() {
-  static stitch::fusion::PlannerOptions options;
-  return options;
-}
-
-// --keep-models DIR: copy each synthetic model there (synthetic_N.onnx), e.g. to time
-// the stitchopt command line on it.
-std::filesystem::path& keep_directory() {
-  static std::filesystem::path directory;
-  return directory;
-}
+struct BenchOptions {
+  // Planner knobs from the command line (--window N, --patterns-per-seed N), for
+  // measuring their effect; defaults are the CLI's.
+  stitch::fusion::PlannerOptions planner;
+  // --keep-models DIR: copy each synthetic model there (synthetic_N.onnx), e.g. to
+  // time the stitchopt command line on it.
+  std::filesystem::path keep_directory;
+};
 
 constexpr int64_t kSequence = 16;
 constexpr int64_t kHidden = 32;
@@ -198,7 +193,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
+int run_size(int64_t min_nodes, const std::filesystem::path& directory,
+             const BenchOptions& options) {
   std::filesystem::path model_path = directory / ("synthetic_" + std::to_string(min_nodes) + ".onnx");
   int64_t node_count = 0;
   {
@@ -207,9 +203,9 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
     std::ofstream out(model_path, std::ios::binary);
     model.SerializeToOstream(&out);
   }
-  if (!keep_directory().empty()) {
-    std::filesystem::create_directories(keep_directory());
-    std::filesystem::copy_file(model_path, keep_directory() / model_path.filename(),
+  if (!options.keep_directory.empty()) {
+    std::filesystem::create_directories(options.keep_directory);
+    std::filesystem::copy_file(model_path, options.keep_directory / model_path.filename(),
                                std::filesystem::copy_options::overwrite_existing);
   }
 
@@ -248,7 +244,7 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
   start = std::chrono::steady_clock::now();
   auto profile = stitch::cost_model::builtin_device_profile("h100");
   if (!profile.is_ok()) return 1;
-  auto planned = stitch::fusion::plan_fusion(imported->graph, *profile, planner_options());
+  auto planned = stitch::fusion::plan_fusion(imported->graph, *profile, options.planner);
   double plan_seconds = seconds_since(start);
   if (!planned.is_ok()) {
     std::fprintf(stderr, "plan failed: %s\n", planned.status().message().c_str());
@@ -281,14 +277,15 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory) {
 
 int main(int argc, char** argv) {
   std::vector<int64_t> sizes;
+  BenchOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--window" && i + 1 < argc) {
-      planner_options().plan.window_variables = std::atoi(argv[++i]);
+      options.planner.plan.window_variables = std::atoi(argv[++i]);
     } else if (argument == "--keep-models" && i + 1 < argc) {
-      keep_directory() = argv[++i];
+      options.keep_directory = argv[++i];
     } else if (argument == "--patterns-per-seed" && i + 1 < argc) {
-      planner_options().candidates.max_patterns_per_seed = std::atoi(argv[++i]);
+      options.planner.candidates.max_patterns_per_seed = std::atoi(argv[++i]);
     } else {
       sizes.push_back(std::atoll(argument.c_str()));
     }
@@ -302,7 +299,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     pid_t child = fork();
     if (child == 0) {
-      int child_result = run_size(size, directory);
+      int child_result = run_size(size, directory, options);
       std::fflush(stdout);
       std::_Exit(child_result);
     }

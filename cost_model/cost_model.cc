@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <set>
 #include <string_view>
 
@@ -52,15 +51,16 @@ int64_t value_elements(const Graph& graph, ValueId value) {
   return std::max<int64_t>(graph.value(value).type.num_elements(), 0);
 }
 
-std::vector<ValueId> read_values(const Node& node) {
-  std::vector<ValueId> values;
+// Calls `visit` for each value the node reads: its present inputs, then the values
+// its subgraphs capture.
+template <typename Visit>
+void for_each_read(const Node& node, Visit visit) {
   for (ValueId value : node.inputs) {
-    if (value != kNoId) values.push_back(value);
+    if (value != kNoId) visit(value);
   }
   for (ValueId value : node.implicit_inputs) {
-    if (value != kNoId) values.push_back(value);
+    if (value != kNoId) visit(value);
   }
-  return values;
 }
 
 int64_t max_output_elements(const Graph& graph, const Node& node) {
@@ -106,51 +106,39 @@ class NodeSet {
     return contains(producer) && launches_work(graph_.node(producer));
   }
 
-  struct Readers {
-    std::vector<NodeId> inside;  // launching nodes of the set, sorted, distinct
-    bool outside = false;        // read outside the set or a graph output
-  };
-  // Who reads the tensor `root`, following View nodes of the set.
-  Readers readers(ValueId root) const {
-    Readers result;
+  // Whether the tensor `root` is read outside the set or is a graph output,
+  // following View nodes of the set.
+  bool read_outside(ValueId root) const {
     std::vector<ValueId> stack = {root};
     while (!stack.empty()) {
       const Value& value = graph_.value(stack.back());
       stack.pop_back();
-      if (value.is_graph_output) result.outside = true;
+      if (value.is_graph_output) return true;
       for (const ir::Use& use : value.users) {
+        if (!contains(use.node)) return true;
         const Node& reader = graph_.node(use.node);
-        if (!contains(use.node)) {
-          result.outside = true;
-        } else if (is_view(reader)) {
-          if (use.slot != 0) continue;  // a shape operand: read at compile time
-          for (ValueId output : reader.outputs) {
-            if (output != kNoId) stack.push_back(output);
-          }
-        } else if (launches_work(reader)) {
-          result.inside.push_back(use.node);
+        if (!is_view(reader) || use.slot != 0) continue;  // slot != 0: a compile-time shape
+        for (ValueId output : reader.outputs) {
+          if (output != kNoId) stack.push_back(output);
         }
       }
     }
-    std::sort(result.inside.begin(), result.inside.end());
-    result.inside.erase(std::unique(result.inside.begin(), result.inside.end()),
-                        result.inside.end());
-    return result;
+    return false;
   }
 
-  // Tensors from outside the set read by its launching nodes: root -> distinct readers.
-  std::map<ValueId, std::vector<NodeId>> external_inputs() const {
-    std::map<ValueId, std::vector<NodeId>> inputs;
+  // Tensors from outside the set read by its launching nodes, sorted, distinct.
+  std::vector<ValueId> external_inputs() const {
+    std::vector<ValueId> inputs;
     for (NodeId id : nodes_) {
       const Node& node = graph_.node(id);
       if (!launches_work(node)) continue;
-      for (ValueId value : read_values(node)) {
+      for_each_read(node, [&](ValueId value) {
         ValueId root = alias_root(value);
-        if (produced_inside(root)) continue;
-        std::vector<NodeId>& readers = inputs[root];
-        if (readers.empty() || readers.back() != id) readers.push_back(id);
-      }
+        if (!produced_inside(root)) inputs.push_back(root);
+      });
     }
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     return inputs;
   }
 
@@ -165,6 +153,12 @@ PatternScore infeasible(std::string reason) {
   score.reason = std::move(reason);
   score.score_us = -1;
   return score;
+}
+
+// phi: the profile's launch latency unless the options override it.
+double launch_latency_us(const DeviceProfile& profile, const ScoreOptions& options) {
+  return options.launch_latency_us_override >= 0 ? options.launch_latency_us_override
+                                                 : profile.launch_latency_us;
 }
 
 std::string dims_text(const ir::TensorType& type) {
@@ -218,9 +212,11 @@ std::string unknown_shape_reason(const Graph& graph, const Node& node) {
     }
     return "";
   };
-  for (ValueId value : read_values(node)) {
-    if (std::string reason = check(value); !reason.empty()) return reason;
-  }
+  std::string reason;
+  for_each_read(node, [&](ValueId value) {
+    if (reason.empty()) reason = check(value);
+  });
+  if (!reason.empty()) return reason;
   for (ValueId value : node.outputs) {
     if (value == kNoId) continue;
     if (std::string reason = check(value); !reason.empty()) return reason;
@@ -337,7 +333,7 @@ class PatternScorer::Impl {
     int64_t max_output_elements = 0;
   };
 
-  // Readers of a tensor produced inside the pattern (NodeSet::readers, summarized).
+  // Readers of a tensor produced inside the pattern.
   struct ReaderSummary {
     int64_t inside = 0;          // distinct launching readers in the pattern
     bool outside = false;        // read outside the pattern or a graph output
@@ -378,17 +374,6 @@ class PatternScorer::Impl {
     return counter;
   }
 
-  // Calls `visit` for each value the node reads (read_values without the vector).
-  template <typename Visit>
-  static void for_each_read(const Node& node, Visit visit) {
-    for (ValueId value : node.inputs) {
-      if (value != kNoId) visit(value);
-    }
-    for (ValueId value : node.implicit_inputs) {
-      if (value != kNoId) visit(value);
-    }
-  }
-
   // NodeSet::alias_root.
   ValueId alias_root(ValueId value) {
     while (true) {
@@ -408,7 +393,7 @@ class PatternScorer::Impl {
     return contains(producer) && facts(producer).launches;
   }
 
-  // NodeSet::readers, following View nodes of the pattern.
+  // NodeSet::read_outside, and the distinct launching readers inside the pattern.
   ReaderSummary readers(ValueId root) {
     ReaderSummary summary;
     uint32_t stamp = next_stamp(reader_stamp_, reader_seen_);
@@ -677,16 +662,20 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
   }
   score.shared_memory_bytes = shared;
   score.recompute_bytes = recompute;
-  if (shared > profile_.shared_memory_per_block_optin) {
-    PatternScore refused = infeasible("needs " + std::to_string(shared) +
-                                      " bytes of shared memory per block, over the device's " +
-                                      std::to_string(profile_.shared_memory_per_block_optin) +
-                                      " (" + profile_.name + " opt-in limit)");
+  // A refusal from here on still reports what the pattern would save and need.
+  auto refuse = [&](std::string reason) {
+    PatternScore refused = infeasible(std::move(reason));
     refused.bytes_saved = saved;
     refused.shared_memory_bytes = shared;
     refused.recompute_bytes = recompute;
     refused.num_kernels_replaced = launching;
     return refused;
+  };
+  if (shared > profile_.shared_memory_per_block_optin) {
+    return refuse("needs " + std::to_string(shared) +
+                  " bytes of shared memory per block, over the device's " +
+                  std::to_string(profile_.shared_memory_per_block_optin) + " (" + profile_.name +
+                  " opt-in limit)");
   }
 
   // Kernel parameters: a pointer per distinct tensor and the dims of each distinct
@@ -704,22 +693,15 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
   for (const std::vector<int64_t>* dims : shapes_)
     parameter_bytes += 8 * static_cast<int64_t>(dims->size());
   if (parameter_bytes > options_.max_kernel_parameter_bytes) {
-    PatternScore refused = infeasible(
-        "kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
-        std::to_string(parameters_.size()) + " tensors, " + std::to_string(shapes_.size()) +
-        " distinct shapes), over the limit " + std::to_string(options_.max_kernel_parameter_bytes));
-    refused.bytes_saved = saved;
-    refused.shared_memory_bytes = shared;
-    refused.recompute_bytes = recompute;
-    refused.num_kernels_replaced = launching;
-    return refused;
+    return refuse("kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
+                  std::to_string(parameters_.size()) + " tensors, " +
+                  std::to_string(shapes_.size()) + " distinct shapes), over the limit " +
+                  std::to_string(options_.max_kernel_parameter_bytes));
   }
 
-  double phi = options_.launch_latency_us_override >= 0 ? options_.launch_latency_us_override
-                                                        : profile_.launch_latency_us;
   score.feasible = true;
   score.score_us = memory_time_us(profile_, static_cast<double>(saved)) +
-                   std::max(launching - 1, 0) * phi -
+                   std::max(launching - 1, 0) * launch_latency_us(profile_, options_) -
                    memory_time_us(profile_, static_cast<double>(recompute));
   return score;
 }
@@ -754,11 +736,9 @@ PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain
         << "epilogue intermediate " << value.name << " is not read by exactly the next chain node";
     saved += 2 * value_bytes(graph, intermediate);
   }
-  double phi = options.launch_latency_us_override >= 0 ? options.launch_latency_us_override
-                                                       : profile.launch_latency_us;
   score.bytes_saved = saved;
   score.score_us = memory_time_us(profile, static_cast<double>(saved)) +
-                   static_cast<double>(chain.size() - 1) * phi;
+                   static_cast<double>(chain.size() - 1) * launch_latency_us(profile, options);
   return score;
 }
 
@@ -777,10 +757,10 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
     cost.flops += flops;
     compute_seconds += flops / node_peak_flops(graph, node, profile);
     for (ValueId output : node.outputs) {
-      if (output != kNoId && set.readers(output).outside) bytes += value_bytes(graph, output);
+      if (output != kNoId && set.read_outside(output)) bytes += value_bytes(graph, output);
     }
   }
-  for (const auto& [root, readers] : set.external_inputs()) bytes += value_bytes(graph, root);
+  for (ValueId root : set.external_inputs()) bytes += value_bytes(graph, root);
   cost.bytes = bytes;
   if (!any_launch) return cost;
   cost.time_us =

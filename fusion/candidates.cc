@@ -304,7 +304,7 @@ class CandidateGenerator {
       for (NodeId id : order_) {
         if (partition_at_step[static_cast<size_t>(partition_.role(id))]) {
           flush();
-        } else if (!is_constant_node(graph_.node(id))) {
+        } else if (explorable_[static_cast<size_t>(id)]) {  // Constant nodes join no segment
           segment.push_back(id);
         }
       }
@@ -711,7 +711,8 @@ class CandidateGenerator {
   std::vector<NodeId> order_;
   std::vector<int32_t> position_;  // by node id; -1 for dead nodes
   std::vector<bool> launching_;    // by node id: cost_model::launches_work
-  // By node id: may join an exploratory pattern (not kPartition, not Constant).
+  // By node id: may join a substitution or exploratory pattern (not kPartition, not
+  // Constant).
   std::vector<bool> explorable_;
   std::vector<std::vector<NodeId>> successors_;    // by node id, sorted
   std::vector<std::vector<NodeId>> predecessors_;  // by node id, sorted

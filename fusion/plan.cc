@@ -400,8 +400,7 @@ struct ComponentSolution {
   ComponentOutcome outcome = ComponentOutcome::kOptimal;
   int rows = 0;
   double gap = 0;
-  int windows = 0;                 // programs solved for a windowed component
-  bool greedy_was_better = false;  // a windowed component kept its greedy part
+  int windows = 0;  // programs solved for a windowed component
 };
 
 struct CallbackContext {
@@ -588,20 +587,27 @@ Result<ComponentSolution> solve_component(const std::vector<int>& members,
 
   ComponentSolution total;
   std::vector<char> taken(static_cast<size_t>(nodes.capacity()), 0);
-  std::vector<char> decided(candidates.size(), 0);  // members of earlier windows
+  auto fits = [&](int member) {
+    const std::vector<NodeId>& group = candidates[static_cast<size_t>(member)].nodes;
+    return std::none_of(group.begin(), group.end(),
+                        [&](NodeId node) { return taken[static_cast<size_t>(node)] != 0; });
+  };
+  auto take = [&](int member) {
+    chosen[static_cast<size_t>(member)] = 1;
+    for (NodeId node : candidates[static_cast<size_t>(member)].nodes)
+      taken[static_cast<size_t>(node)] = 1;
+  };
+  // Only solve_subproblem's successes set a member, so while the windows run the
+  // chosen members are exactly the earlier windows' choices.
   for (int member : members) chosen[static_cast<size_t>(member)] = 0;
-  size_t begin = 0;
-  while (begin < ordered.size()) {
-    size_t end = std::min(ordered.size(), begin + static_cast<size_t>(window_variables));
+  for (size_t begin = 0, end = 0; begin < ordered.size(); begin = end) {
+    end = std::min(ordered.size(), begin + static_cast<size_t>(window_variables));
     while (end < ordered.size() && ordered[end].first == ordered[end - 1].first) ++end;
     Subproblem window;
     for (size_t k = begin; k < end; ++k) {
-      const int member = ordered[k].second;
-      const std::vector<NodeId>& group = candidates[static_cast<size_t>(member)].nodes;
-      if (std::none_of(group.begin(), group.end(),
-                       [&](NodeId node) { return taken[static_cast<size_t>(node)] != 0; }))
-        window.variables.push_back(member);
+      if (fits(ordered[k].second)) window.variables.push_back(ordered[k].second);
     }
+    if (window.variables.empty()) continue;
     std::sort(window.variables.begin(), window.variables.end());
     for (const std::vector<int>* cut : cuts) {
       // Earlier windows fixed their part of the cut; this window may take at most
@@ -609,8 +615,8 @@ Result<ComponentSolution> solve_component(const std::vector<int>& members,
       CutRow row;
       double fixed = 0;
       for (int member : *cut) {
-        if (decided[static_cast<size_t>(member)]) {
-          fixed += chosen[static_cast<size_t>(member)] ? 1.0 : 0.0;
+        if (chosen[static_cast<size_t>(member)]) {
+          fixed += 1.0;
         } else if (std::binary_search(window.variables.begin(), window.variables.end(), member)) {
           row.variables.push_back(member);
         }
@@ -618,58 +624,37 @@ Result<ComponentSolution> solve_component(const std::vector<int>& members,
       row.bound = static_cast<double>(cut->size()) - 1.0 - fixed;
       if (!row.variables.empty()) window.cuts.push_back(std::move(row));
     }
-    if (!window.variables.empty()) {
-      STITCH_ASSIGN_OR_RETURN(
-          ComponentSolution solution,
-          solve_subproblem(window, candidates, candidates_of_node_begin, candidates_of_node,
-                           scratch, deadline, chosen));
-      total.rows += solution.rows;
-      ++total.windows;
-      if (solution.outcome != ComponentOutcome::kOptimal) {
-        // Deadline: keep the earlier windows (and this window's incumbent, if GLPK
-        // had one) and complete the rest with the greedy plan's patterns that
-        // still fit. solve_plan checks the combination like any incumbent: cyclic
-        // or worse than greedy means the greedy plan.
-        if (solution.outcome == ComponentOutcome::kIncumbent) {
-          for (int variable : window.variables) {
-            if (!chosen[static_cast<size_t>(variable)]) continue;
-            for (NodeId node : candidates[static_cast<size_t>(variable)].nodes)
-              taken[static_cast<size_t>(node)] = 1;
-          }
-        } else {
-          for (int variable : window.variables) chosen[static_cast<size_t>(variable)] = 0;
-        }
-        for (size_t k = begin; k < ordered.size(); ++k) {
-          const int member = ordered[k].second;
-          if (!greedy[static_cast<size_t>(member)] || chosen[static_cast<size_t>(member)]) continue;
-          const std::vector<NodeId>& group = candidates[static_cast<size_t>(member)].nodes;
-          if (std::any_of(group.begin(), group.end(),
-                          [&](NodeId node) { return taken[static_cast<size_t>(node)] != 0; }))
-            continue;
-          chosen[static_cast<size_t>(member)] = 1;
-          for (NodeId node : group) taken[static_cast<size_t>(node)] = 1;
-        }
-        total.outcome = ComponentOutcome::kIncumbent;
-        return total;
-      }
-      for (int variable : window.variables) {
-        if (!chosen[static_cast<size_t>(variable)]) continue;
-        for (NodeId node : candidates[static_cast<size_t>(variable)].nodes)
-          taken[static_cast<size_t>(node)] = 1;
-      }
+    STITCH_ASSIGN_OR_RETURN(ComponentSolution solution,
+                            solve_subproblem(window, candidates, candidates_of_node_begin,
+                                             candidates_of_node, scratch, deadline, chosen));
+    total.rows += solution.rows;
+    ++total.windows;
+    for (int variable : window.variables) {
+      if (chosen[static_cast<size_t>(variable)]) take(variable);
     }
-    for (size_t k = begin; k < end; ++k) decided[static_cast<size_t>(ordered[k].second)] = 1;
-    begin = end;
+    if (solution.outcome != ComponentOutcome::kOptimal) {
+      // Deadline: keep the earlier windows (and this window's incumbent, if GLPK
+      // had one) and complete the rest with the greedy plan's patterns that still
+      // fit. solve_plan checks the combination like any incumbent: cyclic or worse
+      // than greedy means the greedy plan.
+      for (size_t k = begin; k < ordered.size(); ++k) {
+        const int member = ordered[k].second;
+        if (greedy[static_cast<size_t>(member)] && !chosen[static_cast<size_t>(member)] &&
+            fits(member))
+          take(member);
+      }
+      total.outcome = ComponentOutcome::kIncumbent;
+      total.gap = solution.gap;  // the stopped window's gap (0 when it had no incumbent)
+      return total;
+    }
   }
   double windowed = 0, greedy_part = 0;
   for (int member : members) {
-    if (chosen[static_cast<size_t>(member)]) windowed += candidates[static_cast<size_t>(member)].score_us;
-    if (greedy[static_cast<size_t>(member)]) greedy_part += candidates[static_cast<size_t>(member)].score_us;
+    const double score = candidates[static_cast<size_t>(member)].score_us;
+    if (chosen[static_cast<size_t>(member)]) windowed += score;
+    if (greedy[static_cast<size_t>(member)]) greedy_part += score;
   }
-  if (windowed < greedy_part) {
-    use_greedy();
-    total.greedy_was_better = true;
-  }
+  if (windowed < greedy_part) use_greedy();
   return total;
 }
 

@@ -6,36 +6,15 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "ir/text.h"
+#include "tests/cost_model/cost_model_test_util.h"
 
 namespace stitch::cost_model {
 namespace {
 
-// Curve (1 KiB, 1 GB/s), (1 MiB, 100 GB/s), (1 GiB, 1000 GB/s); phi = 5 us; opt-in
-// shared memory 100 KiB; fp32 10 TFLOP/s.
-DeviceProfile test_profile() {
-  DeviceProfile profile{};
-  profile.name = "test";
-  profile.source = "estimate";
-  profile.date = "2024-01-01";
-  profile.sm_count = 80;
-  profile.max_threads_per_block = 1024;
-  profile.max_threads_per_sm = 2048;
-  profile.warp_size = 32;
-  profile.registers_per_block = 65536;
-  profile.registers_per_sm = 65536;
-  profile.shared_memory_per_block = 48 * 1024;
-  profile.shared_memory_per_block_optin = 100 * 1024;
-  profile.shared_memory_per_sm = 100 * 1024;
-  profile.l2_bytes = 6 * 1024 * 1024;
-  profile.peak_dram_bytes_per_second = 1.2e12;
-  profile.bandwidth_curve = {{1024, 1e9}, {1048576, 100e9}, {1073741824, 1000e9}};
-  profile.launch_latency_us = 5.0;
-  profile.fp32_flops_per_second = 10e12;
-  profile.fp16_flops_per_second = 100e12;
-  return profile;
-}
+using test_util::test_profile;
 
 void expect_relative(double actual, double expected) {
   EXPECT_NEAR(actual, expected, std::abs(expected) * 1e-9) << "expected " << expected;
@@ -47,6 +26,12 @@ ir::Model parse(const std::string& body, const std::string& inputs) {
   Result<ir::Model> model = ir::parse_model(text, "test.ir");
   STITCH_CHECK(model.is_ok()) << model.status().message();
   return std::move(model).value();
+}
+
+// score_pattern of `nodes` with the test profile.
+PatternScore score_of(const ir::Model& model, const std::vector<ir::NodeId>& nodes,
+                      const ScoreOptions& options = ScoreOptions{}) {
+  return score_pattern(model.graph, nodes, test_profile(), options);
 }
 
 TEST(MemoryTimeTest, AtBetweenAndOutsideTheCurve) {
@@ -72,7 +57,7 @@ const char* kChainInputs = "%x: f32[1024,1024], %y: f32[1024,1024]";
 
 TEST(ScorePatternTest, ElementwiseChain) {
   ir::Model model = parse(kChain, kChainInputs);
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   ASSERT_TRUE(score.feasible) << score.reason;
   // t (4 MiB) is written once and read once, both on chip now: 8388608 bytes.
   EXPECT_EQ(score.bytes_saved, 8388608);
@@ -87,7 +72,7 @@ TEST(ScorePatternTest, LaunchLatencyOverride) {
   ir::Model model = parse(kChain, kChainInputs);
   ScoreOptions options;
   options.launch_latency_us_override = 0;
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), options);
+  PatternScore score = score_of(model, {0, 1}, options);
   expect_relative(score.score_us, 22.67191351351351);
 }
 
@@ -99,7 +84,7 @@ TEST(ScorePatternTest, ViewInsideThePatternIsTransparent) {
       "  %z: f32[1048576,1] = Relu(%r) {name=\"relu\"}\n"
       "  return %z\n",
       kChainInputs);
-  PatternScore score = score_pattern(model.graph, {0, 1, 2}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1, 2});
   ASSERT_TRUE(score.feasible) << score.reason;
   // Same as the chain: the Reshape moves no data and launches nothing.
   EXPECT_EQ(score.bytes_saved, 8388608);
@@ -114,7 +99,7 @@ TEST(ScorePatternTest, IntermediateAlsoReadOutside) {
       "  %z: f32[1024,1024] = Relu(%t) {name=\"relu\"}\n"
       "  return %z, %t\n",
       kChainInputs);
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   ASSERT_TRUE(score.feasible) << score.reason;
   EXPECT_EQ(score.bytes_saved, 4194304);
   // M(4 MiB): ln(4)/ln(1024) = 0.2: bw = 280e9; 4194304 / 280e9 s = 14.979657142857 us.
@@ -130,7 +115,7 @@ TEST(ScorePatternTest, SoftmaxNeedsSharedMemoryForItsRows) {
       "  %y: f32[256,1024] = Div(%e, %s) {name=\"div\"}\n"
       "  return %y\n",
       "%x: f32[256,1024]");
-  PatternScore score = score_pattern(model.graph, {0, 1, 2, 3, 4}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1, 2, 3, 4});
   ASSERT_TRUE(score.feasible) << score.reason;
   // m, s: 1024 bytes each, written + read once: 2 * 2048.
   // d: 1 MiB, written + read by Exp: 2 * 1048576. e: written + read by ReduceSum
@@ -152,7 +137,7 @@ TEST(ScorePatternTest, SharedMemoryOverTheLimitIsInfeasible) {
       "  %d: f32[8,32000] = Sub(%x, %m) {name=\"sub\"}\n"
       "  return %d\n",
       "%x: f32[8,32000]");
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.score_us, -1);
   EXPECT_EQ(score.shared_memory_bytes, 128000);
@@ -167,7 +152,7 @@ TEST(ScorePatternTest, PackedPairSharingAnInput) {
       "  %b: f32[1024,1024] = Sigmoid(%x) {name=\"sigmoid\"}\n"
       "  return %a, %b\n",
       "%x: f32[1024,1024]");
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   ASSERT_TRUE(score.feasible) << score.reason;
   // x is read once instead of twice: 4 MiB saved; M(4 MiB) = 14.979657142857 us.
   EXPECT_EQ(score.bytes_saved, 4194304);
@@ -180,7 +165,7 @@ TEST(ScorePatternTest, SmallOpBroadcastIsRecomputed) {
       "  %z: f32[1024,1024] = Add(%x, %e) {name=\"add\"}\n"
       "  return %z\n",
       "%x: f32[1024,1024], %b: f32[1,1024]");
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   ASSERT_TRUE(score.feasible) << score.reason;
   // e (4096 bytes) written and read once: 8192 saved. Exp is recomputed for each
   // of the 1048576 - 1024 extra elements at 4 ops each: 16760832 bytes.
@@ -199,12 +184,12 @@ TEST(ScorePatternTest, TooManyReductions) {
       "%x: f32[256,1024]");
   ScoreOptions options;
   options.max_reductions_per_kernel = 1;
-  PatternScore score = score_pattern(model.graph, {0, 1, 2}, test_profile(), options);
+  PatternScore score = score_of(model, {0, 1, 2}, options);
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.score_us, -1);
   EXPECT_EQ(score.reason, "2 reductions in one kernel, over the limit 1");
   options.max_reductions_per_kernel = 2;
-  EXPECT_TRUE(score_pattern(model.graph, {0, 1, 2}, test_profile(), options).feasible);
+  EXPECT_TRUE(score_of(model, {0, 1, 2}, options).feasible);
 }
 
 TEST(ScorePatternTest, ColumnAndRowReductionsOverDifferentShapes) {
@@ -213,7 +198,7 @@ TEST(ScorePatternTest, ColumnAndRowReductionsOverDifferentShapes) {
       "  %c: f32[64] = ReduceSum(%y) {name=\"col\", axes=[0], keepdims=0}\n"
       "  return %r, %c\n",
       "%x: f32[64,128], %y: f32[32,64]");
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.reason,
             "column reduction \"col\" (ReduceSum) over [32,64] and row reduction \"row\" "
@@ -227,7 +212,7 @@ TEST(ScorePatternTest, OpaqueOpIsInfeasible) {
       "  %z: f32[1,1,4,4] = MaxPool(%t) {name=\"pool\", kernel_shape=[2, 2], strides=[2, 2]}\n"
       "  return %z\n",
       "%x: f32[1,1,8,8]");
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.score_us, -1);
   EXPECT_EQ(score.reason,
@@ -241,7 +226,7 @@ TEST(ScorePatternTest, LargeGemmIsInfeasibleSmallGemmFuses) {
       "  %z: f32[128,128] = Relu(%t) {name=\"relu\"}\n"
       "  return %z\n",
       "%a: f32[128,128], %b: f32[128,128]");
-  PatternScore score = score_pattern(large.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(large, {0, 1});
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.reason,
             "node \"mm\" (MatMul): GEMM m*n*k = 128*128*128 = 2097152 per batch is over the fused "
@@ -251,7 +236,7 @@ TEST(ScorePatternTest, LargeGemmIsInfeasibleSmallGemmFuses) {
       "  %z: f32[16,64,64] = Relu(%t) {name=\"relu\"}\n"
       "  return %z\n",
       "%a: f32[16,64,64], %b: f32[16,64,64]");
-  EXPECT_TRUE(score_pattern(small.graph, {0, 1}, test_profile(), ScoreOptions{}).feasible);
+  EXPECT_TRUE(score_of(small, {0, 1}).feasible);
 }
 
 TEST(ScorePatternTest, UnknownShapeIsInfeasible) {
@@ -260,7 +245,7 @@ TEST(ScorePatternTest, UnknownShapeIsInfeasible) {
       "  %z: f32[?,4] = Exp(%t) {name=\"exp\"}\n"
       "  return %z\n",
       "%x: f32[?,4]");
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {0, 1});
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.reason,
             "node \"relu\" (Relu): tensor \"x\" has no static shape and dtype (f32[?,4]); no "
@@ -272,17 +257,17 @@ TEST(ScorePatternTest, TooManyKernelParameters) {
   ScoreOptions options;
   options.max_kernel_parameter_bytes = 39;
   // x, y, z: 3 pointers (24 bytes) + one shape of 2 dims (16 bytes) = 40.
-  PatternScore score = score_pattern(model.graph, {0, 1}, test_profile(), options);
+  PatternScore score = score_of(model, {0, 1}, options);
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.reason,
             "kernel parameters need 40 bytes (3 tensors, 1 distinct shapes), over the limit 39");
   options.max_kernel_parameter_bytes = 40;
-  EXPECT_TRUE(score_pattern(model.graph, {0, 1}, test_profile(), options).feasible);
+  EXPECT_TRUE(score_of(model, {0, 1}, options).feasible);
 }
 
 TEST(ScorePatternTest, SingleNodeScoresZero) {
   ir::Model model = parse(kChain, kChainInputs);
-  PatternScore score = score_pattern(model.graph, {1}, test_profile(), ScoreOptions{});
+  PatternScore score = score_of(model, {1});
   EXPECT_TRUE(score.feasible);
   EXPECT_EQ(score.score_us, 0.0);
   EXPECT_EQ(score.bytes_saved, 0);

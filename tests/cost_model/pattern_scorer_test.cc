@@ -8,26 +8,15 @@
 
 #include "cost_model/cost_model.h"
 #include "ir/text.h"
+#include "tests/cost_model/cost_model_test_util.h"
 
 namespace stitch::cost_model {
 namespace {
 
-// Same numbers as cost_model_test.cc's profile, with `optin` bytes of shared memory.
+// cost_model_test.cc's profile with `optin` bytes of shared memory.
 DeviceProfile profile_with_optin(int64_t optin) {
-  DeviceProfile profile{};
-  profile.name = "test";
-  profile.source = "estimate";
-  profile.sm_count = 80;
-  profile.max_threads_per_block = 1024;
-  profile.max_threads_per_sm = 2048;
-  profile.warp_size = 32;
-  profile.shared_memory_per_block = 48 * 1024;
+  DeviceProfile profile = test_util::test_profile();
   profile.shared_memory_per_block_optin = optin;
-  profile.shared_memory_per_sm = 100 * 1024;
-  profile.bandwidth_curve = {{1024, 1e9}, {1048576, 100e9}, {1073741824, 1000e9}};
-  profile.launch_latency_us = 5.0;
-  profile.fp32_flops_per_second = 10e12;
-  profile.fp16_flops_per_second = 100e12;
   return profile;
 }
 

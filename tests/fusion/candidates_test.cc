@@ -14,21 +14,14 @@
 #include "cost_model/device_profile.h"
 #include "ir/analysis.h"
 #include "ir/text.h"
+#include "tests/fusion/fusion_test_util.h"
 
 namespace stitch::fusion {
 namespace {
 
-ir::Model parse(const std::string& text) {
-  Result<ir::Model> model = ir::parse_model(text, "test.ir");
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return std::move(model).value();
-}
+using test_util::h100;
 
-cost_model::DeviceProfile h100() {
-  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
-  EXPECT_TRUE(profile.is_ok()) << profile.status().message();
-  return std::move(profile).value();
-}
+ir::Model parse(const std::string& text) { return test_util::parse_ir(text); }
 
 // Node names of a pattern, sorted by id: "{a, r}".
 std::string names(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {

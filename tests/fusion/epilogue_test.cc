@@ -11,31 +11,17 @@
 
 #include "fusion/candidates.h"
 #include "fusion/planner.h"
-#include "ir/text.h"
+#include "tests/fusion/fusion_test_util.h"
 
 namespace stitch::fusion {
 namespace {
 
+using test_util::h100;
+using test_util::node_named;
+
 ir::Model parse(const std::string& body, int64_t opset = 17) {
-  std::string text =
-      "stitchopt.ir 1\nmodel ir_version=9 opsets={\"\":" + std::to_string(opset) + "}\n" + body;
-  Result<ir::Model> model = ir::parse_model(text, "test.ir");
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return std::move(model).value();
-}
-
-cost_model::DeviceProfile h100() {
-  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
-  EXPECT_TRUE(profile.is_ok()) << profile.status().message();
-  return std::move(profile).value();
-}
-
-ir::NodeId id_of(const ir::Graph& graph, const std::string& name) {
-  for (ir::NodeId id : graph.node_ids()) {
-    if (graph.node(id).name == name) return id;
-  }
-  ADD_FAILURE() << "no node " << name;
-  return ir::kNoId;
+  return test_util::parse_ir(
+      "stitchopt.ir 1\nmodel ir_version=9 opsets={\"\":" + std::to_string(opset) + "}\n" + body);
 }
 
 // Epilogue candidates as "library {names} [ops]" lines, in candidate order.
@@ -292,14 +278,16 @@ TEST(EpiloguePlannerTest, ChosenEpilogueIsOneLibraryLaunch) {
   ASSERT_TRUE(result.is_ok()) << result.status().message();
   ASSERT_EQ(result->groups.size(), 2u);
   const PlannedGroup& first = result->groups[0];
-  EXPECT_EQ(first.nodes, (std::vector<ir::NodeId>{id_of(graph, "mm1"), id_of(graph, "add1"),
-                                                  id_of(graph, "relu1")}));
+  EXPECT_EQ(first.nodes,
+            (std::vector<ir::NodeId>{node_named(graph, "mm1"), node_named(graph, "add1"),
+                                     node_named(graph, "relu1")}));
   EXPECT_EQ(first.source, PatternSource::kEpilogue);
   EXPECT_EQ(first.category, "library");
   EXPECT_EQ(first.library, "cuBLASLt");
   EXPECT_EQ(first.epilogue, (std::vector<std::string>{"bias", "relu"}));
   const PlannedGroup& second = result->groups[1];
-  EXPECT_EQ(second.nodes, (std::vector<ir::NodeId>{id_of(graph, "mm2"), id_of(graph, "add2")}));
+  EXPECT_EQ(second.nodes,
+            (std::vector<ir::NodeId>{node_named(graph, "mm2"), node_named(graph, "add2")}));
   EXPECT_EQ(second.epilogue, std::vector<std::string>{"bias"});
   // Two library calls and nothing else; no memory-intensive kernel is left.
   EXPECT_EQ(result->kernels_fused, 2);
@@ -310,12 +298,13 @@ TEST(EpiloguePlannerTest, ChosenEpilogueIsOneLibraryLaunch) {
   EXPECT_TRUE(result->unfused.empty());
   // The group's time is the call's, reading x, w1, b1 and writing r: no [128,256]
   // intermediate round trips, so less than the three kernels it replaces.
-  cost_model::GroupCost alone_mm = cost_model::estimate_group(graph, {id_of(graph, "mm1")}, h100());
+  cost_model::GroupCost alone_mm =
+      cost_model::estimate_group(graph, {node_named(graph, "mm1")}, h100());
   EXPECT_GT(first.predicted_time_us, 0);
   EXPECT_LT(first.predicted_time_us,
             alone_mm.time_us +
-                cost_model::estimate_group(graph, {id_of(graph, "add1")}, h100()).time_us +
-                cost_model::estimate_group(graph, {id_of(graph, "relu1")}, h100()).time_us);
+                cost_model::estimate_group(graph, {node_named(graph, "add1")}, h100()).time_us +
+                cost_model::estimate_group(graph, {node_named(graph, "relu1")}, h100()).time_us);
   EXPECT_LT(result->estimate.time_after_us, result->estimate.time_before_us);
 }
 

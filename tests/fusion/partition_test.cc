@@ -5,24 +5,14 @@
 
 #include <string>
 
-#include "ir/text.h"
+#include "tests/fusion/fusion_test_util.h"
 
 namespace stitch::fusion {
 namespace {
 
-ir::Model parse(const std::string& text) {
-  Result<ir::Model> model = ir::parse_model(text, "test.ir");
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return std::move(model).value();
-}
+using test_util::node_named;
 
-ir::NodeId node_named(const ir::Graph& graph, const std::string& name) {
-  for (ir::NodeId id : graph.node_ids()) {
-    if (graph.node(id).name == name) return id;
-  }
-  ADD_FAILURE() << "no node " << name;
-  return ir::kNoId;
-}
+ir::Model parse(const std::string& text) { return test_util::parse_ir(text); }
 
 // One node of every role, plus partition ops of every reason.
 constexpr const char* kMixed = R"(stitchopt.ir 1

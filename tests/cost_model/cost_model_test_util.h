@@ -1,0 +1,34 @@
+// The fixed device profile the cost-model tests compute their expected numbers
+// with (no GPU, no shipped file). Header-only.
+#pragma once
+
+#include "cost_model/device_profile.h"
+
+namespace stitch::cost_model::test_util {
+
+// Curve (1 KiB, 1 GB/s), (1 MiB, 100 GB/s), (1 GiB, 1000 GB/s); phi = 5 us; opt-in
+// shared memory 100 KiB; fp32 10 TFLOP/s.
+inline DeviceProfile test_profile() {
+  DeviceProfile profile{};
+  profile.name = "test";
+  profile.source = "estimate";
+  profile.date = "2024-01-01";
+  profile.sm_count = 80;
+  profile.max_threads_per_block = 1024;
+  profile.max_threads_per_sm = 2048;
+  profile.warp_size = 32;
+  profile.registers_per_block = 65536;
+  profile.registers_per_sm = 65536;
+  profile.shared_memory_per_block = 48 * 1024;
+  profile.shared_memory_per_block_optin = 100 * 1024;
+  profile.shared_memory_per_sm = 100 * 1024;
+  profile.l2_bytes = 6 * 1024 * 1024;
+  profile.peak_dram_bytes_per_second = 1.2e12;
+  profile.bandwidth_curve = {{1024, 1e9}, {1048576, 100e9}, {1073741824, 1000e9}};
+  profile.launch_latency_us = 5.0;
+  profile.fp32_flops_per_second = 10e12;
+  profile.fp16_flops_per_second = 100e12;
+  return profile;
+}
+
+}  // namespace stitch::cost_model::test_util
