@@ -115,6 +115,33 @@ void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
   }
 }
 
+// The fused node's attributes of a group: `kernel` is its (shared) kernel name and
+// `codegen` that kernel's generated code, when it has some.
+std::vector<ir::Attribute> group_attributes(const ir::Graph& graph, const fusion::PlannedGroup& group,
+                                            const std::string& kernel,
+                                            const emit::EmittedKernel* codegen) {
+  std::vector<std::string> node_names;
+  for (ir::NodeId id : group.nodes) node_names.push_back(graph.node(id).name);
+  std::vector<ir::Attribute> attributes = {ir::Attribute::make_string("kernel", kernel),
+                                           ir::Attribute::make_string("category", group.category)};
+  if (group.category == "library") {
+    attributes.push_back(ir::Attribute::make_string("library", group.library));
+    attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
+  }
+  if (codegen != nullptr) {
+    attributes.push_back(ir::Attribute::make_string("source", "kernels/" + codegen->file));
+    attributes.push_back(ir::Attribute::make_int("grid", codegen->launch.grid));
+    attributes.push_back(ir::Attribute::make_int("block", codegen->launch.block));
+    attributes.push_back(ir::Attribute::make_string("composition", codegen->composition));
+    attributes.push_back(ir::Attribute::make_string("template", codegen->template_text));
+  }
+  attributes.push_back(
+      ir::Attribute::make_float("predicted_time_us", static_cast<float>(group.predicted_time_us)));
+  attributes.push_back(ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes));
+  attributes.push_back(ir::Attribute::make_strings("fused_nodes", std::move(node_names)));
+  return attributes;
+}
+
 // --device: a built-in profile name ("h100") or the path of a profile .json.
 Result<cost_model::DeviceProfile> load_profile(const std::string& device) {
   if (device.size() > 5 && device.ends_with(".json")) return cost_model::load_device_profile(device);
@@ -190,20 +217,34 @@ Status run_compile(const CompileOptions& options) {
     Result<fusion::PlannerResult> result = timer.time(
         "plan", [&] { return fusion::plan_fusion(model.graph, *profile, options.planner); });
     if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
-    // Codegen (issue 5): one kernel per group that is not a library call (a group
-    // the emitter cannot express gets a warning and no kernel), and a
-    // single-op kernel per unfused node that launches a generated kernel. Identical
-    // groups get identical kernels; only the one whose name the rewrite keeps is
-    // written.
+    // Identical groups share one kernel (emit/fused_model.h); the sharing is decided
+    // first so that codegen emits each distinct kernel once, under its final name.
+    std::vector<emit::FusedGroup> groups;
+    for (size_t index = 0; index < result->groups.size(); ++index) {
+      const std::string kernel = "stitch_k" + std::to_string(index);
+      groups.push_back(emit::FusedGroup{result->groups[index].nodes, kernel,
+                                        group_attributes(model.graph, result->groups[index], kernel,
+                                                         nullptr)});
+    }
+    // Codegen (issue 5): one kernel per distinct group that is not a library call (a
+    // group the emitter cannot express gets a warning and no kernel), and a single-op
+    // kernel per unfused node that launches a generated kernel.
     std::vector<std::optional<emit::ReportCodegen>> group_codegen(result->groups.size());
     std::vector<std::optional<emit::ReportCodegen>> unfused_codegen(result->unfused.size());
+    std::vector<emit::EmittedKernel> distinct;
+    std::optional<emit::KernelSharing> sharing;
     if (options.codegen) {
       Status generated = timer.time("codegen", [&]() -> Status {
+        STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
         for (size_t index = 0; index < result->groups.size(); ++index) {
           const fusion::PlannedGroup& group = result->groups[index];
           if (group.category == "library") continue;
+          if (size_t owner = sharing->owner[index]; owner != index) {
+            group_codegen[index] = group_codegen[owner];
+            continue;
+          }
           Result<emit::EmittedKernel> kernel = emit::emit_kernel(
-              model.graph, group.nodes, "stitch_k" + std::to_string(index), *profile);
+              model.graph, sharing->boundaries[index], sharing->kernel_names[index], *profile);
           if (!kernel.is_ok()) {
             // The plan and the rewritten model stay valid (the group's function body
             // still runs in ONNX Runtime); the report's codegen is null. Compound
@@ -214,18 +255,23 @@ Status run_compile(const CompileOptions& options) {
             }
             continue;
           }
+          distinct.push_back(kernel.value());
           group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
         }
+        STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions,
+                                emit::topological_positions(model.graph));
         int single = 0;
         for (size_t index = 0; index < result->unfused.size(); ++index) {
           const fusion::UnfusedNode& node = result->unfused[index];
           if (node.kind != "kernel") continue;
           // Ops without an index function (pooling, RNNs, Resize...) run as library
           // calls or on the reference path; the report leaves their codegen null.
-          Result<emit::EmittedKernel> kernel = emit::emit_kernel(
-              model.graph, {node.node}, "stitch_s" + std::to_string(single), *profile);
+          Result<emit::EmittedKernel> kernel =
+              emit::emit_kernel(model.graph, emit::group_boundary(model.graph, {node.node}, positions),
+                                "stitch_s" + std::to_string(single), *profile);
           if (!kernel.is_ok()) continue;
           ++single;
+          distinct.push_back(kernel.value());
           unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
         }
         return Status::ok();
@@ -233,58 +279,21 @@ Status run_compile(const CompileOptions& options) {
       STITCH_RETURN_IF_ERROR(generated);
     }
 
-    std::vector<emit::FusedGroup> groups;
-    for (size_t index = 0; index < result->groups.size(); ++index) {
-      const fusion::PlannedGroup& group = result->groups[index];
-      std::string kernel = "stitch_k" + std::to_string(index);
-      std::vector<std::string> node_names;
-      for (ir::NodeId id : group.nodes) node_names.push_back(model.graph.node(id).name);
-      std::vector<ir::Attribute> attributes = {
-          ir::Attribute::make_string("kernel", kernel),
-          ir::Attribute::make_string("category", group.category)};
-      if (group.category == "library") {
-        attributes.push_back(ir::Attribute::make_string("library", group.library));
-        attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
+    Result<emit::FusedModel> fused = timer.time("rewrite", [&]() -> Result<emit::FusedModel> {
+      if (!sharing) {
+        STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
       }
-      if (const std::optional<emit::ReportCodegen>& codegen = group_codegen[index]) {
-        const emit::EmittedKernel& emitted = codegen->kernel;
-        attributes.push_back(ir::Attribute::make_string("source", "kernels/" + emitted.file));
-        attributes.push_back(ir::Attribute::make_int("grid", emitted.launch.grid));
-        attributes.push_back(ir::Attribute::make_int("block", emitted.launch.block));
-        attributes.push_back(ir::Attribute::make_string("composition", emitted.composition));
-        attributes.push_back(ir::Attribute::make_string("template", emitted.template_text));
+      for (size_t index = 0; index < groups.size(); ++index) {
+        const std::optional<emit::ReportCodegen>& codegen = group_codegen[index];
+        groups[index].attributes =
+            group_attributes(model.graph, result->groups[index], sharing->kernel_names[index],
+                             codegen ? &codegen->kernel : nullptr);
       }
-      attributes.push_back(ir::Attribute::make_float("predicted_time_us",
-                                                     static_cast<float>(group.predicted_time_us)));
-      attributes.push_back(ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes));
-      attributes.push_back(ir::Attribute::make_strings("fused_nodes", std::move(node_names)));
-      groups.push_back(emit::FusedGroup{group.nodes, kernel, std::move(attributes)});
-    }
-    Result<emit::FusedModel> fused =
-        timer.time("rewrite", [&] { return emit::build_fused_model(model, groups); });
+      return emit::build_fused_model(model, groups, *sharing);
+    });
     if (!fused.is_ok()) return fused.status();
 
     if (options.codegen) {
-      // Identical groups share the first one's kernel; its report entry is copied.
-      std::vector<emit::EmittedKernel> distinct;
-      std::map<std::string, size_t> group_of_kernel;
-      for (size_t index = 0; index < group_codegen.size(); ++index) {
-        if (!group_codegen[index]) continue;
-        const std::string& name = fused->kernel_names[index];
-        if (group_codegen[index]->kernel.name == name) {
-          group_of_kernel[name] = index;
-          distinct.push_back(group_codegen[index]->kernel);
-        }
-      }
-      for (size_t index = 0; index < group_codegen.size(); ++index) {
-        if (!group_codegen[index]) continue;
-        auto owner = group_of_kernel.find(fused->kernel_names[index]);
-        STITCH_CHECK(owner != group_of_kernel.end()) << "a shared kernel without its owner";
-        if (owner->second != index) group_codegen[index] = group_codegen[owner->second];
-      }
-      for (const std::optional<emit::ReportCodegen>& codegen : unfused_codegen) {
-        if (codegen) distinct.push_back(codegen->kernel);
-      }
       fs::path kernels = staged.path() / "kernels";
       STITCH_RETURN_IF_ERROR(timer.time(
           "kernels", [&] { return emit::write_kernel_directory(distinct, kernels); }));

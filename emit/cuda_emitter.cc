@@ -120,11 +120,11 @@ Result<std::string> storage_type(DType dtype) {
 }
 
 bool is_half_like(DType dtype) { return dtype == DType::kFloat16 || dtype == DType::kBFloat16; }
-bool is_floating(DType dtype) { return ir::dtype_is_float(dtype); }
 
 std::string compute_type(DType dtype) {
   if (is_half_like(dtype)) return "float";
-  return storage_type(dtype).is_ok() ? storage_type(dtype).value() : "float";
+  Result<std::string> storage = storage_type(dtype);
+  return storage.is_ok() ? storage.value() : "float";
 }
 
 std::string load(DType dtype, const std::string& element) {
@@ -146,7 +146,7 @@ std::string convert(DType from, DType to, const std::string& x) {
   std::string target = compute_type(to);
   if (from == to || compute_type(from) == target) return x;
   if (to == DType::kBool) return "(" + x + " != 0)";
-  if (is_floating(from) && !is_floating(to)) {
+  if (ir::dtype_is_float(from) && !ir::dtype_is_float(to)) {
     std::string wide = "static_cast<double>(" + x + ")";
     std::string in_range = "(" + wide + " > -9.2233720368547758e18 && " + wide +
                            " < 9.2233720368547758e18)";
@@ -171,9 +171,11 @@ std::string sanitize(const std::string& name) {
   return text;
 }
 
-std::string display(const ir::Node& node) {
-  return (node.name.empty() ? std::string("<unnamed>") : "\"" + node.name + "\"") + " (" +
-         node.op_type + ")";
+// The output slot of `node` that produces `value`.
+size_t output_slot(const ir::Node& node, ir::ValueId value) {
+  size_t slot = 0;
+  while (node.outputs[slot] != value) ++slot;
+  return slot;
 }
 
 std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node, size_t slot,
@@ -189,22 +191,37 @@ std::vector<int64_t> constant_ints(const ir::Graph& graph, const ir::Node& node,
 struct ReduceSpec {
   std::string kind;  // "sum", "max", "min", "prod"
   std::string pre;   // applied to each element: "v", "fabs(v)", "v * v"
-  std::string post;  // applied to the result "a": "a", "sqrt(a)", ...
+  std::string post;  // the function applied to the result: "", "sqrt", "log"
   bool mean = false;
 };
 
+// The reduction's result from its accumulator `a`, in double or in float math.
+std::string reduce_result(const ReduceSpec& spec, bool in_float) {
+  if (spec.post.empty()) return "a";
+  return spec.post + (in_float ? "f(a)" : "(a)");
+}
+
 Result<ReduceSpec> reduce_spec(const ir::Node& node) {
   const std::string& op = node.op_type;
-  if (op == "ReduceSum") return ReduceSpec{"sum", "v", "a", false};
-  if (op == "ReduceMean") return ReduceSpec{"sum", "v", "a", true};
-  if (op == "ReduceMax") return ReduceSpec{"max", "v", "a", false};
-  if (op == "ReduceMin") return ReduceSpec{"min", "v", "a", false};
-  if (op == "ReduceProd") return ReduceSpec{"prod", "v", "a", false};
-  if (op == "ReduceL1") return ReduceSpec{"sum", "(v < 0 ? -v : v)", "a", false};
-  if (op == "ReduceL2") return ReduceSpec{"sum", "v * v", "sqrt(a)", false};
-  if (op == "ReduceSumSquare") return ReduceSpec{"sum", "v * v", "a", false};
-  if (op == "ReduceLogSum") return ReduceSpec{"sum", "v", "log(a)", false};
-  return Status::invalid_input("node " + display(node) + ": no CUDA reduction for " + op);
+  if (op == "ReduceSum") return ReduceSpec{"sum", "v", "", false};
+  if (op == "ReduceMean") return ReduceSpec{"sum", "v", "", true};
+  if (op == "ReduceMax") return ReduceSpec{"max", "v", "", false};
+  if (op == "ReduceMin") return ReduceSpec{"min", "v", "", false};
+  if (op == "ReduceProd") return ReduceSpec{"prod", "v", "", false};
+  if (op == "ReduceL1") return ReduceSpec{"sum", "(v < 0 ? -v : v)", "", false};
+  if (op == "ReduceL2") return ReduceSpec{"sum", "v * v", "sqrt", false};
+  if (op == "ReduceSumSquare") return ReduceSpec{"sum", "v * v", "", false};
+  if (op == "ReduceLogSum") return ReduceSpec{"sum", "v", "log", false};
+  return Status::invalid_input("node " + node.display_name() + ": no CUDA reduction for " + op);
+}
+
+// Row-local reductions: the statements turning the row's combined accumulator `a`
+// (float) into the register r_<base>.
+std::string row_result(const ReduceSpec& spec, int64_t length, const std::string& base,
+                       const std::string& indent) {
+  std::string code;
+  if (spec.mean) code += indent + "a = a / " + float_literal(static_cast<double>(length)) + ";\n";
+  return code + indent + "r_" + base + " = " + reduce_result(spec, true) + ";\n";
 }
 
 std::string combine(const std::string& kind, const std::string& a, const std::string& b,
@@ -218,8 +235,8 @@ std::string combine(const std::string& kind, const std::string& a, const std::st
 
 class KernelWriter {
  public:
-  KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule, std::string name)
-      : graph_(graph), schedule_(schedule), name_(std::move(name)) {
+  KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule)
+      : graph_(graph), schedule_(schedule) {
     for (size_t i = 0; i < schedule.boundary.outputs.size(); ++i) {
       output_index_[schedule.boundary.outputs[i]] = i;
     }
@@ -246,10 +263,6 @@ class KernelWriter {
   std::string pointer_name(ir::ValueId id) const { return "p_" + names_.at(id); }
 
  private:
-  bool row_local() const {
-    return schedule_.tiled_gemm == ir::kNoId &&
-           (schedule_.composition == Composition::kWarp || schedule_.composition == Composition::kBlock);
-  }
   DType dtype(ir::ValueId id) const { return graph_.value(id).type.dtype; }
   const std::vector<int64_t>& dims(ir::ValueId id) const { return graph_.value(id).type.dims; }
   std::string accessor_name(ir::ValueId id) const { return "v_" + names_.at(id); }
@@ -258,7 +271,7 @@ class KernelWriter {
     return producer != ir::kNoId && inside_.count(producer) > 0;
   }
   Status error(const ir::Node& node, const std::string& why) const {
-    return Status::invalid_input("node " + display(node) + ": " + why);
+    return Status::invalid_input("node " + node.display_name() + ": " + why);
   }
 
   // Makes sure `id` has an accessor lambda in defs_ (recursively); returns its name.
@@ -266,6 +279,8 @@ class KernelWriter {
   Result<std::string> op_body(const ir::Node& node, size_t slot);
   Result<std::string> reduction_body(const ir::Node& node);
   Result<std::string> gemm_body(const ir::Node& node);
+  std::string define_compute(ir::ValueId id, const std::string& body, const std::string& note);
+  Result<std::string> value_function(ir::ValueId id);
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
   Result<std::string> row_code(ir::ValueId id, const std::string& indent);
   Result<std::string> combine_code(ir::ValueId id, bool write, const std::string& indent);
@@ -275,12 +290,11 @@ class KernelWriter {
 
   const ir::Graph& graph_;
   const GroupSchedule& schedule_;
-  std::string name_;
   std::map<ir::ValueId, std::string> names_;
   std::map<ir::ValueId, size_t> output_index_;
   std::set<ir::NodeId> inside_;
   std::set<ir::ValueId> defined_;
-  std::set<ir::ValueId> computed_;  // compute_ lambdas emitted
+  std::set<ir::ValueId> computed_;  // compute_ lambdas defined
   std::vector<size_t> used_inputs_;
   std::ostringstream defs_;
 };
@@ -331,12 +345,10 @@ Result<std::string> KernelWriter::accessor(ir::ValueId id) {
   }
   // Inlined: an index function; cached per thread when several ops read it.
   const ir::Node& node = graph_.node(graph_.value(id).producer);
-  size_t slot = 0;
-  while (node.outputs[slot] != id) ++slot;
-  STITCH_ASSIGN_OR_RETURN(std::string body, op_body(node, slot));
+  STITCH_ASSIGN_OR_RETURN(std::string body, op_body(node, output_slot(node, id)));
   int readers = 0;
   for (const ir::Use& use : graph_.value(id).users) readers += inside_.count(use.node) ? 1 : 0;
-  defs_ << "  // " << node.op_type << " " << display(node) << ": "
+  defs_ << "  // " << node.op_type << " " << node.display_name() << ": "
         << ir::to_string(graph_.value(id).type) << "\n";
   if (readers >= 2 && ir::op_kind(node) != ir::OpKind::kView) {
     const std::string& base = names_.at(id);
@@ -383,7 +395,7 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
   }
   if (kind == ir::OpKind::kElementwise) {
     const DType in_type = dtype(input(0));
-    const bool floating = is_floating(in_type);
+    const bool floating = ir::dtype_is_float(in_type);
     // Unary float math.
     static const std::map<std::string, std::string> unary = {
         {"Exp", "expf(x)"}, {"Log", "logf(x)"}, {"Sqrt", "sqrtf(x)"}, {"Tanh", "tanhf(x)"},
@@ -723,7 +735,7 @@ Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
   }
   const int64_t count = product(red_dims);
   const DType in_type = dtype(x_id);
-  const bool floating = is_floating(in_type);
+  const bool floating = ir::dtype_is_float(in_type);
   const std::string ct = compute_type(in_type);
   std::string body = "    const long long base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
   std::string element = x + "(base + " + strided_index(red_dims, red_strides, "r") + ")";
@@ -754,10 +766,9 @@ Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
     body += "    for (long long r = 1; r < " + num(count) + "; ++r) {\n";
   }
   body += "      const " + acc + " v = " + element + ";\n";
-  std::string pre = spec.pre;
-  body += "      a = " + combine(spec.kind, "a", "(" + pre + ")", floating) + ";\n    }\n";
+  body += "      a = " + combine(spec.kind, "a", "(" + spec.pre + ")", floating) + ";\n    }\n";
   if (spec.mean) body += "    a = a / static_cast<" + acc + ">(" + num(count) + ");\n";
-  return body + "    return static_cast<" + ct + ">(" + spec.post + ");\n";
+  return body + "    return static_cast<" + ct + ">(" + reduce_result(spec, false) + ");\n";
 }
 
 // Body of compute_<v>(i) for a MatMul or Gemm output element (thread composition
@@ -769,7 +780,7 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node) {
   STITCH_ASSIGN_OR_RETURN(std::string b, accessor(node.inputs[1]));
   std::vector<int64_t> a_dims = dims(node.inputs[0]);
   std::vector<int64_t> b_dims = dims(node.inputs[1]);
-  const std::string acc = dtype(out) == DType::kFloat64 || is_floating(dtype(out)) ? "double" : compute_type(dtype(out));
+  const std::string acc = ir::dtype_is_float(dtype(out)) ? "double" : compute_type(dtype(out));
   if (node.op_type == "Gemm") {
     bool ta = node.int_attribute("transA", 0) != 0;
     bool tb = node.int_attribute("transB", 0) != 0;
@@ -814,48 +825,49 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node) {
   return body + "    return static_cast<" + compute_type(dtype(out)) + ">(sum);\n";
 }
 
+// Defines compute_<v>(i) with `body` (once; `note` ends its comment line) and returns
+// its name.
+std::string KernelWriter::define_compute(ir::ValueId id, const std::string& body, const std::string& note) {
+  const std::string name = "compute_" + names_.at(id);
+  if (computed_.insert(id).second) {
+    const ir::Node& node = graph_.node(graph_.value(id).producer);
+    defs_ << "  // " << node.op_type << " " << node.display_name() << ": " << ir::to_string(graph_.value(id).type)
+          << note << "\n";
+    defs_ << "  auto " << name << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n" << body << "  };\n";
+  }
+  return name;
+}
+
+// The function a stage calls to compute the value `id` at a flat index: compute_<v>
+// for a materialized value (whose accessor then reads back what the stage wrote),
+// the inlined accessor otherwise.
+Result<std::string> KernelWriter::value_function(ir::ValueId id) {
+  if (!schedule_.values.at(id).materialized) return accessor(id);
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  std::string body;
+  if (ir::op_kind(node) == ir::OpKind::kReduction) {
+    STITCH_ASSIGN_OR_RETURN(body, reduction_body(node));
+  } else if (ir::op_kind(node) == ir::OpKind::kGemm) {
+    STITCH_ASSIGN_OR_RETURN(body, gemm_body(node));
+  } else {
+    STITCH_ASSIGN_OR_RETURN(body, op_body(node, output_slot(node, id)));
+  }
+  std::string function = define_compute(id, body, "");
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  return function;
+}
+
 // Global/thread/packing stage code writing value `id` (materialized or output).
 Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& indent) {
   const ir::Node& node = graph_.node(graph_.value(id).producer);
   const ValueSchedule& value = schedule_.values.at(id);
-  const int64_t count = product(dims(id));
-  std::string compute;
-  ir::OpKind kind = ir::op_kind(node);
-  std::string code = indent + "// " + display(node) + " -> " +
+  std::string code = indent + "// " + node.display_name() + " -> " +
                      ir::to_string(graph_.value(id).type) +
-                     (value.materialized ? (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") : " (output)") + "\n";
-  if (value.materialized) {
-    const std::string& base = names_.at(id);
-    std::string body;
-    if (kind == ir::OpKind::kReduction) {
-      STITCH_ASSIGN_OR_RETURN(body, reduction_body(node));
-    } else if (kind == ir::OpKind::kGemm) {
-      STITCH_ASSIGN_OR_RETURN(body, gemm_body(node));
-    } else {
-      size_t slot = 0;
-      while (node.outputs[slot] != id) ++slot;
-      STITCH_ASSIGN_OR_RETURN(body, op_body(node, slot));
-    }
-    if (!computed_.count(id)) {
-      defs_ << "  // " << node.op_type << " " << display(node) << ": " << ir::to_string(graph_.value(id).type) << "\n";
-      defs_ << "  auto compute_" << base << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n" << body << "  };\n";
-      computed_.insert(id);
-    }
-    compute = "compute_" + base + "(i)";
-    STITCH_RETURN_IF_ERROR(accessor(id).status());
-  } else {
-    STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
-    compute = name + "(i)";
-  }
-  std::string target;
-  if (output_index_.count(id)) {
-    target = pointer_name(id) + "[i]";
-  } else {
-    target = "ws_" + names_.at(id) + "[i]";
-  }
-  code += indent + "for (long long i = tid; i < " + num(count) + "; i += threads) " + target + " = " +
-          store(dtype(id), compute) + ";\n";
-  // A materialized output read inside the group is read back from the output buffer.
+                     (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") + "\n";
+  STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+  std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
+  code += indent + "for (long long i = tid; i < " + num(elements_of(graph_, id)) + "; i += threads) " +
+          target + " = " + store(dtype(id), function + "(i)") + ";\n";
   return code;
 }
 
@@ -872,7 +884,7 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
   const std::string first = split ? "j0 + static_cast<long long>(threadIdx.x)" : lane;
   auto end = [&](int64_t length) { return split ? std::string("j1") : num(length); };
   const std::string& base = names_.at(id);
-  std::string code = indent + "// " + display(node) + " -> " +
+  std::string code = indent + "// " + node.display_name() + " -> " +
                      ir::to_string(graph_.value(id).type) + "\n";
   if (ir::op_kind(node) == ir::OpKind::kReduction) {
     STITCH_ASSIGN_OR_RETURN(ReduceSpec spec, reduce_spec(node));
@@ -895,7 +907,7 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
     code += in + "  const float b = __shfl_xor_sync(0xffffffffu, a, offset);\n";
     code += in + "  a = " + combine(spec.kind, "a", "b", true) + ";\n" + in + "}\n";
     if (!warp) {
-      code += in + "float* partials = reinterpret_cast<float*>(smem + " + num(schedule_.shared_bytes - 128) + ");\n";
+      code += in + "float* partials = reinterpret_cast<float*>(smem + " + num(schedule_.shared_bytes - kBlockScratchBytes) + ");\n";
       code += in + "if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;\n";
       code += in + "__syncthreads();\n";
       code += in + "a = partials[0];\n";
@@ -908,43 +920,25 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
               " + part] = a;\n";
       return code + indent + "}\n";
     }
-    if (spec.mean) code += in + "a = a / " + float_literal(static_cast<double>(length)) + ";\n";
-    std::string post = spec.post;
-    if (post == "sqrt(a)") post = "sqrtf(a)";
-    if (post == "log(a)") post = "logf(a)";
-    code += in + "r_" + base + " = " + post + ";\n";
+    code += row_result(spec, length, base, in);
     if (output_index_.count(id)) {
       code += in + "if (" + lane + " == 0) " + pointer_name(id) + "[row] = " + store(dtype(id), "r_" + base) + ";\n";
     }
     return code + indent + "}\n";
   }
   const int64_t k = value.row_elements;
-  std::string compute;
-  if (value.materialized) {
-    size_t slot = 0;
-    while (node.outputs[slot] != id) ++slot;
-    STITCH_ASSIGN_OR_RETURN(std::string body, op_body(node, slot));
-    if (!computed_.count(id)) {
-      defs_ << "  // " << node.op_type << " " << display(node) << ": " << ir::to_string(graph_.value(id).type) << "\n";
-      defs_ << "  auto compute_" << base << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n" << body << "  };\n";
-      computed_.insert(id);
-    }
-    STITCH_RETURN_IF_ERROR(accessor(id).status());
-    compute = "compute_" + base + "(row * " + num(k) + " + j)";
-  } else {
-    STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
-    compute = name + "(row * " + num(k) + " + j)";
-  }
+  const std::string index = "row * " + num(k) + " + j";
+  STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
   std::string target;
   if (output_index_.count(id)) {
-    target = pointer_name(id) + "[row * " + num(k) + " + j]";
+    target = pointer_name(id) + "[" + index + "]";
   } else if (value.storage == Storage::kShared) {
     target = "sh_" + base + "[j]";
   } else {
-    target = "ws_" + base + "[row * " + num(k) + " + j]";
+    target = "ws_" + base + "[" + index + "]";
   }
   code += indent + "for (long long j = " + first + "; j < " + end(k) + "; j += " + width + ") " + target +
-          " = " + store(dtype(id), compute) + ";\n";
+          " = " + store(dtype(id), function + "(" + index + ")") + ";\n";
   if (value.materialized) code += indent + sync + "\n";
   return code;
 }
@@ -955,15 +949,9 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
 Result<std::string> KernelWriter::operand_value(ir::ValueId id, const std::string& index) {
   if (produced_inside(id) && schedule_.values.at(id).materialized) {
     const ir::Node& node = graph_.node(graph_.value(id).producer);
-    const std::string& base = names_.at(id);
-    if (!computed_.count(id)) {
-      STITCH_ASSIGN_OR_RETURN(std::string body, reduction_body(node));
-      defs_ << "  // " << node.op_type << " " << display(node) << ": " << ir::to_string(graph_.value(id).type)
-            << " (computed into the shared tile)\n";
-      defs_ << "  auto compute_" << base << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n" << body << "  };\n";
-      computed_.insert(id);
-    }
-    return load(dtype(id), store(dtype(id), "compute_" + base + "(" + index + ")"));
+    STITCH_ASSIGN_OR_RETURN(std::string body, reduction_body(node));
+    std::string function = define_compute(id, body, " (computed into the shared tile)");
+    return load(dtype(id), store(dtype(id), function + "(" + index + ")"));
   }
   STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
   return name + "(" + index + ")";
@@ -988,7 +976,7 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
   STITCH_RETURN_IF_ERROR(accessor(c).status());
   const std::string ct = compute_type(dtype(c));
   std::ostringstream code;
-  code << "  // " << display(matmul) << " -> " << ir::to_string(graph_.value(c).type) << ": tiles of [" << tm
+  code << "  // " << matmul.display_name() << " -> " << ir::to_string(graph_.value(c).type) << ": tiles of [" << tm
        << ", " << tn << "] outputs of one batch per block\n";
   code << "  for (long long tile = blockIdx.x; tile < " << tiles << "; tile += gridDim.x) {\n";
   code << "    const long long batch = tile / " << m_tiles * n_tiles << ";\n";
@@ -1021,7 +1009,7 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
   for (ir::ValueId id : written) {
     if (!output_index_.count(id)) continue;
     STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
-    code << "      // " << display(graph_.node(graph_.value(id).producer)) << " -> " << ir::to_string(graph_.value(id).type)
+    code << "      // " << graph_.node(graph_.value(id).producer).display_name() << " -> " << ir::to_string(graph_.value(id).type)
          << " (output)\n";
     code << "      " << pointer_name(id) << "[i] = " << store(dtype(id), name + "(i)") << ";\n";
   }
@@ -1055,17 +1043,13 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write, const
   const std::string& base = names_.at(id);
   const int64_t parts = schedule_.blocks_per_row;
   const int64_t length = product(dims(node.inputs[0])) / std::max<int64_t>(schedule_.rows, 1);
-  std::string code = indent + "// " + display(node) + ": combine the " + num(parts) + " partials of the row\n";
+  std::string code = indent + "// " + node.display_name() + ": combine the " + num(parts) + " partials of the row\n";
   code += indent + "{\n";
   std::string in = indent + "  ";
   code += in + "float a = pt_" + base + "[row * " + num(parts) + "];\n";
   code += in + "for (long long q = 1; q < " + num(parts) + "; ++q) a = " +
           combine(spec.kind, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) + ";\n";
-  if (spec.mean) code += in + "a = a / " + float_literal(static_cast<double>(length)) + ";\n";
-  std::string post = spec.post;
-  if (post == "sqrt(a)") post = "sqrtf(a)";
-  if (post == "log(a)") post = "logf(a)";
-  code += in + "r_" + base + " = " + post + ";\n";
+  code += row_result(spec, length, base, in);
   if (write && output_index_.count(id)) {
     code += in + "if (part == 0 && threadIdx.x == 0) " + pointer_name(id) + "[row] = " +
             store(dtype(id), "r_" + base) + ";\n";
@@ -1087,7 +1071,7 @@ Result<std::string> KernelWriter::write_body() {
   if (schedule_.tiled_gemm != ir::kNoId) {
     STITCH_ASSIGN_OR_RETURN(std::string code, tiled_gemm_code(written));
     stages << code;
-  } else if (row_local() && schedule_.blocks_per_row >= 2) {
+  } else if (is_row_local(schedule_) && schedule_.blocks_per_row >= 2) {
     const int64_t parts = schedule_.blocks_per_row;
     const int64_t length = schedule_.row_length;
     for (int phase = 0; phase < schedule_.levels; ++phase) {
@@ -1118,7 +1102,7 @@ Result<std::string> KernelWriter::write_body() {
       }
       stages << "    __syncthreads();\n  }\n";
     }
-  } else if (row_local()) {
+  } else if (is_row_local(schedule_)) {
     const bool warp = schedule_.composition == Composition::kWarp;
     const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
     if (warp) {
@@ -1169,7 +1153,7 @@ Result<std::string> KernelWriter::write_body() {
          << schedule_.tile_m << ", " << schedule_.gemm_k << "] rows of \"" << graph_.value(matmul.inputs[0]).name << "\"\n";
     body << "  float* sh_b = reinterpret_cast<float*>(smem + " << schedule_.tile_b_offset << ");  // ["
          << schedule_.gemm_k << ", " << schedule_.tile_n << "] columns of \"" << graph_.value(matmul.inputs[1]).name << "\"\n";
-  } else if (row_local()) {
+  } else if (is_row_local(schedule_)) {
     if (schedule_.composition == Composition::kWarp) {
       body << "  const long long lane = threadIdx.x % 32;\n";
     }
@@ -1181,10 +1165,10 @@ Result<std::string> KernelWriter::write_body() {
         if (value.partial_offset < 0) continue;
         body << "  float* pt_" << names_.at(id) << " = reinterpret_cast<float*>(workspace + "
              << value.partial_offset << ");  // [" << schedule_.rows << ", " << schedule_.blocks_per_row
-             << "] partials of " << display(graph_.node(graph_.value(id).producer)) << "\n";
+             << "] partials of " << graph_.node(graph_.value(id).producer).display_name() << "\n";
       }
     }
-    int64_t slot_bytes = schedule_.shared_bytes - (schedule_.composition == Composition::kBlock ? 128 : 0);
+    int64_t slot_bytes = schedule_.shared_bytes - (schedule_.composition == Composition::kBlock ? kBlockScratchBytes : 0);
     if (slot_bytes > 0) {
       body << "  const long long row_slot = " << (schedule_.composition == Composition::kWarp
                                                           ? "(threadIdx.x / 32) * " + num(slot_bytes / schedule_.rows_per_block)
@@ -1211,8 +1195,7 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
   bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
   if (reduction || ir::op_kind(node) == ir::OpKind::kGemm) dims = graph.value(node.inputs[0]).type.dims;
   std::vector<std::string> attrs;
-  if (schedule.tiled_gemm == ir::kNoId &&
-      (schedule.composition == Composition::kWarp || schedule.composition == Composition::kBlock)) {
+  if (is_row_local(schedule)) {
     int64_t running = 1;
     for (size_t d = 0; d < dims.size(); ++d) {
       bool row_dim = running < schedule.rows;
@@ -1263,7 +1246,13 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                                   const std::string& kernel_name,
                                   const cost_model::DeviceProfile& profile) {
-  STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule, build_schedule(graph, nodes, profile));
+  return emit_kernel(graph, group_boundary(graph, nodes), kernel_name, profile);
+}
+
+Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& boundary,
+                                  const std::string& kernel_name,
+                                  const cost_model::DeviceProfile& profile) {
+  STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule, build_schedule(graph, boundary, profile));
   EmittedKernel kernel;
   kernel.name = kernel_name;
   kernel.file = kernel_name + ".cu";
@@ -1274,7 +1263,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::
   for (ir::ValueId id : schedule.boundary.outputs) {
     kernel.outputs.push_back(KernelTensor{graph.value(id).name, graph.value(id).type.dtype, graph.value(id).type.dims});
   }
-  KernelWriter writer(graph, schedule, kernel_name);
+  KernelWriter writer(graph, schedule);
   STITCH_ASSIGN_OR_RETURN(std::string body, writer.write_body());
 
   kernel.composition = std::string(composition_name(schedule.composition));
@@ -1283,7 +1272,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::
   kernel.shared_bytes_requested = schedule.shared_bytes_requested;
   kernel.shared_bytes_allocated = schedule.shared_bytes;
   kernel.shared_memory_fallback = schedule.shared_memory_fallback;
-  kernel.predicted_time_us = cost_model::estimate_group(graph, nodes, profile).time_us;
+  kernel.predicted_time_us = cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile).time_us;
 
   // Template and per-op schedules.
   std::set<ir::ValueId> outputs(schedule.boundary.outputs.begin(), schedule.boundary.outputs.end());
@@ -1316,8 +1305,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::
   for (const std::string& name : kernel.fused_nodes) cu << "//   " << name << "\n";
   cu << "// Template: " << kernel.template_text << "\n";
   cu << "// Composition: " << kernel.composition;
-  if (schedule.tiled_gemm == ir::kNoId &&
-      (schedule.composition == Composition::kWarp || schedule.composition == Composition::kBlock)) {
+  if (is_row_local(schedule)) {
     cu << " (" << schedule.rows << " rows of " << schedule.row_length << ", "
        << (schedule.composition == Composition::kWarp
                ? "a warp per row, " + num(schedule.rows_per_block) + " rows per block"
@@ -1346,33 +1334,29 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::
   std::snprintf(predicted, sizeof(predicted), "%.3f", kernel.predicted_time_us);
   cu << "// Predicted time: " << predicted << " us\n";
   cu << "#include \"stitch_prelude.cuh\"\n\n";
+  // Kernel parameters (the inputs the body reads, the outputs, the workspace) and
+  // the launcher's locals passed as its arguments.
   std::string params;
-  std::vector<std::string> arguments;
+  std::string args;
+  std::ostringstream launcher_locals;
+  auto add_tensor = [&](ir::ValueId id, bool input, size_t k) {
+    const std::string type = (input ? "const " : "") + storage_type(graph.value(id).type.dtype).value();
+    const std::string name = writer.pointer_name(id);
+    params += (params.empty() ? "" : ",\n    ") + type + "* __restrict__ " + name;
+    launcher_locals << "  " << type << "* " << name << " = static_cast<" << type << "*>("
+                    << (input ? "inputs[" : "outputs[") << k << "]);\n";
+    args += ", " + name;
+  };
   std::vector<size_t> used = writer.used_inputs();
   std::sort(used.begin(), used.end());
-  std::ostringstream launcher_locals;
-  std::map<ir::ValueId, std::string> param_names;
-  for (ir::ValueId id : schedule.boundary.inputs) param_names[id] = writer.pointer_name(id);
-  for (ir::ValueId id : schedule.boundary.outputs) param_names[id] = writer.pointer_name(id);
-  for (size_t k : used) {
-    ir::ValueId id = schedule.boundary.inputs[k];
-    std::string type = storage_type(graph.value(id).type.dtype).value();
-    params += (params.empty() ? "" : ",\n    ") + std::string("const ") + type + "* __restrict__ " + param_names[id];
-    launcher_locals << "  const " << type << "* " << param_names[id] << " = static_cast<const " << type
-                    << "*>(inputs[" << k << "]);\n";
-    arguments.push_back(param_names[id]);
-  }
+  for (size_t k : used) add_tensor(schedule.boundary.inputs[k], true, k);
   for (size_t k = 0; k < schedule.boundary.outputs.size(); ++k) {
-    ir::ValueId id = schedule.boundary.outputs[k];
-    std::string type = storage_type(graph.value(id).type.dtype).value();
-    params += (params.empty() ? "" : ",\n    ") + type + "* __restrict__ " + param_names[id];
-    launcher_locals << "  " << type << "* " << param_names[id] << " = static_cast<" << type << "*>(outputs[" << k << "]);\n";
-    arguments.push_back(param_names[id]);
+    add_tensor(schedule.boundary.outputs[k], false, k);
   }
   if (schedule.workspace_bytes > 0) {
     params += (params.empty() ? "" : ",\n    ") + std::string("unsigned char* __restrict__ workspace");
     launcher_locals << "  unsigned char* workspace_bytes = static_cast<unsigned char*>(workspace);\n";
-    arguments.push_back("workspace_bytes");
+    args += ", workspace_bytes";
   }
   cu << "STITCH_KERNEL void " << kernel_name << "_kernel(\n    " << params << ") {\n" << body << "}\n\n";
   cu << "#ifndef __CUDACC_RTC__\n";
@@ -1382,8 +1366,6 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::
   cu << "  (void)inputs;\n";
   if (schedule.workspace_bytes == 0) cu << "  (void)workspace;\n";
   cu << launcher_locals.str();
-  std::string args;
-  for (const std::string& a : arguments) args += ", " + a;
   if (schedule.cooperative) {
     cu << "  long long grid = " << kernel.launch.grid << ";\n";
     cu << "  const long long resident = stitch_max_coresident_blocks(" << kernel_name << "_kernel, "

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cost_model/device_profile.h"
+#include "emit/group_boundary.h"
 #include "ir/graph.h"
 #include "ir/status.h"
 
@@ -74,9 +75,14 @@ struct EmittedKernel {
   double predicted_time_us = 0;
 };
 
-// Emits the kernel for `nodes` (a convex group, or a single node). `kernel_name`
-// must be a C identifier. An op without an index function, a non-static shape or an
-// unsupported dtype is an error naming the node "name (OpType)" and why.
+// Emits the kernel for the group with `boundary` (group_boundary of a convex group's
+// nodes, or of a single node). `kernel_name` must be a C identifier. An op without an
+// index function, a non-static shape or an unsupported dtype is an error naming the
+// node "name (OpType)" and why.
+Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& boundary,
+                                  const std::string& kernel_name,
+                                  const cost_model::DeviceProfile& profile);
+// The same for `nodes`, computing their boundary (a topological order of the graph).
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                                   const std::string& kernel_name,
                                   const cost_model::DeviceProfile& profile);

@@ -12,7 +12,6 @@
 
 #include "emit/group_boundary.h"
 #include "emit/onnx_proto_convert.h"
-#include "ir/analysis.h"
 
 namespace stitch::emit {
 namespace {
@@ -81,18 +80,14 @@ std::string boundary_type_key(const ir::Graph& graph, const GroupBoundary& bound
 
 }  // namespace
 
-Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups) {
-  FusedModel fused;
-  fused.model = model;
-  ir::Graph& graph = fused.model.graph;
-  STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(graph));
-  std::vector<int32_t> position(static_cast<size_t>(graph.node_capacity()), 0);
-  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups) {
+  const ir::Graph& graph = model.graph;
+  STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> position, topological_positions(graph));
 
-  // Function bytes are computed with each group's own kernel name first, so that
-  // identical groups can be found; the shared name is then substituted.
-  // Kernel names must not collide with functions the model already has (a model
-  // that stitchopt already rewrote carries stitchopt functions of its own).
+  // Function bytes are computed under a placeholder kernel name, so that identical
+  // groups can be found. Kernel names must not collide with functions the model
+  // already has (a model that stitchopt already rewrote carries stitchopt functions
+  // of its own).
   std::set<std::string> taken;
   for (const std::string& bytes : model.functions) {
     onnx::FunctionProto existing;
@@ -100,29 +95,53 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
       taken.insert(existing.name());
     }
   }
-  std::map<std::string, std::string> kernel_by_signature;  // signature -> kernel name
-  std::vector<GroupBoundary> boundaries;
-  for (const FusedGroup& group : groups) {
+  KernelSharing sharing;
+  std::map<std::string, size_t> owner_by_signature;
+  for (size_t index = 0; index < groups.size(); ++index) {
+    const FusedGroup& group = groups[index];
     GroupBoundary boundary = group_boundary(graph, group.nodes, position);
     STITCH_ASSIGN_OR_RETURN(std::string body,
                             function_bytes(model, boundary, "k", group.attributes));
     std::string signature = body + "|" + boundary_type_key(graph, boundary);
-    std::string kernel_name = group.kernel_name;
-    while (taken.contains(kernel_name)) kernel_name += "_";
-    auto [it, inserted] = kernel_by_signature.try_emplace(signature, kernel_name);
+    auto [it, inserted] = owner_by_signature.try_emplace(signature, index);
     if (inserted) {
+      std::string kernel_name = group.kernel_name;
+      while (taken.contains(kernel_name)) kernel_name += "_";
       taken.insert(kernel_name);
-      STITCH_ASSIGN_OR_RETURN(std::string named,
-                              function_bytes(model, boundary, kernel_name, group.attributes));
-      fused.model.functions.push_back(std::move(named));
-      ++fused.distinct_kernels;
+      sharing.kernel_names.push_back(std::move(kernel_name));
+      ++sharing.distinct_kernels;
+    } else {
+      sharing.kernel_names.push_back(sharing.kernel_names[it->second]);
     }
-    fused.kernel_names.push_back(it->second);
-    boundaries.push_back(std::move(boundary));
+    sharing.owner.push_back(it->second);
+    sharing.boundaries.push_back(std::move(boundary));
+  }
+  return sharing;
+}
+
+Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups) {
+  STITCH_ASSIGN_OR_RETURN(KernelSharing sharing, share_kernels(model, groups));
+  return build_fused_model(model, groups, sharing);
+}
+
+Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups,
+                                     const KernelSharing& sharing) {
+  STITCH_CHECK(sharing.owner.size() == groups.size()) << "kernel sharing of other groups";
+  FusedModel fused;
+  fused.model = model;
+  fused.kernel_names = sharing.kernel_names;
+  fused.distinct_kernels = sharing.distinct_kernels;
+  for (size_t index = 0; index < groups.size(); ++index) {
+    if (sharing.owner[index] != index) continue;
+    STITCH_ASSIGN_OR_RETURN(std::string named,
+                            function_bytes(model, sharing.boundaries[index],
+                                           sharing.kernel_names[index], groups[index].attributes));
+    fused.model.functions.push_back(std::move(named));
   }
 
+  ir::Graph& graph = fused.model.graph;
   for (size_t index = 0; index < groups.size(); ++index) {
-    const GroupBoundary& boundary = boundaries[index];
+    const GroupBoundary& boundary = sharing.boundaries[index];
     std::vector<std::string> origin;
     for (ir::NodeId id : boundary.ordered_nodes) {
       for (const std::string& name : graph.node(id).origin) {

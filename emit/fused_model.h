@@ -26,9 +26,11 @@
 //   function stitchopt.fused_0(x0, x1, x2) -> (y0) { t0 = Mul(x0, x1); y0 = Add(t0, x2) }
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "emit/group_boundary.h"
 #include "ir/graph.h"
 #include "ir/status.h"
 
@@ -42,14 +44,34 @@ struct FusedGroup {
   std::vector<ir::Attribute> attributes;  // written on the fused node (not on the function)
 };
 
+// Which groups share a kernel, decided before the rewrite so that code generation
+// can emit each distinct kernel once, under its final name.
+struct KernelSharing {
+  // Per input group: the kernel name it ends up with (shared by identical groups;
+  // FusedGroup::kernel_name, with "_" appended while it names a stitchopt function the
+  // model already has).
+  std::vector<std::string> kernel_names;
+  std::vector<size_t> owner;  // per group: the first group (in input order) with its kernel
+  int64_t distinct_kernels = 0;
+  std::vector<GroupBoundary> boundaries;  // per group, reused by build_fused_model
+};
+
 struct FusedModel {
   ir::Model model;
-  // Per input group: the kernel name it ended up with (shared by identical groups).
-  std::vector<std::string> kernel_names;
+  std::vector<std::string> kernel_names;  // KernelSharing::kernel_names
   int64_t distinct_kernels = 0;
 };
 
 // Precondition: groups are disjoint, convex and contain no node with subgraphs.
+// Attribute names count for identity (the function declares them), values do not.
+Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups);
+
+// Precondition: `sharing` is share_kernels(model, groups') where groups' differ from
+// `groups` at most in attributes, and groups sharing a kernel have the same attribute
+// names here. The function of a shared kernel declares its owner's attributes.
+Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups,
+                                     const KernelSharing& sharing);
+// share_kernels, then the rewrite.
 Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups);
 
 }  // namespace stitch::emit

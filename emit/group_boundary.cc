@@ -8,8 +8,15 @@
 
 namespace stitch::emit {
 
+Result<std::vector<int32_t>> topological_positions(const ir::Graph& graph) {
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(graph));
+  std::vector<int32_t> position(static_cast<size_t>(graph.node_capacity()), 0);
+  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+  return position;
+}
+
 GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
-                          const std::vector<int32_t>& topological_position) {
+                             const std::vector<int32_t>& topological_position) {
   GroupBoundary boundary;
   boundary.ordered_nodes = nodes;
   std::sort(boundary.ordered_nodes.begin(), boundary.ordered_nodes.end(),
@@ -47,11 +54,9 @@ GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeI
 }
 
 GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
-  Result<std::vector<ir::NodeId>> order = ir::topological_order(graph);
-  STITCH_CHECK(order.is_ok()) << "group_boundary on a cyclic graph";
-  std::vector<int32_t> position(static_cast<size_t>(graph.node_capacity()), 0);
-  for (size_t i = 0; i < order->size(); ++i) position[static_cast<size_t>((*order)[i])] = static_cast<int32_t>(i);
-  return group_boundary(graph, nodes, position);
+  Result<std::vector<int32_t>> position = topological_positions(graph);
+  STITCH_CHECK(position.is_ok()) << "group_boundary on a cyclic graph";
+  return group_boundary(graph, nodes, *position);
 }
 
 }  // namespace stitch::emit

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/status.h"
 
 namespace stitch::emit {
 
@@ -27,7 +28,11 @@ struct GroupBoundary {
   std::vector<ir::ValueId> outputs;
 };
 
-// topological_position: position of each node id in ir::topological_order(graph).
+// Position of each node id in ir::topological_order(graph) (0 for dead ids); an error
+// when the graph has a cycle.
+Result<std::vector<int32_t>> topological_positions(const ir::Graph& graph);
+
+// topological_position: topological_positions(graph).
 GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                              const std::vector<int32_t>& topological_position);
 

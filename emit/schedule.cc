@@ -14,7 +14,6 @@ namespace {
 constexpr int kGlobalBlock = 256;
 constexpr int kWarpRowsPerBlock = 8;
 constexpr int64_t kWarpRowLimit = 1024;  // longer rows get a block each
-constexpr int64_t kBlockScratchBytes = 32 * 4;
 constexpr int64_t kWorkspaceAlignment = 256;
 constexpr int64_t kMinSliceElements = 1024;  // split rows: at least 2 elements per thread
 
@@ -326,6 +325,11 @@ std::string_view composition_name(Composition composition) {
   return "global";
 }
 
+bool is_row_local(const GroupSchedule& schedule) {
+  return schedule.tiled_gemm == ir::kNoId &&
+         (schedule.composition == Composition::kWarp || schedule.composition == Composition::kBlock);
+}
+
 const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value) {
   return graph.value(value).type.dims;
 }
@@ -376,12 +380,12 @@ Result<std::vector<int64_t>> reduction_axes(const ir::Graph& graph, const ir::No
   return axes;
 }
 
-Result<GroupSchedule> build_schedule(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
                                      const cost_model::DeviceProfile& profile) {
   GroupSchedule schedule;
-  schedule.boundary = group_boundary(graph, nodes);
+  schedule.boundary = boundary;
   const std::vector<ir::NodeId>& ordered = schedule.boundary.ordered_nodes;
-  std::set<ir::NodeId> inside(nodes.begin(), nodes.end());
+  std::set<ir::NodeId> inside(ordered.begin(), ordered.end());
   std::set<ir::ValueId> outputs(schedule.boundary.outputs.begin(), schedule.boundary.outputs.end());
   std::map<ir::ValueId, int> position_of_value;  // producer's topological position
   std::map<ir::NodeId, int> position_of_node;

@@ -115,9 +115,18 @@ struct GroupSchedule {
   int64_t barrier_offset = -1;         // workspace offset of the grid-barrier counter
 };
 
-// Builds the schedule. Errors (non-static shapes, an op without an index function)
-// name the node "name (OpType)" and the fix.
-Result<GroupSchedule> build_schedule(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+// Warp or block composition with a warp or block per row (split rows included), as
+// opposed to the tiled MatMul's block composition.
+bool is_row_local(const GroupSchedule& schedule);
+
+// Row-local block composition: the arena's last kBlockScratchBytes hold one partial
+// per warp for block-wide reductions.
+inline constexpr int64_t kBlockScratchBytes = 32 * 4;
+
+// Builds the schedule of the group with `boundary` (group_boundary of its nodes).
+// Errors (non-static shapes, an op without an index function) name the node
+// "name (OpType)" and the fix.
+Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
                                      const cost_model::DeviceProfile& profile);
 
 // Dims of a value (precondition: static shape).

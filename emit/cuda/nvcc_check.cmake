@@ -10,15 +10,20 @@ if(NOT STITCH_NVCC AND CUDAToolkit_NVCC_EXECUTABLE AND EXISTS "${CUDAToolkit_NVC
   set(STITCH_NVCC "${CUDAToolkit_NVCC_EXECUTABLE}" CACHE FILEPATH "" FORCE)
 endif()
 
+# stitch_add_skipped_test(<test> <reason>): a test that prints why it cannot run here and
+# exits 77, which ctest reports as skipped.
+function(stitch_add_skipped_test name reason)
+  add_test(NAME ${name} COMMAND sh -c "echo '${reason}'; exit 77")
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+endfunction()
+
 function(stitch_add_nvcc_compile_test)
   cmake_parse_arguments(ARG "" "NAME;SOURCE;ARCH" "INCLUDES" ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_SOURCE OR NOT ARG_ARCH)
     message(FATAL_ERROR "stitch_add_nvcc_compile_test needs NAME, SOURCE and ARCH")
   endif()
   if(NOT STITCH_NVCC)
-    add_test(NAME ${ARG_NAME}
-             COMMAND sh -c "echo 'nvcc not found (set STITCH_NVCC or CUDAToolkit_ROOT): skipping the nvcc compile of ${ARG_SOURCE}'; exit 77")
-    set_tests_properties(${ARG_NAME} PROPERTIES SKIP_RETURN_CODE 77)
+    stitch_add_skipped_test(${ARG_NAME} "nvcc not found (set STITCH_NVCC or CUDAToolkit_ROOT): skipping the nvcc compile of ${ARG_SOURCE}")
     return()
   endif()
   string(REPLACE "sm_" "" number ${ARG_ARCH})

@@ -49,7 +49,6 @@ namespace stitch_emu {
 namespace {
 
 constexpr unsigned int kMaxBlockThreads = 1024;
-constexpr size_t kFiberStackBytes = 64 * 1024;
 
 enum class Wait : uint8_t { kNone, kBlockBarrier, kWarp, kGrid, kDone };
 
@@ -97,7 +96,9 @@ struct EmuThread : ThreadCoordinates {
 #endif
 };
 
+#if defined(STITCH_EMU_THREADS)
 constexpr unsigned int kMaxBlockWarps = kMaxBlockThreads / 32;
+#endif
 
 struct Block {
   EmuThread* threads = nullptr;  // block_threads entries, by linear index
@@ -140,6 +141,12 @@ struct Domain {
 
 thread_local EmuThread* t_current = nullptr;
 thread_local cudaError_t t_last_error = cudaSuccess;
+
+// Makes t the emulated thread that runs on this OS thread now (nullptr: none).
+void enter(EmuThread* t) {
+  t_current = t;
+  tls_coordinates = t;
+}
 
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "stitch_emu: %s\n", message.c_str());
@@ -267,11 +274,6 @@ EmuThread* next_runnable(Domain& d) {
   return next;
 }
 
-void enter(EmuThread* t) {
-  t_current = t;
-  tls_coordinates = t;
-}
-
 void park(EmuThread& t, BarrierLock&) {
   Domain& d = *t.domain;
   count_parked(t);
@@ -290,6 +292,22 @@ void release(EmuThread& t, const EmuThread& self) {
   if (&t == &self) return;
   t.domain->counts.fetch_sub(1, std::memory_order_relaxed);
   wake(t);
+}
+
+// t arrives at a block or grid barrier (`lock` held) that `total` threads must reach;
+// `arrived` counts them. False: t parked until the barrier completed. True: t completed
+// it, and the caller checks and releases the others.
+bool arrive(EmuThread& t, BarrierLock& lock, Wait wait, const char* file, int line,
+            unsigned int& arrived, unsigned int total) {
+  t.wait = wait;
+  t.file = file;
+  t.line = line;
+  if (++arrived < total) {
+    park(t, lock);
+    return false;
+  }
+  arrived = 0;
+  return true;
 }
 
 // --- warp collectives -------------------------------------------------------------------
@@ -441,12 +459,10 @@ void run_domain(Domain& d) {
     workers.emplace_back([&d, &gate, i] {
       gate.wait(false, std::memory_order_acquire);
       EmuThread& t = d.threads[i];
-      t_current = &t;
-      tls_coordinates = &t;
+      enter(&t);
       (*d.body)();
       finish_thread(t);
-      t_current = nullptr;
-      tls_coordinates = nullptr;
+      enter(nullptr);
     });
   }
   gate.store(true, std::memory_order_release);
@@ -455,6 +471,8 @@ void run_domain(Domain& d) {
 }
 
 #else
+
+constexpr size_t kFiberStackBytes = 64 * 1024;
 
 // Fiber stacks of one OS thread, reused by every domain it runs; each stack sits above
 // a PROT_NONE guard page so that an overflow faults instead of corrupting a neighbour.
@@ -508,8 +526,7 @@ void fiber_main() {
 [[gnu::noinline]] void start_fibers(EmuThread* first) {
   enter(first);
   swapcontext(&t_worker.scheduler, &first->context);
-  t_current = nullptr;
-  tls_coordinates = nullptr;
+  enter(nullptr);
 }
 
 // getcontext returns twice as far as the compiler knows: kept out of run_domain too.
@@ -579,14 +596,7 @@ void syncthreads(const char* file, int line) {
   EmuThread& t = current("__syncthreads");
   Block& b = *t.block;
   BarrierLock lock = lock_block_barrier(b);
-  t.wait = Wait::kBlockBarrier;
-  t.file = file;
-  t.line = line;
-  if (++b.at_barrier < b.thread_count) {
-    park(t, lock);
-    return;
-  }
-  b.at_barrier = 0;
+  if (!arrive(t, lock, Wait::kBlockBarrier, file, line, b.at_barrier, b.thread_count)) return;
   for (unsigned int i = 0; i < b.thread_count; ++i) {
     const EmuThread& other = b.threads[i];
     const char* other_file = other.file;
@@ -612,14 +622,7 @@ void grid_sync(unsigned int* counter, const char* file, int line) {
          " got a null counter; it must point into the zeroed workspace");
   }
   BarrierLock lock = lock_grid_barrier(d);
-  t.wait = Wait::kGrid;
-  t.file = file;
-  t.line = line;
-  if (++d.at_grid_barrier < d.thread_count) {
-    park(t, lock);
-    return;
-  }
-  d.at_grid_barrier = 0;
+  if (!arrive(t, lock, Wait::kGrid, file, line, d.at_grid_barrier, d.thread_count)) return;
   for (unsigned int i = 0; i < d.thread_count; ++i) release(d.threads[i], t);
 }
 

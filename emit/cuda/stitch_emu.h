@@ -139,6 +139,14 @@ T from_payload(uint64_t payload) {
   std::memcpy(&value, &payload, sizeof(T));
   return value;
 }
+// The CUDA shuffles and votes are warp collectives on these payloads.
+template <class T>
+T shuffle(WarpOp op, unsigned int mask, T value, int lane_arg, int width) {
+  return from_payload<T>(warp_collective(op, mask, to_payload(value), lane_arg, width));
+}
+inline uint64_t vote(WarpOp op, unsigned int mask, int predicate) {
+  return warp_collective(op, mask, predicate != 0, 0, warpSize);
+}
 
 // IEEE binary16 / bfloat16 conversions with round-to-nearest-even, bit-identical to
 // cuda_fp16.hpp / cuda_bf16.hpp: NaN becomes the canonical 0x7fff, overflow rounds to
@@ -223,37 +231,31 @@ inline void __syncwarp(unsigned int mask = 0xffffffffu) {
 }
 template <class T>
 T __shfl_sync(unsigned int mask, T value, int src_lane, int width = warpSize) {
-  return ::stitch_emu::from_payload<T>(::stitch_emu::warp_collective(
-      ::stitch_emu::WarpOp::kShflIdx, mask, ::stitch_emu::to_payload(value), src_lane, width));
+  return ::stitch_emu::shuffle(::stitch_emu::WarpOp::kShflIdx, mask, value, src_lane, width);
 }
 template <class T>
 T __shfl_up_sync(unsigned int mask, T value, unsigned int delta, int width = warpSize) {
-  return ::stitch_emu::from_payload<T>(
-      ::stitch_emu::warp_collective(::stitch_emu::WarpOp::kShflUp, mask,
-                                    ::stitch_emu::to_payload(value), static_cast<int>(delta), width));
+  return ::stitch_emu::shuffle(::stitch_emu::WarpOp::kShflUp, mask, value,
+                               static_cast<int>(delta), width);
 }
 template <class T>
 T __shfl_down_sync(unsigned int mask, T value, unsigned int delta, int width = warpSize) {
-  return ::stitch_emu::from_payload<T>(
-      ::stitch_emu::warp_collective(::stitch_emu::WarpOp::kShflDown, mask,
-                                    ::stitch_emu::to_payload(value), static_cast<int>(delta), width));
+  return ::stitch_emu::shuffle(::stitch_emu::WarpOp::kShflDown, mask, value,
+                               static_cast<int>(delta), width);
 }
 template <class T>
 T __shfl_xor_sync(unsigned int mask, T value, int lane_mask, int width = warpSize) {
-  return ::stitch_emu::from_payload<T>(::stitch_emu::warp_collective(
-      ::stitch_emu::WarpOp::kShflXor, mask, ::stitch_emu::to_payload(value), lane_mask, width));
+  return ::stitch_emu::shuffle(::stitch_emu::WarpOp::kShflXor, mask, value, lane_mask, width);
 }
 inline unsigned int __ballot_sync(unsigned int mask, int predicate) {
-  return static_cast<unsigned int>(::stitch_emu::warp_collective(
-      ::stitch_emu::WarpOp::kBallot, mask, predicate != 0, 0, warpSize));
+  return static_cast<unsigned int>(
+      ::stitch_emu::vote(::stitch_emu::WarpOp::kBallot, mask, predicate));
 }
 inline int __any_sync(unsigned int mask, int predicate) {
-  return static_cast<int>(::stitch_emu::warp_collective(::stitch_emu::WarpOp::kAny, mask,
-                                                        predicate != 0, 0, warpSize));
+  return static_cast<int>(::stitch_emu::vote(::stitch_emu::WarpOp::kAny, mask, predicate));
 }
 inline int __all_sync(unsigned int mask, int predicate) {
-  return static_cast<int>(::stitch_emu::warp_collective(::stitch_emu::WarpOp::kAll, mask,
-                                                        predicate != 0, 0, warpSize));
+  return static_cast<int>(::stitch_emu::vote(::stitch_emu::WarpOp::kAll, mask, predicate));
 }
 
 // Every emulated atomic is a seq_cst read-modify-write, which already orders the plain
@@ -348,36 +350,28 @@ inline double max(double a, double b) { return std::fmax(a, b); }
 
 // 16-bit float storage types. Arithmetic happens in float (operator float), as in the
 // generated code; the conversions round to nearest even like the CUDA intrinsics.
-struct __half {
-  uint16_t __x;
-  __half() = default;
-  __half(float value) : __x(::stitch_emu::float_to_half_bits(value)) {}
-  operator float() const { return ::stitch_emu::half_bits_to_float(__x); }
-};
-struct __nv_bfloat16 {
-  uint16_t __x;
-  __nv_bfloat16() = default;
-  __nv_bfloat16(float value) : __x(::stitch_emu::float_to_bfloat16_bits(value)) {}
-  operator float() const { return ::stitch_emu::bfloat16_bits_to_float(__x); }
-};
-inline __half __float2half_rn(float value) { return __half(value); }
-inline __half __float2half(float value) { return __half(value); }
-inline float __half2float(__half value) { return static_cast<float>(value); }
-inline unsigned short __half_as_ushort(__half value) { return value.__x; }
-inline __half __ushort_as_half(unsigned short bits) {
-  __half value;
-  value.__x = bits;
-  return value;
-}
-inline __nv_bfloat16 __float2bfloat16_rn(float value) { return __nv_bfloat16(value); }
-inline __nv_bfloat16 __float2bfloat16(float value) { return __nv_bfloat16(value); }
-inline float __bfloat162float(__nv_bfloat16 value) { return static_cast<float>(value); }
-inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 value) { return value.__x; }
-inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short bits) {
-  __nv_bfloat16 value;
-  value.__x = bits;
-  return value;
-}
+// STITCH_EMU_FLOAT16(T, name) defines struct T over stitch_emu::float_to_<name>_bits and
+// <name>_bits_to_float, and CUDA's __float2<name>[_rn], __<name>2float,
+// __<name>_as_ushort and __ushort_as_<name>.
+#define STITCH_EMU_FLOAT16(T, name)                                                   \
+  struct T {                                                                          \
+    uint16_t __x;                                                                     \
+    T() = default;                                                                    \
+    T(float value) : __x(::stitch_emu::float_to_##name##_bits(value)) {}              \
+    operator float() const { return ::stitch_emu::name##_bits_to_float(__x); }        \
+  };                                                                                  \
+  inline T __float2##name##_rn(float value) { return T(value); }                      \
+  inline T __float2##name(float value) { return T(value); }                           \
+  inline float __##name##2float(T value) { return static_cast<float>(value); }        \
+  inline unsigned short __##name##_as_ushort(T value) { return value.__x; }           \
+  inline T __ushort_as_##name(unsigned short bits) {                                  \
+    T value;                                                                          \
+    value.__x = bits;                                                                 \
+    return value;                                                                     \
+  }
+STITCH_EMU_FLOAT16(__half, half)
+STITCH_EMU_FLOAT16(__nv_bfloat16, bfloat16)
+#undef STITCH_EMU_FLOAT16
 
 // The kernel contract's portable primitives (stitch_prelude.cuh has the CUDA side).
 #define STITCH_KERNEL extern "C"

@@ -4,8 +4,8 @@
 Issue 5: "Every kernel emitted for every bundled model compiles with nvcc (sm_80,
 sm_90) and NVRTC without warnings". For each kernels/ directory (given with
 --kernels-dir, or written by `stitchopt MODEL -o WORK/NAME` for every model of
---models, with the manifest's input shapes as tests/codegen/emulated_kernels.py
-uses them), every .cu is compiled
+--models, with the manifest's input shapes as emulated_kernels.py uses them: see
+model_outputs.py), every .cu is compiled
   nvcc -c -arch=sm_XX -Werror all-warnings -Xptxas -v,-warn-spills -I kernels/ -I emit/cuda
 (host launchers and device code; -Werror all-warnings also turns ptxas's spill
 warning into an error) and, with --nvrtc-check, by
@@ -25,7 +25,6 @@ Usage: compile_kernels.py [--kernels-dir DIR]... [--stitchopt PATH --models DIR
 import argparse
 import concurrent.futures
 import glob
-import json
 import os
 import re
 import shutil
@@ -34,8 +33,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from emulated_kernels import (EMU_DIR, REDUCED_SHAPES, Failure, entry_with_shapes,  # noqa: E402
-                              input_shape_flags, run_stitchopt)
+from model_outputs import (EMU_DIR, REDUCED_SHAPES, Failure, exit_status,  # noqa: E402
+                           manifest_entries, run_stitchopt)
 
 ARCHES = ("sm_80", "sm_90")
 
@@ -118,17 +117,10 @@ def compile_one(args, kernels_dir, cu, arch, work):
 
 def kernels_dirs_from_models(args, work):
     """[(label, kernels dir)] for every selected model; missing kernels/ are listed."""
-    with open(os.path.join(args.models, "manifest.json")) as f:
-        manifest = json.load(f)
     found, missing = [], []
-    for entry in manifest["models"]:
-        if args.model and entry["name"] not in args.model:
-            continue
-        overrides = REDUCED_SHAPES.get(entry["name"], {})
-        entry = entry_with_shapes(entry, overrides)
-        out_dir = os.path.join(work, entry["name"])
-        run_stitchopt(args.stitchopt, os.path.join(args.models, entry["file"]), out_dir,
-                      input_shape_flags(entry, overrides), args.timeout)
+    for entry in manifest_entries(args.models, args.model):
+        _, out_dir = run_stitchopt(args.stitchopt, args.models, entry,
+                                   REDUCED_SHAPES.get(entry["name"], {}), work, args.timeout)
         kernels_dir = os.path.join(out_dir, "kernels")
         if os.path.isdir(kernels_dir):
             found.append((entry["name"], kernels_dir))
@@ -198,19 +190,8 @@ def main():
     print(f"{checked} kernels x {len(ARCHES)} arches, nvcc" +
           (" + NVRTC" if args.nvrtc_check else " (no NVRTC check: --nvrtc-check not given)") +
           f": {len(failures)} failed")
-    if missing:
-        print(f"no kernels/ for: {', '.join(missing)}")
-        if not args.allow_missing_kernels:
-            return 1
-    if failures:
-        return 1
-    if not jobs:
-        if missing:
-            print("SKIP: stitchopt writes no kernels/ yet (codegen phase not wired into the CLI)")
-            return 77
-        print("FAIL: no .cu file found")
-        return 1
-    return 0
+    return exit_status(len(failures), len(jobs), missing, args.allow_missing_kernels,
+                       "no .cu file found")
 
 
 if __name__ == "__main__":

@@ -65,21 +65,17 @@ import onnx
 import onnx.inliner
 from onnx import numpy_helper
 
-SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "tests"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 from manifest_inputs import random_feeds  # noqa: E402
+from model_outputs import (EMU_DIR, REDUCED_SHAPES, Failure, exit_status,  # noqa: E402
+                           manifest_entries, run_stitchopt)
 
-DRIVER_SOURCE = os.path.join(SOURCE_DIR, "tests", "codegen", "emu_driver.cc")
-EMU_DIR = os.path.join(SOURCE_DIR, "emit", "cuda")  # --emu-dir replaces it
+DRIVER_SOURCE = os.path.join(HERE, "emu_driver.cc")
 
 FLOAT32_TOLERANCE = 1e-5
 HALF_TOLERANCE = 1e-2  # float16 and bfloat16: arithmetic in float, storage rounds
-
-# Shapes used instead of the manifest's, so the whole check stays within minutes on
-# 2 cores (emulation runs every CUDA thread as a fiber); printed when used. Only
-# dynamic dims can change: the other models declare their output shapes, which
-# stitchopt checks (recommender's <750000,32> runs at full size). None needed yet.
-REDUCED_SHAPES = {}
 
 # --tsan runs one OS thread per CUDA thread under ThreadSanitizer, so only models
 # with small tensors: these, with these shape overrides.
@@ -100,37 +96,8 @@ ONNX_TO_NUMPY = {
 }
 
 
-class Failure(Exception):
-    """A problem with one model or kernel: reported, and the run goes on."""
-
-
 # ----------------------------------------------------------------------------
 # Producing a kernel directory
-
-
-def entry_with_shapes(entry, overrides):
-    """The manifest entry with some input shapes replaced (and its flags rebuilt)."""
-    entry = json.loads(json.dumps(entry))
-    for spec in entry["inputs"]:
-        if spec["name"] in overrides:
-            spec["shape"] = list(overrides[spec["name"]])
-    return entry
-
-
-def input_shape_flags(entry, overridden):
-    """--input-shape for dynamic inputs (the manifest's) and every overridden one."""
-    flags = []
-    for spec in entry["inputs"]:
-        if spec["name"] in entry.get("dynamic_inputs", []) or spec["name"] in overridden:
-            flags += ["--input-shape", spec["name"] + "=" + ",".join(map(str, spec["shape"]))]
-    return flags
-
-
-def run_stitchopt(stitchopt, model_path, out_dir, flags, timeout):
-    proc = subprocess.run([stitchopt, model_path, "-o", out_dir] + flags,
-                          capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise Failure(f"stitchopt exit {proc.returncode}: {proc.stderr.strip()}")
 
 
 def load_kernels_json(kernels_dir):
@@ -177,9 +144,9 @@ def kernel_instances(model, kernel):
     return instances
 
 
-def reference_values(stitch_reference, fused_path, feeds, needed, work, timeout):
-    """name -> numpy array for every name in `needed`, from the reference interpreter."""
-    model = onnx.load(fused_path)  # external data comes in too
+def reference_values(stitch_reference, fused_path, model, feeds, needed, work, timeout):
+    """name -> numpy array for every name in `needed`, from the reference interpreter.
+    `model` is fused_path loaded with its external data."""
     initializers = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     inlined = onnx.inliner.inline_local_functions(model)
     del inlined.functions[:]
@@ -260,17 +227,23 @@ class Builder:
         if not os.path.isfile(os.path.join(emu_dir, "stitch_emu.h")):
             raise Failure(f"the emulation layer {emu_dir}/stitch_emu.h does not exist")
         self.emu_files = sorted(glob.glob(os.path.join(emu_dir, "*")))
+        # Every key covers the emulation layer: read and hashed once, not per kernel.
+        self.emu_digest = self._digest(self.emu_files, [self.cxx] + self.flags)
         self.library = None
 
-    def _key(self, *paths, extra=()):
+    @staticmethod
+    def _digest(paths, parts):
         digest = hashlib.sha256()
-        for part in [self.cxx] + self.flags + list(extra):
+        for part in parts:
             digest.update(part.encode() + b"\0")
-        for path in list(paths) + self.emu_files:
+        for path in paths:
             digest.update(path.encode() + b"\0")
             with open(path, "rb") as f:
                 digest.update(f.read())
-        return digest.hexdigest()[:24]
+        return digest.hexdigest()
+
+    def _key(self, *paths, extra=()):
+        return self._digest(paths, [self.emu_digest] + list(extra))[:24]
 
     def _compile(self, source, obj, includes, language_cxx=False):
         command = [self.cxx] + self.flags + [f"-I{d}" for d in includes]
@@ -452,10 +425,10 @@ def check_output_dir(label, out_dir, feeds, args, builder, tally, work):
     kernels_dir = os.path.join(out_dir, "kernels")
     kernels = load_kernels_json(kernels_dir)
     fused_path = os.path.join(out_dir, "model.fused.onnx")
-    model = onnx.load(fused_path, load_external_data=False)
+    model = onnx.load(fused_path)  # external data comes in too
     instances = {k["name"]: kernel_instances(model, k) for k in kernels}
     needed = {name for k in kernels for ins, outs in instances[k["name"]] for name in ins + outs}
-    values = reference_values(args.stitch_reference, fused_path, feeds, needed, work,
+    values = reference_values(args.stitch_reference, fused_path, model, feeds, needed, work,
                               args.timeout)
 
     def build(kernel):
@@ -499,13 +472,10 @@ def check_output_dir(label, out_dir, feeds, args, builder, tally, work):
 def check_model(entry, args, builder, tally, work):
     overrides = (TSAN_SHAPES if args.tsan else REDUCED_SHAPES).get(entry["name"], {})
     if overrides:
-        entry = entry_with_shapes(entry, overrides)
         shapes = ", ".join(f"{k}={list(v)}" for k, v in sorted(overrides.items()))
         print(f"note {entry['name']}: reduced shapes {shapes} (instead of the manifest's)")
-    out_dir = os.path.join(work, entry["name"])
-    flags = input_shape_flags(entry, overrides)
-    run_stitchopt(args.stitchopt, os.path.join(args.models, entry["file"]), out_dir, flags,
-                  args.timeout)
+    entry, out_dir = run_stitchopt(args.stitchopt, args.models, entry, overrides, work,
+                                   args.timeout)
     if not os.path.isfile(os.path.join(out_dir, "kernels", "kernels.json")):
         tally.skipped_models.append(entry["name"])
         print(f"SKIP {entry['name']}: stitchopt wrote no {out_dir}/kernels/kernels.json")
@@ -560,11 +530,7 @@ def main():
             check_output_dir(os.path.basename(os.path.normpath(args.out_dir)), args.out_dir,
                              random_feeds(entries[0]), args, builder, tally, work)
         else:
-            with open(os.path.join(args.models, "manifest.json")) as f:
-                manifest = json.load(f)
-            for entry in manifest["models"]:
-                if args.model and entry["name"] not in args.model:
-                    continue
+            for entry in manifest_entries(args.models, args.model):
                 if args.tsan and not args.model and entry["name"] not in TSAN_SHAPES:
                     continue
                 try:
@@ -579,20 +545,8 @@ def main():
     mode = "ThreadSanitizer (STITCH_EMU_THREADS)" if args.tsan else "fibers"
     print(f"{tally.passed} passed, {tally.failed} failed ({tally.kernels} kernels, emulation "
           f"{mode}, {tally.seconds:.1f} s emulated, {time.monotonic() - start:.1f} s total)")
-    if tally.skipped_models:
-        print(f"no kernels/ for: {', '.join(tally.skipped_models)}")
-        if not args.allow_missing_kernels:
-            print("FAIL: every model must have kernels/ (--allow-missing-kernels skips them)")
-            return 1
-    if tally.failed:
-        return 1
-    if tally.passed == 0:
-        if tally.skipped_models:
-            print("SKIP: stitchopt writes no kernels/ yet (codegen phase not wired into the CLI)")
-            return 77
-        print("FAIL: no kernel was checked")
-        return 1
-    return 0
+    return exit_status(tally.failed, tally.passed, tally.skipped_models,
+                       args.allow_missing_kernels, "no kernel was checked")
 
 
 if __name__ == "__main__":

@@ -27,51 +27,51 @@ std::string read(const fs::path& path) {
   return text.str();
 }
 
-EmittedKernel emit_case(const std::string& name) {
-  fs::path path = golden_dir() / (name + ".ir");
-  Result<ir::Model> model = ir::parse_model(read(path), path.string());
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  if (!model.is_ok()) return {};
-  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
-  EXPECT_TRUE(profile.is_ok());
-  Result<EmittedKernel> kernel =
-      emit_kernel(model->graph, model->graph.node_ids(), "stitch_" + name, *profile);
-  EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
-  if (!kernel.is_ok()) return {};
-  return std::move(kernel).value();
+// Emits all nodes of the textual-IR model `text` as one kernel for the H100 profile.
+Result<EmittedKernel> emit_all_nodes(const std::string& text, const std::string& path,
+                                     const std::string& kernel_name) {
+  STITCH_ASSIGN_OR_RETURN(ir::Model model, ir::parse_model(text, path));
+  STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile,
+                          cost_model::builtin_device_profile("h100"));
+  return emit_kernel(model.graph, model.graph.node_ids(), kernel_name, profile);
 }
 
-void check_golden(const std::string& name, const EmittedKernel& kernel) {
+// Emits golden/<name>.ir and compares the source with golden/<name>.cu (or rewrites
+// it under STITCH_UPDATE_GOLDEN=1); returns the kernel for further checks.
+EmittedKernel emit_golden_case(const std::string& name) {
+  fs::path path = golden_dir() / (name + ".ir");
+  Result<EmittedKernel> emitted = emit_all_nodes(read(path), path.string(), "stitch_" + name);
+  EXPECT_TRUE(emitted.is_ok()) << emitted.status().message();
+  if (!emitted.is_ok()) return {};
+  EmittedKernel kernel = std::move(emitted).value();
   fs::path golden = golden_dir() / (name + ".cu");
   const char* update = std::getenv("STITCH_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(golden, std::ios::binary) << kernel.source;
-    return;
+    return kernel;
   }
-  ASSERT_TRUE(fs::exists(golden)) << golden << " is missing; run with STITCH_UPDATE_GOLDEN=1";
+  EXPECT_TRUE(fs::exists(golden)) << golden << " is missing; run with STITCH_UPDATE_GOLDEN=1";
   EXPECT_EQ(kernel.source, read(golden)) << "the emitted source of " << name
                                          << " changed; if intended, rerun with STITCH_UPDATE_GOLDEN=1";
+  return kernel;
 }
 
 TEST(CodegenGolden, Softmax) {
-  EmittedKernel kernel = emit_case("softmax");
+  EmittedKernel kernel = emit_golden_case("softmax");
   EXPECT_EQ(kernel.composition, "warp");
   EXPECT_FALSE(kernel.launch.cooperative);
   EXPECT_NE(kernel.template_text.find("]S;"), std::string::npos) << kernel.template_text;
-  check_golden("softmax", kernel);
 }
 
 TEST(CodegenGolden, LayerNorm) {
-  EmittedKernel kernel = emit_case("layernorm");
-  EXPECT_EQ(kernel.composition, "warp");
-  check_golden("layernorm", kernel);
+  EXPECT_EQ(emit_golden_case("layernorm").composition, "warp");
 }
 
 // Few long rows (the recommender's softmax <64,30000>): each row is split across
 // blocks so rows x blocks_per_row fills the H100's co-resident blocks (132 SMs x 4
 // blocks of 512 threads), partials combined after grid barriers.
 TEST(CodegenGolden, FewLongRowsSplitAcrossBlocks) {
-  EmittedKernel kernel = emit_case("softmax_long_rows");
+  EmittedKernel kernel = emit_golden_case("softmax_long_rows");
   EXPECT_EQ(kernel.composition, "block");
   EXPECT_TRUE(kernel.launch.cooperative);
   EXPECT_EQ(kernel.launch.grid, 64 * 8);
@@ -79,29 +79,25 @@ TEST(CodegenGolden, FewLongRowsSplitAcrossBlocks) {
       << kernel.template_text;
   EXPECT_EQ(kernel.shared_memory_fallback, "");
   EXPECT_GT(kernel.workspace_bytes, 0);
-  check_golden("softmax_long_rows", kernel);
 }
 
 // Many long rows already fill the GPU: a block per row, and the 120000-byte row of
 // exp does not fit the arena ("regional to global").
 TEST(CodegenGolden, ManyLongRowsUseBlockPerRowAndGlobalFallback) {
-  EmittedKernel kernel = emit_case("softmax_many_long_rows");
+  EmittedKernel kernel = emit_golden_case("softmax_many_long_rows");
   EXPECT_EQ(kernel.composition, "block");
   EXPECT_FALSE(kernel.launch.cooperative);
   EXPECT_EQ(kernel.template_text.find("SPLIT"), std::string::npos) << kernel.template_text;
   EXPECT_EQ(kernel.shared_memory_fallback, "regional to global");
   EXPECT_GT(kernel.workspace_bytes, 0);
-  check_golden("softmax_many_long_rows", kernel);
 }
 
 TEST(CodegenGolden, PackedPair) {
-  EmittedKernel kernel = emit_case("packed_pair");
-  EXPECT_EQ(kernel.composition, "packing");
-  check_golden("packed_pair", kernel);
+  EXPECT_EQ(emit_golden_case("packed_pair").composition, "packing");
 }
 
 TEST(CodegenGolden, ReductionAndBatchedGemm) {
-  EmittedKernel kernel = emit_case("reduce_batched_gemm");
+  EmittedKernel kernel = emit_golden_case("reduce_batched_gemm");
   // FS Fig. 5(d): the reduction is computed into the shared A tile, B tiles are loaded
   // next to it, no grid barrier and no workspace.
   EXPECT_EQ(kernel.composition, "block");
@@ -110,21 +106,16 @@ TEST(CodegenGolden, ReductionAndBatchedGemm) {
   EXPECT_GT(kernel.launch.shared_bytes, 0);
   EXPECT_EQ(kernel.shared_bytes_requested, kernel.shared_bytes_allocated);
   EXPECT_NE(kernel.template_text.find("]S;"), std::string::npos) << kernel.template_text;
-  check_golden("reduce_batched_gemm", kernel);
 }
 
 TEST(CodegenGolden, UnsupportedOpNamesTheNode) {
-  Result<ir::Model> model = ir::parse_model(R"(stitchopt.ir 1
+  Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}
 graph "g" (%x: f32[4]) {
   %y: f32[4] = Tan(%x) {name="tan_0"}
   return %y
 }
-)", "tan.ir");
-  ASSERT_TRUE(model.is_ok()) << model.status().message();
-  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
-  ASSERT_TRUE(profile.is_ok());
-  Result<EmittedKernel> kernel = emit_kernel(model->graph, model->graph.node_ids(), "k", *profile);
+)", "tan.ir", "k");
   ASSERT_FALSE(kernel.is_ok());
   EXPECT_EQ(kernel.status().message(),
             "node \"tan_0\" (Tan): has no CUDA implementation in the emitter; it stays unfused");

@@ -266,7 +266,6 @@ TEST(EmuKernels, SegmentedShufflesAndVotes) {
   for (int i = 0; i < kCount; ++i) {
     const int lane = i % 32;
     const int warp_base = i - lane;
-    const int seg8 = warp_base + (lane & ~7);
     const int seg16 = warp_base + (lane & ~15);
     // Butterfly order as in the kernel: ((v + v^4) + (.. ^2)) + (.. ^1).
     float s[32];
@@ -284,7 +283,6 @@ TEST(EmuKernels, SegmentedShufflesAndVotes) {
     EXPECT_NEAR(scan[i], prefix, 1e-5);
     EXPECT_EQ(down[i], (lane & 7) + 3 < 8 ? x[i + 3] : x[i]);
     EXPECT_EQ(half_mask[i], lane < 16 ? x[warp_base + 15] : x[warp_base + 16]);
-    (void)seg8;
   }
   for (int w = 0; w < kCount / 32; ++w) {
     unsigned int ballot = 0;

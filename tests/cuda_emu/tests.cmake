@@ -6,9 +6,7 @@
 #     runs clean, and its copy without __syncthreads is reported as a data race;
 #   - cuda_emu.nvcc_sm80 / _sm90 and cuda_emu.nvrtc_sm80 / _sm90: the same kernel file
 #     compiled by nvcc (warnings as errors) and by NVRTC.
-if(NOT TARGET stitch_cuda_emu)
-  return()
-endif()
+# Also defines, for tests/codegen/tests.cmake: STITCH_TSAN_TESTS and stitch_nvrtc_check.
 set(STITCH_EMU_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cuda_emu)
 set(STITCH_EMU_TEST_KERNELS ${STITCH_EMU_TEST_DIR}/kernels/emu_test_kernels.cu)
 file(GLOB STITCH_EMU_TEST_SOURCES CONFIGURE_DEPENDS ${STITCH_EMU_TEST_DIR}/*_test.cc)
@@ -24,16 +22,24 @@ foreach(pair "stitch_cuda_emu_tests:stitch_cuda_emu"
                        PROPERTIES TIMEOUT 60)
 endforeach()
 
-# ThreadSanitizer pair: its own executable with stitch_emu.cc compiled in, so the whole
-# program is instrumented; only where the compiler links -fsanitize=thread, and not in the
-# AddressSanitizer configuration (the two do not mix).
+# ThreadSanitizer runs of the threads emulation, here and in tests/codegen: only where the
+# compiler links -fsanitize=thread, and not in the AddressSanitizer configuration (the two
+# do not mix).
 include(CheckCXXSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
 set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
 check_cxx_source_compiles("int main() { return 0; }" STITCH_HAVE_TSAN)
 unset(CMAKE_REQUIRED_FLAGS)
 unset(CMAKE_REQUIRED_LINK_OPTIONS)
+set(STITCH_TSAN_TESTS OFF)
 if(STITCH_HAVE_TSAN AND NOT STITCH_SANITIZE)
+  set(STITCH_TSAN_TESTS ON)
+endif()
+set(STITCH_TSAN_SKIPPED "ThreadSanitizer unavailable (or STITCH_SANITIZE=ON): skipped")
+
+# The ThreadSanitizer pair: its own executable with stitch_emu.cc compiled in, so the
+# whole program is instrumented.
+if(STITCH_TSAN_TESTS)
   add_executable(stitch_cuda_emu_tsan ${STITCH_EMU_TEST_DIR}/tsan/transpose_race_main.cc
                                       ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu.cc)
   target_include_directories(stitch_cuda_emu_tsan PRIVATE ${PROJECT_SOURCE_DIR}/emit/cuda)
@@ -50,15 +56,12 @@ if(STITCH_HAVE_TSAN AND NOT STITCH_SANITIZE)
   set_tests_properties(cuda_emu.tsan_race PROPERTIES
       PASS_REGULAR_EXPRESSION "WARNING: ThreadSanitizer: data race" TIMEOUT 60)
 else()
-  add_test(NAME cuda_emu.tsan_clean
-           COMMAND sh -c "echo 'ThreadSanitizer unavailable (or STITCH_SANITIZE=ON): skipped'; exit 77")
-  set_tests_properties(cuda_emu.tsan_clean PROPERTIES SKIP_RETURN_CODE 77)
+  stitch_add_skipped_test(cuda_emu.tsan_clean "${STITCH_TSAN_SKIPPED}")
 endif()
 
-foreach(arch sm_80 sm_90)
-  string(REPLACE "sm_" "" number ${arch})
+foreach(number 80 90)
   stitch_add_nvcc_compile_test(NAME cuda_emu.nvcc_sm${number} SOURCE ${STITCH_EMU_TEST_KERNELS}
-                               ARCH ${arch} INCLUDES ${PROJECT_SOURCE_DIR}/emit/cuda)
+                               ARCH sm_${number} INCLUDES ${PROJECT_SOURCE_DIR}/emit/cuda)
 endforeach()
 
 if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc)
@@ -67,14 +70,12 @@ if(CUDAToolkit_FOUND AND TARGET CUDA::nvrtc)
   list(GET CUDAToolkit_INCLUDE_DIRS 0 stitch_cuda_include)
   target_compile_definitions(stitch_nvrtc_check PRIVATE
                              STITCH_CUDA_INCLUDE_DIR="${stitch_cuda_include}")
-  foreach(arch sm_80 sm_90)
-    string(REPLACE "sm_" "" number ${arch})
+  foreach(number 80 90)
     add_test(NAME cuda_emu.nvrtc_sm${number}
-             COMMAND stitch_nvrtc_check ${STITCH_EMU_TEST_KERNELS} --arch ${arch}
+             COMMAND stitch_nvrtc_check ${STITCH_EMU_TEST_KERNELS} --arch sm_${number}
                      -I ${PROJECT_SOURCE_DIR}/emit/cuda)
   endforeach()
 else()
-  add_test(NAME cuda_emu.nvrtc_sm80
-           COMMAND sh -c "echo 'CUDA toolkit with NVRTC not found: skipping the NVRTC compile'; exit 77")
-  set_tests_properties(cuda_emu.nvrtc_sm80 PROPERTIES SKIP_RETURN_CODE 77)
+  stitch_add_skipped_test(cuda_emu.nvrtc_sm80
+                          "CUDA toolkit with NVRTC not found: skipping the NVRTC compile")
 endif()

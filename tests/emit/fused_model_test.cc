@@ -88,6 +88,39 @@ TEST(FusedModelTest, GroupsBecomeStitchoptNodesAndIdenticalGroupsShareAFunction)
   EXPECT_EQ(function.opset_import(0).version(), 17);
 }
 
+// The CLI decides sharing first, emits one kernel per owner, then adds the kernel's
+// attributes to every group that shares it before the rewrite.
+TEST(FusedModelTest, SharingIsDecidedBeforeAttributesAreAdded) {
+  ir::Model model = parse(kTwoChains);
+  const ir::Graph& graph = model.graph;
+  std::vector<FusedGroup> groups = {
+      {{node_named(graph, "mul1"), node_named(graph, "add1")}, "fused_0", {}},
+      {{node_named(graph, "mul2"), node_named(graph, "add2")}, "fused_1", {}},
+  };
+  Result<KernelSharing> sharing = share_kernels(model, groups);
+  ASSERT_TRUE(sharing.is_ok()) << sharing.status().message();
+  EXPECT_EQ(sharing->kernel_names, (std::vector<std::string>{"fused_0", "fused_0"}));
+  EXPECT_EQ(sharing->owner, (std::vector<size_t>{0, 0}));
+  EXPECT_EQ(sharing->distinct_kernels, 1);
+  for (FusedGroup& group : groups) {
+    group.attributes = {ir::Attribute::make_string("source", "kernels/fused_0.cu")};
+  }
+  Result<FusedModel> fused = build_fused_model(model, groups, *sharing);
+  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  EXPECT_EQ(fused->kernel_names, sharing->kernel_names);
+  ASSERT_EQ(fused->model.functions.size(), 1u);
+  onnx::FunctionProto function;
+  ASSERT_TRUE(function.ParseFromString(fused->model.functions[0]));
+  ASSERT_EQ(function.attribute_size(), 1);
+  EXPECT_EQ(function.attribute(0), "source");
+  int with_source = 0;
+  for (ir::NodeId id : fused->model.graph.node_ids()) {
+    const ir::Node& node = fused->model.graph.node(id);
+    if (node.domain == "stitchopt" && node.find_attribute("source") != nullptr) ++with_source;
+  }
+  EXPECT_EQ(with_source, 2);
+}
+
 TEST(FusedModelTest, DifferentShapesGetDifferentKernels) {
   ir::Model model = parse(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}

@@ -1,0 +1,83 @@
+"""The harness parts shared by emulated_kernels.py and compile_kernels.py.
+
+Both check what stitchopt emits for the bundled models (models/manifest.json): the
+models selected with --model, each compiled by `stitchopt MODEL -o WORK/NAME` with the
+manifest's input_shape_flags (its dynamic inputs) and any overridden input shapes, and
+both end with the same exit status convention (exit_status).
+"""
+import json
+import os
+import subprocess
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EMU_DIR = os.path.join(SOURCE_DIR, "emit", "cuda")
+
+# Shapes used instead of the manifest's, so the emulated check stays within minutes on
+# 2 cores (emulation runs every CUDA thread as a fiber), and compile_kernels.py compiles
+# the same kernels; printed when used. Only dynamic dims can change: the other models
+# declare their output shapes, which stitchopt checks (recommender's <750000,32> runs at
+# full size). None needed yet.
+REDUCED_SHAPES = {}
+
+
+class Failure(Exception):
+    """A problem with one model or kernel: reported, and the run goes on."""
+
+
+def manifest_entries(models_dir, only):
+    """The manifest's model entries, in manifest order; only those named in `only` if any."""
+    with open(os.path.join(models_dir, "manifest.json")) as f:
+        entries = json.load(f)["models"]
+    return [entry for entry in entries if not only or entry["name"] in only]
+
+
+def entry_with_shapes(entry, overrides):
+    """The manifest entry with some input shapes replaced."""
+    entry = json.loads(json.dumps(entry))
+    for spec in entry["inputs"]:
+        if spec["name"] in overrides:
+            spec["shape"] = list(overrides[spec["name"]])
+    return entry
+
+
+def input_shape_flags(entry, overrides):
+    """The manifest's input_shape_flags (its dynamic inputs) as --input-shape flags, with
+    every overridden input's shape replacing or adding to them."""
+    shapes = dict(flag.split("=", 1) for flag in entry["input_shape_flags"])
+    shapes.update((name, ",".join(map(str, shape))) for name, shape in overrides.items())
+    return [part for name, dims in shapes.items() for part in ("--input-shape", f"{name}={dims}")]
+
+
+def run_stitchopt(stitchopt, models_dir, entry, overrides, work, timeout):
+    """Compiles the model of `entry` with `overrides` applied into WORK/NAME.
+
+    Returns (the entry with the overridden shapes, the output directory)."""
+    entry = entry_with_shapes(entry, overrides)
+    out_dir = os.path.join(work, entry["name"])
+    proc = subprocess.run([stitchopt, os.path.join(models_dir, entry["file"]), "-o", out_dir] +
+                          input_shape_flags(entry, overrides),
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise Failure(f"stitchopt exit {proc.returncode}: {proc.stderr.strip()}")
+    return entry, out_dir
+
+
+def exit_status(failed, checked, missing, allow_missing, nothing_checked):
+    """0 pass, 1 fail, 77 (ctest's skip) when no model had kernels/ and that is allowed.
+
+    failed/checked: counts; missing: the models for which stitchopt wrote no kernels/;
+    nothing_checked: the line printed when nothing was checked and nothing was missing."""
+    if missing:
+        print(f"no kernels/ for: {', '.join(missing)}")
+        if not allow_missing:
+            print("FAIL: every model must have kernels/ (--allow-missing-kernels skips them)")
+            return 1
+    if failed:
+        return 1
+    if checked == 0:
+        if missing:
+            print("SKIP: stitchopt writes no kernels/ yet (codegen phase not wired into the CLI)")
+            return 77
+        print(f"FAIL: {nothing_checked}")
+        return 1
+    return 0
