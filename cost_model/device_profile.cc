@@ -71,13 +71,13 @@ class ObjectReader {
   }
 
   // An optional free-text key: accepted when it is a string, otherwise an error.
-  Status optional_string(std::string_view key) {
+  // The string under `key`, "" when absent.
+  Result<std::string> optional_string(std::string_view key) {
     seen_.insert(std::string(key));
     auto it = object_.find(std::string(key));
-    if (it != object_.end() && !it->is_string()) {
-      return error(key, "expected a string, got " + json_type_name(*it));
-    }
-    return Status::ok();
+    if (it == object_.end()) return std::string();
+    if (!it->is_string()) return error(key, "expected a string, got " + json_type_name(*it));
+    return it->get<std::string>();
   }
 
   Result<int64_t> positive_integer(std::string_view key, int64_t max) {
@@ -201,8 +201,8 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
                         "expected \"estimate\" or \"calibrated\", got \"" + profile.source + "\"");
   }
   STITCH_ASSIGN_OR_RETURN(profile.date, reader.string("date"));
-  STITCH_RETURN_IF_ERROR(reader.optional_string("sku"));
-  STITCH_RETURN_IF_ERROR(reader.optional_string("note"));
+  STITCH_ASSIGN_OR_RETURN(profile.sku, reader.optional_string("sku"));
+  STITCH_ASSIGN_OR_RETURN(profile.note, reader.optional_string("note"));
   auto int_field = [&](std::string_view key, int& field) -> Status {
     Result<int64_t> value = reader.positive_integer(key, kMaxInt);
     if (!value.is_ok()) return value.status();
@@ -279,6 +279,35 @@ std::vector<std::string> builtin_device_profile_names() {
   for (const auto& entry : detail::builtin_profile_texts()) names.emplace_back(entry.first);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::string device_profile_json(const DeviceProfile& profile) {
+  nlohmann::ordered_json json;
+  json["name"] = profile.name;
+  if (!profile.sku.empty()) json["sku"] = profile.sku;
+  json["source"] = profile.source;
+  json["date"] = profile.date;
+  if (!profile.note.empty()) json["note"] = profile.note;
+  json["sm_count"] = profile.sm_count;
+  json["max_threads_per_block"] = profile.max_threads_per_block;
+  json["max_threads_per_sm"] = profile.max_threads_per_sm;
+  json["warp_size"] = profile.warp_size;
+  json["registers_per_block"] = profile.registers_per_block;
+  json["registers_per_sm"] = profile.registers_per_sm;
+  json["shared_memory_per_block"] = profile.shared_memory_per_block;
+  json["shared_memory_per_block_optin"] = profile.shared_memory_per_block_optin;
+  json["shared_memory_per_sm"] = profile.shared_memory_per_sm;
+  json["l2_bytes"] = profile.l2_bytes;
+  json["peak_dram_bytes_per_second"] = profile.peak_dram_bytes_per_second;
+  nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+  for (const BandwidthPoint& point : profile.bandwidth_curve) {
+    curve.push_back({{"bytes", point.bytes}, {"bytes_per_second", point.bytes_per_second}});
+  }
+  json["bandwidth_curve"] = curve;
+  json["launch_latency_us"] = profile.launch_latency_us;
+  json["fp32_flops_per_second"] = profile.fp32_flops_per_second;
+  json["fp16_flops_per_second"] = profile.fp16_flops_per_second;
+  return json.dump(2) + "\n";
 }
 
 }  // namespace stitch::cost_model

@@ -37,6 +37,8 @@ struct DeviceProfile {
   std::string name;
   std::string source;  // "estimate" | "calibrated"
   std::string date;
+  std::string sku;   // optional: the product name ("NVIDIA H100 80GB HBM3")
+  std::string note;  // optional: where the numbers come from
   int sm_count;
   int max_threads_per_block;
   int max_threads_per_sm;
@@ -56,6 +58,11 @@ struct DeviceProfile {
 
 // Reads and validates a JSON profile; errors start with `path: `.
 Result<DeviceProfile> load_device_profile(const std::string& path);
+// The profile as JSON in the format load_device_profile reads (keys in the order of
+// the shipped profiles, "sku" and "note" when non-empty). What `stitchopt calibrate`
+// writes; parse_device_profile(device_profile_json(p)) gives p back.
+std::string device_profile_json(const DeviceProfile& profile);
+
 // "v100", "a100", "h100", "h200": the profiles compiled into the binary. An unknown
 // name is an error listing the known ones.
 Result<DeviceProfile> builtin_device_profile(std::string_view name);

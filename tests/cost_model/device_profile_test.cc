@@ -206,5 +206,30 @@ TEST(DeviceProfileTest, ShippedProfilesLoadAndMatchTheDatasheets) {
   }
 }
 
+// What `stitchopt calibrate` writes reads back as the same profile, every field.
+TEST(DeviceProfileTest, JsonRoundTripsEveryShippedProfile) {
+  for (const std::string& name : builtin_device_profile_names()) {
+    Result<DeviceProfile> builtin = builtin_device_profile(name);
+    ASSERT_TRUE(builtin.is_ok()) << builtin.status().message();
+    DeviceProfile original = *builtin;
+    original.source = "calibrated";
+    original.launch_latency_us = 4.25;
+    original.bandwidth_curve.back().bytes_per_second = 1.2345678901234e12;
+    std::string json = device_profile_json(original);
+    Result<DeviceProfile> parsed = parse_device_profile(json, "calibrated.json");
+    ASSERT_TRUE(parsed.is_ok()) << parsed.status().message() << "\n" << json;
+    EXPECT_EQ(device_profile_json(*parsed), json);
+    EXPECT_EQ(parsed->sku, builtin->sku);
+    EXPECT_FALSE(parsed->sku.empty());
+    EXPECT_EQ(parsed->note, builtin->note);
+    EXPECT_EQ(parsed->source, "calibrated");
+    EXPECT_EQ(parsed->launch_latency_us, 4.25);
+    EXPECT_EQ(parsed->bandwidth_curve.back().bytes_per_second, 1.2345678901234e12);
+    EXPECT_EQ(parsed->sm_count, builtin->sm_count);
+    EXPECT_EQ(parsed->shared_memory_per_sm, builtin->shared_memory_per_sm);
+    EXPECT_EQ(parsed->fp16_flops_per_second, builtin->fp16_flops_per_second);
+  }
+}
+
 }  // namespace
 }  // namespace stitch::cost_model
