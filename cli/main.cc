@@ -9,29 +9,27 @@
 #include <vector>
 
 #include "cli/compile.h"
+#include "cli/exit_codes.h"
 #include "cli/input_shape.h"
+#include "cli/runtime_commands.h"
 #include "ir/passes/pipeline.h"
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitInternal = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitGateFailed = 3;
-
-int report_error(const stitch::Status& status) {
-  std::fprintf(stderr, "stitchopt: error: %s\n", status.message().c_str());
-  switch (status.code()) {
-    case stitch::StatusCode::kInternal: return kExitInternal;
-    case stitch::StatusCode::kGateFailed: return kExitGateFailed;
-    default: return kExitBadInput;
-  }
-}
+using stitch::cli::kExitBadInput;
+using stitch::cli::kExitInternal;
+using stitch::cli::kExitOk;
+using stitch::cli::report_error;
 
 int run(int argc, char** argv) {
+  if (argc >= 2 && stitch::cli::is_runtime_command(argv[1])) {
+    return stitch::cli::runtime_command_main(argc, argv);
+  }
   CLI::App app{
       "stitchopt: fuses the memory-intensive operators of an ONNX model into few, large\n"
-      "CUDA kernels. Writes OUT/model.fused.onnx and OUT/report.json.",
+      "CUDA kernels. Writes OUT/model.fused.onnx and OUT/report.json.\n"
+      "Also: stitchopt run OUT, stitchopt bench OUT, stitchopt calibrate -o PROFILE.json\n"
+      "(each with --help).",
       "stitchopt"};
   app.set_version_flag("--version", std::string("stitchopt ") + STITCH_VERSION);
   stitch::cli::CompileOptions options;
@@ -69,10 +67,14 @@ int run(int argc, char** argv) {
   bool no_exploratory = false;
   bool no_packing = false;
   bool no_epilogue = false;
+  bool unfused = false;
   app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
   app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
   app.add_flag("--no-epilogue", no_epilogue,
                "no bias/residual/ReLU epilogues folded into cuBLASLt/cuDNN library calls");
+  app.add_flag("--unfused", unfused,
+               "no fusion at all: every op its own generated kernel or library call (the "
+               "baseline for stitchopt bench)");
   app.add_option("--max-pattern-size", options.planner.candidates.max_pattern_size,
                  "largest exploratory pattern, in nodes")
       ->check(CLI::PositiveNumber);
@@ -124,6 +126,12 @@ int run(int argc, char** argv) {
   options.planner.candidates.exploratory = !no_exploratory;
   options.planner.candidates.packing = !no_packing;
   options.planner.candidates.epilogue = !no_epilogue;
+  if (unfused) {
+    options.planner.candidates.substitution = false;
+    options.planner.candidates.exploratory = false;
+    options.planner.candidates.packing = false;
+    options.planner.candidates.epilogue = false;
+  }
   options.pipeline.passes = stitch::ir::split_pass_list(pass_list);
   for (const std::string& flag : input_shape_flags) {
     stitch::Status parsed = stitch::cli::parse_input_shape(flag, options.input_shapes);

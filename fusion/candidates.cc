@@ -760,7 +760,7 @@ std::vector<Pattern> generate_candidates(const ir::Graph& graph, const Partition
                               << order.status().message();
   CandidateGenerator generator(graph, partition, profile, score_options, options, statistics,
                                std::move(order).value());
-  generator.substitution();
+  if (options.substitution) generator.substitution();
   if (options.exploratory && !generator.out_of_time()) generator.exploratory();
   if (options.packing && !generator.out_of_time()) generator.packing();
   if (options.epilogue) {

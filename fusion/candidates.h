@@ -65,6 +65,9 @@
 namespace stitch::fusion {
 
 struct CandidateOptions {
+  // All four false: no candidate at all, every op its own kernel or library call
+  // (`stitchopt --unfused`, the baseline `stitchopt bench` compares fused runs with).
+  bool substitution = true;
   bool exploratory = true;
   bool packing = true;
   bool epilogue = true;  // library calls with their bias / residual / ReLU epilogue

@@ -21,6 +21,7 @@ enum class StatusCode {
   kInvalidInput,  // the model or the command line is wrong: exit code 2
   kInternal,      // our bug: exit code 1
   kGateFailed,    // a --min-* gate failed (outputs are complete): exit code 3
+  kUnavailable,   // the command needs a GPU (or CUDA library) this machine lacks: exit code 4
 };
 
 class [[nodiscard]] Status {
@@ -35,6 +36,9 @@ class [[nodiscard]] Status {
   }
   static Status gate_failed(std::string message) {
     return Status(StatusCode::kGateFailed, std::move(message));
+  }
+  static Status unavailable(std::string message) {
+    return Status(StatusCode::kUnavailable, std::move(message));
   }
 
   bool is_ok() const { return code_ == StatusCode::kOk; }

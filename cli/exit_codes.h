@@ -1,0 +1,29 @@
+// The command line's exit codes (DESIGN.md, cli/) and the one place a Status becomes
+// one: 0 success, 1 internal error, 2 bad input or usage, 3 a --min-* gate failed or
+// (run) outputs differ from the reference, 4 no usable GPU.
+#pragma once
+
+#include <cstdio>
+
+#include "ir/status.h"
+
+namespace stitch::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitGateFailed = 3;
+inline constexpr int kExitNoGpu = 4;
+
+// Prints "stitchopt: error: MESSAGE" and returns the status's exit code.
+inline int report_error(const Status& status) {
+  std::fprintf(stderr, "stitchopt: error: %s\n", status.message().c_str());
+  switch (status.code()) {
+    case StatusCode::kInternal: return kExitInternal;
+    case StatusCode::kGateFailed: return kExitGateFailed;
+    case StatusCode::kUnavailable: return kExitNoGpu;
+    default: return kExitBadInput;
+  }
+}
+
+}  // namespace stitch::cli

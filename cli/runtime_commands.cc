@@ -1,0 +1,294 @@
+#include "cli/runtime_commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "cli/exit_codes.h"
+#include "cost_model/device_profile.h"
+#include "ir/dtype.h"
+#include "runtime_stub/cuda_loader.h"
+#include "runtime_stub/executor.h"
+#include "runtime_stub/host_backend.h"
+#include "runtime_stub/program.h"
+
+namespace stitch::cli {
+namespace {
+
+// Parses the command line; an exit code when the command must stop (help, bad usage).
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? kExitOk : kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+std::string mebibytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// max |a - b| / max(|b|, 1) over the elements; integers and bools exact (0 or 1).
+double relative_error(const ir::Tensor& actual, const ir::Tensor& expected) {
+  double worst = 0;
+  bool exact = !ir::dtype_is_float(expected.dtype);
+  for (int64_t i = 0; i < expected.num_elements(); ++i) {
+    if (exact) {
+      if (actual.int_at(i) != expected.int_at(i)) return 1;
+      continue;
+    }
+    double a = actual.float_at(i);
+    double b = expected.float_at(i);
+    if (std::isnan(a) != std::isnan(b)) return INFINITY;
+    if (std::isnan(b)) continue;
+    if (std::isinf(b) || std::isinf(a)) {
+      if (a != b) return INFINITY;
+      continue;
+    }
+    worst = std::max(worst, std::fabs(a - b) / std::max(std::fabs(b), 1.0));
+  }
+  return worst;
+}
+
+double tolerance(ir::DType dtype) {
+  if (dtype == ir::DType::kFloat16 || dtype == ir::DType::kBFloat16) return 1e-2;
+  if (ir::dtype_is_float(dtype)) return 1e-5;
+  return 0;
+}
+
+// The GPU backend, or why there is none.
+Result<std::unique_ptr<runtime::Backend>> gpu_backend(const runtime::CudaBackendOptions& options) {
+  STITCH_ASSIGN_OR_RETURN(const runtime::CudaRuntimeApi* api, runtime::load_cuda_runtime());
+  return api->create_backend(options);
+}
+
+void print_program(const runtime::Program& program, const runtime::Executor& executor,
+                   const runtime::Backend& backend, bool verbose) {
+  const runtime::MemoryReport& memory = executor.memory();
+  std::printf("device: %s\n", backend.device_name().c_str());
+  std::printf("steps: %zu (%lld kernels, %lld library calls, %lld views, %lld host ops); launches "
+              "per run: %lld; on the host: %lld\n",
+              program.steps.size(), static_cast<long long>(program.steps_of(runtime::StepKind::kKernel)),
+              static_cast<long long>(program.steps_of(runtime::StepKind::kLibrary)),
+              static_cast<long long>(program.steps_of(runtime::StepKind::kView)),
+              static_cast<long long>(program.steps_of(runtime::StepKind::kHost)),
+              static_cast<long long>(executor.launches_per_run()),
+              static_cast<long long>(executor.host_steps()));
+  std::printf("memory: peak %s (weights %s, inputs %s, intermediates %s, workspace %s, scratch %s);"
+              " one buffer per tensor: %s\n",
+              mebibytes(memory.peak_bytes()).c_str(), mebibytes(memory.weight_bytes).c_str(),
+              mebibytes(memory.input_bytes).c_str(), mebibytes(memory.arena_bytes).c_str(),
+              mebibytes(memory.workspace_bytes).c_str(), mebibytes(memory.scratch_bytes).c_str(),
+              mebibytes(memory.naive_peak_bytes()).c_str());
+  std::printf("intermediates: %lld bytes planned by lifetime, %lld with one buffer each (%.2fx), "
+              "lower bound %lld\n",
+              static_cast<long long>(memory.arena_bytes), static_cast<long long>(memory.naive_arena_bytes),
+              memory.arena_bytes > 0 ? static_cast<double>(memory.naive_arena_bytes) /
+                                           static_cast<double>(memory.arena_bytes)
+                                     : 1.0,
+              static_cast<long long>(memory.lower_bound_bytes));
+  if (!verbose) return;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const runtime::Step& step = program.steps[i];
+    const runtime::Placement& placement = executor.placements()[i];
+    std::printf("  %-8s %-28s %s%s\n", std::string(runtime::step_kind_name(step.kind)).c_str(),
+                step.op_type.c_str(), step.name.c_str(),
+                placement.on_backend ? "" : ("  [host: " + placement.why + "]").c_str());
+  }
+}
+
+int run_command(int argc, char** argv) {
+  CLI::App app{"stitchopt run: runs a compiled model and checks it against the reference", "stitchopt run"};
+  std::string out_dir;
+  bool cpu = false;
+  bool emulate = false;
+  uint64_t seed = 0;
+  bool verbose = false;
+  runtime::CudaBackendOptions gpu;
+  app.add_option("out_dir", out_dir, "the directory `stitchopt MODEL -o DIR` wrote")->required();
+  app.add_flag("--cpu", cpu, "run on the CPU even when a GPU is usable");
+  app.add_flag("--emulate", emulate,
+               "on the CPU, run the generated kernels through the CUDA emulation layer "
+               "(compiled with $CXX) instead of the reference interpreter");
+  app.add_option("--seed", seed, "seed of the random inputs");
+  app.add_option("--kernels-library", gpu.kernels_library,
+                 "a libstitch_kernels.so built from OUT/kernels/ (default: build it with nvcc)");
+  app.add_option("--gpu", gpu.device, "CUDA device index");
+  app.add_flag("-v,--verbose", verbose, "print every step and where it runs");
+  if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  Result<runtime::Program> program = runtime::load_program(out_dir);
+  if (!program.is_ok()) return report_error(program.status());
+
+  std::unique_ptr<runtime::Backend> backend;
+  if (!cpu && !emulate) {
+    gpu.verbose = verbose;
+    Result<std::unique_ptr<runtime::Backend>> device = gpu_backend(gpu);
+    if (device.is_ok()) {
+      backend = std::move(device).value();
+    } else {
+      std::printf("stitchopt: no GPU (%s); running on the CPU with the reference interpreter\n",
+                  device.status().message().c_str());
+    }
+  }
+  if (backend == nullptr) {
+    backend = runtime::make_host_backend(runtime::HostBackendOptions{emulate, "", verbose});
+  }
+  Result<std::unique_ptr<runtime::Executor>> executor = runtime::Executor::create(*program, *backend);
+  if (!executor.is_ok()) return report_error(executor.status());
+  print_program(*program, **executor, *backend, verbose);
+
+  std::map<std::string, ir::Tensor> inputs = runtime::random_inputs(*program, seed);
+  Result<std::map<std::string, ir::Tensor>> outputs = (*executor)->run(inputs);
+  if (!outputs.is_ok()) return report_error(outputs.status());
+  Result<std::map<std::string, ir::Tensor>> expected = runtime::reference_outputs(*program, inputs);
+  if (!expected.is_ok()) return report_error(expected.status());
+  bool all_match = true;
+  for (const runtime::StepTensor& output : program->outputs) {
+    double error = relative_error(outputs->at(output.name), expected->at(output.name));
+    double limit = tolerance(output.type.dtype);
+    bool match = error <= limit;
+    all_match = all_match && match;
+    std::printf("output %-24s %-20s max rel err %.3g (limit %g) %s\n", output.name.c_str(),
+                ir::to_string(output.type).c_str(), error, limit, match ? "ok" : "MISMATCH");
+  }
+  if (!all_match) {
+    std::fprintf(stderr, "stitchopt: error: outputs differ from the reference interpreter\n");
+    return kExitGateFailed;
+  }
+  std::printf("all %zu outputs match the reference interpreter\n", program->outputs.size());
+  return kExitOk;
+}
+
+struct Spread {
+  double median = 0, min = 0, max = 0, p10 = 0, p90 = 0;
+};
+Spread spread(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) { return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]; };
+  return Spread{at(0.5), values.front(), values.back(), at(0.1), at(0.9)};
+}
+
+int bench_command(int argc, char** argv) {
+  CLI::App app{"stitchopt bench: times a compiled model on the GPU", "stitchopt bench"};
+  std::string out_dir;
+  int warmup = 10;
+  int iterations = 100;
+  bool graph = false;
+  bool per_kernel = false;
+  runtime::CudaBackendOptions gpu;
+  app.add_option("out_dir", out_dir, "the directory `stitchopt MODEL -o DIR` wrote")->required();
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  app.add_option("--iterations", iterations, "timed runs")->check(CLI::PositiveNumber);
+  app.add_flag("--graph", graph, "also time the model captured as one CUDA Graph");
+  app.add_flag("--per-kernel", per_kernel, "time every step on its own");
+  app.add_option("--kernels-library", gpu.kernels_library, "a prebuilt libstitch_kernels.so");
+  app.add_option("--gpu", gpu.device, "CUDA device index");
+  if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  Result<runtime::Program> program = runtime::load_program(out_dir);
+  if (!program.is_ok()) return report_error(program.status());
+  Result<std::unique_ptr<runtime::Backend>> backend = gpu_backend(gpu);
+  if (!backend.is_ok()) {
+    return report_error(Status::unavailable("bench needs a GPU: " + backend.status().message()));
+  }
+  Result<std::unique_ptr<runtime::Executor>> executor = runtime::Executor::create(*program, **backend);
+  if (!executor.is_ok()) return report_error(executor.status());
+  print_program(*program, **executor, **backend, false);
+  runtime::Executor& run = **executor;
+  Status status = run.set_inputs(runtime::random_inputs(*program, 0));
+  if (!status.is_ok()) return report_error(status);
+  auto enqueue = [&run] { return run.enqueue(); };
+  for (int i = 0; i < warmup; ++i) {
+    if (Status warm = run.enqueue(); !warm.is_ok()) return report_error(warm);
+  }
+  std::vector<double> times;
+  for (int i = 0; i < iterations; ++i) {
+    Result<double> ms = (*backend)->time(enqueue);
+    if (!ms.is_ok()) return report_error(ms.status());
+    times.push_back(*ms);
+  }
+  Spread end_to_end = spread(times);
+  std::printf("end to end: median %.4f ms (min %.4f, p10 %.4f, p90 %.4f, max %.4f) over %d runs\n",
+              end_to_end.median, end_to_end.min, end_to_end.p10, end_to_end.p90, end_to_end.max,
+              iterations);
+  if (graph) {
+    Result<std::vector<double>> replays = (*backend)->time_graph(enqueue, warmup, iterations);
+    if (replays.is_ok()) {
+      Spread replay = spread(*replays);
+      std::printf("CUDA graph: median %.4f ms (min %.4f, p90 %.4f)\n", replay.median, replay.min, replay.p90);
+    } else {
+      std::printf("CUDA graph: not captured: %s\n", replays.status().message().c_str());
+    }
+  }
+  if (per_kernel) {
+    for (size_t index = 0; index < program->steps.size(); ++index) {
+      std::vector<double> step_times;
+      for (int i = 0; i < std::max(1, iterations / 10); ++i) {
+        Result<double> ms = (*backend)->time([&] { return run.enqueue_step(index); });
+        if (!ms.is_ok()) return report_error(ms.status());
+        step_times.push_back(*ms * 1000);
+      }
+      const runtime::Step& step = program->steps[index];
+      std::printf("  %-8s %-24s %10.2f us  %s\n", std::string(runtime::step_kind_name(step.kind)).c_str(),
+                  step.op_type.c_str(), spread(step_times).median, step.name.c_str());
+    }
+  }
+  return kExitOk;
+}
+
+int calibrate_command(int argc, char** argv) {
+  CLI::App app{"stitchopt calibrate: measures the GPU's bandwidth curve and launch latency",
+               "stitchopt calibrate"};
+  std::string output;
+  runtime::CalibrationOptions options;
+  app.add_option("-o,--output", output, "the DeviceProfile .json to write")->required();
+  app.add_option("--gpu", options.device, "CUDA device index");
+  app.add_option("--max-bytes", options.max_bytes, "largest copy (bytes read plus written)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--repetitions", options.repetitions, "timed runs per size")->check(CLI::PositiveNumber);
+  app.add_flag("-v,--verbose", options.verbose, "print every measurement");
+  if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  Result<const runtime::CudaRuntimeApi*> api = runtime::load_cuda_runtime();
+  if (!api.is_ok()) return report_error(Status::unavailable("calibrate needs a GPU: " + api.status().message()));
+  Result<cost_model::DeviceProfile> profile = (*api)->calibrate(options);
+  if (!profile.is_ok()) {
+    Status status = profile.status();
+    if (status.code() == StatusCode::kUnavailable) {
+      return report_error(Status::unavailable("calibrate needs a GPU: " + status.message()));
+    }
+    return report_error(status);
+  }
+  std::string json = cost_model::device_profile_json(*profile);
+  Result<cost_model::DeviceProfile> check = cost_model::parse_device_profile(json, output);
+  if (!check.is_ok()) return report_error(Status::internal("the calibrated profile does not validate: " + check.status().message()));
+  std::ofstream file(output);
+  file << json;
+  if (!file) return report_error(Status::invalid_input("cannot write " + output));
+  std::printf("wrote %s: %s, phi %.2f us, %zu bandwidth points, best %.1f GB/s\n", output.c_str(),
+              profile->name.c_str(), profile->launch_latency_us, profile->bandwidth_curve.size(),
+              profile->bandwidth_curve.empty() ? 0.0 : profile->bandwidth_curve.back().bytes_per_second / 1e9);
+  return kExitOk;
+}
+
+}  // namespace
+
+bool is_runtime_command(std::string_view argument) {
+  return argument == "run" || argument == "bench" || argument == "calibrate";
+}
+
+int runtime_command_main(int argc, char** argv) {
+  std::string_view command = argv[1];
+  // CLI11 sees "stitchopt run ..." as a program named "stitchopt run".
+  if (command == "run") return run_command(argc - 1, argv + 1);
+  if (command == "bench") return bench_command(argc - 1, argv + 1);
+  return calibrate_command(argc - 1, argv + 1);
+}
+
+}  // namespace stitch::cli

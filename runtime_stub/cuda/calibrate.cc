@@ -1,0 +1,475 @@
+// Calibration: measures one GPU's bandwidth curve and launch latency and reads its
+// limits into a DeviceProfile (CudaRuntimeApi::calibrate, `stitchopt calibrate`).
+//
+// Kernels. Two kernels are compiled at run time with NVRTC: a grid-stride float4 copy
+// y[i] = x[i] and an empty kernel; as a cubin for the device's sm_XY when NVRTC knows
+// that architecture, else as PTX for the newest compute_XY it knows (the driver
+// JIT-compiles it). They are loaded on the device's primary context (cudaSetDevice +
+// cudaFree(0) make it current) with cuModuleLoadData / cuModuleGetFunction and
+// launched with cuLaunchKernel on one stream. The driver entry points come from
+// cudart (cudaGetDriverEntryPointByVersion), so this library never links libcuda.so.1
+// and loads on machines without a driver.
+//
+// Bandwidth curve (FusionStitching's M(V), Fig. 4). For each size V, bytes read plus
+// written (log-spaced from min_bytes to max_bytes, points_per_decade per decade, both
+// ends included, rounded to whole float4 pairs and deduplicated, so the curve is
+// strictly increasing), the copy moves V/2 bytes with a grid that fills the device
+// (SMs x resident blocks of 256 threads, capped by the element count). Before each
+// timed run the L2 is flushed (a memset of twice its size, outside the timed
+// interval), so the numbers are DRAM bandwidth: the cost model scores off-chip bytes.
+// Each run is timed by CUDA events around the single launch, after a warm-up; the
+// median of `repetitions` runs gives bytes_per_second = V / time.
+//
+// Launch latency phi: 1000 back-to-back empty launches between two events, divided
+// by 1000, in microseconds; the median over `repetitions` batches.
+//
+// Device fields come from cudaGetDeviceProperties. Peak DRAM bandwidth is
+// 2 (DDR) x memory clock x bus width (cudaDevAttrMemoryClockRate, still an attribute
+// in CUDA 13 though cudaDeviceProp lost the field); when the driver reports no clock,
+// the shipped profile's value for the same GPU, else the highest measured bandwidth.
+// fp32/fp16 peaks are not reported by CUDA: they come from the shipped profile whose
+// name appears in the device name and whose SM count matches (an "H100 PCIe" with 114
+// SMs is not the shipped SXM "h100"), else an estimate: SMs x clock x 128 FP32 lanes
+// x 2 (FMA) for fp32 and twice that for fp16 (the half2 rate, not tensor cores), said
+// on stderr with --verbose.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime_stub/cuda/cuda_plugin.h"
+
+namespace stitch::runtime::cuda {
+namespace {
+
+constexpr const char* kCalibrationSource = R"(
+extern "C" __global__ void stitch_calibrate_copy(const float4* __restrict__ x,
+                                                 float4* __restrict__ y, unsigned long long n) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    y[i] = x[i];
+  }
+}
+extern "C" __global__ void stitch_calibrate_empty() {}
+)";
+constexpr int kCopyBlock = 256;
+constexpr int kLaunchBatch = 1000;
+constexpr int64_t kBytesPerElement = 2 * 16;  // one float4 read, one written
+// The CUDA version whose driver ABI the entry points are requested at.
+constexpr unsigned int kDriverApiVersion = 12000;
+
+// The driver functions calibration uses, taken from cudart.
+struct DriverApi {
+  PFN_cuModuleLoadData_v2000 module_load_data = nullptr;
+  PFN_cuModuleUnload_v2000 module_unload = nullptr;
+  PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
+  PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuGetErrorString_v6000 get_error_string = nullptr;
+
+  Status check(CUresult result, std::string_view call) const {
+    if (result == CUDA_SUCCESS) return Status::ok();
+    const char* text = nullptr;
+    if (get_error_string == nullptr || get_error_string(result, &text) != CUDA_SUCCESS) {
+      text = "unknown error";
+    }
+    return Status::internal(std::string(call) + ": " + text + " (CUresult " +
+                            std::to_string(static_cast<int>(result)) + ")");
+  }
+};
+
+template <typename Function>
+Status driver_entry_point(const char* symbol, Function* function) {
+  void* pointer = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t error = cudaGetDriverEntryPointByVersion(symbol, &pointer, kDriverApiVersion,
+                                                       cudaEnableDefault, &found);
+  if (error != cudaSuccess) {
+    return Status::internal(
+        cuda_error_text(std::string("cudaGetDriverEntryPointByVersion(") + symbol + ")", error));
+  }
+  if (found != cudaDriverEntryPointSuccess || pointer == nullptr) {
+    return Status::unavailable(std::string("the CUDA driver does not provide ") + symbol +
+                               " (driver too old?)");
+  }
+  *function = reinterpret_cast<Function>(pointer);
+  return Status::ok();
+}
+
+Result<DriverApi> load_driver_api() {
+  DriverApi api;
+  STITCH_RETURN_IF_ERROR(driver_entry_point("cuGetErrorString", &api.get_error_string));
+  STITCH_RETURN_IF_ERROR(driver_entry_point("cuModuleLoadData", &api.module_load_data));
+  STITCH_RETURN_IF_ERROR(driver_entry_point("cuModuleUnload", &api.module_unload));
+  STITCH_RETURN_IF_ERROR(driver_entry_point("cuModuleGetFunction", &api.module_get_function));
+  STITCH_RETURN_IF_ERROR(driver_entry_point("cuLaunchKernel", &api.launch_kernel));
+  return api;
+}
+
+// Owns an NVRTC program (nvrtcDestroyProgram takes the handle's address, so Owned<>
+// does not fit).
+class NvrtcProgram {
+ public:
+  NvrtcProgram() = default;
+  ~NvrtcProgram() {
+    if (program_ != nullptr) static_cast<void>(nvrtcDestroyProgram(&program_));
+  }
+  NvrtcProgram(const NvrtcProgram&) = delete;
+  NvrtcProgram& operator=(const NvrtcProgram&) = delete;
+  nvrtcProgram* receive() { return &program_; }
+  nvrtcProgram get() const { return program_; }
+
+ private:
+  nvrtcProgram program_ = nullptr;
+};
+
+// Owns a loaded module.
+class Module {
+ public:
+  explicit Module(const DriverApi& api) : api_(api) {}
+  ~Module() {
+    if (module_ != nullptr) static_cast<void>(api_.module_unload(module_));
+  }
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  CUmodule* receive() { return &module_; }
+  CUmodule get() const { return module_; }
+
+ private:
+  const DriverApi& api_;
+  CUmodule module_ = nullptr;
+};
+
+Status nvrtc_status(nvrtcResult result, std::string_view call) {
+  if (result == NVRTC_SUCCESS) return Status::ok();
+  return Status::internal(std::string(call) + ": " + nvrtcGetErrorString(result));
+}
+
+// The calibration kernels as a cubin for sm_<major><minor>, or as PTX for the newest
+// older architecture NVRTC supports.
+Result<std::string> compile_calibration_kernels(int major, int minor, bool verbose) {
+  int count = 0;
+  STITCH_RETURN_IF_ERROR(
+      nvrtc_status(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs"));
+  std::vector<int> architectures(static_cast<size_t>(std::max(count, 0)));
+  if (count > 0) {
+    STITCH_RETURN_IF_ERROR(
+        nvrtc_status(nvrtcGetSupportedArchs(architectures.data()), "nvrtcGetSupportedArchs"));
+  }
+  const int target = major * 10 + minor;
+  const bool exact =
+      std::find(architectures.begin(), architectures.end(), target) != architectures.end();
+  int ptx_target = 0;
+  for (int architecture : architectures) {
+    if (architecture <= target) ptx_target = std::max(ptx_target, architecture);
+  }
+  if (!exact && ptx_target == 0) {
+    return Status::unavailable("NVRTC " + std::to_string(CUDART_VERSION) +
+                               " supports no architecture up to sm_" + std::to_string(target));
+  }
+  const std::string option = exact ? "--gpu-architecture=sm_" + std::to_string(target)
+                                   : "--gpu-architecture=compute_" + std::to_string(ptx_target);
+  if (verbose) std::cerr << "calibrate: NVRTC " << option << "\n";
+
+  NvrtcProgram program;
+  STITCH_RETURN_IF_ERROR(
+      nvrtc_status(nvrtcCreateProgram(program.receive(), kCalibrationSource, "stitch_calibrate.cu",
+                                      0, nullptr, nullptr),
+                   "nvrtcCreateProgram"));
+  const char* options[] = {option.c_str()};
+  nvrtcResult compiled = nvrtcCompileProgram(program.get(), 1, options);
+  if (compiled != NVRTC_SUCCESS) {
+    size_t log_size = 0;
+    std::string log;
+    if (nvrtcGetProgramLogSize(program.get(), &log_size) == NVRTC_SUCCESS && log_size > 1) {
+      log.resize(log_size);
+      if (nvrtcGetProgramLog(program.get(), log.data()) != NVRTC_SUCCESS) log.clear();
+    }
+    return Status::internal(std::string("nvrtcCompileProgram(") + option +
+                            "): " + nvrtcGetErrorString(compiled) + "\n" + log);
+  }
+  size_t size = 0;
+  std::string image;
+  if (exact) {
+    STITCH_RETURN_IF_ERROR(
+        nvrtc_status(nvrtcGetCUBINSize(program.get(), &size), "nvrtcGetCUBINSize"));
+    image.resize(size);
+    STITCH_RETURN_IF_ERROR(
+        nvrtc_status(nvrtcGetCUBIN(program.get(), image.data()), "nvrtcGetCUBIN"));
+  } else {
+    STITCH_RETURN_IF_ERROR(nvrtc_status(nvrtcGetPTXSize(program.get(), &size), "nvrtcGetPTXSize"));
+    image.resize(size);  // includes the terminating NUL cuModuleLoadData needs for PTX
+    STITCH_RETURN_IF_ERROR(nvrtc_status(nvrtcGetPTX(program.get(), image.data()), "nvrtcGetPTX"));
+  }
+  return image;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+}
+
+// Element counts (float4 pairs) of the sizes to measure: log-spaced, both ends,
+// strictly increasing.
+std::vector<int64_t> copy_elements(const CalibrationOptions& options) {
+  std::vector<int64_t> elements;
+  const double decades =
+      std::log10(static_cast<double>(options.max_bytes) / static_cast<double>(options.min_bytes));
+  const int steps = static_cast<int>(std::ceil(decades * options.points_per_decade - 1e-9));
+  for (int i = 0; i <= steps; ++i) {
+    double bytes = static_cast<double>(options.min_bytes) *
+                   std::pow(10.0, static_cast<double>(i) / options.points_per_decade);
+    bytes = std::min(bytes, static_cast<double>(options.max_bytes));
+    if (i == steps) bytes = static_cast<double>(options.max_bytes);
+    elements.push_back(std::max<int64_t>(1, std::llround(bytes / kBytesPerElement)));
+  }
+  std::sort(elements.begin(), elements.end());
+  elements.erase(std::unique(elements.begin(), elements.end()), elements.end());
+  return elements;
+}
+
+std::string today_utc() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[16];
+  std::strftime(text, sizeof(text), "%Y-%m-%d", &utc);
+  return text;
+}
+
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// Event-timed milliseconds of what `enqueue` puts on `stream`.
+Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>& enqueue) {
+  OwnedEvent start;
+  OwnedEvent stop;
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(start.receive()), "cudaEventCreate"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(stop.receive()), "cudaEventCreate"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
+  STITCH_RETURN_IF_ERROR(enqueue());
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(stop.get()), "cudaEventSynchronize"));
+  float milliseconds = 0.0f;
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()),
+                                     "cudaEventElapsedTime"));
+  return static_cast<double>(milliseconds);
+}
+
+}  // namespace
+
+Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions& options) {
+  if (options.min_bytes < kBytesPerElement || options.max_bytes < options.min_bytes ||
+      options.points_per_decade < 1 || options.repetitions < 1) {
+    return Status::invalid_input(
+        "calibrate: need " + std::to_string(kBytesPerElement) + " <= min_bytes (" +
+        std::to_string(options.min_bytes) + ") <= max_bytes (" + std::to_string(options.max_bytes) +
+        "), points_per_decade >= 1 (" + std::to_string(options.points_per_decade) +
+        ") and repetitions >= 1 (" + std::to_string(options.repetitions) + ")");
+  }
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    return Status::unavailable(cuda_error_text("cudaGetDeviceCount", error) +
+                               ": no usable CUDA device");
+  }
+  if (options.device < 0 || options.device >= count) {
+    return Status::invalid_input("CUDA device " + std::to_string(options.device) +
+                                 " does not exist: this machine has " + std::to_string(count));
+  }
+  error = cudaSetDevice(options.device);
+  if (error != cudaSuccess) return Status::unavailable(cuda_error_text("cudaSetDevice", error));
+  // Makes the primary context current on this thread for the driver calls below.
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaFree(nullptr), "cudaFree(0)"));
+  cudaDeviceProp properties{};
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaGetDeviceProperties(&properties, options.device), "cudaGetDeviceProperties"));
+  auto attribute = [&](cudaDeviceAttr which, const char* name) -> Result<int> {
+    int value = 0;
+    STITCH_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&value, which, options.device),
+                                       std::string("cudaDeviceGetAttribute(") + name + ")"));
+    return value;
+  };
+  STITCH_ASSIGN_OR_RETURN(int clock_khz, attribute(cudaDevAttrClockRate, "ClockRate"));
+  STITCH_ASSIGN_OR_RETURN(int memory_clock_khz,
+                          attribute(cudaDevAttrMemoryClockRate, "MemoryClockRate"));
+  STITCH_ASSIGN_OR_RETURN(int bus_bits,
+                          attribute(cudaDevAttrGlobalMemoryBusWidth, "GlobalMemoryBusWidth"));
+  if (options.verbose) {
+    std::cerr << "calibrate: " << properties.name << " (sm_" << properties.major << properties.minor
+              << ", " << properties.multiProcessorCount << " SMs)\n";
+  }
+
+  STITCH_ASSIGN_OR_RETURN(DriverApi driver, load_driver_api());
+  STITCH_ASSIGN_OR_RETURN(
+      std::string image,
+      compile_calibration_kernels(properties.major, properties.minor, options.verbose));
+  Module module(driver);
+  STITCH_RETURN_IF_ERROR(
+      driver.check(driver.module_load_data(module.receive(), image.data()), "cuModuleLoadData"));
+  CUfunction copy = nullptr;
+  CUfunction empty = nullptr;
+  STITCH_RETURN_IF_ERROR(
+      driver.check(driver.module_get_function(&copy, module.get(), "stitch_calibrate_copy"),
+                   "cuModuleGetFunction"));
+  STITCH_RETURN_IF_ERROR(
+      driver.check(driver.module_get_function(&empty, module.get(), "stitch_calibrate_empty"),
+                   "cuModuleGetFunction"));
+
+  OwnedStream stream;
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaStreamCreateWithFlags(stream.receive(), cudaStreamNonBlocking),
+                  "cudaStreamCreateWithFlags"));
+  const std::vector<int64_t> sizes = copy_elements(options);
+  const int64_t max_elements = sizes.back();
+  const size_t buffer_bytes = static_cast<size_t>(max_elements) * 16;
+  OwnedDeviceMemory x;
+  OwnedDeviceMemory y;
+  OwnedDeviceMemory flush;
+  const size_t flush_bytes = 2 * static_cast<size_t>(std::max(properties.l2CacheSize, 0));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaMalloc(x.receive(), buffer_bytes), "cudaMalloc(source)"));
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMalloc(y.receive(), buffer_bytes), "cudaMalloc(destination)"));
+  if (flush_bytes > 0) {
+    STITCH_RETURN_IF_ERROR(
+        cuda_status(cudaMalloc(flush.receive(), flush_bytes), "cudaMalloc(L2 flush)"));
+  }
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMemsetAsync(x.get(), 0, buffer_bytes, stream.get()), "cudaMemsetAsync"));
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMemsetAsync(y.get(), 0, buffer_bytes, stream.get()), "cudaMemsetAsync"));
+
+  const int64_t resident_blocks = static_cast<int64_t>(properties.multiProcessorCount) *
+                                  std::max(1, properties.maxThreadsPerMultiProcessor / kCopyBlock);
+  auto launch_copy = [&](int64_t elements) -> Status {
+    const int64_t grid =
+        std::clamp<int64_t>((elements + kCopyBlock - 1) / kCopyBlock, 1, resident_blocks);
+    void* source = x.get();
+    void* destination = y.get();
+    unsigned long long n = static_cast<unsigned long long>(elements);
+    void* arguments[] = {&source, &destination, &n};
+    return driver.check(driver.launch_kernel(copy, static_cast<unsigned int>(grid), 1, 1,
+                                             kCopyBlock, 1, 1, 0, stream.get(), arguments, nullptr),
+                        "cuLaunchKernel(copy)");
+  };
+  auto flush_l2 = [&]() -> Status {
+    if (flush_bytes == 0) return Status::ok();
+    return cuda_status(cudaMemsetAsync(flush.get(), 0, flush_bytes, stream.get()),
+                       "cudaMemsetAsync(L2 flush)");
+  };
+
+  cost_model::DeviceProfile profile{};
+  double max_measured = 0.0;
+  for (int64_t elements : sizes) {
+    for (int i = 0; i < 3; ++i) STITCH_RETURN_IF_ERROR(launch_copy(elements));  // warm-up
+    std::vector<double> seconds;
+    for (int i = 0; i < options.repetitions; ++i) {
+      STITCH_RETURN_IF_ERROR(flush_l2());
+      STITCH_ASSIGN_OR_RETURN(double milliseconds,
+                              time_on_stream(stream.get(), [&] { return launch_copy(elements); }));
+      // Events resolve about 0.5 us; a zero reading would make an infinite bandwidth.
+      seconds.push_back(std::max(milliseconds, 5e-4) * 1e-3);
+    }
+    const double bytes = static_cast<double>(elements * kBytesPerElement);
+    const double bytes_per_second = bytes / median(seconds);
+    max_measured = std::max(max_measured, bytes_per_second);
+    profile.bandwidth_curve.push_back({bytes, bytes_per_second});
+    if (options.verbose) {
+      std::cerr << "calibrate: " << static_cast<int64_t>(bytes)
+                << " bytes: " << bytes_per_second / 1e9 << " GB/s\n";
+    }
+  }
+
+  std::vector<double> launch_us;
+  auto launch_empty = [&]() -> Status {
+    return driver.check(
+        driver.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, stream.get(), nullptr, nullptr),
+        "cuLaunchKernel(empty)");
+  };
+  for (int i = 0; i < 100; ++i) STITCH_RETURN_IF_ERROR(launch_empty());  // warm-up
+  for (int i = 0; i < options.repetitions; ++i) {
+    STITCH_ASSIGN_OR_RETURN(double milliseconds, time_on_stream(stream.get(), [&]() -> Status {
+                              for (int launch = 0; launch < kLaunchBatch; ++launch) {
+                                STITCH_RETURN_IF_ERROR(launch_empty());
+                              }
+                              return Status::ok();
+                            }));
+    launch_us.push_back(milliseconds * 1e3 / kLaunchBatch);
+  }
+  profile.launch_latency_us = std::max(median(launch_us), 1e-3);
+  if (options.verbose)
+    std::cerr << "calibrate: launch latency " << profile.launch_latency_us << " us\n";
+
+  // The shipped profile of the same GPU, for what CUDA does not report.
+  const std::string device_name = lowercase(properties.name);
+  std::optional<cost_model::DeviceProfile> shipped;
+  for (const std::string& name : cost_model::builtin_device_profile_names()) {
+    if (device_name.find(name) == std::string::npos) continue;
+    Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(name);
+    if (builtin.is_ok() && builtin->sm_count == properties.multiProcessorCount) {
+      shipped = *builtin;
+      break;
+    }
+  }
+  if (shipped) {
+    profile.name = shipped->name;
+  } else {
+    profile.name = device_name;
+    std::replace(profile.name.begin(), profile.name.end(), ' ', '-');
+  }
+  profile.source = "calibrated";
+  profile.date = today_utc();
+  profile.sku = properties.name;
+  profile.note = "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
+                 "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
+                 "empty kernels).";
+  profile.sm_count = properties.multiProcessorCount;
+  profile.max_threads_per_block = properties.maxThreadsPerBlock;
+  profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
+  profile.warp_size = properties.warpSize;
+  profile.registers_per_block = properties.regsPerBlock;
+  profile.registers_per_sm = properties.regsPerMultiprocessor;
+  profile.shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
+  profile.shared_memory_per_block_optin = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
+  profile.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
+  profile.l2_bytes = properties.l2CacheSize;
+  if (memory_clock_khz > 0 && bus_bits > 0) {
+    profile.peak_dram_bytes_per_second = 2.0 * memory_clock_khz * 1e3 * bus_bits / 8.0;
+  } else if (shipped) {
+    profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
+  } else {
+    profile.peak_dram_bytes_per_second = max_measured;
+  }
+  if (shipped) {
+    profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
+    profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
+  } else {
+    profile.fp32_flops_per_second =
+        static_cast<double>(properties.multiProcessorCount) * clock_khz * 1e3 * 128 * 2;
+    profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
+    profile.note += " fp32/fp16 peaks are estimates (no shipped profile matches this GPU).";
+    if (options.verbose) {
+      std::cerr << "calibrate: no shipped profile matches " << properties.name
+                << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
+                   "that: no tensor cores)\n";
+    }
+  }
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
+  return profile;
+}
+
+}  // namespace stitch::runtime::cuda

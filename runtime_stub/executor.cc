@@ -1,0 +1,260 @@
+#include "runtime_stub/executor.h"
+
+#include <algorithm>
+
+#include "ir/interpreter.h"
+
+namespace stitch::runtime {
+namespace {
+
+constexpr int64_t kAlignment = 256;
+
+int64_t align_up(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+std::string step_name(const Step& step) {
+  return "step \"" + step.name + "\" (" + step.op_type + ")";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Executor>> Executor::create(const Program& program, Backend& backend) {
+  std::unique_ptr<Executor> executor(new Executor(program, backend));
+  const ir::Graph& graph = program.model.graph;
+  executor->value_address_.assign(static_cast<size_t>(graph.value_capacity()), nullptr);
+  MemoryReport& memory = executor->memory_;
+
+  // Weights: every constant a step reads, packed in one allocation.
+  std::vector<ir::ValueId> weights;
+  std::vector<int64_t> weight_offsets;
+  std::vector<bool> is_weight(static_cast<size_t>(graph.value_capacity()), false);
+  for (const Step& step : program.steps) {
+    for (const StepTensor& input : step.inputs) {
+      if (input.value == ir::kNoId || graph.value(input.value).constant == nullptr) continue;
+      if (is_weight[static_cast<size_t>(input.value)]) continue;
+      is_weight[static_cast<size_t>(input.value)] = true;
+      weights.push_back(input.value);
+      weight_offsets.push_back(memory.weight_bytes);
+      memory.weight_bytes += align_up(input.bytes);
+    }
+  }
+  std::vector<int64_t> input_offsets;
+  for (const StepTensor& input : program.inputs) {
+    input_offsets.push_back(memory.input_bytes);
+    memory.input_bytes += align_up(input.bytes);
+  }
+
+  // Everything a step writes: lifetime from its step to the last reader (outputs: to
+  // the end).
+  const int32_t last = static_cast<int32_t>(program.steps.size());
+  std::vector<int32_t> request_of(static_cast<size_t>(graph.value_capacity()), -1);
+  std::vector<BufferRequest> requests;
+  std::vector<ir::ValueId> request_values;
+  for (size_t index = 0; index < program.steps.size(); ++index) {
+    const Step& step = program.steps[index];
+    for (const StepTensor& input : step.inputs) {
+      if (input.value == ir::kNoId) continue;
+      int32_t request = request_of[static_cast<size_t>(input.value)];
+      if (request >= 0) {
+        BufferRequest& buffer = requests[static_cast<size_t>(request)];
+        buffer.last_step = std::max(buffer.last_step, static_cast<int32_t>(index));
+      }
+    }
+    if (step.kind == StepKind::kView) {
+      // The output is the input's buffer: reads of it extend the input's lifetime.
+      int32_t request = request_of[static_cast<size_t>(step.inputs[0].value)];
+      request_of[static_cast<size_t>(step.outputs[0].value)] = request;
+      if (request >= 0 && graph.value(step.outputs[0].value).is_graph_output) {
+        requests[static_cast<size_t>(request)].last_step = last;
+      }
+      continue;
+    }
+    for (const StepTensor& output : step.outputs) {
+      if (output.value == ir::kNoId) continue;
+      request_of[static_cast<size_t>(output.value)] = static_cast<int32_t>(requests.size());
+      int32_t end = graph.value(output.value).is_graph_output ? last : static_cast<int32_t>(index);
+      requests.push_back(BufferRequest{output.bytes, static_cast<int32_t>(index), end});
+      request_values.push_back(output.value);
+    }
+  }
+  MemoryPlan plan = plan_memory(requests, kAlignment);
+  STITCH_CHECK(memory_plan_is_valid(requests, plan)) << "the memory plan overlaps live tensors";
+  memory.arena_bytes = plan.arena_bytes;
+  memory.naive_arena_bytes = plan.naive_bytes;
+  memory.lower_bound_bytes = plan.lower_bound_bytes;
+
+  // Prepare every step (the backend may place some on the host).
+  for (const Step& step : program.steps) {
+    Placement placement{false, step.why};
+    if (step.kind == StepKind::kView) {
+      placement = Placement{true, ""};
+    } else if (step.kind != StepKind::kHost) {
+      Result<Placement> prepared = backend.prepare(program, step);
+      if (!prepared.is_ok()) return prepared.status().with_prefix(step_name(step) + ": ");
+      placement = *prepared;
+    }
+    if (placement.on_backend) {
+      if (step.kind == StepKind::kKernel) {
+        memory.workspace_bytes = std::max(memory.workspace_bytes, step.workspace_bytes);
+      }
+      memory.scratch_bytes = std::max(memory.scratch_bytes, backend.scratch_bytes(step));
+    }
+    executor->placements_.push_back(std::move(placement));
+  }
+
+  STITCH_ASSIGN_OR_RETURN(executor->weights_, backend.allocate(memory.weight_bytes));
+  STITCH_ASSIGN_OR_RETURN(executor->inputs_, backend.allocate(memory.input_bytes));
+  STITCH_ASSIGN_OR_RETURN(executor->arena_, backend.allocate(memory.arena_bytes));
+  STITCH_ASSIGN_OR_RETURN(executor->workspace_, backend.allocate(memory.workspace_bytes));
+  STITCH_ASSIGN_OR_RETURN(executor->scratch_, backend.allocate(memory.scratch_bytes));
+
+  auto at = [](void* base, int64_t offset) { return static_cast<char*>(base) + offset; };
+  for (size_t i = 0; i < weights.size(); ++i) {
+    void* address = at(executor->weights_, weight_offsets[i]);
+    executor->value_address_[static_cast<size_t>(weights[i])] = address;
+    const ir::Tensor& data = *graph.value(weights[i]).constant;
+    STITCH_RETURN_IF_ERROR(backend.upload(address, data.bytes.data(),
+                                          static_cast<int64_t>(data.bytes.size())));
+  }
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    executor->value_address_[static_cast<size_t>(program.inputs[i].value)] =
+        at(executor->inputs_, input_offsets[i]);
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    executor->value_address_[static_cast<size_t>(request_values[i])] =
+        at(executor->arena_, plan.offsets[i]);
+  }
+  for (const Step& step : program.steps) {  // in order: a view of a view
+    if (step.kind != StepKind::kView) continue;
+    executor->value_address_[static_cast<size_t>(step.outputs[0].value)] =
+        executor->address(step.inputs[0].value);
+  }
+  return executor;
+}
+
+Executor::~Executor() {
+  for (void* pointer : {weights_, inputs_, arena_, workspace_, scratch_}) {
+    if (pointer != nullptr) backend_.release(pointer);
+  }
+}
+
+void* Executor::address(ir::ValueId value) const {
+  return value == ir::kNoId ? nullptr : value_address_[static_cast<size_t>(value)];
+}
+
+int64_t Executor::launches_per_run() const {
+  int64_t launches = 0;
+  for (size_t i = 0; i < placements_.size(); ++i) {
+    launches += placements_[i].on_backend && program_.steps[i].kind != StepKind::kView;
+  }
+  return launches;
+}
+
+int64_t Executor::host_steps() const {
+  return std::count_if(placements_.begin(), placements_.end(),
+                       [](const Placement& placement) { return !placement.on_backend; });
+}
+
+Status Executor::set_inputs(const std::map<std::string, ir::Tensor>& inputs) {
+  for (const StepTensor& input : program_.inputs) {
+    auto found = inputs.find(input.name);
+    if (found == inputs.end()) {
+      return Status::invalid_input("graph input \"" + input.name + "\" (" +
+                                   ir::to_string(input.type) + ") is not given");
+    }
+    const ir::Tensor& tensor = found->second;
+    if (tensor.type() != input.type) {
+      return Status::invalid_input("graph input \"" + input.name + "\" is " +
+                                   ir::to_string(tensor.type()) + ", the model takes " +
+                                   ir::to_string(input.type));
+    }
+    STITCH_RETURN_IF_ERROR(backend_.upload(address(input.value), tensor.bytes.data(), input.bytes));
+  }
+  for (const auto& [name, tensor] : inputs) {
+    bool known = std::any_of(program_.inputs.begin(), program_.inputs.end(),
+                             [&](const StepTensor& input) { return input.name == name; });
+    if (!known) return Status::invalid_input("\"" + name + "\" is not a graph input of the model");
+  }
+  return Status::ok();
+}
+
+Status Executor::run_on_host(const Step& step) {
+  STITCH_RETURN_IF_ERROR(backend_.synchronize());
+  std::map<std::string, ir::Tensor> inputs;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const StepTensor& input = step.inputs[i];
+    if (input.value == ir::kNoId || inputs.contains(step.body_inputs[i])) continue;
+    ir::Tensor tensor;
+    tensor.dtype = input.type.dtype;
+    tensor.dims = input.type.dims;
+    tensor.bytes.resize(static_cast<size_t>(input.bytes));
+    STITCH_RETURN_IF_ERROR(backend_.download(tensor.bytes.data(), address(input.value), input.bytes));
+    inputs[step.body_inputs[i]] = std::move(tensor);
+  }
+  Result<std::map<std::string, ir::Tensor>> outputs = ir::evaluate_graph(step.body, inputs);
+  if (!outputs.is_ok()) return outputs.status().with_prefix(step_name(step) + ": ");
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const StepTensor& output = step.outputs[i];
+    if (output.value == ir::kNoId) continue;
+    const ir::Tensor& tensor = outputs->at(step.body_outputs[i]);
+    if (static_cast<int64_t>(tensor.bytes.size()) != output.bytes) {
+      return Status::internal(step_name(step) + ": the reference wrote " +
+                              ir::to_string(tensor.type()) + " for \"" + output.name + "\", " +
+                              ir::to_string(output.type) + " expected");
+    }
+    STITCH_RETURN_IF_ERROR(backend_.upload(address(output.value), tensor.bytes.data(), output.bytes));
+  }
+  return Status::ok();
+}
+
+Status Executor::enqueue_step(size_t index) {
+  const Step& step = program_.steps[index];
+  if (step.kind == StepKind::kView) return Status::ok();  // aliased in create()
+  if (!placements_[index].on_backend) return run_on_host(step);
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+  for (const StepTensor& input : step.inputs) inputs.push_back(address(input.value));
+  for (const StepTensor& output : step.outputs) outputs.push_back(address(output.value));
+  if (step.kind == StepKind::kKernel && step.workspace_bytes > 0) {
+    STITCH_RETURN_IF_ERROR(backend_.zero(workspace_, step.workspace_bytes));
+  }
+  Status status = backend_.run(step, inputs, outputs,
+                               step.kind == StepKind::kKernel ? workspace_ : nullptr, scratch_);
+  return status.with_prefix(status.is_ok() ? "" : step_name(step) + ": ");
+}
+
+Status Executor::enqueue() {
+  for (size_t index = 0; index < program_.steps.size(); ++index) {
+    STITCH_RETURN_IF_ERROR(enqueue_step(index));
+  }
+  return Status::ok();
+}
+
+Result<std::map<std::string, ir::Tensor>> Executor::outputs() {
+  STITCH_RETURN_IF_ERROR(backend_.synchronize());
+  std::map<std::string, ir::Tensor> outputs;
+  for (const StepTensor& output : program_.outputs) {
+    ir::Tensor tensor;
+    tensor.dtype = output.type.dtype;
+    tensor.dims = output.type.dims;
+    tensor.bytes.resize(static_cast<size_t>(output.bytes));
+    void* source = address(output.value);
+    if (source == nullptr) {  // an output that is a constant of the model
+      const ir::Value& value = program_.model.graph.value(output.value);
+      STITCH_CHECK(value.constant != nullptr) << "graph output \"" << output.name << "\" has no buffer";
+      tensor.bytes = value.constant->bytes;
+    } else {
+      STITCH_RETURN_IF_ERROR(backend_.download(tensor.bytes.data(), source, output.bytes));
+    }
+    outputs[output.name] = std::move(tensor);
+  }
+  return outputs;
+}
+
+Result<std::map<std::string, ir::Tensor>> Executor::run(
+    const std::map<std::string, ir::Tensor>& inputs) {
+  STITCH_RETURN_IF_ERROR(set_inputs(inputs));
+  STITCH_RETURN_IF_ERROR(enqueue());
+  return outputs();
+}
+
+}  // namespace stitch::runtime

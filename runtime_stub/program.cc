@@ -1,0 +1,382 @@
+#include "runtime_stub/program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/analysis.h"
+#include "ir/dtype.h"
+#include "ir/interpreter.h"
+#include "onnx_import/function_body.h"
+#include "onnx_import/importer.h"
+
+namespace stitch::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+// Unfused ops the CUDA backend runs through a library (fusion/partition.h's library
+// calls, and pooling, which has no generated kernel).
+std::string library_of(std::string_view op_type) {
+  if (op_type == "MatMul" || op_type == "Gemm") return "cuBLAS";
+  if (op_type == "Conv" || op_type == "MaxPool" || op_type == "AveragePool" ||
+      op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool") {
+    return "cuDNN";
+  }
+  return "";
+}
+
+// A node whose output is its first input's bytes unchanged.
+bool is_view(const ir::Node& node, const Step& step) {
+  static const std::set<std::string, std::less<>> kViews = {"Reshape", "Flatten", "Squeeze",
+                                                            "Unsqueeze", "Identity"};
+  return node.domain.empty() && kViews.contains(node.op_type) && step.outputs.size() == 1 &&
+         !step.inputs.empty() && step.inputs[0].value != ir::kNoId &&
+         step.inputs[0].type.dtype == step.outputs[0].type.dtype &&
+         step.inputs[0].bytes == step.outputs[0].bytes;
+}
+
+Result<StepTensor> step_tensor(const ir::Graph& graph, ir::ValueId id, const std::string& where) {
+  StepTensor tensor;
+  tensor.value = id;
+  if (id == ir::kNoId) return tensor;
+  const ir::Value& value = graph.value(id);
+  tensor.name = value.name;
+  tensor.type = value.type;
+  tensor.bytes = value.type.num_bytes();
+  if (tensor.bytes < 0) {
+    return Status::invalid_input(where + ": value \"" + value.name + "\" has no static type (" +
+                                 ir::to_string(value.type) + "); recompile the model with --input-shape");
+  }
+  return tensor;
+}
+
+// The single node `node` as a model: its present inputs become graph inputs (constants
+// keep their data as defaults), its outputs graph outputs.
+ir::Model single_node_model(const ir::Model& model, const ir::Node& node) {
+  ir::Model body;
+  body.ir_version = model.ir_version;
+  body.opset_imports = model.opset_imports;
+  ir::Graph& graph = body.graph;
+  std::vector<ir::ValueId> inputs;
+  for (ir::ValueId id : node.inputs) {
+    if (id == ir::kNoId) {
+      inputs.push_back(ir::kNoId);
+      continue;
+    }
+    const ir::Value& value = model.graph.value(id);
+    std::optional<ir::ValueId> existing = graph.find_value(value.name);
+    if (existing) {  // the same value read twice (Mul(x, x))
+      inputs.push_back(*existing);
+      continue;
+    }
+    ir::ValueId copy = graph.add_value(value.name, value.type);
+    graph.add_graph_input(copy);
+    if (value.constant != nullptr) graph.value(copy).constant = value.constant;
+    inputs.push_back(copy);
+  }
+  std::vector<ir::ValueId> outputs;
+  for (ir::ValueId id : node.outputs) {
+    if (id == ir::kNoId) {
+      outputs.push_back(ir::kNoId);
+      continue;
+    }
+    outputs.push_back(graph.add_value(model.graph.value(id).name, model.graph.value(id).type));
+  }
+  ir::NodeId copy = graph.add_node(node.op_type, inputs, outputs, node.domain, node.name);
+  graph.node(copy).attributes = node.attributes;
+  graph.node(copy).opset = node.opset;
+  for (ir::ValueId id : outputs) {
+    if (id != ir::kNoId) graph.add_graph_output(id);
+  }
+  return body;
+}
+
+// kernels.json, by kernel name.
+Result<std::map<std::string, nlohmann::json>> read_kernels_json(const fs::path& path) {
+  std::map<std::string, nlohmann::json> kernels;
+  std::ifstream file(path);
+  if (!file) return kernels;
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(file);
+    for (const nlohmann::json& entry : document.at("kernels")) {
+      kernels[entry.at("name").get<std::string>()] = entry;
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return Status::invalid_input(path.string() + ": not a stitchopt kernels.json (" +
+                                 error.what() + ")");
+  }
+  return kernels;
+}
+
+// The entry's inputs/outputs must be the step's, in order, with the same dtypes and
+// shapes: the launcher takes pointers in that order and nothing else checks it.
+Status check_signature(const nlohmann::json& entry, const std::vector<StepTensor>& tensors,
+                       const char* key, const std::string& where) {
+  const nlohmann::json& listed = entry.at(key);
+  if (listed.size() != tensors.size()) {
+    return Status::invalid_input(where + ": kernels.json lists " + std::to_string(listed.size()) +
+                                 " " + key + ", the node has " + std::to_string(tensors.size()) +
+                                 "; the output directory is inconsistent, recompile the model");
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const StepTensor& tensor = tensors[i];
+    std::string dtype(ir::dtype_onnx_name(tensor.type.dtype));
+    if (listed[i].at("dtype").get<std::string>() != dtype ||
+        listed[i].at("shape").get<std::vector<int64_t>>() != tensor.type.dims) {
+      return Status::invalid_input(where + ": kernels.json's " + key + " " + std::to_string(i) +
+                                   " is " + listed[i].at("dtype").get<std::string>() +
+                                   listed[i].at("shape").dump() + ", the node's \"" + tensor.name +
+                                   "\" is " + ir::to_string(tensor.type) +
+                                   "; recompile the model");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string_view step_kind_name(StepKind kind) {
+  switch (kind) {
+    case StepKind::kKernel: return "kernel";
+    case StepKind::kLibrary: return "library";
+    case StepKind::kView: return "view";
+    case StepKind::kHost: return "host";
+  }
+  return "?";
+}
+
+int64_t Program::steps_of(StepKind kind) const {
+  return std::count_if(steps.begin(), steps.end(), [kind](const Step& step) { return step.kind == kind; });
+}
+
+Result<Program> load_program(const std::string& out_dir) {
+  Program program;
+  program.out_dir = out_dir;
+  fs::path model_path = fs::path(out_dir) / "model.fused.onnx";
+  if (!fs::exists(model_path)) {
+    return Status::invalid_input(out_dir + ": no model.fused.onnx; give the directory stitchopt "
+                                 "MODEL -o DIR wrote");
+  }
+  STITCH_ASSIGN_OR_RETURN(program.model,
+                          onnx_import::import_model(model_path.string(), onnx_import::ImportOptions{}));
+  fs::path kernels_dir = fs::path(out_dir) / "kernels";
+  STITCH_ASSIGN_OR_RETURN(auto kernels, read_kernels_json(kernels_dir / "kernels.json"));
+  if (fs::exists(kernels_dir)) program.kernels_dir = kernels_dir.string();
+
+  // Single-op kernels by the node they implement ("name (Op)" in fused_nodes).
+  std::map<std::string, std::string> single_op_kernel;
+  for (const auto& [name, entry] : kernels) {
+    const nlohmann::json& fused = entry.at("fused_nodes");
+    if (fused.size() == 1) single_op_kernel[fused[0].get<std::string>()] = name;
+  }
+
+  const ir::Graph& graph = program.model.graph;
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(graph));
+  for (ir::NodeId id : order) {
+    const ir::Node& node = graph.node(id);
+    const std::string where = model_path.string() + ": node " + node.display_name();
+    Step step;
+    step.node = id;
+    step.name = node.name;
+    step.op_type = node.op_type;
+    for (ir::ValueId value : node.inputs) {
+      STITCH_ASSIGN_OR_RETURN(StepTensor tensor, step_tensor(graph, value, where));
+      step.inputs.push_back(std::move(tensor));
+    }
+    for (ir::ValueId value : node.outputs) {
+      STITCH_ASSIGN_OR_RETURN(StepTensor tensor, step_tensor(graph, value, where));
+      step.outputs.push_back(std::move(tensor));
+    }
+    std::string kernel;
+    if (node.domain == "stitchopt") {
+      STITCH_ASSIGN_OR_RETURN(step.body, onnx_import::import_function_call(program.model, node));
+      std::string category = node.string_attribute("category", "");
+      if (category == "library") {
+        step.kind = StepKind::kLibrary;
+        step.library = node.string_attribute("library", "");
+        if (const ir::Attribute* epilogue = node.find_attribute("epilogue")) {
+          step.epilogue = epilogue->strings;
+        }
+      } else {
+        kernel = node.string_attribute("kernel", node.op_type);
+        if (!kernels.contains(kernel)) {
+          step.kind = StepKind::kHost;
+          step.why = "no generated kernel (the emitter could not express the group; see the "
+                     "report's warnings)";
+          kernel.clear();
+        }
+      }
+    } else {
+      step.body = single_node_model(program.model, node);
+      auto single = single_op_kernel.find(node.display_name());
+      if (single == single_op_kernel.end()) {
+        single = single_op_kernel.find(node.name + " (" + node.op_type + ")");
+      }
+      if (single != single_op_kernel.end()) {
+        kernel = single->second;
+      } else if (is_view(node, step)) {
+        step.kind = StepKind::kView;
+      } else if (std::string library = library_of(node.op_type); !library.empty()) {
+        step.kind = StepKind::kLibrary;
+        step.library = library;
+      } else {
+        step.kind = StepKind::kHost;
+        step.why = node.op_type + " has neither a generated kernel nor a library implementation";
+      }
+    }
+    const ir::Graph& body = step.body.graph;
+    if (node.domain == "stitchopt") {  // the function's formal names, positionally
+      for (ir::ValueId id : body.graph_inputs()) step.body_inputs.push_back(body.value(id).name);
+      for (ir::ValueId id : body.graph_outputs()) step.body_outputs.push_back(body.value(id).name);
+    } else {  // single_node_model keeps the value names
+      for (const StepTensor& tensor : step.inputs) step.body_inputs.push_back(tensor.name);
+      for (const StepTensor& tensor : step.outputs) step.body_outputs.push_back(tensor.name);
+    }
+    if (!kernel.empty()) {
+      const nlohmann::json& entry = kernels.at(kernel);
+      step.kind = StepKind::kKernel;
+      step.kernel = kernel;
+      step.kernel_file = entry.at("file").get<std::string>();
+      step.workspace_bytes = entry.at("workspace_bytes").get<int64_t>();
+      STITCH_RETURN_IF_ERROR(check_signature(entry, step.inputs, "inputs", where));
+      STITCH_RETURN_IF_ERROR(check_signature(entry, step.outputs, "outputs", where));
+      if (!fs::exists(kernels_dir / step.kernel_file)) {
+        return Status::invalid_input(where + ": kernel source " + (kernels_dir / step.kernel_file).string() +
+                                     " does not exist; recompile the model");
+      }
+    }
+    program.steps.push_back(std::move(step));
+  }
+
+  const std::string where = model_path.string();
+  for (ir::ValueId id : graph.graph_inputs()) {
+    if (graph.value(id).constant != nullptr) continue;
+    STITCH_ASSIGN_OR_RETURN(StepTensor tensor, step_tensor(graph, id, where));
+    program.inputs.push_back(std::move(tensor));
+  }
+  for (ir::ValueId id : graph.graph_outputs()) {
+    STITCH_ASSIGN_OR_RETURN(StepTensor tensor, step_tensor(graph, id, where));
+    program.outputs.push_back(std::move(tensor));
+  }
+  return program;
+}
+
+namespace {
+
+// The smallest axis a Gather indexes with `value` (or with what Cast/Reshape/... make
+// of it), looking into fused nodes' bodies; 0 when no Gather reads it.
+int64_t gather_bound(const ir::Graph& graph, ir::ValueId value,
+                     const std::map<ir::NodeId, const Step*>& steps) {
+  int64_t bound = 0;
+  auto keep = [&bound](int64_t dim) {
+    if (dim > 0 && (bound == 0 || dim < bound)) bound = dim;
+  };
+  for (const ir::Use& use : graph.value(value).users) {
+    const ir::Node& user = graph.node(use.node);
+    if (user.op_type == "Gather" && use.slot == 1) {
+      const ir::TensorType& data = graph.value(user.inputs[0]).type;
+      int64_t axis = user.int_attribute("axis", 0);
+      if (axis < 0) axis += data.rank();
+      keep(data.dims[static_cast<size_t>(axis)]);
+    } else if (auto step = steps.find(use.node); step != steps.end() &&
+                                                 user.domain == "stitchopt") {
+      const ir::Graph& body = step->second->body.graph;
+      if (static_cast<size_t>(use.slot) < body.graph_inputs().size()) {
+        keep(gather_bound(body, body.graph_inputs()[static_cast<size_t>(use.slot)], {}));
+      }
+    } else if (user.op_type == "Cast" || user.op_type == "Reshape" ||
+               user.op_type == "Unsqueeze" || user.op_type == "Squeeze" ||
+               user.op_type == "Flatten" || user.op_type == "Identity") {
+      for (ir::ValueId output : user.outputs) {
+        if (output != ir::kNoId) keep(gather_bound(graph, output, steps));
+      }
+    }
+  }
+  return bound;
+}
+
+}  // namespace
+
+std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t seed) {
+  const ir::Graph& graph = program.model.graph;
+  std::map<ir::NodeId, const Step*> steps;
+  for (const Step& step : program.steps) steps[step.node] = &step;
+  std::map<std::string, ir::Tensor> inputs;
+  std::mt19937_64 generator(seed);
+  for (const StepTensor& input : program.inputs) {
+    int64_t bound = gather_bound(graph, input.value, steps);
+    if (bound == 0) bound = 2;
+    int64_t count = input.type.num_elements();
+    ir::DType dtype = input.type.dtype;
+    if (ir::dtype_is_float(dtype)) {
+      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+      std::vector<double> values(static_cast<size_t>(count));
+      for (double& value : values) value = uniform(generator);
+      inputs[input.name] = ir::Tensor::from_doubles(dtype, input.type.dims, values);
+    } else {
+      std::uniform_int_distribution<int64_t> uniform(0, dtype == ir::DType::kBool ? 1 : bound - 1);
+      ir::Tensor tensor;
+      tensor.dtype = dtype;
+      tensor.dims = input.type.dims;
+      int64_t size = ir::dtype_size(dtype);
+      tensor.bytes.resize(static_cast<size_t>(count * size));
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t value = uniform(generator);
+        std::memcpy(tensor.bytes.data() + i * size, &value, static_cast<size_t>(size));  // little-endian
+      }
+      inputs[input.name] = std::move(tensor);
+    }
+  }
+  return inputs;
+}
+
+}  // namespace stitch::runtime
+
+namespace stitch::runtime {
+
+Result<std::map<std::string, ir::Tensor>> reference_outputs(
+    const Program& program, const std::map<std::string, ir::Tensor>& inputs) {
+  const ir::Graph& graph = program.model.graph;
+  std::map<ir::ValueId, ir::Tensor> values;
+  for (const StepTensor& input : program.inputs) {
+    auto found = inputs.find(input.name);
+    if (found == inputs.end()) return Status::invalid_input("graph input \"" + input.name + "\" is not given");
+    values[input.value] = found->second;
+  }
+  for (const Step& step : program.steps) {
+    std::map<std::string, ir::Tensor> body_inputs;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      ir::ValueId value = step.inputs[i].value;
+      if (value == ir::kNoId) continue;
+      if (graph.value(value).constant != nullptr) {
+        body_inputs[step.body_inputs[i]] = *graph.value(value).constant;
+      } else {
+        body_inputs[step.body_inputs[i]] = values.at(value);
+      }
+    }
+    Result<std::map<std::string, ir::Tensor>> outputs = ir::evaluate_graph(step.body, body_inputs);
+    if (!outputs.is_ok()) {
+      return outputs.status().with_prefix("step \"" + step.name + "\" (" + step.op_type + "): ");
+    }
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      if (step.outputs[i].value != ir::kNoId) {
+        values[step.outputs[i].value] = std::move(outputs->at(step.body_outputs[i]));
+      }
+    }
+  }
+  std::map<std::string, ir::Tensor> outputs;
+  for (const StepTensor& output : program.outputs) {
+    const ir::Value& value = graph.value(output.value);
+    outputs[output.name] = value.constant != nullptr ? *value.constant : values.at(output.value);
+  }
+  return outputs;
+}
+
+}  // namespace stitch::runtime

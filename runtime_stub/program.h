@@ -1,0 +1,98 @@
+// Program: what `stitchopt run` executes, loaded from a stitchopt output directory.
+//
+// OUT/model.fused.onnx is imported (its shapes are static: stitchopt wrote them) and
+// every node becomes one Step, in the model's topological order (the plan order):
+//   - kKernel: a generated kernel of OUT/kernels/ (kernels.json names it): a fused node
+//     whose "kernel" attribute has an entry there, or an unfused node with a single-op
+//     kernel (its kernels.json entry's fused_nodes is exactly that node);
+//   - kLibrary: a fused node of category "library" (cuBLASLt/cuDNN with its epilogue),
+//     or an unfused MatMul/Gemm/Conv/pooling node the plan left to a library;
+//   - kView: an unfused Reshape/Flatten/Squeeze/Unsqueeze/Identity: its output is its
+//     input's bytes (the executor aliases the buffers; nothing runs);
+//   - kHost: everything else (Opaque ops without a kernel, e.g. LSTM; a fused group the
+//     emitter could not express): evaluated by the reference interpreter on the host,
+//     its inputs and outputs copied across when the data lives on a device.
+// Every step can also be evaluated by the reference interpreter: `body` holds the
+// fused node's function body (or the single node) as a model of its own, with the
+// step's inputs as graph inputs in order and its outputs as graph outputs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/status.h"
+#include "ir/tensor.h"
+
+namespace stitch::runtime {
+
+enum class StepKind { kKernel, kLibrary, kView, kHost };
+std::string_view step_kind_name(StepKind kind);  // "kernel", "library", "view", "host"
+
+// One tensor a step reads or writes, as the step sees it.
+struct StepTensor {
+  ir::ValueId value = ir::kNoId;  // in Program::model.graph; kNoId: an omitted optional input
+  std::string name;               // the value's name
+  ir::TensorType type;            // static
+  int64_t bytes = 0;
+};
+
+struct Step {
+  StepKind kind = StepKind::kHost;
+  ir::NodeId node = ir::kNoId;  // in Program::model.graph
+  std::string name;             // the node's name
+  std::string op_type;          // "stitch_k3" for fused nodes, the ONNX op otherwise
+  std::vector<StepTensor> inputs;
+  std::vector<StepTensor> outputs;
+  // kKernel: the kernels.json entry.
+  std::string kernel;           // launcher "<kernel>_launch"
+  std::string kernel_file;      // relative to Program::kernels_dir
+  int64_t workspace_bytes = 0;  // zeroed before every launch
+  // kLibrary: "cuBLAS" or "cuDNN", and the epilogue ops folded into the call
+  // (e.g. {"Add", "Relu"}).
+  std::string library;
+  std::vector<std::string> epilogue;
+  // The step as a model of its own (graph inputs = `inputs` in order, outputs =
+  // `outputs`), for the reference interpreter and for library ops to read attributes
+  // and the op sequence from.
+  ir::Model body;
+  std::vector<std::string> body_inputs;   // body graph input name per `inputs` entry
+  std::vector<std::string> body_outputs;  // body graph output name per `outputs` entry
+  std::string why;  // kHost: why the step does not run on the device
+};
+
+struct Program {
+  std::string out_dir;
+  std::string kernels_dir;  // OUT/kernels (absent when compiled with --no-codegen)
+  ir::Model model;          // model.fused.onnx as imported
+  std::vector<Step> steps;  // plan order
+  // Graph inputs that have no constant default, and graph outputs, by name.
+  std::vector<StepTensor> inputs;
+  std::vector<StepTensor> outputs;
+  int64_t steps_of(StepKind kind) const;
+};
+
+// Loads OUT_DIR (model.fused.onnx, kernels/kernels.json). Errors name the file and
+// what is wrong (a missing kernel source, a kernels.json entry that does not match
+// the node's inputs and outputs, a dynamic shape).
+Result<Program> load_program(const std::string& out_dir);
+
+// Random inputs for every Program::inputs entry, reproducible from `seed`: floats
+// uniform in [-1, 1), integers in [0, bound) where bound is the smallest positive
+// dim of any Gather data input the integer feeds (indices stay valid) or 2, bools
+// 0/1.
+std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t seed);
+
+}  // namespace stitch::runtime
+
+namespace stitch::runtime {
+
+// The graph outputs of `program` on `inputs`, each step's body evaluated by the
+// reference interpreter in plan order with every tensor kept by name (no memory
+// plan, no backend): what `stitchopt run` compares a backend's outputs with.
+Result<std::map<std::string, ir::Tensor>> reference_outputs(
+    const Program& program, const std::map<std::string, ir::Tensor>& inputs);
+
+}  // namespace stitch::runtime

@@ -1,0 +1,125 @@
+"""End-to-end tests of `stitchopt run`, `bench` and `calibrate` (runtime_stub/).
+
+For bundled models: compile, then
+  - `run OUT --cpu`: every step through the reference interpreter in the planned
+    arena must match the step-by-step reference (this catches a memory plan that lets
+    live tensors share bytes, or wrong argument binding);
+  - `run OUT --emulate`: the generated kernels, compiled as C++ against the CUDA
+    emulation layer and called through their extern "C" launchers in the planned
+    arena, must match the reference;
+  - a deliberately broken kernel must make `run --emulate` exit 3 naming the output;
+  - without a usable GPU: `run OUT` says so and falls back to the CPU (exit 0),
+    `bench` and `calibrate` exit 4 with a message saying why, and write nothing;
+  - a directory that is no stitchopt output, or a kernels.json whose signature does
+    not match the node, is exit 2.
+gpt2_block has a view step (an aliased buffer); mlp is also run unfused (--unfused:
+every op its own generated kernel), the baseline `bench` compares with.
+Exit 0 when every check passes; one line per failure otherwise.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MODELS = ["mlp", "word2vec", "bert", "gpt2_block", "resnet"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stitchopt", required=True)
+    parser.add_argument("--models", required=True)
+    args = parser.parse_args()
+    with open(os.path.join(args.models, "manifest.json")) as f:
+        entries = {e["name"]: e for e in json.load(f)["models"]}
+    failures = []
+
+    def stitchopt(*argv, expect=0, timeout=600):
+        proc = subprocess.run([args.stitchopt, *argv], capture_output=True, text=True, timeout=timeout)
+        text = proc.stdout + proc.stderr
+        if proc.returncode != expect:
+            failures.append(f"stitchopt {' '.join(argv)}: exit {proc.returncode}, expected {expect}:\n{text}")
+        return text
+
+    with tempfile.TemporaryDirectory() as work:
+        outs = {}
+        for name in MODELS:
+            entry = entries[name]
+            flags = [part for flag in entry["input_shape_flags"] for part in ("--input-shape", flag)]
+            out = os.path.join(work, name)
+            stitchopt(os.path.join(args.models, entry["file"]), "-o", out, "-q", *flags)
+            outs[name] = out
+        # The unfused baseline: every op its own single-op kernel (or library call).
+        out = os.path.join(work, "mlp_unfused")
+        stitchopt(os.path.join(args.models, entries["mlp"]["file"]), "-o", out, "-q", "--unfused")
+        outs["mlp_unfused"] = out
+
+        for name, out in outs.items():
+            for mode in ("--cpu", "--emulate"):
+                text = stitchopt("run", out, mode)
+                if "outputs match the reference interpreter" not in text:
+                    failures.append(f"run {name} {mode}: no match line:\n{text}")
+                peak = re.search(r"memory: peak ([0-9.]+) MiB .* one buffer per tensor: ([0-9.]+) MiB", text)
+                if not peak or float(peak.group(1)) > float(peak.group(2)):
+                    failures.append(f"run {name} {mode}: planned peak above one buffer per tensor:\n{text}")
+                print(f"{name} {mode}: ok")
+
+        # A kernel that computes something else must be caught (an offset, not a factor:
+        # softmax divides a factor away).
+        broken = os.path.join(work, "mlp_broken")
+        shutil.copytree(outs["mlp"], broken)
+        kernel = os.path.join(broken, "kernels", "stitch_k1.cu")
+        with open(kernel) as f:
+            source = f.read()
+        if "return expf(x);" not in source:
+            failures.append("mlp's stitch_k1.cu has no `return expf(x);` to break; update the test")
+        else:
+            with open(kernel, "w") as f:
+                f.write(source.replace("return expf(x);", "return expf(x) + 0.25f;", 1))
+            text = stitchopt("run", broken, "--emulate", expect=3)
+            if "MISMATCH" not in text:
+                failures.append(f"broken kernel: no MISMATCH line:\n{text}")
+            print("broken kernel caught")
+
+        # kernels.json that does not match the node (a stale or edited directory).
+        stale = os.path.join(work, "mlp_stale")
+        shutil.copytree(outs["mlp"], stale)
+        listing = os.path.join(stale, "kernels", "kernels.json")
+        with open(listing) as f:
+            kernels = json.load(f)
+        kernels["kernels"][0]["inputs"][0]["shape"][0] += 1
+        with open(listing, "w") as f:
+            json.dump(kernels, f)
+        text = stitchopt("run", stale, "--cpu", expect=2)
+        if "kernels.json's inputs 0" not in text:
+            failures.append(f"stale kernels.json: unclear message:\n{text}")
+
+        probe = stitchopt("run", outs["mlp"])
+        if "device: CPU" in probe:
+            if "no GPU (" not in probe:
+                failures.append(f"run without a GPU does not say why:\n{probe}")
+            text = stitchopt("bench", outs["mlp"], expect=4)
+            if "bench needs a GPU" not in text:
+                failures.append(f"bench without a GPU: unclear message:\n{text}")
+            profile = os.path.join(work, "profile.json")
+            text = stitchopt("calibrate", "-o", profile, expect=4)
+            if "calibrate needs a GPU" not in text or os.path.exists(profile):
+                failures.append(f"calibrate without a GPU: unclear message or a file written:\n{text}")
+            print("no GPU: run falls back, bench and calibrate exit 4")
+        else:
+            print("a GPU is usable: the no-GPU checks do not apply")
+
+        text = stitchopt("run", work, expect=2)
+        if "no model.fused.onnx" not in text:
+            failures.append(f"run on a non-output directory: unclear message:\n{text}")
+
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+# stitchopt run/bench/calibrate end to end (tests/runtime/run_cli.py).
+if(TARGET stitchopt)
+  add_test(NAME runtime.cli
+           COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/run_cli.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
+  set_tests_properties(runtime.cli PROPERTIES TIMEOUT 900)
+endif()
