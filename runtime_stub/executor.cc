@@ -217,9 +217,9 @@ Status Executor::enqueue_step(size_t index) {
   if (step.kind == StepKind::kKernel && step.workspace_bytes > 0) {
     STITCH_RETURN_IF_ERROR(backend_.zero(workspace_, step.workspace_bytes));
   }
-  Status status = backend_.run(step, inputs, outputs,
-                               step.kind == StepKind::kKernel ? workspace_ : nullptr, scratch_);
-  return status.with_prefix(status.is_ok() ? "" : step_name(step) + ": ");
+  return backend_
+      .run(step, inputs, outputs, step.kind == StepKind::kKernel ? workspace_ : nullptr, scratch_)
+      .with_prefix(step_name(step) + ": ");
 }
 
 Status Executor::enqueue() {
