@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ir/interpreter.h"
 
 namespace stitch::runtime {
 namespace {
@@ -13,6 +12,15 @@ int64_t align_up(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment *
 
 std::string step_name(const Step& step) {
   return "step \"" + step.name + "\" (" + step.op_type + ")";
+}
+
+// A tensor of `tensor`'s type with room for its bytes, to download into.
+ir::Tensor empty_tensor(const StepTensor& tensor) {
+  ir::Tensor empty;
+  empty.dtype = tensor.type.dtype;
+  empty.dims = tensor.type.dims;
+  empty.bytes.resize(static_cast<size_t>(tensor.bytes));
+  return empty;
 }
 
 }  // namespace
@@ -179,29 +187,28 @@ Status Executor::set_inputs(const std::map<std::string, ir::Tensor>& inputs) {
 
 Status Executor::run_on_host(const Step& step) {
   STITCH_RETURN_IF_ERROR(backend_.synchronize());
-  std::map<std::string, ir::Tensor> inputs;
+  std::vector<ir::Tensor> downloaded(step.inputs.size());
+  std::vector<const ir::Tensor*> inputs;
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     const StepTensor& input = step.inputs[i];
-    if (input.value == ir::kNoId || inputs.contains(step.body_inputs[i])) continue;
-    ir::Tensor tensor;
-    tensor.dtype = input.type.dtype;
-    tensor.dims = input.type.dims;
-    tensor.bytes.resize(static_cast<size_t>(input.bytes));
-    STITCH_RETURN_IF_ERROR(backend_.download(tensor.bytes.data(), address(input.value), input.bytes));
-    inputs[step.body_inputs[i]] = std::move(tensor);
+    if (input.value == ir::kNoId) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    downloaded[i] = empty_tensor(input);
+    STITCH_RETURN_IF_ERROR(backend_.download(downloaded[i].bytes.data(), address(input.value), input.bytes));
+    inputs.push_back(&downloaded[i]);
   }
-  Result<std::map<std::string, ir::Tensor>> outputs = ir::evaluate_graph(step.body, inputs);
-  if (!outputs.is_ok()) return outputs.status().with_prefix(step_name(step) + ": ");
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, evaluate_step(step, inputs));
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const StepTensor& output = step.outputs[i];
     if (output.value == ir::kNoId) continue;
-    const ir::Tensor& tensor = outputs->at(step.body_outputs[i]);
-    if (static_cast<int64_t>(tensor.bytes.size()) != output.bytes) {
+    if (static_cast<int64_t>(outputs[i].bytes.size()) != output.bytes) {
       return Status::internal(step_name(step) + ": the reference wrote " +
-                              ir::to_string(tensor.type()) + " for \"" + output.name + "\", " +
+                              ir::to_string(outputs[i].type()) + " for \"" + output.name + "\", " +
                               ir::to_string(output.type) + " expected");
     }
-    STITCH_RETURN_IF_ERROR(backend_.upload(address(output.value), tensor.bytes.data(), output.bytes));
+    STITCH_RETURN_IF_ERROR(backend_.upload(address(output.value), outputs[i].bytes.data(), output.bytes));
   }
   return Status::ok();
 }
@@ -233,10 +240,7 @@ Result<std::map<std::string, ir::Tensor>> Executor::outputs() {
   STITCH_RETURN_IF_ERROR(backend_.synchronize());
   std::map<std::string, ir::Tensor> outputs;
   for (const StepTensor& output : program_.outputs) {
-    ir::Tensor tensor;
-    tensor.dtype = output.type.dtype;
-    tensor.dims = output.type.dims;
-    tensor.bytes.resize(static_cast<size_t>(output.bytes));
+    ir::Tensor tensor = empty_tensor(output);
     void* source = address(output.value);
     if (source == nullptr) {  // an output that is a constant of the model
       const ir::Value& value = program_.model.graph.value(output.value);

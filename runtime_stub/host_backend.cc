@@ -9,10 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 #include <vector>
-#include <atomic>
-#include <algorithm>
+
+#include "runtime_stub/kernel_library.h"
 
 extern const char* const kStitchEmuHeaderText;
 extern const char* const kStitchEmuSourceText;
@@ -25,36 +24,6 @@ namespace {
 // enum and cudaStream_t a pointer, as in stitch_emu.h.
 using LaunchFn = int (*)(const void* const*, void* const*, void*, void*);
 using WorkspaceBytesFn = size_t (*)();
-
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-// Runs `command`, returning its combined output; an error with the output's tail when
-// it fails.
-Result<std::string> run_command(const std::string& command) {
-  std::string full = command + " 2>&1";
-  FILE* pipe = popen(full.c_str(), "r");
-  if (pipe == nullptr) return Status::internal("cannot run: " + command);
-  std::string output;
-  char buffer[4096];
-  while (size_t read = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, read);
-  int status = pclose(pipe);
-  if (status != 0) {
-    if (output.size() > 4000) output = "..." + output.substr(output.size() - 4000);
-    return Status::invalid_input("command failed (exit " + std::to_string(status) + "): " + command +
-                                 "\n" + output);
-  }
-  return output;
-}
 
 Status write_if_different(const fs::path& path, const std::string& text) {
   std::ifstream existing(path, std::ios::binary);
@@ -148,60 +117,39 @@ class HostBackend : public Backend {
 
  private:
   // Compiles every kernel of the program and the emulation layer into one shared
-  // library in OUT/kernels/emu_build/ (objects are rebuilt when their source changed:
-  // the build is keyed by the sources' bytes through `make`-like timestamps).
+  // library in OUT/kernels/emu_build/ (kernel_library.h: stamped objects, parallel).
   Status build_library(const Program& program) {
     fs::path kernels(program.kernels_dir);
-    fs::path build = kernels / "emu_build";
+    KernelLibraryRecipe recipe;
+    recipe.build_dir = kernels / "emu_build";
     std::error_code error;
-    fs::create_directories(build, error);
-    if (error) return Status::invalid_input("cannot create " + build.string() + ": " + error.message());
-    STITCH_RETURN_IF_ERROR(write_if_different(build / "stitch_emu.h", kStitchEmuHeaderText));
-    STITCH_RETURN_IF_ERROR(write_if_different(build / "stitch_emu.cc", kStitchEmuSourceText));
+    fs::create_directories(recipe.build_dir, error);
+    if (error) {
+      return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " + error.message());
+    }
+    fs::path header = recipe.build_dir / "stitch_emu.h";
+    fs::path source = recipe.build_dir / "stitch_emu.cc";
+    STITCH_RETURN_IF_ERROR(write_if_different(header, kStitchEmuHeaderText));
+    STITCH_RETURN_IF_ERROR(write_if_different(source, kStitchEmuSourceText));
     std::string cxx = options_.cxx;
     if (cxx.empty()) cxx = std::getenv("CXX") != nullptr ? std::getenv("CXX") : STITCH_DEFAULT_CXX;
-    const std::string flags = " -std=c++20 -O2 -fPIC -DSTITCH_EMULATION -I" +
-                              shell_quote(build.string()) + " -I" + shell_quote(kernels.string());
-    std::vector<std::string> sources = {(build / "stitch_emu.cc").string()};
-    for (const Step& step : program.steps) {
-      if (step.kind != StepKind::kKernel) continue;
-      std::string source = (kernels / step.kernel_file).string();
-      if (std::find(sources.begin(), sources.end(), source) == sources.end()) sources.push_back(source);
+    recipe.compiler = find_executable(cxx, {});
+    if (recipe.compiler.empty()) {
+      return Status::invalid_input("the C++ compiler " + cxx +
+                                   " for --emulate was not found; set CXX to one");
     }
-    // Compile the stale objects on every core (sources are independent).
-    std::string objects;
-    std::vector<std::string> commands;
-    for (const std::string& source : sources) {
-      fs::path object = build / (fs::path(source).filename().string() + ".o");
-      bool stale = !fs::exists(object) || fs::last_write_time(object) < fs::last_write_time(source) ||
-                   fs::last_write_time(object) < fs::last_write_time(build / "stitch_emu.h");
-      if (stale) {
-        commands.push_back(shell_quote(cxx) + flags + " -x c++ -c " + shell_quote(source) + " -o " +
-                           shell_quote(object.string()));
-        if (options_.verbose) std::fprintf(stderr, "stitchopt: %s\n", commands.back().c_str());
-      }
-      objects += " " + shell_quote(object.string());
-    }
-    std::vector<Status> results(commands.size());
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i = next++; i < commands.size(); i = next++) results[i] = run_command(commands[i]).status();
-    };
-    std::vector<std::thread> workers;
-    unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 16));
-    for (unsigned i = 1; i < threads; ++i) workers.emplace_back(worker);
-    worker();
-    for (std::thread& thread : workers) thread.join();
-    for (const Status& result : results) {
-      if (!result.is_ok()) return result.with_prefix("emulated kernels: ");
-    }
-    fs::path library = build / "libstitch_kernels_emu.so";
-    std::string link = shell_quote(cxx) + " -shared -pthread -o " + shell_quote(library.string()) + objects;
-    Result<std::string> linked = run_command(link);
-    if (!linked.is_ok()) return linked.status().with_prefix("emulated kernels: ");
+    recipe.compile_flags = {"-std=c++20", "-O2", "-fPIC", "-DSTITCH_EMULATION",
+                            "-I" + recipe.build_dir.string(), "-I" + kernels.string(),
+                            "-x", "c++"};
+    recipe.link_flags = {"-shared", "-pthread"};
+    recipe.extra_sources = {source};
+    recipe.headers = {header, kernels / "stitch_prelude.cuh"};
+    recipe.library_name = "libstitch_kernels_emu.so";
+    recipe.verbose = options_.verbose;
+    STITCH_ASSIGN_OR_RETURN(std::string library, build_kernel_library(program, recipe));
     library_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library_ == nullptr) {
-      return Status::invalid_input("cannot load " + library.string() + ": " + dlerror());
+      return Status::invalid_input("cannot load " + library + ": " + dlerror());
     }
     return Status::ok();
   }

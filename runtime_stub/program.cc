@@ -13,6 +13,7 @@
 #include "ir/analysis.h"
 #include "ir/dtype.h"
 #include "ir/interpreter.h"
+#include "ir/op_registry.h"
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
 
@@ -31,11 +32,11 @@ std::string library_of(std::string_view op_type) {
   return "";
 }
 
-// A node whose output is its first input's bytes unchanged.
+// A node of the registry's View kind (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity) whose output is its first input's bytes unchanged.
 bool is_view(const ir::Node& node, const Step& step) {
-  static const std::set<std::string, std::less<>> kViews = {"Reshape", "Flatten", "Squeeze",
-                                                            "Unsqueeze", "Identity"};
-  return node.domain.empty() && kViews.contains(node.op_type) && step.outputs.size() == 1 &&
+  const ir::OpSchema* schema = ir::find_op_schema(node.domain, node.op_type);
+  return schema != nullptr && schema->kind == ir::OpKind::kView && step.outputs.size() == 1 &&
          !step.inputs.empty() && step.inputs[0].value != ir::kNoId &&
          step.inputs[0].type.dtype == step.outputs[0].type.dtype &&
          step.inputs[0].bytes == step.outputs[0].bytes;
@@ -341,6 +342,24 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
 
 namespace stitch::runtime {
 
+Result<std::vector<ir::Tensor>> evaluate_step(const Step& step,
+                                              const std::vector<const ir::Tensor*>& inputs) {
+  STITCH_CHECK(inputs.size() == step.inputs.size()) << "evaluate_step: " << inputs.size() << " inputs";
+  std::map<std::string, ir::Tensor> body_inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr) body_inputs.try_emplace(step.body_inputs[i], *inputs[i]);
+  }
+  Result<std::map<std::string, ir::Tensor>> evaluated = ir::evaluate_graph(step.body, body_inputs);
+  if (!evaluated.is_ok()) {
+    return evaluated.status().with_prefix("step \"" + step.name + "\" (" + step.op_type + "): ");
+  }
+  std::vector<ir::Tensor> outputs(step.outputs.size());
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    if (step.outputs[i].value != ir::kNoId) outputs[i] = std::move(evaluated->at(step.body_outputs[i]));
+  }
+  return outputs;
+}
+
 Result<std::map<std::string, ir::Tensor>> reference_outputs(
     const Program& program, const std::map<std::string, ir::Tensor>& inputs) {
   const ir::Graph& graph = program.model.graph;
@@ -351,24 +370,19 @@ Result<std::map<std::string, ir::Tensor>> reference_outputs(
     values[input.value] = found->second;
   }
   for (const Step& step : program.steps) {
-    std::map<std::string, ir::Tensor> body_inputs;
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      ir::ValueId value = step.inputs[i].value;
-      if (value == ir::kNoId) continue;
-      if (graph.value(value).constant != nullptr) {
-        body_inputs[step.body_inputs[i]] = *graph.value(value).constant;
+    std::vector<const ir::Tensor*> step_inputs;
+    for (const StepTensor& input : step.inputs) {
+      if (input.value == ir::kNoId) {
+        step_inputs.push_back(nullptr);
+      } else if (const ir::Value& value = graph.value(input.value); value.constant != nullptr) {
+        step_inputs.push_back(value.constant.get());
       } else {
-        body_inputs[step.body_inputs[i]] = values.at(value);
+        step_inputs.push_back(&values.at(input.value));
       }
     }
-    Result<std::map<std::string, ir::Tensor>> outputs = ir::evaluate_graph(step.body, body_inputs);
-    if (!outputs.is_ok()) {
-      return outputs.status().with_prefix("step \"" + step.name + "\" (" + step.op_type + "): ");
-    }
+    STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, evaluate_step(step, step_inputs));
     for (size_t i = 0; i < step.outputs.size(); ++i) {
-      if (step.outputs[i].value != ir::kNoId) {
-        values[step.outputs[i].value] = std::move(outputs->at(step.body_outputs[i]));
-      }
+      if (step.outputs[i].value != ir::kNoId) values[step.outputs[i].value] = std::move(outputs[i]);
     }
   }
   std::map<std::string, ir::Tensor> outputs;

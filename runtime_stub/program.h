@@ -89,6 +89,12 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
 
 namespace stitch::runtime {
 
+// Evaluates `step`'s body with the reference interpreter. `inputs` follows
+// step.inputs (null for an omitted input); the result has one tensor per
+// step.outputs entry (empty for an omitted output). Errors name the step.
+Result<std::vector<ir::Tensor>> evaluate_step(const Step& step,
+                                              const std::vector<const ir::Tensor*>& inputs);
+
 // The graph outputs of `program` on `inputs`, each step's body evaluated by the
 // reference interpreter in plan order with every tensor kept by name (no memory
 // plan, no backend): what `stitchopt run` compares a backend's outputs with.

@@ -5,11 +5,10 @@
 // followed by a stream synchronize.
 //
 // Kernel steps: the generated kernels of OUT/kernels/ are compiled into
-// OUT/kernels/build/libstitch_kernels.so on the first kernel step (one nvcc per .cu,
-// in parallel, each object reused while a stamp of its sources and command line
-// matches, then one link with the shared cudart, so the kernels and this library use
-// the same CUDA runtime), or CudaBackendOptions::kernels_library is loaded instead. Each
-// step calls its launcher `cudaError_t <kernel>_launch(const void* const* inputs,
+// OUT/kernels/build/libstitch_kernels.so on the first kernel step (runtime_stub/
+// kernel_library.h: one nvcc per .cu in parallel, stamped, then one link with the
+// shared cudart, so the kernels and this library use the same CUDA runtime), or
+// CudaBackendOptions::kernels_library is loaded instead. Each step calls its launcher `cudaError_t <kernel>_launch(const void* const* inputs,
 // void* const* outputs, void* workspace, cudaStream_t stream)` (emit/cuda_emitter.h);
 // `<kernel>_workspace_bytes()` must equal kernels.json's workspace_bytes.
 //
@@ -51,11 +50,6 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -65,7 +59,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -83,8 +76,7 @@
 #include "ir/analysis.h"
 #include "ir/graph.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
-
-extern char** environ;
+#include "runtime_stub/kernel_library.h"
 
 namespace stitch::runtime::cuda {
 namespace fs = std::filesystem;
@@ -528,86 +520,16 @@ struct PoolPlan {
 // ---------------------------------------------------------------------------------
 // Building libstitch_kernels.so.
 
-// 64-bit FNV-1a: the stamp of a build step's inputs (not a security hash: it only
-// tells an unchanged build from a changed one).
-uint64_t fnv1a(uint64_t hash, std::string_view bytes) {
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-
-std::optional<std::string> read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return std::nullopt;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::string hex(uint64_t value) {
-  static const char* digits = "0123456789abcdef";
-  std::string text(16, '0');
-  for (int i = 15; i >= 0; --i, value >>= 4) text[static_cast<size_t>(i)] = digits[value & 15];
-  return text;
-}
-
-// The command line as a shell would take it (for messages).
-std::string command_text(const std::vector<std::string>& argv) {
-  std::string text;
-  for (const std::string& arg : argv) {
-    if (!text.empty()) text += ' ';
-    bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=+,:", c) != nullptr;
-    });
-    if (plain) {
-      text += arg;
-    } else {
-      text += '\'';
-      for (char c : arg) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      text += '\'';
-    }
-  }
-  return text;
-}
-
-// The last `lines` lines of a log file.
-std::string log_tail(const fs::path& path, size_t lines) {
-  std::string text = read_file(path).value_or("");
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  size_t start = text.size();
-  size_t seen = 0;
-  while (start > 0 && !(text[start - 1] == '\n' && ++seen == lines)) --start;
-  return text.substr(start);
-}
-
-bool is_executable(const fs::path& path) {
-  return !path.empty() && access(path.c_str(), X_OK) == 0 && !fs::is_directory(path);
-}
-
-// `nvcc` as given (a path), or searched in PATH, then $CUDA_HOME/bin, $CUDA_PATH/bin
+// nvcc as given (a path), or searched in PATH, then $CUDA_HOME/bin, $CUDA_PATH/bin
 // and /usr/local/cuda/bin (where the toolkit installs itself without touching PATH).
 Result<std::string> find_nvcc(const std::string& nvcc) {
-  if (nvcc.find('/') != std::string::npos) {
-    if (is_executable(nvcc)) return nvcc;
-    return Status::unavailable("nvcc " + nvcc + " does not exist or is not executable");
-  }
   std::vector<fs::path> directories;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream list(path);
-    for (std::string directory; std::getline(list, directory, ':');) {
-      if (!directory.empty()) directories.emplace_back(directory);
-    }
-  }
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* root = std::getenv(variable)) directories.push_back(fs::path(root) / "bin");
   }
   directories.emplace_back("/usr/local/cuda/bin");
-  for (const fs::path& directory : directories) {
-    if (is_executable(directory / nvcc)) return (directory / nvcc).string();
-  }
+  std::string found = find_executable(nvcc, directories);
+  if (!found.empty()) return found;
   return Status::unavailable(
       nvcc +
       " not found (searched PATH, $CUDA_HOME/bin, $CUDA_PATH/bin and /usr/local/cuda/bin): "
@@ -615,186 +537,32 @@ Result<std::string> find_nvcc(const std::string& nvcc) {
       "the resulting libstitch_kernels.so");
 }
 
-// One nvcc run: skipped when `output` exists and `stamp_path` holds `stamp`.
-struct BuildCommand {
-  std::vector<std::string> argv;
-  fs::path output;
-  fs::path log;
-  std::string stamp;
-  fs::path stamp_path() const { return output.string() + ".stamp"; }
-  bool up_to_date() const {
-    return fs::exists(output) && read_file(stamp_path()).value_or("") == stamp;
-  }
-};
-
-Result<pid_t> spawn(const BuildCommand& command) {
-  posix_spawn_file_actions_t actions;
-  if (posix_spawn_file_actions_init(&actions) != 0) {
-    return Status::internal("posix_spawn_file_actions_init failed");
-  }
-  // stdout and stderr go to the log; stdin is /dev/null.
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, command.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  for (const std::string& arg : command.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    return Status::internal("cannot start " + command_text(command.argv) + ": " +
-                            std::strerror(error));
-  }
-  return pid;
-}
-
-// "" when the child exited with 0, else "exit code N" / "killed by signal N".
-std::string wait_for(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return std::string("waitpid: ") + std::strerror(errno);
-  }
-  if (WIFEXITED(status)) {
-    return WEXITSTATUS(status) == 0 ? "" : "exit code " + std::to_string(WEXITSTATUS(status));
-  }
-  return "killed by signal " + std::to_string(WTERMSIG(status));
-}
-
-// Runs the commands that are not up to date, up to `jobs` at a time; writes each stamp
-// after its command succeeded. On a failure, waits for the running ones and reports
-// the first failure with its command line and the tail of its output.
-Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool verbose) {
-  std::deque<const BuildCommand*> pending;
-  for (const BuildCommand& command : commands) {
-    if (command.up_to_date()) continue;
-    std::error_code ignored;
-    fs::remove(command.stamp_path(), ignored);
-    pending.push_back(&command);
-  }
-  std::deque<std::pair<pid_t, const BuildCommand*>> running;
-  Status failure;
-  while ((failure.is_ok() && !pending.empty()) || !running.empty()) {
-    while (failure.is_ok() && !pending.empty() && running.size() < jobs) {
-      const BuildCommand* command = pending.front();
-      pending.pop_front();
-      if (verbose) std::cerr << "nvcc: " << command_text(command->argv) << "\n";
-      Result<pid_t> pid = spawn(*command);
-      if (!pid.is_ok()) {
-        failure = pid.status();
-        break;
-      }
-      running.emplace_back(*pid, command);
-    }
-    if (running.empty()) break;
-    auto [pid, command] = running.front();
-    running.pop_front();
-    std::string exit = wait_for(pid);
-    if (!exit.empty()) {
-      if (failure.is_ok()) {
-        failure = Status::internal("nvcc failed (" + exit + "):\n  " + command_text(command->argv) +
-                                   "\n" + log_tail(command->log, 30) +
-                                   "\n(full output: " + command->log.string() + ")");
-      }
-      continue;
-    }
-    std::ofstream stamp(command->stamp_path(), std::ios::binary | std::ios::trunc);
-    stamp << command->stamp;
-    if (!stamp && failure.is_ok()) {
-      failure = Status::internal("cannot write " + command->stamp_path().string());
-    }
-  }
-  return failure;
-}
-
 // Builds OUT/kernels/build/libstitch_kernels.so from the kernel steps' sources for the
-// device's architecture (reusing what is up to date) and returns its path.
+// device's architecture (kernel_library.h: reusing what is up to date) and returns its
+// path. Linked with the shared cudart, so the kernels and this library share one CUDA
+// runtime (streams and pointers are the same objects).
 Result<std::string> build_kernels_library(const Program& program, const CudaBackendOptions& options,
                                           const cudaDeviceProp& properties) {
-  if (program.kernels_dir.empty()) {
-    return Status::invalid_input(program.out_dir +
-                                 ": has no kernels/ directory (compiled with --no-codegen?): "
-                                 "recompile the model to run its kernels on the GPU");
-  }
+  KernelLibraryRecipe recipe;
+  STITCH_ASSIGN_OR_RETURN(recipe.compiler, find_nvcc(options.nvcc));
   const fs::path kernels_dir = program.kernels_dir;
-  const fs::path build_dir = kernels_dir / "build";
+  // Headers every kernel may include (stitch_prelude.cuh, kernels.h).
   std::error_code error;
-  fs::create_directories(build_dir, error);
-  if (error) {
-    return Status::invalid_input("cannot create " + build_dir.string() + ": " + error.message());
-  }
-  STITCH_ASSIGN_OR_RETURN(std::string nvcc, find_nvcc(options.nvcc));
-
-  std::set<std::string> sources;
-  for (const Step& step : program.steps) {
-    if (step.kind == StepKind::kKernel) sources.insert(step.kernel_file);
-  }
-  // Headers every kernel may include (stitch_prelude.cuh, kernels.h), and the nvcc
-  // binary itself, are part of every object's stamp.
-  uint64_t shared_hash = kFnvOffset;
-  std::vector<fs::path> headers;
   for (const fs::directory_entry& entry : fs::directory_iterator(kernels_dir, error)) {
     std::string extension = entry.path().extension().string();
     if (entry.is_regular_file() && (extension == ".cuh" || extension == ".h")) {
-      headers.push_back(entry.path());
+      recipe.headers.push_back(entry.path());
     }
   }
-  std::sort(headers.begin(), headers.end());
-  for (const fs::path& header : headers) {
-    shared_hash = fnv1a(shared_hash, header.filename().string());
-    shared_hash = fnv1a(shared_hash, read_file(header).value_or(""));
-  }
-  struct stat nvcc_stat {};
-  if (stat(nvcc.c_str(), &nvcc_stat) == 0) {
-    shared_hash = fnv1a(
-        shared_hash, std::to_string(nvcc_stat.st_size) + ":" + std::to_string(nvcc_stat.st_mtime));
-  }
-
+  std::sort(recipe.headers.begin(), recipe.headers.end());
   const std::string arch =
       "-arch=sm_" + std::to_string(properties.major) + std::to_string(properties.minor);
-  std::vector<BuildCommand> compiles;
-  for (const std::string& source : sources) {
-    const fs::path source_path = kernels_dir / source;
-    std::optional<std::string> text = read_file(source_path);
-    if (!text) return Status::invalid_input("cannot read kernel source " + source_path.string());
-    BuildCommand command;
-    command.output = build_dir / (fs::path(source).stem().string() + ".o");
-    command.log = build_dir / (fs::path(source).stem().string() + ".log");
-    command.argv = {nvcc,
-                    "-c",
-                    "-Xcompiler",
-                    "-fPIC",
-                    "-O3",
-                    "-std=c++17",
-                    arch,
-                    "-I" + kernels_dir.string(),
-                    "-o",
-                    command.output.string(),
-                    source_path.string()};
-    uint64_t hash = fnv1a(shared_hash, command_text(command.argv));
-    command.stamp = hex(fnv1a(hash, *text)) + "\n";
-    compiles.push_back(std::move(command));
-  }
-  BuildCommand link;
-  link.output = build_dir / "libstitch_kernels.so";
-  link.log = build_dir / "libstitch_kernels.log";
-  link.argv = {nvcc, "-shared", "--cudart", "shared", arch, "-o", link.output.string()};
-  uint64_t link_hash = kFnvOffset;
-  for (const BuildCommand& compile : compiles) {
-    link.argv.push_back(compile.output.string());
-    link_hash = fnv1a(link_hash, compile.stamp);
-  }
-  link.stamp = hex(fnv1a(link_hash, command_text(link.argv))) + "\n";
-
-  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  Status compiled = run_build(compiles, jobs, options.verbose);
-  if (compiled.is_ok()) compiled = run_build({link}, 1, options.verbose);
-  if (!compiled.is_ok()) {
-    return compiled.with_prefix("building " + link.output.string() + " from " +
-                                kernels_dir.string() + ": ");
-  }
-  return link.output.string();
+  recipe.compile_flags = {"-Xcompiler", "-fPIC", "-O3", "-std=c++17", arch, "-I" + kernels_dir.string()};
+  recipe.link_flags = {"-shared", "--cudart", "shared", arch};
+  recipe.build_dir = kernels_dir / "build";
+  recipe.library_name = "libstitch_kernels.so";
+  recipe.verbose = options.verbose;
+  return build_kernel_library(program, recipe);
 }
 
 // ---------------------------------------------------------------------------------

@@ -1,0 +1,263 @@
+#include "runtime_stub/kernel_library.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace stitch::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+// 64-bit FNV-1a: the stamp of a build step's inputs (not a security hash: it only
+// tells an unchanged build from a changed one).
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+uint64_t fnv1a(uint64_t hash, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string hex(uint64_t value) {
+  static const char* digits = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) text[static_cast<size_t>(i)] = digits[value & 15];
+  return text;
+}
+
+std::optional<std::string> read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The command line as a shell would take it (for messages).
+std::string command_text(const std::vector<std::string>& argv) {
+  std::string text;
+  for (const std::string& arg : argv) {
+    if (!text.empty()) text += ' ';
+    bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=+,:", c) != nullptr;
+    });
+    if (plain) {
+      text += arg;
+    } else {
+      text += '\'';
+      for (char c : arg) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      text += '\'';
+    }
+  }
+  return text;
+}
+
+// The last `lines` lines of a log file.
+std::string log_tail(const fs::path& path, size_t lines) {
+  std::string text = read_file(path).value_or("");
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  size_t start = text.size();
+  size_t seen = 0;
+  while (start > 0 && !(text[start - 1] == '\n' && ++seen == lines)) --start;
+  return text.substr(start);
+}
+
+// One compiler run: skipped when `output` exists and its stamp file holds `stamp`.
+struct BuildCommand {
+  std::vector<std::string> argv;
+  fs::path output;
+  fs::path log;
+  std::string stamp;
+  fs::path stamp_path() const { return output.string() + ".stamp"; }
+  bool up_to_date() const {
+    return fs::exists(output) && read_file(stamp_path()).value_or("") == stamp;
+  }
+};
+
+Result<pid_t> spawn(const BuildCommand& command) {
+  posix_spawn_file_actions_t actions;
+  if (posix_spawn_file_actions_init(&actions) != 0) {
+    return Status::internal("posix_spawn_file_actions_init failed");
+  }
+  // stdout and stderr go to the log; stdin is /dev/null.
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, command.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  for (const std::string& arg : command.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    return Status::internal("cannot start " + command_text(command.argv) + ": " +
+                            std::strerror(error));
+  }
+  return pid;
+}
+
+// "" when the child exited with 0, else "exit code N" / "killed by signal N".
+std::string wait_for(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return std::string("waitpid: ") + std::strerror(errno);
+  }
+  if (WIFEXITED(status)) {
+    return WEXITSTATUS(status) == 0 ? "" : "exit code " + std::to_string(WEXITSTATUS(status));
+  }
+  return "killed by signal " + std::to_string(WTERMSIG(status));
+}
+
+// Runs the commands that are not up to date, up to `jobs` at a time; writes each stamp
+// after its command succeeded. On a failure, waits for the running ones and reports
+// the first failure with its command line and the tail of its output.
+Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool verbose) {
+  std::deque<const BuildCommand*> pending;
+  for (const BuildCommand& command : commands) {
+    if (command.up_to_date()) continue;
+    std::error_code ignored;
+    fs::remove(command.stamp_path(), ignored);
+    pending.push_back(&command);
+  }
+  std::deque<std::pair<pid_t, const BuildCommand*>> running;
+  Status failure;
+  while ((failure.is_ok() && !pending.empty()) || !running.empty()) {
+    while (failure.is_ok() && !pending.empty() && running.size() < jobs) {
+      const BuildCommand* command = pending.front();
+      pending.pop_front();
+      if (verbose) std::fprintf(stderr, "stitchopt: %s\n", command_text(command->argv).c_str());
+      Result<pid_t> pid = spawn(*command);
+      if (!pid.is_ok()) {
+        failure = pid.status();
+        break;
+      }
+      running.emplace_back(*pid, command);
+    }
+    if (running.empty()) break;
+    auto [pid, command] = running.front();
+    running.pop_front();
+    std::string exit = wait_for(pid);
+    if (!exit.empty()) {
+      if (failure.is_ok()) {
+        failure = Status::invalid_input(
+            fs::path(command->argv[0]).filename().string() + " failed (" + exit + "):\n  " +
+            command_text(command->argv) + "\n" + log_tail(command->log, 30) +
+            "\n(full output: " + command->log.string() + ")");
+      }
+      continue;
+    }
+    std::ofstream stamp(command->stamp_path(), std::ios::binary | std::ios::trunc);
+    stamp << command->stamp;
+    if (!stamp && failure.is_ok()) {
+      failure = Status::internal("cannot write " + command->stamp_path().string());
+    }
+  }
+  return failure;
+}
+
+bool is_executable(const fs::path& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0 && !fs::is_directory(path);
+}
+
+}  // namespace
+
+std::string find_executable(const std::string& name, const std::vector<fs::path>& extra_directories) {
+  if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
+  std::vector<fs::path> directories;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream list(path);
+    for (std::string directory; std::getline(list, directory, ':');) {
+      if (!directory.empty()) directories.emplace_back(directory);
+    }
+  }
+  directories.insert(directories.end(), extra_directories.begin(), extra_directories.end());
+  for (const fs::path& directory : directories) {
+    if (is_executable(directory / name)) return (directory / name).string();
+  }
+  return "";
+}
+
+Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe) {
+  if (program.kernels_dir.empty()) {
+    return Status::invalid_input(program.out_dir +
+                                 ": has no kernels/ directory (compiled with --no-codegen?): "
+                                 "recompile the model to run its kernels");
+  }
+  std::error_code error;
+  fs::create_directories(recipe.build_dir, error);
+  if (error) {
+    return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " + error.message());
+  }
+  // The headers every object may include and the compiler binary itself are part of
+  // every object's stamp.
+  uint64_t shared_hash = kFnvOffset;
+  for (const fs::path& header : recipe.headers) {
+    shared_hash = fnv1a(shared_hash, header.filename().string());
+    shared_hash = fnv1a(shared_hash, read_file(header).value_or(""));
+  }
+  struct stat compiler_stat {};
+  if (stat(recipe.compiler.c_str(), &compiler_stat) == 0) {
+    shared_hash = fnv1a(shared_hash, std::to_string(compiler_stat.st_size) + ":" +
+                                         std::to_string(compiler_stat.st_mtime));
+  }
+
+  std::set<fs::path> kernel_sources;
+  for (const Step& step : program.steps) {
+    if (step.kind == StepKind::kKernel) kernel_sources.insert(fs::path(program.kernels_dir) / step.kernel_file);
+  }
+  std::vector<fs::path> sources(recipe.extra_sources);
+  sources.insert(sources.end(), kernel_sources.begin(), kernel_sources.end());
+  std::vector<BuildCommand> compiles;
+  for (const fs::path& source : sources) {
+    std::optional<std::string> text = read_file(source);
+    if (!text) return Status::invalid_input("cannot read kernel source " + source.string());
+    BuildCommand command;
+    command.output = recipe.build_dir / (source.filename().string() + ".o");
+    command.log = recipe.build_dir / (source.filename().string() + ".log");
+    command.argv = {recipe.compiler};
+    command.argv.insert(command.argv.end(), recipe.compile_flags.begin(), recipe.compile_flags.end());
+    command.argv.insert(command.argv.end(), {"-c", source.string(), "-o", command.output.string()});
+    uint64_t hash = fnv1a(shared_hash, command_text(command.argv));
+    command.stamp = hex(fnv1a(hash, *text)) + "\n";
+    compiles.push_back(std::move(command));
+  }
+  BuildCommand link;
+  link.output = recipe.build_dir / recipe.library_name;
+  link.log = recipe.build_dir / (recipe.library_name + ".log");
+  link.argv = {recipe.compiler};
+  link.argv.insert(link.argv.end(), recipe.link_flags.begin(), recipe.link_flags.end());
+  link.argv.insert(link.argv.end(), {"-o", link.output.string()});
+  uint64_t link_hash = kFnvOffset;
+  for (const BuildCommand& compile : compiles) {
+    link.argv.push_back(compile.output.string());
+    link_hash = fnv1a(link_hash, compile.stamp);
+  }
+  link.stamp = hex(fnv1a(link_hash, command_text(link.argv))) + "\n";
+
+  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  Status built = run_build(compiles, jobs, recipe.verbose);
+  if (built.is_ok()) built = run_build({link}, 1, recipe.verbose);
+  if (!built.is_ok()) {
+    return built.with_prefix("building " + link.output.string() + " from " + program.kernels_dir + ": ");
+  }
+  return link.output.string();
+}
+
+}  // namespace stitch::runtime

@@ -1,0 +1,40 @@
+// Building a shared library from the kernel sources of a Program, for both backends:
+// the CUDA backend compiles OUT/kernels/*.cu with nvcc into libstitch_kernels.so, the
+// host backend (--emulate) compiles the same files as C++ against the CUDA emulation
+// layer. One compiler run per source, in parallel; each object is reused while its
+// stamp (a hash of the command line, the source, the shared headers and the compiler
+// binary's size and mtime) is unchanged, then one link. A failure names the command
+// line and shows the tail of its output (full output in BUILD_DIR/<name>.log).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ir/status.h"
+#include "runtime_stub/program.h"
+
+namespace stitch::runtime {
+
+struct KernelLibraryRecipe {
+  std::string compiler;                       // absolute path (find_executable)
+  std::vector<std::string> compile_flags;     // then "-c SOURCE -o OBJECT"
+  std::vector<std::string> link_flags;        // then "-o LIBRARY OBJECTS..."
+  std::vector<std::filesystem::path> extra_sources;  // compiled and linked too
+  std::vector<std::filesystem::path> headers;        // in every object's stamp
+  std::filesystem::path build_dir;            // objects, logs, stamps and the library
+  std::string library_name;                   // e.g. "libstitch_kernels.so"
+  bool verbose = false;                       // print every command run
+};
+
+// The sources of the program's kernel steps (each once, sorted) with
+// recipe.extra_sources, compiled and linked into build_dir/library_name; returns its
+// path.
+Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe);
+
+// `name` itself when it holds a '/', else the first executable `name` in $PATH, then
+// in `extra_directories`; an empty string when there is none.
+std::string find_executable(const std::string& name,
+                            const std::vector<std::filesystem::path>& extra_directories);
+
+}  // namespace stitch::runtime
