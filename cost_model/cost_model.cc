@@ -169,37 +169,6 @@ std::string dims_text(const ir::TensorType& type) {
   return text + "]";
 }
 
-// Multiply-adds (m, n, k) and batch count of a MatMul or Gemm with static shapes;
-// all zero when an operand's rank is too small for the op.
-struct GemmShape {
-  int64_t m = 0, n = 0, k = 0, batch = 0;
-};
-GemmShape gemm_shape(const Graph& graph, const Node& node) {
-  const ir::TensorType& a = graph.value(node.inputs[0]).type;
-  const ir::TensorType& b = graph.value(node.inputs[1]).type;
-  GemmShape shape;
-  size_t min_rank = node.op_type == "Gemm" ? 2 : 1;
-  if (a.dims.size() < min_rank || b.dims.size() < min_rank) return shape;  // not a GEMM shape
-  if (node.op_type == "Gemm") {
-    bool trans_a = node.int_attribute("transA", 0) != 0;
-    bool trans_b = node.int_attribute("transB", 0) != 0;
-    shape.m = a.dims[trans_a ? 1 : 0];
-    shape.k = a.dims[trans_a ? 0 : 1];
-    shape.n = b.dims[trans_b ? 0 : 1];
-    shape.batch = 1;
-    return shape;
-  }
-  size_t rank_a = a.dims.size();
-  size_t rank_b = b.dims.size();
-  shape.m = rank_a >= 2 ? a.dims[rank_a - 2] : 1;
-  shape.k = a.dims[rank_a - 1];
-  shape.n = rank_b >= 2 ? b.dims[rank_b - 1] : 1;
-  int64_t per_batch = shape.m * shape.n;
-  int64_t out = value_elements(graph, node.outputs[0]);
-  shape.batch = per_batch > 0 ? out / per_batch : 0;
-  return shape;
-}
-
 // Why the node cannot be costed (an unknown shape, dtype size or reduction
 // layout), or "" when it can.
 std::string unknown_shape_reason(const Graph& graph, const Node& node) {
@@ -272,6 +241,35 @@ double node_peak_flops(const Graph& graph, const Node& node, const DeviceProfile
 }
 
 }  // namespace
+
+GemmShape gemm_shape(const Graph& graph, const Node& node) {
+  const ir::TensorType& a = graph.value(node.inputs[0]).type;
+  const ir::TensorType& b = graph.value(node.inputs[1]).type;
+  GemmShape shape;
+  size_t min_rank = node.op_type == "Gemm" ? 2 : 1;
+  if (a.dims.size() < min_rank || b.dims.size() < min_rank) return shape;  // not a GEMM shape
+  if (node.op_type == "Gemm") {
+    bool trans_a = node.int_attribute("transA", 0) != 0;
+    bool trans_b = node.int_attribute("transB", 0) != 0;
+    shape.m = a.dims[trans_a ? 1 : 0];
+    shape.k = a.dims[trans_a ? 0 : 1];
+    shape.n = b.dims[trans_b ? 0 : 1];
+    shape.batch = 1;
+    shape.flops = 2 * shape.m * shape.n * shape.k;
+    return shape;
+  }
+  size_t rank_a = a.dims.size();
+  size_t rank_b = b.dims.size();
+  shape.m = rank_a >= 2 ? a.dims[rank_a - 2] : 1;
+  shape.k = a.dims[rank_a - 1];
+  shape.n = rank_b >= 2 ? b.dims[rank_b - 1] : 1;
+  int64_t per_batch = shape.m * shape.n;
+  int64_t out = value_elements(graph, node.outputs[0]);
+  shape.batch = per_batch > 0 ? out / per_batch : 0;
+  shape.flops = 2 * shape.m * shape.n * shape.k * shape.batch;
+  return shape;
+}
+
 
 bool launches_work(const Node& node) { return !is_view(node) && !is_constant(node); }
 

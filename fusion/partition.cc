@@ -9,39 +9,6 @@
 namespace stitch::fusion {
 namespace {
 
-// The shape of a MatMul/Gemm product: out[batch..., m, n] = sum_k a[..., m, k] b[..., k, n].
-struct GemmShape {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  int64_t batch = 0;
-  int64_t flops = -1;  // -1: shapes not static
-};
-
-GemmShape gemm_shape(const ir::Graph& graph, const ir::Node& node) {
-  GemmShape shape;
-  if (node.inputs.empty() || node.inputs[0] == ir::kNoId || node.outputs.empty() ||
-      node.outputs[0] == ir::kNoId) {
-    return shape;
-  }
-  const ir::TensorType& a = graph.value(node.inputs[0]).type;
-  const ir::TensorType& out = graph.value(node.outputs[0]).type;
-  if (!a.is_static() || !out.is_static() || a.dims.empty()) return shape;
-  if (node.op_type == "Gemm") {
-    if (a.dims.size() != 2) return shape;
-    shape.k = node.int_attribute("transA", 0) != 0 ? a.dims[0] : a.dims[1];
-  } else {
-    shape.k = a.dims.back();
-  }
-  const std::vector<int64_t>& dims = out.dims;
-  shape.n = dims.empty() ? 1 : dims.back();
-  shape.m = dims.size() < 2 ? 1 : dims[dims.size() - 2];
-  int64_t elements = out.num_elements();
-  shape.batch = shape.m * shape.n == 0 ? 0 : elements / (shape.m * shape.n);
-  shape.flops = 2 * elements * shape.k;
-  return shape;
-}
-
 std::string format_gflop(int64_t flops) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.2f", static_cast<double>(flops) / 1e9);
@@ -91,10 +58,8 @@ std::pair<NodeRole, std::string> classify(const ir::Graph& graph, const ir::Node
     return {NodeRole::kPartition, "Conv: cuDNN library call"};
   }
   if (kind == ir::OpKind::kGemm) {
-    GemmShape shape = gemm_shape(graph, node);
-    if (shape.flops < 0) {
-      return {NodeRole::kPartition, "GEMM with unknown shape: cuBLAS library call"};
-    }
+    // Shapes are static here (checked above).
+    cost_model::GemmShape shape = cost_model::gemm_shape(graph, node);
     // A GEMM the cost model would refuse to fuse is a library call here too, so the
     // candidates never grow around it and the report names it as one.
     bool over_fused_limit =
@@ -142,7 +107,8 @@ std::string_view node_role_name(NodeRole role) {
 }
 
 int64_t gemm_flops(const ir::Graph& graph, const ir::Node& node) {
-  return gemm_shape(graph, node).flops;
+  if (!non_static_value(graph, node).empty()) return -1;
+  return cost_model::gemm_shape(graph, node).flops;
 }
 
 Partition partition_graph(const ir::Graph& graph, const PartitionOptions& options) {
