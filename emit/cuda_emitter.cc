@@ -233,6 +233,61 @@ std::string combine(const std::string& kind, const std::string& a, const std::st
   return "(" + b + cmp + a + nan + ") ? " + b + " : " + a;
 }
 
+// The identity of a float accumulator of `kind` (row-local reductions).
+std::string row_identity(const std::string& kind) {
+  if (kind == "sum") return "0.0f";
+  if (kind == "prod") return "1.0f";
+  return kind == "max" ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";
+}
+
+// Row-local reductions: every lane of a warp ends with the combination of the warp's
+// float accumulators `a` (xor shuffles).
+std::string float_warp_reduce(const std::string& kind, const std::string& indent) {
+  return indent + "for (int offset = 16; offset > 0; offset /= 2) {\n" + indent +
+         "  const float b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent + "  a = " +
+         combine(kind, "a", "b", true) + ";\n" + indent + "}\n";
+}
+
+// Then every thread of the block gets the combination of the warps' results, through
+// the 32-float scratch at `scratch_offset` of the arena, in warp order.
+std::string float_block_combine(const std::string& kind, int64_t scratch_offset, const std::string& indent) {
+  return indent + "float* partials = reinterpret_cast<float*>(smem + " + num(scratch_offset) + ");\n" + indent +
+         "if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;\n" + indent + "__syncthreads();\n" + indent +
+         "a = partials[0];\n" + indent + "for (unsigned int w = 1; w < blockDim.x / 32; ++w) a = " +
+         combine(kind, "a", "partials[w]", true) + ";\n" + indent + "__syncthreads();\n";
+}
+
+// The accumulator type of a warp-mapped reduction of `kind`: sums and products of
+// many elements in double (as the thread mapping and the interpreter), max/min exact
+// in float.
+std::string accumulator_type(const std::string& kind) {
+  return kind == "sum" || kind == "prod" ? "double" : "float";
+}
+
+// The identity of an accumulator of `kind`, valid in every compile mode.
+std::string identity(const std::string& kind) {
+  if (kind == "sum") return "0.0";
+  if (kind == "prod") return "1.0";
+  return kind == "max" ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";  // -inf, +inf
+}
+
+// Lanes of a warp combine their accumulators `a` by xor shuffles over the given
+// offsets (from 16 down to `lowest`): every lane ends with the combination.
+std::string shuffle_combine(const std::string& kind, int lowest, const std::string& indent) {
+  return indent + "for (int offset = 16; offset >= " + num(lowest) + "; offset /= 2) {\n" + indent + "  const " +
+         accumulator_type(kind) + " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent + "  a = " +
+         combine(kind, "a", "b", true) + ";\n" + indent + "}\n";
+}
+
+// The stored result of a warp-mapped reduction's accumulator `a` (mean and post
+// function applied) for an element of `dtype`.
+std::string mapped_result(const ReduceSpec& spec, int64_t reduced, DType dtype) {
+  const bool in_float = accumulator_type(spec.kind) == "float";
+  std::string value = spec.mean ? "(a / " + num(reduced) + (in_float ? ".0f)" : ".0)") : "a";
+  if (!spec.post.empty()) value = spec.post + (in_float ? "f(" : "(") + value + ")";
+  return store(dtype, in_float ? value : "static_cast<float>(" + value + ")");
+}
+
 class KernelWriter {
  public:
   KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule)
@@ -284,6 +339,9 @@ class KernelWriter {
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
   Result<std::string> row_code(ir::ValueId id, const std::string& indent);
   Result<std::string> combine_code(ir::ValueId id, bool write, const std::string& indent);
+  Result<std::string> mapped_reduction_code(ir::ValueId id, const std::string& indent);
+  Result<std::string> partials_code(ir::ValueId id, const std::string& indent);
+  std::string partials_pointer(ir::ValueId id);
   Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
   bool reads_through_registers(ir::ValueId written, ir::ValueId target) const;
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
@@ -295,6 +353,7 @@ class KernelWriter {
   std::set<ir::NodeId> inside_;
   std::set<ir::ValueId> defined_;
   std::set<ir::ValueId> computed_;  // compute_ lambdas defined
+  std::set<ir::ValueId> partials_declared_;  // pt_ pointers of sliced reductions
   std::vector<size_t> used_inputs_;
   std::ostringstream defs_;
 };
@@ -400,7 +459,9 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
     static const std::map<std::string, std::string> unary = {
         {"Exp", "expf(x)"}, {"Log", "logf(x)"}, {"Sqrt", "sqrtf(x)"}, {"Tanh", "tanhf(x)"},
         {"Erf", "erff(x)"}, {"Sin", "sinf(x)"}, {"Cos", "cosf(x)"}, {"Floor", "floorf(x)"},
-        {"Ceil", "ceilf(x)"}, {"Reciprocal", "1.0f / x"},
+        {"Ceil", "ceilf(x)"}, {"Reciprocal", "1.0f / x"}, {"Tan", "tanf(x)"}, {"Asin", "asinf(x)"},
+        {"Acos", "acosf(x)"}, {"Atan", "atanf(x)"}, {"Sinh", "sinhf(x)"}, {"Cosh", "coshf(x)"},
+        {"Asinh", "asinhf(x)"}, {"Acosh", "acoshf(x)"}, {"Atanh", "atanhf(x)"},
         {"Sigmoid", "1.0f / (1.0f + expf(-x))"},
         {"Softplus", "x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x))"},
         {"Softsign", "x / (1.0f + fabsf(x))"},
@@ -864,6 +925,11 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   std::string code = indent + "// " + node.display_name() + " -> " +
                      ir::to_string(graph_.value(id).type) +
                      (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") + "\n";
+  if (value.mapping != ReductionMapping::kThread) {
+    STITCH_ASSIGN_OR_RETURN(std::string mapped, value.slices >= 2 ? partials_code(id, indent)
+                                                                  : mapped_reduction_code(id, indent));
+    return code + mapped;
+  }
   STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
   std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
   code += indent + "for (long long i = tid; i < " + num(elements_of(graph_, id)) + "; i += threads) " +
@@ -903,17 +969,8 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
     code += in + "for (long long j = " + first + "; j < " + end(length) + "; j += " + width + ") {\n";
     code += in + "  const float v = " + element + ";\n";
     code += in + "  a = " + combine(spec.kind, "a", "(" + spec.pre + ")", true) + ";\n" + in + "}\n";
-    code += in + "for (int offset = 16; offset > 0; offset /= 2) {\n";
-    code += in + "  const float b = __shfl_xor_sync(0xffffffffu, a, offset);\n";
-    code += in + "  a = " + combine(spec.kind, "a", "b", true) + ";\n" + in + "}\n";
-    if (!warp) {
-      code += in + "float* partials = reinterpret_cast<float*>(smem + " + num(schedule_.shared_bytes - kBlockScratchBytes) + ");\n";
-      code += in + "if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;\n";
-      code += in + "__syncthreads();\n";
-      code += in + "a = partials[0];\n";
-      code += in + "for (unsigned int w = 1; w < blockDim.x / 32; ++w) a = " + combine(spec.kind, "a", "partials[w]", true) + ";\n";
-      code += in + "__syncthreads();\n";
-    }
+    code += float_warp_reduce(spec.kind, in);
+    if (!warp) code += float_block_combine(spec.kind, schedule_.shared_bytes - kBlockScratchBytes, in);
     if (split) {
       // The slice's partial; the phase after the next grid barrier combines them.
       code += in + "if (threadIdx.x == 0) pt_" + base + "[row * " + num(schedule_.blocks_per_row) +
@@ -1033,6 +1090,155 @@ bool KernelWriter::reads_through_registers(ir::ValueId written, ir::ValueId targ
   return false;
 }
 
+std::string KernelWriter::partials_pointer(ir::ValueId id) {
+  const std::string name = "pt_" + names_.at(id);
+  if (partials_declared_.insert(id).second) {
+    const ValueSchedule& value = schedule_.values.at(id);
+    const std::string acc = accumulator_type(reduce_spec(graph_.node(graph_.value(id).producer)).value().kind);
+    defs_ << "  " << acc << "* " << name << " = reinterpret_cast<" << acc << "*>(workspace + " << value.partial_offset << ");  // ["
+          << elements_of(graph_, id) << ", " << value.slices << "] partials of "
+          << graph_.node(graph_.value(id).producer).display_name() << "\n";
+  }
+  return name;
+}
+
+// A reduction with a warp or column mapping (schedule.h, 5.), writing its result, or
+// with slices its partials ([output, slice] in the workspace).
+//   warp:   a warp per (output, slice): lanes stride over the slice's reduced
+//           elements, combined by shuffles.
+//   column: a block per (column tile, slice): each warp's lanes are W consecutive
+//           columns x 32 / W rows, the block's threads stride over the slice's rows
+//           (coalesced across the columns); row lanes combine by shuffles inside a
+//           warp, then the warps' results through shared memory in warp order.
+Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  const ValueSchedule& value = schedule_.values.at(id);
+  STITCH_ASSIGN_OR_RETURN(ReduceSpec spec, reduce_spec(node));
+  bool noop = false;
+  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph_, node, &noop));
+  const ir::ValueId x_id = node.inputs[0];
+  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const std::vector<int64_t>& in = dims(x_id);
+  const std::vector<int64_t> strides = row_major_strides(in);
+  const bool column = value.mapping == ReductionMapping::kColumn;
+  // Kept dims (outside the trailing run C for a column reduction) and reduced dims.
+  std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
+  const size_t trailing = column ? static_cast<size_t>(axes.back()) + 1 : in.size();
+  for (size_t d = 0; d < trailing; ++d) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+    (reduced ? red_dims : kept_dims).push_back(in[d]);
+    (reduced ? red_strides : kept_strides).push_back(strides[d]);
+  }
+  const int64_t slices = value.slices;
+  const bool split = slices >= 2;
+  const int64_t outputs = elements_of(graph_, id);
+  const int64_t w_cols = value.columns;
+  const int64_t col_tiles = column ? (value.inner + w_cols - 1) / w_cols : 1;
+  const int64_t items = (column ? outputs / value.inner * col_tiles : outputs) * slices;
+  const std::string acc = accumulator_type(spec.kind);
+  const std::string in_ = indent + "  ";
+  const std::string item = split ? "(item / " + num(slices) + ")" : "item";
+  std::string code;
+  if (column) {
+    code += indent + "// a block per (tile of " + num(w_cols) + " columns, slice of " + num(value.slice) +
+            " rows): threads over " + num(w_cols) + " columns x blockDim.x / " + num(w_cols) + " rows" +
+            (split ? ", partials to the workspace" : "") + "\n";
+    code += indent + "for (long long item = tid / blockDim.x; item < " + num(items) + "; item += threads / blockDim.x) {\n";
+  } else {
+    code += indent + "// a warp per (output, slice of " + num(value.slice) + "): lanes over the reduced elements" +
+            (split ? ", partials to the workspace" : "") + "\n";
+    code += indent + "for (long long item = tid / 32; item < " + num(items) + "; item += threads / 32) {\n";
+  }
+  code += in_ + "const long long lane = threadIdx.x % 32;\n";
+  code += in_ + "const long long r0 = " + (split ? "(item % " + num(slices) + ") * " + num(value.slice) : std::string("0")) + ";\n";
+  code += in_ + "const long long r1 = " +
+          (split ? "r0 + " + num(value.slice) + " < " + num(value.reduced) + " ? r0 + " + num(value.slice) + " : " +
+                       num(value.reduced)
+                 : num(value.reduced)) +
+          ";\n";
+  code += in_ + acc + " a = " + identity(spec.kind) + ";\n";
+  const std::string element_offset = strided_index(red_dims, red_strides, "r");
+  if (column) {
+    const std::string column_lane = w_cols < 32 ? "threadIdx.x % " + num(w_cols) : std::string("lane");
+    code += in_ + "const long long o = " + item + " / " + num(col_tiles) + ";\n";
+    code += in_ + "const long long c0 = " + item + " % " + num(col_tiles) + " * " + num(w_cols) + ";\n";
+    code += in_ + "const long long base = " + strided_index(kept_dims, kept_strides, "o") + ";\n";
+    code += in_ + "if (c0 + " + column_lane + " < " + num(value.inner) + ") {\n";
+    code += in_ + "  const long long c = c0 + " + column_lane + ";\n";
+    code += in_ + "  for (long long r = r0 + threadIdx.x / " + num(w_cols) + "; r < r1; r += blockDim.x / " + num(w_cols) + ") {\n";
+    code += in_ + "    const " + acc + " v = " + x + "(base + " + element_offset + " + c);\n";
+    code += in_ + "    a = " + combine(spec.kind, "a", "(" + spec.pre + ")", true) + ";\n";
+    code += in_ + "  }\n" + in_ + "}\n";
+    if (w_cols < 32) code += shuffle_combine(spec.kind, static_cast<int>(w_cols), in_);
+    code += in_ + acc + "* columns = reinterpret_cast<" + acc + "*>(smem);  // [warps, " + num(w_cols) + "]\n";
+    code += in_ + (w_cols < 32 ? "if (lane < " + num(w_cols) + ") " : "") + "columns[threadIdx.x / 32 * " + num(w_cols) +
+            " + lane] = a;\n";
+    code += in_ + "__syncthreads();\n";
+    code += in_ + "if (threadIdx.x < " + num(w_cols) + " && c0 + threadIdx.x < " + num(value.inner) + ") {\n";
+    code += in_ + "  a = columns[threadIdx.x];\n";
+    code += in_ + "  for (unsigned int q = 1; q < blockDim.x / 32; ++q) a = " +
+            combine(spec.kind, "a", "columns[q * " + num(w_cols) + " + threadIdx.x]", true) + ";\n";
+    code += in_ + "  const long long i = o * " + num(value.inner) + " + c0 + threadIdx.x;\n";
+    if (split) {
+      code += in_ + "  " + partials_pointer(id) + "[i * " + num(slices) + " + item % " + num(slices) + "] = a;\n";
+    } else {
+      std::string target = output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
+      code += in_ + "  " + target + "[i] = " + mapped_result(spec, value.reduced, dtype(id)) + ";\n";
+    }
+    code += in_ + "}\n" + in_ + "__syncthreads();\n";
+    return code + indent + "}\n";
+  }
+  code += in_ + "const long long i = " + item + ";\n";
+  code += in_ + "const long long base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
+  code += in_ + "for (long long r = r0 + lane; r < r1; r += 32) {\n";
+  code += in_ + "  const " + acc + " v = " + x + "(base + " + element_offset + ");\n";
+  code += in_ + "  a = " + combine(spec.kind, "a", "(" + spec.pre + ")", true) + ";\n";
+  code += in_ + "}\n";
+  code += shuffle_combine(spec.kind, 1, in_);
+  if (split) {
+    code += in_ + "if (lane == 0) " + partials_pointer(id) + "[i * " + num(slices) + " + item % " + num(slices) + "] = a;\n";
+  } else {
+    std::string target = output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
+    code += in_ + "if (lane == 0) " + target + "[i] = " + mapped_result(spec, value.reduced, dtype(id)) + ";\n";
+  }
+  return code + indent + "}\n";
+}
+
+// The stage after a sliced reduction's partials: each output combines its slices'
+// partials in slice order (deterministic), by a thread, or by a warp when there are
+// more than 32, and writes the result.
+Result<std::string> KernelWriter::partials_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  const ValueSchedule& value = schedule_.values.at(id);
+  STITCH_ASSIGN_OR_RETURN(ReduceSpec spec, reduce_spec(node));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const std::string pt = partials_pointer(id);
+  const int64_t slices = value.slices;
+  const int64_t outputs = elements_of(graph_, id);
+  const std::string in_ = indent + "  ";
+  std::string target = output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
+  std::string code = indent + "// combine the " + num(slices) + " partials of each output in slice order\n";
+  std::string writer;
+  const std::string acc = accumulator_type(spec.kind);
+  if (value.warp_combine) {
+    code += indent + "for (long long i = tid / 32; i < " + num(outputs) + "; i += threads / 32) {\n";
+    code += in_ + "const long long lane = threadIdx.x % 32;\n";
+    code += in_ + acc + " a = " + identity(spec.kind) + ";\n";
+    code += in_ + "for (long long q = lane; q < " + num(slices) + "; q += 32) a = " +
+            combine(spec.kind, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
+    code += shuffle_combine(spec.kind, 1, in_);
+    writer = "if (lane == 0) ";
+  } else {
+    code += indent + "for (long long i = tid; i < " + num(outputs) + "; i += threads) {\n";
+    code += in_ + acc + " a = " + pt + "[i * " + num(slices) + "];\n";
+    code += in_ + "for (long long q = 1; q < " + num(slices) + "; ++q) a = " +
+            combine(spec.kind, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
+  }
+  code += in_ + writer + target + "[i] = " + mapped_result(spec, value.reduced, dtype(id)) + ";\n";
+  return code + indent + "}\n";
+}
+
 // Split rows: combines the partials of reduction `id` for the current row into its
 // register (every thread of the block, in slice order, so the result is
 // deterministic); part 0 writes it when it is a group output and `write` is set.
@@ -1046,9 +1252,19 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write, const
   std::string code = indent + "// " + node.display_name() + ": combine the " + num(parts) + " partials of the row\n";
   code += indent + "{\n";
   std::string in = indent + "  ";
-  code += in + "float a = pt_" + base + "[row * " + num(parts) + "];\n";
-  code += in + "for (long long q = 1; q < " + num(parts) + "; ++q) a = " +
-          combine(spec.kind, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) + ";\n";
+  if (parts <= 32) {
+    code += in + "float a = pt_" + base + "[row * " + num(parts) + "];\n";
+    code += in + "for (long long q = 1; q < " + num(parts) + "; ++q) a = " +
+            combine(spec.kind, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) + ";\n";
+  } else {
+    // Many partials (a scalar over the whole GPU): the block's threads share the loads,
+    // then a block reduction in a fixed order, so every block gets the same value.
+    code += in + "float a = " + row_identity(spec.kind) + ";\n";
+    code += in + "for (long long q = threadIdx.x; q < " + num(parts) + "; q += blockDim.x) a = " +
+            combine(spec.kind, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) + ";\n";
+    code += float_warp_reduce(spec.kind, in);
+    code += float_block_combine(spec.kind, schedule_.shared_bytes - kBlockScratchBytes, in);
+  }
   code += row_result(spec, length, base, in);
   if (write && output_index_.count(id)) {
     code += in + "if (part == 0 && threadIdx.x == 0) " + pointer_name(id) + "[row] = " +
@@ -1123,7 +1339,9 @@ Result<std::string> KernelWriter::write_body() {
       std::set<ir::NodeId> part(schedule_.parts[p].begin(), schedule_.parts[p].end());
       int64_t blocks = schedule_.part_grids[p];
       stages << "  // Part " << p << ": blocks [" << first << ", " << first + blocks << ")\n";
-      stages << "  if (blockIdx.x >= " << first << " && blockIdx.x < " << first + blocks << ") {\n";
+      // (no lower bound for the first part: blockIdx.x >= 0 is a warning in nvcc)
+      stages << "  if (" << (first > 0 ? "blockIdx.x >= " + num(first) + " && " : std::string()) << "blockIdx.x < "
+             << first + blocks << ") {\n";
       stages << "    tid = static_cast<long long>(blockIdx.x - " << first << ") * blockDim.x + threadIdx.x;\n";
       stages << "    threads = static_cast<long long>(" << blocks << ") * blockDim.x;\n";
       for (ir::ValueId id : written) {
@@ -1139,7 +1357,12 @@ Result<std::string> KernelWriter::write_body() {
       if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
       if (schedule_.levels > 1) stages << "  // Stage " << level << "\n";
       for (ir::ValueId id : written) {
-        if (schedule_.values.at(id).level != level) continue;
+        const ValueSchedule& value = schedule_.values.at(id);
+        if (value.slices >= 2 && value.level - 1 == level) {
+          STITCH_ASSIGN_OR_RETURN(std::string code, mapped_reduction_code(id, "  "));
+          stages << "  // " << graph_.node(graph_.value(id).producer).display_name() << ": partials\n" << code;
+        }
+        if (value.level != level) continue;
         STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "  "));
         stages << code;
       }
@@ -1198,6 +1421,11 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
   if (is_row_local(schedule)) {
     int64_t running = 1;
     for (size_t d = 0; d < dims.size(); ++d) {
+      if (schedule.rows == 1) {  // a scalar: the whole value is the row
+        attrs.push_back(d == 0 && schedule.blocks_per_row >= 2 ? "GRID-SPLIT_" + num(schedule.blocks_per_row) + "-CTA"
+                                                               : "CTA");
+        continue;
+      }
       bool row_dim = running < schedule.rows;
       running *= dims[d];
       if (row_dim) {
@@ -1221,12 +1449,21 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
       if (given.is_ok()) axes = given.value();
     }
     const bool tiled = schedule.tiled_gemm == node.id;
+    const std::string split = value.slices >= 2 ? "GRID-SPLIT_" + num(value.slices) + "-" : "";
     for (size_t d = 0; d < dims.size(); ++d) {
-      if (tiled && d + 2 == dims.size()) {
+      bool reduced = reduction && std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+      if (value.mapping == ReductionMapping::kWarp) {
+        attrs.push_back(reduced ? split + "WARP" : "GRID");
+      } else if (value.mapping == ReductionMapping::kColumn) {
+        bool trailing = static_cast<int64_t>(d) > axes.back();
+        attrs.push_back(reduced    ? split + "CTA-ROWS_" + num(schedule.block / value.columns)
+                        : trailing ? "WARP-COL_" + num(value.columns)
+                                   : "GRID");
+      } else if (tiled && d + 2 == dims.size()) {
         attrs.push_back("GRID-TILE_" + num(schedule.tile_m) + "x" + num(schedule.tile_n));
       } else if (tiled && d + 1 == dims.size()) {
         attrs.push_back("THREAD");
-      } else if (reduction && std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d))) {
+      } else if (reduced) {
         attrs.push_back("THREAD");
       } else {
         attrs.push_back(d + 1 == dims.size() ? "CTA" : "GRID");
@@ -1290,6 +1527,9 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
       if (!value.materialized && !outputs.count(output)) {
         op.composition = "thread";
         continue;
+      }
+      if (value.mapping != ReductionMapping::kThread) {
+        op.composition = value.mapping == ReductionMapping::kColumn ? "block" : "warp";
       }
       std::string entry = template_entry(graph, schedule, output, op_name);
       op.template_entry += (op.template_entry.empty() ? "" : " ") + entry;

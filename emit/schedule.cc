@@ -211,6 +211,72 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   schedule->shared_bytes_requested = kBlockScratchBytes;
 }
 
+// Thread mapping of a materialized reduction in the thread, packing and global
+// compositions (schedule.h, 5.). Float inputs and the sum/mean/max/min/prod family
+// only; the rest keeps a thread per output.
+Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
+                              const cost_model::DeviceProfile& profile, ValueSchedule* value) {
+  bool noop = false;
+  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph, node, &noop));
+  const ir::DType in_type = graph.value(node.inputs[0]).type.dtype;
+  const bool float_input = in_type == ir::DType::kFloat32 || in_type == ir::DType::kFloat16 ||
+                           in_type == ir::DType::kBFloat16;
+  if (noop || !float_input || node.op_type == "ArgMax" || node.op_type == "ArgMin" ||
+      node.op_type == "ReduceLogSumExp") {
+    return Status::ok();
+  }
+  const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
+  int64_t reduced = 1;
+  for (int64_t axis : axes) reduced *= in[static_cast<size_t>(axis)];
+  int64_t inner = 1;
+  for (size_t d = axes.empty() ? 0 : static_cast<size_t>(axes.back()) + 1; d < in.size(); ++d) inner *= in[d];
+  const int64_t outputs = std::max<int64_t>(elements_of(graph, node.outputs[0]), 1);
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  int64_t items = 0;       // work items without slices: warps (kWarp) or blocks (kColumn)
+  int64_t units = 0;       // co-resident warps or blocks
+  int64_t min_slice = 0;   // reduced elements (rows) a slice keeps at least
+  if (inner == 1) {
+    if (reduced <= 32) return Status::ok();
+    value->mapping = ReductionMapping::kWarp;
+    items = outputs;
+    units = static_cast<int64_t>(profile.sm_count) * profile.max_threads_per_sm / 32;
+    min_slice = kMinSliceElements;
+  } else {
+    if (reduced <= 1) return Status::ok();
+    value->mapping = ReductionMapping::kColumn;
+    int columns = 1;
+    while (columns < 32 && columns < inner) columns *= 2;
+    value->columns = columns;
+    value->inner = inner;
+    items = outputs / inner * ceil_div(inner, columns);
+    units = static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / kGlobalBlock);
+    // 16 rows per thread keep the partials under ~2% of the input.
+    min_slice = 16 * (kGlobalBlock / columns);
+  }
+  value->reduced = reduced;
+  int64_t slices = std::min(units / std::max<int64_t>(items, 1), ceil_div(reduced, min_slice));
+  slices = std::max<int64_t>(slices, 1);
+  value->slice = ceil_div(reduced, slices);
+  value->slices = ceil_div(reduced, value->slice);
+  value->warp_combine = value->slices > 32;
+  return Status::ok();
+}
+
+// Threads a stage needs to write `value` (one per element, or 32 per warp work item).
+int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value) {
+  const int64_t outputs = elements_of(graph, id);
+  switch (value.mapping) {
+    case ReductionMapping::kThread:
+      return outputs;
+    case ReductionMapping::kWarp:
+      return 32 * outputs * value.slices;
+    case ReductionMapping::kColumn:  // a block per item
+      return kGlobalBlock * (outputs / value.inner) * ((value.inner + value.columns - 1) / value.columns) *
+             value.slices;
+  }
+  return outputs;
+}
+
 // Block composition of one fine-grained (batched) MatMul (see schedule.h). Applies
 // when the group's only materialized values are the MatMul and reductions read only
 // by it as an operand, every value depending on the MatMul is read at its reader's
@@ -325,8 +391,17 @@ std::string_view composition_name(Composition composition) {
   return "global";
 }
 
+std::string_view reduction_mapping_name(ReductionMapping mapping) {
+  switch (mapping) {
+    case ReductionMapping::kThread: return "thread";
+    case ReductionMapping::kWarp: return "warp";
+    case ReductionMapping::kColumn: return "column";
+  }
+  return "thread";
+}
+
 bool is_row_local(const GroupSchedule& schedule) {
-  return schedule.tiled_gemm == ir::kNoId &&
+  return schedule.row_local && schedule.tiled_gemm == ir::kNoId &&
          (schedule.composition == Composition::kWarp || schedule.composition == Composition::kBlock);
 }
 
@@ -510,6 +585,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
 
   const int64_t shared_limit = profile.shared_memory_per_block;
   if (row_local) {
+    schedule.row_local = true;
     schedule.rows = rows;
     for (auto& [id, value] : schedule.values) {
       value.row_elements = elements_of(graph, id) / std::max<int64_t>(rows, 1);
@@ -605,9 +681,12 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
   } else if (plan_tiled_gemm(graph, ordered, outputs, profile, &schedule)) {
     return schedule;
   } else {
-    // 3./4. Levels of the global composition.
+    // 3./4. Levels of the global composition; 5. reduction mappings (a reduction cut
+    // into slices writes its partials one level before its result).
     std::map<ir::ValueId, int> reach;  // deepest materialized level a value depends on
     int max_level = -1;
+    bool warp_reductions = false;    // a warp per output: shuffles
+    bool column_reductions = false;  // a block per column tile: shuffles and shared memory
     for (ir::NodeId id : ordered) {
       const ir::Node& node = graph.node(id);
       int depends = -1;
@@ -620,8 +699,13 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
         if (output == ir::kNoId) continue;
         ValueSchedule& value = schedule.values[output];
         reach[output] = depends;
+        if (value.materialized && ir::op_kind(node) == ir::OpKind::kReduction) {
+          STITCH_RETURN_IF_ERROR(plan_reduction_mapping(graph, node, profile, &value));
+          if (value.mapping == ReductionMapping::kWarp) warp_reductions = true;
+          if (value.mapping == ReductionMapping::kColumn) column_reductions = true;
+        }
         if (value.materialized || outputs.count(output)) {
-          value.level = depends + 1;
+          value.level = depends + (value.slices >= 2 ? 2 : 1);
           max_level = std::max(max_level, value.level);
         }
       }
@@ -637,9 +721,17 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
       for (ir::ValueId output : graph.node(id).outputs) {
         if (output == ir::kNoId) continue;
         ValueSchedule& value = schedule.values[output];
-        if (value.materialized || outputs.count(output)) work = std::max(work, elements_of(graph, output));
+        if (value.materialized || outputs.count(output)) work = std::max(work, stage_threads(graph, output, value));
         if (!value.materialized) continue;
         schedule.materialized.push_back(output);
+        if (value.slices >= 2) {
+          value.partial_offset = workspace;
+          // Partials in the accumulator's type: double for sums and products.
+          const std::string& op = graph.node(id).op_type;
+          const int64_t bytes = op == "ReduceMax" || op == "ReduceMin" ? 4 : 8;
+          workspace += align_to(elements_of(graph, output) * value.slices * bytes, kWorkspaceAlignment);
+          if (value.warp_combine) work = std::max(work, 32 * elements_of(graph, output));
+        }
         if (outputs.count(output)) {
           value.storage = Storage::kOutput;
         } else {
@@ -651,6 +743,12 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     }
     schedule.workspace_bytes = workspace;
     schedule.block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
+    // Column reductions combine their warps' columns through shared memory.
+    for (const auto& [id, value] : schedule.values) {
+      if (value.mapping != ReductionMapping::kColumn) continue;
+      schedule.shared_bytes = std::max<int64_t>(schedule.shared_bytes, schedule.block / 32 * value.columns * 8);
+    }
+    schedule.shared_bytes_requested = schedule.shared_bytes;
     int64_t blocks_per_wave =
         static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule.block);
     schedule.grid = std::max<int64_t>(1, std::min((work + schedule.block - 1) / schedule.block, blocks_per_wave));
@@ -693,8 +791,10 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
         }
         if (writes) schedule.parts.push_back(components[root]);
       }
-      schedule.composition =
-          schedule.parts.size() >= 2 ? Composition::kPacking : Composition::kThread;
+      schedule.composition = schedule.parts.size() >= 2 ? Composition::kPacking
+                             : column_reductions      ? Composition::kBlock
+                             : warp_reductions        ? Composition::kWarp
+                                                      : Composition::kThread;
       if (schedule.composition == Composition::kPacking) {
         schedule.grid = 0;
         for (const std::vector<ir::NodeId>& part : schedule.parts) {
@@ -702,7 +802,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
           for (ir::NodeId id : part) {
             for (ir::ValueId output : graph.node(id).outputs) {
               if (output != ir::kNoId && outputs.count(output)) {
-                part_work = std::max(part_work, elements_of(graph, output));
+                part_work = std::max(part_work, stage_threads(graph, output, schedule.values[output]));
               }
             }
           }

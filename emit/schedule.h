@@ -35,6 +35,25 @@
 //     materialized value it reads), each level a grid-stride loop over the value's
 //     elements, levels separated by stitch_grid_sync in a cooperative launch,
 //     intermediates in the workspace.
+//  5. In 3 and 4, each reduction gets its own thread mapping (AStitch 2.1, 4.2:
+//     column and scalar reductions have their own schedules), from its canonical
+//     shape [outer kept, reduced, inner kept C]:
+//       - C == 1 (row and scalar reductions, the innermost axis reduced), more than
+//         32 reduced elements: a warp per (output, slice), lanes striding over the
+//         reduced elements (coalesced), combined by shuffles;
+//       - C > 1 (column reductions): a block per (column tile, slice); each warp's
+//         lanes own W = min(32, next power of two >= C) consecutive columns and
+//         32 / W rows, the block's threads stride over the slice's rows (coalesced
+//         across the columns); row lanes combine by shuffles inside a warp, then
+//         the warps' columns through shared memory in warp order;
+//       - otherwise (few reduced elements, ArgMax/ArgMin, LogSumExp, integers) a
+//         thread per output element.
+//     When the outputs alone leave the co-resident warps idle (few columns, a
+//     scalar), the reduced range is cut into slices over several warps: each warp
+//     writes a partial to the workspace, and one grid barrier later the partials
+//     are combined in slice order (deterministic), the value's final stage. A group
+//     whose only stage reduces without slices is "block" composition with a column
+//     reduction (its warps combine through shared memory), else "warp".
 //
 // Example: softmax over f32[64,128] (ReduceMax, Sub, Exp, ReduceSum, Div): R = 64,
 // rows of 128 -> warp per row, 8 rows per 256-thread block, grid 8; template
@@ -64,6 +83,14 @@ enum class Storage {
   kOutput,     // a group output: the output buffer itself
 };
 
+// Thread mapping of a reduction outside the row-local and tiled-MatMul schedules (5.).
+enum class ReductionMapping {
+  kThread,  // a thread per output element loops over the reduced elements
+  kWarp,    // a warp per (output, slice): row and scalar reductions
+  kColumn,  // a block per (column tile, slice): column reductions
+};
+std::string_view reduction_mapping_name(ReductionMapping mapping);  // "thread", "warp", "column"
+
 struct ValueSchedule {
   ir::ValueId value = ir::kNoId;
   bool materialized = false;
@@ -74,6 +101,16 @@ struct ValueSchedule {
   int64_t partial_offset = -1;  // split rows, reductions: workspace offset of the partials
   bool row_varying = false;
   int64_t row_elements = 0;  // row-local: elements of this value per row (k)
+  // Reductions of the thread, packing and global compositions (5.). With slices >= 2
+  // the partials ([output, slice] floats at partial_offset) are written one stage
+  // before `level`, where they are combined.
+  ReductionMapping mapping = ReductionMapping::kThread;
+  int64_t reduced = 1;   // reduced elements per output
+  int64_t inner = 1;     // kColumn: C, the trailing kept elements
+  int columns = 1;       // kColumn: W, consecutive columns per warp (power of two <= 32)
+  int64_t slices = 1;    // warps (kWarp) or blocks (kColumn) sharing one output's or tile's range
+  int64_t slice = 0;     // reduced elements (kWarp) or reduced rows (kColumn) per slice
+  bool warp_combine = false;  // slices >= 2: a warp (else a thread) combines an output's partials
 };
 
 struct GroupSchedule {
@@ -83,6 +120,7 @@ struct GroupSchedule {
   std::vector<ir::ValueId> materialized;         // in topological order
   int levels = 1;                                // global composition: stages
   // Row-local (warp/block) mapping.
+  bool row_local = false;
   int64_t rows = 0;
   int64_t row_length = 0;      // the longest row (k) among the group's values
   int rows_per_block = 1;      // warp composition: warps per block

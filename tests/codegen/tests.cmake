@@ -5,7 +5,11 @@
 #   - codegen.nvcc_fixture: compile_kernels.py passes the fixture, fails a warning;
 #   - codegen.emulated: every kernel of every bundled model, emulated, vs the reference
 #     interpreter; codegen.tsan: a small subset under ThreadSanitizer;
-#   - codegen.nvcc: every kernel of every bundled model through nvcc sm_80/sm_90 and NVRTC.
+#   - codegen.nvcc: every kernel of every bundled model through nvcc sm_80/sm_90 and NVRTC;
+#   - codegen.nvcc_golden: the golden .cu files (tests/codegen_golden) through nvcc and NVRTC;
+#   - codegen.reduction_schedules: small models with column, scalar and mixed reductions
+#     get their own mappings, and their kernels match the reference (run --emulate) and
+#     compile with nvcc and NVRTC.
 # stitchopt writes OUT/kernels/ (cli/compile.cc's codegen phase); a model without it
 # fails the model-wide tests. The tests use stitch_reference (tests/reference/tests.cmake),
 # stitch_nvrtc_check and STITCH_TSAN_TESTS (tests/cuda_emu/tests.cmake), which
@@ -44,6 +48,14 @@ function(stitch_add_codegen_tests)
     set(nvrtc --nvrtc-check $<TARGET_FILE:stitch_nvrtc_check>)
   endif()
   add_test(NAME codegen.nvcc_fixture COMMAND ${fixture} --nvcc ${nvrtc})
+  add_test(NAME codegen.nvcc_golden
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/compile_kernels.py
+                   --kernels-dir ${PROJECT_SOURCE_DIR}/tests/codegen_golden/golden ${nvrtc})
+  set_tests_properties(codegen.nvcc_golden PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+  add_test(NAME codegen.reduction_schedules
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/reduction_schedules.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.reduction_schedules PROPERTIES TIMEOUT 900)
   add_test(NAME codegen.nvcc
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/compile_kernels.py
                    --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models

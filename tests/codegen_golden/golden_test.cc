@@ -92,6 +92,33 @@ TEST(CodegenGolden, ManyLongRowsUseBlockPerRowAndGlobalFallback) {
   EXPECT_GT(kernel.workspace_bytes, 0);
 }
 
+// A column reduction (AStitch 2.1): a block per (32-column tile, slice of 128 rows),
+// 8 row lanes, the warps' columns combined through shared memory, partials to the
+// workspace, combined in slice order after a grid barrier, then the broadcast Sub
+// over every element after a second barrier.
+TEST(CodegenGolden, ColumnReductionTilesAndSlices) {
+  EmittedKernel kernel = emit_golden_case("column_center");
+  EXPECT_EQ(kernel.composition, "global");
+  EXPECT_TRUE(kernel.launch.cooperative);
+  EXPECT_NE(kernel.template_text.find("reducemean_1[GRID-SPLIT_32-CTA-ROWS_8,WARP-COL_32]"), std::string::npos)
+      << kernel.template_text;
+  EXPECT_EQ(kernel.launch.shared_bytes, 8 * 32 * 8);  // [warps, 32 columns] of double
+  ASSERT_FALSE(kernel.ops.empty());
+  EXPECT_EQ(kernel.ops[0].composition, "block");
+}
+
+// A column reduction and a scalar of the same tensor in one kernel (a bias gradient and
+// the gradient's squared norm): the column tiles, and a warp per slice of the whole
+// tensor for the scalar, whose 512 partials one warp combines.
+TEST(CodegenGolden, ColumnAndScalarReductions) {
+  EmittedKernel kernel = emit_golden_case("grad_stats");
+  EXPECT_EQ(kernel.composition, "global");
+  EXPECT_NE(kernel.template_text.find("reducesum_1[GRID-SPLIT_16-CTA-ROWS_8,WARP-COL_32]"), std::string::npos)
+      << kernel.template_text;
+  EXPECT_NE(kernel.template_text.find("reducesum_2[GRID-SPLIT_512-WARP,GRID-SPLIT_512-WARP]"), std::string::npos)
+      << kernel.template_text;
+}
+
 TEST(CodegenGolden, PackedPair) {
   EXPECT_EQ(emit_golden_case("packed_pair").composition, "packing");
 }
@@ -112,13 +139,12 @@ TEST(CodegenGolden, UnsupportedOpNamesTheNode) {
   Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}
 graph "g" (%x: f32[4]) {
-  %y: f32[4] = Tan(%x) {name="tan_0"}
-  return %y
+  %y: f32[4], %mask: bool[4] = Dropout(%x) {name="drop_0"}
+  return %mask
 }
-)", "tan.ir", "k");
+)", "dropout_mask.ir", "k");
   ASSERT_FALSE(kernel.is_ok());
-  EXPECT_EQ(kernel.status().message(),
-            "node \"tan_0\" (Tan): has no CUDA implementation in the emitter; it stays unfused");
+  EXPECT_EQ(kernel.status().message(), "node \"drop_0\" (Dropout): only output 0 of Dropout can be emitted");
 }
 
 }  // namespace

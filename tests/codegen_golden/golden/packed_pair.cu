@@ -45,7 +45,7 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
     return tanhf(x);
   };
   // Part 0: blocks [0, 256)
-  if (blockIdx.x >= 0 && blockIdx.x < 256) {
+  if (blockIdx.x < 256) {
     tid = static_cast<long long>(blockIdx.x - 0) * blockDim.x + threadIdx.x;
     threads = static_cast<long long>(256) * blockDim.x;
     // "relu_0" (Relu) -> f16[1024,64] (output)
