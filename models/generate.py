@@ -728,8 +728,65 @@ def make_recommender():
                  "reduction, <64,30000> softmax)")
 
 
+def make_mlp_train():
+    b = Builder("mlp_train", 13, seed=112)
+    batch, dims, lr = 256, [784, 256, 128, 10], 0.05
+    x = b.input("input", F32, [batch, dims[0]])
+    targets = b.input("targets", F32, [batch, dims[-1]])
+    params = []
+    for i in range(3):
+        params.append((b.input(f"layers.{i}.weight", F32, [dims[i + 1], dims[i]]),
+                       b.input(f"layers.{i}.bias", F32, [dims[i + 1]])))
+    # Forward: Gemm(transB) + Relu, log-softmax cross entropy (a scalar mean).
+    zs, acts = [], [x]
+    for i, (w, bias) in enumerate(params):
+        z = b.op("Gemm", [acts[-1], w, bias], f"/layers.{i}", transB=1, alpha=1.0, beta=1.0)
+        zs.append(z)
+        if i < 2:
+            acts.append(b.op("Relu", [z], f"/act{i}"))
+    logp = b.op("LogSoftmax", [zs[-1]], "/loss", axis=1)
+    picked = b.reduce("ReduceSum", b.op("Mul", [targets, logp], "/loss"), [1], 0, "/loss")
+    b.op("Neg", [b.reduce("ReduceMean", picked, [0], 0, "/loss")], "/loss", out="loss")
+    # Backward: d(loss)/d(logits) = (softmax - targets) / batch; per layer the weight
+    # gradient is dz^T a (Gemm transA), the bias gradient the column sum of dz, and
+    # the input gradient dz W, masked by the ReLU.
+    s = "/backward"
+    dz = b.op("Div", [b.op("Sub", [b.op("Exp", [logp], s), targets], s),
+                      b.const(float(batch), s)], s)
+    grads = [None] * 3
+    for i in (2, 1, 0):
+        w = params[i][0]
+        scope = f"{s}/layers.{i}"
+        dw = b.op("Gemm", [dz, acts[i]], scope, transA=1, alpha=1.0)
+        db = b.reduce("ReduceSum", dz, [0], 0, scope)
+        grads[i] = (dw, db)
+        if i > 0:
+            da = b.op("MatMul", [dz, w], scope)
+            mask = b.op("Greater", [zs[i - 1], b.const(0.0, scope)], f"{s}/act{i - 1}")
+            dz = b.op("Where", [mask, da, b.const(0.0, scope)], f"{s}/act{i - 1}")
+    # SGD: p - lr * dp for every parameter.
+    for i, ((w, bias), (dw, db)) in enumerate(zip(params, grads)):
+        for p, dp in ((w, dw), (bias, db)):
+            step = b.op("Mul", [dp, b.const(lr, "/sgd")], "/sgd")
+            b.op("Sub", [p, step], "/sgd", out=f"{p}.updated")
+    b.output("loss", F32, [])
+    for i in range(3):
+        b.output(f"layers.{i}.weight.updated", F32, [dims[i + 1], dims[i]])
+        b.output(f"layers.{i}.bias.updated", F32, [dims[i + 1]])
+    return b, dict(
+        description="One SGD training step of an MLP 784-256-128-10 at batch 256, "
+                    "parameters as inputs: forward (Gemm(transB)+Relu), log-softmax "
+                    "cross entropy (a scalar ReduceMean), backward (weight gradients "
+                    "as Gemm(transA), bias gradients as column ReduceSums over the "
+                    "batch, ReLU masks as Where), and the SGD update of every "
+                    "parameter.",
+        workload="FusionStitching: perceptron training (column and scalar "
+                 "reductions, packed parameter updates)")
+
+
 MODELS = [
     ("mlp", make_mlp),
+    ("mlp_train", make_mlp_train),
     ("logistic_regression", make_logistic_regression),
     ("vae", make_vae),
     ("word2vec", make_word2vec),
