@@ -6,6 +6,9 @@
 #   - codegen.emulated: every kernel of every bundled model, emulated, vs the reference
 #     interpreter; codegen.tsan: a small subset under ThreadSanitizer;
 #   - codegen.nvcc: every kernel of every bundled model through nvcc sm_80/sm_90 and NVRTC;
+#   - codegen.gpu: every bundled model's kernels built with nvcc and run on a real GPU by
+#     `stitchopt run`, outputs vs the reference; skipped (77) with the reason when no
+#     GPU is usable (cudaGetDeviceCount failing);
 #   - codegen.nvcc_golden: the golden .cu files (tests/codegen_golden) through nvcc and NVRTC;
 #   - codegen.reduction_schedules: small models with column, scalar and mixed reductions
 #     get their own mappings, and their kernels match the reference (run --emulate) and
@@ -48,6 +51,10 @@ function(stitch_add_codegen_tests)
     set(nvrtc --nvrtc-check $<TARGET_FILE:stitch_nvrtc_check>)
   endif()
   add_test(NAME codegen.nvcc_fixture COMMAND ${fixture} --nvcc ${nvrtc})
+  add_test(NAME codegen.gpu
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/gpu_kernels.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
+  set_tests_properties(codegen.gpu PROPERTIES TIMEOUT 3600 SKIP_RETURN_CODE 77)
   add_test(NAME codegen.nvcc_golden
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/compile_kernels.py
                    --kernels-dir ${PROJECT_SOURCE_DIR}/tests/codegen_golden/golden ${nvrtc})
