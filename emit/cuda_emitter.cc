@@ -233,23 +233,30 @@ std::string combine(const std::string& kind, const std::string& a, const std::st
   return "(" + b + cmp + a + nan + ") ? " + b + " : " + a;
 }
 
-// The identity of a float accumulator of `kind` (row-local reductions).
-std::string row_identity(const std::string& kind) {
-  if (kind == "sum") return "0.0f";
-  if (kind == "prod") return "1.0f";
-  return kind == "max" ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";
+// The C++ type of a reduction's accumulator: float in the row-local schedules, the
+// schedule's choice for warp and column mappings (double for sums and products).
+std::string accumulator_type(int bytes) { return bytes == 8 ? "double" : "float"; }
+
+// The identity of an accumulator of `kind` and `type`, valid in every compile mode.
+std::string identity(const std::string& kind, const std::string& type) {
+  const std::string suffix = type == "float" ? "f" : "";
+  if (kind == "sum") return "0.0" + suffix;
+  if (kind == "prod") return "1.0" + suffix;
+  return kind == "max" ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";  // -inf, +inf
 }
 
-// Row-local reductions: every lane of a warp ends with the combination of the warp's
-// float accumulators `a` (xor shuffles).
-std::string float_warp_reduce(const std::string& kind, const std::string& indent) {
-  return indent + "for (int offset = 16; offset > 0; offset /= 2) {\n" + indent +
-         "  const float b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent + "  a = " +
-         combine(kind, "a", "b", true) + ";\n" + indent + "}\n";
+// Lanes of a warp combine their accumulators `a` (of `type`) by xor shuffles over the
+// offsets 16 down to `lowest`: every lane ends with the combination of its group.
+std::string shuffle_combine(const std::string& kind, const std::string& type, int lowest,
+                            const std::string& indent) {
+  return indent + "for (int offset = 16; " + (lowest == 1 ? std::string("offset > 0") : "offset >= " + num(lowest)) +
+         "; offset /= 2) {\n" + indent + "  const " + type + " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" +
+         indent + "  a = " + combine(kind, "a", "b", true) + ";\n" + indent + "}\n";
 }
 
-// Then every thread of the block gets the combination of the warps' results, through
-// the 32-float scratch at `scratch_offset` of the arena, in warp order.
+// Row-local block reductions: after shuffle_combine, every thread of the block gets the
+// combination of the warps' float results, through the 32-float scratch at
+// `scratch_offset` of the arena, in warp order.
 std::string float_block_combine(const std::string& kind, int64_t scratch_offset, const std::string& indent) {
   return indent + "float* partials = reinterpret_cast<float*>(smem + " + num(scratch_offset) + ");\n" + indent +
          "if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;\n" + indent + "__syncthreads();\n" + indent +
@@ -257,32 +264,10 @@ std::string float_block_combine(const std::string& kind, int64_t scratch_offset,
          combine(kind, "a", "partials[w]", true) + ";\n" + indent + "__syncthreads();\n";
 }
 
-// The accumulator type of a warp-mapped reduction of `kind`: sums and products of
-// many elements in double (as the thread mapping and the interpreter), max/min exact
-// in float.
-std::string accumulator_type(const std::string& kind) {
-  return kind == "sum" || kind == "prod" ? "double" : "float";
-}
-
-// The identity of an accumulator of `kind`, valid in every compile mode.
-std::string identity(const std::string& kind) {
-  if (kind == "sum") return "0.0";
-  if (kind == "prod") return "1.0";
-  return kind == "max" ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";  // -inf, +inf
-}
-
-// Lanes of a warp combine their accumulators `a` by xor shuffles over the given
-// offsets (from 16 down to `lowest`): every lane ends with the combination.
-std::string shuffle_combine(const std::string& kind, int lowest, const std::string& indent) {
-  return indent + "for (int offset = 16; offset >= " + num(lowest) + "; offset /= 2) {\n" + indent + "  const " +
-         accumulator_type(kind) + " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent + "  a = " +
-         combine(kind, "a", "b", true) + ";\n" + indent + "}\n";
-}
-
-// The stored result of a warp-mapped reduction's accumulator `a` (mean and post
-// function applied) for an element of `dtype`.
-std::string mapped_result(const ReduceSpec& spec, int64_t reduced, DType dtype) {
-  const bool in_float = accumulator_type(spec.kind) == "float";
+// The stored result of a warp-mapped reduction's accumulator `a` of `type` (mean and
+// post function applied) for an element of `dtype`.
+std::string mapped_result(const ReduceSpec& spec, int64_t reduced, const std::string& type, DType dtype) {
+  const bool in_float = type == "float";
   std::string value = spec.mean ? "(a / " + num(reduced) + (in_float ? ".0f)" : ".0)") : "a";
   if (!spec.post.empty()) value = spec.post + (in_float ? "f(" : "(") + value + ")";
   return store(dtype, in_float ? value : "static_cast<float>(" + value + ")");
@@ -969,7 +954,7 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
     code += in + "for (long long j = " + first + "; j < " + end(length) + "; j += " + width + ") {\n";
     code += in + "  const float v = " + element + ";\n";
     code += in + "  a = " + combine(spec.kind, "a", "(" + spec.pre + ")", true) + ";\n" + in + "}\n";
-    code += float_warp_reduce(spec.kind, in);
+    code += shuffle_combine(spec.kind, "float", 1, in);
     if (!warp) code += float_block_combine(spec.kind, schedule_.shared_bytes - kBlockScratchBytes, in);
     if (split) {
       // The slice's partial; the phase after the next grid barrier combines them.
@@ -1094,7 +1079,7 @@ std::string KernelWriter::partials_pointer(ir::ValueId id) {
   const std::string name = "pt_" + names_.at(id);
   if (partials_declared_.insert(id).second) {
     const ValueSchedule& value = schedule_.values.at(id);
-    const std::string acc = accumulator_type(reduce_spec(graph_.node(graph_.value(id).producer)).value().kind);
+    const std::string acc = accumulator_type(value.accumulator_bytes);
     defs_ << "  " << acc << "* " << name << " = reinterpret_cast<" << acc << "*>(workspace + " << value.partial_offset << ");  // ["
           << elements_of(graph_, id) << ", " << value.slices << "] partials of "
           << graph_.node(graph_.value(id).producer).display_name() << "\n";
@@ -1132,11 +1117,9 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
   }
   const int64_t slices = value.slices;
   const bool split = slices >= 2;
-  const int64_t outputs = elements_of(graph_, id);
   const int64_t w_cols = value.columns;
   const int64_t col_tiles = column ? (value.inner + w_cols - 1) / w_cols : 1;
-  const int64_t items = (column ? outputs / value.inner * col_tiles : outputs) * slices;
-  const std::string acc = accumulator_type(spec.kind);
+  const std::string acc = accumulator_type(value.accumulator_bytes);
   const std::string in_ = indent + "  ";
   const std::string item = split ? "(item / " + num(slices) + ")" : "item";
   std::string code;
@@ -1144,11 +1127,11 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
     code += indent + "// a block per (tile of " + num(w_cols) + " columns, slice of " + num(value.slice) +
             " rows): threads over " + num(w_cols) + " columns x blockDim.x / " + num(w_cols) + " rows" +
             (split ? ", partials to the workspace" : "") + "\n";
-    code += indent + "for (long long item = tid / blockDim.x; item < " + num(items) + "; item += threads / blockDim.x) {\n";
+    code += indent + "for (long long item = tid / blockDim.x; item < " + num(value.items) + "; item += threads / blockDim.x) {\n";
   } else {
     code += indent + "// a warp per (output, slice of " + num(value.slice) + "): lanes over the reduced elements" +
             (split ? ", partials to the workspace" : "") + "\n";
-    code += indent + "for (long long item = tid / 32; item < " + num(items) + "; item += threads / 32) {\n";
+    code += indent + "for (long long item = tid / 32; item < " + num(value.items) + "; item += threads / 32) {\n";
   }
   code += in_ + "const long long lane = threadIdx.x % 32;\n";
   code += in_ + "const long long r0 = " + (split ? "(item % " + num(slices) + ") * " + num(value.slice) : std::string("0")) + ";\n";
@@ -1157,7 +1140,7 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
                        num(value.reduced)
                  : num(value.reduced)) +
           ";\n";
-  code += in_ + acc + " a = " + identity(spec.kind) + ";\n";
+  code += in_ + acc + " a = " + identity(spec.kind, acc) + ";\n";
   const std::string element_offset = strided_index(red_dims, red_strides, "r");
   if (column) {
     const std::string column_lane = w_cols < 32 ? "threadIdx.x % " + num(w_cols) : std::string("lane");
@@ -1170,7 +1153,7 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
     code += in_ + "    const " + acc + " v = " + x + "(base + " + element_offset + " + c);\n";
     code += in_ + "    a = " + combine(spec.kind, "a", "(" + spec.pre + ")", true) + ";\n";
     code += in_ + "  }\n" + in_ + "}\n";
-    if (w_cols < 32) code += shuffle_combine(spec.kind, static_cast<int>(w_cols), in_);
+    if (w_cols < 32) code += shuffle_combine(spec.kind, acc, static_cast<int>(w_cols), in_);
     code += in_ + acc + "* columns = reinterpret_cast<" + acc + "*>(smem);  // [warps, " + num(w_cols) + "]\n";
     code += in_ + (w_cols < 32 ? "if (lane < " + num(w_cols) + ") " : "") + "columns[threadIdx.x / 32 * " + num(w_cols) +
             " + lane] = a;\n";
@@ -1184,7 +1167,7 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
       code += in_ + "  " + partials_pointer(id) + "[i * " + num(slices) + " + item % " + num(slices) + "] = a;\n";
     } else {
       std::string target = output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
-      code += in_ + "  " + target + "[i] = " + mapped_result(spec, value.reduced, dtype(id)) + ";\n";
+      code += in_ + "  " + target + "[i] = " + mapped_result(spec, value.reduced, acc, dtype(id)) + ";\n";
     }
     code += in_ + "}\n" + in_ + "__syncthreads();\n";
     return code + indent + "}\n";
@@ -1195,12 +1178,12 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
   code += in_ + "  const " + acc + " v = " + x + "(base + " + element_offset + ");\n";
   code += in_ + "  a = " + combine(spec.kind, "a", "(" + spec.pre + ")", true) + ";\n";
   code += in_ + "}\n";
-  code += shuffle_combine(spec.kind, 1, in_);
+  code += shuffle_combine(spec.kind, acc, 1, in_);
   if (split) {
     code += in_ + "if (lane == 0) " + partials_pointer(id) + "[i * " + num(slices) + " + item % " + num(slices) + "] = a;\n";
   } else {
     std::string target = output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
-    code += in_ + "if (lane == 0) " + target + "[i] = " + mapped_result(spec, value.reduced, dtype(id)) + ";\n";
+    code += in_ + "if (lane == 0) " + target + "[i] = " + mapped_result(spec, value.reduced, acc, dtype(id)) + ";\n";
   }
   return code + indent + "}\n";
 }
@@ -1220,14 +1203,14 @@ Result<std::string> KernelWriter::partials_code(ir::ValueId id, const std::strin
   std::string target = output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
   std::string code = indent + "// combine the " + num(slices) + " partials of each output in slice order\n";
   std::string writer;
-  const std::string acc = accumulator_type(spec.kind);
-  if (value.warp_combine) {
+  const std::string acc = accumulator_type(value.accumulator_bytes);
+  if (value.warp_combine()) {
     code += indent + "for (long long i = tid / 32; i < " + num(outputs) + "; i += threads / 32) {\n";
     code += in_ + "const long long lane = threadIdx.x % 32;\n";
-    code += in_ + acc + " a = " + identity(spec.kind) + ";\n";
+    code += in_ + acc + " a = " + identity(spec.kind, acc) + ";\n";
     code += in_ + "for (long long q = lane; q < " + num(slices) + "; q += 32) a = " +
             combine(spec.kind, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
-    code += shuffle_combine(spec.kind, 1, in_);
+    code += shuffle_combine(spec.kind, acc, 1, in_);
     writer = "if (lane == 0) ";
   } else {
     code += indent + "for (long long i = tid; i < " + num(outputs) + "; i += threads) {\n";
@@ -1235,7 +1218,7 @@ Result<std::string> KernelWriter::partials_code(ir::ValueId id, const std::strin
     code += in_ + "for (long long q = 1; q < " + num(slices) + "; ++q) a = " +
             combine(spec.kind, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
   }
-  code += in_ + writer + target + "[i] = " + mapped_result(spec, value.reduced, dtype(id)) + ";\n";
+  code += in_ + writer + target + "[i] = " + mapped_result(spec, value.reduced, acc, dtype(id)) + ";\n";
   return code + indent + "}\n";
 }
 
@@ -1259,10 +1242,10 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write, const
   } else {
     // Many partials (a scalar over the whole GPU): the block's threads share the loads,
     // then a block reduction in a fixed order, so every block gets the same value.
-    code += in + "float a = " + row_identity(spec.kind) + ";\n";
+    code += in + "float a = " + identity(spec.kind, "float") + ";\n";
     code += in + "for (long long q = threadIdx.x; q < " + num(parts) + "; q += blockDim.x) a = " +
             combine(spec.kind, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) + ";\n";
-    code += float_warp_reduce(spec.kind, in);
+    code += shuffle_combine(spec.kind, "float", 1, in);
     code += float_block_combine(spec.kind, schedule_.shared_bytes - kBlockScratchBytes, in);
   }
   code += row_result(spec, length, base, in);

@@ -232,7 +232,7 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   for (size_t d = axes.empty() ? 0 : static_cast<size_t>(axes.back()) + 1; d < in.size(); ++d) inner *= in[d];
   const int64_t outputs = std::max<int64_t>(elements_of(graph, node.outputs[0]), 1);
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  int64_t items = 0;       // work items without slices: warps (kWarp) or blocks (kColumn)
+  int64_t items = 0;       // work items without slices
   int64_t units = 0;       // co-resident warps or blocks
   int64_t min_slice = 0;   // reduced elements (rows) a slice keeps at least
   if (inner == 1) {
@@ -258,21 +258,22 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   slices = std::max<int64_t>(slices, 1);
   value->slice = ceil_div(reduced, slices);
   value->slices = ceil_div(reduced, value->slice);
-  value->warp_combine = value->slices > 32;
+  value->items = items * value->slices;
+  value->accumulator_bytes = node.op_type == "ReduceMax" || node.op_type == "ReduceMin" ? 4 : 8;
   return Status::ok();
 }
 
-// Threads a stage needs to write `value` (one per element, or 32 per warp work item).
+// Threads a stage needs to write `value`: one per element, 32 per warp work item, a
+// block per column work item; a warp per output when it combines partials.
 int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value) {
   const int64_t outputs = elements_of(graph, id);
   switch (value.mapping) {
     case ReductionMapping::kThread:
       return outputs;
     case ReductionMapping::kWarp:
-      return 32 * outputs * value.slices;
-    case ReductionMapping::kColumn:  // a block per item
-      return kGlobalBlock * (outputs / value.inner) * ((value.inner + value.columns - 1) / value.columns) *
-             value.slices;
+      return 32 * std::max(value.items, value.warp_combine() ? outputs : 0);
+    case ReductionMapping::kColumn:
+      return std::max(kGlobalBlock * value.items, value.warp_combine() ? 32 * outputs : 0);
   }
   return outputs;
 }
@@ -389,15 +390,6 @@ std::string_view composition_name(Composition composition) {
     case Composition::kGlobal: return "global";
   }
   return "global";
-}
-
-std::string_view reduction_mapping_name(ReductionMapping mapping) {
-  switch (mapping) {
-    case ReductionMapping::kThread: return "thread";
-    case ReductionMapping::kWarp: return "warp";
-    case ReductionMapping::kColumn: return "column";
-  }
-  return "thread";
 }
 
 bool is_row_local(const GroupSchedule& schedule) {
@@ -726,11 +718,8 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
         schedule.materialized.push_back(output);
         if (value.slices >= 2) {
           value.partial_offset = workspace;
-          // Partials in the accumulator's type: double for sums and products.
-          const std::string& op = graph.node(id).op_type;
-          const int64_t bytes = op == "ReduceMax" || op == "ReduceMin" ? 4 : 8;
-          workspace += align_to(elements_of(graph, output) * value.slices * bytes, kWorkspaceAlignment);
-          if (value.warp_combine) work = std::max(work, 32 * elements_of(graph, output));
+          workspace += align_to(elements_of(graph, output) * value.slices * value.accumulator_bytes,
+                                kWorkspaceAlignment);
         }
         if (outputs.count(output)) {
           value.storage = Storage::kOutput;
@@ -746,7 +735,8 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     // Column reductions combine their warps' columns through shared memory.
     for (const auto& [id, value] : schedule.values) {
       if (value.mapping != ReductionMapping::kColumn) continue;
-      schedule.shared_bytes = std::max<int64_t>(schedule.shared_bytes, schedule.block / 32 * value.columns * 8);
+      schedule.shared_bytes = std::max<int64_t>(schedule.shared_bytes,
+                                                schedule.block / 32 * value.columns * value.accumulator_bytes);
     }
     schedule.shared_bytes_requested = schedule.shared_bytes;
     int64_t blocks_per_wave =

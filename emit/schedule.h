@@ -89,7 +89,6 @@ enum class ReductionMapping {
   kWarp,    // a warp per (output, slice): row and scalar reductions
   kColumn,  // a block per (column tile, slice): column reductions
 };
-std::string_view reduction_mapping_name(ReductionMapping mapping);  // "thread", "warp", "column"
 
 struct ValueSchedule {
   ir::ValueId value = ir::kNoId;
@@ -102,15 +101,18 @@ struct ValueSchedule {
   bool row_varying = false;
   int64_t row_elements = 0;  // row-local: elements of this value per row (k)
   // Reductions of the thread, packing and global compositions (5.). With slices >= 2
-  // the partials ([output, slice] floats at partial_offset) are written one stage
+  // the partials ([output, slice] accumulators at partial_offset) are written one stage
   // before `level`, where they are combined.
   ReductionMapping mapping = ReductionMapping::kThread;
+  int64_t items = 0;     // work items, slices included: warps (kWarp) or blocks (kColumn)
   int64_t reduced = 1;   // reduced elements per output
   int64_t inner = 1;     // kColumn: C, the trailing kept elements
   int columns = 1;       // kColumn: W, consecutive columns per warp (power of two <= 32)
   int64_t slices = 1;    // warps (kWarp) or blocks (kColumn) sharing one output's or tile's range
   int64_t slice = 0;     // reduced elements (kWarp) or reduced rows (kColumn) per slice
-  bool warp_combine = false;  // slices >= 2: a warp (else a thread) combines an output's partials
+  int accumulator_bytes = 4;  // 8: sums and products accumulate in double, 4: max/min in float
+  // Sliced: a warp (more than 32 partials) or a thread combines an output's partials.
+  bool warp_combine() const { return slices > 32; }
 };
 
 struct GroupSchedule {

@@ -781,7 +781,7 @@ def make_mlp_train():
                     "batch, ReLU masks as Where), and the SGD update of every "
                     "parameter.",
         workload="FusionStitching: perceptron training (column and scalar "
-                 "reductions, packed parameter updates)")
+                 "reductions, one update per parameter)")
 
 
 MODELS = [

@@ -21,13 +21,12 @@ Usage: gpu_kernels.py --stitchopt PATH --models DIR [--model NAME]... [--work DI
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model_outputs import Failure, manifest_entries, run_stitchopt  # noqa: E402
+from model_outputs import Failure, manifest_entries, run_stitchopt, stitchopt_run  # noqa: E402
 
 
 def main():
@@ -50,17 +49,16 @@ def main():
                 failures.append(f"{name}: {failure}")
                 continue
             start = time.monotonic()
-            proc = subprocess.run([args.stitchopt, "run", out], capture_output=True, text=True, timeout=1200)
+            outputs = len(entry["outputs"])
+            matched, text = stitchopt_run(args.stitchopt, out, outputs, timeout=1200)
             seconds = time.monotonic() - start
-            text = proc.stdout + proc.stderr
             skipped = re.search(r"no GPU \((.*)\); running on the CPU", text)
             if skipped:
                 print(f"SKIP: no usable GPU: {skipped.group(1)}")
                 return 77
-            outputs = len(entry["outputs"])
             host = re.search(r"on the host: (\d+)", text)
-            if proc.returncode != 0 or f"all {outputs} outputs match" not in text:
-                failures.append(f"{name}: stitchopt run exit {proc.returncode}:\n{text}")
+            if not matched:
+                failures.append(f"{name}: {text}")
                 continue
             errors = re.findall(r"max rel err (\S+)", text)
             print(f"PASS {name:20s} {outputs} outputs, largest error {max(map(float, errors)):.3g}, "

@@ -62,6 +62,18 @@ def run_stitchopt(stitchopt, models_dir, entry, overrides, work, timeout):
     return entry, out_dir
 
 
+def stitchopt_run(stitchopt, out_dir, outputs, flags=(), timeout=600):
+    """`stitchopt run OUT_DIR FLAGS...`, which compares every graph output with the
+    reference interpreter. Returns (matched, text): matched when it exits 0 and says all
+    `outputs` outputs match; text is its stdout and stderr, prefixed by the exit status
+    when it did not match."""
+    proc = subprocess.run([stitchopt, "run", out_dir, *flags], capture_output=True, text=True,
+                          timeout=timeout)
+    text = proc.stdout + proc.stderr
+    matched = proc.returncode == 0 and f"all {outputs} outputs match" in text
+    return matched, text if matched else f"stitchopt run exit {proc.returncode}:\n{text}"
+
+
 def exit_status(failed, checked, missing, allow_missing, nothing_checked):
     """0 pass, 1 fail, 77 (ctest's skip) when no model had kernels/ and that is allowed.
 

@@ -34,6 +34,8 @@ from onnx import TensorProto as T
 from onnx import helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from model_outputs import stitchopt_run  # noqa: E402
 OPSET = 17
 
 
@@ -196,12 +198,9 @@ def main():
                     failures.append(f"{name}: template {template!r} lacks {attribute!r}")
             if composition and composition not in compositions:
                 failures.append(f"{name}: compositions {compositions}, expected {composition}")
-            proc = subprocess.run([args.stitchopt, "run", out, "--emulate"], capture_output=True, text=True,
-                                  timeout=600)
-            text = proc.stdout + proc.stderr
-            outputs = len(m.graph.output)
-            if proc.returncode != 0 or f"all {outputs} outputs match" not in text:
-                failures.append(f"{name}: stitchopt run --emulate exit {proc.returncode}:\n{text}")
+            matched, text = stitchopt_run(args.stitchopt, out, len(m.graph.output), ["--emulate"])
+            if not matched:
+                failures.append(f"{name} (--emulate): {text}")
                 continue
             kernel_dirs.append(os.path.join(out, "kernels"))
             if len(failures) > failed_before:

@@ -79,7 +79,7 @@ STITCH_KERNEL void stitch_grad_stats_kernel(
       const double v = v_sq(base + r);
       a = a + (v);
     }
-    for (int offset = 16; offset >= 1; offset /= 2) {
+    for (int offset = 16; offset > 0; offset /= 2) {
       const double b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
     }
@@ -100,7 +100,7 @@ STITCH_KERNEL void stitch_grad_stats_kernel(
     const long long lane = threadIdx.x % 32;
     double a = 0.0;
     for (long long q = lane; q < 512; q += 32) a = a + pt_norm2[i * 512 + q];
-    for (int offset = 16; offset >= 1; offset /= 2) {
+    for (int offset = 16; offset > 0; offset /= 2) {
       const double b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
     }
