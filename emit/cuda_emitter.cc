@@ -9,6 +9,7 @@
 
 #include "cost_model/cost_model.h"
 #include "emit/schedule.h"
+#include "support/escape.h"
 #include "ir/op_registry.h"
 
 namespace stitch::emit {
@@ -161,14 +162,11 @@ std::string convert(DType from, DType to, const std::string& x) {
   return "static_cast<" + target + ">(" + x + ")";
 }
 
-std::string sanitize(const std::string& name) {
-  std::string text;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    text += ok ? c : '_';
-  }
-  while (text.find("__") != std::string::npos) text.replace(text.find("__"), 2, "_");
-  return text;
+// A node as the generated comments show it: "name" (OpType), both escaped
+// (ir/escape.h): model strings never reach the source raw.
+std::string comment_name(const ir::Node& node) {
+  std::string shown = node.name.empty() ? "<unnamed>" : support::source_literal(node.name);
+  return shown + " (" + support::source_text(node.op_type) + ")";
 }
 
 // The output slot of `node` that produces `value`.
@@ -284,7 +282,7 @@ class KernelWriter {
     std::set<std::string> used;
     auto assign = [&](ir::ValueId id) {
       if (names_.count(id)) return;
-      std::string base = sanitize(graph.value(id).name);
+      std::string base = support::identifier_slug(graph.value(id).name);
       std::string candidate = base;
       for (int k = 1; used.count(candidate); ++k) candidate = base + "_" + num(k);
       used.insert(candidate);
@@ -392,7 +390,7 @@ Result<std::string> KernelWriter::accessor(ir::ValueId id) {
   STITCH_ASSIGN_OR_RETURN(std::string body, op_body(node, output_slot(node, id)));
   int readers = 0;
   for (const ir::Use& use : graph_.value(id).users) readers += inside_.count(use.node) ? 1 : 0;
-  defs_ << "  // " << node.op_type << " " << node.display_name() << ": "
+  defs_ << "  // " << node.op_type << " " << comment_name(node) << ": "
         << ir::to_string(graph_.value(id).type) << "\n";
   if (readers >= 2 && ir::op_kind(node) != ir::OpKind::kView) {
     const std::string& base = names_.at(id);
@@ -877,7 +875,7 @@ std::string KernelWriter::define_compute(ir::ValueId id, const std::string& body
   const std::string name = "compute_" + names_.at(id);
   if (computed_.insert(id).second) {
     const ir::Node& node = graph_.node(graph_.value(id).producer);
-    defs_ << "  // " << node.op_type << " " << node.display_name() << ": " << ir::to_string(graph_.value(id).type)
+    defs_ << "  // " << node.op_type << " " << comment_name(node) << ": " << ir::to_string(graph_.value(id).type)
           << note << "\n";
     defs_ << "  auto " << name << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n" << body << "  };\n";
   }
@@ -907,7 +905,7 @@ Result<std::string> KernelWriter::value_function(ir::ValueId id) {
 Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& indent) {
   const ir::Node& node = graph_.node(graph_.value(id).producer);
   const ValueSchedule& value = schedule_.values.at(id);
-  std::string code = indent + "// " + node.display_name() + " -> " +
+  std::string code = indent + "// " + comment_name(node) + " -> " +
                      ir::to_string(graph_.value(id).type) +
                      (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") + "\n";
   if (value.mapping != ReductionMapping::kThread) {
@@ -935,7 +933,7 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
   const std::string first = split ? "j0 + static_cast<long long>(threadIdx.x)" : lane;
   auto end = [&](int64_t length) { return split ? std::string("j1") : num(length); };
   const std::string& base = names_.at(id);
-  std::string code = indent + "// " + node.display_name() + " -> " +
+  std::string code = indent + "// " + comment_name(node) + " -> " +
                      ir::to_string(graph_.value(id).type) + "\n";
   if (ir::op_kind(node) == ir::OpKind::kReduction) {
     STITCH_ASSIGN_OR_RETURN(ReduceSpec spec, reduce_spec(node));
@@ -1018,7 +1016,7 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
   STITCH_RETURN_IF_ERROR(accessor(c).status());
   const std::string ct = compute_type(dtype(c));
   std::ostringstream code;
-  code << "  // " << matmul.display_name() << " -> " << ir::to_string(graph_.value(c).type) << ": tiles of [" << tm
+  code << "  // " << comment_name(matmul) << " -> " << ir::to_string(graph_.value(c).type) << ": tiles of [" << tm
        << ", " << tn << "] outputs of one batch per block\n";
   code << "  for (long long tile = blockIdx.x; tile < " << tiles << "; tile += gridDim.x) {\n";
   code << "    const long long batch = tile / " << m_tiles * n_tiles << ";\n";
@@ -1033,10 +1031,10 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
   code << "    const long long b_base = (" << broadcast_index(batch, b_batch, "batch") << ") * " << k * n << ";\n";
   code << "    for (long long e = threadIdx.x; e < " << tm * k << "; e += blockDim.x) {\n";
   code << "      const long long m = m0 + e / " << k << ";\n";
-  code << "      sh_a[e] = m < " << m << " ? static_cast<float>(" << a_value << ") : 0.0f;\n    }\n";
+  code << "      tile_a[e] = m < " << m << " ? static_cast<float>(" << a_value << ") : 0.0f;\n    }\n";
   code << "    for (long long e = threadIdx.x; e < " << k * tn << "; e += blockDim.x) {\n";
   code << "      const long long n = n0 + e % " << tn << ";\n";
-  code << "      sh_b[e] = n < " << n << " ? static_cast<float>(" << b_value << ") : 0.0f;\n    }\n";
+  code << "      tile_b[e] = n < " << n << " ? static_cast<float>(" << b_value << ") : 0.0f;\n    }\n";
   code << "    __syncthreads();\n";
   code << "    for (long long e = threadIdx.x; e < " << tm * tn << "; e += blockDim.x) {\n";
   code << "      const long long m = m0 + e / " << tn << ";\n";
@@ -1044,14 +1042,14 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
   code << "      if (m >= " << m << " || n >= " << n << ") continue;\n";
   code << "      double sum = 0;\n";
   code << "      for (long long kk = 0; kk < " << k << "; ++kk) {\n";
-  code << "        sum += static_cast<double>(sh_a[(e / " << tn << ") * " << k << " + kk]) * static_cast<double>(sh_b[kk * "
+  code << "        sum += static_cast<double>(tile_a[(e / " << tn << ") * " << k << " + kk]) * static_cast<double>(tile_b[kk * "
        << tn << " + e % " << tn << "]);\n      }\n";
   code << "      r_" << names_.at(c) << " = " << load(dtype(c), store(dtype(c), "static_cast<" + ct + ">(sum)")) << ";\n";
   code << "      const long long i = (batch * " << m << " + m) * " << n << " + n;\n";
   for (ir::ValueId id : written) {
     if (!output_index_.count(id)) continue;
     STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
-    code << "      // " << graph_.node(graph_.value(id).producer).display_name() << " -> " << ir::to_string(graph_.value(id).type)
+    code << "      // " << comment_name(graph_.node(graph_.value(id).producer)) << " -> " << ir::to_string(graph_.value(id).type)
          << " (output)\n";
     code << "      " << pointer_name(id) << "[i] = " << store(dtype(id), name + "(i)") << ";\n";
   }
@@ -1082,7 +1080,7 @@ std::string KernelWriter::partials_pointer(ir::ValueId id) {
     const std::string acc = accumulator_type(value.accumulator_bytes);
     defs_ << "  " << acc << "* " << name << " = reinterpret_cast<" << acc << "*>(workspace + " << value.partial_offset << ");  // ["
           << elements_of(graph_, id) << ", " << value.slices << "] partials of "
-          << graph_.node(graph_.value(id).producer).display_name() << "\n";
+          << comment_name(graph_.node(graph_.value(id).producer)) << "\n";
   }
   return name;
 }
@@ -1232,7 +1230,7 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write, const
   const std::string& base = names_.at(id);
   const int64_t parts = schedule_.blocks_per_row;
   const int64_t length = product(dims(node.inputs[0])) / std::max<int64_t>(schedule_.rows, 1);
-  std::string code = indent + "// " + node.display_name() + ": combine the " + num(parts) + " partials of the row\n";
+  std::string code = indent + "// " + comment_name(node) + ": combine the " + num(parts) + " partials of the row\n";
   code += indent + "{\n";
   std::string in = indent + "  ";
   if (parts <= 32) {
@@ -1343,7 +1341,7 @@ Result<std::string> KernelWriter::write_body() {
         const ValueSchedule& value = schedule_.values.at(id);
         if (value.slices >= 2 && value.level - 1 == level) {
           STITCH_ASSIGN_OR_RETURN(std::string code, mapped_reduction_code(id, "  "));
-          stages << "  // " << graph_.node(graph_.value(id).producer).display_name() << ": partials\n" << code;
+          stages << "  // " << comment_name(graph_.node(graph_.value(id).producer)) << ": partials\n" << code;
         }
         if (value.level != level) continue;
         STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "  "));
@@ -1355,10 +1353,10 @@ Result<std::string> KernelWriter::write_body() {
   if (schedule_.shared_bytes > 0) body << "  STITCH_SHARED_ARENA(smem, " << schedule_.shared_bytes << ");\n";
   if (schedule_.tiled_gemm != ir::kNoId) {
     const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
-    body << "  float* sh_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset << ");  // ["
-         << schedule_.tile_m << ", " << schedule_.gemm_k << "] rows of \"" << graph_.value(matmul.inputs[0]).name << "\"\n";
-    body << "  float* sh_b = reinterpret_cast<float*>(smem + " << schedule_.tile_b_offset << ");  // ["
-         << schedule_.gemm_k << ", " << schedule_.tile_n << "] columns of \"" << graph_.value(matmul.inputs[1]).name << "\"\n";
+    body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset << ");  // ["
+         << schedule_.tile_m << ", " << schedule_.gemm_k << "] rows of " << support::source_literal(graph_.value(matmul.inputs[0]).name) << "\n";
+    body << "  float* tile_b = reinterpret_cast<float*>(smem + " << schedule_.tile_b_offset << ");  // ["
+         << schedule_.gemm_k << ", " << schedule_.tile_n << "] columns of " << support::source_literal(graph_.value(matmul.inputs[1]).name) << "\n";
   } else if (is_row_local(schedule_)) {
     if (schedule_.composition == Composition::kWarp) {
       body << "  const long long lane = threadIdx.x % 32;\n";
@@ -1371,7 +1369,7 @@ Result<std::string> KernelWriter::write_body() {
         if (value.partial_offset < 0) continue;
         body << "  float* pt_" << names_.at(id) << " = reinterpret_cast<float*>(workspace + "
              << value.partial_offset << ");  // [" << schedule_.rows << ", " << schedule_.blocks_per_row
-             << "] partials of " << graph_.node(graph_.value(id).producer).display_name() << "\n";
+             << "] partials of " << comment_name(graph_.node(graph_.value(id).producer)) << "\n";
       }
     }
     int64_t slot_bytes = schedule_.shared_bytes - (schedule_.composition == Composition::kBlock ? kBlockScratchBytes : 0);
@@ -1525,8 +1523,8 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   std::ostringstream cu;
   cu << "// " << kernel.file << ": generated by stitchopt (docs/codegen.md). Do not edit.\n//\n";
   cu << "// Fused ONNX nodes:\n";
-  for (const std::string& name : kernel.fused_nodes) cu << "//   " << name << "\n";
-  cu << "// Template: " << kernel.template_text << "\n";
+  for (const std::string& name : kernel.fused_nodes) cu << "//   " << support::source_text(name) << "\n";
+  cu << "// Template: " << support::source_text(kernel.template_text, 4096) << "\n";
   cu << "// Composition: " << kernel.composition;
   if (is_row_local(schedule)) {
     cu << " (" << schedule.rows << " rows of " << schedule.row_length << ", "
@@ -1546,13 +1544,13 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
     cu << " (" << schedule.levels << " stages separated by grid barriers)";
   }
   cu << "\n// Inputs:\n";
-  for (const KernelTensor& t : kernel.inputs) cu << "//   " << t.value_name << ": " << ir::dtype_onnx_name(t.dtype) << dims_text(t.shape) << "\n";
+  for (const KernelTensor& t : kernel.inputs) cu << "//   " << support::source_text(t.value_name) << ": " << ir::dtype_onnx_name(t.dtype) << dims_text(t.shape) << "\n";
   cu << "// Outputs:\n";
-  for (const KernelTensor& t : kernel.outputs) cu << "//   " << t.value_name << ": " << ir::dtype_onnx_name(t.dtype) << dims_text(t.shape) << "\n";
+  for (const KernelTensor& t : kernel.outputs) cu << "//   " << support::source_text(t.value_name) << ": " << ir::dtype_onnx_name(t.dtype) << dims_text(t.shape) << "\n";
   cu << "// Launch: grid " << kernel.launch.grid << ", block " << kernel.launch.block << ", shared "
      << kernel.launch.shared_bytes << " bytes (requested " << kernel.shared_bytes_requested << ")"
      << (kernel.launch.cooperative ? ", cooperative" : "") << ", workspace " << kernel.workspace_bytes << " bytes\n";
-  if (!kernel.shared_memory_fallback.empty()) cu << "// Shared-memory fallback: " << kernel.shared_memory_fallback << "\n";
+  if (!kernel.shared_memory_fallback.empty()) cu << "// Shared-memory fallback: " << support::source_text(kernel.shared_memory_fallback, 4096) << "\n";
   char predicted[64];
   std::snprintf(predicted, sizeof(predicted), "%.3f", kernel.predicted_time_us);
   cu << "// Predicted time: " << predicted << " us\n";
@@ -1602,6 +1600,13 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   }
   cu << "}\n#endif  // __CUDACC_RTC__\n";
   kernel.source = cu.str();
+  // Model strings pass support::source_text on their way in; this keeps it that way.
+  auto stray = std::find_if(kernel.source.begin(), kernel.source.end(), [](char c) {
+    return c != '\n' && (c < 0x20 || c > 0x7e);
+  });
+  STITCH_CHECK(stray == kernel.source.end())
+      << kernel.file << ": byte " << static_cast<int>(static_cast<unsigned char>(*stray))
+      << " at offset " << (stray - kernel.source.begin()) << " is not printable ASCII";
   return kernel;
 }
 

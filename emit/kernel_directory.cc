@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emit/json_text.h"
 #include "ir/dtype.h"
 
 // Defined in the .cc that emit/CMakeLists.txt generates from emit/cuda/stitch_prelude.cuh.
@@ -87,7 +88,7 @@ std::string render_kernels_json(const std::vector<EmittedKernel>& kernels) {
     list.push_back(std::move(entry));
   }
   root["kernels"] = std::move(list);
-  return root.dump(2) + "\n";
+  return dump_json(root);
 }
 
 std::string render_kernels_header(const std::vector<EmittedKernel>& kernels) {

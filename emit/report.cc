@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_model/cost_model.h"
+#include "emit/json_text.h"
 
 namespace stitch::emit {
 
@@ -118,7 +119,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     json["unfused"] = nullptr;
     json["solver"] = nullptr;
     json["modeled"] = nullptr;
-    return json.dump(2) + "\n";
+    return dump_json(json);
   }
   const fusion::PlannerResult& plan = report.plan->result;
   kernels["fused"] = plan.kernels_fused;
@@ -183,7 +184,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                      {"bytes_after", plan.estimate.bytes_after},
                      {"time_before_us", plan.estimate.time_before_us},
                      {"time_after_us", plan.estimate.time_after_us}};
-  return json.dump(2) + "\n";
+  return dump_json(json);
 }
 
 }  // namespace stitch::emit

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "support/escape.h"
 #include "ir/status.h"
 
 namespace stitch::ir {
@@ -62,8 +63,12 @@ bool Node::remove_attribute(std::string_view attribute_name) {
 }
 
 std::string Node::display_name() const {
-  std::string shown = name.empty() ? "<unnamed>" : "\"" + name + "\"";
+  std::string shown = name.empty() ? "<unnamed>" : support::quote(name);
   std::string qualified = domain.empty() ? op_type : domain + "." + op_type;
+  // Op types are plain identifiers in every model worth reading; any other is quoted.
+  if (std::string escaped = support::quote(qualified); escaped != "\"" + qualified + "\"") {
+    qualified = escaped;
+  }
   return shown + " (" + qualified + ")";
 }
 

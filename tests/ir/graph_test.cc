@@ -19,6 +19,17 @@ TEST(GraphTest, AddNodeLinksProducersAndUsers) {
   EXPECT_EQ(graph.node(relu).display_name(), "\"relu_0\" (Relu)");
 }
 
+TEST(GraphTest, DisplayNameQuotesHostileNames) {
+  Graph graph;
+  ValueId x = graph.add_value("x", TensorType::make(DType::kFloat32, {2}));
+  ValueId y = graph.add_value("y", TensorType::make(DType::kFloat32, {2}));
+  NodeId relu = graph.add_node("Relu", {x}, {y}, "", "r\n\xff");
+  EXPECT_EQ(graph.node(relu).display_name(), "\"r\\n\\xff\" (Relu)");
+  NodeId odd = graph.add_node("Odd\nOp", {y}, {graph.add_value("z", TensorType())}, "", "n");
+  EXPECT_EQ(graph.node(odd).display_name(), "\"n\" (\"Odd\\nOp\")");
+}
+
+
 TEST(GraphTest, ReplaceAllUsesMovesUsersAndGraphOutputs) {
   Graph graph;
   ValueId x = graph.add_value("x", TensorType::make(DType::kFloat32, {4}));

@@ -20,8 +20,8 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
     const float* __restrict__ p_w,
     float* __restrict__ p_y) {
   STITCH_SHARED_ARENA(smem, 4352);
-  float* sh_a = reinterpret_cast<float*>(smem + 0);  // [4, 16] rows of "r"
-  float* sh_b = reinterpret_cast<float*>(smem + 256);  // [16, 64] columns of "w"
+  float* tile_a = reinterpret_cast<float*>(smem + 0);  // [4, 16] rows of "r"
+  float* tile_b = reinterpret_cast<float*>(smem + 256);  // [16, 64] columns of "w"
   auto v_x = [&](long long i) -> float { return p_x[i]; };
   // ReduceSum "reduce_0" (ReduceSum): f32[8,32,16] (computed into the shared tile)
   auto compute_r = [&](long long i) -> float {
@@ -45,11 +45,11 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
     const long long b_base = (batch) * 1024;
     for (long long e = threadIdx.x; e < 64; e += blockDim.x) {
       const long long m = m0 + e / 16;
-      sh_a[e] = m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
+      tile_a[e] = m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
     }
     for (long long e = threadIdx.x; e < 1024; e += blockDim.x) {
       const long long n = n0 + e % 64;
-      sh_b[e] = n < 64 ? static_cast<float>(v_w(b_base + (e / 64) * 64 + n)) : 0.0f;
+      tile_b[e] = n < 64 ? static_cast<float>(v_w(b_base + (e / 64) * 64 + n)) : 0.0f;
     }
     __syncthreads();
     for (long long e = threadIdx.x; e < 256; e += blockDim.x) {
@@ -58,7 +58,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
       if (m >= 32 || n >= 64) continue;
       double sum = 0;
       for (long long kk = 0; kk < 16; ++kk) {
-        sum += static_cast<double>(sh_a[(e / 64) * 16 + kk]) * static_cast<double>(sh_b[kk * 64 + e % 64]);
+        sum += static_cast<double>(tile_a[(e / 64) * 16 + kk]) * static_cast<double>(tile_b[kk * 64 + e % 64]);
       }
       r_y = static_cast<float>(sum);
       const long long i = (batch * 32 + m) * 64 + n;
