@@ -1,69 +1,24 @@
 // ptxas -v parsing and the nvcc subprocess behind it.
 #include "emit/ptxas_stats.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <regex>
 #include <sstream>
 #include <system_error>
 
+#include "support/subprocess.h"
+
 namespace stitch::emit {
 namespace {
 
-int64_t to_int64(const std::string& digits) { return std::stoll(digits); }
+// nvcc on one generated kernel takes seconds; past this it is stuck.
+constexpr double kNvccTimeoutSeconds = 600;
 
-// Runs argv (no shell) and returns its exit status with stdout and stderr merged
-// into `output`; -1 when it could not be started or did not exit normally.
-int run_capturing(const std::vector<std::string>& argv, std::string& output) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) {
-    output = std::string("pipe: ") + std::strerror(errno);
-    return -1;
-  }
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t child = fork();
-  if (child < 0) {
-    output = std::string("fork: ") + std::strerror(errno);
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return -1;
-  }
-  if (child == 0) {
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    execvp(args[0], args.data());
-    const char* message = "exec failed\n";
-    ssize_t ignored = write(STDERR_FILENO, message, std::strlen(message));
-    (void)ignored;
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  char buffer[4096];
-  ssize_t count;
-  while ((count = read(pipe_fds[0], buffer, sizeof buffer)) != 0) {
-    if (count < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    output.append(buffer, static_cast<size_t>(count));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int64_t to_int64(const std::string& digits) { return std::stoll(digits); }
 
 }  // namespace
 
@@ -136,16 +91,8 @@ std::optional<std::filesystem::path> find_nvcc() {
   if (const char* cudacxx = std::getenv("CUDACXX"); cudacxx && *cudacxx) {
     if (std::filesystem::exists(cudacxx)) return std::filesystem::path(cudacxx);
   }
-  std::filesystem::path installed = "/usr/local/cuda/bin/nvcc";
-  if (std::filesystem::exists(installed)) return installed;
-  const char* path = std::getenv("PATH");
-  if (!path) return std::nullopt;
-  std::istringstream directories{std::string(path)};
-  std::string directory;
-  while (std::getline(directories, directory, ':')) {
-    if (directory.empty()) continue;
-    std::filesystem::path candidate = std::filesystem::path(directory) / "nvcc";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  if (std::string found = support::find_executable("nvcc", {"/usr/local/cuda/bin"}); !found.empty()) {
+    return std::filesystem::path(found);
   }
   return std::nullopt;
 }
@@ -166,17 +113,16 @@ Result<std::vector<PtxasStats>> run_ptxas(const std::filesystem::path& nvcc,
   argv.push_back("-o");
   argv.push_back(cubin.string());
   argv.push_back(cu_file.string());
-  std::string output;
-  int exit_code = run_capturing(argv, output);
+  support::ProcessOptions options;
+  options.timeout_seconds = kNvccTimeoutSeconds;
+  support::ProcessResult result = support::run_process(argv, options);
   std::error_code ignored;
   std::filesystem::remove(cubin, ignored);
-  if (exit_code != 0) {
-    return Status::internal(cu_file.string() + ": nvcc -arch=" + arch +
-                                 (exit_code < 0 ? " did not run" : " exited with " +
-                                                                       std::to_string(exit_code)) +
-                                 ": " + output);
+  if (!result.succeeded()) {
+    return Status::internal(cu_file.string() + ": nvcc -arch=" + arch + ": " + result.failure() +
+                            ": " + result.output);
   }
-  return parse_ptxas_output(output);
+  return parse_ptxas_output(result.output);
 }
 
 }  // namespace stitch::emit

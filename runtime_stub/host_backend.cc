@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime_stub/kernel_library.h"
+#include "support/subprocess.h"
 
 extern const char* const kStitchEmuHeaderText;
 extern const char* const kStitchEmuSourceText;
@@ -133,7 +134,7 @@ class HostBackend : public Backend {
     STITCH_RETURN_IF_ERROR(write_if_different(source, kStitchEmuSourceText));
     std::string cxx = options_.cxx;
     if (cxx.empty()) cxx = std::getenv("CXX") != nullptr ? std::getenv("CXX") : STITCH_DEFAULT_CXX;
-    recipe.compiler = find_executable(cxx, {});
+    recipe.compiler = support::find_executable(cxx);
     if (recipe.compiler.empty()) {
       return Status::invalid_input("the C++ compiler " + cxx +
                                    " for --emulate was not found; set CXX to one");

@@ -1,27 +1,27 @@
 #include "runtime_stub/kernel_library.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <fstream>
+#include <list>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
-extern char** environ;
+#include "support/subprocess.h"
 
 namespace stitch::runtime {
 namespace fs = std::filesystem;
 namespace {
+
+// One compiler run may take this long (a large fused kernel through nvcc takes
+// seconds to a minute); past it the build fails instead of hanging.
+constexpr double kCompileTimeoutSeconds = 600;
 
 // 64-bit FNV-1a: the stamp of a build step's inputs (not a security hash: it only
 // tells an unchanged build from a changed one).
@@ -49,25 +49,6 @@ std::optional<std::string> read_file(const fs::path& path) {
   return text.str();
 }
 
-// The command line as a shell would take it (for messages).
-std::string command_text(const std::vector<std::string>& argv) {
-  std::string text;
-  for (const std::string& arg : argv) {
-    if (!text.empty()) text += ' ';
-    bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=+,:", c) != nullptr;
-    });
-    if (plain) {
-      text += arg;
-    } else {
-      text += '\'';
-      for (char c : arg) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      text += '\'';
-    }
-  }
-  return text;
-}
-
 // The last `lines` lines of a log file.
 std::string log_tail(const fs::path& path, size_t lines) {
   std::string text = read_file(path).value_or("");
@@ -90,41 +71,6 @@ struct BuildCommand {
   }
 };
 
-Result<pid_t> spawn(const BuildCommand& command) {
-  posix_spawn_file_actions_t actions;
-  if (posix_spawn_file_actions_init(&actions) != 0) {
-    return Status::internal("posix_spawn_file_actions_init failed");
-  }
-  // stdout and stderr go to the log; stdin is /dev/null.
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, command.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  for (const std::string& arg : command.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    return Status::internal("cannot start " + command_text(command.argv) + ": " +
-                            std::strerror(error));
-  }
-  return pid;
-}
-
-// "" when the child exited with 0, else "exit code N" / "killed by signal N".
-std::string wait_for(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return std::string("waitpid: ") + std::strerror(errno);
-  }
-  if (WIFEXITED(status)) {
-    return WEXITSTATUS(status) == 0 ? "" : "exit code " + std::to_string(WEXITSTATUS(status));
-  }
-  return "killed by signal " + std::to_string(WTERMSIG(status));
-}
-
 // Runs the commands that are not up to date, up to `jobs` at a time; writes each stamp
 // after its command succeeded. On a failure, waits for the running ones and reports
 // the first failure with its command line and the tail of its output.
@@ -136,30 +82,36 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
     fs::remove(command.stamp_path(), ignored);
     pending.push_back(&command);
   }
-  std::deque<std::pair<pid_t, const BuildCommand*>> running;
+  std::list<std::pair<support::Process, const BuildCommand*>> running;
   Status failure;
   while ((failure.is_ok() && !pending.empty()) || !running.empty()) {
     while (failure.is_ok() && !pending.empty() && running.size() < jobs) {
       const BuildCommand* command = pending.front();
       pending.pop_front();
-      if (verbose) std::fprintf(stderr, "stitchopt: %s\n", command_text(command->argv).c_str());
-      Result<pid_t> pid = spawn(*command);
-      if (!pid.is_ok()) {
-        failure = pid.status();
-        break;
+      if (verbose) {
+        std::fprintf(stderr, "stitchopt: %s\n", support::command_line_text(command->argv).c_str());
       }
-      running.emplace_back(*pid, command);
+      support::ProcessOptions options;
+      options.output_path = command->log.string();
+      options.timeout_seconds = kCompileTimeoutSeconds;
+      running.emplace_back(support::Process::start(command->argv, options), command);
     }
     if (running.empty()) break;
-    auto [pid, command] = running.front();
-    running.pop_front();
-    std::string exit = wait_for(pid);
-    if (!exit.empty()) {
+    auto finished = std::find_if(running.begin(), running.end(),
+                                 [](auto& entry) { return entry.first.poll(); });
+    if (finished == running.end()) {
+      usleep(10000);
+      continue;
+    }
+    const support::ProcessResult result = finished->first.result();
+    const BuildCommand* command = finished->second;
+    running.erase(finished);
+    if (!result.succeeded()) {
       if (failure.is_ok()) {
         failure = Status::invalid_input(
-            fs::path(command->argv[0]).filename().string() + " failed (" + exit + "):\n  " +
-            command_text(command->argv) + "\n" + log_tail(command->log, 30) +
-            "\n(full output: " + command->log.string() + ")");
+            fs::path(command->argv[0]).filename().string() + " failed (" + result.failure() +
+            "):\n  " + support::command_line_text(command->argv) + "\n" +
+            log_tail(command->log, 30) + "\n(full output: " + command->log.string() + ")");
       }
       continue;
     }
@@ -172,27 +124,7 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
   return failure;
 }
 
-bool is_executable(const fs::path& path) {
-  return !path.empty() && access(path.c_str(), X_OK) == 0 && !fs::is_directory(path);
-}
-
 }  // namespace
-
-std::string find_executable(const std::string& name, const std::vector<fs::path>& extra_directories) {
-  if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
-  std::vector<fs::path> directories;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream list(path);
-    for (std::string directory; std::getline(list, directory, ':');) {
-      if (!directory.empty()) directories.emplace_back(directory);
-    }
-  }
-  directories.insert(directories.end(), extra_directories.begin(), extra_directories.end());
-  for (const fs::path& directory : directories) {
-    if (is_executable(directory / name)) return (directory / name).string();
-  }
-  return "";
-}
 
 Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe) {
   if (program.kernels_dir.empty()) {
@@ -234,7 +166,7 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
     command.argv = {recipe.compiler};
     command.argv.insert(command.argv.end(), recipe.compile_flags.begin(), recipe.compile_flags.end());
     command.argv.insert(command.argv.end(), {"-c", source.string(), "-o", command.output.string()});
-    uint64_t hash = fnv1a(shared_hash, command_text(command.argv));
+    uint64_t hash = fnv1a(shared_hash, support::command_line_text(command.argv));
     command.stamp = hex(fnv1a(hash, *text)) + "\n";
     compiles.push_back(std::move(command));
   }
@@ -249,7 +181,7 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
     link.argv.push_back(compile.output.string());
     link_hash = fnv1a(link_hash, compile.stamp);
   }
-  link.stamp = hex(fnv1a(link_hash, command_text(link.argv))) + "\n";
+  link.stamp = hex(fnv1a(link_hash, support::command_line_text(link.argv))) + "\n";
 
   const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   Status built = run_build(compiles, jobs, recipe.verbose);

@@ -17,7 +17,7 @@
 namespace stitch::runtime {
 
 struct KernelLibraryRecipe {
-  std::string compiler;                       // absolute path (find_executable)
+  std::string compiler;                       // absolute path (support::find_executable)
   std::vector<std::string> compile_flags;     // then "-c SOURCE -o OBJECT"
   std::vector<std::string> link_flags;        // then "-o LIBRARY OBJECTS..."
   std::vector<std::filesystem::path> extra_sources;  // compiled and linked too
@@ -31,10 +31,5 @@ struct KernelLibraryRecipe {
 // recipe.extra_sources, compiled and linked into build_dir/library_name; returns its
 // path.
 Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe);
-
-// `name` itself when it holds a '/', else the first executable `name` in $PATH, then
-// in `extra_directories`; an empty string when there is none.
-std::string find_executable(const std::string& name,
-                            const std::vector<std::filesystem::path>& extra_directories);
 
 }  // namespace stitch::runtime

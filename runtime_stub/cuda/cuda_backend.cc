@@ -77,6 +77,7 @@
 #include "ir/graph.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
 #include "runtime_stub/kernel_library.h"
+#include "support/subprocess.h"
 
 namespace stitch::runtime::cuda {
 namespace fs = std::filesystem;
@@ -523,12 +524,12 @@ struct PoolPlan {
 // nvcc as given (a path), or searched in PATH, then $CUDA_HOME/bin, $CUDA_PATH/bin
 // and /usr/local/cuda/bin (where the toolkit installs itself without touching PATH).
 Result<std::string> find_nvcc(const std::string& nvcc) {
-  std::vector<fs::path> directories;
+  std::vector<std::string> directories;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(variable)) directories.push_back(fs::path(root) / "bin");
+    if (const char* root = std::getenv(variable)) directories.push_back(std::string(root) + "/bin");
   }
   directories.emplace_back("/usr/local/cuda/bin");
-  std::string found = find_executable(nvcc, directories);
+  std::string found = support::find_executable(nvcc, directories);
   if (!found.empty()) return found;
   return Status::unavailable(
       nvcc +
