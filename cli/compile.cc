@@ -24,6 +24,7 @@
 #include "emit/sha256.h"
 #include "ir/verifier.h"
 #include "onnx_import/importer.h"
+#include "support/subprocess.h"
 
 namespace stitch::cli {
 namespace {
@@ -95,23 +96,40 @@ void print_pass_table(const ir::SimplifyStatistics& statistics) {
 }
 
 // plan.svg from plan.dot when Graphviz's `dot` is installed. Graphviz takes minutes
-// on graphs of many thousand nodes, so larger plans get only the .dot file.
+// on graphs of many thousand nodes and can take longer still on small but wide ones
+// (a Sum of 150 inputs), so larger plans get only the .dot file and dot runs under a
+// time limit; either way the picture is skipped with a warning, never the run.
 void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
   constexpr int64_t kMaxNodesForSvg = 3000;
-  if (num_nodes > kMaxNodesForSvg || std::system("command -v dot >/dev/null 2>&1") != 0) {
-    if (verbosity == Verbosity::kVerbose) {
-      std::fprintf(stderr, "stitchopt: no plan.svg (%s)\n",
-                   num_nodes > kMaxNodesForSvg ? "graph too large for Graphviz"
-                                               : "Graphviz's dot is not installed");
+  constexpr double kDotTimeoutSeconds = 20;
+  auto skipped = [&](const std::string& why) {
+    if (verbosity != Verbosity::kQuiet) {
+      std::fprintf(stderr, "stitchopt: warning: no plan.svg (%s); plan.dot is written\n",
+                   why.c_str());
     }
+  };
+  std::string graphviz = support::find_executable("dot");
+  if (graphviz.empty()) {
+    if (verbosity == Verbosity::kVerbose) {
+      std::fprintf(stderr, "stitchopt: no plan.svg (Graphviz's dot is not installed)\n");
+    }
+    return;
+  }
+  if (num_nodes > kMaxNodesForSvg) {
+    skipped("the graph has " + std::to_string(num_nodes) + " nodes, over the " +
+            std::to_string(kMaxNodesForSvg) + " Graphviz lays out in reasonable time");
     return;
   }
   fs::path svg = dot;
   svg.replace_extension(".svg");
-  if (dot.string().find('\'') != std::string::npos) return;  // cannot be quoted for the shell
-  std::string command = "dot -Tsvg '" + dot.string() + "' -o '" + svg.string() + "' 2>/dev/null";
-  if (std::system(command.c_str()) != 0 && verbosity == Verbosity::kVerbose) {
-    std::fprintf(stderr, "stitchopt: dot failed; plan.dot is still written\n");
+  support::ProcessOptions options;
+  options.timeout_seconds = kDotTimeoutSeconds;
+  support::ProcessResult result =
+      support::run_process({graphviz, "-Tsvg", dot.string(), "-o", svg.string()}, options);
+  if (!result.succeeded()) {
+    std::error_code ignored;
+    fs::remove(svg, ignored);
+    skipped("dot " + result.failure());
   }
 }
 
@@ -163,8 +181,12 @@ Status run_compile(const CompileOptions& options) {
     return Status::invalid_input(options.model_path +
                                  ": no such model file; pass the path of a .onnx file");
   }
-  // The device profile first: a wrong --device is a usage error, reported before any
-  // work is done.
+  // -o first: a directory stitchopt may not replace is a usage error, reported
+  // before any work is done; so is a wrong --device.
+  OutputDirectoryOptions output_options;
+  output_options.force = options.force;
+  output_options.protected_files = {options.model_path};
+  STITCH_RETURN_IF_ERROR(check_output_directory(options.output_directory, output_options));
   std::optional<cost_model::DeviceProfile> profile;
   if (options.fuse) {
     STITCH_ASSIGN_OR_RETURN(profile, load_profile(options.device));
@@ -186,7 +208,16 @@ Status run_compile(const CompileOptions& options) {
   int64_t original_kernels = emit::count_original_kernels(model.graph);
   int64_t original_nodes = model.graph.num_nodes();
 
-  STITCH_ASSIGN_OR_RETURN(auto staged, StagedOutputDirectory::create(options.output_directory));
+  // The external data files are inputs too: --force never deletes them.
+  for (ir::ValueId id = 0; id < model.graph.value_capacity(); ++id) {
+    const std::shared_ptr<const ir::Tensor>& constant = model.graph.value(id).constant;
+    if (constant != nullptr && constant->external) {
+      output_options.protected_files.push_back(fs::path(options.model_path).parent_path() /
+                                               constant->external->location);
+    }
+  }
+  STITCH_ASSIGN_OR_RETURN(auto staged,
+                          StagedOutputDirectory::create(options.output_directory, output_options));
   std::optional<ir::SimplifyStatistics> simplified;
   if (options.simplify) {
     ir::PipelineOptions pipeline = options.pipeline;

@@ -17,6 +17,7 @@ enum class Verbosity { kQuiet, kNormal, kVerbose };
 struct CompileOptions {
   std::string model_path;
   std::string output_directory;
+  bool force = false;  // --force: replace OUT even when it is not an earlier output
   std::map<std::string, std::vector<int64_t>> input_shapes;
   Verbosity verbosity = Verbosity::kNormal;
   bool simplify = true;           // false: --no-simplify

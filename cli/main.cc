@@ -40,7 +40,11 @@ int run(int argc, char** argv) {
   std::string pass_list;
   app.add_option("model", options.model_path, "the ONNX model to compile");
   app.add_option("-o,--output", options.output_directory,
-                 "output directory (replaced as a whole when the run succeeds)");
+                 "output directory: new, empty or an earlier stitchopt output (replaced as a "
+                 "whole when the run succeeds)");
+  app.add_flag("--force", options.force,
+               "replace the output directory even when it holds other files (never one that "
+               "holds the model, the working directory or $HOME)");
   app.add_option("--input-shape", input_shape_flags,
                  "NAME=d0,d1,...: static dims for a graph input with dynamic dims "
                  "(repeatable)")

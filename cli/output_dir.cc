@@ -1,75 +1,261 @@
-// All-or-nothing output directories.
+// The output directory of `stitchopt MODEL -o OUT` (output_dir.h).
 #include "cli/output_dir.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <system_error>
 
+#include "support/interrupt.h"
+
 namespace stitch::cli {
+namespace {
 
 namespace fs = std::filesystem;
 
-Result<StagedOutputDirectory> StagedOutputDirectory::create(const fs::path& target) {
-  fs::path absolute = fs::absolute(target).lexically_normal();
+constexpr int kStagingSlot = 0;
+constexpr int kOldOutputSlot = 1;
+
+// True when `inner` is `outer` or lies below it (both absolute and normal).
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  auto [outer_end, inner_at] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return outer_end == outer.end();
+}
+
+fs::path absolute_normal(const fs::path& path) {
+  fs::path absolute = fs::absolute(path).lexically_normal();
   if (absolute.filename().empty()) absolute = absolute.parent_path();
+  return absolute;
+}
+
+// The real path of an existing path, else the path itself made absolute.
+fs::path real_path(const fs::path& path) {
   std::error_code error;
-  if (fs::exists(absolute, error) && !fs::is_directory(absolute, error)) {
+  fs::path real = fs::canonical(path, error);
+  return error ? absolute_normal(path) : real;
+}
+
+// Whether report.json in `directory` is a stitchopt report (its "schema" field),
+// read without a JSON library: the schema is the first key stitchopt writes.
+bool has_stitchopt_report(const fs::path& directory) {
+  fs::path report = directory / "report.json";
+  std::error_code error;
+  if (!fs::is_regular_file(fs::symlink_status(report, error))) return false;
+  std::ifstream file(report, std::ios::binary);
+  std::string head(256, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(file.gcount()));
+  static const std::regex kSchema(R"(^\{\s*"schema"\s*:\s*"stitchopt\.report/\d+")");
+  return std::regex_search(head, kSchema);
+}
+
+// The entries of `directory`, sorted (messages name the first foreign one).
+std::vector<fs::directory_entry> sorted_entries(const fs::path& directory, std::error_code& error) {
+  std::vector<fs::directory_entry> entries;
+  for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
+    entries.push_back(*it);
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+  return entries;
+}
+
+// The first entry of `directory` that stitchopt does not write there (relative
+// path), or "" when the directory is an earlier stitchopt output.
+std::string first_foreign_entry(const fs::path& directory) {
+  if (!has_stitchopt_report(directory)) return "report.json with the stitchopt report schema is missing";
+  static const std::set<std::string> kFiles = {"model.fused.onnx", "report.json", "plan.dot",
+                                               "plan.svg", "profile.json"};
+  static const std::set<std::string> kKernelFiles = {"kernels.h", "kernels.json", "CMakeLists.txt",
+                                                     "stitch_prelude.cuh"};
+  // Build products of `stitchopt run` (host emulation, nvcc) inside kernels/.
+  static const std::set<std::string> kKernelBuildDirectories = {"emu_build", "build"};
+  static const std::regex kKernelSource(R"([A-Za-z0-9_]+\.cu)");
+  static const std::regex kIrDump(R"([0-9]+-[A-Za-z0-9_-]+\.ir)");
+  std::error_code error;
+  for (const fs::directory_entry& entry : sorted_entries(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    fs::file_status status = entry.symlink_status(error);
+    if (fs::is_symlink(status)) return name + " (a symbolic link)";
+    if (kFiles.count(name) && fs::is_regular_file(status)) continue;
+    if ((name == "kernels" || name == "ir") && fs::is_directory(status)) {
+      for (const fs::directory_entry& inner : sorted_entries(entry.path(), error)) {
+        const std::string inner_name = inner.path().filename().string();
+        fs::file_status inner_status = inner.symlink_status(error);
+        bool ours = false;
+        if (name == "kernels") {
+          ours = fs::is_regular_file(inner_status)
+                     ? kKernelFiles.count(inner_name) || std::regex_match(inner_name, kKernelSource)
+                     : fs::is_directory(inner_status) && kKernelBuildDirectories.count(inner_name);
+        } else {
+          ours = fs::is_regular_file(inner_status) && std::regex_match(inner_name, kIrDump);
+        }
+        if (!ours) return name + "/" + inner_name;
+      }
+      if (error) return name + " (unreadable: " + error.message() + ")";
+      continue;
+    }
+    return name;
+  }
+  if (error) return "(unreadable: " + error.message() + ")";
+  return "";
+}
+
+}  // namespace
+
+Status check_output_directory(const fs::path& target, const OutputDirectoryOptions& options) {
+  const std::string shown = "-o " + target.string();
+  const fs::path absolute = absolute_normal(target);
+  std::error_code error;
+  fs::file_status status = fs::symlink_status(absolute, error);
+  if (!fs::exists(status)) return Status::ok();
+  const fs::path resolved = real_path(absolute);
+  if (!fs::is_directory(resolved, error)) {
     return Status::invalid_input("output " + target.string() +
                                  " exists and is not a directory; pass a directory with -o");
   }
-  fs::path parent = absolute.parent_path();
-  fs::create_directories(parent, error);
+  // Refused even with --force: replacing these would delete the user's work.
+  if (resolved == resolved.root_path()) {
+    return Status::invalid_input(shown + " is the root directory; pass a directory of its own");
+  }
+  if (is_within(real_path(fs::current_path(error)), resolved)) {
+    return Status::invalid_input(shown + " is the working directory or holds it, and stitchopt "
+                                 "replaces its output directory as a whole; pass a directory of "
+                                 "its own, e.g. -o out");
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0' &&
+                                              is_within(real_path(home), resolved)) {
+    return Status::invalid_input(shown + " is your home directory or holds it, and stitchopt "
+                                 "replaces its output directory as a whole; pass a directory of "
+                                 "its own");
+  }
+  for (const fs::path& file : options.protected_files) {
+    if (is_within(real_path(file), resolved)) {
+      return Status::invalid_input(shown + " holds " + file.string() +
+                                   ", an input of this run, and stitchopt replaces its output "
+                                   "directory as a whole; pass a directory of its own");
+    }
+  }
+  std::vector<fs::directory_entry> entries = sorted_entries(resolved, error);
   if (error) {
-    return Status::invalid_input("cannot create " + parent.string() + ": " + error.message() +
+    return Status::invalid_input("cannot read " + target.string() + ": " + error.message() +
+                                 "; pass a readable directory with -o");
+  }
+  if (entries.empty() || options.force) return Status::ok();
+  std::string foreign = first_foreign_entry(resolved);
+  if (foreign.empty()) return Status::ok();
+  return Status::invalid_input(shown + " is not empty and is not an earlier stitchopt output (" +
+                               foreign + "); stitchopt replaces its output directory as a whole, "
+                               "so pass a new or empty directory, or --force to delete what it holds");
+}
+
+Result<StagedOutputDirectory> StagedOutputDirectory::create(const fs::path& target,
+                                                            const OutputDirectoryOptions& options) {
+  STITCH_RETURN_IF_ERROR(check_output_directory(target, options));
+  support::install_interrupt_cleanup();
+  StagedOutputDirectory staged;
+  std::error_code error;
+  const fs::path absolute = absolute_normal(target);
+  // OUT and its missing parents are made now (OUT to hold the lock) and removed
+  // again if the run fails.
+  std::vector<fs::path> missing;
+  for (fs::path path = absolute; !path.empty() && !fs::exists(fs::symlink_status(path, error));
+       path = path.parent_path()) {
+    missing.push_back(path);
+    if (path == path.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (!fs::create_directory(*it, error) && error) {
+      return Status::invalid_input("cannot create " + it->string() + ": " + error.message() +
+                                   "; pass a writable directory with -o");
+    }
+    staged.created_.push_back(*it);
+  }
+  staged.target_ = real_path(absolute);
+  staged.lock_fd_ = open(staged.target_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (staged.lock_fd_ < 0) {
+    return Status::invalid_input("cannot open " + target.string() + ": " + std::strerror(errno) +
                                  "; pass a writable directory with -o");
   }
-  fs::path staging = parent / (absolute.filename().string() + ".stitchopt-tmp-" +
-                               std::to_string(static_cast<long>(getpid())));
-  fs::remove_all(staging, error);
-  if (!fs::create_directory(staging, error) || error) {
-    return Status::invalid_input("cannot create " + staging.string() + ": " + error.message() +
-                                 "; pass a writable directory with -o");
+  if (flock(staged.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Status::invalid_input("-o " + target.string() +
+                                 ": another stitchopt run is writing this directory; wait for it "
+                                 "to finish or pass another directory");
   }
-  return StagedOutputDirectory(absolute, staging);
+  // A run that held the lock until just now may have replaced OUT: check it again.
+  STITCH_RETURN_IF_ERROR(check_output_directory(staged.target_, options));
+  staged.staging_ = staged.target_.parent_path() / (staged.target_.filename().string() +
+                                                    ".stitchopt-tmp-" +
+                                                    std::to_string(static_cast<long>(getpid())));
+  fs::remove_all(staged.staging_, error);
+  if (!fs::create_directory(staged.staging_, error) || error) {
+    return Status::invalid_input("cannot create " + staged.staging_.string() + ": " +
+                                 error.message() + "; pass a directory whose parent is writable with -o");
+  }
+  support::set_cleanup_directory(kStagingSlot, staged.staging_.string());
+  std::vector<std::string> created;
+  for (auto it = staged.created_.rbegin(); it != staged.created_.rend(); ++it) created.push_back(it->string());
+  support::set_created_directories(created);
+  return staged;
 }
 
 StagedOutputDirectory::StagedOutputDirectory(StagedOutputDirectory&& other) noexcept
     : target_(std::move(other.target_)),
       staging_(std::move(other.staging_)),
+      created_(std::move(other.created_)),
+      lock_fd_(other.lock_fd_),
       committed_(other.committed_) {
-  other.committed_ = true;  // the moved-from object owns nothing any more
+  other.lock_fd_ = -1;
+  other.created_.clear();
+  other.staging_.clear();
 }
 
 StagedOutputDirectory::~StagedOutputDirectory() {
-  if (committed_) return;
   std::error_code ignored;
-  fs::remove_all(staging_, ignored);
+  if (!committed_) {
+    if (!staging_.empty()) fs::remove_all(staging_, ignored);
+    // Only directories this run made, deepest first, and only while still empty.
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ignored);
+  }
+  if (!staging_.empty()) {
+    support::set_cleanup_directory(kStagingSlot, "");
+    support::set_created_directories({});
+  }
+  if (lock_fd_ >= 0) close(lock_fd_);  // releases the lock
 }
 
 Status StagedOutputDirectory::commit() {
   std::error_code error;
-  if (fs::exists(target_, error)) {
-    // Move the old directory aside first so the rename below is a single step.
-    fs::path old = target_;
-    old += ".stitchopt-old-" + std::to_string(static_cast<long>(getpid()));
-    fs::rename(target_, old, error);
-    if (error) {
-      return Status::invalid_input("cannot replace " + target_.string() + ": " + error.message());
-    }
-    fs::rename(staging_, target_, error);
-    if (error) {
-      std::error_code restore_error;
-      fs::rename(old, target_, restore_error);
-      return Status::invalid_input("cannot write " + target_.string() + ": " + error.message());
-    }
-    fs::remove_all(old, error);
-  } else {
-    fs::rename(staging_, target_, error);
-    if (error) {
-      return Status::invalid_input("cannot write " + target_.string() + ": " + error.message());
-    }
+  // Move the old directory aside first so that OUT is replaced in one rename.
+  fs::path old = target_;
+  old += ".stitchopt-old-" + std::to_string(static_cast<long>(getpid()));
+  support::set_cleanup_directory(kOldOutputSlot, old.string());
+  fs::rename(target_, old, error);
+  if (error) {
+    support::set_cleanup_directory(kOldOutputSlot, "");
+    return Status::invalid_input("cannot replace " + target_.string() + ": " + error.message());
+  }
+  fs::rename(staging_, target_, error);
+  if (error) {
+    std::error_code restore_error;
+    fs::rename(old, target_, restore_error);
+    support::set_cleanup_directory(kOldOutputSlot, "");
+    return Status::invalid_input("cannot write " + target_.string() + ": " + error.message());
   }
   committed_ = true;
+  support::set_cleanup_directory(kStagingSlot, "");
+  support::set_created_directories({});
+  fs::remove_all(old, error);
+  support::set_cleanup_directory(kOldOutputSlot, "");
   return Status::ok();
 }
 

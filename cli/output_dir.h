@@ -1,33 +1,65 @@
-// All-or-nothing output directories: a run writes into a temporary directory beside
-// the target and renames it into place at the end, so a failed run never leaves a
-// half-written out/ (DESIGN.md, cli/).
+// The output directory of `stitchopt MODEL -o OUT` (DESIGN.md, cli/ and Untrusted
+// input): all or nothing, and never at the cost of files stitchopt did not write.
+//
+// A run writes into a staging directory beside OUT ("OUT.stitchopt-tmp-<pid>") and
+// renames it into place only when every phase succeeded, so a failed run leaves OUT
+// as it was. OUT may be replaced only when it
+//   - does not exist, or is an empty directory, or
+//   - is an earlier stitchopt output: its report.json has the report schema and it
+//     holds nothing but the files stitchopt writes there (model.fused.onnx,
+//     report.json, plan.dot, plan.svg, profile.json, ir/NN-PASS.ir, kernels/ with
+//     generated sources and the build directories `stitchopt run` makes), no
+//     symbolic links among them;
+// otherwise the run stops with exit 2 before any work, naming the first foreign
+// entry and --force. With --force any directory may be replaced except one that
+// holds the input model or its external data, the working directory, $HOME or the
+// root (nor any directory above them): those are refused in every case.
+//
+// Concurrent runs into one OUT: the run holds an exclusive lock (flock) on OUT
+// while it works; a second run that finds OUT locked stops with exit 2. SIGINT,
+// SIGTERM and SIGHUP remove the staging directory (support/interrupt.h).
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "ir/status.h"
 
 namespace stitch::cli {
 
+struct OutputDirectoryOptions {
+  bool force = false;  // --force
+  // Files a replaced OUT must never contain: the input model, its external data.
+  std::vector<std::filesystem::path> protected_files;
+};
+
+// Why `target` may not be replaced, or ok. `target` as the user wrote it (messages
+// quote it); relative paths are taken from the working directory.
+Status check_output_directory(const std::filesystem::path& target,
+                              const OutputDirectoryOptions& options);
+
 class StagedOutputDirectory {
  public:
-  // Creates "<target>.stitchopt-tmp-<pid>" beside `target`.
-  static Result<StagedOutputDirectory> create(const std::filesystem::path& target);
+  // Checks `target` (check_output_directory), locks it, and creates the staging
+  // directory beside it (and OUT's missing parents, removed again on failure).
+  static Result<StagedOutputDirectory> create(const std::filesystem::path& target,
+                                              const OutputDirectoryOptions& options);
   StagedOutputDirectory(StagedOutputDirectory&& other) noexcept;
   StagedOutputDirectory& operator=(StagedOutputDirectory&&) = delete;
-  // Removes the staging directory unless commit() succeeded.
+  // Removes the staging directory (and what create() made) unless commit() succeeded.
   ~StagedOutputDirectory();
 
   const std::filesystem::path& path() const { return staging_; }
-  // Replaces `target` (an existing directory is removed) with the staging directory.
+  // Replaces the target with the staging directory.
   Status commit();
 
  private:
-  StagedOutputDirectory(std::filesystem::path target, std::filesystem::path staging)
-      : target_(std::move(target)), staging_(std::move(staging)) {}
-  std::filesystem::path target_;
+  StagedOutputDirectory() = default;
+  std::filesystem::path target_;    // absolute, symbolic links resolved
   std::filesystem::path staging_;
+  std::vector<std::filesystem::path> created_;  // directories create() made, deepest last
+  int lock_fd_ = -1;
   bool committed_ = false;
 };
 

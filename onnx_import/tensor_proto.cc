@@ -1,6 +1,7 @@
 // TensorProto -> ir::Tensor.
 #include "onnx_import/tensor_proto.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -173,12 +174,30 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
   }
   std::filesystem::path file = std::filesystem::path(context.base_directory) / info.location;
   std::error_code error;
-  bool exists = std::filesystem::is_regular_file(file, error);
-  if (error || !exists) {
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, error))) {
     return Status::invalid_input(what + " is stored in external file \"" + info.location +
                                  "\", which does not exist beside the model; copy it next to " +
                                  context.model_path);
   }
+  // The real path, symbolic links resolved, must stay inside the model's real
+  // directory: a link such as etc -> /etc would otherwise embed /etc/... in the
+  // output model. Only regular files: a FIFO or a device would block or never end.
+  std::filesystem::path base = std::filesystem::canonical(
+      context.base_directory.empty() ? "." : context.base_directory, error);
+  std::filesystem::path real = error ? std::filesystem::path() : std::filesystem::canonical(file, error);
+  auto [base_end, real_at] = std::mismatch(base.begin(), base.end(), real.begin(), real.end());
+  if (error || base_end != base.end() || real_at == real.end()) {
+    return Status::invalid_input(what + " is stored in external file \"" + info.location +
+                                 "\", which resolves (through a symbolic link) to a file outside "
+                                 "the model's directory; copy the data beside the model instead "
+                                 "of linking to it");
+  }
+  if (!std::filesystem::is_regular_file(real, error)) {
+    return Status::invalid_input(what + " is stored in external file \"" + info.location +
+                                 "\", which is not a regular file; external data must be a file "
+                                 "beside the model");
+  }
+  file = real;
   uintmax_t file_size = std::filesystem::file_size(file, error);
   int64_t end = 0;
   if (error || __builtin_add_overflow(info.offset, info.length, &end) ||

@@ -283,12 +283,92 @@ def output_tests(binary, source, work):
     check("report schema", report["schema"] == "stitchopt.report/1")
     check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "plan", "codegen", "rewrite", "kernels", "write"],
           str(report["phases"]))
-    # Existing output is replaced as a whole by a successful run.
+    # A directory holding files stitchopt did not write is never replaced without
+    # --force; an earlier output is replaced as a whole.
     out = os.path.join(work, "keep")
     result = run(binary, ["models/gpt2_block.onnx", "-o", out, "-q"], source)
-    check("successful run replaces output", result.returncode == 0 and not os.path.exists(marker)
+    check("foreign output directory is refused", result.returncode == 2 and
+          os.path.exists(marker) and first_line(result.stderr) ==
+          f"stitchopt: error: -o {out} is not empty and is not an earlier stitchopt output "
+          "(report.json with the stitchopt report schema is missing); stitchopt replaces its "
+          "output directory as a whole, so pass a new or empty directory, or --force to delete "
+          "what it holds", result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "-q", "--force"], source)
+    check("--force replaces it", result.returncode == 0 and not os.path.exists(marker)
           and os.path.exists(os.path.join(out, "report.json")), result.stderr)
     check("-q prints nothing", result.stderr == "", result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "-q"], source)
+    check("an earlier output is replaced", result.returncode == 0, result.stderr)
+
+
+def wide_sum_model(path):
+    """A Sum of one input read 150 times: Graphviz takes far longer than stitchopt's
+    20 s limit to lay out its plan, so a compile of it spends that long in `dot`."""
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Sum", ["x"] * 150, ["y"], name="wide_sum")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def processes_mentioning(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def interrupt_tests(binary, source, work):
+    """SIGTERM while `dot` runs removes the staging directory and ends dot; a second
+    run into the same directory meanwhile is refused; a timed-out dot skips only the
+    picture."""
+    if shutil.which("dot") is None:
+        print("SKIP interrupt tests: Graphviz's dot is not installed")
+        return
+    import signal
+    import time
+    model = os.path.join(work, "wide_sum.onnx")
+    wide_sum_model(model)
+    out = os.path.join(work, "interrupted")
+    staging = f"{out}.stitchopt-tmp-"
+    process = subprocess.Popen([binary, model, "-o", out], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not processes_mentioning(staging + str(process.pid)):
+        time.sleep(0.05)
+    check("dot runs on the staged plan", processes_mentioning(staging + str(process.pid)))
+    second = run(binary, [model, "-o", out], source)
+    check("a concurrent run into the same directory is refused",
+          second.returncode == 2 and first_line(second.stderr) ==
+          f"stitchopt: error: -o {out}: another stitchopt run is writing this directory; wait "
+          "for it to finish or pass another directory", second.stderr)
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    check("SIGTERM ends the run", process.returncode == -signal.SIGTERM, str(process.returncode))
+    time.sleep(0.2)
+    leftovers = [n for n in os.listdir(work) if "stitchopt-tmp" in n or "stitchopt-old" in n]
+    check("SIGTERM removes the staging directory", not leftovers, str(leftovers))
+    check("SIGTERM ends dot too", not processes_mentioning(staging), str(processes_mentioning(staging)))
+    check("SIGTERM leaves no output directory", not os.path.exists(out))
+    result = run(binary, [model, "-o", out], source)
+    check("dot past its time limit skips only plan.svg",
+          result.returncode == 0 and "stitchopt: warning: no plan.svg (dot still running after "
+          "20 s: killed); plan.dot is written" in result.stderr and
+          not os.path.exists(os.path.join(out, "plan.svg")) and
+          os.path.exists(os.path.join(out, "plan.dot")), result.stderr)
 
 
 def main():
@@ -304,6 +384,7 @@ def main():
         pipeline_flag_tests(binary, args.source, work)
         planner_flag_tests(binary, args.source, work)
         output_tests(binary, args.source, work)
+        interrupt_tests(binary, args.source, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{passed} passed, {len(failures)} failed")
