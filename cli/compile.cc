@@ -21,7 +21,7 @@
 #include "emit/onnx_writer.h"
 #include "emit/plan_dot.h"
 #include "emit/report.h"
-#include "emit/sha256.h"
+#include "support/sha256.h"
 #include "ir/verifier.h"
 #include "onnx_import/importer.h"
 #include "support/subprocess.h"
@@ -240,8 +240,8 @@ Status run_compile(const CompileOptions& options) {
   }
 
   std::optional<emit::ReportPlan> planned;
+  std::vector<emit::EmittedKernel> distinct_kernels;  // each written once to OUT/kernels/
   ir::Model fused_model;
-  const ir::Model* written_model = &model;
   emit::ReportDevice device;
   if (profile.has_value()) {
     device = emit::ReportDevice{profile->name, profile->source, profile->launch_latency_us};
@@ -262,7 +262,6 @@ Status run_compile(const CompileOptions& options) {
     // kernel per unfused node that launches a generated kernel.
     std::vector<std::optional<emit::ReportCodegen>> group_codegen(result->groups.size());
     std::vector<std::optional<emit::ReportCodegen>> unfused_codegen(result->unfused.size());
-    std::vector<emit::EmittedKernel> distinct;
     std::optional<emit::KernelSharing> sharing;
     if (options.codegen) {
       Status generated = timer.time("codegen", [&]() -> Status {
@@ -286,7 +285,7 @@ Status run_compile(const CompileOptions& options) {
             }
             continue;
           }
-          distinct.push_back(kernel.value());
+          distinct_kernels.push_back(kernel.value());
           group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
         }
         STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions,
@@ -302,7 +301,7 @@ Status run_compile(const CompileOptions& options) {
                                 "stitch_s" + std::to_string(single), *profile);
           if (!kernel.is_ok()) continue;
           ++single;
-          distinct.push_back(kernel.value());
+          distinct_kernels.push_back(kernel.value());
           unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
         }
         return Status::ok();
@@ -327,7 +326,7 @@ Status run_compile(const CompileOptions& options) {
     if (options.codegen) {
       fs::path kernels = staged.path() / "kernels";
       STITCH_RETURN_IF_ERROR(timer.time(
-          "kernels", [&] { return emit::write_kernel_directory(distinct, kernels); }));
+          "kernels", [&] { return emit::write_kernel_directory(distinct_kernels, kernels); }));
       if (options.ptxas) {
         std::optional<fs::path> nvcc = emit::find_nvcc();
         if (!nvcc) {
@@ -337,7 +336,7 @@ Status run_compile(const CompileOptions& options) {
         const std::string arch = ptxas_arch(*profile);
         Status compiled = timer.time("ptxas", [&]() -> Status {
           std::map<std::string, emit::PtxasStats> by_kernel;
-          for (const emit::EmittedKernel& kernel : distinct) {
+          for (const emit::EmittedKernel& kernel : distinct_kernels) {
             STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
                                     emit::run_ptxas(*nvcc, kernels / kernel.file, {kernels}, arch));
             by_kernel[kernel.name] = emit::summarize_ptxas(functions);
@@ -355,16 +354,30 @@ Status run_compile(const CompileOptions& options) {
     planned = emit::ReportPlan{std::move(result).value(), fused->kernel_names, fused->distinct_kernels,
                                std::move(group_codegen), std::move(unfused_codegen)};
     fused_model = std::move(fused->model);
-    written_model = &fused_model;
+  }
+  // The "stitchopt.kernels" metadata tells `stitchopt run` that OUT/kernels/kernels.json
+  // must exist; keys of ours in the input model never pass through.
+  ir::Model& output_model = planned ? fused_model : model;
+  std::erase_if(output_model.metadata_props,
+                [](const auto& entry) { return entry.first.rfind("stitchopt.", 0) == 0; });
+  if (options.codegen && planned) {
+    output_model.metadata_props.emplace_back("stitchopt.kernels", "kernels/kernels.json");
   }
 
-  Status written = timer.time("write", [&] {
-    return emit::write_onnx(*written_model, (staged.path() / "model.fused.onnx").string());
+  Status written = timer.time("write", [&]() -> Status {
+    const fs::path model_file = staged.path() / "model.fused.onnx";
+    STITCH_RETURN_IF_ERROR(emit::write_onnx(output_model, model_file.string()));
+    if (!options.codegen || !planned) return Status::ok();
+    // kernels.json names the exact model it belongs to, so `stitchopt run` refuses a
+    // model.fused.onnx swapped or edited afterwards.
+    STITCH_ASSIGN_OR_RETURN(std::string written_bytes, read_file(model_file.string()));
+    return emit::write_kernels_json(distinct_kernels, staged.path() / "kernels",
+                                    support::sha256_hex(written_bytes));
   });
   STITCH_RETURN_IF_ERROR(written);
 
   emit::Report report;
-  report.model = emit::ReportModel{options.model_path, emit::sha256_hex(model_bytes),
+  report.model = emit::ReportModel{options.model_path, support::sha256_hex(model_bytes),
                                    model.default_opset(), original_nodes};
   report.device = device;
   report.options.input_shapes = options.input_shapes;

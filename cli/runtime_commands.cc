@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "cli/exit_codes.h"
@@ -138,12 +139,34 @@ int run_command(int argc, char** argv) {
                   device.status().message().c_str());
     }
   }
+  const bool backend_runs_kernels = emulate || backend != nullptr;
   if (backend == nullptr) {
     backend = runtime::make_host_backend(runtime::HostBackendOptions{emulate, "", verbose});
   }
   Result<std::unique_ptr<runtime::Executor>> executor = runtime::Executor::create(*program, *backend);
   if (!executor.is_ok()) return report_error(executor.status());
   print_program(*program, **executor, *backend, verbose);
+  // A run that checks no generated kernel must say so, and one that should run them
+  // all (--emulate, a GPU) fails when any is left out.
+  std::set<std::string> placed;
+  for (size_t i = 0; i < program->steps.size(); ++i) {
+    const runtime::Step& step = program->steps[i];
+    if (step.kind == runtime::StepKind::kKernel && (*executor)->placements()[i].on_backend) {
+      placed.insert(step.kernel);
+    }
+  }
+  std::printf("kernels: %zu of the %lld in kernels.json run%s\n", placed.size(),
+              static_cast<long long>(program->listed_kernels),
+              backend_runs_kernels ? "" : " (the reference interpreter stands in for them)");
+  if (backend_runs_kernels && static_cast<int64_t>(placed.size()) != program->listed_kernels) {
+    for (const runtime::Step& step : program->steps) {
+      if (step.kind == runtime::StepKind::kKernel && !placed.count(step.kernel)) {
+        return report_error(Status::invalid_input(
+            out_dir + ": kernel " + step.kernel + " of kernels.json does not run on " +
+            backend->device_name() + "; nothing would check it (see run -v)"));
+      }
+    }
+  }
 
   std::map<std::string, ir::Tensor> inputs = runtime::random_inputs(*program, seed);
   Result<std::map<std::string, ir::Tensor>> outputs = (*executor)->run(inputs);

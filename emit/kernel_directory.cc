@@ -52,9 +52,11 @@ set_target_properties(stitch_kernels PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
 
 std::string_view embedded_stitch_prelude() { return kStitchPreludeText; }
 
-std::string render_kernels_json(const std::vector<EmittedKernel>& kernels) {
+std::string render_kernels_json(const std::vector<EmittedKernel>& kernels,
+                                const std::string& model_sha256) {
   nlohmann::ordered_json root;
   root["schema"] = "stitchopt.kernels/1";
+  root["model_sha256"] = model_sha256;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const EmittedKernel& kernel : kernels) {
     nlohmann::ordered_json entry;
@@ -126,8 +128,12 @@ Status write_kernel_directory(const std::vector<EmittedKernel>& kernels,
   }
   STITCH_RETURN_IF_ERROR(write_text(directory / "stitch_prelude.cuh", prelude));
   STITCH_RETURN_IF_ERROR(write_text(directory / "kernels.h", render_kernels_header(kernels)));
-  STITCH_RETURN_IF_ERROR(write_text(directory / "kernels.json", render_kernels_json(kernels)));
   return write_text(directory / "CMakeLists.txt", kCMakeLists);
+}
+
+Status write_kernels_json(const std::vector<EmittedKernel>& kernels,
+                          const std::filesystem::path& directory, const std::string& model_sha256) {
+  return write_text(directory / "kernels.json", render_kernels_json(kernels, model_sha256));
 }
 
 }  // namespace stitch::emit

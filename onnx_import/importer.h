@@ -15,6 +15,10 @@ namespace stitch::onnx_import {
 struct ImportOptions {
   // --input-shape NAME=1,128: replaces the dims of graph input NAME.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Nodes in the "stitchopt" domain are refused (a model to compile has none; one
+  // that has them is stitchopt's own output) unless this is set: `stitchopt run`
+  // reads model.fused.onnx with it.
+  bool allow_stitchopt_domain = false;
 };
 
 // Accepts IR versions 3..10 and default-domain ("" or "ai.onnx") opsets 7..21; other

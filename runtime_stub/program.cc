@@ -16,6 +16,8 @@
 #include "ir/op_registry.h"
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
+#include "support/escape.h"
+#include "support/sha256.h"
 
 namespace stitch::runtime {
 namespace fs = std::filesystem;
@@ -98,22 +100,70 @@ ir::Model single_node_model(const ir::Model& model, const ir::Node& node) {
   return body;
 }
 
-// kernels.json, by kernel name.
-Result<std::map<std::string, nlohmann::json>> read_kernels_json(const fs::path& path) {
+// OUT/kernels/kernels.json as `run` trusts it: the schema, the sha256 of the model it
+// was written with, and its entries by kernel name with their source files confined to
+// OUT/kernels (plain names of regular files, symbolic links resolved).
+struct KernelsJson {
+  bool present = false;
   std::map<std::string, nlohmann::json> kernels;
+};
+
+bool is_identifier(const std::string& text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+Result<KernelsJson> read_kernels_json(const fs::path& kernels_dir, const std::string& model_sha256,
+                                      const std::string& model_path) {
+  KernelsJson result;
+  const fs::path path = kernels_dir / "kernels.json";
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error))) return result;
+  result.present = true;
+  const std::string where = path.string() + ": ";
   std::ifstream file(path);
-  if (!file) return kernels;
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(file);
-    for (const nlohmann::json& entry : document.at("kernels")) {
-      kernels[entry.at("name").get<std::string>()] = entry;
+    if (document.at("schema").get<std::string>() != "stitchopt.kernels/1") {
+      return Status::invalid_input(where + "schema " + document.at("schema").dump() +
+                                   " is not stitchopt.kernels/1; recompile the model");
     }
-  } catch (const nlohmann::json::exception& error) {
-    return Status::invalid_input(path.string() + ": not a stitchopt kernels.json (" +
-                                 error.what() + ")");
+    if (document.at("model_sha256").get<std::string>() != model_sha256) {
+      return Status::invalid_input(where + "was written for another model than " + model_path +
+                                   " (its sha256 differs: the model was replaced or edited "
+                                   "after stitchopt wrote it); recompile the model");
+    }
+    const fs::path real_kernels_dir = fs::canonical(kernels_dir, error);
+    for (const nlohmann::json& entry : document.at("kernels")) {
+      const std::string name = entry.at("name").get<std::string>();
+      const std::string source = entry.at("file").get<std::string>();
+      if (!is_identifier(name)) {
+        return Status::invalid_input(where + "kernel name " + entry.at("name").dump() +
+                                     " is not an identifier; recompile the model");
+      }
+      // The source must be a file stitchopt wrote into OUT/kernels: no directories,
+      // no "..", no absolute paths, no links leading elsewhere.
+      fs::path real = fs::canonical(kernels_dir / source, error);
+      if (source.find('/') != std::string::npos || !source.ends_with(".cu") ||
+          !is_identifier(source.substr(0, source.size() - 3)) || error ||
+          real.parent_path() != real_kernels_dir || !fs::is_regular_file(real, error)) {
+        return Status::invalid_input(where + "kernel " + name + " names the source " +
+                                     entry.at("file").dump() +
+                                     ", which is not a .cu file of this directory; recompile "
+                                     "the model");
+      }
+      if (!result.kernels.emplace(name, entry).second) {
+        return Status::invalid_input(where + "lists kernel " + name + " twice; recompile the model");
+      }
+    }
+  } catch (const nlohmann::json::exception& failure) {
+    return Status::invalid_input(where + "not a stitchopt kernels.json (" + failure.what() +
+                                 "); recompile the model");
   }
-  return kernels;
+  return result;
 }
 
 // The entry's inputs/outputs must be the step's, in order, with the same dtypes and
@@ -161,22 +211,51 @@ Result<Program> load_program(const std::string& out_dir) {
   Program program;
   program.out_dir = out_dir;
   fs::path model_path = fs::path(out_dir) / "model.fused.onnx";
-  if (!fs::exists(model_path)) {
+  std::error_code error;
+  if (!fs::is_regular_file(model_path, error)) {
     return Status::invalid_input(out_dir + ": no model.fused.onnx; give the directory stitchopt "
                                  "MODEL -o DIR wrote");
   }
-  STITCH_ASSIGN_OR_RETURN(program.model,
-                          onnx_import::import_model(model_path.string(), onnx_import::ImportOptions{}));
+  std::string model_bytes;
+  {
+    std::ifstream file(model_path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << file.rdbuf();
+    model_bytes = bytes.str();
+  }
+  onnx_import::ImportOptions import_options;
+  import_options.allow_stitchopt_domain = true;  // the fused nodes are ours
+  STITCH_ASSIGN_OR_RETURN(program.model, onnx_import::import_model_bytes(
+                                             model_bytes, model_path.string(), import_options));
   fs::path kernels_dir = fs::path(out_dir) / "kernels";
-  STITCH_ASSIGN_OR_RETURN(auto kernels, read_kernels_json(kernels_dir / "kernels.json"));
-  if (fs::exists(kernels_dir)) program.kernels_dir = kernels_dir.string();
+  STITCH_ASSIGN_OR_RETURN(KernelsJson kernels_json,
+                          read_kernels_json(kernels_dir, support::sha256_hex(model_bytes),
+                                            model_path.string()));
+  const bool expects_kernels =
+      std::any_of(program.model.metadata_props.begin(), program.model.metadata_props.end(),
+                  [](const auto& entry) { return entry.first == "stitchopt.kernels"; });
+  if (expects_kernels && !kernels_json.present) {
+    return Status::invalid_input((kernels_dir / "kernels.json").string() +
+                                 " is missing, but " + model_path.string() +
+                                 " was compiled with kernels; recompile the model");
+  }
+  const std::map<std::string, nlohmann::json>& kernels = kernels_json.kernels;
+  if (kernels_json.present) program.kernels_dir = kernels_dir.string();
 
-  // Single-op kernels by the node they implement ("name (Op)" in fused_nodes).
+  // Single-op kernels by the outputs of the node they implement (value names are
+  // unique; kernels.json writes them through support::valid_utf8).
   std::map<std::string, std::string> single_op_kernel;
   for (const auto& [name, entry] : kernels) {
-    const nlohmann::json& fused = entry.at("fused_nodes");
-    if (fused.size() == 1) single_op_kernel[fused[0].get<std::string>()] = name;
+    if (entry.at("fused_nodes").size() != 1) continue;
+    for (const nlohmann::json& output : entry.at("outputs")) {
+      if (!single_op_kernel.emplace(output.at("name").get<std::string>(), name).second) {
+        return Status::invalid_input((kernels_dir / "kernels.json").string() +
+                                     ": two kernels write " + output.at("name").dump() +
+                                     "; recompile the model");
+      }
+    }
   }
+  std::set<std::string> used_kernels;
 
   const ir::Graph& graph = program.model.graph;
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(graph));
@@ -216,12 +295,29 @@ Result<Program> load_program(const std::string& out_dir) {
       }
     } else {
       step.body = single_node_model(program.model, node);
-      auto single = single_op_kernel.find(node.display_name());
-      if (single == single_op_kernel.end()) {
-        single = single_op_kernel.find(node.name + " (" + node.op_type + ")");
+      for (const StepTensor& output : step.outputs) {
+        auto single = single_op_kernel.find(support::valid_utf8(output.name));
+        if (output.value != ir::kNoId && single != single_op_kernel.end()) {
+          kernel = single->second;
+          break;
+        }
       }
-      if (single != single_op_kernel.end()) {
-        kernel = single->second;
+      if (!kernel.empty()) {
+        // The kernel takes the node's boundary (emit/group_boundary.h): each value
+        // read once, in slot order (Mul(x, x) launches with x alone), and writes the
+        // outputs something reads.
+        std::vector<StepTensor> distinct;
+        for (StepTensor& input : step.inputs) {
+          bool seen = std::any_of(distinct.begin(), distinct.end(), [&](const StepTensor& kept) {
+            return kept.value == input.value;
+          });
+          if (input.value != ir::kNoId && !seen) distinct.push_back(std::move(input));
+        }
+        step.inputs = std::move(distinct);
+        std::erase_if(step.outputs, [&](const StepTensor& output) {
+          return output.value == ir::kNoId || (!graph.value(output.value).is_graph_output &&
+                                               graph.value(output.value).users.empty());
+        });
       } else if (is_view(node, step)) {
         step.kind = StepKind::kView;
       } else if (std::string library = library_of(node.op_type); !library.empty()) {
@@ -242,19 +338,24 @@ Result<Program> load_program(const std::string& out_dir) {
     }
     if (!kernel.empty()) {
       const nlohmann::json& entry = kernels.at(kernel);
+      used_kernels.insert(kernel);
       step.kind = StepKind::kKernel;
       step.kernel = kernel;
       step.kernel_file = entry.at("file").get<std::string>();
       step.workspace_bytes = entry.at("workspace_bytes").get<int64_t>();
       STITCH_RETURN_IF_ERROR(check_signature(entry, step.inputs, "inputs", where));
       STITCH_RETURN_IF_ERROR(check_signature(entry, step.outputs, "outputs", where));
-      if (!fs::exists(kernels_dir / step.kernel_file)) {
-        return Status::invalid_input(where + ": kernel source " + (kernels_dir / step.kernel_file).string() +
-                                     " does not exist; recompile the model");
-      }
     }
     program.steps.push_back(std::move(step));
   }
+  for (const auto& [name, entry] : kernels) {
+    if (!used_kernels.count(name)) {
+      return Status::invalid_input((kernels_dir / "kernels.json").string() + ": kernel " + name +
+                                   " is used by no node of " + model_path.string() +
+                                   "; the output directory is inconsistent, recompile the model");
+    }
+  }
+  program.listed_kernels = static_cast<int64_t>(kernels.size());
 
   const std::string where = model_path.string();
   for (ir::ValueId id : graph.graph_inputs()) {

@@ -71,12 +71,16 @@ struct Program {
   // Graph inputs that have no constant default, and graph outputs, by name.
   std::vector<StepTensor> inputs;
   std::vector<StepTensor> outputs;
+  // Kernels kernels.json lists (every one is some step's kernel: load_program checks).
+  int64_t listed_kernels = 0;
   int64_t steps_of(StepKind kind) const;
 };
 
 // Loads OUT_DIR (model.fused.onnx, kernels/kernels.json). Errors name the file and
-// what is wrong (a missing kernel source, a kernels.json entry that does not match
-// the node's inputs and outputs, a dynamic shape).
+// what is wrong: kernels.json missing while the model says it was compiled with
+// kernels, written for another model (sha256), naming a source outside OUT/kernels or
+// a kernel no node uses; an entry that does not match the node's inputs and outputs;
+// a dynamic shape.
 Result<Program> load_program(const std::string& out_dir);
 
 // Random inputs for every Program::inputs entry, reproducible from `seed`: floats

@@ -92,6 +92,7 @@ TEST_P(BundledModelKernels, EveryGroupEmits) {
   fs::path out = fs::path(STITCH_BINARY_DIR) / "codegen_models" / bundled.name;
   fs::remove_all(out);
   Status written = write_kernel_directory(kernels, out);
+  if (written.is_ok()) written = write_kernels_json(kernels, out, "");
   EXPECT_TRUE(written.is_ok()) << written.message();
 }
 

@@ -1,11 +1,11 @@
 // SHA-256 against the FIPS 180-4 / NIST example vectors.
-#include "emit/sha256.h"
+#include "support/sha256.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace stitch::emit {
+namespace stitch::support {
 namespace {
 
 TEST(Sha256Test, KnownVectors) {
@@ -19,4 +19,4 @@ TEST(Sha256Test, KnownVectors) {
 }
 
 }  // namespace
-}  // namespace stitch::emit
+}  // namespace stitch::support

@@ -1,10 +1,10 @@
 // SHA-256 (FIPS 180-4), kept here so the binary needs no crypto library.
-#include "emit/sha256.h"
+#include "support/sha256.h"
 
 #include <array>
 #include <cstdint>
 
-namespace stitch::emit {
+namespace stitch::support {
 namespace {
 
 constexpr std::array<uint32_t, 64> kRoundConstants = {
@@ -76,4 +76,4 @@ std::string sha256_hex(std::string_view bytes) {
   return digest;
 }
 
-}  // namespace stitch::emit
+}  // namespace stitch::support
