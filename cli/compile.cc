@@ -24,6 +24,7 @@
 #include "support/sha256.h"
 #include "ir/verifier.h"
 #include "onnx_import/importer.h"
+#include "support/escape.h"
 #include "support/subprocess.h"
 
 namespace stitch::cli {
@@ -281,7 +282,7 @@ Status run_compile(const CompileOptions& options) {
             // ops kept by --no-simplify are the usual cause.
             if (options.verbosity != Verbosity::kQuiet) {
               std::fprintf(stderr, "stitchopt: warning: no kernel for group %zu: %s\n", index,
-                           kernel.status().message().c_str());
+                           support::printable(kernel.status().message()).c_str());
             }
             continue;
           }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ir/status.h"
+#include "support/escape.h"
 
 namespace stitch::cli {
 
@@ -15,9 +16,10 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitGateFailed = 3;
 inline constexpr int kExitNoGpu = 4;
 
-// Prints "stitchopt: error: MESSAGE" and returns the status's exit code.
+// Prints "stitchopt: error: MESSAGE" (one line whatever names it quotes: control
+// characters escaped) and returns the status's exit code.
 inline int report_error(const Status& status) {
-  std::fprintf(stderr, "stitchopt: error: %s\n", status.message().c_str());
+  std::fprintf(stderr, "stitchopt: error: %s\n", support::printable(status.message()).c_str());
   switch (status.code()) {
     case StatusCode::kInternal: return kExitInternal;
     case StatusCode::kGateFailed: return kExitGateFailed;

@@ -2,7 +2,9 @@
 // or usage, 3 a --min-* gate failed (DESIGN.md, cli/).
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -15,6 +17,30 @@
 #include "ir/passes/pipeline.h"
 
 namespace {
+
+// The documented bounds of numeric options (README.md, Usage): NaN and infinities
+// fail every bound, and sizes past them would only exhaust memory or time.
+constexpr int kMaxPatternSizeLimit = 4096;
+constexpr double kMaxSolverSeconds = 86400;
+constexpr double kMaxLaunchLatencyUs = 1e6;
+constexpr double kMaxMinCompression = 1e6;
+
+// A finite number in [low, high] (CLI11's own checks let NaN through).
+CLI::Validator finite_between(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        char* end = nullptr;
+        double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) ||
+            value < low || value > high) {
+          char bounds[96];
+          std::snprintf(bounds, sizeof bounds, "a number from %g to %g", low, high);
+          return "\"" + text + "\" is not " + bounds;
+        }
+        return "";
+      },
+      "");
+}
 
 using stitch::cli::kExitBadInput;
 using stitch::cli::kExitInternal;
@@ -67,7 +93,7 @@ int run(int argc, char** argv) {
                  "device profile: v100, a100, h100 (default), h200, or a profile .json");
   app.add_option("--launch-latency-us", options.launch_latency_us,
                  "kernel launch latency phi in microseconds (overrides the profile)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_between(0, kMaxLaunchLatencyUs));
   bool no_exploratory = false;
   bool no_packing = false;
   bool no_epilogue = false;
@@ -80,14 +106,14 @@ int run(int argc, char** argv) {
                "no fusion at all: every op its own generated kernel or library call (the "
                "baseline for stitchopt bench)");
   app.add_option("--max-pattern-size", options.planner.candidates.max_pattern_size,
-                 "largest exploratory pattern, in nodes")
-      ->check(CLI::PositiveNumber);
+                 "largest exploratory pattern, in nodes (1 to 4096)")
+      ->check(CLI::Range(1, kMaxPatternSizeLimit));
   app.add_option("--solver-time-limit", options.planner.plan.time_limit_s,
                  "wall-clock seconds for the GLPK plan; then the best incumbent or greedy")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_between(0.001, kMaxSolverSeconds));
   app.add_option("--min-compression", options.min_compression,
                  "exit 3 when kernels.original / kernels.fused is below this")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_between(0, kMaxMinCompression));
   bool no_codegen = false;
   app.add_flag("--no-codegen", no_codegen, "plan and rewrite without generating CUDA (no OUT/kernels/)");
   app.add_flag("--ptxas", options.ptxas,

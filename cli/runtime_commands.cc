@@ -17,6 +17,7 @@
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
 #include "runtime_stub/program.h"
+#include "support/escape.h"
 
 namespace stitch::cli {
 namespace {
@@ -101,7 +102,7 @@ void print_program(const runtime::Program& program, const runtime::Executor& exe
     const runtime::Step& step = program.steps[i];
     const runtime::Placement& placement = executor.placements()[i];
     std::printf("  %-8s %-28s %s%s\n", std::string(runtime::step_kind_name(step.kind)).c_str(),
-                step.op_type.c_str(), step.name.c_str(),
+                support::printable(step.op_type).c_str(), support::printable(step.name).c_str(),
                 placement.on_backend ? "" : ("  [host: " + placement.why + "]").c_str());
   }
 }
@@ -179,7 +180,8 @@ int run_command(int argc, char** argv) {
     double limit = tolerance(output.type.dtype);
     bool match = error <= limit;
     all_match = all_match && match;
-    std::printf("output %-24s %-20s max rel err %.3g (limit %g) %s\n", output.name.c_str(),
+    std::printf("output %-24s %-20s max rel err %.3g (limit %g) %s\n",
+                support::printable(output.name).c_str(),
                 ir::to_string(output.type).c_str(), error, limit, match ? "ok" : "MISMATCH");
   }
   if (!all_match) {
@@ -260,7 +262,8 @@ int bench_command(int argc, char** argv) {
       }
       const runtime::Step& step = program->steps[index];
       std::printf("  %-8s %-24s %10.2f us  %s\n", std::string(runtime::step_kind_name(step.kind)).c_str(),
-                  step.op_type.c_str(), spread(step_times).median, step.name.c_str());
+                  support::printable(step.op_type).c_str(), spread(step_times).median,
+                  support::printable(step.name).c_str());
     }
   }
   return kExitOk;

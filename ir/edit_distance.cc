@@ -21,4 +21,19 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::optional<std::string> closest_match(std::string_view name,
+                                         const std::vector<std::string>& candidates,
+                                         size_t max_distance) {
+  std::optional<std::string> best;
+  size_t best_distance = max_distance;
+  for (const std::string& candidate : candidates) {
+    size_t distance = edit_distance(name, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
 }  // namespace stitch::ir

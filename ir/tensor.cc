@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "ir/status.h"
@@ -17,18 +18,33 @@ bool TensorType::is_static() const {
   return true;
 }
 
+namespace {
+
+// The product of `dims`, saturated at INT64_MAX: shapes come from untrusted models,
+// and a wrapped product would pass every size check.
+int64_t saturating_product(const std::vector<int64_t>& dims) {
+  int64_t count = 1;
+  bool saturated = false;
+  for (int64_t dim : dims) {
+    if (dim == 0) return 0;
+    if (saturated || __builtin_mul_overflow(count, dim, &count)) saturated = true;
+  }
+  return saturated ? std::numeric_limits<int64_t>::max() : count;
+}
+
+}  // namespace
+
 int64_t TensorType::num_elements() const {
   if (!is_static()) return -1;
-  int64_t count = 1;
-  for (int64_t dim : dims) count *= dim;
-  return count;
+  return saturating_product(dims);
 }
 
 int64_t TensorType::num_bytes() const {
   int64_t count = num_elements();
   int64_t size = dtype_size(dtype);
   if (count < 0 || size == 0) return -1;
-  return count * size;
+  int64_t bytes = 0;
+  return __builtin_mul_overflow(count, size, &bytes) ? std::numeric_limits<int64_t>::max() : bytes;
 }
 
 std::string to_string(const TensorType& type) {
@@ -50,11 +66,7 @@ std::string to_string(const TensorType& type) {
   return out.str();
 }
 
-int64_t Tensor::num_elements() const {
-  int64_t count = 1;
-  for (int64_t dim : dims) count *= dim;
-  return count;
-}
+int64_t Tensor::num_elements() const { return saturating_product(dims); }
 
 int64_t Tensor::int_at(int64_t index) const {
   switch (dtype) {

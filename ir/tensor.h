@@ -27,9 +27,10 @@ struct TensorType {
   int64_t rank() const { return has_shape ? static_cast<int64_t>(dims.size()) : -1; }
   // Rank known and every dim known.
   bool is_static() const;
-  // Product of dims; -1 when not static.
+  // Product of dims (INT64_MAX when it overflows); -1 when not static.
   int64_t num_elements() const;
-  // Bytes of the whole tensor; -1 when not static or the dtype has no fixed size.
+  // Bytes of the whole tensor (INT64_MAX when it overflows); -1 when not static or
+  // the dtype has no fixed size.
   int64_t num_bytes() const;
   bool operator==(const TensorType& other) const = default;
 };

@@ -38,7 +38,9 @@
 #include "ir/edit_distance.h"
 #include "ir/op_registry.h"
 #include "ir/shape_inference.h"
+#include "onnx_import/node_schema_check.h"
 #include "onnx_import/tensor_proto.h"
+#include "support/escape.h"
 
 namespace stitch::onnx_import {
 namespace {
@@ -47,11 +49,13 @@ constexpr int64_t kMinIrVersion = 3;
 constexpr int64_t kMaxIrVersion = 10;
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
+// The largest tensor a model may hold (bytes): above any GPU's memory today.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
 // `node "name" (OpType)` or `node <unnamed> (OpType)`.
 std::string node_label(const std::string& name, const std::string& op_type) {
-  return "node " + (name.empty() ? std::string("<unnamed>") : "\"" + name + "\"") + " (" + op_type +
-         ")";
+  return "node " + (name.empty() ? std::string("<unnamed>") : support::quote(name)) + " (" +
+         support::printable(op_type) + ")";
 }
 
 std::string node_label(const onnx::NodeProto& node) {
@@ -177,10 +181,27 @@ class Importer {
       bool has_path = inferred.message().starts_with(path_ + ": ");
       return has_path ? inferred : inferred.with_prefix(path_ + ": ");
     }
+    STITCH_RETURN_IF_ERROR(check_tensor_sizes());
     return std::move(model_);
   }
 
  private:
+  // Every tensor must fit a GPU: a dim of 10^9 in a declared shape, an --input-shape or
+  // a ConstantOfShape would otherwise reach allocations and index arithmetic.
+  Status check_tensor_sizes() const {
+    const ir::Graph& graph = model_.graph;
+    for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+      const ir::Value& value = graph.value(id);
+      if (value.type.num_bytes() > kMaxTensorBytes) {
+        return error("value " + support::quote(value.name) + " has type " +
+                     ir::to_string(value.type) + ", more than the " +
+                     std::to_string(kMaxTensorBytes >> 30) +
+                     " GiB stitchopt accepts for one tensor; check its shape (and --input-shape)");
+      }
+    }
+    return Status::ok();
+  }
+
   Status error(const std::string& message) const {
     return Status::invalid_input(path_ + ": " + message);
   }
@@ -275,6 +296,13 @@ class Importer {
                      " is not a tensor; stitchopt compiles models whose graph inputs "
                      "are tensors: re-export the model with tensor inputs");
       }
+      for (const onnx::TensorShapeProto::Dimension& dim : input.type().tensor_type().shape().dim()) {
+        if (dim.has_dim_value() && dim.dim_value() < 0) {
+          return error(what + " declares the dim " + std::to_string(dim.dim_value()) +
+                       ", which is negative; fix its shape (a dynamic dim is a name or left "
+                       "empty) or re-export the model");
+        }
+      }
       std::optional<ir::TensorType> type = type_from_proto(input.type());
       if (!type) {
         return error(what + " has element type " +
@@ -347,6 +375,15 @@ class Importer {
                      " is in the default ONNX domain, but the model imports no opset for it; "
                      "add an opset_import for domain \"\" with a version from " +
                      std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+      }
+      if (domain.empty()) {
+        STITCH_RETURN_IF_ERROR(check_node_schema(node, default_opset, node_label(node))
+                                   .with_prefix(path_ + ": "));
+      }
+      if (domain == "stitchopt" && !options_.allow_stitchopt_domain) {
+        return error(node_label(node) +
+                     " is in the domain \"stitchopt\", which stitchopt keeps for the fused "
+                     "nodes it writes: compile the original model, not a stitchopt output");
       }
       std::vector<ir::Attribute> attributes;
       for (const onnx::AttributeProto& attribute : node.attribute()) {

@@ -49,8 +49,11 @@ size_t utf8_sequence_length(std::string_view text, size_t at) {
   return length;
 }
 
-std::string quote(std::string_view text) {
-  std::string out = "\"";
+namespace {
+
+// quote()'s body: `quote_marks` also escapes `"` and `\`.
+std::string escaped(std::string_view text, bool quote_marks) {
+  std::string out;
   for (size_t at = 0; at < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[at]);
     size_t length = utf8_sequence_length(text, at);
@@ -60,7 +63,7 @@ std::string quote(std::string_view text) {
       continue;
     }
     uint32_t value = code_point(text, at, length);
-    if (c == '"' || c == '\\') {
+    if (quote_marks && (c == '"' || c == '\\')) {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c == '\n') {
@@ -76,8 +79,14 @@ std::string quote(std::string_view text) {
     }
     at += length;
   }
-  return out + "\"";
+  return out;
 }
+
+}  // namespace
+
+std::string quote(std::string_view text) { return "\"" + escaped(text, true) + "\""; }
+
+std::string printable(std::string_view text) { return escaped(text, false); }
 
 std::string valid_utf8(std::string_view text) {
   std::string out;

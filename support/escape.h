@@ -6,6 +6,9 @@
 //  - quote(): for messages on a terminal and in logs: "name" with the name's valid
 //    UTF-8 kept, and `"`, `\`, control characters (C0, DEL, C1) and bytes that are
 //    not UTF-8 escaped C-style (\n, \t, \", \\, \xNN). `"a\nb"` prints as "a\nb".
+//  - printable(): for whole messages that quote names: quote()'s escapes of control
+//    characters and bytes that are not UTF-8, without quotes and leaving `"` and `\`
+//    alone, so a message stays one line and cannot drive the terminal.
 //  - valid_utf8(): for JSON (report.json, kernels.json): the text with valid UTF-8
 //    kept and each byte that is not UTF-8 written as the four characters \xNN; JSON
 //    escapes control characters itself.
@@ -27,6 +30,7 @@
 namespace stitch::support {
 
 std::string quote(std::string_view text);
+std::string printable(std::string_view text);
 std::string valid_utf8(std::string_view text);
 std::string source_text(std::string_view text, size_t max_bytes = 200);
 inline std::string source_literal(std::string_view text, size_t max_bytes = 200) {

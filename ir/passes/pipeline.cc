@@ -37,19 +37,16 @@ std::vector<std::unique_ptr<Pass>> make_all_passes() {
 }
 
 Status unknown_pass(std::string_view name, std::string_view flag) {
-  std::string best;
-  size_t best_distance = 4;  // suggest only close names
+  std::vector<std::string> names;
   std::string all;
   for (const PassInfo& info : list_passes()) {
-    size_t distance = edit_distance(name, info.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = info.name;
-    }
+    names.emplace_back(info.name);
     all += (all.empty() ? "" : ", ") + std::string(info.name);
   }
   std::string message = std::string(flag) + ": no pass named \"" + std::string(name) + "\"";
-  if (!best.empty()) return Status::invalid_input(message + "; did you mean \"" + best + "\"?");
+  if (std::optional<std::string> best = closest_match(name, names)) {
+    return Status::invalid_input(message + "; did you mean \"" + *best + "\"?");
+  }
   return Status::invalid_input(message + "; the passes are " + all + " (see --list-passes)");
 }
 

@@ -183,9 +183,8 @@ def build(out):
         [helper.make_node("FrobnicateTensor", ["x"], ["y"], name="frob")],
         [vi("x")], [vi("y")]))
     entry("unknown_op.onnx", "frob (FrobnicateTensor) is no ONNX operator",
-          "accept: unknown ops are Opaque and pass through unchanged (DESIGN.md); "
-          "the ONNX checker and onnxruntime reject this file, stitchopt does not "
-          "judge op validity", exit_code=0)
+          "reject: an unknown op of the default domain is a bad model, as for the ONNX "
+          "checker and onnxruntime (ops of other domains are Opaque and pass through)")
 
     # External data.
     def external_init(location):
@@ -257,8 +256,9 @@ Notes from checking each file against onnx 1.17 and onnxruntime 1.20.1:
   inside the model's directory.
 - `symbolic_dims.onnx` is a valid model: it fails only without
   `--input-shape x=2,8`, and the message must name the missing flag.
-- `unknown_op.onnx` is the one file expected to succeed: per DESIGN.md ops the
-  registry does not know are Opaque and pass through.
+- `unknown_op.onnx`: default-domain ops must exist in ONNX at the model's opset;
+  ops the registry does not know but ONNX does, and ops of other domains, are
+  Opaque and pass through.
 """
 
 

@@ -367,6 +367,9 @@ TEST_F(ImporterTest, SubgraphReadingAnUndefinedNameIsAnError) {
   then_branch->set_type(onnx::AttributeProto::GRAPH);
   ModelBuilder::add_node(then_branch->mutable_g(), "Identity", {"ghost"}, {"out"});
   then_branch->mutable_g()->add_output()->set_name("out");
+  onnx::AttributeProto* else_branch = branch->add_attribute();
+  *else_branch = *then_branch;
+  else_branch->set_name("else_branch");
   builder.output("y", kFloat, dims_of({3}));
   EXPECT_EQ(error_of(builder),
             path_ +

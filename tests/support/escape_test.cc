@@ -41,6 +41,11 @@ TEST(EscapeTest, QuotedIsInjective) {
   EXPECT_NE(quote("\\xff"), quote("\xff"));
 }
 
+TEST(EscapeTest, PrintableEscapesOnlyWhatBreaksALineOrATerminal) {
+  EXPECT_EQ(printable("node \"a\\b\" (Add): \xe6\xb3\xa8"), "node \"a\\b\" (Add): \xe6\xb3\xa8");
+  EXPECT_EQ(printable("a\nb\x1b[2Jc\xff"), "a\\nb\\x1b[2Jc\\xff");
+}
+
 TEST(EscapeTest, ValidUtf8ReplacesOnlyInvalidBytes) {
   EXPECT_EQ(valid_utf8("plain \xe6\xb3\xa8\n"), "plain \xe6\xb3\xa8\n");
   EXPECT_EQ(valid_utf8("r\xff"), "r\\xff");

@@ -41,12 +41,13 @@ def hostile_model():
         helper.make_node("ReduceMax", [v[1]], [v[2]], name=NAMES[2], axes=[1], keepdims=1),
         helper.make_node("Sub", [v[1], v[2]], [v[3]], name=NAMES[3]),
         helper.make_node("Exp", [v[3]], [v[4]], name=NAMES[4]),
-        helper.make_node("ReduceSum", [v[4]], [v[5]], name=NAMES[5], axes=[1], keepdims=1),
+        helper.make_node("ReduceSum", [v[4], "axes"], [v[5]], name=NAMES[5], keepdims=1),
         helper.make_node("Div", [v[4], v[5]], [v[6]], name=NAMES[6]),
         helper.make_node("Mul", [v[6], v[6]], ["y\n#error output"], name=NAMES[7]),
     ]
     return make(nodes, [vi("x", F, [64, 96])], [vi("y\n#error output", F, [64, 96])],
-                [constant("bias", np.linspace(-1, 1, 96, dtype=np.float32))])
+                [constant("bias", np.linspace(-1, 1, 96, dtype=np.float32)),
+                 constant("axes", np.array([1], dtype=np.int64))])
 
 
 def write_hostile(model_dir):

@@ -183,7 +183,10 @@ def run_case(case, binary, root):
         if rss > MEMORY_LIMIT_BYTES:
             failures.append(f"{label}: peak RSS {rss / 2**20:.0f} MiB is over 2 GiB")
         if step.check is not None:
-            why = step.check(work, subprocess.CompletedProcess(argv, code, stdout, stderr))
+            try:
+                why = step.check(work, subprocess.CompletedProcess(argv, code, stdout, stderr))
+            except Exception as error:  # a check that cannot read what it expects fails
+                why = f"check raised {error!r}"
             if why:
                 failures.append(f"{label}: {why}")
     after_state = snapshot(work, skip)

@@ -37,3 +37,10 @@ def constant(name, array):
 def relu_model(input_shape=(2, 3)):
     return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                 [vi("x", F, input_shape)], [vi("y", F, input_shape)])
+
+
+def fused_pair_model(input_shape=(2, 3)):
+    """Relu then Neg: the planner fuses them into one stitchopt node."""
+    return make([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                 helper.make_node("Neg", ["r"], ["y"], name="neg")],
+                [vi("x", F, input_shape)], [vi("y", F, input_shape)])

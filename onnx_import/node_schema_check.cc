@@ -1,0 +1,114 @@
+// A default-domain node against ONNX's operator schemas (node_schema_check.h).
+#include "onnx_import/node_schema_check.h"
+
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+#include "ir/edit_distance.h"
+
+namespace stitch::onnx_import {
+namespace {
+
+constexpr int64_t kNewestSchemaOpset = 17;  // Debian's ONNX 1.12
+
+// Operators of opsets 18 to 21 that ONNX 1.12 has no schema for, by first opset.
+const std::map<std::string_view, int64_t> kOperatorsAfterOpset17 = {
+    {"AffineGrid", 20},   {"BitwiseAnd", 18},     {"BitwiseNot", 18},    {"BitwiseOr", 18},
+    {"BitwiseXor", 18},   {"CenterCropPad", 18},  {"Col2Im", 18},        {"DeformConv", 19},
+    {"Gelu", 20},         {"GroupNormalization", 18}, {"ImageDecoder", 20}, {"Mish", 18},
+    {"RegexFullMatch", 20}, {"StringConcat", 20}, {"StringSplit", 20},
+};
+
+const char* type_name(onnx::AttributeProto::AttributeType type) {
+  switch (type) {
+    case onnx::AttributeProto::FLOAT: return "a float";
+    case onnx::AttributeProto::INT: return "an int";
+    case onnx::AttributeProto::STRING: return "a string";
+    case onnx::AttributeProto::TENSOR: return "a tensor";
+    case onnx::AttributeProto::GRAPH: return "a graph";
+    case onnx::AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
+    case onnx::AttributeProto::TYPE_PROTO: return "a type";
+    case onnx::AttributeProto::FLOATS: return "a list of floats";
+    case onnx::AttributeProto::INTS: return "a list of ints";
+    case onnx::AttributeProto::STRINGS: return "a list of strings";
+    case onnx::AttributeProto::TENSORS: return "a list of tensors";
+    case onnx::AttributeProto::GRAPHS: return "a list of graphs";
+    case onnx::AttributeProto::SPARSE_TENSORS: return "a list of sparse tensors";
+    case onnx::AttributeProto::TYPE_PROTOS: return "a list of types";
+    default: return "of no type";
+  }
+}
+
+}  // namespace
+
+Status check_node_schema(const onnx::NodeProto& node, int64_t opset, const std::string& label) {
+  const std::string& op = node.op_type();
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(op, static_cast<int>(std::min(opset, kNewestSchemaOpset)), "");
+  if (schema == nullptr) {
+    int64_t first = 0;
+    if (auto later = kOperatorsAfterOpset17.find(op); later != kOperatorsAfterOpset17.end()) {
+      first = later->second;
+    } else if (const onnx::OpSchema* any = onnx::OpSchemaRegistry::Schema(op, 1000, "")) {
+      first = any->SinceVersion();
+    }
+    if (first == 0) {
+      std::vector<std::string> known;
+      for (const onnx::OpSchema& candidate : onnx::OpSchemaRegistry::get_all_schemas()) {
+        if (candidate.domain().empty()) known.push_back(candidate.Name());
+      }
+      for (const auto& [name, since] : kOperatorsAfterOpset17) known.emplace_back(name);
+      std::optional<std::string> near = ir::closest_match(op, known, std::max<size_t>(2, op.size() / 3));
+      return Status::invalid_input(
+          label + " is not an operator of the default ONNX domain" +
+          (near ? " (did you mean " + *near + "?)" : std::string()) +
+          "; ONNX Runtime refuses such a model: fix the op type, or give a custom op a "
+          "domain of its own");
+    }
+    if (first > opset) {
+      return Status::invalid_input(label + " needs default-domain opset " + std::to_string(first) +
+                                   " or newer, but the model imports opset " +
+                                   std::to_string(opset) +
+                                   "; convert the model with onnx.version_converter");
+    }
+    return Status::ok();  // an operator of opsets 18 to 21: no schema to check against
+  }
+  const auto& attributes = schema->attributes();
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (!attribute.ref_attr_name().empty()) continue;  // bound by a function call
+    auto expected = attributes.find(attribute.name());
+    if (expected == attributes.end()) {
+      if (opset > kNewestSchemaOpset) continue;
+      std::vector<std::string> names;
+      for (const auto& [name, ignored] : attributes) names.push_back(name);
+      std::optional<std::string> near = ir::closest_match(attribute.name(), names);
+      return Status::invalid_input(label + " has attribute \"" + attribute.name() + "\", which " +
+                                   op + " does not take" +
+                                   (near ? " (did you mean \"" + *near + "\"?)" : std::string()) +
+                                   "; remove it or re-export the model");
+    }
+    if (attribute.type() != expected->second.type) {
+      return Status::invalid_input(label + ": attribute \"" + attribute.name() + "\" is " +
+                                   type_name(attribute.type()) + ", but " + op + " takes " +
+                                   type_name(expected->second.type) +
+                                   "; re-export the model (the ONNX checker rejects it too)");
+    }
+  }
+  if (opset <= kNewestSchemaOpset) {
+    for (const auto& [name, expected] : attributes) {
+      if (!expected.required) continue;
+      bool present = std::any_of(node.attribute().begin(), node.attribute().end(),
+                                 [&](const onnx::AttributeProto& a) { return a.name() == name; });
+      if (!present) {
+        return Status::invalid_input(label + " lacks the required attribute \"" + name + "\" (" +
+                                     type_name(expected.type) + "); re-export the model");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace stitch::onnx_import
