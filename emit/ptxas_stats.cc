@@ -1,7 +1,6 @@
 // ptxas -v parsing and the nvcc subprocess behind it.
 #include "emit/ptxas_stats.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -102,9 +101,10 @@ Result<std::vector<PtxasStats>> run_ptxas(const std::filesystem::path& nvcc,
                                           const std::vector<std::filesystem::path>& include_dirs,
                                           const std::string& arch) {
   static std::atomic<int> counter{0};
-  std::filesystem::path cubin =
-      std::filesystem::temp_directory_path() /
-      ("stitch_ptxas_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".cubin");
+  // Beside the source (inside OUT's staging directory), never in a shared temporary
+  // directory: a run writes nothing outside OUT.
+  std::filesystem::path cubin = cu_file;
+  cubin.replace_extension(".ptxas-" + std::to_string(counter++) + ".cubin");
   std::vector<std::string> argv = {nvcc.string(), "-cubin", "-arch=" + arch, "-Xptxas",
                                    "-v,-warn-spills"};
   for (const std::filesystem::path& directory : include_dirs) {

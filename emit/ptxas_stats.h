@@ -54,7 +54,8 @@ PtxasStats summarize_ptxas(const std::vector<PtxasStats>& functions);
 // when none exists (the caller leaves the report's ptxas fields out).
 std::optional<std::filesystem::path> find_nvcc();
 
-// Compiles `cu_file` to a temporary cubin for `arch` and parses ptxas's output.
+// Compiles `cu_file` to a cubin beside it (removed afterwards) for `arch` and parses
+// ptxas's output.
 // Errors (Status::internal: generated code that does not compile is our bug):
 // nvcc could not be started or exited non-zero; the message holds its output,
 // which names the line of the .cu.
