@@ -550,14 +550,19 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
       if (op == "Add") return body + ret("x + y");
       if (op == "Sub") return body + ret("x - y");
       if (op == "Mul") return body + ret("x * y");
+      // Integer Div and Mod as ir/integer_arithmetic.h defines them: x / 0 and x % 0
+      // are 0, MIN / -1 wraps to MIN (negated in unsigned arithmetic), MIN % -1 is 0.
       if (op == "Div") {
-        if (floating || !ir::dtype_is_signed(in_type)) return body + ret("x / y");
-        return body + ret("y == -1 ? static_cast<" + ct + ">(0 - x) : static_cast<" + ct + ">(x / y)");
+        if (floating) return body + ret("x / y");
+        const std::string zero = "static_cast<" + ct + ">(0)";
+        if (!ir::dtype_is_signed(in_type)) return body + ret("y == 0 ? " + zero + " : static_cast<" + ct + ">(x / y)");
+        return body + ret("y == 0 ? " + zero + " : (y == -1 ? static_cast<" + ct +
+                          ">(0ULL - static_cast<unsigned long long>(x)) : static_cast<" + ct + ">(x / y))");
       }
       if (op == "Mod") {
         if (floating) return body + ret("fmod(x, y)");
-        if (!ir::dtype_is_signed(in_type)) return body + ret("x % y");
-        body += "    if (y == -1) return 0;\n    " + ct + " r = x % y;\n";
+        if (!ir::dtype_is_signed(in_type)) return body + ret("y == 0 ? static_cast<" + ct + ">(0) : static_cast<" + ct + ">(x % y)");
+        body += "    if (y == 0 || y == -1) return 0;\n    " + ct + " r = x % y;\n";
         if (node.int_attribute("fmod", 0) == 0) body += "    if (r != 0 && ((r < 0) != (y < 0))) r += y;\n";
         return body + ret("r");
       }

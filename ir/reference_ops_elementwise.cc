@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/integer_arithmetic.h"
 #include "ir/reference_ops.h"
 
 namespace stitch::ir::reference {
@@ -113,20 +114,6 @@ KernelResult binary(const KernelContext& ctx, F f) {
   return single(std::move(out));
 }
 
-// Integer division and modulo by zero would trap; they are input errors instead.
-Status check_integer_divisor(const KernelContext& ctx) {
-  const Tensor& b = *ctx.input(1);
-  if (!dtype_is_integer(b.dtype)) return Status::ok();
-  const int64_t count = b.num_elements();
-  for (int64_t i = 0; i < count; ++i) {
-    if (b.int_at(i) == 0) {
-      return ctx.error("integer division by zero (divisor element " + std::to_string(i) +
-                       " is 0); make the divisor nonzero");
-    }
-  }
-  return Status::ok();
-}
-
 // int64 arithmetic wraps (through uint64) instead of overflowing, which is undefined.
 template <typename C, typename F>
 C wrapping(C x, C y, F op) {
@@ -146,14 +133,16 @@ C negate_wrapping(C x) {
   }
 }
 
+// Integer Div and Mod follow ir/integer_arithmetic.h: x / 0 and x % 0 are 0, MIN / -1
+// wraps to MIN (numpy's rules), so neither constant folding nor a reference check traps.
 KernelResult div_kernel(const KernelContext& ctx) {
-  STITCH_RETURN_IF_ERROR(check_integer_divisor(ctx));
   return binary<false, Group::kNumeric>(ctx, [](auto x, auto y) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, int64_t>) {
-      if (y == -1) return negate_wrapping(x);  // INT64_MIN / -1 traps
+    if constexpr (std::is_integral_v<C>) {
+      return integer_divide(x, y);
+    } else {
+      return static_cast<C>(x / y);
     }
-    return static_cast<C>(x / y);
   });
 }
 
@@ -163,19 +152,12 @@ KernelResult mod_kernel(const KernelContext& ctx) {
     return ctx.error("fmod=0 is defined for integer inputs only; set fmod=1 for " +
                      std::string(dtype_onnx_name(ctx.input(0)->dtype)) + " inputs");
   }
-  STITCH_RETURN_IF_ERROR(check_integer_divisor(ctx));
   return binary<false, Group::kNumeric>(ctx, [fmod](auto x, auto y) {
     using C = decltype(x);
     if constexpr (std::is_same_v<C, double>) {
       return std::fmod(x, y);
-    } else if constexpr (std::is_same_v<C, uint64_t>) {
-      return static_cast<C>(x % y);
     } else {
-      if (y == -1) return C{0};
-      C r = x % y;
-      // fmod=0: the result takes the divisor's sign, as Python's %.
-      if (!fmod && r != 0 && ((r < 0) != (y < 0))) r += y;
-      return r;
+      return fmod ? integer_remainder(x, y) : integer_floored_remainder(x, y);
     }
   });
 }

@@ -2,6 +2,7 @@
 // and variadic ops, comparisons, logic, Where, Cast, Clip, PRelu, Dropout.
 #include <cmath>
 
+#include "ir/integer_arithmetic.h"
 #include "ir/shape_rules.h"
 
 namespace stitch::ir::shape_rules {
@@ -91,13 +92,19 @@ ShapeRule binary_rule(BroadcastSpec spec, char arithmetic) {
     result.output_types[0] = std::move(type);
     DType operand_dtype = first_dtype(ctx, {0});
     if (arithmetic != 0 && propagates_ints(operand_dtype)) {
-      propagate_broadcast(ctx, result, [arithmetic](const std::vector<int64_t>& v)
+      // The arithmetic of the reference interpreter (ir/integer_arithmetic.h): wrapping,
+      // x / 0 == 0; int32 results wrap to int32 as the stored tensor would.
+      const bool int32 = operand_dtype == DType::kInt32;
+      auto stored = [int32](int64_t value) {
+        return int32 ? static_cast<int64_t>(static_cast<int32_t>(value)) : value;
+      };
+      propagate_broadcast(ctx, result, [arithmetic, stored](const std::vector<int64_t>& v)
                                            -> std::optional<int64_t> {
         switch (arithmetic) {
-          case '+': return v[0] + v[1];
-          case '-': return v[0] - v[1];
-          case '*': return v[0] * v[1];
-          case '/': return v[1] == 0 ? std::nullopt : std::optional<int64_t>(v[0] / v[1]);
+          case '+': return stored(wrapping_add(v[0], v[1]));
+          case '-': return stored(wrapping_subtract(v[0], v[1]));
+          case '*': return stored(wrapping_multiply(v[0], v[1]));
+          case '/': return stored(integer_divide(v[0], v[1]));
           case '=': return v[0] == v[1] ? 1 : 0;
           case '<': return v[0] < v[1] ? 1 : 0;
           case '>': return v[0] > v[1] ? 1 : 0;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/integer_arithmetic.h"
 #include "ir/shape_rules.h"
 
 namespace stitch::ir::shape_rules {
@@ -891,19 +892,34 @@ RuleResult range_rule(const Context& ctx) {
   }
   if (!known) return result;
   if (reals[2] == 0) return ctx.error("delta is 0; use a non-zero delta");
+  // As the reference evaluation: more than 2^31 elements (or NaN) is an error.
+  const double estimate = std::ceil((reals[1] - reals[0]) / reals[2]);
+  if (!(estimate < 2147483648.0)) {
+    return ctx.error("start, limit and delta give more than 2^31 elements (or NaN); fix them");
+  }
   int64_t length;
   if (ints[0] && ints[1] && ints[2]) {
-    int64_t start = (*ints[0])[0];
-    int64_t delta = (*ints[2])[0];
-    int64_t span = (*ints[1])[0] - start;
-    length = std::max<int64_t>(0, span / delta + ((span % delta != 0 && (span > 0) == (delta > 0)) ? 1 : 0));
+    // Exact, in unsigned arithmetic: limit - start may not fit int64.
+    const int64_t start = (*ints[0])[0];
+    const int64_t limit = (*ints[1])[0];
+    const int64_t delta = (*ints[2])[0];
+    uint64_t distance = 0;
+    uint64_t step = 1;
+    if (delta > 0 && limit > start) {
+      distance = static_cast<uint64_t>(limit) - static_cast<uint64_t>(start);
+      step = static_cast<uint64_t>(delta);
+    } else if (delta < 0 && start > limit) {
+      distance = static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+      step = uint64_t{0} - static_cast<uint64_t>(delta);
+    }
+    length = static_cast<int64_t>(distance / step + (distance % step != 0 ? 1 : 0));
     if (length <= kMaxPropagatedElements && dtype_is_integer(dtype)) {
       std::vector<int64_t> values;
-      for (int64_t k = 0; k < length; ++k) values.push_back(start + k * delta);
+      for (int64_t k = 0; k < length; ++k) values.push_back(wrapping_add(start, wrapping_multiply(k, delta)));
       result.output_int_values[0] = std::move(values);
     }
   } else {
-    length = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((reals[1] - reals[0]) / reals[2])));
+    length = std::max<int64_t>(0, static_cast<int64_t>(estimate));
   }
   result.output_types[0] = TensorType::make(dtype, {length});
   return result;

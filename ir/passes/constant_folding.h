@@ -30,8 +30,9 @@
 //     checked before evaluating, otherwise after.
 //  4. evaluate_node computes the outputs; the node is removed and each output value
 //     becomes an initializer holding its result, keeping its name (graph outputs
-//     included). A node the interpreter rejects (e.g. integer division by zero, a
-//     dtype it does not take) is left unfolded: the run-time will report it.
+//     included). A node the interpreter rejects (e.g. a dtype it does not take) is
+//     left unfolded: the run-time will report it. Integer division by zero folds to 0
+//     (docs/semantics.md).
 //  5. Initializers the fold leaves unused are removed. Because the visit is in
 //     topological order, chains of constant computations fold in one run.
 //

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ir/shape_inference.h"
 
 namespace stitch::ir {
@@ -342,6 +344,15 @@ TEST(OpRegistryTest, ConstantSources) {
   EXPECT_EQ(shape_of("Range", {Scalar(0), Scalar(10), Scalar(3)}), "i64[4]");
   EXPECT_EQ(shape_of("Range", {Scalar(10), Scalar(0), Scalar(-3)}), "i64[4]");
   EXPECT_EQ(shape_of("Range", {T(i64, {}), Scalar(10), Scalar(1)}), "i64[?]");
+  // limit - start overflows int64 (the length is exact), INT64_MIN / -1 (the length
+  // 2^63, an error as in the reference evaluation) used to trap.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(shape_of("Range", {Scalar(-9000000000000000000), Scalar(9000000000000000000),
+                               Scalar(4000000000000000000)}),
+            "i64[5]");
+  EXPECT_EQ(shape_of("Range", {Scalar(0), Scalar(kMin), Scalar(-1)}),
+            "model.onnx: node \"n\" (Range): start, limit and delta give more than 2^31 "
+            "elements (or NaN); fix them");
 }
 
 // ---- reductions ----------------------------------------------------------------------

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace stitch::ir {
 namespace {
 
@@ -83,6 +85,27 @@ TEST(ShapeInferenceTest, PropagatesThroughSliceEqualWhereRange) {
   EXPECT_EQ(type_of(graph, y), "f32[6,5]");
   EXPECT_EQ(type_of(graph, filled), "f32[5]");
   EXPECT_EQ(type_of(graph, range), "i64[5]");
+}
+
+// Integer Div on shape values follows the interpreter (ir/integer_arithmetic.h): a
+// zero divisor gives 0 and INT64_MIN / -1 wraps, instead of trapping the compiler.
+TEST(ShapeInferenceTest, ShapeValueDivisionNeverTraps) {
+  Graph graph;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  ValueId numerators = graph.add_initializer("numerators", Tensor::from_int64({2}, {12, kMin}));
+  ValueId divisors = graph.add_initializer("divisors", Tensor::from_int64({2}, {0, -1}));
+  ValueId quotients = add(graph, "Div", {numerators, divisors}, {"quotients"})[0];
+  ValueId zero = graph.add_initializer("zero", Tensor::from_int64({}, {0}));
+  ValueId one = graph.add_initializer("one", Tensor::from_int64({}, {1}));
+  ValueId three = graph.add_initializer("three", Tensor::from_int64({}, {3}));
+  ValueId by_zero = add(graph, "Gather", {quotients, zero}, {"by_zero"})[0];
+  ValueId wrapped = add(graph, "Gather", {quotients, one}, {"wrapped"})[0];
+  ValueId end = add(graph, "Add", {wrapped, three}, {"end"})[0];
+  ValueId empty = add(graph, "Range", {zero, by_zero, one}, {"empty"})[0];
+  ValueId from_min = add(graph, "Range", {wrapped, end, one}, {"from_min"})[0];
+  ASSERT_TRUE(infer_shapes(graph, 17, {"model.onnx"}).is_ok());
+  EXPECT_EQ(type_of(graph, empty), "i64[0]");
+  EXPECT_EQ(type_of(graph, from_min), "i64[3]");
 }
 
 TEST(ShapeInferenceTest, UnknownTypesFlowDownstreamOfOpaqueOps) {
