@@ -2,15 +2,18 @@
 #include "emit/cuda_emitter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "cost_model/cost_model.h"
 #include "emit/schedule.h"
-#include "support/escape.h"
+#include "ir/interpreter.h"
 #include "ir/op_registry.h"
+#include "support/escape.h"
 
 namespace stitch::emit {
 namespace {
@@ -32,6 +35,31 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
   return strides;
+}
+
+// The body of the index function of a value without elements: no thread ever calls it.
+std::string empty_value_body(const std::string& compute) {
+  return "    static_cast<void>(i);  // no elements: never called\n    return static_cast<" + compute +
+         ">(0);\n";
+}
+
+// Element 0 of `tensor` as a C expression of its compute type `compute`, valid in every
+// compile mode (infinities and NaN by their bits).
+std::string element_literal(const ir::Tensor& tensor, const std::string& compute) {
+  if (ir::dtype_is_float(tensor.dtype)) {
+    const double value = tensor.float_at(0);
+    if (std::isnan(value)) return "__uint_as_float(0x7fc00000u)";
+    if (std::isinf(value)) return value < 0 ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";
+    return "static_cast<" + compute + ">(" + float_literal(value) + ")";
+  }
+  if (tensor.dtype == DType::kBool) return tensor.int_at(0) != 0 ? "true" : "false";
+  if (tensor.dtype == DType::kUInt64) {
+    return "static_cast<" + compute + ">(" + std::to_string(static_cast<uint64_t>(tensor.int_at(0))) + "ULL)";
+  }
+  const int64_t value = tensor.int_at(0);
+  const std::string text = value == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807LL - 1)"
+                                                                          : std::to_string(value) + "LL";
+  return "static_cast<" + compute + ">(" + text + ")";
 }
 
 int64_t product(const std::vector<int64_t>& dims) {
@@ -67,6 +95,9 @@ std::string strided_index(const std::vector<int64_t>& dims, const std::vector<in
     }
   }
   int64_t total = product(dims);
+  // Nothing is ever read from an index space without elements (and dividing by its
+  // zero extent would not compile cleanly).
+  if (total == 0) return "0";
   std::vector<std::string> terms;
   int64_t divisor = 1;
   for (const Merged& m : merged) {
@@ -316,6 +347,7 @@ class KernelWriter {
   Result<std::string> accessor(ir::ValueId id);
   Result<std::string> op_body(const ir::Node& node, size_t slot);
   Result<std::string> reduction_body(const ir::Node& node);
+  Result<std::string> empty_reduction_result(const ir::Node& node, const std::vector<int64_t>& axes);
   Result<std::string> gemm_body(const ir::Node& node);
   std::string define_compute(ir::ValueId id, const std::string& body, const std::string& note);
   Result<std::string> value_function(ir::ValueId id);
@@ -415,6 +447,7 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
   const DType out_type = dtype(out);
   const std::string ct = compute_type(out_type);
   STITCH_RETURN_IF_ERROR(storage_type(out_type).status());
+  if (product(out_dims) == 0) return empty_value_body(ct);
   ir::OpKind kind = ir::op_kind(node);
   auto input = [&](size_t k) { return k < node.inputs.size() ? node.inputs[k] : ir::kNoId; };
   // Reads operand k broadcast to the output's shape at index `var`.
@@ -591,7 +624,11 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
   const std::vector<int64_t> in_strides = row_major_strides(in_dims);
   const auto rank = static_cast<int64_t>(in_dims.size());
   auto norm_axis = [&](int64_t axis, int64_t r) { return axis < 0 ? axis + r : axis; };
-  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
+  // Concat reads only its non-empty parts (below); the other ops read input 0.
+  std::string x;
+  if (op != "Concat") {
+    STITCH_ASSIGN_OR_RETURN(x, accessor(x_id));
+  }
   if (op == "Transpose") {
     std::vector<int64_t> perm = node.ints_attribute("perm", {});
     if (perm.empty()) {
@@ -730,6 +767,8 @@ Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
         body += "    inside = inside && " + c + " >= 0 && " + c + " < " + num(n) + ";\n";
       } else if (mode == "edge") {
         body += "    " + c + " = " + c + " < 0 ? 0 : (" + c + " >= " + num(n) + " ? " + num(n - 1) + " : " + c + ");\n";
+      } else if (mode == "reflect" && n == 1) {
+        body += "    " + c + " = 0;\n";  // the period 2 * (n - 1) is 0: every position reflects to 0
       } else if (mode == "reflect") {
         body += "    while (" + c + " < 0 || " + c + " >= " + num(n) + ") " + c + " = " + c + " < 0 ? -" + c + " : " + num(2 * (n - 1)) + " - " + c + ";\n";
       } else {
@@ -772,6 +811,12 @@ Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
   bool noop = false;
   STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph_, node, &noop));
   const ir::ValueId x_id = node.inputs[0];
+  const std::string out_ct = compute_type(dtype(node.outputs[0]));
+  if (elements_of(graph_, node.outputs[0]) == 0) return empty_value_body(out_ct);
+  if (!noop && elements_of(graph_, x_id) == 0) {
+    STITCH_ASSIGN_OR_RETURN(std::string result, empty_reduction_result(node, axes));
+    return "    static_cast<void>(i);  // every element reduces an empty set\n    return " + result + ";\n";
+  }
   STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
   if (noop) return std::string("    return " + x + "(i);\n");
   const std::vector<int64_t>& in = dims(x_id);
@@ -820,11 +865,34 @@ Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
   return body + "    return static_cast<" + ct + ">(" + reduce_result(spec, false) + ");\n";
 }
 
+// The result of a reduction over an empty set (every output element is the same): the
+// reference interpreter's, so emitted code and the reference agree by construction
+// (docs/semantics.md), computed on an input with the kept dims cut to 1.
+Result<std::string> KernelWriter::empty_reduction_result(const ir::Node& node,
+                                                         const std::vector<int64_t>& axes) {
+  const ir::ValueId x_id = node.inputs[0];
+  std::vector<int64_t> empty_dims = dims(x_id);
+  for (size_t d = 0; d < empty_dims.size(); ++d) {
+    if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d))) empty_dims[d] = 1;
+  }
+  ir::Tensor empty;
+  empty.dtype = dtype(x_id);
+  empty.dims = std::move(empty_dims);
+  std::vector<const ir::Tensor*> inputs = {&empty};
+  for (size_t k = 1; k < node.inputs.size(); ++k) {
+    inputs.push_back(node.inputs[k] == ir::kNoId ? nullptr : graph_.value(node.inputs[k]).constant.get());
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> results, ir::evaluate_node(node, node.opset, inputs));
+  STITCH_CHECK(!results.empty() && results[0].num_elements() > 0) << "an empty reduction without a result";
+  return element_literal(results[0], compute_type(dtype(node.outputs[0])));
+}
+
 // Body of compute_<v>(i) for a MatMul or Gemm output element (thread composition
 // over k; fine-grained GEMMs only: at most 64x64x64 per batch).
 Result<std::string> KernelWriter::gemm_body(const ir::Node& node) {
   const ir::ValueId out = node.outputs[0];
   const std::vector<int64_t>& out_dims = dims(out);
+  if (product(out_dims) == 0) return empty_value_body(compute_type(dtype(out)));
   STITCH_ASSIGN_OR_RETURN(std::string a, accessor(node.inputs[0]));
   STITCH_ASSIGN_OR_RETURN(std::string b, accessor(node.inputs[1]));
   std::vector<int64_t> a_dims = dims(node.inputs[0]);

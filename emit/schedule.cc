@@ -230,7 +230,10 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   for (int64_t axis : axes) reduced *= in[static_cast<size_t>(axis)];
   int64_t inner = 1;
   for (size_t d = axes.empty() ? 0 : static_cast<size_t>(axes.back()) + 1; d < in.size(); ++d) inner *= in[d];
-  const int64_t outputs = std::max<int64_t>(elements_of(graph, node.outputs[0]), 1);
+  const int64_t outputs = elements_of(graph, node.outputs[0]);
+  // Zero-size: no output, or an empty set whose result is the identity; neither reads
+  // an element, so there is nothing to spread over lanes.
+  if (outputs == 0 || reduced == 0) return Status::ok();
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   int64_t items = 0;       // work items without slices
   int64_t units = 0;       // co-resident warps or blocks
@@ -327,7 +330,9 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   const int64_t m = a_dims[a_dims.size() - 2];
   const int64_t k = a_dims.back();
   const int64_t n = b_dims.back();
-  const int64_t batch = elements_of(graph, c) / std::max<int64_t>(m * n, 1);
+  // Zero-size: nothing to tile (k == 0 makes C zeros); the global composition writes it.
+  if (elements_of(graph, c) == 0 || k == 0) return false;
+  const int64_t batch = elements_of(graph, c) / (m * n);
   int64_t tile_n = std::min<int64_t>(n, 64);
   int64_t tile_m = std::min<int64_t>(m, 64);
   auto bytes = [&](int64_t tm, int64_t tn) {
@@ -523,8 +528,10 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     ir::DType in_type = graph.value(node.inputs[0]).type.dtype;
     bool float_input = in_type == ir::DType::kFloat32 || in_type == ir::DType::kFloat16 ||
                        in_type == ir::DType::kBFloat16;
+    // Zero-size (no rows, or empty rows whose results are the identity): nothing to
+    // map to warps, and rows_per_block would be 0; the global composition writes them.
     if (noop || !float_input || node.op_type == "ArgMax" || node.op_type == "ArgMin" ||
-        node.op_type == "ReduceLogSumExp") {
+        node.op_type == "ReduceLogSumExp" || elements_of(graph, node.inputs[0]) == 0) {
       row_local = false;
       break;
     }
@@ -546,6 +553,8 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
         ValueSchedule& value = schedule.values[output];
         bool needs_split = value.materialized || outputs.count(output) > 0;
         if (!needs_split) continue;
+        // A written value without elements would get an empty row buffer (no arena).
+        if (elements_of(graph, output) == 0) row_local = false;
         if (split_at_rows(dims_of(graph, output), rows) < 0) {
           bool reduction = ir::op_kind(graph.node(id)) == ir::OpKind::kReduction;
           bool depends = false;
@@ -577,6 +586,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
 
   const int64_t shared_limit = profile.shared_memory_per_block;
   if (row_local) {
+    STITCH_CHECK(rows > 0) << "a row-local group without rows";
     schedule.row_local = true;
     schedule.rows = rows;
     for (auto& [id, value] : schedule.values) {

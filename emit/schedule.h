@@ -55,6 +55,11 @@
 //     whose only stage reduces without slices is "block" composition with a column
 //     reduction (its warps combine through shared memory), else "warp".
 //
+//  6. Zero-size: a group that reduces an empty input or writes a value without
+//     elements is neither row-local (2.) nor a tiled MatMul (2b.), and such a
+//     reduction keeps a thread per output (5.); a reduction over an empty set writes
+//     its identity without reading (docs/semantics.md).
+//
 // Example: softmax over f32[64,128] (ReduceMax, Sub, Exp, ReduceSum, Div): R = 64,
 // rows of 128 -> warp per row, 8 rows per 256-thread block, grid 8; template
 //   max_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; sum_1[GRID-WARP_8,CTA]; div_1[GRID-WARP_8,CTA];

@@ -54,15 +54,17 @@ KernelResult reduce_kernel(const KernelContext& ctx, Reduce kind) {
     using S = typename decltype(tag)::type;
     using C = ComputeOf<S>;
     const char* in = x.bytes.data();
+    // The identities are the results over an empty set (ONNX opset 18): -inf or the
+    // dtype's minimum for max, +inf or its maximum for min (of the stored type S, not
+    // the wider compute type).
     C init{};
     if (kind == Reduce::kProd) init = C{1};
-    if (kind == Reduce::kMax) {
-      init = std::is_same_v<C, double> ? static_cast<C>(-std::numeric_limits<double>::infinity())
-                                       : std::numeric_limits<C>::lowest();
-    }
-    if (kind == Reduce::kMin) {
-      init = std::is_same_v<C, double> ? static_cast<C>(std::numeric_limits<double>::infinity())
-                                       : std::numeric_limits<C>::max();
+    if constexpr (std::is_same_v<C, double>) {
+      if (kind == Reduce::kMax) init = -std::numeric_limits<double>::infinity();
+      if (kind == Reduce::kMin) init = std::numeric_limits<double>::infinity();
+    } else {
+      if (kind == Reduce::kMax) init = static_cast<C>(std::numeric_limits<S>::lowest());
+      if (kind == Reduce::kMin) init = static_cast<C>(std::numeric_limits<S>::max());
     }
     std::vector<C> acc(static_cast<size_t>(out_count), init);
     std::vector<double> shift;
@@ -146,9 +148,11 @@ KernelResult arg_kernel(const KernelContext& ctx, bool max) {
   const bool last = ctx.node.int_attribute("select_last_index", 0) != 0;
   auto a = static_cast<size_t>(axis);
   const int64_t dim = x.dims[a];
-  if (dim == 0) return ctx.error("reduces an empty axis; ArgMax/ArgMin need at least one element");
   const int64_t outer = dims_product(x.dims, 0, a);
   const int64_t inner = dims_product(x.dims, a + 1, x.dims.size());
+  if (dim == 0 && outer * inner > 0) {
+    return ctx.error("reduces an empty axis; ArgMax/ArgMin need at least one element");
+  }
   std::vector<int64_t> dims = x.dims;
   if (keepdims) {
     dims[a] = 1;

@@ -670,11 +670,17 @@ RuleResult pad_rule(const Context& ctx) {
                      " axes are padded; give a begin and an end pad per axis (" +
                      std::to_string(2 * count) + " entries)");
   }
+  const std::string mode = ctx.node.string_attribute("mode", "constant");
   std::vector<int64_t> dims = input.dims;
   for (size_t i = 0; i < count; ++i) {
     int64_t& dim = dims[static_cast<size_t>(padded_axes[i])];
     if (dim < 0) continue;
+    const bool empty = dim == 0;
     dim += (*pads)[i] + (*pads)[i + count];
+    // As the reference evaluation: edge, reflect and wrap have nothing to copy from.
+    if (empty && dim > 0 && mode != "constant") {
+      return ctx.error("pads an empty axis in mode \"" + mode + "\"; use mode constant");
+    }
     if (dim < 0) {
       return ctx.error("pads " + dims_string(*pads) + " remove more than axis " +
                        std::to_string(padded_axes[i]) + " holds; use smaller negative pads");

@@ -14,6 +14,14 @@ std::string step_name(const Step& step) {
   return "step \"" + step.name + "\" (" + step.op_type + ")";
 }
 
+// A step whose every output has no elements has nothing to compute: it is neither
+// prepared nor launched (zero-size tensors are ordinary inputs, docs/semantics.md).
+bool writes_nothing(const Step& step) {
+  return std::all_of(step.outputs.begin(), step.outputs.end(), [](const StepTensor& output) {
+    return output.value == ir::kNoId || output.type.num_elements() == 0;
+  });
+}
+
 // A tensor of `tensor`'s type with room for its bytes, to download into.
 ir::Tensor empty_tensor(const StepTensor& tensor) {
   ir::Tensor empty;
@@ -93,7 +101,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Program& program, Backe
   // Prepare every step (the backend may place some on the host).
   for (const Step& step : program.steps) {
     Placement placement{false, step.why};
-    if (step.kind == StepKind::kView) {
+    if (step.kind == StepKind::kView || writes_nothing(step)) {
       placement = Placement{true, ""};
     } else if (step.kind != StepKind::kHost) {
       Result<Placement> prepared = backend.prepare(program, step);
@@ -152,7 +160,8 @@ void* Executor::address(ir::ValueId value) const {
 int64_t Executor::launches_per_run() const {
   int64_t launches = 0;
   for (size_t i = 0; i < placements_.size(); ++i) {
-    launches += placements_[i].on_backend && program_.steps[i].kind != StepKind::kView;
+    const Step& step = program_.steps[i];
+    launches += placements_[i].on_backend && step.kind != StepKind::kView && !writes_nothing(step);
   }
   return launches;
 }
@@ -216,6 +225,7 @@ Status Executor::run_on_host(const Step& step) {
 Status Executor::enqueue_step(size_t index) {
   const Step& step = program_.steps[index];
   if (step.kind == StepKind::kView) return Status::ok();  // aliased in create()
+  if (writes_nothing(step)) return Status::ok();
   if (!placements_[index].on_backend) return run_on_host(step);
   std::vector<const void*> inputs;
   std::vector<void*> outputs;
@@ -242,6 +252,11 @@ Result<std::map<std::string, ir::Tensor>> Executor::outputs() {
   for (const StepTensor& output : program_.outputs) {
     ir::Tensor tensor = empty_tensor(output);
     void* source = address(output.value);
+    // A zero-size output has no bytes (and its planned buffer may be null).
+    if (output.bytes == 0) {
+      outputs[output.name] = std::move(tensor);
+      continue;
+    }
     if (source == nullptr) {  // an output that is a constant of the model
       const ir::Value& value = program_.model.graph.value(output.value);
       STITCH_CHECK(value.constant != nullptr) << "graph output \"" << output.name << "\" has no buffer";

@@ -9,7 +9,8 @@ if(TARGET stitch_emit AND TARGET stitch_onnx_import)
                         nlohmann_json::nlohmann_json GTest::gtest_main)
   target_compile_definitions(stitch_codegen_tests PRIVATE
       STITCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-      STITCH_BINARY_DIR="${PROJECT_BINARY_DIR}")
+      STITCH_BINARY_DIR="${PROJECT_BINARY_DIR}"
+      STITCH_CXX="${CMAKE_CXX_COMPILER}")
   gtest_discover_tests(stitch_codegen_tests DISCOVERY_TIMEOUT 60
                        PROPERTIES ENVIRONMENT "STITCH_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endif()

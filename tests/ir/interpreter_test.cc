@@ -104,6 +104,43 @@ TEST(InterpreterTest, IntegerDivisionByZeroIsZeroAndMinOverMinusOneWraps) {
             (std::vector<int64_t>{0, 0, 1}));
 }
 
+// Reductions over an empty set give the ONNX opset 18 results: 0 for sums, 1 for
+// products, -inf/+inf (integers: the dtype's minimum/maximum) for max/min, -inf for
+// the log reductions; the mean is 0/0 (NaN, integers 0).
+TEST(InterpreterTest, ReductionsOverAnEmptyAxis) {
+  Tensor x = Tensor::from_float({2, 0}, {});
+  Tensor axes = Tensor::from_int64({1}, {1});
+  auto reduce = [&](const std::string& op, const Tensor& input) {
+    Tensor y = evaluate_one(make_node(op, "reduce"), 18, {&input, &axes});
+    EXPECT_EQ(y.dims, (std::vector<int64_t>{2, 1})) << op;
+    return y;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(floats_of(reduce("ReduceSum", x)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(floats_of(reduce("ReduceProd", x)), (std::vector<double>{1, 1}));
+  EXPECT_EQ(floats_of(reduce("ReduceMax", x)), (std::vector<double>{-inf, -inf}));
+  EXPECT_EQ(floats_of(reduce("ReduceMin", x)), (std::vector<double>{inf, inf}));
+  EXPECT_EQ(floats_of(reduce("ReduceL2", x)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(floats_of(reduce("ReduceLogSum", x)), (std::vector<double>{-inf, -inf}));
+  EXPECT_EQ(floats_of(reduce("ReduceLogSumExp", x)), (std::vector<double>{-inf, -inf}));
+  EXPECT_TRUE(std::isnan(reduce("ReduceMean", x).float_at(0)));
+
+  Tensor xi = int32_tensor({2, 0}, {});
+  EXPECT_EQ(reduce("ReduceMax", xi).to_int64_vector(),
+            (std::vector<int64_t>(2, std::numeric_limits<int32_t>::min())));
+  EXPECT_EQ(reduce("ReduceMin", xi).to_int64_vector(),
+            (std::vector<int64_t>(2, std::numeric_limits<int32_t>::max())));
+  EXPECT_EQ(reduce("ReduceMean", xi).to_int64_vector(), (std::vector<int64_t>{0, 0}));
+
+  Node argmax = make_node("ArgMax", "argmax");
+  argmax.set_attribute(Attribute::make_int("axis", 1));
+  Result<std::vector<Tensor>> result = evaluate_node(argmax, 13, {&x});
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_EQ(result.status().message(),
+            "node \"argmax\" (ArgMax): reduces an empty axis; ArgMax/ArgMin need at least one "
+            "element");
+}
+
 TEST(InterpreterTest, RoundHalvesToEven) {
   Tensor x = Tensor::from_float({7}, {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 2.6f, -1.4f});
   Tensor y = evaluate_one(make_node("Round", "round"), 11, {&x});

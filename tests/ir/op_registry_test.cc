@@ -326,6 +326,11 @@ TEST(OpRegistryTest, PadAttributeBefore11InputsAfter) {
   EXPECT_EQ(shape_of("Pad", {T(f32, {2, 3}), Ints({1, 1})}, {}, 13),
             "model.onnx: node \"n\" (Pad): pads [1,1] has 2 entries but 2 axes are padded; give "
             "a begin and an end pad per axis (4 entries)");
+  // An empty axis can only be padded with a constant (as in the reference evaluation).
+  EXPECT_EQ(shape_of("Pad", {T(f32, {0, 3}), Ints({1, 0, 1, 0})}, {Str("mode", "reflect")}, 13),
+            "model.onnx: node \"n\" (Pad): pads an empty axis in mode \"reflect\"; use mode "
+            "constant");
+  EXPECT_EQ(shape_of("Pad", {T(f32, {0, 3}), Ints({1, 0, 1, 0})}, {}, 13), "f32[2,3]");
 }
 
 TEST(OpRegistryTest, ConstantSources) {
@@ -379,6 +384,16 @@ TEST(OpRegistryTest, ReduceAxesAttributeVersusInput) {
   EXPECT_EQ(shape_of("ArgMax", {T(f32, {2, 3})}, {Int("axis", 1), Int("select_last_index", 1)}),
             "i64[2,1]");
   EXPECT_EQ(shape_of("ArgMin", {T(f32, {2, 3})}, {Int("keepdims", 0)}), "i64[3]");
+}
+
+// An empty axis leaves ArgMax/ArgMin nothing to return: an error at import, unless the
+// output is empty too. Other reductions over an empty axis are defined (their identity).
+TEST(OpRegistryTest, ArgMaxOverAnEmptyAxisIsAnError) {
+  EXPECT_EQ(shape_of("ArgMax", {T(f32, {4, 0})}, {Int("axis", 1)}),
+            "model.onnx: node \"n\" (ArgMax): axis 1 of input 0 \"x0\" f32[4,0] is empty, so "
+            "ArgMax has no index to return; give the axis at least one element");
+  EXPECT_EQ(shape_of("ArgMin", {T(f32, {0, 0})}, {Int("axis", 1)}), "i64[0,1]");
+  EXPECT_EQ(shape_of("ReduceMax", {T(f32, {4, 0}), Ints({1})}, {}, 18), "f32[4,1]");
 }
 
 TEST(OpRegistryTest, SoftmaxAndNormalizations) {
