@@ -343,8 +343,11 @@ class KernelWriter {
     return Status::invalid_input("node " + node.display_name() + ": " + why);
   }
 
-  // Makes sure `id` has an accessor lambda in defs_ (recursively); returns its name.
+  // Makes sure `id` has an accessor lambda in defs_ (its operands' first); returns its
+  // name.
   Result<std::string> accessor(ir::ValueId id);
+  Result<std::string> define_memory_accessor(ir::ValueId id);
+  Status define_inlined(ir::ValueId id);
   Result<std::string> op_body(const ir::Node& node, size_t slot);
   Result<std::string> reduction_body(const ir::Node& node);
   Result<std::string> empty_reduction_result(const ir::Node& node, const std::vector<int64_t>& axes);
@@ -367,15 +370,50 @@ class KernelWriter {
   std::map<ir::ValueId, size_t> output_index_;
   std::set<ir::NodeId> inside_;
   std::set<ir::ValueId> defined_;
+  bool defining_inlined_ = false;     // inside accessor()'s loop
+  ir::ValueId pending_ = ir::kNoId;   // the operand a define_inlined() is waiting for
   std::set<ir::ValueId> computed_;  // compute_ lambdas defined
   std::set<ir::ValueId> partials_declared_;  // pt_ pointers of sliced reductions
   std::vector<size_t> used_inputs_;
   std::ostringstream defs_;
 };
 
+// An inlined value's accessor is defined after its operands' accessors. That order comes
+// without recursion (issue 12: a chain of thousands of inlined ops overflowed the
+// stack): when op_body meets an inlined operand without an accessor, accessor() records
+// it in pending_ and fails; the driver below defines the operand first and tries the
+// value again. Boundary inputs and materialized values read memory and are defined on
+// the spot, so the definitions come out in the order a depth-first recursion writes
+// them, and the stack depth does not grow with the chain.
 Result<std::string> KernelWriter::accessor(ir::ValueId id) {
+  if (defined_.count(id)) return accessor_name(id);
+  if (!produced_inside(id) || schedule_.values.at(id).materialized) return define_memory_accessor(id);
+  if (defining_inlined_) {
+    pending_ = id;
+    return Status::internal("\"" + graph_.value(id).name + "\" is defined first");
+  }
+  defining_inlined_ = true;
+  std::vector<ir::ValueId> stack = {id};
+  Status status = Status::ok();
+  while (!stack.empty() && status.is_ok()) {
+    pending_ = ir::kNoId;
+    status = define_inlined(stack.back());
+    if (pending_ != ir::kNoId) {
+      stack.push_back(pending_);
+      status = Status::ok();
+    } else if (status.is_ok()) {
+      stack.pop_back();
+    }
+  }
+  defining_inlined_ = false;
+  STITCH_RETURN_IF_ERROR(status);
+  return accessor_name(id);
+}
+
+// A boundary input (read from its pointer) or a materialized value (read from its
+// storage).
+Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
   std::string name = accessor_name(id);
-  if (defined_.count(id)) return name;
   STITCH_ASSIGN_OR_RETURN(std::string storage, storage_type(dtype(id)));
   std::string ct = compute_type(dtype(id));
   if (!produced_inside(id)) {
@@ -388,36 +426,41 @@ Result<std::string> KernelWriter::accessor(ir::ValueId id) {
     return name;
   }
   const ValueSchedule& value = schedule_.values.at(id);
-  if (value.materialized) {
-    const std::string& base = names_.at(id);
-    switch (value.storage) {
-      case Storage::kOutput:
-        defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
-              << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
-        break;
-      case Storage::kWorkspace:
-        defs_ << "  " << storage << "* ws_" << base << " = reinterpret_cast<" << storage
-              << "*>(workspace + " << value.offset << ");\n";
-        defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
-              << load(dtype(id), "ws_" + base + "[i]") << "; };\n";
-        break;
-      case Storage::kShared:
-        defs_ << "  " << storage << "* sh_" << base << " = reinterpret_cast<" << storage
-              << "*>(smem + row_slot + " << value.offset << ");\n";
-        defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
-              << load(dtype(id), "sh_" + base + "[i - row * " + num(value.row_elements) + "]")
-              << "; };\n";
-        break;
-      case Storage::kRegister:
-        defs_ << "  " << ct << " r_" << base << " = 0;\n";
-        defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long) -> " << ct << " { return r_" << base
-              << "; };\n";
-        break;
-    }
-    defined_.insert(id);
-    return name;
+  const std::string& base = names_.at(id);
+  switch (value.storage) {
+    case Storage::kOutput:
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+            << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
+      break;
+    case Storage::kWorkspace:
+      defs_ << "  " << storage << "* ws_" << base << " = reinterpret_cast<" << storage
+            << "*>(workspace + " << value.offset << ");\n";
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+            << load(dtype(id), "ws_" + base + "[i]") << "; };\n";
+      break;
+    case Storage::kShared:
+      defs_ << "  " << storage << "* sh_" << base << " = reinterpret_cast<" << storage
+            << "*>(smem + row_slot + " << value.offset << ");\n";
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+            << load(dtype(id), "sh_" + base + "[i - row * " + num(value.row_elements) + "]")
+            << "; };\n";
+      break;
+    case Storage::kRegister:
+      defs_ << "  " << ct << " r_" << base << " = 0;\n";
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long) -> " << ct << " { return r_" << base
+            << "; };\n";
+      break;
   }
-  // Inlined: an index function; cached per thread when several ops read it.
+  defined_.insert(id);
+  return name;
+}
+
+// An inlined value: an index function of its operands (whose accessors exist, or
+// pending_ names the first that does not); cached per thread when several ops read it.
+Status KernelWriter::define_inlined(ir::ValueId id) {
+  STITCH_RETURN_IF_ERROR(storage_type(dtype(id)).status());
+  const std::string name = accessor_name(id);
+  const std::string ct = compute_type(dtype(id));
   const ir::Node& node = graph_.node(graph_.value(id).producer);
   STITCH_ASSIGN_OR_RETURN(std::string body, op_body(node, output_slot(node, id)));
   int readers = 0;
@@ -436,7 +479,7 @@ Result<std::string> KernelWriter::accessor(ir::ValueId id) {
     defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " {\n" << body << "  };\n";
   }
   defined_.insert(id);
-  return name;
+  return Status::ok();
 }
 
 // Statements computing output `slot` of `node` at flat index `i`, ending in a return.

@@ -373,31 +373,42 @@ Result<Program> load_program(const std::string& out_dir) {
 namespace {
 
 // The smallest axis a Gather indexes with `value` (or with what Cast/Reshape/... make
-// of it), looking into fused nodes' bodies; 0 when no Gather reads it.
+// of it), looking into fused nodes' bodies; 0 when no Gather reads it. A worklist, so a
+// chain of thousands of Casts does not deepen the stack (issue 12).
 int64_t gather_bound(const ir::Graph& graph, ir::ValueId value,
                      const std::map<ir::NodeId, const Step*>& steps) {
   int64_t bound = 0;
   auto keep = [&bound](int64_t dim) {
     if (dim > 0 && (bound == 0 || dim < bound)) bound = dim;
   };
-  for (const ir::Use& use : graph.value(value).users) {
-    const ir::Node& user = graph.node(use.node);
-    if (user.op_type == "Gather" && use.slot == 1) {
-      const ir::TensorType& data = graph.value(user.inputs[0]).type;
-      int64_t axis = user.int_attribute("axis", 0);
-      if (axis < 0) axis += data.rank();
-      keep(data.dims[static_cast<size_t>(axis)]);
-    } else if (auto step = steps.find(use.node); step != steps.end() &&
-                                                 user.domain == "stitchopt") {
-      const ir::Graph& body = step->second->body.graph;
-      if (static_cast<size_t>(use.slot) < body.graph_inputs().size()) {
-        keep(gather_bound(body, body.graph_inputs()[static_cast<size_t>(use.slot)], {}));
-      }
-    } else if (user.op_type == "Cast" || user.op_type == "Reshape" ||
-               user.op_type == "Unsqueeze" || user.op_type == "Squeeze" ||
-               user.op_type == "Flatten" || user.op_type == "Identity") {
-      for (ir::ValueId output : user.outputs) {
-        if (output != ir::kNoId) keep(gather_bound(graph, output, steps));
+  // (graph, value) pairs still to follow: `graph` itself or a fused node's body.
+  std::vector<std::pair<const ir::Graph*, ir::ValueId>> work = {{&graph, value}};
+  std::set<std::pair<const ir::Graph*, ir::ValueId>> seen(work.begin(), work.end());
+  auto follow = [&](const ir::Graph* where, ir::ValueId next) {
+    if (seen.insert({where, next}).second) work.emplace_back(where, next);
+  };
+  while (!work.empty()) {
+    auto [where, current] = work.back();
+    work.pop_back();
+    for (const ir::Use& use : where->value(current).users) {
+      const ir::Node& user = where->node(use.node);
+      auto step = where == &graph ? steps.find(use.node) : steps.end();
+      if (user.op_type == "Gather" && use.slot == 1) {
+        const ir::TensorType& data = where->value(user.inputs[0]).type;
+        int64_t axis = user.int_attribute("axis", 0);
+        if (axis < 0) axis += data.rank();
+        keep(data.dims[static_cast<size_t>(axis)]);
+      } else if (step != steps.end() && user.domain == "stitchopt") {
+        const ir::Graph& body = step->second->body.graph;
+        if (static_cast<size_t>(use.slot) < body.graph_inputs().size()) {
+          follow(&body, body.graph_inputs()[static_cast<size_t>(use.slot)]);
+        }
+      } else if (user.op_type == "Cast" || user.op_type == "Reshape" ||
+                 user.op_type == "Unsqueeze" || user.op_type == "Squeeze" ||
+                 user.op_type == "Flatten" || user.op_type == "Identity") {
+        for (ir::ValueId output : user.outputs) {
+          if (output != ir::kNoId) follow(where, output);
+        }
       }
     }
   }

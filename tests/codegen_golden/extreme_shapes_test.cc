@@ -1,8 +1,10 @@
-// Schedules and emitted code for zero-size tensors (issue 12, docs/semantics.md): every
-// group emits, the source holds no division by a zero extent and no use of an
-// undeclared arena, and it compiles as C++ against the emulation layer with warnings as
-// errors (the flags the nvcc check uses for our code).
+// Schedules and emitted code for untrusted shapes (issue 12, docs/semantics.md):
+// zero-size tensors emit source without a division by a zero extent or a use of an
+// undeclared arena, that compiles as C++ against the emulation layer with warnings as
+// errors (the flags the nvcc check uses for our code); groups thousands of ops deep or
+// wide emit with a stack that does not grow with them.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -162,6 +164,75 @@ TEST(ExtremeShapes, IntegerDivisionIsGuarded) {
             std::string::npos)
       << kernel.source;
   EXPECT_NE(kernel.source.find("if (y == 0 || y == -1) return 0;"), std::string::npos) << kernel.source;
+}
+
+// Runs `work` on a thread with a 512 KiB stack: a recursion whose depth grows with the
+// group (the emitter's accessors used about 4 KiB a level) overflows it, a loop does not.
+template <typename Work>
+void run_on_small_stack(Work work) {
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, 512 * 1024);
+  pthread_t thread;
+  auto trampoline = [](void* argument) -> void* {
+    (*static_cast<Work*>(argument))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attributes, trampoline, &work), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attributes);
+}
+
+Result<EmittedKernel> emit_on_small_stack(const ir::Model& model) {
+  Result<EmittedKernel> kernel = Status::internal("not emitted");
+  run_on_small_stack([&] {
+    Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
+    if (!profile.is_ok()) {
+      kernel = profile.status();
+      return;
+    }
+    kernel = emit_kernel(model.graph, model.graph.node_ids(), "stitch_case", *profile);
+  });
+  return kernel;
+}
+
+// 5000 inlined elementwise ops in a chain (issue 12 #4c: the emitter recursed once per
+// op and overflowed the stack at about 2000).
+TEST(ExtremeShapes, DeepChainEmitsWithoutRecursion) {
+  std::string body;
+  std::string previous = "x";
+  for (int i = 0; i < 5000; ++i) {
+    const std::string name = "t" + std::to_string(i);
+    body += "  %" + name + ": f32[4,8] = " + (i % 2 ? "Relu" : "Neg") + "(%" + previous + ") {name=\"op_" +
+            std::to_string(i) + "\"}\n";
+    previous = name;
+  }
+  Result<ir::Model> model = ir::parse_model(graph_text("(%x: f32[4,8])", body + "  return %" + previous + "\n"), "chain.ir");
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  Result<EmittedKernel> kernel = emit_on_small_stack(*model);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  // Operands are defined before their readers: the first op's accessor before the last's.
+  EXPECT_LT(kernel->source.find("auto v_t0 = "), kernel->source.find("auto v_t4999 = "));
+}
+
+// A Sum of one input 2000 times, and of 2000 inlined Relus (each operand an accessor).
+TEST(ExtremeShapes, WideSumEmitsWithoutRecursion) {
+  std::string same = "  %y: f32[4,8] = Sum(";
+  std::string relus;
+  std::string distinct = "  %z: f32[4,8] = Sum(";
+  for (int i = 0; i < 2000; ++i) {
+    same += std::string(i ? ", " : "") + "%x";
+    relus += "  %r" + std::to_string(i) + ": f32[4,8] = Relu(%x) {name=\"relu_" + std::to_string(i) + "\"}\n";
+    distinct += std::string(i ? ", " : "") + "%r" + std::to_string(i);
+  }
+  same += ") {name=\"sum_same\"}\n";
+  distinct += ") {name=\"sum_distinct\"}\n";
+  Result<ir::Model> model =
+      ir::parse_model(graph_text("(%x: f32[4,8])", same + relus + distinct + "  return %y, %z\n"), "wide.ir");
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  Result<EmittedKernel> kernel = emit_on_small_stack(*model);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  EXPECT_LT(kernel->source.find("auto v_r1999 = "), kernel->source.find("auto v_z = "));
 }
 
 }  // namespace
