@@ -516,11 +516,17 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
     return score;
   }
 
-  // 1. Every tensor must have a static shape.
+  // 1. Size: the generated kernel must compile in reasonable time.
+  if (static_cast<int64_t>(nodes_.size()) > options_.max_nodes_per_kernel) {
+    return infeasible(std::to_string(nodes_.size()) + " nodes in one kernel, over the limit " +
+                      std::to_string(options_.max_nodes_per_kernel) +
+                      " (nvcc's time grows faster than linearly with the inlined ops)");
+  }
+  // 2. Every tensor must have a static shape.
   for (NodeId id : nodes_) {
     if (!facts(id).costable) return infeasible(unknown_shape_reason(graph_, graph_.node(id)));
   }
-  // 2. Ops no composition expresses.
+  // 3. Ops no composition expresses.
   for (NodeId id : nodes_) {
     const NodeFacts& node_facts = facts(id);
     if (node_facts.kind == OpKind::kOpaque && !node_facts.constant) {
@@ -533,7 +539,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
                         " is a convolution (a library call); no composition can express it");
     }
   }
-  // 3. GEMMs too large for a fused kernel's shared-memory tiles.
+  // 4. GEMMs too large for a fused kernel's shared-memory tiles.
   for (NodeId id : nodes_) {
     if (facts(id).kind != OpKind::kGemm) continue;
     const Node& node = graph_.node(id);
@@ -547,7 +553,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
                         "library call");
     }
   }
-  // 4. Reductions: count and layout.
+  // 5. Reductions: count and layout.
   reductions_.clear();
   for (NodeId id : nodes_) {
     if (facts(id).kind == OpKind::kReduction) reductions_.push_back(id);

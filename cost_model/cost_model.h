@@ -43,7 +43,11 @@
 //    before fusion.
 //
 // Infeasible patterns get feasible = false, score_us = -1 and a reason, checked in
-// this order: a node whose input or output shape or dtype size is unknown, or a
+// this order: more than options.max_nodes_per_kernel nodes (every op of a group is an
+// inlined index function of its operands, and nvcc's time grows faster than linearly
+// with a chain of them: 500 ops 3 s, 1000 ops 10 s, 5000 ops over 6 minutes per
+// architecture; the bundled models' largest group has 385 nodes); a node whose input
+// or output shape or dtype size is unknown, or a
 // reduction whose axes are unknown; an Opaque op (except Constant) or Conv; a GEMM
 // (MatMul, Gemm) above 64x64x64 = 262144 multiply-adds per batch (m*n*k; a fused
 // kernel holds its tiles in shared memory, bigger ones are library calls); more
@@ -120,6 +124,7 @@ GemmShape gemm_shape(const ir::Graph& graph, const ir::Node& node);
 double memory_time_us(const DeviceProfile& profile, double bytes);
 
 struct ScoreOptions {
+  int max_nodes_per_kernel = 512;
   int max_reductions_per_kernel = 4;
   int64_t max_kernel_parameter_bytes = 4096;
   double launch_latency_us_override = -1;

@@ -192,6 +192,27 @@ TEST(ScorePatternTest, TooManyReductions) {
   EXPECT_TRUE(score_of(model, {0, 1, 2}, options).feasible);
 }
 
+// A chain longer than the default limit (512 nodes) is refused: its generated code
+// would take nvcc minutes to compile (issue 12).
+TEST(ScorePatternTest, TooManyNodesForOneKernel) {
+  std::string body;
+  std::string previous = "x";
+  for (int i = 0; i < 513; ++i) {
+    const std::string name = "t" + std::to_string(i);
+    body += "  %" + name + ": f32[64] = Relu(%" + previous + ") {name=\"relu_" + std::to_string(i) + "\"}\n";
+    previous = name;
+  }
+  ir::Model model = parse(body + "  return %" + previous + "\n", "%x: f32[64]");
+  std::vector<ir::NodeId> nodes = model.graph.node_ids();
+  PatternScore score = score_of(model, nodes);
+  EXPECT_FALSE(score.feasible);
+  EXPECT_EQ(score.reason,
+            "513 nodes in one kernel, over the limit 512 (nvcc's time grows faster than linearly "
+            "with the inlined ops)");
+  nodes.pop_back();
+  EXPECT_TRUE(score_of(model, nodes).feasible);
+}
+
 TEST(ScorePatternTest, ColumnAndRowReductionsOverDifferentShapes) {
   ir::Model model = parse(
       "  %r: f32[64] = ReduceSum(%x) {name=\"row\", axes=[1], keepdims=0}\n"
