@@ -87,7 +87,8 @@ RuleResult arg_reduce_rule(const Context& ctx) {
   TensorType output = TensorType::make(DType::kInt64, std::move(dims));
   // An empty axis has no index to return (ONNX leaves it undefined, ONNX Runtime fails
   // at run time); an output without elements needs none.
-  if (input.dims[static_cast<size_t>(axis)] == 0 && output.is_static() && output.num_elements() > 0) {
+  if (input.dims[static_cast<size_t>(axis)] == 0 && output.is_static() &&
+      output.num_elements() > 0) {
     return ctx.error("axis " + std::to_string(axis) + " of " + input_label(ctx, 0) + " " +
                      to_string(input) + " is empty, so " + ctx.node.op_type +
                      " has no index to return; give the axis at least one element");

@@ -921,7 +921,9 @@ RuleResult range_rule(const Context& ctx) {
     length = static_cast<int64_t>(distance / step + (distance % step != 0 ? 1 : 0));
     if (length <= kMaxPropagatedElements && dtype_is_integer(dtype)) {
       std::vector<int64_t> values;
-      for (int64_t k = 0; k < length; ++k) values.push_back(wrapping_add(start, wrapping_multiply(k, delta)));
+      for (int64_t k = 0; k < length; ++k) {
+        values.push_back(wrapping_add(start, wrapping_multiply(k, delta)));
+      }
       result.output_int_values[0] = std::move(values);
     }
   } else {

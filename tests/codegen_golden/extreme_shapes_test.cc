@@ -23,12 +23,14 @@ namespace fs = std::filesystem;
 
 Result<EmittedKernel> emit_text(const std::string& text) {
   STITCH_ASSIGN_OR_RETURN(ir::Model model, ir::parse_model(text, "case.ir"));
-  STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile, cost_model::builtin_device_profile("h100"));
+  STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile,
+                          cost_model::builtin_device_profile("h100"));
   return emit_kernel(model.graph, model.graph.node_ids(), "stitch_case", profile);
 }
 
 std::string graph_text(const std::string& signature, const std::string& body) {
-  return "stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\ngraph \"g\" " + signature + " {\n" + body + "}\n";
+  return "stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\ngraph \"g\" " + signature + " {\n" +
+         body + "}\n";
 }
 
 // The .cu compiled with the C++ compiler against emit/cuda/stitch_emu.h, -Wall -Wextra
@@ -39,8 +41,10 @@ std::string compile_errors(const EmittedKernel& kernel, const std::string& name)
   std::ofstream(dir / "kernel.cu", std::ios::binary) << kernel.source;
   fs::path cuda = fs::path(STITCH_SOURCE_DIR) / "emit" / "cuda";
   fs::path log = dir / "compile.log";
-  std::string command = std::string(STITCH_CXX) + " -std=c++20 -fsyntax-only -Wall -Wextra -Werror -DSTITCH_EMULATION -I" +
-                        cuda.string() + " -x c++ " + (dir / "kernel.cu").string() + " > " + log.string() + " 2>&1";
+  std::string command = std::string(STITCH_CXX) +
+                        " -std=c++20 -fsyntax-only -Wall -Wextra -Werror -DSTITCH_EMULATION -I" +
+                        cuda.string() + " -x c++ " + (dir / "kernel.cu").string() + " > " +
+                        log.string() + " 2>&1";
   if (std::system(command.c_str()) == 0) return "";
   std::ifstream in(log);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -48,7 +52,8 @@ std::string compile_errors(const EmittedKernel& kernel, const std::string& name)
 
 // Emits `body`, checks the source for the constructs zero-size extents used to produce,
 // and compiles it.
-EmittedKernel emit_and_compile(const std::string& name, const std::string& signature, const std::string& body) {
+EmittedKernel emit_and_compile(const std::string& name, const std::string& signature,
+                               const std::string& body) {
   Result<EmittedKernel> kernel = emit_text(graph_text(signature, body));
   EXPECT_TRUE(kernel.is_ok()) << kernel.status().message();
   if (!kernel.is_ok()) return {};
@@ -87,7 +92,8 @@ std::string softmax(int rows, int cols) {
 TEST(ExtremeShapes, SoftmaxOverEmptyRows) {
   EmittedKernel kernel = emit_and_compile("softmax_4x0", "(%x: f32[4,0])", softmax(4, 0));
   EXPECT_EQ(kernel.composition, "global");
-  EXPECT_NE(kernel.source.find("return __uint_as_float(0xff800000u);"), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.source.find("return __uint_as_float(0xff800000u);"), std::string::npos)
+      << kernel.source;
 }
 
 // No rows at all: the row-local schedule divided by rows_per_block = min(8, rows) = 0.
@@ -106,19 +112,23 @@ TEST(ExtremeShapes, RowReductionWithoutRows) {
 // A column reduction over no rows: the thread mapping started from x(base), reading an
 // element of an empty tensor; now every output is the identity.
 TEST(ExtremeShapes, ColumnMaxOverNoRowsIsMinusInfinity) {
-  EmittedKernel kernel = emit_and_compile("max_0x64", "(%x: f32[0,64])",
-                                          "  %y: f32[64] = ReduceMax(%x) {name=\"max_0\", axes=[0], keepdims=0}\n"
-                                          "  return %y\n");
+  EmittedKernel kernel =
+      emit_and_compile("max_0x64", "(%x: f32[0,64])",
+                       "  %y: f32[64] = ReduceMax(%x) {name=\"max_0\", axes=[0], keepdims=0}\n"
+                       "  return %y\n");
   EXPECT_EQ(kernel.source.find("v_x("), std::string::npos) << kernel.source;
-  EXPECT_NE(kernel.source.find("return __uint_as_float(0xff800000u);"), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.source.find("return __uint_as_float(0xff800000u);"), std::string::npos)
+      << kernel.source;
 }
 
 // Integer reductions over an empty set take the dtype's bounds (the reference's).
 TEST(ExtremeShapes, IntegerMinOverAnEmptyAxisIsTheDtypeMaximum) {
-  EmittedKernel kernel = emit_and_compile("min_i32_4x0", "(%x: i32[4,0])",
-                                          "  %y: i32[4] = ReduceMin(%x) {name=\"min_0\", axes=[1], keepdims=0}\n"
-                                          "  return %y\n");
-  EXPECT_NE(kernel.source.find("return static_cast<int>(2147483647LL);"), std::string::npos) << kernel.source;
+  EmittedKernel kernel =
+      emit_and_compile("min_i32_4x0", "(%x: i32[4,0])",
+                       "  %y: i32[4] = ReduceMin(%x) {name=\"min_0\", axes=[1], keepdims=0}\n"
+                       "  return %y\n");
+  EXPECT_NE(kernel.source.find("return static_cast<int>(2147483647LL);"), std::string::npos)
+      << kernel.source;
 }
 
 // k = 0: C is zeros. The tiled MatMul planned an empty arena and still used `smem`.
@@ -133,21 +143,23 @@ TEST(ExtremeShapes, MatMulWithEmptyInnerDimension) {
 // A Concat with an empty part (an empty KV cache) reads only its other parts: the
 // empty part's accessor is not defined (it was, unused: a warning under -Werror).
 TEST(ExtremeShapes, ConcatSkipsAnEmptyPart) {
-  EmittedKernel kernel = emit_and_compile("concat_empty_part", "(%a: f32[0,8], %b: f32[4,8])",
-                                          "  %c: f32[4,8] = Concat(%a, %b) {name=\"cat_0\", axis=0}\n"
-                                          "  %y: f32[4,8] = Relu(%c) {name=\"relu_0\"}\n"
-                                          "  return %y\n");
+  EmittedKernel kernel =
+      emit_and_compile("concat_empty_part", "(%a: f32[0,8], %b: f32[4,8])",
+                       "  %c: f32[4,8] = Concat(%a, %b) {name=\"cat_0\", axis=0}\n"
+                       "  %y: f32[4,8] = Relu(%c) {name=\"relu_0\"}\n"
+                       "  return %y\n");
   EXPECT_EQ(kernel.source.find("v_a"), std::string::npos) << kernel.source;
 }
 
 // Reflect padding of an axis of size 1: the period 2 * (n - 1) is 0, and the emitted
 // reflection loop never ended; every position reflects to 0.
 TEST(ExtremeShapes, ReflectPadOfASingleElementAxisTerminates) {
-  EmittedKernel kernel = emit_and_compile("pad_reflect_1", "(%x: f32[1,4])",
-                                          "  %pads: i64[4] = dense<i64[4]>[1, 0, 1, 0]\n"
-                                          "  %p: f32[3,4] = Pad(%x, %pads) {name=\"pad_0\", mode=\"reflect\"}\n"
-                                          "  %y: f32[3,4] = Relu(%p) {name=\"relu_0\"}\n"
-                                          "  return %y\n");
+  EmittedKernel kernel =
+      emit_and_compile("pad_reflect_1", "(%x: f32[1,4])",
+                       "  %pads: i64[4] = dense<i64[4]>[1, 0, 1, 0]\n"
+                       "  %p: f32[3,4] = Pad(%x, %pads) {name=\"pad_0\", mode=\"reflect\"}\n"
+                       "  %y: f32[3,4] = Relu(%p) {name=\"relu_0\"}\n"
+                       "  return %y\n");
   EXPECT_NE(kernel.source.find("c0 = 0;"), std::string::npos) << kernel.source;
 }
 
@@ -163,7 +175,8 @@ TEST(ExtremeShapes, IntegerDivisionIsGuarded) {
                                "static_cast<unsigned long long>(x)) : static_cast<int>(x / y))"),
             std::string::npos)
       << kernel.source;
-  EXPECT_NE(kernel.source.find("if (y == 0 || y == -1) return 0;"), std::string::npos) << kernel.source;
+  EXPECT_NE(kernel.source.find("if (y == 0 || y == -1) return 0;"), std::string::npos)
+      << kernel.source;
 }
 
 // Runs `work` on a thread with a 512 KiB stack: a recursion whose depth grows with the
@@ -203,11 +216,12 @@ TEST(ExtremeShapes, DeepChainEmitsWithoutRecursion) {
   std::string previous = "x";
   for (int i = 0; i < 5000; ++i) {
     const std::string name = "t" + std::to_string(i);
-    body += "  %" + name + ": f32[4,8] = " + (i % 2 ? "Relu" : "Neg") + "(%" + previous + ") {name=\"op_" +
-            std::to_string(i) + "\"}\n";
+    body += "  %" + name + ": f32[4,8] = " + (i % 2 ? "Relu" : "Neg") + "(%" + previous +
+            ") {name=\"op_" + std::to_string(i) + "\"}\n";
     previous = name;
   }
-  Result<ir::Model> model = ir::parse_model(graph_text("(%x: f32[4,8])", body + "  return %" + previous + "\n"), "chain.ir");
+  Result<ir::Model> model = ir::parse_model(
+      graph_text("(%x: f32[4,8])", body + "  return %" + previous + "\n"), "chain.ir");
   ASSERT_TRUE(model.is_ok()) << model.status().message();
   Result<EmittedKernel> kernel = emit_on_small_stack(*model);
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
@@ -222,13 +236,14 @@ TEST(ExtremeShapes, WideSumEmitsWithoutRecursion) {
   std::string distinct = "  %z: f32[4,8] = Sum(";
   for (int i = 0; i < 2000; ++i) {
     same += std::string(i ? ", " : "") + "%x";
-    relus += "  %r" + std::to_string(i) + ": f32[4,8] = Relu(%x) {name=\"relu_" + std::to_string(i) + "\"}\n";
+    relus += "  %r" + std::to_string(i) + ": f32[4,8] = Relu(%x) {name=\"relu_" +
+             std::to_string(i) + "\"}\n";
     distinct += std::string(i ? ", " : "") + "%r" + std::to_string(i);
   }
   same += ") {name=\"sum_same\"}\n";
   distinct += ") {name=\"sum_distinct\"}\n";
-  Result<ir::Model> model =
-      ir::parse_model(graph_text("(%x: f32[4,8])", same + relus + distinct + "  return %y, %z\n"), "wide.ir");
+  Result<ir::Model> model = ir::parse_model(
+      graph_text("(%x: f32[4,8])", same + relus + distinct + "  return %y, %z\n"), "wide.ir");
   ASSERT_TRUE(model.is_ok()) << model.status().message();
   Result<EmittedKernel> kernel = emit_on_small_stack(*model);
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();

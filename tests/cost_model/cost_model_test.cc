@@ -199,7 +199,8 @@ TEST(ScorePatternTest, TooManyNodesForOneKernel) {
   std::string previous = "x";
   for (int i = 0; i < 513; ++i) {
     const std::string name = "t" + std::to_string(i);
-    body += "  %" + name + ": f32[64] = Relu(%" + previous + ") {name=\"relu_" + std::to_string(i) + "\"}\n";
+    body += "  %" + name + ": f32[64] = Relu(%" + previous + ") {name=\"relu_" + std::to_string(i) +
+            "\"}\n";
     previous = name;
   }
   ir::Model model = parse(body + "  return %" + previous + "\n", "%x: f32[64]");

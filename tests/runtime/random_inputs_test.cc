@@ -19,13 +19,16 @@ TEST(RandomInputsTest, GatherBoundThroughALongCastChain) {
   std::string previous = "ids";
   for (int i = 0; i < 20000; ++i) {
     const std::string name = "c" + std::to_string(i);
-    body += "  %" + name + ": " + (i % 2 ? "i64" : "i32") + "[64] = Cast(%" + previous + ") {name=\"cast_" +
-            std::to_string(i) + "\", to=" + (i % 2 ? "7" : "6") + "}\n";
+    body += "  %" + name + ": " + (i % 2 ? "i64" : "i32") + "[64] = Cast(%" + previous +
+            ") {name=\"cast_" + std::to_string(i) + "\", to=" + (i % 2 ? "7" : "6") + "}\n";
     previous = name;
   }
-  body += "  %y: f32[64,4] = Gather(%table, %" + previous + ") {name=\"gather\", axis=0}\n  return %y\n";
+  body += "  %y: f32[64,4] = Gather(%table, %" + previous +
+          ") {name=\"gather\", axis=0}\n  return %y\n";
   Result<ir::Model> model = ir::parse_model(
-      "stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\ngraph \"g\" (%ids: i64[64], %table: f32[10,4]) {\n" + body + "}\n",
+      "stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\ngraph \"g\" (%ids: i64[64], %table: "
+      "f32[10,4]) {\n" +
+          body + "}\n",
       "cast_chain.ir");
   ASSERT_TRUE(model.is_ok()) << model.status().message();
   Program program;
