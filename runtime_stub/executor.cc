@@ -14,8 +14,9 @@ std::string step_name(const Step& step) {
   return "step \"" + step.name + "\" (" + step.op_type + ")";
 }
 
-// A step whose every output has no elements has nothing to compute: it is neither
-// prepared nor launched (zero-size tensors are ordinary inputs, docs/semantics.md).
+// A step whose every output has no elements has nothing to compute: it is not launched
+// (zero-size tensors are ordinary inputs, docs/semantics.md). A kernel step is still
+// prepared, so its launcher is built and loaded like any other.
 bool writes_nothing(const Step& step) {
   return std::all_of(step.outputs.begin(), step.outputs.end(), [](const StepTensor& output) {
     return output.value == ir::kNoId || output.type.num_elements() == 0;
@@ -101,7 +102,11 @@ Result<std::unique_ptr<Executor>> Executor::create(const Program& program, Backe
   // Prepare every step (the backend may place some on the host).
   for (const Step& step : program.steps) {
     Placement placement{false, step.why};
-    if (step.kind == StepKind::kView || writes_nothing(step)) {
+    if (step.kind == StepKind::kView) {
+      placement = Placement{true, ""};
+    } else if (step.kind == StepKind::kLibrary && writes_nothing(step)) {
+      // A library call of an empty shape may not even be describable (cuBLASLt layouts
+      // of 0 rows); there is nothing to call.
       placement = Placement{true, ""};
     } else if (step.kind != StepKind::kHost) {
       Result<Placement> prepared = backend.prepare(program, step);
