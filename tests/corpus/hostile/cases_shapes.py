@@ -82,6 +82,47 @@ def empty_kv_cache():
                 [vi("past", F, [1, 0, 8]), vi("new", F, [1, 4, 8])], [vi("y", F, [1, 4, 8])])
 
 
+def zero_size_every_op_kind():
+    """x: f32[0,8] through every op kind: elementwise, broadcast, injective (Transpose,
+    Slice, Concat, Gather, Pad, Split, Tile), view (Reshape), reduction and a fused
+    MatMul; some results are empty, some are not (Concat, Pad, the reduction)."""
+    def ints(name, values):
+        return constant(name, np.array(values, np.int64))
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[1, 0]),
+        helper.make_node("Reshape", ["t", "shape"], ["r"], name="reshape"),
+        helper.make_node("Slice", ["r", "starts", "ends", "slice_axes"], ["s"], name="slice"),
+        helper.make_node("Exp", ["s"], ["e"], name="exp"),
+        helper.make_node("Add", ["e", "bias"], ["a"], name="add_bias"),
+        helper.make_node("MatMul", ["a", "w"], ["m"], name="matmul"),
+        helper.make_node("Relu", ["m"], ["y_gemm"], name="relu"),
+        helper.make_node("Concat", ["x", "z"], ["c"], name="concat", axis=0),
+        helper.make_node("Sigmoid", ["c"], ["y_concat"], name="sigmoid"),
+        helper.make_node("Gather", ["z", "no_indices"], ["g"], name="gather", axis=0),
+        helper.make_node("Neg", ["g"], ["y_gather"], name="neg"),
+        helper.make_node("Pad", ["x", "pads"], ["p"], name="pad", mode="constant"),
+        helper.make_node("Add", ["p", "z"], ["y_pad"], name="add_pad"),
+        helper.make_node("Split", ["x", "split"], ["left", "right"], name="split", axis=1),
+        helper.make_node("Abs", ["left"], ["y_split"], name="abs"),
+        helper.make_node("Tile", ["right", "repeats"], ["y_tile"], name="tile"),
+        helper.make_node("Expand", ["bias", "expand_shape"], ["y_expand"], name="expand"),
+        helper.make_node("ReduceSum", ["x", "sum_axes"], ["column"], name="sum", keepdims=1),
+        helper.make_node("Add", ["column", "z"], ["y_sum"], name="add_sum"),
+    ]
+    initializers = [
+        ints("shape", [-1, 8]), ints("starts", [0]), ints("ends", [4]), ints("slice_axes", [1]),
+        constant("bias", np.linspace(-1, 1, 4, dtype=np.float32)),
+        constant("w", np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)),
+        ints("no_indices", np.zeros([0], np.int64)), ints("pads", [1, 0, 1, 0]),
+        ints("split", [3, 5]), ints("repeats", [3, 1]), ints("expand_shape", [0, 4]),
+        ints("sum_axes", [0]),
+    ]
+    outputs = [vi("y_gemm", F, [0, 3]), vi("y_concat", F, [2, 8]), vi("y_gather", F, [0, 8]),
+               vi("y_pad", F, [2, 8]), vi("y_split", F, [0, 3]), vi("y_tile", F, [0, 5]),
+               vi("y_expand", F, [0, 4]), vi("y_sum", F, [2, 8])]
+    return make(nodes, [vi("x", F, [0, 8]), vi("z", F, [2, 8])], outputs, initializers)
+
+
 def argmax_empty_axis():
     return make([helper.make_node("ArgMax", ["x"], ["y"], name="argmax", axis=1)],
                 [vi("x", F, [4, 0])], [vi("y", I64, [4, 1])])
@@ -199,6 +240,9 @@ CASES = [
     Case("concat_empty_kv_cache",
          "issue 12 #4a: a Concat with an empty part, then a Softmax",
          writer(empty_kv_cache), runs()),
+    Case("zero_size_every_op_kind",
+         "issue 12 #4a: f32[0,8] through every kind of op, fused and not",
+         writer(zero_size_every_op_kind), runs(8)),
     Case("argmax_empty_axis",
          "issue 12 #4a: ArgMax over an empty axis has no answer: exit 2 at import",
          writer(argmax_empty_axis),
