@@ -101,8 +101,8 @@ void print_pass_table(const ir::SimplifyStatistics& statistics) {
 // (a Sum of 150 inputs), so larger plans get only the .dot file and dot runs under a
 // time limit; either way the picture is skipped with a warning, never the run.
 void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
-  constexpr int64_t kMaxNodesForSvg = 3000;
-  constexpr double kDotTimeoutSeconds = 20;
+  constexpr int64_t kMaxNodesForSvg = 1500;
+  constexpr double kDotTimeoutSeconds = 10;
   auto skipped = [&](const std::string& why) {
     if (verbosity != Verbosity::kQuiet) {
       std::fprintf(stderr, "stitchopt: warning: no plan.svg (%s); plan.dot is written\n",

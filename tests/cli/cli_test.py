@@ -303,7 +303,7 @@ def output_tests(binary, source, work):
 
 def wide_sum_model(path):
     """A Sum of one input read 150 times: Graphviz takes far longer than stitchopt's
-    20 s limit to lay out its plan, so a compile of it spends that long in `dot`."""
+    10 s limit to lay out its plan, so a compile of it spends that long in `dot`."""
     import onnx
     from onnx import TensorProto, helper
     graph = helper.make_graph([helper.make_node("Sum", ["x"] * 150, ["y"], name="wide_sum")], "g",
@@ -366,7 +366,7 @@ def interrupt_tests(binary, source, work):
     result = run(binary, [model, "-o", out], source)
     check("dot past its time limit skips only plan.svg",
           result.returncode == 0 and "stitchopt: warning: no plan.svg (dot still running after "
-          "20 s: killed); plan.dot is written" in result.stderr and
+          "10 s: killed); plan.dot is written" in result.stderr and
           not os.path.exists(os.path.join(out, "plan.svg")) and
           os.path.exists(os.path.join(out, "plan.dot")), result.stderr)
 
