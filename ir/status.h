@@ -57,27 +57,6 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
-
-  bool is_ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-
- private:
-  std::optional<T> value_;
-  Status status_;
-};
-
 namespace detail {
 // Collects the streamed message of a failed STITCH_CHECK and aborts when destroyed.
 class CheckFailure {
@@ -107,6 +86,43 @@ class CheckFailure {
   if (condition) {              \
   } else                        \
     ::stitch::detail::CheckFailure(__FILE__, __LINE__, #condition)
+
+namespace stitch {
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    STITCH_CHECK(!status_.is_ok()) << "a Result made from an ok Status holds no value";
+  }
+
+  bool is_ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+  // Reading the value of an error is our bug: it aborts with the error's message.
+  T& value() & { return checked(); }
+  const T& value() const& { return checked(); }
+  T&& value() && { return std::move(checked()); }
+  T* operator->() { return &checked(); }
+  const T* operator->() const { return &checked(); }
+  T& operator*() & { return checked(); }
+  const T& operator*() const& { return checked(); }
+
+ private:
+  T& checked() {
+    STITCH_CHECK(value_.has_value()) << "the value of a failed Result: " << status_.message();
+    return *value_;
+  }
+  const T& checked() const {
+    STITCH_CHECK(value_.has_value()) << "the value of a failed Result: " << status_.message();
+    return *value_;
+  }
+
+  std::optional<T> value_;
+  Status status_;
+};
+
+}  // namespace stitch
 
 // Returns the status from the enclosing function when it is an error.
 #define STITCH_RETURN_IF_ERROR(expr)           \
