@@ -106,11 +106,6 @@ std::string_view node_role_name(NodeRole role) {
   return "unknown";
 }
 
-int64_t gemm_flops(const ir::Graph& graph, const ir::Node& node) {
-  if (!non_static_value(graph, node).empty()) return -1;
-  return cost_model::gemm_shape(graph, node).flops;
-}
-
 Partition partition_graph(const ir::Graph& graph, const PartitionOptions& options) {
   Partition partition;
   auto capacity = static_cast<size_t>(graph.node_capacity());

@@ -54,8 +54,4 @@ struct Partition {
 
 Partition partition_graph(const ir::Graph& graph, const PartitionOptions& options);
 
-// Floating-point work of a MatMul/Gemm node, 2*m*n*k*batch, or -1 when its shapes
-// are not static. Exposed for tests and the report.
-int64_t gemm_flops(const ir::Graph& graph, const ir::Node& node);
-
 }  // namespace stitch::fusion

@@ -54,14 +54,6 @@ void Node::set_attribute(Attribute attribute) {
   }
 }
 
-bool Node::remove_attribute(std::string_view attribute_name) {
-  auto it = std::find_if(attributes.begin(), attributes.end(),
-                         [&](const Attribute& a) { return a.name == attribute_name; });
-  if (it == attributes.end()) return false;
-  attributes.erase(it);
-  return true;
-}
-
 std::string Node::display_name() const {
   std::string shown = name.empty() ? "<unnamed>" : support::quote(name);
   std::string qualified = domain.empty() ? op_type : domain + "." + op_type;

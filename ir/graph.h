@@ -80,7 +80,6 @@ struct Node {
   std::vector<int64_t> ints_attribute(std::string_view attribute_name,
                                       std::vector<int64_t> fallback) const;
   void set_attribute(Attribute attribute);  // replaces one of the same name
-  bool remove_attribute(std::string_view attribute_name);
   // "\"Add_3\" (Add)" or "<unnamed> (Add)": how messages and reports name a node.
   std::string display_name() const;
   int num_inputs_present() const;
