@@ -258,7 +258,7 @@ Status run_compile(const CompileOptions& options) {
                                         group_attributes(model.graph, result->groups[index], kernel,
                                                          nullptr)});
     }
-    // Codegen (issue 5): one kernel per distinct group that is not a library call (a
+    // Codegen: one kernel per distinct group that is not a library call (a
     // group the emitter cannot express gets a warning and no kernel), and a single-op
     // kernel per unfused node that launches a generated kernel.
     std::vector<std::optional<emit::ReportCodegen>> group_codegen(result->groups.size());

@@ -379,7 +379,7 @@ class KernelWriter {
 };
 
 // An inlined value's accessor is defined after its operands' accessors. That order comes
-// without recursion (issue 12: a chain of thousands of inlined ops overflowed the
+// without recursion (a chain of thousands of inlined ops must not overflow the
 // stack): when op_body meets an inlined operand without an accessor, accessor() records
 // it in pending_ and fails; the driver below defines the operand first and tries the
 // value again. Boundary inputs and materialized values read memory and are defined on

@@ -1,9 +1,8 @@
 // Register, spill and shared-memory figures of a generated kernel, from ptxas -v.
 //
 // The report lists, per kernel, the registers, spills and static shared memory
-// ptxas assigns (issue 5: "goal: no spills"). There is no GPU on the build machine,
-// but nvcc compiles: run_ptxas() runs
-//   nvcc -cubin -arch=<arch> -Xptxas -v,-warn-spills [-I dir]... -o <tmp> FILE.cu
+// ptxas assigns (the goal: no spills). No GPU is needed, only nvcc: run_ptxas() runs
+//   nvcc -cubin -arch=<arch> -Xptxas -v,-warn-spills [-I dir]... -o <cubin> FILE.cu
 // as a subprocess (no shell: arguments are passed as they are) and parses what
 // ptxas prints. For each entry function ptxas writes, e.g. for sm_80:
 //   ptxas info    : Compiling entry function 'stitch_k3_kernel' for 'sm_80'

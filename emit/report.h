@@ -43,7 +43,7 @@ struct ReportDevice {
   double launch_latency_us = 0;  // the phi the planner used (after --launch-latency-us)
 };
 
-// The generated kernel of a group or a single-op kernel (issue 5): what the report
+// The generated kernel of a group or a single-op kernel: what the report
 // shows under groups[].codegen and unfused[].codegen.
 struct ReportCodegen {
   EmittedKernel kernel;               // source text is not rendered

@@ -374,7 +374,7 @@ namespace {
 
 // The smallest axis a Gather indexes with `value` (or with what Cast/Reshape/... make
 // of it), looking into fused nodes' bodies; 0 when no Gather reads it. A worklist, so a
-// chain of thousands of Casts does not deepen the stack (issue 12).
+// chain of thousands of Casts does not deepen the stack.
 int64_t gather_bound(const ir::Graph& graph, ir::ValueId value,
                      const std::map<ir::NodeId, const Step*>& steps) {
   int64_t bound = 0;

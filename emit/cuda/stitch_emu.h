@@ -4,7 +4,7 @@
 // stitch_prelude.cuh then includes this header instead of the CUDA headers, and the
 // program links stitch_cuda_emu (fibers) or stitch_cuda_emu_threads (-DSTITCH_EMU_THREADS).
 //
-// Semantics (the kernel contract, issue 5):
+// Semantics (the kernel contract, docs/codegen.md):
 //   - Every CUDA thread of a block is its own execution context with real barrier
 //     semantics. Fiber mode (default): one ucontext fiber per CUDA thread, all fibers of a
 //     block on one OS thread; __syncthreads parks the fiber until every thread of the

@@ -1,7 +1,7 @@
 // stitch_prelude.cuh: the fixed prelude every generated kernel file includes first.
 //
 // It gives generated code one spelling for the CUDA features it uses, so the same .cu
-// compiles three ways (issue 5, "the kernel contract"):
+// compiles three ways ("the kernel contract", docs/codegen.md):
 //   nvcc            CUDA runtime + device code (libstitch_kernels.so, sm_80 and sm_90);
 //   NVRTC           device code only (__CUDACC_RTC__: no launchers, no cuda_runtime.h);
 //   g++/clang++     -DSTITCH_EMULATION: stitch_emu.h, the host emulation that the tests
