@@ -19,8 +19,9 @@ endforeach()
 
 # The out-of-process model fuzzer (model_fuzzer.py): 30 random models of a fixed seed
 # through `stitchopt`, `stitchopt run --emulate`, stitch_reference and ONNX Runtime
-# (two to three minutes on two cores, capped at 180 s); skipped when random_model (built with
-# the fuzzers) is missing. Failing cases are kept in fuzz_work/model_fuzzer.
+# (two to three minutes on two cores; no case starts after 180 s); skipped when
+# random_model (built with the fuzzers) is missing. Failing cases are kept in
+# fuzz_work/model_fuzzer.
 if(TARGET stitchopt AND TARGET stitch_reference)
   add_test(NAME fuzz_smoke.model_fuzzer
            COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/model_fuzzer.py
