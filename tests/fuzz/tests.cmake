@@ -22,7 +22,8 @@ endforeach()
 # (two to three minutes on two cores; no case starts after 180 s); skipped when
 # random_model (built with the fuzzers) is missing. Failing cases are kept in
 # fuzz_work/model_fuzzer.
-if(TARGET stitchopt AND TARGET stitch_reference)
+# (stitch_reference comes from tests/reference/tests.cmake, included after this file.)
+if(TARGET stitchopt AND TARGET stitch_onnx_import)
   add_test(NAME fuzz_smoke.model_fuzzer
            COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/model_fuzzer.py
                    --build ${PROJECT_BINARY_DIR} --seed 1 --cases 30 --time 180
