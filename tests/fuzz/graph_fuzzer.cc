@@ -111,7 +111,7 @@ void check_source(const std::string& what, const std::string& text,
     }
     if (c < 0x20 || c > 0x7e) {
       fail(what, "byte " + escaped(text.substr(i, 1)) + " is not printable ASCII, in the line: " +
-                     text.substr(line_start, 160));
+                     text.substr(line_start, text.find('\n', i) - line_start));
     }
   }
   if (text.find("?\?/") != std::string::npos) fail(what, "has the trigraph ?\?/ (a line splice)");

@@ -472,13 +472,13 @@ std::string ModelBuilder::value_name(std::string_view base) {
 std::string ModelBuilder::node_name(std::string_view op_type) {
   const int64_t form = range(0, 7);
   const size_t earlier = static_cast<size_t>(range(0, 64));
+  std::string name = value_name(op_type);  // read in every form: twins read alike
+  used_names_.erase(name);  // node names live apart from value names
   if (form == 0) return "";
   // A name another node has (ONNX Runtime refuses such models: not for plain twins).
   if (form == 1 && !node_names_.empty() && options_.hostile_names) {
     return node_names_[earlier % node_names_.size()];
   }
-  std::string name = value_name(op_type);
-  used_names_.erase(name);  // node names live apart from value names
   node_names_.push_back(name);
   return name;
 }
