@@ -64,8 +64,8 @@ using namespace stitch;
 
 struct FuzzerState {
   fuzz::GeneratorOptions generator;
-  std::string write_model;            // --write-model=PATH
-  std::filesystem::path scratch;      // where the fused model is written and re-read
+  std::string write_model;        // --write-model=PATH
+  std::filesystem::path scratch;  // where the fused model is written and re-read
   std::optional<cost_model::DeviceProfile> profile;
 };
 FuzzerState* state = nullptr;
@@ -104,7 +104,8 @@ void check_source(const std::string& what, const std::string& text,
     if (c == '\n') {
       std::string_view line(text.data() + line_start, i - line_start);
       if (line.find("//") != std::string_view::npos && line.ends_with('\\')) {
-        fail(what, "a // comment ends in a backslash (splices the next line): " + std::string(line));
+        fail(what,
+             "a // comment ends in a backslash (splices the next line): " + std::string(line));
       }
       line_start = i + 1;
       continue;
@@ -172,8 +173,9 @@ void check_agreement(const std::map<std::string, ir::Tensor>& before,
         const double a = got.float_at(i);
         const double b = want.float_at(i);
         same = std::isnan(a) || std::isnan(b) ? std::isnan(a) && std::isnan(b)
-               : std::isinf(a) || std::isinf(b) ? a == b
-                                                : std::fabs(a - b) <= tolerance * std::max(std::fabs(b), 1.0);
+               : std::isinf(a) || std::isinf(b)
+                   ? a == b
+                   : std::fabs(a - b) <= tolerance * std::max(std::fabs(b), 1.0);
         if (!same) {
           fail("simplify", "output \"" + name + "\" element " + std::to_string(i) + ": " +
                                std::to_string(a) + " after simplification, " + std::to_string(b) +
@@ -203,8 +205,8 @@ std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
   std::vector<emit::EmittedKernel> kernels;
   for (size_t index = 0; index < plan.groups.size(); ++index) {
     if (plan.groups[index].category == "library" || sharing.owner[index] != index) continue;
-    Result<emit::EmittedKernel> kernel = emit::emit_kernel(
-        model.graph, sharing.boundaries[index], sharing.kernel_names[index], profile);
+    Result<emit::EmittedKernel> kernel = emit::emit_kernel(model.graph, sharing.boundaries[index],
+                                                           sharing.kernel_names[index], profile);
     expect_not_internal("codegen", kernel.status());
     if (kernel.is_ok()) kernels.push_back(std::move(kernel).value());
   }
@@ -248,7 +250,8 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   expect_not_internal("simplify", simplified.status());
   if (!simplified.is_ok()) return;
   Status still_valid = ir::verify(model);
-  if (!still_valid.is_ok()) fail("simplify", "the IR is invalid after simplification: " + still_valid.message());
+  if (!still_valid.is_ok())
+    fail("simplify", "the IR is invalid after simplification: " + still_valid.message());
   if (before.is_ok()) {
     Result<std::map<std::string, ir::Tensor>> after = ir::evaluate_graph(model, inputs);
     if (!after.is_ok()) {
@@ -265,12 +268,14 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   if (!plan.is_ok()) return;
   std::vector<emit::FusedGroup> groups;
   for (size_t index = 0; index < plan->groups.size(); ++index) {
-    groups.push_back(emit::FusedGroup{plan->groups[index].nodes, "stitch_k" + std::to_string(index), {}});
+    groups.push_back(
+        emit::FusedGroup{plan->groups[index].nodes, "stitch_k" + std::to_string(index), {}});
   }
   Result<emit::KernelSharing> sharing = emit::share_kernels(model, groups);
   expect_not_internal("share kernels", sharing.status());
   if (!sharing.is_ok()) return;
-  std::vector<emit::EmittedKernel> kernels = generate_kernels(model, *plan, *sharing, *state->profile);
+  std::vector<emit::EmittedKernel> kernels =
+      generate_kernels(model, *plan, *sharing, *state->profile);
   for (const emit::EmittedKernel& kernel : kernels) {
     check_source("kernels/" + kernel.file, kernel.source, generated.hostile_names);
   }
@@ -284,9 +289,11 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   Status wrote = emit::write_onnx(fused->model, written.string());
   expect_not_internal("write", wrote);
   if (wrote.is_ok()) {
-    Result<ir::Model> reread = onnx_import::import_model_from_bytes(
-        read_bytes(written), written.string(), state->scratch.string(), onnx_import::ImportOptions{});
-    if (!reread.is_ok()) fail("re-import", "the fused model does not import: " + reread.status().message());
+    Result<ir::Model> reread =
+        onnx_import::import_model_from_bytes(read_bytes(written), written.string(),
+                                             state->scratch.string(), onnx_import::ImportOptions{});
+    if (!reread.is_ok())
+      fail("re-import", "the fused model does not import: " + reread.status().message());
   }
 
   emit::Report report;

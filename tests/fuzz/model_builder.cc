@@ -31,21 +31,23 @@ int64_t ir_version_for(int64_t opset) {
 // terminators, line splices (a trailing backslash, the "??/" trigraph), line breaks,
 // NUL, invalid and bidirectional UTF-8, quotes, shell and preprocessor syntax.
 const std::vector<std::string>& hostile_fragments() {
+  // (clang-format would put one fragment per line.)
+  // clang-format off
   static const std::vector<std::string> fragments = {
-      "\n",       "\r\n",  "*/",      "/*",      "//",      "?\?/",   "\\",           "\"",
-      "'",        std::string("\0", 1), "\xff",  "\xc3\x28", "\xe2\x80\xae", "\xc3\xa9", "\t",
-      " ",        "#define X 1\n", "%s%n", "$(touch pwned)", "`id`", ".",  "-",          "::",
-      "<>&;{},",  "\x01\x7f"};
+      "\n", "\r\n", "*/", "/*", "//", "?\?/", "\\", "\"", "'", std::string("\0", 1), "\xff",
+      "\xc3\x28", "\xe2\x80\xae", "\xc3\xa9", "\t", " ", "#define X 1\n", "%s%n",
+      "$(touch pwned)", "`id`", ".", "-", "::", "<>&;{},", "\x01\x7f"};
+  // clang-format on
   return fragments;
 }
 
 // Whole names that are identifiers of the generated code or of C/CUDA.
 const std::vector<std::string>& identifier_traps() {
   static const std::vector<std::string> traps = {
-      "i",   "a",     "tid",      "threads", "row",       "lane",     "sum",  "int",
-      "float", "__global__", "threadIdx", "blockIdx", "std", "main", "NULL", "_",
-      "__",  "0",     "1e5",      "v_0",     "p_0",       "ws",       "workspace", "inputs",
-      "outputs", "stream", "x",   "half",    "__half",    "return"};
+      "i",       "a",          "tid",       "threads",  "row",    "lane",  "sum",       "int",
+      "float",   "__global__", "threadIdx", "blockIdx", "std",    "main",  "NULL",      "_",
+      "__",      "0",          "1e5",       "v_0",      "p_0",    "ws",    "workspace", "inputs",
+      "outputs", "stream",     "x",         "half",     "__half", "return"};
   return traps;
 }
 
@@ -79,13 +81,18 @@ int64_t element_count(const std::vector<int64_t>& dims) {
 
 bool in_class(DType dtype, DTypeClass type_class) {
   switch (type_class) {
-    case DTypeClass::kFloat: return ir::dtype_is_float(dtype);
-    case DTypeClass::kNumeric: return ir::dtype_is_float(dtype) || ir::dtype_is_integer(dtype);
+    case DTypeClass::kFloat:
+      return ir::dtype_is_float(dtype);
+    case DTypeClass::kNumeric:
+      return ir::dtype_is_float(dtype) || ir::dtype_is_integer(dtype);
     case DTypeClass::kSignedNumeric:
       return ir::dtype_is_signed(dtype) && dtype != DType::kBool;
-    case DTypeClass::kInteger: return ir::dtype_is_integer(dtype);
-    case DTypeClass::kBool: return dtype == DType::kBool;
-    case DTypeClass::kAny: return true;
+    case DTypeClass::kInteger:
+      return ir::dtype_is_integer(dtype);
+    case DTypeClass::kBool:
+      return dtype == DType::kBool;
+    case DTypeClass::kAny:
+      return true;
   }
   return false;
 }
@@ -123,18 +130,28 @@ DType ModelBuilder::dtype(DTypeClass type_class) {
   static const std::vector<DType> floats = {DType::kFloat32, DType::kFloat32, DType::kFloat32,
                                             DType::kFloat32, DType::kFloat16, DType::kFloat64,
                                             DType::kBFloat16};
-  static const std::vector<DType> integers = {DType::kInt64, DType::kInt64,  DType::kInt32,
-                                              DType::kInt8,  DType::kUInt8,  DType::kInt16,
+  static const std::vector<DType> integers = {DType::kInt64,  DType::kInt64,  DType::kInt32,
+                                              DType::kInt8,   DType::kUInt8,  DType::kInt16,
                                               DType::kUInt16, DType::kUInt32, DType::kUInt64};
   static const std::vector<DType> signed_integers = {DType::kInt64, DType::kInt32, DType::kInt8,
                                                      DType::kInt16};
   DType chosen = DType::kFloat32;
   switch (type_class) {
-    case DTypeClass::kFloat: chosen = pick(floats); break;
-    case DTypeClass::kInteger: chosen = pick(integers); break;
-    case DTypeClass::kBool: chosen = DType::kBool; break;
-    case DTypeClass::kNumeric: chosen = coin() ? pick(floats) : pick(integers); break;
-    case DTypeClass::kSignedNumeric: chosen = coin() ? pick(floats) : pick(signed_integers); break;
+    case DTypeClass::kFloat:
+      chosen = pick(floats);
+      break;
+    case DTypeClass::kInteger:
+      chosen = pick(integers);
+      break;
+    case DTypeClass::kBool:
+      chosen = DType::kBool;
+      break;
+    case DTypeClass::kNumeric:
+      chosen = coin() ? pick(floats) : pick(integers);
+      break;
+    case DTypeClass::kSignedNumeric:
+      chosen = coin() ? pick(floats) : pick(signed_integers);
+      break;
     case DTypeClass::kAny:
       chosen = one_in(6) ? DType::kBool : coin() ? pick(floats) : pick(integers);
       break;
@@ -150,12 +167,17 @@ double ModelBuilder::float_value() {
     case 0:
     case 1:
     case 2:
-    case 3: return data_.ConsumeFloatingPointInRange(-4.0, 4.0);
+    case 3:
+      return data_.ConsumeFloatingPointInRange(-4.0, 4.0);
     case 4:
-    case 5: return pick(notable);
-    case 6: return 0;
-    case 7: return static_cast<double>(range(-8, 8));
-    case 8: return range(1, 8) * 0.25;
+    case 5:
+      return pick(notable);
+    case 6:
+      return 0;
+    case 7:
+      return static_cast<double>(range(-8, 8));
+    case 8:
+      return range(1, 8) * 0.25;
     default: {
       double value = pick(special);
       return options_.special_floats ? value : 1.0;
@@ -167,26 +189,50 @@ int64_t ModelBuilder::int_value(DType dtype) {
   int64_t low = 0;
   int64_t high = 0;
   switch (dtype) {
-    case DType::kInt8: low = INT8_MIN, high = INT8_MAX; break;
-    case DType::kUInt8: high = UINT8_MAX; break;
-    case DType::kInt16: low = INT16_MIN, high = INT16_MAX; break;
-    case DType::kUInt16: high = UINT16_MAX; break;
-    case DType::kInt32: low = INT32_MIN, high = INT32_MAX; break;
-    case DType::kUInt32: high = UINT32_MAX; break;
-    case DType::kUInt64: high = INT64_MAX; break;
-    case DType::kBool: high = 1; break;
-    default: low = INT64_MIN, high = INT64_MAX; break;
+    case DType::kInt8:
+      low = INT8_MIN, high = INT8_MAX;
+      break;
+    case DType::kUInt8:
+      high = UINT8_MAX;
+      break;
+    case DType::kInt16:
+      low = INT16_MIN, high = INT16_MAX;
+      break;
+    case DType::kUInt16:
+      high = UINT16_MAX;
+      break;
+    case DType::kInt32:
+      low = INT32_MIN, high = INT32_MAX;
+      break;
+    case DType::kUInt32:
+      high = UINT32_MAX;
+      break;
+    case DType::kUInt64:
+      high = INT64_MAX;
+      break;
+    case DType::kBool:
+      high = 1;
+      break;
+    default:
+      low = INT64_MIN, high = INT64_MAX;
+      break;
   }
   int64_t value = 0;
   switch (range(0, 7)) {
-    case 5: value = 0; break;
+    case 5:
+      value = 0;
+      break;
     case 6: {
       std::vector<int64_t> extremes = {low, high, -1, low + 1};
       value = pick(extremes);
       break;
     }
-    case 7: value = range(-100, 100); break;
-    default: value = range(-5, 5); break;
+    case 7:
+      value = range(-100, 100);
+      break;
+    default:
+      value = range(-5, 5);
+      break;
   }
   return std::clamp(value, low, high);
 }
@@ -284,10 +330,18 @@ GenValue ModelBuilder::float_constant(DType dtype, const std::vector<double>& va
   std::string raw;
   for (double element : values) {
     switch (dtype) {
-      case DType::kFloat64: append_raw(&raw, element); break;
-      case DType::kFloat16: append_raw(&raw, ir::float_to_half(static_cast<float>(element))); break;
-      case DType::kBFloat16: append_raw(&raw, ir::float_to_bfloat16(static_cast<float>(element))); break;
-      default: append_raw(&raw, static_cast<float>(element)); break;
+      case DType::kFloat64:
+        append_raw(&raw, element);
+        break;
+      case DType::kFloat16:
+        append_raw(&raw, ir::float_to_half(static_cast<float>(element)));
+        break;
+      case DType::kBFloat16:
+        append_raw(&raw, ir::float_to_bfloat16(static_cast<float>(element)));
+        break;
+      default:
+        append_raw(&raw, static_cast<float>(element));
+        break;
     }
   }
   tensor->set_raw_data(raw);
@@ -446,9 +500,10 @@ std::string ModelBuilder::value_name(std::string_view base) {
   std::string name = stem;
   if (options_.hostile_names) {
     if (form >= 8 && form <= 11) {
-      name = position == 0   ? fragment + stem
-             : position == 1 ? stem.substr(0, stem.size() / 2) + fragment + stem.substr(stem.size() / 2)
-                             : stem + fragment;
+      name = position == 0 ? fragment + stem
+             : position == 1
+                 ? stem.substr(0, stem.size() / 2) + fragment + stem.substr(stem.size() / 2)
+                 : stem + fragment;
     } else if (form == 12) {
       name = trap;
     } else if (form == 13 && !values_.empty()) {
@@ -473,7 +528,7 @@ std::string ModelBuilder::node_name(std::string_view op_type) {
   const int64_t form = range(0, 7);
   const size_t earlier = static_cast<size_t>(range(0, 64));
   std::string name = value_name(op_type);  // read in every form: twins read alike
-  used_names_.erase(name);  // node names live apart from value names
+  used_names_.erase(name);                 // node names live apart from value names
   if (form == 0) return "";
   // A name another node has (ONNX Runtime refuses such models: not for plain twins).
   if (form == 1 && !node_names_.empty() && options_.hostile_names) {
@@ -492,10 +547,18 @@ void ModelBuilder::fill(onnx::TensorProto* tensor, DType dtype, const std::vecto
     if (ir::dtype_is_float(dtype)) {
       double value = float_value();
       switch (dtype) {
-        case DType::kFloat64: append_raw(&raw, value); break;
-        case DType::kFloat16: append_raw(&raw, ir::float_to_half(static_cast<float>(value))); break;
-        case DType::kBFloat16: append_raw(&raw, ir::float_to_bfloat16(static_cast<float>(value))); break;
-        default: append_raw(&raw, static_cast<float>(value)); break;
+        case DType::kFloat64:
+          append_raw(&raw, value);
+          break;
+        case DType::kFloat16:
+          append_raw(&raw, ir::float_to_half(static_cast<float>(value)));
+          break;
+        case DType::kBFloat16:
+          append_raw(&raw, ir::float_to_bfloat16(static_cast<float>(value)));
+          break;
+        default:
+          append_raw(&raw, static_cast<float>(value));
+          break;
       }
       continue;
     }
@@ -503,12 +566,20 @@ void ModelBuilder::fill(onnx::TensorProto* tensor, DType dtype, const std::vecto
     switch (dtype) {
       case DType::kBool:
       case DType::kInt8:
-      case DType::kUInt8: append_raw(&raw, static_cast<uint8_t>(value)); break;
+      case DType::kUInt8:
+        append_raw(&raw, static_cast<uint8_t>(value));
+        break;
       case DType::kInt16:
-      case DType::kUInt16: append_raw(&raw, static_cast<uint16_t>(value)); break;
+      case DType::kUInt16:
+        append_raw(&raw, static_cast<uint16_t>(value));
+        break;
       case DType::kInt32:
-      case DType::kUInt32: append_raw(&raw, static_cast<uint32_t>(value)); break;
-      default: append_raw(&raw, value); break;
+      case DType::kUInt32:
+        append_raw(&raw, static_cast<uint32_t>(value));
+        break;
+      default:
+        append_raw(&raw, value);
+        break;
     }
   }
   tensor->set_raw_data(raw);

@@ -53,18 +53,18 @@ class ModelBuilder {
   const T& pick(const std::vector<T>& choices) {
     return choices[data_.ConsumeIntegralInRange<size_t>(0, choices.size() - 1)];
   }
-  int64_t dim();                                      // 0 (unless excluded), 1 and small sizes
+  int64_t dim();                                           // 0 (unless excluded), 1 and small sizes
   std::vector<int64_t> shape(int min_rank, int max_rank);  // at most kMaxElements elements
   ir::DType dtype(DTypeClass type_class);
-  double float_value();                               // a small float, sometimes special
-  int64_t int_value(ir::DType dtype);                 // small, sometimes 0 or an extreme
+  double float_value();                // a small float, sometimes special
+  int64_t int_value(ir::DType dtype);  // small, sometimes 0 or an extreme
 
   // Values. `find` returns a value `accept` takes, recent ones more often, or nullopt.
   const std::vector<GenValue>& values() const { return values_; }
   std::optional<GenValue> find(const std::function<bool(const GenValue&)>& accept);
   // A value of `dtype` and `dims`: usually an existing one, else a new leaf.
   GenValue operand(ir::DType dtype, const std::vector<int64_t>& dims);
-  GenValue leaf(ir::DType dtype, const std::vector<int64_t>& dims);  // input or constant
+  GenValue leaf(ir::DType dtype, const std::vector<int64_t>& dims);      // input or constant
   GenValue constant(ir::DType dtype, const std::vector<int64_t>& dims);  // random data
   // An integer constant (int64 unless `dtype` says int32 or bool) holding `ints` in `dims`:
   // axes, shapes, pads, starts, indices...
@@ -93,9 +93,11 @@ class ModelBuilder {
   void declare(const GenValue& value);
 
   static void set_int(onnx::NodeProto* node, const std::string& name, int64_t value);
-  static void set_ints(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values);
+  static void set_ints(onnx::NodeProto* node, const std::string& name,
+                       const std::vector<int64_t>& values);
   static void set_float(onnx::NodeProto* node, const std::string& name, float value);
-  static void set_floats(onnx::NodeProto* node, const std::string& name, const std::vector<float>& values);
+  static void set_floats(onnx::NodeProto* node, const std::string& name,
+                         const std::vector<float>& values);
   static void set_string(onnx::NodeProto* node, const std::string& name, const std::string& value);
   // A tensor attribute holding one random element of `dtype` (ConstantOfShape's value).
   void set_scalar_tensor(onnx::NodeProto* node, const std::string& name, ir::DType dtype);

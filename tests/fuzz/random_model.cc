@@ -24,14 +24,39 @@ std::optional<Dims> broadcast(const Dims& a, const Dims& b) {
 const std::vector<Generator::OpEntry>& Generator::ops() {
   static const std::vector<OpEntry> table = [] {
     std::vector<OpEntry> entries;
-    for (auto [op, opset] : std::vector<std::pair<std::string, int64_t>>{
-             {"Acos", 7},  {"Acosh", 9},  {"Asin", 7},     {"Asinh", 9},        {"Atan", 7},
-             {"Atanh", 9}, {"Ceil", 7},   {"Celu", 12},    {"Cos", 7},          {"Cosh", 9},
-             {"Elu", 7},   {"Exp", 7},    {"Floor", 7},    {"Gelu", 20},        {"HardSigmoid", 7},
-             {"HardSwish", 14}, {"LeakyRelu", 7}, {"Log", 7}, {"Mish", 18},     {"Reciprocal", 7},
-             {"Round", 11}, {"Selu", 7},  {"Sigmoid", 7},  {"Sin", 7},          {"Sinh", 9},
-             {"Softplus", 7}, {"Softsign", 7}, {"Sqrt", 7}, {"Tan", 7},        {"Tanh", 7},
-             {"ThresholdedRelu", 10}, {"IsNaN", 9}, {"IsInf", 10}}) {
+    for (auto [op, opset] : std::vector<std::pair<std::string, int64_t>>{{"Acos", 7},
+                                                                         {"Acosh", 9},
+                                                                         {"Asin", 7},
+                                                                         {"Asinh", 9},
+                                                                         {"Atan", 7},
+                                                                         {"Atanh", 9},
+                                                                         {"Ceil", 7},
+                                                                         {"Celu", 12},
+                                                                         {"Cos", 7},
+                                                                         {"Cosh", 9},
+                                                                         {"Elu", 7},
+                                                                         {"Exp", 7},
+                                                                         {"Floor", 7},
+                                                                         {"Gelu", 20},
+                                                                         {"HardSigmoid", 7},
+                                                                         {"HardSwish", 14},
+                                                                         {"LeakyRelu", 7},
+                                                                         {"Log", 7},
+                                                                         {"Mish", 18},
+                                                                         {"Reciprocal", 7},
+                                                                         {"Round", 11},
+                                                                         {"Selu", 7},
+                                                                         {"Sigmoid", 7},
+                                                                         {"Sin", 7},
+                                                                         {"Sinh", 9},
+                                                                         {"Softplus", 7},
+                                                                         {"Softsign", 7},
+                                                                         {"Sqrt", 7},
+                                                                         {"Tan", 7},
+                                                                         {"Tanh", 7},
+                                                                         {"ThresholdedRelu", 10},
+                                                                         {"IsNaN", 9},
+                                                                         {"IsInf", 10}}) {
       entries.push_back({op, opset, &Generator::unary_float});
     }
     for (auto [op, opset] : std::vector<std::pair<std::string, int64_t>>{
@@ -46,8 +71,11 @@ const std::vector<Generator::OpEntry>& Generator::ops() {
       entries.push_back({op, 7, &Generator::binary});
     }
     entries.push_back({"Mod", 10, &Generator::binary});
-    for (auto [op, opset] : std::vector<std::pair<std::string, int64_t>>{
-             {"Equal", 7}, {"Less", 7}, {"Greater", 7}, {"LessOrEqual", 12}, {"GreaterOrEqual", 12}}) {
+    for (auto [op, opset] : std::vector<std::pair<std::string, int64_t>>{{"Equal", 7},
+                                                                         {"Less", 7},
+                                                                         {"Greater", 7},
+                                                                         {"LessOrEqual", 12},
+                                                                         {"GreaterOrEqual", 12}}) {
       entries.push_back({op, opset, &Generator::compare});
     }
     for (const char* op : {"And", "Or", "Xor"}) entries.push_back({op, 7, &Generator::logic});
@@ -58,9 +86,9 @@ const std::vector<Generator::OpEntry>& Generator::ops() {
     entries.push_back({"Clip", 7, &Generator::clip});
     entries.push_back({"Dropout", 7, &Generator::dropout});
     entries.push_back({"PRelu", 7, &Generator::prelu});
-    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                           "ReduceSumSquare"}) {
+    for (const char* op :
+         {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
       entries.push_back({op, 7, &Generator::reduce});
     }
     entries.push_back({"ArgMax", 7, &Generator::arg_reduce});
@@ -189,7 +217,8 @@ bool Generator::unary_float(const std::string& op) {
         op == "HardSigmoid" || op == "Selu") {
       ModelBuilder::set_float(node, "alpha", static_cast<float>(b_.float_value()));
     }
-    if (op == "HardSigmoid") ModelBuilder::set_float(node, "beta", static_cast<float>(b_.float_value()));
+    if (op == "HardSigmoid")
+      ModelBuilder::set_float(node, "beta", static_cast<float>(b_.float_value()));
     if (op == "Selu") ModelBuilder::set_float(node, "gamma", static_cast<float>(b_.float_value()));
     if (op == "Gelu") ModelBuilder::set_string(node, "approximate", b_.coin() ? "tanh" : "none");
     if (op == "IsInf") {
@@ -233,14 +262,15 @@ bool Generator::cast(const std::string& op) {
 
 bool Generator::binary(const std::string& op) {
   bool division = op == "Div" || op == "Mod";
-  GenValue a = input(division && !b_.options().integer_division ? DTypeClass::kFloat
-                                                                 : DTypeClass::kNumeric);
+  GenValue a =
+      input(division && !b_.options().integer_division ? DTypeClass::kFloat : DTypeClass::kNumeric);
   if (division && !int_division_ok(a.dtype)) return false;
   DType b_dtype = a.dtype;
   if (op == "Pow" && b_.opset() >= 12 && b_.coin()) b_dtype = b_.dtype(DTypeClass::kNumeric);
   GenValue b = partner(a, b_dtype);
   onnx::NodeProto* node = b_.add_node(op, {a.name, b.name});
-  if (op == "Mod" && (ir::dtype_is_float(a.dtype) || b_.coin())) ModelBuilder::set_int(node, "fmod", 1);
+  if (op == "Mod" && (ir::dtype_is_float(a.dtype) || b_.coin()))
+    ModelBuilder::set_int(node, "fmod", 1);
   output(node, a.dtype, *broadcast(a.dims, b.dims));
   return true;
 }
@@ -307,7 +337,10 @@ bool Generator::dropout(const std::string& op) {
   GenValue x = input(DTypeClass::kFloat);
   std::vector<std::string> inputs = {x.name};
   if (b_.opset() >= 12) {
-    if (b_.coin()) inputs.push_back(b_.float_constant(DType::kFloat32, {0.25 * static_cast<double>(b_.range(0, 3))}, {}).name);
+    if (b_.coin()) {
+      const double ratio = 0.25 * static_cast<double>(b_.range(0, 3));
+      inputs.push_back(b_.float_constant(DType::kFloat32, {ratio}, {}).name);
+    }
     // training_mode, always false: a training-mode mask is random.
     if (b_.coin()) {
       if (inputs.size() == 1) inputs.push_back("");
@@ -333,8 +366,8 @@ bool Generator::prelu(const std::string& op) {
 }
 
 bool Generator::reduce(const std::string& op) {
-  bool integers = op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" ||
-                  op == "ReduceMean";
+  bool integers = op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+                  op == "ReduceProd" || op == "ReduceMean";
   GenValue x = input(integers && b_.coin() ? DTypeClass::kNumeric : DTypeClass::kFloat);
   const int64_t rank = rank_of(x);
   const bool axes_input = b_.opset() >= (op == "ReduceSum" ? 13 : 18);

@@ -30,11 +30,11 @@
 namespace stitch::fuzz {
 
 struct GeneratorOptions {
-  bool zero_dims = true;         // --no-zero-dims: every dim is at least 1
-  bool integer_division = true;  // --no-int-div: Div and Mod on float tensors only
-  bool hostile_names = true;     // --plain-names: names are [A-Za-z0-9_], node names unique
-  bool extreme_fan_in = true;    // --no-wide: no variadic node with thousands of inputs
-  bool special_floats = true;    // --no-special-floats: no NaN/Inf in constants
+  bool zero_dims = true;               // --no-zero-dims: every dim is at least 1
+  bool integer_division = true;        // --no-int-div: Div and Mod on float tensors only
+  bool hostile_names = true;           // --plain-names: names are [A-Za-z0-9_], node names unique
+  bool extreme_fan_in = true;          // --no-wide: no variadic node with thousands of inputs
+  bool special_floats = true;          // --no-special-floats: no NaN/Inf in constants
   std::set<std::string> excluded_ops;  // --exclude-ops=A,B: never generate these ops
 };
 

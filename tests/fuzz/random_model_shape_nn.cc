@@ -122,11 +122,16 @@ bool Generator::slice(const std::string& op) {
     const int64_t d = x.dims[static_cast<size_t>(i)];
     auto bound = [&]() -> int64_t {
       switch (b_.range(0, 5)) {
-        case 0: return INT64_MAX;
-        case 1: return INT64_MIN;
-        case 2: return -d - b_.range(0, 3);
-        case 3: return d + b_.range(0, 2);
-        default: return b_.range(-d, d);
+        case 0:
+          return INT64_MAX;
+        case 1:
+          return INT64_MIN;
+        case 2:
+          return -d - b_.range(0, 3);
+        case 3:
+          return d + b_.range(0, 2);
+        default:
+          return b_.range(-d, d);
       }
     };
     const int64_t start = bound();
@@ -165,7 +170,8 @@ bool Generator::slice(const std::string& op) {
   }
   std::vector<std::string> inputs = {x.name, b_.ints(starts).name, b_.ints(ends).name};
   bool all_ones = std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; });
-  if (!in_order || b_.coin() || !all_ones) inputs.push_back(in_order && b_.coin() ? "" : b_.ints(axes).name);
+  if (!in_order || b_.coin() || !all_ones)
+    inputs.push_back(in_order && b_.coin() ? "" : b_.ints(axes).name);
   if (!all_ones || b_.coin()) inputs.push_back(b_.ints(steps).name);
   output(b_.add_node(op, inputs), x.dtype, dims);
   return true;
@@ -395,7 +401,8 @@ bool Generator::constant_of_shape(const std::string& op) {
   // The shape from a Shape node (a shape chain to fold) or a constant.
   Dims dims = b_.shape(0, 4);
   GenValue shape;
-  std::optional<GenValue> source = b_.find([](const GenValue& value) { return !value.dims.empty(); });
+  std::optional<GenValue> source =
+      b_.find([](const GenValue& value) { return !value.dims.empty(); });
   if (source && b_.coin()) {
     dims = source->dims;
     onnx::NodeProto* node = b_.add_node("Shape", {source->name});
@@ -416,11 +423,16 @@ bool Generator::constant_of_shape(const std::string& op) {
 bool Generator::range(const std::string& op) {
   const bool integer = b_.coin();
   const int64_t length = b_.range(0, 12);
-  // Quarter steps keep (limit - start) / delta exact in binary floating point.
   static const std::vector<int64_t> deltas = {1, 2, 3, -1, -2, 4};
   const int64_t delta = b_.pick(deltas);
   const int64_t start = b_.range(-8, 8);
-  const int64_t limit = start + delta * length - (length > 0 && b_.coin() ? (delta > 0 ? 1 : -1) * 0 : 0);
+  // ceil((limit - start) / delta) = length: the last step may overshoot by up to
+  // |delta| - 1, and an empty range may point backwards. Floats are these values in
+  // quarters, exact in binary floating point.
+  const int64_t direction = delta > 0 ? 1 : -1;
+  const int64_t limit =
+      length > 0 ? start + delta * (length - 1) + direction * b_.range(1, delta * direction)
+                 : start - direction * b_.range(0, 3);
   std::vector<std::string> inputs;
   if (integer) {
     DType dtype = b_.coin() ? DType::kInt64 : DType::kInt32;
@@ -443,7 +455,8 @@ bool Generator::cumsum(const std::string& op) {
     return false;
   }
   const int64_t rank = rank_of(x);
-  GenValue a = b_.int_scalar(axis(b_.range(0, rank - 1), rank), b_.coin() ? DType::kInt64 : DType::kInt32);
+  GenValue a =
+      b_.int_scalar(axis(b_.range(0, rank - 1), rank), b_.coin() ? DType::kInt64 : DType::kInt32);
   onnx::NodeProto* node = b_.add_node(op, {x.name, a.name});
   if (b_.coin()) ModelBuilder::set_int(node, "exclusive", 1);
   if (b_.coin()) ModelBuilder::set_int(node, "reverse", 1);
@@ -466,20 +479,23 @@ bool Generator::scatter_nd(const std::string& op) {
     }
     std::vector<int64_t> normalized = tuple;
     for (int64_t i = 0; i < k; ++i) {
-      if (normalized[static_cast<size_t>(i)] < 0) normalized[static_cast<size_t>(i)] += data.dims[static_cast<size_t>(i)];
+      if (normalized[static_cast<size_t>(i)] < 0)
+        normalized[static_cast<size_t>(i)] += data.dims[static_cast<size_t>(i)];
     }
     bool duplicate = false;
     for (const std::vector<int64_t>& other : tuples) {
       std::vector<int64_t> seen = other;
       for (int64_t i = 0; i < k; ++i) {
-        if (seen[static_cast<size_t>(i)] < 0) seen[static_cast<size_t>(i)] += data.dims[static_cast<size_t>(i)];
+        if (seen[static_cast<size_t>(i)] < 0)
+          seen[static_cast<size_t>(i)] += data.dims[static_cast<size_t>(i)];
       }
       duplicate = duplicate || seen == normalized;
     }
     if (!duplicate) tuples.push_back(tuple);
   }
   std::vector<int64_t> flat;
-  for (const std::vector<int64_t>& tuple : tuples) flat.insert(flat.end(), tuple.begin(), tuple.end());
+  for (const std::vector<int64_t>& tuple : tuples)
+    flat.insert(flat.end(), tuple.begin(), tuple.end());
   const int64_t n = static_cast<int64_t>(tuples.size());
   GenValue indices = b_.int_constant(flat, {n, k});
   Dims update_dims = {n};
@@ -502,11 +518,14 @@ bool Generator::matmul(const std::string& op) {
     b_dims = {k};
   } else {
     Dims a_batch(a.dims.begin(), a.dims.end() - std::min<int64_t>(rank_of(a), 2));
-    b_dims.assign(a_batch.end() - std::min<int64_t>(static_cast<int64_t>(a_batch.size()), b_rank - 2), a_batch.end());
+    b_dims.assign(
+        a_batch.end() - std::min<int64_t>(static_cast<int64_t>(a_batch.size()), b_rank - 2),
+        a_batch.end());
     for (int64_t& dim : b_dims) {
       if (b_.one_in(3)) dim = 1;
     }
-    while (static_cast<int64_t>(b_dims.size()) < b_rank - 2) b_dims.insert(b_dims.begin(), b_.dim());
+    while (static_cast<int64_t>(b_dims.size()) < b_rank - 2)
+      b_dims.insert(b_dims.begin(), b_.dim());
     b_dims.push_back(k);
     b_dims.push_back(b_.dim());
   }
@@ -563,7 +582,8 @@ bool Generator::conv_or_pool(const std::string& op) {
     // ONNX Runtime wants pads smaller than the kernel.
     begins.push_back(b_.range(0, kernel.back() - 1));
     ends.push_back(b_.range(0, kernel.back() - 1));
-    const int64_t extent = d + begins.back() + ends.back() - (dilations.back() * (kernel.back() - 1) + 1);
+    const int64_t extent =
+        d + begins.back() + ends.back() - (dilations.back() * (kernel.back() - 1) + 1);
     if (extent < 0) return false;
     dims.push_back(extent / strides.back() + 1);
   }
@@ -635,8 +655,9 @@ bool Generator::topk(const std::string& op) {
 }
 
 bool Generator::einsum(const std::string& op) {
-  static const std::vector<std::string> equations = {
-      "ij,jk->ik", "bij,bjk->bik", "ij->ji", "ij->i", "i,i->", "ii->i", "ij,ij->ij", "ij,jk", "ij->"};
+  static const std::vector<std::string> equations = {"ij,jk->ik", "bij,bjk->bik", "ij->ji",
+                                                     "ij->i",     "i,i->",        "ii->i",
+                                                     "ij,ij->ij", "ij,jk",        "ij->"};
   const std::string& equation = b_.pick(equations);
   std::map<char, int64_t> size;
   for (char c : equation) {
