@@ -40,6 +40,7 @@ import re
 import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,15 +78,21 @@ def limit_memory():
 
 
 def run(command, timeout, memory_limit=True):
-    """(exit code or a negative signal or "timeout", stdout + stderr). random_model is
-    built with AddressSanitizer, which needs the address space unlimited."""
+    """(exit code or a negative signal or "timeout", stdout + stderr). The command
+    runs in its own process group, all of which a timeout kills (stitchopt's children:
+    dot, the C++ compiler). random_model is built with AddressSanitizer, which needs
+    the address space unlimited."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                            preexec_fn=limit_memory if memory_limit else None)
     try:
-        proc = subprocess.run(command, capture_output=True, timeout=timeout,
-                              preexec_fn=limit_memory if memory_limit else None)
-    except subprocess.TimeoutExpired as expired:
-        output = (expired.stdout or b"") + (expired.stderr or b"")
-        return "timeout", output.decode(errors="replace")
-    return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")
+        output, _ = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        code = "timeout"
+    return code, output.decode(errors="replace")
 
 
 def first_error_line(output):
