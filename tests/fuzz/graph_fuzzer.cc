@@ -15,7 +15,8 @@
 //    throws or trips ASan/UBSan;
 //  - the simplified graph computes what the imported graph computes, when the
 //    imported graph evaluates at all;
-//  - the fused model stitchopt writes is one it can read back;
+//  - the fused model stitchopt writes is one it can read back, every value typed
+//    statically (what `stitchopt run` needs);
 //  - every generated source (.cu, kernels.h) is printable ASCII plus newlines, has no
 //    line splice ("??/", a // comment ending in a backslash) and carries none of the
 //    model's hostile names raw.
@@ -250,8 +251,9 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   expect_not_internal("simplify", simplified.status());
   if (!simplified.is_ok()) return;
   Status still_valid = ir::verify(model);
-  if (!still_valid.is_ok())
+  if (!still_valid.is_ok()) {
     fail("simplify", "the IR is invalid after simplification: " + still_valid.message());
+  }
   if (before.is_ok()) {
     Result<std::map<std::string, ir::Tensor>> after = ir::evaluate_graph(model, inputs);
     if (!after.is_ok()) {
@@ -292,8 +294,18 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
     Result<ir::Model> reread =
         onnx_import::import_model_from_bytes(read_bytes(written), written.string(),
                                              state->scratch.string(), onnx_import::ImportOptions{});
-    if (!reread.is_ok())
+    if (!reread.is_ok()) {
       fail("re-import", "the fused model does not import: " + reread.status().message());
+    }
+    // `stitchopt run` plans memory by the written types: every one must be static.
+    for (ir::NodeId id : reread->graph.node_ids()) {
+      for (ir::ValueId output : reread->graph.node(id).outputs) {
+        if (output == ir::kNoId || reread->graph.value(output).type.is_static()) continue;
+        fail("re-import", "value \"" + reread->graph.value(output).name +
+                              "\" of the fused model has no static type: " +
+                              ir::to_string(reread->graph.value(output).type));
+      }
+    }
   }
 
   emit::Report report;

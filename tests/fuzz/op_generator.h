@@ -47,7 +47,12 @@ class Generator {
   GenValue output(onnx::NodeProto* node, DType dtype, Dims dims) {
     return b_.add_output(node, dtype, std::move(dims));
   }
-  bool fits(const Dims& dims) const { return element_count(dims) <= kMaxElements; }
+  // Within kMaxElements, and not empty unless zero-size tensors are allowed.
+  bool fits(const Dims& dims) const {
+    const int64_t count = element_count(dims);
+    return count <= kMaxElements && (count > 0 || b_.options().zero_dims);
+  }
+  int64_t min_dim() const { return b_.options().zero_dims ? 0 : 1; }
   bool int_division_ok(DType dtype) const {
     return b_.options().integer_division || ir::dtype_is_float(dtype);
   }

@@ -506,7 +506,7 @@ bool parse_generator_flag(std::string_view flag, GeneratorOptions* options) {
 }
 
 std::string_view generator_flags_help() {
-  return "  --no-zero-dims        every dim is at least 1\n"
+  return "  --no-zero-dims        no zero-size tensors: every dim is at least 1\n"
          "  --no-int-div          Div and Mod on float tensors only\n"
          "  --plain-names         names are [A-Za-z0-9_] (the same graph otherwise)\n"
          "  --no-wide             no node with thousands of inputs, no long chains\n"

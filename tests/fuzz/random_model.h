@@ -30,7 +30,7 @@
 namespace stitch::fuzz {
 
 struct GeneratorOptions {
-  bool zero_dims = true;               // --no-zero-dims: every dim is at least 1
+  bool zero_dims = true;               // --no-zero-dims: no zero-size tensor, every dim >= 1
   bool integer_division = true;        // --no-int-div: Div and Mod on float tensors only
   bool hostile_names = true;           // --plain-names: names are [A-Za-z0-9_], node names unique
   bool extreme_fan_in = true;          // --no-wide: no variadic node with thousands of inputs

@@ -78,9 +78,10 @@ bool Generator::split(const std::string& op) {
   int64_t form = b_.range(0, b_.opset() >= 18 ? 2 : 1);
   std::vector<int64_t> sizes;
   if (form == 0) {
+    if (length < min_dim() * count) return false;
     int64_t left = length;
     for (int64_t i = 0; i + 1 < count; ++i) {
-      sizes.push_back(b_.range(0, left));
+      sizes.push_back(b_.range(min_dim(), left - min_dim() * (count - 1 - i)));
       left -= sizes.back();
     }
     sizes.push_back(left);
@@ -159,7 +160,7 @@ bool Generator::slice(const std::string& op) {
     ends.push_back(end);
     steps.push_back(step);
   }
-  if (axes.empty()) return false;
+  if (axes.empty() || !fits(dims)) return false;
   if (b_.opset() < 10) {
     onnx::NodeProto* node = b_.add_node(op, {x.name});
     ModelBuilder::set_ints(node, "starts", starts);
@@ -187,7 +188,7 @@ bool Generator::gather(const std::string& op) {
   Dims dims;
   if (op == "GatherElements") {
     index_dims = data.dims;
-    index_dims[static_cast<size_t>(a)] = d == 0 ? 0 : b_.range(0, 3);
+    index_dims[static_cast<size_t>(a)] = d == 0 ? 0 : b_.range(min_dim(), 3);
     dims = index_dims;
   } else {
     index_dims = b_.shape(0, 2);
@@ -266,7 +267,7 @@ bool Generator::tile(const std::string& op) {
   std::vector<int64_t> repeats;
   Dims dims;
   for (int64_t d : x.dims) {
-    repeats.push_back(b_.range(0, 3));
+    repeats.push_back(b_.range(min_dim(), 3));
     dims.push_back(d * repeats.back());
   }
   if (!fits(dims)) return false;
@@ -378,22 +379,25 @@ bool Generator::squeeze(const std::string& op) {
 bool Generator::shape_of(const std::string& op) {
   GenValue x = input(DTypeClass::kAny);
   const int64_t rank = rank_of(x);
-  onnx::NodeProto* node = b_.add_node(op, {x.name});
   if (op == "Size") {
-    output(node, DType::kInt64, {});
+    output(b_.add_node(op, {x.name}), DType::kInt64, {});
     return true;
   }
-  int64_t start = 0;
-  int64_t end = rank;
-  if (b_.opset() >= 15 && b_.coin()) {
-    start = b_.range(-rank - 1, rank + 1);
-    end = b_.range(-rank - 1, rank + 1);
+  // Opset 15's start and end: negative ones count from the back, both clamp to [0, rank].
+  const bool sliced = b_.opset() >= 15 && b_.coin();
+  const int64_t start = sliced ? b_.range(-rank - 1, rank + 1) : 0;
+  const int64_t end = sliced ? b_.range(-rank - 1, rank + 1) : rank;
+  auto clamped = [rank](int64_t bound) {
+    return std::clamp<int64_t>(bound < 0 ? bound + rank : bound, 0, rank);
+  };
+  const Dims dims = {std::max<int64_t>(clamped(end) - clamped(start), 0)};
+  if (!fits(dims)) return false;
+  onnx::NodeProto* node = b_.add_node(op, {x.name});
+  if (sliced) {
     ModelBuilder::set_int(node, "start", start);
     ModelBuilder::set_int(node, "end", end);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
   }
-  output(node, DType::kInt64, {std::max<int64_t>(end - start, 0)});
+  output(node, DType::kInt64, dims);
   return true;
 }
 
@@ -422,7 +426,7 @@ bool Generator::constant_of_shape(const std::string& op) {
 
 bool Generator::range(const std::string& op) {
   const bool integer = b_.coin();
-  const int64_t length = b_.range(0, 12);
+  const int64_t length = b_.range(min_dim(), 12);
   static const std::vector<int64_t> deltas = {1, 2, 3, -1, -2, 4};
   const int64_t delta = b_.pick(deltas);
   const int64_t start = b_.range(-8, 8);
@@ -470,7 +474,7 @@ bool Generator::scatter_nd(const std::string& op) {
   const int64_t k = b_.range(1, rank);
   // Distinct index tuples (ONNX leaves duplicates undefined).
   std::vector<std::vector<int64_t>> tuples;
-  for (int64_t n = b_.range(0, 3); n > 0; --n) {
+  for (int64_t n = b_.range(min_dim(), 3); n > 0; --n) {
     std::vector<int64_t> tuple;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t d = data.dims[static_cast<size_t>(i)];
@@ -640,7 +644,7 @@ bool Generator::topk(const std::string& op) {
   const int64_t a = b_.range(0, rank - 1);
   const int64_t d = x.dims[static_cast<size_t>(a)];
   if (b_.opset() < 10 && d == 0) return false;  // the k attribute is at least 1
-  const int64_t k = b_.range(b_.opset() < 10 ? 1 : 0, d);
+  const int64_t k = b_.range(std::max<int64_t>(b_.opset() < 10 ? 1 : 0, min_dim()), d);
   std::vector<std::string> inputs = {x.name};
   if (b_.opset() >= 10) inputs.push_back(b_.ints({k}).name);
   onnx::NodeProto* node = b_.add_node(op, inputs);
