@@ -13,4 +13,6 @@ fi
 rm -rf "$work" && mkdir -p "$work/corpus"
 cp -r "$corpus"/. "$work/corpus"/
 cd "$work"
-"$fuzzer" -max_len=65536 -rss_limit_mb=2048 -timeout=10 "${@:--runs=3000}" corpus
+# libFuzzer exits 77 on a crash by default: ctest would call that "skipped".
+"$fuzzer" -error_exitcode=1 -timeout_exitcode=1 -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+  "${@:--runs=3000}" corpus
