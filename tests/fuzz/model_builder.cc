@@ -51,19 +51,6 @@ const std::vector<std::string>& identifier_traps() {
   return traps;
 }
 
-// A name generated source must not carry raw: one that could end a comment or a
-// line, splice lines, or is not printable ASCII. (Dots, dashes, spaces and quotes are
-// harmless in a comment; sanitized identifiers are checked by compiling.)
-bool is_hostile(std::string_view name) {
-  if (name.find("*/") != std::string_view::npos || name.find("?\?/") != std::string_view::npos) {
-    return true;
-  }
-  for (unsigned char c : name) {
-    if (c == '\\' || c < 0x20 || c > 0x7e) return true;
-  }
-  return false;
-}
-
 template <typename T>
 void append_raw(std::string* bytes, T value) {
   char raw[sizeof(T)];
@@ -93,6 +80,16 @@ bool in_class(DType dtype, DTypeClass type_class) {
       return dtype == DType::kBool;
     case DTypeClass::kAny:
       return true;
+  }
+  return false;
+}
+
+bool is_hostile_name(std::string_view name) {
+  if (name.find("*/") != std::string_view::npos || name.find("?\?/") != std::string_view::npos) {
+    return true;
+  }
+  for (unsigned char c : name) {
+    if (c == '\\' || c < 0x20 || c > 0x7e) return true;
   }
   return false;
 }
@@ -484,7 +481,7 @@ GeneratedModel ModelBuilder::finish() {
 
 std::string ModelBuilder::hostile(std::string_view text) {
   std::string name(text);
-  if (is_hostile(name)) hostile_names_.push_back(name);
+  if (is_hostile_name(name)) hostile_names_.push_back(name);
   return name;
 }
 

@@ -53,4 +53,10 @@ struct GeneratedModel {
 
 GeneratedModel generate_model(FuzzedDataProvider& data, const GeneratorOptions& options);
 
+// True for a name that generated source must not carry raw: one that could end a
+// comment or a line, splice lines, or is not printable ASCII. (Dots, dashes, spaces
+// and quotes are harmless in a comment; sanitized identifiers are checked by
+// compiling.)
+bool is_hostile_name(std::string_view name);
+
 }  // namespace stitch::fuzz
