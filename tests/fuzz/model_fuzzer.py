@@ -11,8 +11,9 @@ constants with integer extremes and names with hostile bytes. Its twin, written 
      within 60 s: never 1 (internal error), never a signal;
   2. when MODEL compiled, `stitchopt run OUT --emulate` must exit 0: the emitted
      kernels, compiled as C++ against the CUDA emulation layer, match the reference
-     interpreter. Exit 2 is accepted only when the reference itself refuses the
-     random inputs (integer division by zero, an index out of range);
+     interpreter. Exit 2 is accepted only when the reference itself cannot run the
+     model on the random inputs (integer division by zero, an index out of range,
+     ArgMax over nothing, the generator's custom-domain op);
   3. where the ONNX checker accepts TWIN and ONNX Runtime runs it (in a worker
      process, so a crash of ORT is not ours): stitch_reference on MODEL agrees with
      ORT on the same inputs (tests/reference/compare.py: floats within 1e-5 of
@@ -22,7 +23,7 @@ constants with integer extremes and names with hostile bytes. Its twin, written 
      are counted, not compared: ORT's own edge cases would drown the rest.
 
 A failing case is kept under --keep DIR/<seed>-<case>/ (model, twin, inputs,
-repro.sh with the commands, symptom.txt). Prints one line per failure and a summary
+repro.sh with the commands, symptom.txt, log.txt with every command's output). Prints one line per failure and a summary
 (cases, checker/ORT coverage, exit codes, the most common refusals); exits 1 when a
 case failed, 2 on bad usage, 77 when a binary is missing (ctest: skipped).
 
