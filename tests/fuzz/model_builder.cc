@@ -255,7 +255,7 @@ GenValue ModelBuilder::operand(DType dtype, const std::vector<int64_t>& dims) {
 
 GenValue ModelBuilder::leaf(DType dtype, const std::vector<int64_t>& dims) {
   if (range(0, 2) == 2) return constant(dtype, dims);
-  GenValue value{value_name("input"), dtype, dims, false};
+  GenValue value{value_name("input"), dtype, dims};
   declare_type(graph_->add_input(), value, true);
   // A graph input with an initializer as its default value (IR version 4 and up).
   if (model_.ir_version() >= 4 && one_in(10)) fill(add_initializer(value), dtype, dims);
@@ -264,7 +264,7 @@ GenValue ModelBuilder::leaf(DType dtype, const std::vector<int64_t>& dims) {
 }
 
 GenValue ModelBuilder::constant(DType dtype, const std::vector<int64_t>& dims) {
-  GenValue value{value_name("const"), dtype, dims, true};
+  GenValue value{value_name("const"), dtype, dims};
   // Constant nodes hold only float tensors before opset 9.
   if (coin() || (opset_ < 9 && !ir::dtype_is_float(dtype))) {
     fill(add_initializer(value), dtype, dims);
@@ -282,7 +282,7 @@ GenValue ModelBuilder::constant(DType dtype, const std::vector<int64_t>& dims) {
 
 GenValue ModelBuilder::int_constant(const std::vector<int64_t>& ints,
                                     const std::vector<int64_t>& dims, DType dtype) {
-  GenValue value{value_name("ints"), dtype, dims, true};
+  GenValue value{value_name("ints"), dtype, dims};
   onnx::TensorProto tensor;
   tensor.set_data_type(static_cast<int32_t>(dtype));
   for (int64_t dim : dims) tensor.add_dims(dim);
@@ -320,7 +320,7 @@ GenValue ModelBuilder::int_constant(const std::vector<int64_t>& ints,
 
 GenValue ModelBuilder::float_constant(DType dtype, const std::vector<double>& values,
                                       const std::vector<int64_t>& dims) {
-  GenValue value{value_name("floats"), dtype, dims, true};
+  GenValue value{value_name("floats"), dtype, dims};
   onnx::TensorProto* tensor = add_initializer(value);
   tensor->set_data_type(static_cast<int32_t>(dtype));
   for (int64_t dim : dims) tensor->add_dims(dim);
@@ -372,7 +372,7 @@ onnx::NodeProto* ModelBuilder::add_node(std::string_view op_type,
 }
 
 GenValue ModelBuilder::add_output(onnx::NodeProto* node, DType dtype, std::vector<int64_t> dims) {
-  GenValue value{value_name(node->op_type()), dtype, std::move(dims), false};
+  GenValue value{value_name(node->op_type()), dtype, std::move(dims)};
   node->add_output(value.name);
   add_value(value);
   if (one_in(6)) declare(value);
@@ -422,14 +422,6 @@ void ModelBuilder::set_float(onnx::NodeProto* node, const std::string& name, flo
   attribute->set_name(name);
   attribute->set_type(onnx::AttributeProto::FLOAT);
   attribute->set_f(value);
-}
-
-void ModelBuilder::set_floats(onnx::NodeProto* node, const std::string& name,
-                              const std::vector<float>& values) {
-  onnx::AttributeProto* attribute = node->add_attribute();
-  attribute->set_name(name);
-  attribute->set_type(onnx::AttributeProto::FLOATS);
-  for (float value : values) attribute->add_floats(value);
 }
 
 void ModelBuilder::set_string(onnx::NodeProto* node, const std::string& name,

@@ -30,7 +30,6 @@ struct GenValue {
   std::string name;
   ir::DType dtype = ir::DType::kFloat32;
   std::vector<int64_t> dims;
-  bool constant = false;  // an initializer or a Constant node's output
 };
 
 int64_t element_count(const std::vector<int64_t>& dims);
@@ -60,7 +59,6 @@ class ModelBuilder {
   int64_t int_value(ir::DType dtype);  // small, sometimes 0 or an extreme
 
   // Values. `find` returns a value `accept` takes, recent ones more often, or nullopt.
-  const std::vector<GenValue>& values() const { return values_; }
   std::optional<GenValue> find(const std::function<bool(const GenValue&)>& accept);
   // A value of `dtype` and `dims`: usually an existing one, else a new leaf.
   GenValue operand(ir::DType dtype, const std::vector<int64_t>& dims);
@@ -96,8 +94,6 @@ class ModelBuilder {
   static void set_ints(onnx::NodeProto* node, const std::string& name,
                        const std::vector<int64_t>& values);
   static void set_float(onnx::NodeProto* node, const std::string& name, float value);
-  static void set_floats(onnx::NodeProto* node, const std::string& name,
-                         const std::vector<float>& values);
   static void set_string(onnx::NodeProto* node, const std::string& name, const std::string& value);
   // A tensor attribute holding one random element of `dtype` (ConstantOfShape's value).
   void set_scalar_tensor(onnx::NodeProto* node, const std::string& name, ir::DType dtype);
