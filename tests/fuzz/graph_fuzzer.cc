@@ -1,0 +1,424 @@
+// libFuzzer target for the whole compile pipeline on random valid models. The input
+// bytes are the decisions of the structure-aware generator (random_model.h), so
+// every input is a model: registry ops, zero and one dims, constants with integer
+// extremes, hostile names.
+//
+// The stages are chained as cli/compile.cc chains them (the CLI library is not part
+// of the fuzz build): import -> verify -> simplify (verifying after every pass) ->
+// verify -> plan -> codegen of every group and every single-op kernel -> rewrite ->
+// write and re-import the fused model -> report JSON, plan DOT, kernels.json and
+// kernels.h. The reference interpreter evaluates the imported and the simplified
+// graph on the same inputs.
+//
+// Asserts (each failure prints the stage and aborts, so libFuzzer keeps the input):
+//  - every stage returns ok or invalid_input, never internal; nothing crashes,
+//    throws or trips ASan/UBSan;
+//  - the simplified graph computes what the imported graph computes, when the
+//    imported graph evaluates at all;
+//  - the fused model stitchopt writes is one it can read back, every value typed
+//    statically (what `stitchopt run` needs);
+//  - every generated source (.cu, kernels.h) is printable ASCII plus newlines, has no
+//    line splice ("??/", a // comment ending in a backslash) and carries none of the
+//    model's hostile names raw.
+//
+// Flags (libFuzzer ignores flags that start with "--"): the generator's
+// (random_model.h: --no-zero-dims, --no-int-div, --plain-names, --no-wide,
+// --no-special-floats, --exclude-ops=A,B); --write-model=PATH, which writes each
+// input's model to PATH first (turns a crash input into a .onnx reproducer); and
+// --check-model=PATH, which runs the checks once on a model file instead of fuzzing
+// (exit 0 when they pass; a model from model_fuzzer.py, a reproducer).
+//
+//   graph_fuzzer -max_total_time=600 tests/fuzz/corpus/graph
+//   graph_fuzzer --write-model=repro.onnx crash-<sha1>
+//   graph_fuzzer --check-model=repro.onnx
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cost_model/device_profile.h"
+#include "emit/cuda_emitter.h"
+#include "emit/fused_model.h"
+#include "emit/group_boundary.h"
+#include "emit/kernel_directory.h"
+#include "emit/onnx_writer.h"
+#include "emit/plan_dot.h"
+#include "emit/report.h"
+#include "emit/sha256.h"
+#include "fusion/planner.h"
+#include "ir/interpreter.h"
+#include "ir/passes/pipeline.h"
+#include "ir/verifier.h"
+#include "onnx_import/importer.h"
+#include "tests/fuzz/random_model.h"
+
+#include <onnx/onnx_pb.h>
+
+namespace {
+
+using namespace stitch;
+
+struct FuzzerState {
+  fuzz::GeneratorOptions generator;
+  std::string write_model;        // --write-model=PATH
+  std::filesystem::path scratch;  // where the fused model is written and re-read
+  std::optional<cost_model::DeviceProfile> profile;
+};
+FuzzerState* state = nullptr;
+
+// Text from the model made printable for a message: other bytes as \xNN.
+std::string escaped(std::string_view text, size_t limit = 160) {
+  std::string out;
+  for (unsigned char c : text.substr(0, limit)) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return text.size() > limit ? out + "..." : out;
+}
+
+[[noreturn]] void fail(std::string_view stage, std::string_view message) {
+  std::fprintf(stderr, "graph_fuzzer: %.*s: %s\n", static_cast<int>(stage.size()), stage.data(),
+               escaped(message, 4000).c_str());
+  std::abort();
+}
+
+// ok or a bad-input status; anything else is our bug.
+void expect_not_internal(std::string_view stage, const Status& status) {
+  if (!status.is_ok() && status.code() != StatusCode::kInvalidInput) fail(stage, status.message());
+}
+
+void check_source(const std::string& what, const std::string& text,
+                  const std::vector<std::string>& hostile_names) {
+  size_t line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      std::string_view line(text.data() + line_start, i - line_start);
+      if (line.find("//") != std::string_view::npos && line.ends_with('\\')) {
+        fail(what,
+             "a // comment ends in a backslash (splices the next line): " + std::string(line));
+      }
+      line_start = i + 1;
+      continue;
+    }
+    if (c < 0x20 || c > 0x7e) {
+      fail(what, "byte " + escaped(text.substr(i, 1)) + " is not printable ASCII, in the line: " +
+                     text.substr(line_start, text.find('\n', i) - line_start));
+    }
+  }
+  if (text.find("?\?/") != std::string::npos) fail(what, "has the trigraph ?\?/ (a line splice)");
+  for (const std::string& name : hostile_names) {
+    if (!name.empty() && text.find(name) != std::string::npos) {
+      fail(what, "carries the model's name \"" + escaped(name) + "\" raw");
+    }
+  }
+}
+
+// Random inputs for every graph input without a default, seeded by the fuzz input.
+std::map<std::string, ir::Tensor> random_inputs(const ir::Model& model, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::map<std::string, ir::Tensor> inputs;
+  for (ir::ValueId id : model.graph.graph_inputs()) {
+    const ir::Value& value = model.graph.value(id);
+    if (value.is_initializer()) continue;
+    ir::Tensor tensor;
+    tensor.dtype = value.type.dtype;
+    tensor.dims = value.type.dims;
+    const int64_t count = tensor.num_elements();
+    if (ir::dtype_is_float(tensor.dtype)) {
+      std::uniform_real_distribution<double> uniform(-3.0, 3.0);
+      std::vector<double> values(static_cast<size_t>(count));
+      for (double& element : values) element = uniform(random);
+      tensor = ir::Tensor::from_doubles(tensor.dtype, tensor.dims, values);
+    } else {
+      std::uniform_int_distribution<int> uniform(ir::dtype_is_signed(tensor.dtype) ? -4 : 0, 4);
+      const int64_t size = ir::dtype_size(tensor.dtype);
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t element = tensor.dtype == ir::DType::kBool ? uniform(random) & 1 : uniform(random);
+        tensor.bytes.append(reinterpret_cast<const char*>(&element), static_cast<size_t>(size));
+      }
+    }
+    inputs[value.name] = std::move(tensor);
+  }
+  return inputs;
+}
+
+// True when some value of the graph is float16 or bfloat16.
+bool computes_in_half(const ir::Graph& graph) {
+  for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
+    const ir::DType dtype = graph.value(id).type.dtype;
+    if (!graph.value(id).dead && (dtype == ir::DType::kFloat16 || dtype == ir::DType::kBFloat16)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The simplified graph must compute what the imported one does. Floats: |a - b| <=
+// tol * max(|b|, 1), NaN where NaN, infinities equal; integers and bools exactly.
+// tol is 1e-4, or 5e-2 when the graph computes in float16/bfloat16 anywhere: the
+// decompositions round their intermediates to the half type, which the original op
+// does not. Such a rounding difference can flip an integer or bool result (Cast,
+// comparisons, ArgMax), so in those graphs only float outputs are compared.
+void check_agreement(const std::map<std::string, ir::Tensor>& before,
+                     const std::map<std::string, ir::Tensor>& after, bool half) {
+  for (const auto& [name, want] : before) {
+    auto found = after.find(name);
+    if (found == after.end()) fail("simplify", "output \"" + name + "\" is gone");
+    const ir::Tensor& got = found->second;
+    if (got.dtype != want.dtype || got.dims != want.dims) {
+      fail("simplify", "output \"" + name + "\" changed type: " + ir::to_string(want.type()) +
+                           " -> " + ir::to_string(got.type()));
+    }
+    if (half && !ir::dtype_is_float(want.dtype)) continue;
+    const double tolerance = half ? 5e-2 : 1e-4;
+    for (int64_t i = 0; i < want.num_elements(); ++i) {
+      bool same = true;
+      if (ir::dtype_is_float(want.dtype)) {
+        const double a = got.float_at(i);
+        const double b = want.float_at(i);
+        same = std::isnan(a) || std::isnan(b) ? std::isnan(a) && std::isnan(b)
+               : std::isinf(a) || std::isinf(b)
+                   ? a == b
+                   : std::fabs(a - b) <= tolerance * std::max(std::fabs(b), 1.0);
+        if (!same) {
+          fail("simplify", "output \"" + name + "\" element " + std::to_string(i) + ": " +
+                               std::to_string(a) + " after simplification, " + std::to_string(b) +
+                               " before");
+        }
+      } else if (got.int_at(i) != want.int_at(i)) {
+        fail("simplify", "output \"" + name + "\" element " + std::to_string(i) + ": " +
+                             std::to_string(got.int_at(i)) + " after simplification, " +
+                             std::to_string(want.int_at(i)) + " before");
+      }
+    }
+  }
+}
+
+std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Codegen as cli/compile.cc does it: one kernel per distinct non-library group, one
+// per unfused node that launches a kernel. Emitter refusals are fine (the CLI warns);
+// internal errors are not.
+std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
+                                                  const fusion::PlannerResult& plan,
+                                                  const emit::KernelSharing& sharing,
+                                                  const cost_model::DeviceProfile& profile) {
+  std::vector<emit::EmittedKernel> kernels;
+  for (size_t index = 0; index < plan.groups.size(); ++index) {
+    if (plan.groups[index].category == "library" || sharing.owner[index] != index) continue;
+    Result<emit::EmittedKernel> kernel = emit::emit_kernel(model.graph, sharing.boundaries[index],
+                                                           sharing.kernel_names[index], profile);
+    expect_not_internal("codegen", kernel.status());
+    if (kernel.is_ok()) kernels.push_back(std::move(kernel).value());
+  }
+  Result<std::vector<int32_t>> positions = emit::topological_positions(model.graph);
+  expect_not_internal("codegen", positions.status());
+  if (!positions.is_ok()) return kernels;
+  int single = 0;
+  for (const fusion::UnfusedNode& node : plan.unfused) {
+    if (node.kind != "kernel") continue;
+    Result<emit::EmittedKernel> kernel =
+        emit::emit_kernel(model.graph, emit::group_boundary(model.graph, {node.node}, *positions),
+                          "stitch_s" + std::to_string(single), profile);
+    expect_not_internal("codegen", kernel.status());
+    if (!kernel.is_ok()) continue;
+    ++single;
+    kernels.push_back(std::move(kernel).value());
+  }
+  return kernels;
+}
+
+void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
+  Result<ir::Model> imported = onnx_import::import_model_from_bytes(
+      generated.bytes, "fuzz.onnx", "/nonexistent-stitch-fuzz-dir", onnx_import::ImportOptions{});
+  expect_not_internal("import", imported.status());
+  if (!imported.is_ok()) return;
+  ir::Model& model = imported.value();
+  Status verified = ir::verify(model);
+  expect_not_internal("verify", verified);
+  if (!verified.is_ok()) return;
+  const int64_t original_kernels = emit::count_original_kernels(model.graph);
+  const int64_t original_nodes = model.graph.num_nodes();
+
+  const std::map<std::string, ir::Tensor> inputs = random_inputs(model, seed);
+  const bool half = computes_in_half(model.graph);
+  Result<std::map<std::string, ir::Tensor>> before = ir::evaluate_graph(model, inputs);
+  expect_not_internal("reference (imported)", before.status());
+
+  ir::PipelineOptions pipeline;
+  pipeline.verify_each = true;
+  pipeline.model_path = "fuzz.onnx";
+  Result<ir::SimplifyStatistics> simplified = ir::run_passes(model, pipeline);
+  expect_not_internal("simplify", simplified.status());
+  if (!simplified.is_ok()) return;
+  Status still_valid = ir::verify(model);
+  if (!still_valid.is_ok()) {
+    fail("simplify", "the IR is invalid after simplification: " + still_valid.message());
+  }
+  if (before.is_ok()) {
+    Result<std::map<std::string, ir::Tensor>> after = ir::evaluate_graph(model, inputs);
+    if (!after.is_ok()) {
+      fail("reference (simplified)", "the imported graph evaluates but the simplified one fails: " +
+                                         after.status().message());
+    }
+    check_agreement(*before, *after, half);
+  }
+
+  fusion::PlannerOptions planner;
+  planner.plan.time_limit_s = 2;
+  Result<fusion::PlannerResult> plan = fusion::plan_fusion(model.graph, *state->profile, planner);
+  expect_not_internal("plan", plan.status());
+  if (!plan.is_ok()) return;
+  std::vector<emit::FusedGroup> groups;
+  for (size_t index = 0; index < plan->groups.size(); ++index) {
+    groups.push_back(
+        emit::FusedGroup{plan->groups[index].nodes, "stitch_k" + std::to_string(index), {}});
+  }
+  Result<emit::KernelSharing> sharing = emit::share_kernels(model, groups);
+  expect_not_internal("share kernels", sharing.status());
+  if (!sharing.is_ok()) return;
+  std::vector<emit::EmittedKernel> kernels =
+      generate_kernels(model, *plan, *sharing, *state->profile);
+  for (const emit::EmittedKernel& kernel : kernels) {
+    check_source("kernels/" + kernel.file, kernel.source, generated.hostile_names);
+  }
+  check_source("kernels/kernels.h", emit::render_kernels_header(kernels), generated.hostile_names);
+  emit::render_kernels_json(kernels);
+
+  Result<emit::FusedModel> fused = emit::build_fused_model(model, groups, *sharing);
+  expect_not_internal("rewrite", fused.status());
+  if (!fused.is_ok()) return;
+  const std::filesystem::path written = state->scratch / "model.fused.onnx";
+  Status wrote = emit::write_onnx(fused->model, written.string());
+  expect_not_internal("write", wrote);
+  if (wrote.is_ok()) {
+    Result<ir::Model> reread =
+        onnx_import::import_model_from_bytes(read_bytes(written), written.string(),
+                                             state->scratch.string(), onnx_import::ImportOptions{});
+    if (!reread.is_ok()) {
+      fail("re-import", "the fused model does not import: " + reread.status().message());
+    }
+    // `stitchopt run` plans memory by the written types: every one must be static.
+    for (ir::NodeId id : reread->graph.node_ids()) {
+      for (ir::ValueId output : reread->graph.node(id).outputs) {
+        if (output == ir::kNoId || reread->graph.value(output).type.is_static()) continue;
+        fail("re-import", "value \"" + reread->graph.value(output).name +
+                              "\" of the fused model has no static type: " +
+                              ir::to_string(reread->graph.value(output).type));
+      }
+    }
+  }
+
+  emit::Report report;
+  report.model = emit::ReportModel{"fuzz.onnx", emit::sha256_hex(generated.bytes),
+                                   model.default_opset(), original_nodes};
+  report.device = emit::ReportDevice{state->profile->name, state->profile->source,
+                                     state->profile->launch_latency_us};
+  report.options.planner = planner;
+  report.simplify = *simplified;
+  report.kernels.original = original_kernels;
+  report.kernels.after_simplify = emit::count_original_kernels(model.graph);
+  std::vector<std::optional<emit::ReportCodegen>> group_codegen(plan->groups.size());
+  std::vector<std::optional<emit::ReportCodegen>> unfused_codegen(plan->unfused.size());
+  report.plan = emit::ReportPlan{*plan, fused->kernel_names, fused->distinct_kernels,
+                                 std::move(group_codegen), std::move(unfused_codegen)};
+  emit::render_report(report, model.graph);
+  emit::render_plan_dot(model.graph, *plan, fused->kernel_names);
+}
+
+// --check-model: the file's bytes, and its hostile names (graph, values, nodes, doc
+// strings) as the generator would have listed them.
+fuzz::GeneratedModel read_model(const std::string& path) {
+  fuzz::GeneratedModel model{read_bytes(path), {}};
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(model.bytes)) return model;  // the importer says why
+  std::vector<std::string> names = {proto.doc_string(), proto.graph().name(),
+                                    proto.graph().doc_string()};
+  for (const auto* list :
+       {&proto.graph().input(), &proto.graph().output(), &proto.graph().value_info()}) {
+    for (const onnx::ValueInfoProto& info : *list) names.push_back(info.name());
+  }
+  for (const onnx::TensorProto& initializer : proto.graph().initializer()) {
+    names.push_back(initializer.name());
+  }
+  for (const onnx::NodeProto& node : proto.graph().node()) {
+    names.insert(names.end(), {node.name(), node.doc_string()});
+    names.insert(names.end(), node.input().begin(), node.input().end());
+    names.insert(names.end(), node.output().begin(), node.output().end());
+  }
+  for (const std::string& name : names) {
+    if (fuzz::is_hostile_name(name)) model.hostile_names.push_back(name);
+  }
+  return model;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  state = new FuzzerState;
+  std::string check_model;
+  for (int i = 1; i < *argc; ++i) {
+    std::string_view flag = (*argv)[i];
+    if (flag.starts_with("--write-model=")) {
+      state->write_model = flag.substr(std::string_view("--write-model=").size());
+    } else if (flag.starts_with("--check-model=")) {
+      check_model = flag.substr(std::string_view("--check-model=").size());
+    } else if (flag.starts_with("--") && !fuzz::parse_generator_flag(flag, &state->generator)) {
+      std::fprintf(stderr, "graph_fuzzer: unknown flag %s; the generator's flags are\n%s",
+                   (*argv)[i], std::string(fuzz::generator_flags_help()).c_str());
+      std::exit(2);
+    }
+  }
+  char scratch[] = "/tmp/graph_fuzzer.XXXXXX";
+  if (mkdtemp(scratch) == nullptr) {
+    std::perror("graph_fuzzer: mkdtemp");
+    std::exit(2);
+  }
+  state->scratch = scratch;
+  std::atexit([] { std::filesystem::remove_all(state->scratch); });
+  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
+  if (!profile.is_ok()) {
+    std::fprintf(stderr, "graph_fuzzer: %s\n", profile.status().message().c_str());
+    std::exit(2);
+  }
+  state->profile = std::move(profile).value();
+  if (!check_model.empty()) {
+    run_pipeline(read_model(check_model), 0);
+    std::printf("graph_fuzzer: %s passes every check\n", check_model.c_str());
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The interpreter's inputs are seeded by the bytes too (FNV-1a), so a run is a
+  // function of the input.
+  uint64_t seed = 14695981039346656037ull;
+  for (size_t i = 0; i < size; ++i) seed = (seed ^ data[i]) * 1099511628211ull;
+  FuzzedDataProvider provider(data, size);
+  fuzz::GeneratedModel generated = fuzz::generate_model(provider, state->generator);
+  if (!state->write_model.empty()) {
+    std::ofstream(state->write_model, std::ios::binary) << generated.bytes;
+  }
+  run_pipeline(generated, seed);
+  return 0;
+}
