@@ -23,7 +23,11 @@ using ir::DType;
 std::string num(int64_t value) { return std::to_string(value); }
 
 // A float literal that round-trips (as float).
+// A float constant (attributes, fill values) as C: %.9g round-trips every float;
+// infinities and NaN, which have no literal, by their bits.
 std::string float_literal(double value) {
+  if (std::isnan(value)) return "__uint_as_float(0x7fc00000u)";
+  if (std::isinf(value)) return value < 0 ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.9g", value);
   std::string text = buffer;
@@ -48,8 +52,7 @@ std::string empty_value_body(const std::string& compute) {
 std::string element_literal(const ir::Tensor& tensor, const std::string& compute) {
   if (ir::dtype_is_float(tensor.dtype)) {
     const double value = tensor.float_at(0);
-    if (std::isnan(value)) return "__uint_as_float(0x7fc00000u)";
-    if (std::isinf(value)) return value < 0 ? "__uint_as_float(0xff800000u)" : "__uint_as_float(0x7f800000u)";
+    if (!std::isfinite(value)) return float_literal(value);
     return "static_cast<" + compute + ">(" + float_literal(value) + ")";
   }
   if (tensor.dtype == DType::kBool) return tensor.int_at(0) != 0 ? "true" : "false";
@@ -171,6 +174,11 @@ std::string store(DType dtype, const std::string& value) {
   return value;
 }
 
+// A float value rounded to `dtype` and back: ONNX computes every float16/bfloat16
+// result in its type, so a fused kernel rounds each one before anything reads it (as
+// memory would), the way the reference interpreter does; other types are unchanged.
+std::string rounded(DType dtype, const std::string& value) { return load(dtype, store(dtype, value)); }
+
 // Conversion of a compute-type value `x` from `from` to `to` (ONNX Cast as the
 // reference interpreter does it: float -> integer truncates toward zero through
 // int64, out-of-range and NaN give INT64_MIN converted; anything -> bool is != 0).
@@ -247,10 +255,10 @@ Result<ReduceSpec> reduce_spec(const ir::Node& node) {
 // Row-local reductions: the statements turning the row's combined accumulator `a`
 // (float) into the register r_<base>.
 std::string row_result(const ReduceSpec& spec, int64_t length, const std::string& base,
-                       const std::string& indent) {
+                       DType dtype, const std::string& indent) {
   std::string code;
   if (spec.mean) code += indent + "a = a / " + float_literal(static_cast<double>(length)) + ";\n";
-  return code + indent + "r_" + base + " = " + reduce_result(spec, true) + ";\n";
+  return code + indent + "r_" + base + " = " + rounded(dtype, reduce_result(spec, true)) + ";\n";
 }
 
 std::string combine(const std::string& kind, const std::string& a, const std::string& b,
@@ -349,6 +357,7 @@ class KernelWriter {
   Result<std::string> define_memory_accessor(ir::ValueId id);
   Status define_inlined(ir::ValueId id);
   Result<std::string> op_body(const ir::Node& node, size_t slot);
+  Result<std::string> op_statements(const ir::Node& node, size_t slot);
   Result<std::string> reduction_body(const ir::Node& node);
   Result<std::string> empty_reduction_result(const ir::Node& node, const std::vector<int64_t>& axes);
   Result<std::string> gemm_body(const ir::Node& node);
@@ -482,8 +491,24 @@ Status KernelWriter::define_inlined(ir::ValueId id) {
   return Status::ok();
 }
 
-// Statements computing output `slot` of `node` at flat index `i`, ending in a return.
+// Statements computing output `slot` of `node` at flat index `i`, ending in a return;
+// a float16/bfloat16 result is rounded to its type (see rounded()).
 Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
+  STITCH_ASSIGN_OR_RETURN(std::string body, op_statements(node, slot));
+  const DType out_type = dtype(node.outputs[slot]);
+  const bool passes_through = ir::op_kind(node) == ir::OpKind::kView || node.op_type == "Dropout";
+  if (rounded(out_type, "v") == "v" || passes_through) return body;
+  std::string indented;
+  for (size_t start = 0; start < body.size();) {
+    size_t end = body.find('\n', start);
+    indented += "  " + body.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return "    return " + rounded(out_type, "[&]() -> float {\n" + indented + "    }()") + ";\n";
+}
+
+// op_body's statements before the rounding.
+Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slot) {
   const std::string& op = node.op_type;
   const ir::ValueId out = node.outputs[slot];
   const std::vector<int64_t>& out_dims = dims(out);
@@ -1076,7 +1101,7 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
               " + part] = a;\n";
       return code + indent + "}\n";
     }
-    code += row_result(spec, length, base, in);
+    code += row_result(spec, length, base, dtype(id), in);
     if (output_index_.count(id)) {
       code += in + "if (" + lane + " == 0) " + pointer_name(id) + "[row] = " + store(dtype(id), "r_" + base) + ";\n";
     }
@@ -1362,7 +1387,7 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write, const
     code += shuffle_combine(spec.kind, "float", 1, in);
     code += float_block_combine(spec.kind, schedule_.shared_bytes - kBlockScratchBytes, in);
   }
-  code += row_result(spec, length, base, in);
+  code += row_result(spec, length, base, dtype(id), in);
   if (write && output_index_.count(id)) {
     code += in + "if (part == 0 && threadIdx.x == 0) " + pointer_name(id) + "[row] = " +
             store(dtype(id), "r_" + base) + ";\n";

@@ -357,6 +357,14 @@ RuleResult resize_rule(const Context& ctx) {
   } else {
     for (int64_t axis : axes) dims[static_cast<size_t>(axis)] = kUnknownDim;
   }
+  // Nothing to sample from: the reference evaluation refuses it, so the model is
+  // refused here, before anything is compiled.
+  for (size_t a = 0; a < x.dims.size(); ++a) {
+    if (x.dims[a] == 0 && dims[a] > 0) {
+      return ctx.error("resizes an empty axis " + std::to_string(a) + " to " +
+                       std::to_string(dims[a]) + "; give a non-empty input");
+    }
+  }
   result.output_types[0] = TensorType::make(x.dtype, std::move(dims));
   return result;
 }

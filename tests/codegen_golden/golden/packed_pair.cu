@@ -29,14 +29,18 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
   auto v_b = [&](long long i) -> float { return __half2float(p_b[i]); };
   // Add "add_0" (Add): f16[1024,64]
   auto v_s = [&](long long i) -> float {
-    const float x = v_a(i);
-    const float y = v_b((i % 64));
-    return x + y;
+    return __half2float(__float2half_rn([&]() -> float {
+      const float x = v_a(i);
+      const float y = v_b((i % 64));
+      return x + y;
+    }()));
   };
   // Relu "relu_0" (Relu): f16[1024,64]
   auto v_r = [&](long long i) -> float {
-    const float x = v_s(i);
-    return x > 0 ? x : static_cast<float>(0);
+    return __half2float(__float2half_rn([&]() -> float {
+      const float x = v_s(i);
+      return x > 0 ? x : static_cast<float>(0);
+    }()));
   };
   auto v_c = [&](long long i) -> float { return p_c[i]; };
   // Tanh "tanh_0" (Tanh): f32[4096]
