@@ -19,6 +19,10 @@ bool known_float(const TensorType& type) { return dtype_is_float(type.dtype) && 
 // Creates the primitive nodes that replace one compound node. Created nodes are
 // named "<compound name>/<role>", carry the compound node's origin and the model's
 // default opset; their output types come from the registry's shape rules.
+//
+// Values and nodes are held by id, never by reference, across the calls that add
+// to the graph: adding a value or node may move the graph's storage. `compound` is
+// the caller's copy of the node for the same reason.
 class Builder {
  public:
   Builder(Graph& graph, const Node& compound, int64_t opset)
@@ -181,7 +185,7 @@ ValueId input_or_none(const Node& node, size_t slot) {
 // replacement, whose last node produces the node's output value.
 
 Result<bool> decompose_layer_norm(Graph& graph, const Node& node, Builder& b) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type)) return false;
   int64_t rank = type.rank();
   int64_t axis = node.int_attribute("axis", -1);
@@ -212,7 +216,7 @@ Result<bool> decompose_layer_norm(Graph& graph, const Node& node, Builder& b) {
 }
 
 Result<bool> decompose_softmax(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type)) return false;
   int64_t rank = type.rank();
   int64_t axis = node.int_attribute("axis", node_opset >= 13 ? -1 : 1);
@@ -338,7 +342,7 @@ Result<bool> decompose_sum_or_mean(Graph& graph, const Node& node, Builder& b) {
 }
 
 Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2 || node.inputs.size() != 5) return false;
   if (node_opset >= 14 && node.int_attribute("training_mode", 0) != 0) return false;
   if (node_opset < 9 && node.int_attribute("spatial", 1) == 0) return false;
@@ -404,7 +408,7 @@ Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, in
 }
 
 Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 3) return false;
   int64_t rank = type.rank();
   b.remove_compound();
@@ -418,7 +422,7 @@ Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b)
 // GlobalAveragePool is a row reduction of every spatial axis: ReduceMean over
 // [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output.
 Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Builder& b) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 3) return false;
   b.remove_compound();
   STITCH_RETURN_IF_ERROR(
@@ -428,7 +432,7 @@ Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Build
 }
 
 Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2) return false;
   int64_t rank = type.rank();
   int64_t channels = type.dims[1];
