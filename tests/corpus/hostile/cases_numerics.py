@@ -3,7 +3,8 @@ findings; docs/semantics.md).
 
   - Finding 07: decompositions held a reference into the graph's value storage
     across adding values: a use-after-free under ASan, without it a Cast to a
-    garbage type (exit 1)."""
+    garbage type (exit 1); a stash_type of 99 made the same Cast. An int attribute
+    naming a data type the op does not take is a bad model (exit 2)."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -58,6 +59,22 @@ def group_norm_bfloat16():
                 opset=21)
 
 
+def with_attribute(op, inputs, attribute, value, opset, input_type=F, output_type=F):
+    def build():
+        node = helper.make_node(op, inputs, ["y"], name="node", **{attribute: value})
+        initializers = [constant("scale", np.ones(4, np.float32))] if "scale" in inputs else []
+        return make([node], [vi("x", input_type, [2, 4])], [vi("y", output_type, [2, 4])],
+                    initializers, opset=opset)
+    return build
+
+
+def refused(*message):
+    return [Step(["{model}", "-o", "{out}"], exit=2, message=message)]
+
+
+STASH_MESSAGE = ('node "node" (LayerNormalization): attribute "stash_type" is 99, which is no '
+                 'data type LayerNormalization takes there; set it to 1 (float) or 16 (bfloat16)')
+
 CASES = [
     Case("decompose_layer_norm_double",
          "fuzz finding 07: use-after-free in decompose_layer_norm (exit 1: a Cast to a garbage type)",
@@ -68,4 +85,29 @@ CASES = [
     Case("decompose_group_norm_bfloat16",
          "fuzz finding 07: use-after-free in decompose_group_norm",
          writer(group_norm_bfloat16), runs()),
+    Case("layer_norm_stash_type_99",
+         "fuzz finding 07: stash_type 99 became a Cast to type 99 (exit 1)",
+         writer(with_attribute("LayerNormalization", ["x", "scale"], "stash_type", 99, 17)),
+         refused(STASH_MESSAGE)),
+    Case("layer_norm_stash_type_int64",
+         "an int64 stash type: statistics of an integer type",
+         writer(with_attribute("LayerNormalization", ["x", "scale"], "stash_type", 7, 17)),
+         refused('attribute "stash_type" is 7, which is no data type LayerNormalization takes')),
+    Case("group_norm_stash_type_99", "GroupNormalization-21's stash_type names no type",
+         writer(lambda: make([helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"],
+                                               name="node", num_groups=2, stash_type=99)],
+                             [vi("x", F, [1, 4, 3])], [vi("y", F, [1, 4, 3])],
+                             [constant("scale", np.ones(4, np.float32)),
+                              constant("bias", np.zeros(4, np.float32))], opset=21)),
+         refused('node "node" (GroupNormalization): attribute "stash_type" is 99')),
+    Case("eye_like_dtype_99", "EyeLike's dtype names no type: passed on to the runtime",
+         writer(with_attribute("EyeLike", ["x"], "dtype", 99, 17)),
+         refused('node "node" (EyeLike): attribute "dtype" is 99, which is no data type '
+                 'EyeLike takes there; set it to 1 (float), 2 (uint8)')),
+    Case("random_uniform_like_dtype_int64", "RandomUniformLike of an integer type",
+         writer(with_attribute("RandomUniformLike", ["x"], "dtype", 7, 17,
+                               output_type=TensorProto.INT64)),
+         refused('node "node" (RandomUniformLike): attribute "dtype" is 7, which is no data '
+                 'type RandomUniformLike takes there; set it to 1 (float), 10 (float16) or '
+                 '11 (double)')),
 ]
