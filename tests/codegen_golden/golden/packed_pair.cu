@@ -36,7 +36,7 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
   // Relu "relu_0" (Relu): f16[1024,64]
   auto v_r = [&](long long i) -> float {
     const float x = v_s(i);
-    return x > 0 ? x : static_cast<float>(0);
+    return x < 0 ? static_cast<float>(0) : x;
   };
   auto v_c = [&](long long i) -> float { return p_c[i]; };
   // Tanh "tanh_0" (Tanh): f32[4096]

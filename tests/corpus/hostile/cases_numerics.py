@@ -4,7 +4,19 @@ findings; docs/semantics.md).
   - Finding 07: decompositions held a reference into the graph's value storage
     across adding values: a use-after-free under ASan, without it a Cast to a
     garbage type (exit 1); a stash_type of 99 made the same Cast. An int attribute
-    naming a data type the op does not take is a bad model (exit 2)."""
+    naming a data type the op does not take is a bad model (exit 2).
+  - Finding 13: the reference interpreter turned a NaN into 1 (HardSigmoid) or 0
+    (Relu, Celu, Sign) where ONNX Runtime and the decompositions keep it; the
+    emitted kernels dropped it the same way.
+
+Three ways to check a model:
+  - `run --emulate` (random inputs in [-1, 1]): the emitted kernels agree with the
+    reference interpreter, NaNs included where a Sqrt of a negative input makes them;
+  - ONNX Runtime on the original model and on OUT/model.fused.onnx (whose function
+    bodies hold the simplified graph) with inputs the case gives;
+  - the same for a model whose input is a constant: constant folding evaluates it
+    with the reference interpreter, so model.fused.onnx carries the interpreter's
+    answer and ONNX Runtime on the original model checks it."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -19,6 +31,46 @@ COMPILE = Step(["{model}", "-o", "{out}"])
 def runs(outputs=1):
     """Steps: compile, then the emulated kernels must match the reference."""
     return [COMPILE, Step(["run", "{out}", "--emulate"], message=(f"all {outputs} outputs match",))]
+
+
+def agrees_with_onnxruntime(feeds, tolerance):
+    """A step check: ONNX Runtime gives the same outputs for the model and for
+    OUT/model.fused.onnx: NaN where NaN, equal infinities, elsewhere
+    |fused - original| <= tolerance * max(|original|, 1)."""
+    def check(work, _completed):
+        import onnxruntime  # here, so that listing the cases needs no ONNX Runtime
+
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.log_severity_level = 3
+
+        def outputs(path):
+            session = onnxruntime.InferenceSession(str(path), options,
+                                                   providers=["CPUExecutionProvider"])
+            names = [output.name for output in session.get_outputs()]
+            return dict(zip(names, session.run(None, feeds)))
+
+        original = outputs(work / "model" / "model.onnx")
+        fused = outputs(work / "out" / "model.fused.onnx")
+        for name, want in original.items():
+            want = want.astype(np.float64)
+            got = fused[name].astype(np.float64)
+            if (np.isnan(want) != np.isnan(got)).any():
+                return f"output {name}: NaN in {got} where ONNX Runtime on the model gives {want}"
+            infinite = np.isinf(want)
+            if (got[infinite] != want[infinite]).any():
+                return f"output {name}: {got} where ONNX Runtime on the model gives {want}"
+            finite = np.isfinite(want)
+            error = np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), 1.0)
+            if error.size and error.max() > tolerance:
+                return (f"output {name}: {got} where ONNX Runtime on the model gives {want} "
+                        f"(max relative error {error.max():.3g} > {tolerance})")
+        return None
+    return check
+
+
+def compiles_and_agrees(feeds, tolerance=1e-5):
+    return [Step(["{model}", "-o", "{out}"], check=agrees_with_onnxruntime(feeds, tolerance))]
 
 
 def layer_norm_double():
@@ -72,6 +124,43 @@ def refused(*message):
     return [Step(["{model}", "-o", "{out}"], exit=2, message=message)]
 
 
+# Finding 13: the reference interpreter turned a NaN into 1 (HardSigmoid) or 0 (Relu,
+# Celu, Sign) where ONNX Runtime and the decomposition keep it.
+
+def clamping_of_constant_nan():
+    """Each activation of constants holding NaN and infinities: constant folding gives
+    the reference interpreter's values, which ONNX Runtime on the model checks."""
+    ops = [("Relu", {}), ("HardSigmoid", {"alpha": -0.83, "beta": 1.0}), ("HardSwish", {}),
+           ("Celu", {}), ("Sign", {}), ("Clip", {}), ("ThresholdedRelu", {}), ("Softplus", {})]
+    nodes, outputs = [], []
+    for index, (op, attributes) in enumerate(ops):
+        inputs = ["c", "low", "high"] if op == "Clip" else ["c"]
+        nodes.append(helper.make_node(op, inputs, [f"a{index}"], name=f"act{index}", **attributes))
+        nodes.append(helper.make_node("Add", [f"a{index}", "x"], [f"y{index}"], name=f"add{index}"))
+        outputs.append(vi(f"y{index}", F, [6]))
+    special = np.array([np.nan, -2, 3, np.inf, -np.inf, 0.25], np.float32)
+    return make(nodes, [vi("x", F, [6])], outputs,
+                [constant("c", special), constant("low", np.array(0, np.float32)),
+                 constant("high", np.array(1, np.float32))], opset=17)
+
+
+def clamping_of_run_time_nan(opset):
+    """Sqrt of run's random inputs in [-1, 1] is NaN for half of them; the emitted
+    kernels must keep each NaN where the reference does. HardSigmoid is decomposed
+    from opset 8 and emitted as itself before."""
+    def build():
+        ops = [("Relu", {}), ("HardSigmoid", {"alpha": -0.83, "beta": 1.0}), ("Celu", {}),
+               ("Sign", {}), ("HardSwish", {})] if opset >= 8 else [("HardSigmoid", {})]
+        nodes = [helper.make_node("Sqrt", ["x"], ["root"], name="sqrt")]
+        outputs = []
+        for index, (op, attributes) in enumerate(ops):
+            nodes.append(helper.make_node(op, ["root"], [f"y{index}"], name=f"act{index}",
+                                          **attributes))
+            outputs.append(vi(f"y{index}", F, [4, 64]))
+        return make(nodes, [vi("x", F, [4, 64])], outputs, opset=opset)
+    return build
+
+
 STASH_MESSAGE = ('node "node" (LayerNormalization): attribute "stash_type" is 99, which is no '
                  'data type LayerNormalization takes there; set it to 1 (float) or 16 (bfloat16)')
 
@@ -110,4 +199,14 @@ CASES = [
          refused('node "node" (RandomUniformLike): attribute "dtype" is 7, which is no data '
                  'type RandomUniformLike takes there; set it to 1 (float), 10 (float16) or '
                  '11 (double)')),
+    Case("clamping_of_constant_nan",
+         "fuzz finding 13: the reference interpreter's HardSigmoid(NaN) was 1, Relu(NaN) 0",
+         writer(clamping_of_constant_nan),
+         compiles_and_agrees({"x": np.zeros(6, np.float32)})),
+    Case("clamping_of_run_time_nan",
+         "fuzz finding 13: emitted Relu, Celu, Sign dropped a NaN the reference keeps",
+         writer(clamping_of_run_time_nan(17)), runs(5)),
+    Case("hard_sigmoid_emitted_nan",
+         "fuzz finding 13: the emitted HardSigmoid (opset 7, not decomposed) used fmaxf",
+         writer(clamping_of_run_time_nan(7)), runs(1)),
 ]
