@@ -265,9 +265,10 @@ Result<bool> decompose_gelu(Graph& graph, const Node& node, Builder& b) {
   }
   ValueId one = b.scalar("one", dtype, 1.0);
   STITCH_ASSIGN_OR_RETURN(ValueId plus_one, b.op("Add", {inner, one}, {}, "plus_one"));
-  STITCH_ASSIGN_OR_RETURN(ValueId product, b.op("Mul", {x, plus_one}, {}, "mul"));
+  // Halved first: x * (1 + t) overflows from x = 32752 in float16, 0.5 * x never.
   ValueId half = b.scalar("half", dtype, 0.5);
-  STITCH_RETURN_IF_ERROR(b.op("Mul", {product, half}, {}, "half_mul", node.outputs[0]).status());
+  STITCH_ASSIGN_OR_RETURN(ValueId half_x, b.op("Mul", {x, half}, {}, "half_mul"));
+  STITCH_RETURN_IF_ERROR(b.op("Mul", {half_x, plus_one}, {}, "mul", node.outputs[0]).status());
   return true;
 }
 
@@ -307,14 +308,21 @@ Result<bool> decompose_hard_swish(Graph& graph, const Node& node, Builder& b) {
   return true;
 }
 
+// log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): Exp of a non-positive number
+// cannot overflow (the plain form is inf from x = 89 in float32, 12 in float16).
 Result<bool> decompose_softplus(Graph& graph, const Node& node, Builder& b) {
   DType dtype = graph.value(node.inputs[0]).type.dtype;
   if (!dtype_is_float(dtype)) return false;
   b.remove_compound();
-  STITCH_ASSIGN_OR_RETURN(ValueId exp, b.op("Exp", {node.inputs[0]}, {}, "exp"));
+  ValueId x = node.inputs[0];
+  STITCH_ASSIGN_OR_RETURN(ValueId magnitude, b.op("Abs", {x}, {}, "abs"));
+  STITCH_ASSIGN_OR_RETURN(ValueId negated, b.op("Neg", {magnitude}, {}, "neg"));
+  STITCH_ASSIGN_OR_RETURN(ValueId exp, b.op("Exp", {negated}, {}, "exp"));
   ValueId one = b.scalar("one", dtype, 1.0);
   STITCH_ASSIGN_OR_RETURN(ValueId plus_one, b.op("Add", {exp, one}, {}, "plus_one"));
-  STITCH_RETURN_IF_ERROR(b.op("Log", {plus_one}, {}, "log", node.outputs[0]).status());
+  STITCH_ASSIGN_OR_RETURN(ValueId log, b.op("Log", {plus_one}, {}, "log"));
+  STITCH_ASSIGN_OR_RETURN(ValueId positive, b.op("Relu", {x}, {}, "relu"));
+  STITCH_RETURN_IF_ERROR(b.op("Add", {positive, log}, {}, "add", node.outputs[0]).status());
   return true;
 }
 

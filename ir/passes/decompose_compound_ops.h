@@ -34,11 +34,13 @@
 //  - Softmax / LogSoftmax: m = ReduceMax(x), s = x - m, e = Exp(s),
 //    t = ReduceSum(e); y = e / t, or y = s - Log(t). Axes: {axis} from opset 13;
 //    before 13 the input is coerced to 2D at axis, i.e. axes [axis, rank).
-//  - Gelu (20): none: 0.5 * (x * (1 + Erf(x * 1/sqrt2)));
-//    tanh: 0.5 * (x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x)))).
+//  - Gelu (20): none: (x * 0.5) * (1 + Erf(x * 1/sqrt2));
+//    tanh: (x * 0.5) * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x))). Halving x
+//    first keeps the product finite wherever Gelu is (x * 2 overflows float16).
 //  - HardSigmoid: Max(Min(alpha*x + beta, 1), 0) (needs opset >= 8: Min/Max
 //    broadcast). HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 0.5.
-//  - Softplus: Log(Exp(x) + 1).
+//  - Softplus: Relu(x) + Log(Exp(-Abs(x)) + 1), which never overflows (Log(Exp(x) + 1)
+//    is inf from x = 89 in float32).
 //  - Sum with >= 2 inputs: a chain of Add; Mean: the chain, then Div by the count.
 //  - BatchNormalization (inference: training_mode 0, spatial 1, only output Y):
 //    with scale, B, mean, var all initializers: y = x*a + b, a = scale/sqrt(var+eps)

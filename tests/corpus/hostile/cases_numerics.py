@@ -5,6 +5,7 @@ findings; docs/semantics.md).
     across adding values: a use-after-free under ASan, without it a Cast to a
     garbage type (exit 1); a stash_type of 99 made the same Cast. An int attribute
     naming a data type the op does not take is a bad model (exit 2).
+  - Finding 16: Softplus opened into Log(Exp(x) + 1) was inf from x = 89.
   - Finding 13: the reference interpreter turned a NaN into 1 (HardSigmoid) or 0
     (Relu, Celu, Sign) where ONNX Runtime and the decompositions keep it; the
     emitted kernels dropped it the same way.
@@ -124,6 +125,13 @@ def refused(*message):
     return [Step(["{model}", "-o", "{out}"], exit=2, message=message)]
 
 
+# Finding 16: Softplus as Log(Exp(x) + 1) overflowed.
+
+def softplus():
+    return make([helper.make_node("Softplus", ["x"], ["y"], name="softplus")],
+                [vi("x", F, [6])], [vi("y", F, [6])])
+
+
 # Finding 13: the reference interpreter turned a NaN into 1 (HardSigmoid) or 0 (Relu,
 # Celu, Sign) where ONNX Runtime and the decomposition keep it.
 
@@ -209,4 +217,9 @@ CASES = [
     Case("hard_sigmoid_emitted_nan",
          "fuzz finding 13: the emitted HardSigmoid (opset 7, not decomposed) used fmaxf",
          writer(clamping_of_run_time_nan(7)), runs(1)),
+    Case("softplus_large_inputs",
+         "fuzz finding 16: Softplus as Log(Exp(x) + 1) was inf from x = 89",
+         writer(softplus),
+         compiles_and_agrees({"x": np.array([1, 50, 100, 1000, -1000, -20], np.float32)})
+         + [Step(["run", "{out}", "--emulate"], message=("all 1 outputs match",))]),
 ]

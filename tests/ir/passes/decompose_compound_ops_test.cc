@@ -280,6 +280,15 @@ INSTANTIATE_TEST_SUITE_P(
   return %y
 })",
                       11},
+        // Values far from the random range: overflow, NaN, cancellation, drift.
+        DecomposeCase{"softplus_large_and_nan",
+                      R"(graph "g" (%x: f32[8]) {
+  %y: f32[8] = Softplus(%x)
+  return %y
+})",
+                      13,
+                      1e-5,
+                      {{"x", {1, 50, 100, 1000, -1000, -20, kNaN, kInf}}}},
         DecomposeCase{"hard_sigmoid_nan_and_inf",
                       R"(graph "g" (%x: f32[4]) {
   %y: f32[4] = HardSigmoid(%x) {alpha=-0.83, beta=1.0}
@@ -287,7 +296,15 @@ INSTANTIATE_TEST_SUITE_P(
 })",
                       21,
                       1e-5,
-                      {{"x", {kNaN, -2, kInf, -kInf}}}}),
+                      {{"x", {kNaN, -2, kInf, -kInf}}}},
+        DecomposeCase{"gelu_tanh_f16_cube_past_f16",
+                      R"(graph "g" (%x: f16[6]) {
+  %y: f16[6] = Gelu(%x) {approximate="tanh"}
+  return %y
+})",
+                      20,
+                      1e-2,
+                      {{"x", {-41, 41, 300, -300, 65504, -3}}}}),
     [](const testing::TestParamInfo<DecomposeCase>& info) { return info.param.name; });
 
 }  // namespace
