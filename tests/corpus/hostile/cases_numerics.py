@@ -5,7 +5,9 @@ findings; docs/semantics.md).
     across adding values: a use-after-free under ASan, without it a Cast to a
     garbage type (exit 1); a stash_type of 99 made the same Cast. An int attribute
     naming a data type the op does not take is a bad model (exit 2).
-  - Finding 16: Softplus opened into Log(Exp(x) + 1) was inf from x = 89.
+  - Findings 11, 16, 17: float16 InstanceNormalization squared past 65504; Softplus
+    opened into Log(Exp(x) + 1) was inf from x = 89; the Adds of a 2,000-input
+    float16 Sum rounded every partial sum.
   - Finding 13: the reference interpreter turned a NaN into 1 (HardSigmoid) or 0
     (Relu, Celu, Sign) where ONNX Runtime and the decompositions keep it; the
     emitted kernels dropped it the same way.
@@ -24,6 +26,7 @@ from onnx import TensorProto, helper
 from case import Case, Step
 from models import F, constant, make, vi, writer
 
+F16 = TensorProto.FLOAT16
 F64 = TensorProto.DOUBLE
 
 COMPILE = Step(["{model}", "-o", "{out}"])
@@ -125,11 +128,28 @@ def refused(*message):
     return [Step(["{model}", "-o", "{out}"], exit=2, message=message)]
 
 
-# Finding 16: Softplus as Log(Exp(x) + 1) overflowed.
+# Findings 11, 16, 17: float16 normalizations and sums computed step by step in
+# float16 overflowed or drifted; Softplus as Log(Exp(x) + 1) overflowed.
+
+def instance_norm_half():
+    values = np.array([-300, 250, 0, 3, -8, 500, 120, -1] * 8, np.float16).reshape(2, 2, 16, 1)
+    return make([helper.make_node("InstanceNormalization", ["x", "scale", "scale"], ["y"],
+                                  name="norm")],
+                [vi("scale", F16, [2])], [vi("y", F16, [2, 2, 16, 1])],
+                [constant("x", values)], opset=15)
+
 
 def softplus():
     return make([helper.make_node("Softplus", ["x"], ["y"], name="softplus")],
                 [vi("x", F, [6])], [vi("y", F, [6])])
+
+
+def wide_half_sum():
+    """The Sum of 2000 float16 inputs (finding 17), then a Mean of two: float16 partial
+    sums drift past any tolerance (2000 times 5.0 gave 8630) or overflow."""
+    return make([helper.make_node("Sum", ["x"] * 2000, ["s"], name="sum"),
+                 helper.make_node("Mean", ["s", "x"], ["y"], name="mean")],
+                [vi("x", F16, [64])], [vi("y", F16, [64])], opset=13)
 
 
 # Finding 13: the reference interpreter turned a NaN into 1 (HardSigmoid) or 0 (Relu,
@@ -207,6 +227,12 @@ CASES = [
          refused('node "node" (RandomUniformLike): attribute "dtype" is 7, which is no data '
                  'type RandomUniformLike takes there; set it to 1 (float), 10 (float16) or '
                  '11 (double)')),
+    Case("wide_half_sum",
+         "fuzz finding 17: a float16 Sum of 2000 inputs rounded every partial sum",
+         writer(wide_half_sum),
+         compiles_and_agrees({"x": np.linspace(-5, 30, 64).astype(np.float16)}, tolerance=1e-2)
+         + [Step(["run", "{out}", "--emulate"], message=("all 1 outputs match",))],
+         timeout=120),
     Case("clamping_of_constant_nan",
          "fuzz finding 13: the reference interpreter's HardSigmoid(NaN) was 1, Relu(NaN) 0",
          writer(clamping_of_constant_nan),
@@ -217,6 +243,10 @@ CASES = [
     Case("hard_sigmoid_emitted_nan",
          "fuzz finding 13: the emitted HardSigmoid (opset 7, not decomposed) used fmaxf",
          writer(clamping_of_run_time_nan(7)), runs(1)),
+    Case("instance_norm_half_overflow",
+         "fuzz finding 11: float16 InstanceNormalization squared past 65504 (off by 3.9)",
+         writer(instance_norm_half),
+         compiles_and_agrees({"scale": np.array([1, -2], np.float16)}, tolerance=1e-2)),
     Case("softplus_large_inputs",
          "fuzz finding 16: Softplus as Log(Exp(x) + 1) was inf from x = 89",
          writer(softplus),

@@ -136,6 +136,13 @@ TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// "%x, %x, ..., %x": `count` operands for a wide Sum.
+std::string repeated_operand(const std::string& operand, int count) {
+  std::string operands = operand;
+  for (int i = 1; i < count; ++i) operands += ", " + operand;
+  return operands;
+}
+
 const std::string kBatchNormConstants = R"(
   %s: f32[3] = dense<f32[3]>[0.5, -1.25, 2]
   %b: f32[3] = dense<f32[3]>[0.1, 0, -0.7]
@@ -297,6 +304,117 @@ INSTANTIATE_TEST_SUITE_P(
                       21,
                       1e-5,
                       {{"x", {kNaN, -2, kInf, -kInf}}}},
+        DecomposeCase{"hard_sigmoid_f16_alpha_past_f16",
+                      R"(graph "g" (%x: f16[4]) {
+  %y: f16[4] = HardSigmoid(%x) {alpha=100000.0, beta=0.5}
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {0, 1, -1, 0.5}}}},
+        DecomposeCase{
+            "instance_norm_f16_square_past_f16",
+            R"(graph "g" (%x: f16[2,2,16,1], %s: f16[2], %b: f16[2]) {
+  %y: f16[2,2,16,1] = InstanceNormalization(%x, %s, %b)
+  return %y
+})",
+            15,
+            1e-2,
+            {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}, {"s", {1, -2}}, {"b", {0.5, 3}}}},
+        DecomposeCase{"layer_norm_f16_scale_bias_cancel",
+                      R"(graph "g" (%x: f16[3,2], %scale: f16[2], %bias: f16[2]) {
+  %y: f16[3,2] = LayerNormalization(%x, %scale, %bias)
+  return %y
+})",
+                      17,
+                      1e-2,
+                      {{"x", {0, 1}}, {"scale", {1000}}, {"bias", {-999}}}},
+        DecomposeCase{"layer_norm_f64_stash_f32",
+                      R"(graph "g" (%x: f64[8,8], %scale: f64[8]) {
+  %y: f64[8,8] = LayerNormalization(%x, %scale) {axis=0, epsilon=0.5}
+  return %y
+})",
+                      18},
+        DecomposeCase{"batch_norm_f16_offset_past_f16",
+                      R"(graph "g" (%x: f16[1,2,4]) {
+  %s: f16[2] = dense<f16[2]>[2, 0.5]
+  %b: f16[2] = dense<f16[2]>[0, 1]
+  %m: f16[2] = dense<f16[2]>[60000, -60000]
+  %v: f16[2] = dense<f16[2]>[1, 4]
+  %y: f16[1,2,4] = BatchNormalization(%x, %s, %b, %m, %v)
+  return %y
+})",
+                      15,
+                      1e-2,
+                      {{"x", {60000, 59968, 60032, 60000, -60000, -59968, -60032, -60000}}}},
+        DecomposeCase{
+            "batch_norm_f16_inputs_past_f16",
+            R"(graph "g" (%x: f16[1,2,4], %s: f16[2], %b: f16[2], %m: f16[2], %var: f16[2]) {
+  %y: f16[1,2,4] = BatchNormalization(%x, %s, %b, %m, %var)
+  return %y
+})",
+            15,
+            1e-2,
+            {{"x", {60000, 59968, 60032, 60000, 1, 2, 3, 4}},
+             {"s", {2, 1}},
+             {"b", {0, 1}},
+             {"m", {60000, 2}},
+             {"var", {1, 4}}}},
+        DecomposeCase{"group_norm_18_f16_square_past_f16",
+                      R"(graph "g" (%x: f16[1,4,2,2], %s: f16[2], %b: f16[2]) {
+  %y: f16[1,4,2,2] = GroupNormalization(%x, %s, %b) {num_groups=2}
+  return %y
+})",
+                      18,
+                      1e-2,
+                      {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}}},
+        DecomposeCase{"sum_f16_of_1000_drifts",
+                      R"(graph "g" (%x: f16[2]) {
+  %y: f16[2] = Sum()" + repeated_operand("%x", 1000) +
+                          R"()
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {5, 0.1}}}},
+        DecomposeCase{
+            "sum_bf16_of_five_rounds_once",
+            R"(graph "g" (%a: bf16[1], %b: bf16[1], %c: bf16[1], %d: bf16[1], %e: bf16[1]) {
+  %y: bf16[1] = Sum(%a, %b, %c, %d, %e)
+  return %y
+})",
+            13,
+            1e-2,
+            {{"a", {1}},
+             {"b", {0.00390625}},
+             {"c", {0.00390625}},
+             {"d", {0.00390625}},
+             {"e", {0.00390625}}}},
+        DecomposeCase{"mean_f16_partial_sum_past_f16",
+                      R"(graph "g" (%a: f16[2], %b: f16[2]) {
+  %y: f16[2] = Mean(%a, %b)
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"a", {60000, -60000}}, {"b", {60000, -65504}}}},
+        // Stay in float16 (the header says why) and still agree.
+        DecomposeCase{"softmax_f16_extremes",
+                      R"(graph "g" (%x: f16[2,4]) {
+  %y: f16[2,4] = Softmax(%x)
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {60000, -60000, 0, 1, 65504, 65504, -65504, 0}}}},
+        DecomposeCase{"log_softmax_f16_extremes",
+                      R"(graph "g" (%x: f16[2,4]) {
+  %y: f16[2,4] = LogSoftmax(%x)
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {60000, -60000, 0, 1, 65504, 65504, -65504, 0}}}},
         DecomposeCase{"gelu_tanh_f16_cube_past_f16",
                       R"(graph "g" (%x: f16[6]) {
   %y: f16[6] = Gelu(%x) {approximate="tanh"}
@@ -304,7 +422,15 @@ INSTANTIATE_TEST_SUITE_P(
 })",
                       20,
                       1e-2,
-                      {{"x", {-41, 41, 300, -300, 65504, -3}}}}),
+                      {{"x", {-41, 41, 300, -300, 65504, -3}}}},
+        DecomposeCase{"hard_swish_f16_extremes",
+                      R"(graph "g" (%x: f16[5]) {
+  %y: f16[5] = HardSwish(%x)
+  return %y
+})",
+                      14,
+                      1e-2,
+                      {{"x", {65504, -65504, 3, -3, kNaN}}}}),
     [](const testing::TestParamInfo<DecomposeCase>& info) { return info.param.name; });
 
 }  // namespace
