@@ -554,17 +554,23 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   int64_t channels = type.dims[1];
   int64_t groups = node.int_attribute("num_groups", 0);
   if (channels <= 0 || groups <= 0 || channels % groups != 0) return false;
-  // The shape back from [N, G, C/G * spatial]: 0 copies N, -1 stands for the one
-  // unknown spatial dim, if any.
+  // The shape back from [N, G, K] is [0, C, spatial...] (0 copies N), -1 standing
+  // for the one unknown spatial dim, if any. K = C/G * spatial is spelled out when
+  // known: a -1 next to N = 0 would leave it undetermined.
   std::vector<int64_t> back_shape = {0, channels};
   int unknown = 0;
+  int64_t group_size = channels / groups;
   for (int64_t axis = 2; axis < rank; ++axis) {
     int64_t dim = type.dims[static_cast<size_t>(axis)];
     if (dim == 0) return false;
-    if (dim == kUnknownDim) ++unknown;
+    if (dim == kUnknownDim) {
+      ++unknown;
+    } else {
+      group_size *= dim;
+    }
     back_shape.push_back(dim == kUnknownDim ? -1 : dim);
   }
-  if (unknown > 1) return false;
+  if (unknown > 1 || (unknown == 1 && type.dims[0] == 0)) return false;
   bool per_group_affine = node_opset < 21;
   std::optional<DType> stash =
       per_group_affine ? widened(type.dtype) : float_dtype_attribute(node, "stash_type", 1);
@@ -573,7 +579,7 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   ValueId y = affine_type == type.dtype ? node.outputs[0] : kNoId;
   b.remove_compound();
   STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], *stash, "stash_cast"));
-  ValueId group_shape = b.int64s("group_shape", {0, groups, -1});
+  ValueId group_shape = b.int64s("group_shape", {0, groups, unknown == 0 ? group_size : -1});
   STITCH_ASSIGN_OR_RETURN(ValueId grouped, b.op("Reshape", {x, group_shape}, {}, "grouped"));
   STITCH_ASSIGN_OR_RETURN(ValueId normalized,
                           b.normalize(grouped, {2}, node.float_attribute("epsilon", 1e-5f)));

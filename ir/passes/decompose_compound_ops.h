@@ -59,12 +59,13 @@
 //    formula in nodes on the [C] vectors, then Reshape to [C,1,...,1].
 //  - InstanceNormalization: n over axes [2, rank), then * scale + bias per channel,
 //    in the widened type.
-//  - GroupNormalization: Reshape x to [N, G, -1], n over axis 2; opset 18 (scale and
-//    bias per group, all in the widened type): * scale[G,1] + bias[G,1], then
-//    Reshape back; opset 21 (per channel, n in the stash type as
-//    LayerNormalization's): Reshape back, then * scale + bias per channel in the
-//    widened type. The shape back is [0, C, spatial...] (0 copies N), so C and all
-//    but one spatial dim must be known.
+//  - GroupNormalization: Reshape x to [N, G, K] (K = C/G * spatial, -1 when a spatial
+//    dim is unknown), n over axis 2; opset 18 (scale and bias per group, all in the
+//    widened type): * scale[G,1] + bias[G,1], then Reshape back; opset 21 (per
+//    channel, n in the stash type as LayerNormalization's): Reshape back, then
+//    * scale + bias per channel in the widened type. The shape back is
+//    [0, C, spatial...] (0 copies N), so C and all but one spatial dim must be known
+//    (all of them when N is 0).
 //  - GlobalAveragePool(x), rank >= 3: ReduceMean over [2, rank), keepdims=1 (a
 //    row reduction the planner fuses with its neighbours, e.g. Flatten and the
 //    classifier's GEMM, where the pool would be an Opaque kernel of its own).
@@ -89,10 +90,10 @@
 // Must not fire: an input of unknown rank (Softmax/normalizations) or non-float
 // dtype; a LayerNormalization axis out of range or a stash_type that names no float
 // type; BatchNormalization in training mode or with its statistics outputs;
-// GroupNormalization with unknown C or more than one unknown spatial dim; Gemm
-// without C that is not a plain MatMul (transA, alpha != 1, or transB on a
-// non-constant B); Sum/Mean of one input (that is no-op elimination's Identity);
-// GlobalAveragePool of rank < 3.
+// GroupNormalization with unknown C, more than one unknown spatial dim, or one next
+// to N = 0; Gemm without C that is not a plain MatMul (transA, alpha != 1, or
+// transB on a non-constant B); Sum/Mean of one input (that is no-op elimination's
+// Identity); GlobalAveragePool of rank < 3.
 #pragma once
 
 #include "ir/passes/pass.h"

@@ -5,6 +5,8 @@ findings; docs/semantics.md).
     across adding values: a use-after-free under ASan, without it a Cast to a
     garbage type (exit 1); a stash_type of 99 made the same Cast. An int attribute
     naming a data type the op does not take is a bad model (exit 2).
+  - Finding 08: GroupNormalization of a batch of 0 reshaped to [0, G, -1], whose -1
+    is undetermined: no static type, and `run` refused the model.
   - Findings 11, 16, 17: float16 InstanceNormalization squared past 65504; Softplus
     opened into Log(Exp(x) + 1) was inf from x = 89; the Adds of a 2,000-input
     float16 Sum rounded every partial sum.
@@ -128,6 +130,18 @@ def refused(*message):
     return [Step(["{model}", "-o", "{out}"], exit=2, message=message)]
 
 
+# Finding 08: GroupNormalization of a batch of 0 reshaped to [0, G, -1], whose -1 is
+# undetermined: the value had no static type and `run` refused the output.
+
+def group_norm_zero_batch():
+    return make([helper.make_node("Asinh", ["x"], ["a"], name="asinh"),
+                 helper.make_node("GroupNormalization", ["a", "scale", "bias"], ["y"],
+                                  name="norm", num_groups=1)],
+                [vi("x", F, [0, 1, 8, 2])], [vi("y", F, [0, 1, 8, 2])],
+                [constant("scale", np.array([0.5], np.float32)),
+                 constant("bias", np.array([-2.2], np.float32))], opset=18)
+
+
 # Findings 11, 16, 17: float16 normalizations and sums computed step by step in
 # float16 overflowed or drifted; Softplus as Log(Exp(x) + 1) overflowed.
 
@@ -233,6 +247,9 @@ CASES = [
          compiles_and_agrees({"x": np.linspace(-5, 30, 64).astype(np.float16)}, tolerance=1e-2)
          + [Step(["run", "{out}", "--emulate"], message=("all 1 outputs match",))],
          timeout=120),
+    Case("group_norm_zero_batch",
+         "fuzz finding 08: GroupNormalization of N = 0 left [0,1,?], which run refused",
+         writer(group_norm_zero_batch), runs()),
     Case("clamping_of_constant_nan",
          "fuzz finding 13: the reference interpreter's HardSigmoid(NaN) was 1, Relu(NaN) 0",
          writer(clamping_of_constant_nan),

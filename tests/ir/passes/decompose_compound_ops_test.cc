@@ -108,6 +108,12 @@ TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
         << node.display_name() << " left after decomposition";
     EXPECT_EQ(node.origin, std::vector<std::string>{"compound"}) << node.display_name();
     EXPECT_EQ(node.name.rfind("compound/", 0), 0u) << node.display_name();
+    // The inputs' shapes are static, so every created value's must be too: the
+    // planner and the emitter need them.
+    for (ValueId output : node.outputs) {
+      EXPECT_TRUE(opened.graph.value(output).type.is_static())
+          << node.display_name() << ": " << to_string(opened.graph.value(output).type);
+    }
   }
 
   Result<std::map<std::string, Tensor>> expected = evaluate_graph(original, inputs);
@@ -368,6 +374,13 @@ INSTANTIATE_TEST_SUITE_P(
                       18,
                       1e-2,
                       {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}}},
+        DecomposeCase{"group_norm_21_zero_batch", R"(graph "g" (%x: f32[0,4,2,2]) {
+  %s: f32[4] = dense<f32[4]>[1, 2, 0.5, -1]
+  %b: f32[4] = dense<f32[4]>[0, 1, -1, 0.5]
+  %y: f32[0,4,2,2] = GroupNormalization(%x, %s, %b) {num_groups=2}
+  return %y
+})",
+                      21},
         DecomposeCase{"sum_f16_of_1000_drifts",
                       R"(graph "g" (%x: f16[2]) {
   %y: f16[2] = Sum()" + repeated_operand("%x", 1000) +
