@@ -29,6 +29,13 @@ DType widened(DType dtype) {
   return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? DType::kFloat32 : dtype;
 }
 
+// The values Builder::normalize creates.
+struct Normalized {
+  ValueId mean;
+  ValueId inverse;  // 1 / sqrt(variance + epsilon)
+  ValueId normalized;
+};
+
 // Creates the primitive nodes that replace one compound node. Created nodes are
 // named "<compound name>/<role>", carry the compound node's origin and the model's
 // default opset; their output types come from the registry's shape rules.
@@ -190,8 +197,8 @@ class Builder {
   // (x - mean) / sqrt(mean((x - mean)^2) + epsilon) over `axes`, as
   // centered * Reciprocal(Sqrt(variance + epsilon)). Writes the mean and the
   // inverse deviation into `mean_output` / `inv_output` when given.
-  Result<ValueId> normalize(ValueId x, const std::vector<int64_t>& axes, double epsilon,
-                            ValueId mean_output = kNoId, ValueId inv_output = kNoId) {
+  Result<Normalized> normalize(ValueId x, const std::vector<int64_t>& axes, double epsilon,
+                               ValueId mean_output = kNoId, ValueId inv_output = kNoId) {
     DType dtype = graph_.value(x).type.dtype;
     STITCH_ASSIGN_OR_RETURN(ValueId mean, reduce("ReduceMean", x, axes, "mean", mean_output));
     STITCH_ASSIGN_OR_RETURN(ValueId centered, op("Sub", {x, mean}, {}, "centered"));
@@ -203,7 +210,8 @@ class Builder {
     STITCH_ASSIGN_OR_RETURN(ValueId deviation, op("Sqrt", {shifted}, {}, "stddev"));
     STITCH_ASSIGN_OR_RETURN(ValueId inverse,
                             op("Reciprocal", {deviation}, {}, "inv_stddev", inv_output));
-    return op("Mul", {centered, inverse}, {}, "normalized");
+    STITCH_ASSIGN_OR_RETURN(ValueId normalized, op("Mul", {centered, inverse}, {}, "normalized"));
+    return Normalized{mean, inverse, normalized};
   }
 
  private:
@@ -255,17 +263,31 @@ Result<bool> decompose_layer_norm(Graph& graph, const Node& node, Builder& b) {
   if (axis < 0 || axis >= rank) return false;
   std::optional<DType> stash = float_dtype_attribute(node, "stash_type", 1);
   if (!stash) return false;
-  // Stage one (statistics, normalization) in the stash type, as the ONNX function
-  // body; stage two (scale, bias) in the widened input type, so a float16 result is
-  // rounded once, as ONNX Runtime's kernel and the reference do.
+  // Stage one (statistics, normalization) in the stash type as the ONNX function
+  // body, widened: a bfloat16 stash computes in float32 as every 16-bit
+  // decomposition does (ONNX Runtime has no bfloat16 kernel for it at all). Stage two
+  // (scale, bias) in the widened input type, so a float16 result is rounded once, as
+  // ONNX Runtime's kernel and the reference do.
+  DType stage_one = widened(*stash);
   DType affine_type = widened(type.dtype);
+  // The Mean and InvStdDev outputs have the stash type: written directly, or Cast.
+  ValueId mean_output = output_or_none(node, 1);
+  ValueId inv_output = output_or_none(node, 2);
+  bool stats_cast = stage_one != *stash;
   b.remove_compound();
-  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], *stash, "stash_cast"));
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], stage_one, "stash_cast"));
   STITCH_ASSIGN_OR_RETURN(
-      ValueId normalized,
+      Normalized stats,
       b.normalize(x, axes_from(axis, rank), node.float_attribute("epsilon", 1e-5f),
-                  output_or_none(node, 1), output_or_none(node, 2)));
-  STITCH_ASSIGN_OR_RETURN(normalized, b.convert(normalized, affine_type, "normalized_cast"));
+                  stats_cast ? kNoId : mean_output, stats_cast ? kNoId : inv_output));
+  if (stats_cast && mean_output != kNoId) {
+    STITCH_RETURN_IF_ERROR(b.cast(stats.mean, *stash, "mean_cast", mean_output).status());
+  }
+  if (stats_cast && inv_output != kNoId) {
+    STITCH_RETURN_IF_ERROR(b.cast(stats.inverse, *stash, "inv_stddev_cast", inv_output).status());
+  }
+  STITCH_ASSIGN_OR_RETURN(ValueId normalized,
+                          b.convert(stats.normalized, affine_type, "normalized_cast"));
   STITCH_ASSIGN_OR_RETURN(ValueId scale, b.convert(node.inputs[1], affine_type, "scale_cast"));
   ValueId bias = input_or_none(node, 2);
   if (bias != kNoId) {
@@ -524,10 +546,10 @@ Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b)
   DType compute = widened(type.dtype);
   b.remove_compound();
   STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], compute, "input_cast"));
-  STITCH_ASSIGN_OR_RETURN(ValueId normalized, b.normalize(x, axes_from(2, rank),
-                                                          node.float_attribute("epsilon", 1e-5f)));
+  STITCH_ASSIGN_OR_RETURN(
+      Normalized stats, b.normalize(x, axes_from(2, rank), node.float_attribute("epsilon", 1e-5f)));
   STITCH_ASSIGN_OR_RETURN(ValueId result,
-                          b.affine(normalized, node.inputs[1], node.inputs[2], rank, "c",
+                          b.affine(stats.normalized, node.inputs[1], node.inputs[2], rank, "c",
                                    compute == type.dtype ? node.outputs[0] : kNoId));
   STITCH_RETURN_IF_ERROR(b.finish(result, type.dtype, node.outputs[0]));
   return true;
@@ -546,7 +568,7 @@ Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Build
 }
 
 // GroupNormalization. Opset 18 computes in the widened input type; opset 21 in its
-// stash type (stage one), then scale and bias in the widened input type.
+// widened stash type (stage one), then scale and bias in the widened input type.
 Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
   const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2) return false;
@@ -573,16 +595,18 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   if (unknown > 1 || (unknown == 1 && type.dims[0] == 0)) return false;
   bool per_group_affine = node_opset < 21;
   std::optional<DType> stash =
-      per_group_affine ? widened(type.dtype) : float_dtype_attribute(node, "stash_type", 1);
+      per_group_affine ? type.dtype : float_dtype_attribute(node, "stash_type", 1);
   if (!stash) return false;
-  DType affine_type = per_group_affine ? *stash : widened(type.dtype);
+  DType stage_one = widened(*stash);
+  DType affine_type = per_group_affine ? stage_one : widened(type.dtype);
   ValueId y = affine_type == type.dtype ? node.outputs[0] : kNoId;
   b.remove_compound();
-  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], *stash, "stash_cast"));
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], stage_one, "stash_cast"));
   ValueId group_shape = b.int64s("group_shape", {0, groups, unknown == 0 ? group_size : -1});
   STITCH_ASSIGN_OR_RETURN(ValueId grouped, b.op("Reshape", {x, group_shape}, {}, "grouped"));
-  STITCH_ASSIGN_OR_RETURN(ValueId normalized,
+  STITCH_ASSIGN_OR_RETURN(Normalized stats,
                           b.normalize(grouped, {2}, node.float_attribute("epsilon", 1e-5f)));
+  ValueId normalized = stats.normalized;
   ValueId back_shape_value = b.int64s("ungroup_shape", back_shape);
   ValueId result;
   if (per_group_affine) {

@@ -335,6 +335,24 @@ INSTANTIATE_TEST_SUITE_P(
                       17,
                       1e-2,
                       {{"x", {0, 1}}, {"scale", {1000}}, {"bias", {-999}}}},
+        DecomposeCase{"layer_norm_stash_bf16_stats",
+                      R"(graph "g" (%x: f32[2,4], %scale: f32[4]) {
+  %y: f32[2,4], %mean: bf16[2,1], %inv: bf16[2,1] = LayerNormalization(%x, %scale) {stash_type=16}
+  return %y, %mean, %inv
+})",
+                      17,
+                      1e-2,
+                      {{"x", {1000.5, 1000, 999.5, 1000}}}},
+        DecomposeCase{"group_norm_21_stash_f16_square_past_f16",
+                      R"(graph "g" (%x: f32[1,4,2,2]) {
+  %s: f32[4] = dense<f32[4]>[1, 2, 0.5, -1]
+  %b: f32[4] = dense<f32[4]>[0, 1, -1, 0.5]
+  %y: f32[1,4,2,2] = GroupNormalization(%x, %s, %b) {num_groups=2, stash_type=10}
+  return %y
+})",
+                      21,
+                      1e-2,
+                      {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}}},
         DecomposeCase{"layer_norm_f64_stash_f32",
                       R"(graph "g" (%x: f64[8,8], %scale: f64[8]) {
   %y: f64[8,8] = LayerNormalization(%x, %scale) {axis=0, epsilon=0.5}
