@@ -240,6 +240,12 @@ ValueId input_or_none(const Node& node, size_t slot) {
 // touching nothing, when the node stays; else it removes the node and builds the
 // replacement, whose last node produces the node's output value.
 
+// The type a normalization with stash type `stash` and input dtype `input` computes
+// its statistics in: the stash type, widened, and float64 for a float64 input.
+DType stage_one_type(DType stash, DType input) {
+  return input == DType::kFloat64 ? DType::kFloat64 : widened(stash);
+}
+
 // The float dtype an int attribute such as stash_type names; nullopt for any other
 // value (the importer refuses those, a graph built otherwise keeps the node).
 std::optional<DType> float_dtype_attribute(const Node& node, std::string_view name,
@@ -264,11 +270,11 @@ Result<bool> decompose_layer_norm(Graph& graph, const Node& node, Builder& b) {
   std::optional<DType> stash = float_dtype_attribute(node, "stash_type", 1);
   if (!stash) return false;
   // Stage one (statistics, normalization) in the stash type as the ONNX function
-  // body, widened: a bfloat16 stash computes in float32 as every 16-bit
-  // decomposition does (ONNX Runtime has no bfloat16 kernel for it at all). Stage two
-  // (scale, bias) in the widened input type, so a float16 result is rounded once, as
-  // ONNX Runtime's kernel and the reference do.
-  DType stage_one = widened(*stash);
+  // body, but never narrower than float32 or than x: ONNX Runtime has no kernel for
+  // a bfloat16 stash and computes a float64 x in double whatever the stash, as the
+  // reference does. Stage two (scale, bias) in the widened input type, so a float16
+  // result is rounded once, as ONNX Runtime's kernel and the reference do.
+  DType stage_one = stage_one_type(*stash, type.dtype);
   DType affine_type = widened(type.dtype);
   // The Mean and InvStdDev outputs have the stash type: written directly, or Cast.
   ValueId mean_output = output_or_none(node, 1);
@@ -567,8 +573,8 @@ Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Build
   return true;
 }
 
-// GroupNormalization. Opset 18 computes in the widened input type; opset 21 in its
-// widened stash type (stage one), then scale and bias in the widened input type.
+// GroupNormalization. Opset 18 computes in the widened input type; opset 21 its
+// stage one in stage_one_type, then scale and bias in the widened input type.
 Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
   const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2) return false;
@@ -597,7 +603,7 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   std::optional<DType> stash =
       per_group_affine ? type.dtype : float_dtype_attribute(node, "stash_type", 1);
   if (!stash) return false;
-  DType stage_one = widened(*stash);
+  DType stage_one = stage_one_type(*stash, type.dtype);
   DType affine_type = per_group_affine ? stage_one : widened(type.dtype);
   ValueId y = affine_type == type.dtype ? node.outputs[0] : kNoId;
   b.remove_compound();

@@ -34,10 +34,11 @@
 // ("<node>/output_cast"), as the reference interpreter (double, one rounding) and
 // ONNX Runtime (float) compute these ops. float32 and float64 graphs get no Casts.
 //  - LayerNormalization(x, scale, bias?) axis a: axes [a, rank); y = n*scale (+bias).
-//    n in the widened stash type (Cast to it first when x's dtype differs), scale
-//    and bias in the widened type of x (n, scale and bias Cast where they differ).
-//    The optional Mean and InvStdDev outputs are the ReduceMean and Reciprocal
-//    nodes' outputs, Cast to the stash type when that is bfloat16.
+//    n in the stash type widened to float32, or in float64 for a float64 x (x Cast
+//    to it first where its dtype differs); scale and bias in the widened type of x
+//    (n, scale and bias Cast where they differ). The optional Mean and InvStdDev
+//    outputs are the ReduceMean and Reciprocal nodes' outputs, Cast to the stash
+//    type where that differs.
 //  - Softmax / LogSoftmax: m = ReduceMax(x), s = x - m, e = Exp(s),
 //    t = ReduceSum(e); y = e / t, or y = s - Log(t). Axes: {axis} from opset 13;
 //    before 13 the input is coerced to 2D at axis, i.e. axes [axis, rank). In x's
@@ -62,7 +63,7 @@
 //  - GroupNormalization: Reshape x to [N, G, K] (K = C/G * spatial, -1 when a spatial
 //    dim is unknown), n over axis 2; opset 18 (scale and bias per group, all in the
 //    widened type): * scale[G,1] + bias[G,1], then Reshape back; opset 21 (per
-//    channel, n in the widened stash type as LayerNormalization's): Reshape back,
+//    channel, n in the type LayerNormalization's is computed in): Reshape back,
 //    then * scale + bias per channel in the widened type. The shape back is
 //    [0, C, spatial...] (0 copies N), so C and all but one spatial dim must be known
 //    (all of them when N is 0).

@@ -80,11 +80,11 @@ def compiles_and_agrees(feeds, tolerance=1e-5):
 
 
 def layer_norm_double():
-    """LayerNormalization of float64 with the default stash type float: a Cast to
-    float, the normalization, and a Cast back to the type read from the freed value
-    storage (finding 07's model, minimized; whether the freed memory is overwritten
-    depends on the heap, and this graph of the fuzzer's names with four more nodes
-    reproduced exit 1 without ASan)."""
+    """LayerNormalization of float64 with the default stash type float, which was
+    decomposed into a Cast to float, the normalization and a Cast back to the type
+    read from the freed value storage (finding 07's model, minimized; whether the
+    freed memory is overwritten depends on the heap, and this graph of the fuzzer's
+    names with four more nodes reproduced exit 1 without ASan)."""
     nodes = [helper.make_node("LayerNormalization", ["input_3", "input_4"],
                               ["LayerNormalization_7"], name="LayerNormalization_5", epsilon=0.5),
              helper.make_node("Less", ["LayerNormalization_7", "input_4"], ["Less_9"],

@@ -353,6 +353,14 @@ INSTANTIATE_TEST_SUITE_P(
                       21,
                       1e-2,
                       {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}}},
+        DecomposeCase{"layer_norm_f64_square_past_f32",
+                      R"(graph "g" (%x: f64[2,4], %scale: f64[4]) {
+  %y: f64[2,4], %mean: f32[2,1], %inv: f32[2,1] = LayerNormalization(%x, %scale)
+  return %y, %mean, %inv
+})",
+                      17,
+                      1e-5,
+                      {{"x", {1e30, -1e30, 3e29, 1}}}},
         DecomposeCase{"layer_norm_f64_stash_f32",
                       R"(graph "g" (%x: f64[8,8], %scale: f64[8]) {
   %y: f64[8,8] = LayerNormalization(%x, %scale) {axis=0, epsilon=0.5}
