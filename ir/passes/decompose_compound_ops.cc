@@ -187,8 +187,8 @@ class Builder {
   }
 
   // Ends a decomposition that computed `result` in a wider type than the op's
-  // `dtype`: a Cast to `dtype` producing `output`. Returns `output` directly when
-  // `result` already is it.
+  // `dtype`: a Cast to `dtype` producing `output`. Nothing to add when `result` is
+  // `output` (the decomposition computed in the op's own dtype).
   Status finish(ValueId result, DType dtype, ValueId output) {
     if (result == output) return Status::ok();
     return cast(result, dtype, "output_cast", output).status();
