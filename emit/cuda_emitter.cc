@@ -563,8 +563,13 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
     }
     if (op == "Abs") return head + ret(floating ? "fabs(x)" : "(x < 0 ? -x : x)");
     if (op == "Neg") return head + ret("-x");
-    if (op == "Relu") return head + ret("x > 0 ? x : static_cast<" + ct + ">(0)");
-    if (op == "Sign") return head + ret("static_cast<" + ct + ">(x > 0 ? 1 : (x < 0 ? -1 : 0))");
+    // Relu, Sign, Celu and HardSigmoid keep a NaN as the reference interpreter does
+    // (docs/semantics.md): a NaN fails every comparison and falls through; Celu tests
+    // for it because fmaxf and fminf would drop it.
+    if (op == "Relu") return head + ret("x < 0 ? static_cast<" + ct + ">(0) : x");
+    if (op == "Sign") {
+      return head + ret("x > 0 ? static_cast<" + ct + ">(1) : (x < 0 ? static_cast<" + ct + ">(-1) : x)");
+    }
     if (op == "Not") return head + ret("!x");
     if (op == "IsNaN") return head + ret("isnan(x)");
     if (op == "IsInf") {
@@ -583,7 +588,7 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
     }
     if (op == "Celu") {
       std::string alpha = float_literal(node.float_attribute("alpha", 1.0f));
-      return head + ret("fmaxf(0.0f, x) + fminf(0.0f, " + alpha + " * expm1f(x / " + alpha + "))");
+      return head + ret("isnan(x) ? x : fmaxf(0.0f, x) + fminf(0.0f, " + alpha + " * expm1f(x / " + alpha + "))");
     }
     if (op == "Selu") {
       std::string alpha = float_literal(node.float_attribute("alpha", 1.67326319217681884765625f));
@@ -591,8 +596,8 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
       return head + ret(gamma + " * (x > 0.0f ? x : " + alpha + " * expm1f(x))");
     }
     if (op == "HardSigmoid") {
-      return head + ret("fmaxf(0.0f, fminf(1.0f, " + float_literal(node.float_attribute("alpha", 0.2f)) +
-                        " * x + " + float_literal(node.float_attribute("beta", 0.5f)) + "))");
+      return head + "    const " + ct + " y = " + float_literal(node.float_attribute("alpha", 0.2f)) + " * x + " +
+             float_literal(node.float_attribute("beta", 0.5f)) + ";\n" + ret("y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y)");
     }
     if (op == "HardSwish") return head + ret("x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f))");
     if (op == "Gelu") {

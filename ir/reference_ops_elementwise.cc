@@ -414,14 +414,16 @@ void add_elementwise_kernels(KernelTable& table) {
   table["Neg"] = [](const KernelContext& c) {
     return unary<Group::kNumeric>(c, [](auto x) { return negate_wrapping(x); });
   };
+  // Sign, Relu, Celu and HardSigmoid keep a NaN, as numpy and ONNX Runtime do
+  // (docs/semantics.md): the comparisons are written so NaN falls through to x.
   table["Sign"] = [](const KernelContext& c) {
     return unary<Group::kNumeric>(c, [](auto x) {
       using C = decltype(x);
-      return static_cast<C>(x > C{} ? 1 : (x < C{} ? -1 : 0));
+      return x > C{} ? C{1} : (x < C{} ? static_cast<C>(-1) : x);
     });
   };
   table["Relu"] = [](const KernelContext& c) {
-    return unary<Group::kNumeric>(c, [](auto x) { return x > decltype(x){} ? x : decltype(x){}; });
+    return unary<Group::kNumeric>(c, [](auto x) { return x < decltype(x){} ? decltype(x){} : x; });
   };
   table["Erf"] = [](const KernelContext& c) {
     return unary<Group::kNumeric>(c, [](auto x) { return std::erf(static_cast<double>(x)); });
@@ -511,6 +513,7 @@ void add_elementwise_kernels(KernelTable& table) {
   table["Celu"] = [](const KernelContext& c) {
     double alpha = c.node.float_attribute("alpha", 1.0f);
     return unary_float(c, [alpha](double x) {
+      if (std::isnan(x)) return x;
       return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1.0));
     });
   };
@@ -524,8 +527,10 @@ void add_elementwise_kernels(KernelTable& table) {
   table["HardSigmoid"] = [](const KernelContext& c) {
     double alpha = c.node.float_attribute("alpha", 0.2f);
     double beta = c.node.float_attribute("beta", 0.5f);
-    return unary_float(
-        c, [alpha, beta](double x) { return std::max(0.0, std::min(1.0, alpha * x + beta)); });
+    return unary_float(c, [alpha, beta](double x) {
+      double y = alpha * x + beta;
+      return y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
+    });
   };
   table["HardSwish"] = [](const KernelContext& c) {
     return unary_float(c, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); });

@@ -773,7 +773,7 @@ struct Activation {
   double operator()(double x) const {
     if (name == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
     if (name == "Tanh") return std::tanh(x);
-    if (name == "Relu") return std::max(0.0, x);
+    if (name == "Relu") return x < 0.0 ? 0.0 : x;  // NaN stays, as the Relu op's
     if (name == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
     if (name == "LeakyRelu") return x >= 0 ? x : alpha * x;
     if (name == "ThresholdedRelu") return x > alpha ? x : 0.0;

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <vector>
 
+#include "ir/dtype.h"
 #include "ir/edit_distance.h"
 
 namespace stitch::onnx_import {
@@ -21,6 +23,79 @@ const std::map<std::string_view, int64_t> kOperatorsAfterOpset17 = {
     {"Gelu", 20},         {"GroupNormalization", 18}, {"ImageDecoder", 20}, {"Mish", 18},
     {"RegexFullMatch", 20}, {"StringConcat", 20}, {"StringSplit", 20},
 };
+
+// Int attributes that name a data type, with the types ONNX 1.17's type constraints
+// let each take. Any other value is a bad model, not something to compile: a
+// LayerNormalization with stash_type 99 decomposed into a Cast to type 99, and an
+// EyeLike or RandomNormal with one is passed on to a runtime that refuses it.
+struct DTypeAttribute {
+  std::string_view op;
+  std::string_view attribute;
+  std::vector<ir::DType> allowed;  // in increasing TensorProto.DataType order
+  // QuantizeLinear's output_dtype 0 means "the zero point's type".
+  bool zero_means_unset = false;
+};
+
+const std::vector<DTypeAttribute>& dtype_attributes() {
+  using ir::DType;
+  static const std::vector<DType> kFloats = {DType::kFloat32, DType::kFloat16, DType::kFloat64};
+  static const std::vector<DType> kNumericOrBool = {
+      DType::kFloat32, DType::kUInt8,   DType::kInt8,   DType::kUInt16,
+      DType::kInt16,   DType::kInt32,   DType::kInt64,  DType::kBool,
+      DType::kFloat16, DType::kFloat64, DType::kUInt32, DType::kUInt64};
+  static const std::vector<DTypeAttribute> kAttributes = {
+      {"LayerNormalization", "stash_type", {DType::kFloat32, DType::kBFloat16}},
+      {"GroupNormalization",
+       "stash_type",
+       {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kBFloat16}},
+      {"EyeLike", "dtype", kNumericOrBool},
+      {"RandomNormal", "dtype", kFloats},
+      {"RandomUniform", "dtype", kFloats},
+      {"RandomNormalLike", "dtype", kFloats},
+      {"RandomUniformLike", "dtype", kFloats},
+      {"Multinomial", "dtype", {DType::kInt32, DType::kInt64}},
+      {"Bernoulli",
+       "dtype",
+       {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kUInt16, DType::kInt16, DType::kInt32,
+        DType::kInt64, DType::kBool, DType::kFloat16, DType::kFloat64, DType::kUInt32,
+        DType::kUInt64, DType::kBFloat16}},
+      // The float8 and 4-bit types it also takes have no DType: stitchopt reads no
+      // tensor of them.
+      {"QuantizeLinear",
+       "output_dtype",
+       {DType::kUInt8, DType::kInt8, DType::kUInt16, DType::kInt16},
+       true},
+  };
+  return kAttributes;
+}
+
+// ok, or the error for an attribute of `node` that names a data type the op does
+// not take.
+Status check_dtype_attributes(const onnx::NodeProto& node, const std::string& label) {
+  for (const DTypeAttribute& entry : dtype_attributes()) {
+    if (node.op_type() != entry.op) continue;
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.name() != entry.attribute || attribute.type() != onnx::AttributeProto::INT) {
+        continue;
+      }
+      bool allowed = (entry.zero_means_unset && attribute.i() == 0) ||
+                     std::any_of(entry.allowed.begin(), entry.allowed.end(), [&](ir::DType dtype) {
+                       return static_cast<int64_t>(dtype) == attribute.i();
+                     });
+      if (allowed) continue;
+      std::string choices = entry.zero_means_unset ? "0 (the zero point's type), " : "";
+      for (size_t i = 0; i < entry.allowed.size(); ++i) {
+        if (i > 0) choices += i + 1 == entry.allowed.size() ? " or " : ", ";
+        choices += std::to_string(static_cast<int>(entry.allowed[i])) + " (" +
+                   std::string(ir::dtype_onnx_name(entry.allowed[i])) + ")";
+      }
+      return Status::invalid_input(label + ": attribute \"" + attribute.name() + "\" is " +
+                                   std::to_string(attribute.i()) + ", which is no data type " +
+                                   node.op_type() + " takes there; set it to " + choices);
+    }
+  }
+  return Status::ok();
+}
 
 const char* type_name(onnx::AttributeProto::AttributeType type) {
   switch (type) {
@@ -74,7 +149,8 @@ Status check_node_schema(const onnx::NodeProto& node, int64_t opset, const std::
                                    std::to_string(opset) +
                                    "; convert the model with onnx.version_converter");
     }
-    return Status::ok();  // an operator of opsets 18 to 21: no schema to check against
+    // An operator of opsets 18 to 21: no schema to check the attribute types against.
+    return check_dtype_attributes(node, label);
   }
   const auto& attributes = schema->attributes();
   for (const onnx::AttributeProto& attribute : node.attribute()) {
@@ -108,7 +184,7 @@ Status check_node_schema(const onnx::NodeProto& node, int64_t opset, const std::
       }
     }
   }
-  return Status::ok();
+  return check_dtype_attributes(node, label);
 }
 
 }  // namespace stitch::onnx_import

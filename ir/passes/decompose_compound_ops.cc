@@ -1,9 +1,14 @@
 // Opens compound ops into primitive ops (see the header for the rules).
 #include "ir/passes/decompose_compound_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
 #include <numbers>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -16,9 +21,28 @@ namespace {
 
 bool known_float(const TensorType& type) { return dtype_is_float(type.dtype) && type.has_shape; }
 
+// The type a decomposition of a float16 or bfloat16 op computes in where its
+// primitive form, rounded to 16 bits after every step, would overflow or drift from
+// the op: float32 (the reference interpreter evaluates these ops in double and
+// rounds once, ONNX Runtime in float). Other dtypes compute in their own type.
+DType widened(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? DType::kFloat32 : dtype;
+}
+
+// The values Builder::normalize creates.
+struct Normalized {
+  ValueId mean;
+  ValueId inverse;  // 1 / sqrt(variance + epsilon)
+  ValueId normalized;
+};
+
 // Creates the primitive nodes that replace one compound node. Created nodes are
 // named "<compound name>/<role>", carry the compound node's origin and the model's
 // default opset; their output types come from the registry's shape rules.
+//
+// Values and nodes are held by id, never by reference, across the calls that add
+// to the graph: adding a value or node may move the graph's storage. `compound` is
+// the caller's copy of the node for the same reason.
 class Builder {
  public:
   Builder(Graph& graph, const Node& compound, int64_t opset)
@@ -105,20 +129,44 @@ class Builder {
     return op("Cast", {input}, {Attribute::make_int("to", static_cast<int64_t>(to))}, role, output);
   }
 
-  // `value` ([C]) shaped [C, 1, ..., 1] to broadcast over axis 1 of a rank-`rank`
-  // tensor: a reshaped copy for an initializer, else a Reshape node.
-  Result<ValueId> per_channel(ValueId value, int64_t rank, std::string_view role) {
-    int64_t trailing = rank - 2;
-    if (trailing <= 0) return value;
+  // `input` as `to`: itself when it has that dtype, else a Cast node (one per input
+  // and dtype, so a value read many times is converted once).
+  Result<ValueId> convert(ValueId input, DType to, std::string_view role) {
+    if (graph_.value(input).type.dtype == to) return input;
+    auto cached = converted_.find({input, to});
+    if (cached != converted_.end()) return cached->second;
+    STITCH_ASSIGN_OR_RETURN(ValueId result, cast(input, to, role));
+    converted_.emplace(std::pair{input, to}, result);
+    return result;
+  }
+
+  // `value` ([C]) as `dtype`, shaped [C, 1, ..., 1] to broadcast over axis 1 of a
+  // rank-`rank` tensor: a converted, reshaped copy for an initializer, else
+  // Cast and Reshape nodes where needed.
+  Result<ValueId> per_channel(ValueId value, int64_t rank, DType dtype, std::string_view role) {
+    int64_t trailing = std::max<int64_t>(rank - 2, 0);
     const Value& source = graph_.value(value);
-    if (source.is_initializer() && !source.is_graph_input) {
-      Tensor reshaped = *source.constant;
-      int64_t count = reshaped.num_elements();
-      reshaped.dims = {count};
-      reshaped.dims.insert(reshaped.dims.end(), static_cast<size_t>(trailing), 1);
-      reshaped.external.reset();
+    bool converts = source.type.dtype != dtype;
+    if (source.is_initializer() && !source.is_graph_input && (trailing > 0 || converts)) {
+      // The tensor lives behind a shared pointer: adding the copy does not move it.
+      std::shared_ptr<const Tensor> original = source.constant;
+      int64_t count = original->num_elements();
+      std::vector<int64_t> dims = {count};
+      dims.insert(dims.end(), static_cast<size_t>(trailing), 1);
+      Tensor reshaped;
+      if (converts) {
+        std::vector<double> values(static_cast<size_t>(count));
+        for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = original->float_at(i);
+        reshaped = Tensor::from_doubles(dtype, std::move(dims), values);
+      } else {
+        reshaped = *original;
+        reshaped.dims = std::move(dims);
+        reshaped.external.reset();
+      }
       return constant(role, std::move(reshaped));
     }
+    STITCH_ASSIGN_OR_RETURN(value, convert(value, dtype, std::string(role) + "_cast"));
+    if (trailing == 0) return value;
     std::vector<int64_t> shape = {-1};
     shape.insert(shape.end(), static_cast<size_t>(trailing), 1);
     ValueId shape_value = int64s(std::string(role) + "_shape", shape);
@@ -126,21 +174,31 @@ class Builder {
   }
 
   // x * scale + bias with [C] `scale` and `bias` applied along axis 1 of a
-  // rank-`rank` x (roles "scale_<suffix>", "bias_<suffix>", "scaled", "biased").
+  // rank-`rank` x, in x's dtype (roles "scale_<suffix>", "bias_<suffix>", "scaled",
+  // "biased").
   Result<ValueId> affine(ValueId x, ValueId scale, ValueId bias, int64_t rank,
                          std::string_view suffix, ValueId output = kNoId) {
     std::string tag(suffix);
-    STITCH_ASSIGN_OR_RETURN(ValueId scale_c, per_channel(scale, rank, "scale_" + tag));
-    STITCH_ASSIGN_OR_RETURN(ValueId bias_c, per_channel(bias, rank, "bias_" + tag));
+    DType dtype = graph_.value(x).type.dtype;
+    STITCH_ASSIGN_OR_RETURN(ValueId scale_c, per_channel(scale, rank, dtype, "scale_" + tag));
+    STITCH_ASSIGN_OR_RETURN(ValueId bias_c, per_channel(bias, rank, dtype, "bias_" + tag));
     STITCH_ASSIGN_OR_RETURN(ValueId scaled, op("Mul", {x, scale_c}, {}, "scaled"));
     return op("Add", {scaled, bias_c}, {}, "biased", output);
+  }
+
+  // Ends a decomposition that computed `result` in a wider type than the op's
+  // `dtype`: a Cast to `dtype` producing `output`. Nothing to add when `result` is
+  // `output` (the decomposition computed in the op's own dtype).
+  Status finish(ValueId result, DType dtype, ValueId output) {
+    if (result == output) return Status::ok();
+    return cast(result, dtype, "output_cast", output).status();
   }
 
   // (x - mean) / sqrt(mean((x - mean)^2) + epsilon) over `axes`, as
   // centered * Reciprocal(Sqrt(variance + epsilon)). Writes the mean and the
   // inverse deviation into `mean_output` / `inv_output` when given.
-  Result<ValueId> normalize(ValueId x, const std::vector<int64_t>& axes, double epsilon,
-                            ValueId mean_output = kNoId, ValueId inv_output = kNoId) {
+  Result<Normalized> normalize(ValueId x, const std::vector<int64_t>& axes, double epsilon,
+                               ValueId mean_output = kNoId, ValueId inv_output = kNoId) {
     DType dtype = graph_.value(x).type.dtype;
     STITCH_ASSIGN_OR_RETURN(ValueId mean, reduce("ReduceMean", x, axes, "mean", mean_output));
     STITCH_ASSIGN_OR_RETURN(ValueId centered, op("Sub", {x, mean}, {}, "centered"));
@@ -152,7 +210,8 @@ class Builder {
     STITCH_ASSIGN_OR_RETURN(ValueId deviation, op("Sqrt", {shifted}, {}, "stddev"));
     STITCH_ASSIGN_OR_RETURN(ValueId inverse,
                             op("Reciprocal", {deviation}, {}, "inv_stddev", inv_output));
-    return op("Mul", {centered, inverse}, {}, "normalized");
+    STITCH_ASSIGN_OR_RETURN(ValueId normalized, op("Mul", {centered, inverse}, {}, "normalized"));
+    return Normalized{mean, inverse, normalized};
   }
 
  private:
@@ -160,6 +219,7 @@ class Builder {
   const Node& compound_;
   int64_t opset_;
   std::string base_;
+  std::map<std::pair<ValueId, DType>, ValueId> converted_;
 };
 
 std::vector<int64_t> axes_from(int64_t first, int64_t rank) {
@@ -180,39 +240,79 @@ ValueId input_or_none(const Node& node, size_t slot) {
 // touching nothing, when the node stays; else it removes the node and builds the
 // replacement, whose last node produces the node's output value.
 
+// The type a normalization with stash type `stash` and input dtype `input` computes
+// its statistics in: the stash type, widened, and float64 for a float64 input.
+DType stage_one_type(DType stash, DType input) {
+  return input == DType::kFloat64 ? DType::kFloat64 : widened(stash);
+}
+
+// The float dtype an int attribute such as stash_type names; nullopt for any other
+// value (the importer refuses those, a graph built otherwise keeps the node).
+std::optional<DType> float_dtype_attribute(const Node& node, std::string_view name,
+                                           int64_t fallback) {
+  int64_t value = node.int_attribute(name, fallback);
+  if (value < 0 || value > std::numeric_limits<int32_t>::max() ||
+      !dtype_is_valid_onnx(static_cast<int32_t>(value))) {
+    return std::nullopt;
+  }
+  auto dtype = static_cast<DType>(value);
+  if (!dtype_is_float(dtype)) return std::nullopt;
+  return dtype;
+}
+
 Result<bool> decompose_layer_norm(Graph& graph, const Node& node, Builder& b) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type)) return false;
   int64_t rank = type.rank();
   int64_t axis = node.int_attribute("axis", -1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return false;
-  auto stash = static_cast<DType>(node.int_attribute("stash_type", 1));
-  if (!dtype_is_float(stash)) return false;
-  bool cast = stash != type.dtype;
+  std::optional<DType> stash = float_dtype_attribute(node, "stash_type", 1);
+  if (!stash) return false;
+  // Stage one (statistics, normalization) in the stash type as the ONNX function
+  // body, but never narrower than float32 or than x: ONNX Runtime has no kernel for
+  // a bfloat16 stash and computes a float64 x in double whatever the stash, as the
+  // reference does. Stage two (scale, bias) in the widened input type, so a float16
+  // result is rounded once, as ONNX Runtime's kernel and the reference do.
+  DType stage_one = stage_one_type(*stash, type.dtype);
+  DType affine_type = widened(type.dtype);
+  // The Mean and InvStdDev outputs have the stash type: written directly, or Cast.
+  ValueId mean_output = output_or_none(node, 1);
+  ValueId inv_output = output_or_none(node, 2);
+  bool stats_cast = stage_one != *stash;
   b.remove_compound();
-  ValueId x = node.inputs[0];
-  if (cast) {
-    STITCH_ASSIGN_OR_RETURN(x, b.cast(x, stash, "stash_cast"));
-  }
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], stage_one, "stash_cast"));
   STITCH_ASSIGN_OR_RETURN(
-      ValueId normalized,
+      Normalized stats,
       b.normalize(x, axes_from(axis, rank), node.float_attribute("epsilon", 1e-5f),
-                  output_or_none(node, 1), output_or_none(node, 2)));
-  if (cast) {
-    STITCH_ASSIGN_OR_RETURN(normalized, b.cast(normalized, type.dtype, "normalized_cast"));
+                  stats_cast ? kNoId : mean_output, stats_cast ? kNoId : inv_output));
+  if (stats_cast && mean_output != kNoId) {
+    STITCH_RETURN_IF_ERROR(b.cast(stats.mean, *stash, "mean_cast", mean_output).status());
   }
+  if (stats_cast && inv_output != kNoId) {
+    STITCH_RETURN_IF_ERROR(b.cast(stats.inverse, *stash, "inv_stddev_cast", inv_output).status());
+  }
+  STITCH_ASSIGN_OR_RETURN(ValueId normalized,
+                          b.convert(stats.normalized, affine_type, "normalized_cast"));
+  STITCH_ASSIGN_OR_RETURN(ValueId scale, b.convert(node.inputs[1], affine_type, "scale_cast"));
   ValueId bias = input_or_none(node, 2);
-  STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {normalized, node.inputs[1]}, {}, "scaled",
-                                               bias == kNoId ? node.outputs[0] : kNoId));
   if (bias != kNoId) {
-    STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, bias}, {}, "biased", node.outputs[0]).status());
+    STITCH_ASSIGN_OR_RETURN(bias, b.convert(bias, affine_type, "bias_cast"));
   }
+  ValueId y = affine_type == type.dtype ? node.outputs[0] : kNoId;
+  STITCH_ASSIGN_OR_RETURN(
+      ValueId result, b.op("Mul", {normalized, scale}, {}, "scaled", bias == kNoId ? y : kNoId));
+  if (bias != kNoId) {
+    STITCH_ASSIGN_OR_RETURN(result, b.op("Add", {result, bias}, {}, "biased", y));
+  }
+  STITCH_RETURN_IF_ERROR(b.finish(result, type.dtype, node.outputs[0]));
   return true;
 }
 
+// Softmax and LogSoftmax stay in their dtype, float16 included: after the shift by
+// the row maximum every Exp is at most 1, and the ReduceSum rounds its sum once.
 Result<bool> decompose_softmax(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type)) return false;
   int64_t rank = type.rank();
   int64_t axis = node.int_attribute("axis", node_opset >= 13 ? -1 : 1);
@@ -261,9 +361,10 @@ Result<bool> decompose_gelu(Graph& graph, const Node& node, Builder& b) {
   }
   ValueId one = b.scalar("one", dtype, 1.0);
   STITCH_ASSIGN_OR_RETURN(ValueId plus_one, b.op("Add", {inner, one}, {}, "plus_one"));
-  STITCH_ASSIGN_OR_RETURN(ValueId product, b.op("Mul", {x, plus_one}, {}, "mul"));
+  // Halved first: x * (1 + t) overflows from x = 32752 in float16, 0.5 * x never.
   ValueId half = b.scalar("half", dtype, 0.5);
-  STITCH_RETURN_IF_ERROR(b.op("Mul", {product, half}, {}, "half_mul", node.outputs[0]).status());
+  STITCH_ASSIGN_OR_RETURN(ValueId half_x, b.op("Mul", {x, half}, {}, "half_mul"));
+  STITCH_RETURN_IF_ERROR(b.op("Mul", {half_x, plus_one}, {}, "mul", node.outputs[0]).status());
   return true;
 }
 
@@ -281,14 +382,20 @@ Result<ValueId> hard_sigmoid(Builder& b, ValueId x, DType dtype, double alpha, d
   return b.op("Max", {upper, zero}, {}, "max", output);
 }
 
+// HardSigmoid's alpha and beta are the model's: in float16 they may round far off or
+// to infinity (alpha = 1e5 makes 0 * alpha NaN), so float16 computes in float32.
 Result<bool> decompose_hard_sigmoid(Graph& graph, const Node& node, Builder& b) {
   DType dtype = graph.value(node.inputs[0]).type.dtype;
   // Min and Max broadcast from opset 8.
   if (!dtype_is_float(dtype) || b.opset() < 8) return false;
+  DType compute = widened(dtype);
   b.remove_compound();
-  STITCH_RETURN_IF_ERROR(hard_sigmoid(b, node.inputs[0], dtype, node.float_attribute("alpha", 0.2f),
-                                      node.float_attribute("beta", 0.5f), node.outputs[0])
-                             .status());
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], compute, "input_cast"));
+  STITCH_ASSIGN_OR_RETURN(
+      ValueId result,
+      hard_sigmoid(b, x, compute, node.float_attribute("alpha", 0.2f),
+                   node.float_attribute("beta", 0.5f), compute == dtype ? node.outputs[0] : kNoId));
+  STITCH_RETURN_IF_ERROR(b.finish(result, dtype, node.outputs[0]));
   return true;
 }
 
@@ -303,17 +410,28 @@ Result<bool> decompose_hard_swish(Graph& graph, const Node& node, Builder& b) {
   return true;
 }
 
+// log(1 + exp(x)) as max(x, 0) + log(1 + exp(-|x|)): Exp of a non-positive number
+// cannot overflow (the plain form is inf from x = 89 in float32, 12 in float16).
 Result<bool> decompose_softplus(Graph& graph, const Node& node, Builder& b) {
   DType dtype = graph.value(node.inputs[0]).type.dtype;
   if (!dtype_is_float(dtype)) return false;
   b.remove_compound();
-  STITCH_ASSIGN_OR_RETURN(ValueId exp, b.op("Exp", {node.inputs[0]}, {}, "exp"));
+  ValueId x = node.inputs[0];
+  STITCH_ASSIGN_OR_RETURN(ValueId magnitude, b.op("Abs", {x}, {}, "abs"));
+  STITCH_ASSIGN_OR_RETURN(ValueId negated, b.op("Neg", {magnitude}, {}, "neg"));
+  STITCH_ASSIGN_OR_RETURN(ValueId exp, b.op("Exp", {negated}, {}, "exp"));
   ValueId one = b.scalar("one", dtype, 1.0);
   STITCH_ASSIGN_OR_RETURN(ValueId plus_one, b.op("Add", {exp, one}, {}, "plus_one"));
-  STITCH_RETURN_IF_ERROR(b.op("Log", {plus_one}, {}, "log", node.outputs[0]).status());
+  STITCH_ASSIGN_OR_RETURN(ValueId log, b.op("Log", {plus_one}, {}, "log"));
+  STITCH_ASSIGN_OR_RETURN(ValueId positive, b.op("Relu", {x}, {}, "relu"));
+  STITCH_RETURN_IF_ERROR(b.op("Add", {positive, log}, {}, "add", node.outputs[0]).status());
   return true;
 }
 
+// A chain of Adds (then a Div for Mean). A float16 or bfloat16 chain of more than
+// one Add, or any Mean, accumulates in float32: rounding every partial sum to 16
+// bits drifts without bound (2000 times 5.0 sums to 8630 in float16) and a partial
+// sum may overflow where the result does not.
 Result<bool> decompose_sum_or_mean(Graph& graph, const Node& node, Builder& b) {
   if (node.inputs.size() < 2) return false;
   for (ValueId input : node.inputs) {
@@ -322,23 +440,30 @@ Result<bool> decompose_sum_or_mean(Graph& graph, const Node& node, Builder& b) {
   DType dtype = graph.value(node.inputs[0]).type.dtype;
   bool mean = node.op_type == "Mean";
   if (mean && !dtype_is_float(dtype)) return false;
+  DType compute = mean || node.inputs.size() > 2 ? widened(dtype) : dtype;
+  ValueId y = compute == dtype ? node.outputs[0] : kNoId;
   b.remove_compound();
-  ValueId accumulated = node.inputs[0];
+  STITCH_ASSIGN_OR_RETURN(ValueId accumulated, b.convert(node.inputs[0], compute, "cast_0"));
   for (size_t i = 1; i < node.inputs.size(); ++i) {
+    std::string index = std::to_string(i);
+    STITCH_ASSIGN_OR_RETURN(ValueId addend, b.convert(node.inputs[i], compute, "cast_" + index));
     bool last = i + 1 == node.inputs.size() && !mean;
     STITCH_ASSIGN_OR_RETURN(
-        accumulated, b.op("Add", {accumulated, node.inputs[i]}, {}, "add_" + std::to_string(i),
-                          last ? node.outputs[0] : kNoId));
+        accumulated, b.op("Add", {accumulated, addend}, {}, "add_" + index, last ? y : kNoId));
   }
   if (mean) {
-    ValueId count = b.scalar("count", dtype, static_cast<double>(node.inputs.size()));
-    STITCH_RETURN_IF_ERROR(b.op("Div", {accumulated, count}, {}, "div", node.outputs[0]).status());
+    ValueId count = b.scalar("count", compute, static_cast<double>(node.inputs.size()));
+    STITCH_ASSIGN_OR_RETURN(accumulated, b.op("Div", {accumulated, count}, {}, "div", y));
   }
+  STITCH_RETURN_IF_ERROR(b.finish(accumulated, dtype, node.outputs[0]));
   return true;
 }
 
+// Inference BatchNormalization as y = x * a + b per channel. Float16 computes in
+// float32: x * a overflows where (x - mean) * a does not, and the cancellation of
+// x * a against b magnifies its rounding.
 Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2 || node.inputs.size() != 5) return false;
   if (node_opset >= 14 && node.int_attribute("training_mode", 0) != 0) return false;
   if (node_opset < 9 && node.int_attribute("spatial", 1) == 0) return false;
@@ -351,19 +476,23 @@ Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, in
   }
   int64_t rank = type.rank();
   double epsilon = node.float_attribute("epsilon", 1e-5f);
-  bool all_constant = true;
+  DType compute = widened(type.dtype);
+  ValueId y = compute == type.dtype ? node.outputs[0] : kNoId;
+  // The parameters' tensors live behind shared pointers, which adding values
+  // leaves in place.
+  std::vector<std::shared_ptr<const Tensor>> params;
   for (size_t slot = 1; slot < 5; ++slot) {
     const Value& param = graph.value(node.inputs[slot]);
-    all_constant = all_constant && param.is_initializer() && !param.is_graph_input &&
-                   !param.constant->external.has_value();
+    if (param.is_initializer() && !param.is_graph_input && !param.constant->external.has_value()) {
+      params.push_back(param.constant);
+    }
   }
-  ValueId x = node.inputs[0];
-  if (all_constant) {
+  if (params.size() == 4) {
     // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a, folded now.
-    const Tensor& scale = *graph.value(node.inputs[1]).constant;
-    const Tensor& bias = *graph.value(node.inputs[2]).constant;
-    const Tensor& mean = *graph.value(node.inputs[3]).constant;
-    const Tensor& variance = *graph.value(node.inputs[4]).constant;
+    const Tensor& scale = *params[0];
+    const Tensor& bias = *params[1];
+    const Tensor& mean = *params[2];
+    const Tensor& variance = *params[3];
     int64_t channels = scale.num_elements();
     if (bias.num_elements() != channels || mean.num_elements() != channels ||
         variance.num_elements() != channels ||
@@ -380,45 +509,62 @@ Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, in
     std::vector<int64_t> dims = {channels};
     dims.insert(dims.end(), static_cast<size_t>(rank - 2), 1);
     b.remove_compound();
-    ValueId a = b.constant("multiplier", Tensor::from_doubles(type.dtype, dims, multiplier));
-    ValueId c = b.constant("offset", Tensor::from_doubles(type.dtype, dims, offset));
+    ValueId a = b.constant("multiplier", Tensor::from_doubles(compute, dims, multiplier));
+    ValueId c = b.constant("offset", Tensor::from_doubles(compute, dims, offset));
+    STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], compute, "input_cast"));
     STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, a}, {}, "scaled"));
-    STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, c}, {}, "shifted", node.outputs[0]).status());
+    STITCH_ASSIGN_OR_RETURN(ValueId result, b.op("Add", {scaled, c}, {}, "shifted", y));
+    STITCH_RETURN_IF_ERROR(b.finish(result, type.dtype, node.outputs[0]));
     return true;
   }
   b.remove_compound();
-  ValueId epsilon_value = b.scalar("epsilon", type.dtype, epsilon);
+  std::vector<ValueId> wide;
+  for (size_t slot = 1; slot < 5; ++slot) {
+    static constexpr std::string_view kRoles[] = {"scale_cast", "bias_cast", "mean_cast",
+                                                  "var_cast"};
+    STITCH_ASSIGN_OR_RETURN(ValueId param, b.convert(node.inputs[slot], compute, kRoles[slot - 1]));
+    wide.push_back(param);
+  }
+  ValueId epsilon_value = b.scalar("epsilon", compute, epsilon);
   STITCH_ASSIGN_OR_RETURN(ValueId shifted_variance,
-                          b.op("Add", {node.inputs[4], epsilon_value}, {}, "variance_eps"));
+                          b.op("Add", {wide[3], epsilon_value}, {}, "variance_eps"));
   STITCH_ASSIGN_OR_RETURN(ValueId deviation, b.op("Sqrt", {shifted_variance}, {}, "stddev"));
-  STITCH_ASSIGN_OR_RETURN(ValueId multiplier,
-                          b.op("Div", {node.inputs[1], deviation}, {}, "multiplier"));
+  STITCH_ASSIGN_OR_RETURN(ValueId multiplier, b.op("Div", {wide[0], deviation}, {}, "multiplier"));
   STITCH_ASSIGN_OR_RETURN(ValueId mean_scaled,
-                          b.op("Mul", {node.inputs[3], multiplier}, {}, "mean_scaled"));
-  STITCH_ASSIGN_OR_RETURN(ValueId offset, b.op("Sub", {node.inputs[2], mean_scaled}, {}, "offset"));
-  STITCH_ASSIGN_OR_RETURN(ValueId multiplier_c, b.per_channel(multiplier, rank, "multiplier_c"));
-  STITCH_ASSIGN_OR_RETURN(ValueId offset_c, b.per_channel(offset, rank, "offset_c"));
+                          b.op("Mul", {wide[2], multiplier}, {}, "mean_scaled"));
+  STITCH_ASSIGN_OR_RETURN(ValueId offset, b.op("Sub", {wide[1], mean_scaled}, {}, "offset"));
+  STITCH_ASSIGN_OR_RETURN(ValueId multiplier_c,
+                          b.per_channel(multiplier, rank, compute, "multiplier_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId offset_c, b.per_channel(offset, rank, compute, "offset_c"));
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], compute, "input_cast"));
   STITCH_ASSIGN_OR_RETURN(ValueId scaled, b.op("Mul", {x, multiplier_c}, {}, "scaled"));
-  STITCH_RETURN_IF_ERROR(b.op("Add", {scaled, offset_c}, {}, "shifted", node.outputs[0]).status());
+  STITCH_ASSIGN_OR_RETURN(ValueId result, b.op("Add", {scaled, offset_c}, {}, "shifted", y));
+  STITCH_RETURN_IF_ERROR(b.finish(result, type.dtype, node.outputs[0]));
   return true;
 }
 
+// InstanceNormalization; float16 computes in float32 ((x - mean)^2 overflows float16
+// from |x - mean| = 256).
 Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 3) return false;
   int64_t rank = type.rank();
+  DType compute = widened(type.dtype);
   b.remove_compound();
-  STITCH_ASSIGN_OR_RETURN(ValueId normalized, b.normalize(node.inputs[0], axes_from(2, rank),
-                                                          node.float_attribute("epsilon", 1e-5f)));
-  STITCH_RETURN_IF_ERROR(
-      b.affine(normalized, node.inputs[1], node.inputs[2], rank, "c", node.outputs[0]).status());
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], compute, "input_cast"));
+  STITCH_ASSIGN_OR_RETURN(
+      Normalized stats, b.normalize(x, axes_from(2, rank), node.float_attribute("epsilon", 1e-5f)));
+  STITCH_ASSIGN_OR_RETURN(ValueId result,
+                          b.affine(stats.normalized, node.inputs[1], node.inputs[2], rank, "c",
+                                   compute == type.dtype ? node.outputs[0] : kNoId));
+  STITCH_RETURN_IF_ERROR(b.finish(result, type.dtype, node.outputs[0]));
   return true;
 }
 
 // GlobalAveragePool is a row reduction of every spatial axis: ReduceMean over
 // [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output.
 Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Builder& b) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 3) return false;
   b.remove_compound();
   STITCH_RETURN_IF_ERROR(
@@ -427,54 +573,62 @@ Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Build
   return true;
 }
 
+// GroupNormalization. Opset 18 computes in the widened input type; opset 21 its
+// stage one in stage_one_type, then scale and bias in the widened input type.
 Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, int64_t node_opset) {
-  const TensorType& type = graph.value(node.inputs[0]).type;
+  const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 2) return false;
   int64_t rank = type.rank();
   int64_t channels = type.dims[1];
   int64_t groups = node.int_attribute("num_groups", 0);
   if (channels <= 0 || groups <= 0 || channels % groups != 0) return false;
-  // The shape back from [N, G, C/G * spatial]: 0 copies N, -1 stands for the one
-  // unknown spatial dim, if any.
+  // The shape back from [N, G, K] is [0, C, spatial...] (0 copies N), -1 standing
+  // for the one unknown spatial dim, if any. K = C/G * spatial is spelled out when
+  // known: a -1 next to N = 0 would leave it undetermined.
   std::vector<int64_t> back_shape = {0, channels};
   int unknown = 0;
+  int64_t group_size = channels / groups;
   for (int64_t axis = 2; axis < rank; ++axis) {
     int64_t dim = type.dims[static_cast<size_t>(axis)];
     if (dim == 0) return false;
-    if (dim == kUnknownDim) ++unknown;
+    if (dim == kUnknownDim) {
+      ++unknown;
+    } else {
+      group_size *= dim;
+    }
     back_shape.push_back(dim == kUnknownDim ? -1 : dim);
   }
-  if (unknown > 1) return false;
+  if (unknown > 1 || (unknown == 1 && type.dims[0] == 0)) return false;
   bool per_group_affine = node_opset < 21;
-  DType stash =
-      per_group_affine ? type.dtype : static_cast<DType>(node.int_attribute("stash_type", 1));
-  if (!dtype_is_float(stash)) return false;
-  bool cast = stash != type.dtype;
+  std::optional<DType> stash =
+      per_group_affine ? type.dtype : float_dtype_attribute(node, "stash_type", 1);
+  if (!stash) return false;
+  DType stage_one = stage_one_type(*stash, type.dtype);
+  DType affine_type = per_group_affine ? stage_one : widened(type.dtype);
+  ValueId y = affine_type == type.dtype ? node.outputs[0] : kNoId;
   b.remove_compound();
-  ValueId x = node.inputs[0];
-  if (cast) {
-    STITCH_ASSIGN_OR_RETURN(x, b.cast(x, stash, "stash_cast"));
-  }
-  ValueId group_shape = b.int64s("group_shape", {0, groups, -1});
+  STITCH_ASSIGN_OR_RETURN(ValueId x, b.convert(node.inputs[0], stage_one, "stash_cast"));
+  ValueId group_shape = b.int64s("group_shape", {0, groups, unknown == 0 ? group_size : -1});
   STITCH_ASSIGN_OR_RETURN(ValueId grouped, b.op("Reshape", {x, group_shape}, {}, "grouped"));
-  STITCH_ASSIGN_OR_RETURN(ValueId normalized,
+  STITCH_ASSIGN_OR_RETURN(Normalized stats,
                           b.normalize(grouped, {2}, node.float_attribute("epsilon", 1e-5f)));
+  ValueId normalized = stats.normalized;
   ValueId back_shape_value = b.int64s("ungroup_shape", back_shape);
+  ValueId result;
   if (per_group_affine) {
     // Opset 18: scale and bias have one entry per group: apply them on [N, G, K].
     STITCH_ASSIGN_OR_RETURN(ValueId biased,
                             b.affine(normalized, node.inputs[1], node.inputs[2], 3, "g"));
-    STITCH_RETURN_IF_ERROR(
-        b.op("Reshape", {biased, back_shape_value}, {}, "ungrouped", node.outputs[0]).status());
-    return true;
+    STITCH_ASSIGN_OR_RETURN(result,
+                            b.op("Reshape", {biased, back_shape_value}, {}, "ungrouped", y));
+  } else {
+    STITCH_ASSIGN_OR_RETURN(ValueId ungrouped,
+                            b.op("Reshape", {normalized, back_shape_value}, {}, "ungrouped"));
+    STITCH_ASSIGN_OR_RETURN(ungrouped, b.convert(ungrouped, affine_type, "normalized_cast"));
+    STITCH_ASSIGN_OR_RETURN(result,
+                            b.affine(ungrouped, node.inputs[1], node.inputs[2], rank, "c", y));
   }
-  STITCH_ASSIGN_OR_RETURN(ValueId ungrouped,
-                          b.op("Reshape", {normalized, back_shape_value}, {}, "ungrouped"));
-  if (cast) {
-    STITCH_ASSIGN_OR_RETURN(ungrouped, b.cast(ungrouped, type.dtype, "normalized_cast"));
-  }
-  STITCH_RETURN_IF_ERROR(
-      b.affine(ungrouped, node.inputs[1], node.inputs[2], rank, "c", node.outputs[0]).status());
+  STITCH_RETURN_IF_ERROR(b.finish(result, type.dtype, node.outputs[0]));
   return true;
 }
 

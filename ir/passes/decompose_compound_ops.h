@@ -26,31 +26,47 @@
 //     the registry's shape rules.
 //
 // The decompositions (x the data input, mean/var over the normalized axes with
-// keepdims=1, n = (x - mean) * Reciprocal(Sqrt(var + eps))):
+// keepdims=1, n = (x - mean) * Reciprocal(Sqrt(var + eps))). "Widened" is float32
+// for a float16 or bfloat16 op and the op's own dtype otherwise: where the primitive
+// form, rounded to 16 bits after every step, would overflow or drift from the op,
+// the decomposition Casts its inputs to the widened type ("<node>/input_cast",
+// "<node>/cast_<i>", ...), computes there and Casts the result back
+// ("<node>/output_cast"), as the reference interpreter (double, one rounding) and
+// ONNX Runtime (float) compute these ops. float32 and float64 graphs get no Casts.
 //  - LayerNormalization(x, scale, bias?) axis a: axes [a, rank); y = n*scale (+bias).
-//    With stash_type different from x's dtype (f16 input, stash f32): Cast to the
-//    stash type first and n back. The optional Mean and InvStdDev outputs are the
-//    ReduceMean and Reciprocal nodes' outputs.
+//    n in the stash type widened to float32, or in float64 for a float64 x (x Cast
+//    to it first where its dtype differs); scale and bias in the widened type of x
+//    (n, scale and bias Cast where they differ). The optional Mean and InvStdDev
+//    outputs are the ReduceMean and Reciprocal nodes' outputs, Cast to the stash
+//    type where that differs.
 //  - Softmax / LogSoftmax: m = ReduceMax(x), s = x - m, e = Exp(s),
 //    t = ReduceSum(e); y = e / t, or y = s - Log(t). Axes: {axis} from opset 13;
-//    before 13 the input is coerced to 2D at axis, i.e. axes [axis, rank).
-//  - Gelu (20): none: 0.5 * (x * (1 + Erf(x * 1/sqrt2)));
-//    tanh: 0.5 * (x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x)))).
-//  - HardSigmoid: Max(Min(alpha*x + beta, 1), 0) (needs opset >= 8: Min/Max
-//    broadcast). HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 0.5.
-//  - Softplus: Log(Exp(x) + 1).
+//    before 13 the input is coerced to 2D at axis, i.e. axes [axis, rank). In x's
+//    dtype: every e is at most 1 and the ReduceSum rounds once.
+//  - Gelu (20): none: (x * 0.5) * (1 + Erf(x * 1/sqrt2));
+//    tanh: (x * 0.5) * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x))). Halving x
+//    first keeps the product finite wherever Gelu is (x * 2 overflows float16).
+//  - HardSigmoid: Max(Min(alpha*x + beta, 1), 0) in the widened type (the model's
+//    alpha and beta need not fit float16) (needs opset >= 8: Min/Max broadcast).
+//    HardSwish: x * HardSigmoid(x) with alpha 1/6, beta 0.5, in x's dtype.
+//  - Softplus: Relu(x) + Log(Exp(-Abs(x)) + 1), which never overflows (Log(Exp(x) + 1)
+//    is inf from x = 89 in float32).
 //  - Sum with >= 2 inputs: a chain of Add; Mean: the chain, then Div by the count.
-//  - BatchNormalization (inference: training_mode 0, spatial 1, only output Y):
-//    with scale, B, mean, var all initializers: y = x*a + b, a = scale/sqrt(var+eps)
-//    and b = B - mean*a folded now into [C,1,...,1] initializers
-//    "<node>/multiplier" and "<node>/offset"; otherwise the same formula in nodes
-//    on the [C] vectors, then Reshape to [C,1,...,1].
-//  - InstanceNormalization: n over axes [2, rank), then * scale + bias per channel.
-//  - GroupNormalization: Reshape x to [N, G, -1], n over axis 2; opset 18 (scale and
-//    bias per group): * scale[G,1] + bias[G,1], then Reshape back; opset 21 (per
-//    channel, stash_type as LayerNormalization's): Reshape back, then * scale + bias
-//    per channel. The shape back is [0, C, spatial...] (0 copies N), so C and all
-//    but one spatial dim must be known.
+//    A Sum of more than two inputs and every Mean accumulate in the widened type.
+//  - BatchNormalization (inference: training_mode 0, spatial 1, only output Y), in
+//    the widened type: with scale, B, mean, var all initializers: y = x*a + b,
+//    a = scale/sqrt(var+eps) and b = B - mean*a folded now into [C,1,...,1]
+//    initializers "<node>/multiplier" and "<node>/offset"; otherwise the same
+//    formula in nodes on the [C] vectors, then Reshape to [C,1,...,1].
+//  - InstanceNormalization: n over axes [2, rank), then * scale + bias per channel,
+//    in the widened type.
+//  - GroupNormalization: Reshape x to [N, G, K] (K = C/G * spatial, -1 when a spatial
+//    dim is unknown), n over axis 2; opset 18 (scale and bias per group, all in the
+//    widened type): * scale[G,1] + bias[G,1], then Reshape back; opset 21 (per
+//    channel, n in the type LayerNormalization's is computed in): Reshape back,
+//    then * scale + bias per channel in the widened type. The shape back is
+//    [0, C, spatial...] (0 copies N), so C and all but one spatial dim must be known
+//    (all of them when N is 0).
 //  - GlobalAveragePool(x), rank >= 3: ReduceMean over [2, rank), keepdims=1 (a
 //    row reduction the planner fuses with its neighbours, e.g. Flatten and the
 //    classifier's GEMM, where the pool would be an Opaque kernel of its own).
@@ -73,11 +89,12 @@
 //   return %y
 //
 // Must not fire: an input of unknown rank (Softmax/normalizations) or non-float
-// dtype; a LayerNormalization axis out of range; BatchNormalization in training
-// mode or with its statistics outputs; GroupNormalization with unknown C or more
-// than one unknown spatial dim; Gemm without C that is not a plain MatMul (transA,
-// alpha != 1, or transB on a non-constant B); Sum/Mean of one input (that is
-// no-op elimination's Identity); GlobalAveragePool of rank < 3.
+// dtype; a LayerNormalization axis out of range or a stash_type that names no float
+// type; BatchNormalization in training mode or with its statistics outputs;
+// GroupNormalization with unknown C, more than one unknown spatial dim, or one next
+// to N = 0; Gemm without C that is not a plain MatMul (transA, alpha != 1, or
+// transB on a non-constant B); Sum/Mean of one input (that is no-op elimination's
+// Identity); GlobalAveragePool of rank < 3.
 #pragma once
 
 #include "ir/passes/pass.h"

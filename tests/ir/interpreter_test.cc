@@ -148,6 +148,43 @@ TEST(InterpreterTest, RoundHalvesToEven) {
   EXPECT_TRUE(std::signbit(y.float_at(3)));
 }
 
+// NaN propagates through the clamping activations as in numpy and ONNX Runtime
+// (docs/semantics.md); ThresholdedRelu's comparison sends it to 0, as there.
+TEST(InterpreterTest, ClampingActivationsKeepNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = Tensor::from_float({5}, {nan, -2.0f, 3.0f, inf, -inf});
+  Node hard_sigmoid = make_node("HardSigmoid", "hard_sigmoid");
+  hard_sigmoid.set_attribute(Attribute::make_float("alpha", -0.83f));
+  hard_sigmoid.set_attribute(Attribute::make_float("beta", 1.0f));
+  struct Expected {
+    Node node;
+    std::vector<double> values;  // NaN where the result must be NaN
+  };
+  const double n = std::nan("");
+  std::vector<Expected> cases = {
+      {make_node("Relu", "relu"), {n, 0, 3, inf, 0}},
+      {hard_sigmoid, {n, 1, 0, 0, 1}},
+      {make_node("HardSwish", "hard_swish"), {n, -1.0 / 3, 3, inf, n}},
+      {make_node("Celu", "celu"), {n, std::expm1(-2.0), 3, inf, -1}},
+      {make_node("Sign", "sign"), {n, -1, 1, 1, -1}},
+      {make_node("ThresholdedRelu", "thresholded_relu"), {0, 0, 3, inf, 0}},
+  };
+  for (const Expected& expected : cases) {
+    std::vector<double> y = floats_of(evaluate_one(expected.node, 14, {&x}));
+    ASSERT_EQ(y.size(), expected.values.size()) << expected.node.op_type;
+    for (size_t i = 0; i < y.size(); ++i) {
+      if (std::isnan(expected.values[i])) {
+        EXPECT_TRUE(std::isnan(y[i])) << expected.node.op_type << " element " << i << ": " << y[i];
+      } else if (std::isinf(expected.values[i])) {
+        EXPECT_EQ(y[i], expected.values[i]) << expected.node.op_type << " element " << i;
+      } else {
+        EXPECT_NEAR(y[i], expected.values[i], 1e-6) << expected.node.op_type << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(InterpreterTest, SoftmaxBeforeOpset13CoercesTo2D) {
   // [1, 2, 2]; opset 11 (axis 1) normalizes all four elements of each batch row,
   // opset 13 (axis -1) each innermost pair.

@@ -442,6 +442,56 @@ TEST_F(ImporterTest, OpsetOutOfRangeIsAnError) {
                                "onnx.version_converter");
 }
 
+// An int attribute that names a data type must name one the op takes there; a
+// stash_type of 99 was decomposed into a Cast to type 99.
+TEST_F(ImporterTest, DataTypeAttributeTheOpDoesNotTakeIsAnError) {
+  auto layer_norm = [](int64_t stash_type) {
+    ModelBuilder builder(17);
+    builder.input("x", kFloat, dims_of({2, 3}));
+    builder.float_initializer("scale", {3}, {1.0f, 2.0f, 3.0f});
+    add_int_attribute(builder.node("LayerNormalization", {"x", "scale"}, {"y"}, "ln"), "stash_type",
+                      stash_type);
+    builder.output("y", kFloat, dims_of({2, 3}));
+    return builder;
+  };
+  EXPECT_EQ(error_of(layer_norm(99)),
+            path_ +
+                ": node \"ln\" (LayerNormalization): attribute \"stash_type\" is 99, which "
+                "is no data type LayerNormalization takes there; set it to 1 (float) or 16 "
+                "(bfloat16)");
+  EXPECT_EQ(error_of(layer_norm(10)),
+            path_ +
+                ": node \"ln\" (LayerNormalization): attribute \"stash_type\" is 10, which "
+                "is no data type LayerNormalization takes there; set it to 1 (float) or 16 "
+                "(bfloat16)");
+  EXPECT_TRUE(import(layer_norm(16)).is_ok());
+
+  ModelBuilder multinomial(17);
+  multinomial.input("x", kFloat, dims_of({2, 3}));
+  add_int_attribute(multinomial.node("Multinomial", {"x"}, {"y"}, "sample"), "dtype", 1);
+  multinomial.output("y", kFloat, dims_of({2, 1}));
+  EXPECT_EQ(error_of(multinomial),
+            path_ +
+                ": node \"sample\" (Multinomial): attribute \"dtype\" is 1, which is no data "
+                "type Multinomial takes there; set it to 6 (int32) or 7 (int64)");
+
+  // GroupNormalization has no ONNX 1.12 schema: its stash_type is checked all the same.
+  ModelBuilder group_norm(21, 10);
+  group_norm.input("x", kFloat, dims_of({1, 4, 3}));
+  group_norm.float_initializer("scale", {4}, {1.0f, 1.0f, 1.0f, 1.0f});
+  group_norm.float_initializer("bias", {4}, {0.0f, 0.0f, 0.0f, 0.0f});
+  onnx::NodeProto* node =
+      group_norm.node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, "gn");
+  add_int_attribute(node, "num_groups", 2);
+  add_int_attribute(node, "stash_type", -1);
+  group_norm.output("y", kFloat, dims_of({1, 4, 3}));
+  EXPECT_EQ(error_of(group_norm),
+            path_ +
+                ": node \"gn\" (GroupNormalization): attribute \"stash_type\" is -1, which is "
+                "no data type GroupNormalization takes there; set it to 1 (float), 10 "
+                "(float16), 11 (double) or 16 (bfloat16)");
+}
+
 TEST_F(ImporterTest, AcceptsEveryIrVersionAndOpsetInRange) {
   for (int64_t ir_version : {3, 10}) {
     for (int64_t opset : {7, 13, 21}) {

@@ -39,7 +39,7 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
   auto v_r = [&](long long i) -> float {
     return __half2float(__float2half_rn([&]() -> float {
       const float x = v_s(i);
-      return x > 0 ? x : static_cast<float>(0);
+      return x < 0 ? static_cast<float>(0) : x;
     }()));
   };
   auto v_c = [&](long long i) -> float { return p_c[i]; };

@@ -1,13 +1,15 @@
 // Numerical equality of every decomposition of DecomposeCompoundOpsPass: the
 // original compound node and the opened graph, both evaluated by the reference
-// interpreter on the same random inputs, agree within |a - b| <= tol * max(|b|, 1)
-// (float32: 1e-5; float16: 1e-2).
+// interpreter on the same inputs (random, or the values a case gives), agree within
+// |a - b| <= tol * max(|b|, 1) (float32: 1e-5; float16: 1e-2); a NaN or an infinity
+// must be matched by the same.
 #include "ir/passes/decompose_compound_ops.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -25,10 +27,18 @@ struct DecomposeCase {
   std::string model;  // textual IR body: header and model lines are added
   int64_t opset;
   double tolerance = 1e-5;
+  // Values of graph inputs, repeated to fill the input's shape; the others random.
+  std::map<std::string, std::vector<double>> inputs = {};
 };
 
 std::ostream& operator<<(std::ostream& out, const DecomposeCase& test_case) {
   return out << test_case.name;
+}
+
+Tensor repeated_tensor(const TensorType& type, const std::vector<double>& pattern) {
+  std::vector<double> values(static_cast<size_t>(type.num_elements()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = pattern[i % pattern.size()];
+  return Tensor::from_doubles(type.dtype, type.dims, values);
 }
 
 Tensor random_tensor(const TensorType& type, std::mt19937& rng, bool positive) {
@@ -75,6 +85,10 @@ TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
   std::map<std::string, Tensor> inputs;
   for (ValueId input : original.graph.graph_inputs()) {
     const Value& value = original.graph.value(input);
+    if (auto given = test_case.inputs.find(value.name); given != test_case.inputs.end()) {
+      inputs.emplace(value.name, repeated_tensor(value.type, given->second));
+      continue;
+    }
     bool positive = value.name.rfind("var", 0) == 0;  // variances must be > 0
     inputs.emplace(value.name, random_tensor(value.type, rng, positive));
   }
@@ -94,6 +108,12 @@ TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
         << node.display_name() << " left after decomposition";
     EXPECT_EQ(node.origin, std::vector<std::string>{"compound"}) << node.display_name();
     EXPECT_EQ(node.name.rfind("compound/", 0), 0u) << node.display_name();
+    // The inputs' shapes are static, so every created value's must be too: the
+    // planner and the emitter need them.
+    for (ValueId output : node.outputs) {
+      EXPECT_TRUE(opened.graph.value(output).type.is_static())
+          << node.display_name() << ": " << to_string(opened.graph.value(output).type);
+    }
   }
 
   Result<std::map<std::string, Tensor>> expected = evaluate_graph(original, inputs);
@@ -108,12 +128,25 @@ TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
     ASSERT_EQ(got.dims, want.dims) << name;
     double worst = 0.0;
     for (int64_t i = 0; i < want.num_elements(); ++i) {
+      double a = got.float_at(i);
       double b = want.float_at(i);
-      double error = std::fabs(got.float_at(i) - b) / std::max(std::fabs(b), 1.0);
-      if (!(error <= worst)) worst = error;  // a NaN error must fail, not be skipped
+      if ((std::isnan(a) && std::isnan(b)) || (std::isinf(b) && a == b)) continue;
+      double error = std::fabs(a - b) / std::max(std::fabs(b), 1.0);
+      // A NaN error must fail: it sticks, later elements do not replace it.
+      if (std::isnan(error) || error > worst) worst = error;
     }
     EXPECT_LE(worst, test_case.tolerance) << "output " << name;
   }
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// "%x, %x, ..., %x": `count` operands for a wide Sum.
+std::string repeated_operand(const std::string& operand, int count) {
+  std::string operands = operand;
+  for (int i = 1; i < count; ++i) operands += ", " + operand;
+  return operands;
 }
 
 const std::string kBatchNormConstants = R"(
@@ -259,7 +292,184 @@ INSTANTIATE_TEST_SUITE_P(
   %y: f32[2,2] = Gemm(%a, %w) {transB=1}
   return %y
 })",
-                      11}),
+                      11},
+        // Values far from the random range: overflow, NaN, cancellation, drift.
+        DecomposeCase{"softplus_large_and_nan",
+                      R"(graph "g" (%x: f32[8]) {
+  %y: f32[8] = Softplus(%x)
+  return %y
+})",
+                      13,
+                      1e-5,
+                      {{"x", {1, 50, 100, 1000, -1000, -20, kNaN, kInf}}}},
+        DecomposeCase{"hard_sigmoid_nan_and_inf",
+                      R"(graph "g" (%x: f32[4]) {
+  %y: f32[4] = HardSigmoid(%x) {alpha=-0.83, beta=1.0}
+  return %y
+})",
+                      21,
+                      1e-5,
+                      {{"x", {kNaN, -2, kInf, -kInf}}}},
+        DecomposeCase{"hard_sigmoid_f16_alpha_past_f16",
+                      R"(graph "g" (%x: f16[4]) {
+  %y: f16[4] = HardSigmoid(%x) {alpha=100000.0, beta=0.5}
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {0, 1, -1, 0.5}}}},
+        DecomposeCase{
+            "instance_norm_f16_square_past_f16",
+            R"(graph "g" (%x: f16[2,2,16,1], %s: f16[2], %b: f16[2]) {
+  %y: f16[2,2,16,1] = InstanceNormalization(%x, %s, %b)
+  return %y
+})",
+            15,
+            1e-2,
+            {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}, {"s", {1, -2}}, {"b", {0.5, 3}}}},
+        DecomposeCase{"layer_norm_f16_scale_bias_cancel",
+                      R"(graph "g" (%x: f16[3,2], %scale: f16[2], %bias: f16[2]) {
+  %y: f16[3,2] = LayerNormalization(%x, %scale, %bias)
+  return %y
+})",
+                      17,
+                      1e-2,
+                      {{"x", {0, 1}}, {"scale", {1000}}, {"bias", {-999}}}},
+        DecomposeCase{"layer_norm_stash_bf16_stats",
+                      R"(graph "g" (%x: f32[2,4], %scale: f32[4]) {
+  %y: f32[2,4], %mean: bf16[2,1], %inv: bf16[2,1] = LayerNormalization(%x, %scale) {stash_type=16}
+  return %y, %mean, %inv
+})",
+                      17,
+                      1e-2,
+                      {{"x", {1000.5, 1000, 999.5, 1000}}}},
+        DecomposeCase{"group_norm_21_stash_f16_square_past_f16",
+                      R"(graph "g" (%x: f32[1,4,2,2]) {
+  %s: f32[4] = dense<f32[4]>[1, 2, 0.5, -1]
+  %b: f32[4] = dense<f32[4]>[0, 1, -1, 0.5]
+  %y: f32[1,4,2,2] = GroupNormalization(%x, %s, %b) {num_groups=2, stash_type=10}
+  return %y
+})",
+                      21,
+                      1e-2,
+                      {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}}},
+        DecomposeCase{"layer_norm_f64_square_past_f32",
+                      R"(graph "g" (%x: f64[2,4], %scale: f64[4]) {
+  %y: f64[2,4], %mean: f32[2,1], %inv: f32[2,1] = LayerNormalization(%x, %scale)
+  return %y, %mean, %inv
+})",
+                      17,
+                      1e-5,
+                      {{"x", {1e30, -1e30, 3e29, 1}}}},
+        DecomposeCase{"layer_norm_f64_stash_f32",
+                      R"(graph "g" (%x: f64[8,8], %scale: f64[8]) {
+  %y: f64[8,8] = LayerNormalization(%x, %scale) {axis=0, epsilon=0.5}
+  return %y
+})",
+                      18},
+        DecomposeCase{"batch_norm_f16_offset_past_f16",
+                      R"(graph "g" (%x: f16[1,2,4]) {
+  %s: f16[2] = dense<f16[2]>[2, 0.5]
+  %b: f16[2] = dense<f16[2]>[0, 1]
+  %m: f16[2] = dense<f16[2]>[60000, -60000]
+  %v: f16[2] = dense<f16[2]>[1, 4]
+  %y: f16[1,2,4] = BatchNormalization(%x, %s, %b, %m, %v)
+  return %y
+})",
+                      15,
+                      1e-2,
+                      {{"x", {60000, 59968, 60032, 60000, -60000, -59968, -60032, -60000}}}},
+        DecomposeCase{
+            "batch_norm_f16_inputs_past_f16",
+            R"(graph "g" (%x: f16[1,2,4], %s: f16[2], %b: f16[2], %m: f16[2], %var: f16[2]) {
+  %y: f16[1,2,4] = BatchNormalization(%x, %s, %b, %m, %var)
+  return %y
+})",
+            15,
+            1e-2,
+            {{"x", {60000, 59968, 60032, 60000, 1, 2, 3, 4}},
+             {"s", {2, 1}},
+             {"b", {0, 1}},
+             {"m", {60000, 2}},
+             {"var", {1, 4}}}},
+        DecomposeCase{"group_norm_18_f16_square_past_f16",
+                      R"(graph "g" (%x: f16[1,4,2,2], %s: f16[2], %b: f16[2]) {
+  %y: f16[1,4,2,2] = GroupNormalization(%x, %s, %b) {num_groups=2}
+  return %y
+})",
+                      18,
+                      1e-2,
+                      {{"x", {-300, 250, 0, 3, -8, 500, 120, -1}}}},
+        DecomposeCase{"group_norm_21_zero_batch", R"(graph "g" (%x: f32[0,4,2,2]) {
+  %s: f32[4] = dense<f32[4]>[1, 2, 0.5, -1]
+  %b: f32[4] = dense<f32[4]>[0, 1, -1, 0.5]
+  %y: f32[0,4,2,2] = GroupNormalization(%x, %s, %b) {num_groups=2}
+  return %y
+})",
+                      21},
+        DecomposeCase{"sum_f16_of_1000_drifts",
+                      R"(graph "g" (%x: f16[2]) {
+  %y: f16[2] = Sum()" + repeated_operand("%x", 1000) +
+                          R"()
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {5, 0.1}}}},
+        DecomposeCase{
+            "sum_bf16_of_five_rounds_once",
+            R"(graph "g" (%a: bf16[1], %b: bf16[1], %c: bf16[1], %d: bf16[1], %e: bf16[1]) {
+  %y: bf16[1] = Sum(%a, %b, %c, %d, %e)
+  return %y
+})",
+            13,
+            1e-2,
+            {{"a", {1}},
+             {"b", {0.00390625}},
+             {"c", {0.00390625}},
+             {"d", {0.00390625}},
+             {"e", {0.00390625}}}},
+        DecomposeCase{"mean_f16_partial_sum_past_f16",
+                      R"(graph "g" (%a: f16[2], %b: f16[2]) {
+  %y: f16[2] = Mean(%a, %b)
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"a", {60000, -60000}}, {"b", {60000, -65504}}}},
+        // Stay in float16 (the header says why) and still agree.
+        DecomposeCase{"softmax_f16_extremes",
+                      R"(graph "g" (%x: f16[2,4]) {
+  %y: f16[2,4] = Softmax(%x)
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {60000, -60000, 0, 1, 65504, 65504, -65504, 0}}}},
+        DecomposeCase{"log_softmax_f16_extremes",
+                      R"(graph "g" (%x: f16[2,4]) {
+  %y: f16[2,4] = LogSoftmax(%x)
+  return %y
+})",
+                      13,
+                      1e-2,
+                      {{"x", {60000, -60000, 0, 1, 65504, 65504, -65504, 0}}}},
+        DecomposeCase{"gelu_tanh_f16_cube_past_f16",
+                      R"(graph "g" (%x: f16[6]) {
+  %y: f16[6] = Gelu(%x) {approximate="tanh"}
+  return %y
+})",
+                      20,
+                      1e-2,
+                      {{"x", {-41, 41, 300, -300, 65504, -3}}}},
+        DecomposeCase{"hard_swish_f16_extremes",
+                      R"(graph "g" (%x: f16[5]) {
+  %y: f16[5] = HardSwish(%x)
+  return %y
+})",
+                      14,
+                      1e-2,
+                      {{"x", {65504, -65504, 3, -3, kNaN}}}}),
     [](const testing::TestParamInfo<DecomposeCase>& info) { return info.param.name; });
 
 }  // namespace
