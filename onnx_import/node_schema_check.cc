@@ -174,13 +174,14 @@ Status check_node_schema(const onnx::NodeProto& node, int64_t opset, const std::
     }
   }
   if (opset <= kNewestSchemaOpset) {
-    for (const auto& [name, expected] : attributes) {
+    for (const auto& entry : attributes) {
+      const onnx::OpSchema::Attribute& expected = entry.second;
       if (!expected.required) continue;
       bool present = std::any_of(node.attribute().begin(), node.attribute().end(),
-                                 [&](const onnx::AttributeProto& a) { return a.name() == name; });
+                                 [&](const onnx::AttributeProto& a) { return a.name() == entry.first; });
       if (!present) {
-        return Status::invalid_input(label + " lacks the required attribute \"" + name + "\" (" +
-                                     type_name(expected.type) + "); re-export the model");
+        return Status::invalid_input(label + " lacks the required attribute \"" + entry.first +
+                                     "\" (" + type_name(expected.type) + "); re-export the model");
       }
     }
   }
