@@ -30,7 +30,7 @@
 #include "cost_model/device_profile.h"
 #include "fusion/planner.h"
 #include "ir/passes/pipeline.h"
-#include "ir/verifier.h"
+#include "ir/core/verifier.h"
 #include "onnx_import/importer.h"
 
 namespace {

@@ -22,7 +22,7 @@
 #include "emit/plan_dot.h"
 #include "emit/report.h"
 #include "support/sha256.h"
-#include "ir/verifier.h"
+#include "ir/core/verifier.h"
 #include "onnx_import/importer.h"
 #include "support/escape.h"
 #include "support/subprocess.h"

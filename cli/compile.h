@@ -8,7 +8,7 @@
 
 #include "fusion/planner.h"
 #include "ir/passes/pipeline.h"
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::cli {
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 #include "support/escape.h"
 
 namespace stitch::cli {

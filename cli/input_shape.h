@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::cli {
 

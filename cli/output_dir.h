@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::cli {
 

@@ -12,7 +12,7 @@
 
 #include "cli/exit_codes.h"
 #include "cost_model/device_profile.h"
-#include "ir/dtype.h"
+#include "ir/core/dtype.h"
 #include "runtime_stub/cuda_loader.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"

@@ -7,7 +7,7 @@
 #include <set>
 #include <string_view>
 
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::cost_model {
 

@@ -101,7 +101,7 @@
 #include <vector>
 
 #include "cost_model/device_profile.h"
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 
 namespace stitch::cost_model {
 

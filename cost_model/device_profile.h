@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::cost_model {
 

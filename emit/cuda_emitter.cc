@@ -11,8 +11,8 @@
 
 #include "cost_model/cost_model.h"
 #include "emit/schedule.h"
-#include "ir/interpreter.h"
-#include "ir/op_registry.h"
+#include "ir/reference/interpreter.h"
+#include "ir/core/op_registry.h"
 #include "support/escape.h"
 
 namespace stitch::emit {
@@ -656,7 +656,7 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
       if (op == "Add") return body + ret("x + y");
       if (op == "Sub") return body + ret("x - y");
       if (op == "Mul") return body + ret("x * y");
-      // Integer Div and Mod as ir/integer_arithmetic.h defines them: x / 0 and x % 0
+      // Integer Div and Mod as ir/core/integer_arithmetic.h defines them: x / 0 and x % 0
       // are 0, MIN / -1 wraps to MIN (negated in unsigned arithmetic), MIN % -1 is 0.
       if (op == "Div") {
         if (floating) return body + ret("x / y");

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "emit/group_boundary.h"
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 

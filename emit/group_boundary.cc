@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "ir/analysis.h"
-#include "ir/status.h"
+#include "ir/core/analysis.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/json_text.h"
-#include "ir/dtype.h"
+#include "ir/core/dtype.h"
 
 // Defined in the .cc that emit/CMakeLists.txt generates from emit/cuda/stitch_prelude.cuh.
 extern const char* const kStitchPreludeText;

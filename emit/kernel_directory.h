@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "emit/cuda_emitter.h"
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 

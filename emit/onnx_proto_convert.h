@@ -8,10 +8,10 @@
 #include <functional>
 #include <string>
 
-#include "ir/attribute.h"
-#include "ir/graph.h"
-#include "ir/status.h"
-#include "ir/tensor.h"
+#include "ir/core/attribute.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
+#include "ir/core/tensor.h"
 
 namespace stitch::emit {
 

@@ -18,7 +18,7 @@
 #include <fstream>
 
 #include "emit/onnx_proto_convert.h"
-#include "ir/analysis.h"
+#include "ir/core/analysis.h"
 
 namespace stitch::emit {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 

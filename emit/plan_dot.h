@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fusion/planner.h"
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 
 namespace stitch::emit {
 

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 

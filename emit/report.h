@@ -13,7 +13,7 @@
 #include "emit/cuda_emitter.h"
 #include "emit/ptxas_stats.h"
 #include "fusion/planner.h"
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 #include "ir/passes/pipeline.h"
 
 namespace stitch::emit {

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "emit/shared_memory_plan.h"
-#include "ir/analysis.h"
-#include "ir/op_registry.h"
+#include "ir/core/analysis.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::emit {
 namespace {

@@ -73,8 +73,8 @@
 
 #include "cost_model/device_profile.h"
 #include "emit/group_boundary.h"
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 

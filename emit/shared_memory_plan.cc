@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::emit {
 namespace {

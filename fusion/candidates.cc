@@ -18,8 +18,8 @@
 #include <utility>
 
 #include "fusion/epilogue.h"
-#include "ir/analysis.h"
-#include "ir/op_registry.h"
+#include "ir/core/analysis.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
 namespace {

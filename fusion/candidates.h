@@ -60,7 +60,7 @@
 #include "cost_model/device_profile.h"
 #include "fusion/partition.h"
 #include "fusion/pattern.h"
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 
 namespace stitch::fusion {
 

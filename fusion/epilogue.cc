@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
 namespace {

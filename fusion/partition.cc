@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cost_model/cost_model.h"
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
 namespace {

@@ -24,7 +24,7 @@
 // MatMul kPartition ("large GEMM (m×n×k = 1024×1024×1024, 2.1 GFLOP): cuBLAS library
 // call"), Add kFusible, ReduceSum kColumnReduction, Relu kFusible.
 //
-// Precondition: shapes were inferred (ir/shape_inference.h). Reasons are empty for
+// Precondition: shapes were inferred (ir/shapes/shape_inference.h). Reasons are empty for
 // every role but kPartition.
 #pragma once
 
@@ -33,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 
 namespace stitch::fusion {
 

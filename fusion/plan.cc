@@ -12,7 +12,7 @@
 #include <sstream>
 #include <utility>
 
-#include "ir/analysis.h"
+#include "ir/core/analysis.h"
 
 namespace stitch::fusion {
 namespace {

@@ -66,8 +66,8 @@
 #include <vector>
 
 #include "fusion/pattern.h"
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::fusion {
 

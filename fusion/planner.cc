@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "fusion/epilogue.h"
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
 namespace {

@@ -19,8 +19,8 @@
 #include "fusion/partition.h"
 #include "fusion/pattern.h"
 #include "fusion/plan.h"
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::fusion {
 

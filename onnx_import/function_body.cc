@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "ir/dtype.h"
+#include "ir/core/dtype.h"
 #include "onnx_import/importer.h"
 
 namespace stitch::onnx_import {

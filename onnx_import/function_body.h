@@ -7,8 +7,8 @@
 // call's values, so every shape is inferred by our rules like any model's.
 #pragma once
 
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::onnx_import {
 

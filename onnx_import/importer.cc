@@ -34,10 +34,10 @@
 #include <set>
 #include <string_view>
 
-#include "ir/analysis.h"
-#include "ir/edit_distance.h"
-#include "ir/op_registry.h"
-#include "ir/shape_inference.h"
+#include "ir/core/analysis.h"
+#include "ir/core/edit_distance.h"
+#include "ir/core/op_registry.h"
+#include "ir/shapes/shape_inference.h"
 #include "onnx_import/node_schema_check.h"
 #include "onnx_import/tensor_proto.h"
 #include "support/escape.h"

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.h"
-#include "ir/status.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
 
 namespace stitch::onnx_import {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/dtype.h"
-#include "ir/edit_distance.h"
+#include "ir/core/dtype.h"
+#include "ir/core/edit_distance.h"
 
 namespace stitch::onnx_import {
 namespace {

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::onnx_import {
 

@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "ir/status.h"
-#include "ir/tensor.h"
+#include "ir/core/status.h"
+#include "ir/core/tensor.h"
 
 namespace stitch::onnx_import {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 #include "runtime_stub/program.h"
 
 namespace stitch::runtime {

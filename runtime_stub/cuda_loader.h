@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cost_model/device_profile.h"
-#include "ir/status.h"
+#include "ir/core/status.h"
 #include "runtime_stub/backend.h"
 
 namespace stitch::runtime {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/status.h"
-#include "ir/tensor.h"
+#include "ir/core/status.h"
+#include "ir/core/tensor.h"
 #include "runtime_stub/backend.h"
 #include "runtime_stub/memory_plan.h"
 #include "runtime_stub/program.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::runtime {
 namespace {

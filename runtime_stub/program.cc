@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ir/analysis.h"
-#include "ir/dtype.h"
-#include "ir/interpreter.h"
-#include "ir/op_registry.h"
+#include "ir/core/analysis.h"
+#include "ir/core/dtype.h"
+#include "ir/reference/interpreter.h"
+#include "ir/core/op_registry.h"
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
 #include "support/escape.h"

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.h"
-#include "ir/status.h"
-#include "ir/tensor.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
+#include "ir/core/tensor.h"
 
 namespace stitch::runtime {
 

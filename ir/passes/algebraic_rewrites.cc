@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/analysis.h"
+#include "ir/core/analysis.h"
 
 namespace stitch::ir {
 namespace {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "ir/analysis.h"
-#include "ir/interpreter.h"
+#include "ir/core/analysis.h"
+#include "ir/reference/interpreter.h"
 
 namespace stitch::ir {
 namespace {

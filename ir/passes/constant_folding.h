@@ -6,7 +6,7 @@
 // at compile time removes the nodes, and makes constant operands visible to the
 // rewrites that follow (x*1, zero Pad, static Reshape targets).
 //
-// Preconditions: the graph verifies. Evaluation uses ir/interpreter.h, so folded
+// Preconditions: the graph verifies. Evaluation uses ir/reference/interpreter.h, so folded
 // values are exactly what the reference semantics give.
 //
 // Algorithm:

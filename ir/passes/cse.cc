@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/analysis.h"
-#include "ir/op_registry.h"
+#include "ir/core/analysis.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::ir {
 namespace {

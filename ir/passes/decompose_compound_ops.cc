@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::ir {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "ir/analysis.h"
+#include "ir/core/analysis.h"
 
 namespace stitch::ir {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <functional>
 
-#include "ir/edit_distance.h"
+#include "ir/core/edit_distance.h"
 #include "ir/passes/algebraic_rewrites.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/cse.h"
@@ -16,8 +16,8 @@
 #include "ir/passes/decompose_compound_ops.h"
 #include "ir/passes/noop_elimination.h"
 #include "ir/passes/shape_folding.h"
-#include "ir/text.h"
-#include "ir/verifier.h"
+#include "ir/text/text.h"
+#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 #include "ir/passes/pass.h"
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 namespace stitch::ir {
 

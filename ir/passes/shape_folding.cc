@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/analysis.h"
-#include "ir/interpreter.h"
-#include "ir/op_registry.h"
+#include "ir/core/analysis.h"
+#include "ir/reference/interpreter.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::ir {
 namespace {

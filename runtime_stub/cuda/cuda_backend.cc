@@ -73,8 +73,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir/analysis.h"
-#include "ir/graph.h"
+#include "ir/core/analysis.h"
+#include "ir/core/graph.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
 #include "runtime_stub/kernel_library.h"
 #include "support/subprocess.h"

@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "cost_model/device_profile.h"
-#include "ir/status.h"
+#include "ir/core/status.h"
 #include "runtime_stub/backend.h"
 #include "runtime_stub/cuda_loader.h"
 

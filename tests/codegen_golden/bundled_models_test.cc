@@ -13,7 +13,7 @@
 #include "emit/cuda_emitter.h"
 #include "emit/kernel_directory.h"
 #include "fusion/planner.h"
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 #include "ir/passes/pipeline.h"
 #include "onnx_import/importer.h"
 

@@ -14,7 +14,7 @@
 #include "cost_model/device_profile.h"
 #include "emit/cuda_emitter.h"
 #include "emit/schedule.h"
-#include "ir/text.h"
+#include "ir/text/text.h"
 
 namespace stitch::emit {
 namespace {

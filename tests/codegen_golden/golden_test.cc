@@ -11,7 +11,7 @@
 
 #include "cost_model/device_profile.h"
 #include "emit/cuda_emitter.h"
-#include "ir/text.h"
+#include "ir/text/text.h"
 
 namespace stitch::emit {
 namespace {

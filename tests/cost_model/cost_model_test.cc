@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/text.h"
+#include "ir/text/text.h"
 #include "tests/cost_model/cost_model_test_util.h"
 
 namespace stitch::cost_model {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cost_model/cost_model.h"
-#include "ir/text.h"
+#include "ir/text/text.h"
 #include "tests/cost_model/cost_model_test_util.h"
 
 namespace stitch::cost_model {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "ir/text.h"
-#include "ir/verifier.h"
+#include "ir/text/text.h"
+#include "ir/core/verifier.h"
 
 namespace stitch::emit {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "cost_model/device_profile.h"
-#include "ir/analysis.h"
-#include "ir/text.h"
+#include "ir/core/analysis.h"
+#include "ir/text/text.h"
 #include "tests/fusion/fusion_test_util.h"
 
 namespace stitch::fusion {

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "cost_model/device_profile.h"
-#include "ir/graph.h"
-#include "ir/text.h"
+#include "ir/core/graph.h"
+#include "ir/text/text.h"
 
 namespace stitch::fusion::test_util {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "ir/text.h"
+#include "ir/text/text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -7,7 +7,7 @@
 #include <limits>
 #include <map>
 
-#include "ir/tensor.h"
+#include "ir/core/tensor.h"
 
 namespace stitch::fuzz {
 namespace {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/dtype.h"
+#include "ir/core/dtype.h"
 #include "tests/fuzz/random_model.h"
 
 namespace stitch::fuzz {

@@ -1,5 +1,5 @@
 // Tests of topological order, reachability and (post-)dominator trees.
-#include "ir/analysis.h"
+#include "ir/core/analysis.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Tests of Graph's editing operations and of compact().
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 
 #include <gtest/gtest.h>
 

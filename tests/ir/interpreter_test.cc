@@ -1,6 +1,6 @@
 // Tests of the reference interpreter with hand-computed values. The op-by-op check
 // against ONNX Runtime is tests/reference/op_cases.py.
-#include "ir/interpreter.h"
+#include "ir/reference/interpreter.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 namespace stitch::ir {
 namespace {
@@ -81,7 +81,7 @@ TEST(InterpreterTest, ModSignFollowsDivisorWithoutFmod) {
 }
 
 // Integer division by zero and INT_MIN / -1 trap on x86; they follow numpy instead
-// (ir/integer_arithmetic.h): x / 0 == 0, x % 0 == 0, MIN / -1 == MIN, MIN % -1 == 0.
+// (ir/core/integer_arithmetic.h): x / 0 == 0, x % 0 == 0, MIN / -1 == MIN, MIN % -1 == 0.
 TEST(InterpreterTest, IntegerDivisionByZeroIsZeroAndMinOverMinusOneWraps) {
   constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min();
   Tensor a64 = Tensor::from_int64({4}, {7, -7, kMin64, kMin64});

@@ -1,12 +1,12 @@
 // Tests of the op registry: per-op shape rules, opset variants, type checks with
 // their exact messages, and reduction classification.
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "ir/shape_inference.h"
+#include "ir/shapes/shape_inference.h"
 
 namespace stitch::ir {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of whole-graph shape inference: data propagation through exporters' shape
 // chains, unknown types downstream of Opaque ops, and the model's declared types.
-#include "ir/shape_inference.h"
+#include "ir/shapes/shape_inference.h"
 
 #include <gtest/gtest.h>
 
@@ -87,7 +87,7 @@ TEST(ShapeInferenceTest, PropagatesThroughSliceEqualWhereRange) {
   EXPECT_EQ(type_of(graph, range), "i64[5]");
 }
 
-// Integer Div on shape values follows the interpreter (ir/integer_arithmetic.h): a
+// Integer Div on shape values follows the interpreter (ir/core/integer_arithmetic.h): a
 // zero divisor gives 0 and INT64_MIN / -1 wraps, instead of trapping the compiler.
 TEST(ShapeInferenceTest, ShapeValueDivisionNeverTraps) {
   Graph graph;

@@ -1,6 +1,6 @@
-// Tests of Status and Result<T> (ir/status.h): reading a failed Result's value is
+// Tests of Status and Result<T> (ir/core/status.h): reading a failed Result's value is
 // our bug and aborts with the error's message instead of reading an empty optional.
-#include "ir/status.h"
+#include "ir/core/status.h"
 
 #include <gtest/gtest.h>
 

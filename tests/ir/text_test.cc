@@ -1,6 +1,6 @@
 // Tests of the textual IR: golden files round-trip byte for byte, a model using
 // every feature of the format comes back equal, parse errors have exact messages.
-#include "ir/text.h"
+#include "ir/text/text.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <limits>
 #include <sstream>
 
-#include "ir/verifier.h"
+#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {

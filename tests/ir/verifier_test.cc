@@ -1,6 +1,6 @@
 // Tests of the IR verifier: a valid graph passes; each broken invariant gives its
 // exact message.
-#include "ir/verifier.h"
+#include "ir/core/verifier.h"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/graph.h"
+#include "ir/core/graph.h"
 
 namespace stitch::testing_onnx {
 

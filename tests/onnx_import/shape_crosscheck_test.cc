@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "ir/op_registry.h"
+#include "ir/core/op_registry.h"
 #include "onnx_import/importer.h"
 #include "tests/onnx_import/onnx_test_util.h"
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ir/text.h"
+#include "ir/text/text.h"
 #include "runtime_stub/program.h"
 
 namespace stitch::runtime {

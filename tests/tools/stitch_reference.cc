@@ -18,7 +18,7 @@
 #include <string>
 
 #include "emit/onnx_proto_convert.h"
-#include "ir/interpreter.h"
+#include "ir/reference/interpreter.h"
 #include "onnx_import/importer.h"
 #include "onnx_import/tensor_proto.h"
 

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "ir/passes/pipeline.h"
-#include "ir/text.h"
-#include "ir/verifier.h"
+#include "ir/text/text.h"
+#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {
