@@ -107,6 +107,7 @@ const std::vector<OpSchema>& schema_table() {
     std::vector<OpSchema> schemas;
     shape_rules::add_elementwise_schemas(schemas);
     shape_rules::add_shape_op_schemas(schemas);
+    shape_rules::add_source_op_schemas(schemas);
     shape_rules::add_reduction_schemas(schemas);
     shape_rules::add_nn_schemas(schemas);
     std::sort(schemas.begin(), schemas.end(),

@@ -225,6 +225,8 @@ const reference::KernelTable& kernel_table() {
     reference::add_shape_kernels(kernels);
     reference::add_reduction_kernels(kernels);
     reference::add_nn_kernels(kernels);
+    reference::add_resize_kernels(kernels);
+    reference::add_recurrent_kernels(kernels);
     return kernels;
   }();
   return table;

@@ -63,6 +63,8 @@ void add_elementwise_kernels(KernelTable& table);
 void add_shape_kernels(KernelTable& table);
 void add_reduction_kernels(KernelTable& table);
 void add_nn_kernels(KernelTable& table);
+void add_resize_kernels(KernelTable& table);
+void add_recurrent_kernels(KernelTable& table);
 
 // ---------------------------------------------------------------------------------
 // Storage types and their compute types.

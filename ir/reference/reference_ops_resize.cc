@@ -1,0 +1,222 @@
+// Reference kernel of Resize: nearest and (multi)linear with the coordinate
+// transformations ONNX defines, in float where ONNX Runtime computes in float.
+// The kernel is three steps: read the parameters (output dims and per-axis scales
+// from sizes or scales), then either map every output index to its nearest source
+// index, or interpolate one axis at a time (separable, equal to multilinear).
+#include <algorithm>
+#include <cmath>
+
+#include "ir/reference/reference_ops.h"
+
+namespace stitch::ir::reference {
+namespace {
+
+// What Resize does, read from the node: the mode, the transformation of output to
+// source coordinates, the rounding of nearest, and per axis the scale and output dim.
+struct ResizeParameters {
+  std::string mode;
+  std::string transform;
+  std::string nearest_mode;
+  std::vector<float> scales;
+  std::vector<int64_t> out_dims;
+};
+
+bool is_known_transform(const std::string& transform) {
+  return transform == "asymmetric" || transform == "align_corners" ||
+         transform == "pytorch_half_pixel" || transform == "half_pixel" ||
+         transform == "half_pixel_symmetric";
+}
+
+// Sets `parameters.out_dims` and `.scales` from the sizes input on `axes`.
+Status read_sizes(const KernelContext& ctx, const Tensor& x, const Tensor& sizes_tensor,
+                  const std::vector<int64_t>& axes, ResizeParameters& parameters) {
+  const auto rank = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> sizes = sizes_tensor.to_int64_vector();
+  if (sizes.size() != axes.size()) {
+    return ctx.error("sizes has " + std::to_string(sizes.size()) + " entries for " +
+                     std::to_string(axes.size()) + " axes; give one per axis");
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t axis = 0;
+    if (!normalize_axis(axes[k], rank, &axis)) return ctx.error("axes attribute out of range");
+    auto a = static_cast<size_t>(axis);
+    parameters.out_dims[a] = sizes[k];
+    parameters.scales[a] = static_cast<float>(sizes[k]) / static_cast<float>(x.dims[a]);
+  }
+  return Status::ok();
+}
+
+// Sets `parameters.out_dims` and `.scales` from the scales input on `axes`.
+Status read_scales(const KernelContext& ctx, const Tensor& x, const Tensor& scales_tensor,
+                   const std::vector<int64_t>& axes, ResizeParameters& parameters) {
+  const auto rank = static_cast<int64_t>(x.dims.size());
+  if (!dtype_is_float(scales_tensor.dtype)) return ctx.unsupported_dtype(ctx.opset >= 11 ? 2 : 1);
+  if (static_cast<size_t>(scales_tensor.num_elements()) != axes.size()) {
+    return ctx.error("scales has " + std::to_string(scales_tensor.num_elements()) +
+                     " entries for " + std::to_string(axes.size()) + " axes; give one per axis");
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t axis = 0;
+    if (!normalize_axis(axes[k], rank, &axis)) return ctx.error("axes attribute out of range");
+    auto a = static_cast<size_t>(axis);
+    float& scale = parameters.scales[a];
+    scale = static_cast<float>(scales_tensor.float_at(static_cast<int64_t>(k)));
+    if (scale <= 0) return ctx.error("has a scale <= 0; scales must be positive");
+    parameters.out_dims[a] = static_cast<int64_t>(std::floor(scale * static_cast<float>(x.dims[a])));
+  }
+  return Status::ok();
+}
+
+Result<ResizeParameters> read_parameters(const KernelContext& ctx, const Tensor& x) {
+  const auto rank = static_cast<int64_t>(x.dims.size());
+  ResizeParameters parameters;
+  parameters.mode = ctx.node.string_attribute("mode", "nearest");
+  parameters.transform =
+      ctx.opset >= 11 ? ctx.node.string_attribute("coordinate_transformation_mode", "half_pixel")
+                      : "asymmetric";
+  parameters.nearest_mode =
+      ctx.opset >= 11 ? ctx.node.string_attribute("nearest_mode", "round_prefer_floor") : "simple";
+  if (parameters.mode != "nearest" && parameters.mode != "linear") {
+    return ctx.error("has mode \"" + parameters.mode +
+                     "\", which has no reference evaluation; use nearest or linear");
+  }
+  if (ctx.node.int_attribute("antialias", 0) != 0) {
+    return ctx.error("antialias=1 has no reference evaluation; use antialias=0");
+  }
+  if (ctx.node.string_attribute("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    return ctx.error("keep_aspect_ratio_policy other than stretch has no reference evaluation");
+  }
+  const Tensor* scales_tensor = ctx.opset >= 11 ? ctx.input(2) : ctx.input(1);
+  const Tensor* sizes_tensor = ctx.opset >= 11 ? ctx.input(3) : nullptr;
+  std::vector<int64_t> axes = ctx.node.ints_attribute("axes", {});
+  if (axes.empty()) {
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  }
+  parameters.scales.assign(static_cast<size_t>(rank), 1.0f);
+  parameters.out_dims = x.dims;
+  if (sizes_tensor != nullptr && sizes_tensor->num_elements() > 0) {
+    STITCH_RETURN_IF_ERROR(read_sizes(ctx, x, *sizes_tensor, axes, parameters));
+  } else if (scales_tensor != nullptr && scales_tensor->num_elements() > 0) {
+    STITCH_RETURN_IF_ERROR(read_scales(ctx, x, *scales_tensor, axes, parameters));
+  } else {
+    return ctx.error("has neither scales nor sizes; give one of them");
+  }
+  STITCH_RETURN_IF_ERROR(ctx.check_output_dims(parameters.out_dims));
+  for (size_t a = 0; a < x.dims.size(); ++a) {
+    if (x.dims[a] == 0 && parameters.out_dims[a] > 0) {
+      return ctx.error("resizes an empty axis " + std::to_string(a) + " to " +
+                       std::to_string(parameters.out_dims[a]) + "; give a non-empty input");
+    }
+  }
+  if (!is_known_transform(parameters.transform)) {
+    return ctx.error("has coordinate_transformation_mode \"" + parameters.transform +
+                     "\", which has no reference evaluation; use half_pixel, asymmetric, "
+                     "align_corners, pytorch_half_pixel or half_pixel_symmetric");
+  }
+  return parameters;
+}
+
+// Source coordinate of output index i on axis a, in float as ONNX Runtime computes it.
+float source_coordinate(const ResizeParameters& parameters, const Tensor& x, size_t a,
+                        int64_t i) {
+  const float scale = parameters.scales[a];
+  const auto in = static_cast<float>(x.dims[a]);
+  const auto out = static_cast<float>(parameters.out_dims[a]);
+  const auto index = static_cast<float>(i);
+  const std::string& transform = parameters.transform;
+  if (transform == "asymmetric") return index / scale;
+  if (transform == "align_corners") return out <= 1 ? 0.0f : index * (in - 1) / (out - 1);
+  if (transform == "pytorch_half_pixel") return out > 1 ? (index + 0.5f) / scale - 0.5f : 0.0f;
+  if (transform == "half_pixel_symmetric") {
+    const float adjustment = out / (scale * in);
+    const float center = in / 2;
+    const float offset = center * (1 - adjustment);
+    return offset + (index + 0.5f) / scale - 0.5f;
+  }
+  return (index + 0.5f) / scale - 0.5f;  // half_pixel
+}
+
+KernelResult resize_nearest(const KernelContext& ctx, const Tensor& x,
+                            const ResizeParameters& parameters) {
+  const std::string& nearest_mode = parameters.nearest_mode;
+  std::vector<std::vector<int64_t>> maps(x.dims.size());
+  for (size_t a = 0; a < x.dims.size(); ++a) {
+    maps[a].resize(static_cast<size_t>(parameters.out_dims[a]));
+    for (int64_t i = 0; i < parameters.out_dims[a]; ++i) {
+      float position = source_coordinate(parameters, x, a, i);
+      int64_t index = 0;
+      if (nearest_mode == "round_prefer_floor") {
+        index = position == std::floor(position) + 0.5f
+                    ? static_cast<int64_t>(std::floor(position))
+                    : static_cast<int64_t>(std::round(position));
+      } else if (nearest_mode == "round_prefer_ceil") {
+        index = static_cast<int64_t>(std::round(position));
+      } else if (nearest_mode == "floor") {
+        index = static_cast<int64_t>(std::floor(position));
+      } else if (nearest_mode == "ceil") {
+        index = static_cast<int64_t>(std::ceil(position));
+      } else if (nearest_mode == "simple") {
+        index = parameters.scales[a] < 1 ? static_cast<int64_t>(std::ceil(position))
+                                         : static_cast<int64_t>(position);
+      } else {
+        return ctx.error("has nearest_mode \"" + nearest_mode +
+                         "\"; use round_prefer_floor, round_prefer_ceil, floor or ceil");
+      }
+      maps[a][static_cast<size_t>(i)] = std::clamp<int64_t>(index, 0, x.dims[a] - 1);
+    }
+  }
+  return single(gather_by_axis_maps(x, parameters.out_dims, maps, ""));
+}
+
+KernelResult resize_linear(const KernelContext& ctx, const Tensor& x,
+                           const ResizeParameters& parameters) {
+  if (!dtype_is_float(x.dtype)) return ctx.unsupported_dtype(0);
+  const std::vector<int64_t>& out_dims = parameters.out_dims;
+  std::vector<double> current = doubles_of(x);
+  std::vector<int64_t> dims = x.dims;
+  for (size_t a = 0; a < x.dims.size(); ++a) {
+    if (out_dims[a] == dims[a] && parameters.scales[a] == 1.0f) continue;
+    const int64_t outer = dims_product(dims, 0, a);
+    const int64_t inner = dims_product(dims, a + 1, dims.size());
+    const int64_t in = dims[a];
+    const int64_t out = out_dims[a];
+    std::vector<double> next(static_cast<size_t>(outer * out * inner));
+    for (int64_t i = 0; i < out; ++i) {
+      float position =
+          std::clamp(source_coordinate(parameters, x, a, i), 0.0f, static_cast<float>(in - 1));
+      auto low = static_cast<int64_t>(position);
+      int64_t high = std::min(low + 1, in - 1);
+      double high_weight = static_cast<double>(position) - static_cast<double>(low);
+      double low_weight = 1.0 - high_weight;
+      for (int64_t o = 0; o < outer; ++o) {
+        const double* from_low = current.data() + (o * in + low) * inner;
+        const double* from_high = current.data() + (o * in + high) * inner;
+        double* to = next.data() + (o * out + i) * inner;
+        for (int64_t j = 0; j < inner; ++j)
+          to[j] = low_weight * from_low[j] + high_weight * from_high[j];
+      }
+    }
+    current = std::move(next);
+    dims[a] = out;
+  }
+  Tensor result = make_tensor(x.dtype, out_dims);
+  visit_float(x.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (size_t i = 0; i < current.size(); ++i)
+      store<S>(result.bytes.data(), static_cast<int64_t>(i), current[i]);
+  });
+  return single(std::move(result));
+}
+
+KernelResult resize_kernel(const KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  STITCH_ASSIGN_OR_RETURN(ResizeParameters parameters, read_parameters(ctx, x));
+  if (parameters.mode == "nearest") return resize_nearest(ctx, x, parameters);
+  return resize_linear(ctx, x, parameters);
+}
+
+}  // namespace
+
+void add_resize_kernels(KernelTable& table) { table["Resize"] = resize_kernel; }
+
+}  // namespace stitch::ir::reference
