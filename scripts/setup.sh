@@ -13,7 +13,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libglpk-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev graphviz
+  clang libclang-rt-14-dev clang-format clang-tidy graphviz
   python3 python3-venv python3-pip
 )
 

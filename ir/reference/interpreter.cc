@@ -201,6 +201,18 @@ std::vector<double> doubles_of(const Tensor& tensor) {
   return values;
 }
 
+Tensor tensor_of_doubles(DType dtype, std::vector<int64_t> dims,
+                         const std::vector<double>& values) {
+  Tensor tensor = make_tensor(dtype, std::move(dims));
+  visit_float(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (size_t i = 0; i < values.size(); ++i) {
+      store<S>(tensor.bytes.data(), static_cast<int64_t>(i), values[i]);
+    }
+  });
+  return tensor;
+}
+
 Status check_float(const KernelContext& ctx, size_t index) {
   const Tensor* tensor = ctx.input(index);
   if (tensor != nullptr && !dtype_is_float(tensor->dtype)) return ctx.unsupported_dtype(index);

@@ -301,6 +301,9 @@ Tensor gather_by_axis_maps(const Tensor& source, const std::vector<int64_t>& out
 
 // Reads a float tensor (any width) as doubles.
 std::vector<double> doubles_of(const Tensor& tensor);
+// A tensor of float dtype `dtype` and `dims` holding `values` (row-major), each rounded
+// to the dtype; the inverse of doubles_of.
+Tensor tensor_of_doubles(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values);
 // Error unless input `index` (when present) has a float dtype.
 Status check_float(const KernelContext& ctx, size_t index);
 // Floats attribute (kFloats) or fallback.

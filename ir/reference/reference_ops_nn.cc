@@ -337,13 +337,7 @@ KernelResult conv_kernel(const KernelContext& ctx) {
       }
     }
   }
-  Tensor out = make_tensor(x.dtype, out_dims);
-  visit_float(x.dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    for (size_t i = 0; i < result.size(); ++i)
-      store<S>(out.bytes.data(), static_cast<int64_t>(i), result[i]);
-  });
-  return single(std::move(out));
+  return single(tensor_of_doubles(x.dtype, out_dims, result));
 }
 
 KernelResult pool_kernel(const KernelContext& ctx, bool max) {

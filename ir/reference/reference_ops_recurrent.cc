@@ -205,13 +205,7 @@ KernelResult lstm_kernel(const KernelContext& ctx) {
     }
   }
   auto to_tensor = [&](std::vector<int64_t> dims, const std::vector<double>& values) {
-    Tensor out = make_tensor(x.dtype, std::move(dims));
-    visit_float(x.dtype, [&](auto tag) {
-      using S = typename decltype(tag)::type;
-      for (size_t i = 0; i < values.size(); ++i)
-        store<S>(out.bytes.data(), static_cast<int64_t>(i), values[i]);
-    });
-    return out;
+    return tensor_of_doubles(x.dtype, std::move(dims), values);
   };
   std::vector<Tensor> outputs;
   outputs.push_back(to_tensor(batch_first ? std::vector<int64_t>{batch, steps, directions, hidden}

@@ -199,13 +199,7 @@ KernelResult resize_linear(const KernelContext& ctx, const Tensor& x,
     current = std::move(next);
     dims[a] = out;
   }
-  Tensor result = make_tensor(x.dtype, out_dims);
-  visit_float(x.dtype, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    for (size_t i = 0; i < current.size(); ++i)
-      store<S>(result.bytes.data(), static_cast<int64_t>(i), current[i]);
-  });
-  return single(std::move(result));
+  return single(tensor_of_doubles(x.dtype, out_dims, current));
 }
 
 KernelResult resize_kernel(const KernelContext& ctx) {
