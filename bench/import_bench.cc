@@ -231,7 +231,7 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory,
     std::fprintf(stderr, "write failed: %s\n", written.message().c_str());
     return 1;
   }
-  // The simplification pipeline (issue 3) on the same graph, timed on its own so the
+  // The simplification pipeline on the same graph, timed on its own so the
   // import + verify + write figures stay comparable.
   start = std::chrono::steady_clock::now();
   auto simplified = stitch::ir::run_passes(imported.value(), stitch::ir::PipelineOptions{});
@@ -240,7 +240,7 @@ int run_size(int64_t min_nodes, const std::filesystem::path& directory,
     std::fprintf(stderr, "simplify failed: %s\n", simplified.status().message().c_str());
     return 1;
   }
-  // Fusion planning (issue 4) on the simplified graph: partition, candidates, GLPK.
+  // Fusion planning on the simplified graph: partition, candidates, GLPK.
   start = std::chrono::steady_clock::now();
   auto profile = stitch::cost_model::builtin_device_profile("h100");
   if (!profile.is_ok()) return 1;

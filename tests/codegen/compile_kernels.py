@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Every emitted kernel compiles with nvcc (sm_80, sm_90) and NVRTC without a warning.
 
-Issue 5: "Every kernel emitted for every bundled model compiles with nvcc (sm_80,
-sm_90) and NVRTC without warnings". For each kernels/ directory (given with
+For each kernels/ directory (given with
 --kernels-dir, or written by `stitchopt MODEL -o WORK/NAME` for every model of
 --models, with the manifest's input shapes as emulated_kernels.py uses them: see
 model_outputs.py), every .cu is compiled

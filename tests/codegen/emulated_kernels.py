@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every emitted kernel, run on the CPU through the emulation layer, vs the reference.
 
-Issue 5 part 4: CI has no GPU, yet every kernel stitchopt emits must be checked.
+CI has no GPU, yet every kernel stitchopt emits must be checked.
 For each bundled model (models/manifest.json) or a prepared output directory:
 
   1. `stitchopt MODEL -o WORK/NAME [--input-shape NAME=d0,d1 ...]` writes

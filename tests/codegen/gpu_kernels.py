@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every bundled model's compiled kernels on a real GPU, vs the reference (issue 5 part 5).
+"""Every bundled model's compiled kernels on a real GPU, vs the reference.
 
 For each model of models/manifest.json (or those given with --model):
   `stitchopt MODEL -o WORK/NAME` (the manifest's --input-shape flags), then

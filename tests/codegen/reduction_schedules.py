@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Column, scalar and mixed reductions: their own schedules, checked end to end.
 
-Issue 5: "column reductions and scalar reductions have their own schedules"
-(docs/codegen.md, "Reduction mappings"). The bundled models hold few of these, so
+Column and scalar reductions have their own schedules (docs/codegen.md, "Reduction
+mappings"). The bundled models hold few of these, so
 this test writes small ONNX models that do, one per case below, and for each:
 
   1. `stitchopt MODEL -o OUT` must plan the reduction the way the case expects: the

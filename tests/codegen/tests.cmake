@@ -1,4 +1,4 @@
-# Emitted CUDA kernels checked without a GPU (issue 5), included from tests/CMakeLists.txt:
+# Emitted CUDA kernels checked without a GPU, included from tests/CMakeLists.txt:
 #   - codegen.fixture: the emulated-kernel harness on a hand-written kernel directory
 #     (tests/codegen/fixture) passes it, and fails five broken copies of its kernel;
 #   - codegen.tsan_fixture: the same under ThreadSanitizer; a removed barrier is a race;

@@ -1,4 +1,4 @@
-// Schedules and emitted code for untrusted shapes (issue 12, docs/semantics.md):
+// Schedules and emitted code for untrusted shapes (docs/semantics.md):
 // zero-size tensors emit source without a division by a zero extent or a use of an
 // undeclared arena, that compiles as C++ against the emulation layer with warnings as
 // errors (the flags the nvcc check uses for our code); groups thousands of ops deep or
@@ -209,8 +209,8 @@ Result<EmittedKernel> emit_on_small_stack(const ir::Model& model) {
   return kernel;
 }
 
-// 5000 inlined elementwise ops in a chain (issue 12 #4c: the emitter recursed once per
-// op and overflowed the stack at about 2000).
+// 5000 inlined elementwise ops in a chain (an emitter that recursed
+// once per op would overflow the stack at about 2000).
 TEST(ExtremeShapes, DeepChainEmitsWithoutRecursion) {
   std::string body;
   std::string previous = "x";

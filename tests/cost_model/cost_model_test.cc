@@ -193,7 +193,7 @@ TEST(ScorePatternTest, TooManyReductions) {
 }
 
 // A chain longer than the default limit (512 nodes) is refused: its generated code
-// would take nvcc minutes to compile (issue 12).
+// would take nvcc minutes to compile.
 TEST(ScorePatternTest, TooManyNodesForOneKernel) {
   std::string body;
   std::string previous = "x";

@@ -1,4 +1,4 @@
-# Tests of the CUDA emulation layer and the kernel prelude (emit/cuda, issue 5), included
+# Tests of the CUDA emulation layer and the kernel prelude (emit/cuda), included
 # from tests/CMakeLists.txt:
 #   - stitch_cuda_emu_tests / stitch_cuda_emu_threads_tests: the GoogleTest suite against
 #     the fiber and the threads emulation (same sources);

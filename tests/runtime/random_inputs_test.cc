@@ -12,7 +12,7 @@ namespace stitch::runtime {
 namespace {
 
 // 20000 Casts between the input and the Gather's indices: following them used to
-// recurse once per Cast (issue 12: no recursion whose depth grows with the graph), so
+// recurse once per Cast (no recursion whose depth grows with the graph), so
 // on a 512 KiB stack the walk overflowed.
 TEST(RandomInputsTest, GatherBoundThroughALongCastChain) {
   std::string body;
