@@ -270,9 +270,15 @@ Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>
   return static_cast<double>(milliseconds);
 }
 
-}  // namespace
+// The device calibration runs on: its properties and the clocks cudaDeviceProp lacks.
+struct DeviceFacts {
+  cudaDeviceProp properties{};
+  int clock_khz = 0;
+  int memory_clock_khz = 0;
+  int bus_bits = 0;
+};
 
-Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions& options) {
+Status check_options(const CalibrationOptions& options) {
   if (options.min_bytes < kBytesPerElement || options.max_bytes < options.min_bytes ||
       options.points_per_decade < 1 || options.repetitions < 1) {
     return Status::invalid_input(
@@ -281,6 +287,11 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
         "), points_per_decade >= 1 (" + std::to_string(options.points_per_decade) +
         ") and repetitions >= 1 (" + std::to_string(options.repetitions) + ")");
   }
+  return Status::ok();
+}
+
+// Selects options.device, makes its primary context current and reads its facts.
+Result<DeviceFacts> open_device(const CalibrationOptions& options) {
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
@@ -295,20 +306,183 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
   if (error != cudaSuccess) return Status::unavailable(cuda_error_text("cudaSetDevice", error));
   // Makes the primary context current on this thread for the driver calls below.
   STITCH_RETURN_IF_ERROR(cuda_status(cudaFree(nullptr), "cudaFree(0)"));
-  cudaDeviceProp properties{};
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaGetDeviceProperties(&properties, options.device), "cudaGetDeviceProperties"));
+  DeviceFacts facts;
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaGetDeviceProperties(&facts.properties, options.device),
+                                     "cudaGetDeviceProperties"));
   auto attribute = [&](cudaDeviceAttr which, const char* name) -> Result<int> {
     int value = 0;
     STITCH_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&value, which, options.device),
                                        std::string("cudaDeviceGetAttribute(") + name + ")"));
     return value;
   };
-  STITCH_ASSIGN_OR_RETURN(int clock_khz, attribute(cudaDevAttrClockRate, "ClockRate"));
-  STITCH_ASSIGN_OR_RETURN(int memory_clock_khz,
+  STITCH_ASSIGN_OR_RETURN(facts.clock_khz, attribute(cudaDevAttrClockRate, "ClockRate"));
+  STITCH_ASSIGN_OR_RETURN(facts.memory_clock_khz,
                           attribute(cudaDevAttrMemoryClockRate, "MemoryClockRate"));
-  STITCH_ASSIGN_OR_RETURN(int bus_bits,
+  STITCH_ASSIGN_OR_RETURN(facts.bus_bits,
                           attribute(cudaDevAttrGlobalMemoryBusWidth, "GlobalMemoryBusWidth"));
+  return facts;
+}
+
+// The bandwidth curve M(V) into profile.bandwidth_curve; returns the highest
+// bandwidth measured.
+Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaStream_t stream,
+                                 const cudaDeviceProp& properties,
+                                 const CalibrationOptions& options,
+                                 cost_model::DeviceProfile& profile) {
+  const std::vector<int64_t> sizes = copy_elements(options);
+  const int64_t max_elements = sizes.back();
+  const size_t buffer_bytes = static_cast<size_t>(max_elements) * 16;
+  OwnedDeviceMemory x;
+  OwnedDeviceMemory y;
+  OwnedDeviceMemory flush;
+  const size_t flush_bytes = 2 * static_cast<size_t>(std::max(properties.l2CacheSize, 0));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaMalloc(x.receive(), buffer_bytes), "cudaMalloc(source)"));
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMalloc(y.receive(), buffer_bytes), "cudaMalloc(destination)"));
+  if (flush_bytes > 0) {
+    STITCH_RETURN_IF_ERROR(
+        cuda_status(cudaMalloc(flush.receive(), flush_bytes), "cudaMalloc(L2 flush)"));
+  }
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMemsetAsync(x.get(), 0, buffer_bytes, stream), "cudaMemsetAsync"));
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMemsetAsync(y.get(), 0, buffer_bytes, stream), "cudaMemsetAsync"));
+
+  const int64_t resident_blocks = static_cast<int64_t>(properties.multiProcessorCount) *
+                                  std::max(1, properties.maxThreadsPerMultiProcessor / kCopyBlock);
+  auto launch_copy = [&](int64_t elements) -> Status {
+    const int64_t grid =
+        std::clamp<int64_t>((elements + kCopyBlock - 1) / kCopyBlock, 1, resident_blocks);
+    void* source = x.get();
+    void* destination = y.get();
+    unsigned long long n = static_cast<unsigned long long>(elements);
+    void* arguments[] = {&source, &destination, &n};
+    return driver.check(driver.launch_kernel(copy, static_cast<unsigned int>(grid), 1, 1,
+                                             kCopyBlock, 1, 1, 0, stream, arguments, nullptr),
+                        "cuLaunchKernel(copy)");
+  };
+  auto flush_l2 = [&]() -> Status {
+    if (flush_bytes == 0) return Status::ok();
+    return cuda_status(cudaMemsetAsync(flush.get(), 0, flush_bytes, stream),
+                       "cudaMemsetAsync(L2 flush)");
+  };
+
+  double max_measured = 0.0;
+  for (int64_t elements : sizes) {
+    for (int i = 0; i < 3; ++i) STITCH_RETURN_IF_ERROR(launch_copy(elements));  // warm-up
+    std::vector<double> seconds;
+    for (int i = 0; i < options.repetitions; ++i) {
+      STITCH_RETURN_IF_ERROR(flush_l2());
+      STITCH_ASSIGN_OR_RETURN(double milliseconds,
+                              time_on_stream(stream, [&] { return launch_copy(elements); }));
+      // Events resolve about 0.5 us; a zero reading would make an infinite bandwidth.
+      seconds.push_back(std::max(milliseconds, 5e-4) * 1e-3);
+    }
+    const double bytes = static_cast<double>(elements * kBytesPerElement);
+    const double bytes_per_second = bytes / median(seconds);
+    max_measured = std::max(max_measured, bytes_per_second);
+    profile.bandwidth_curve.push_back({bytes, bytes_per_second});
+    if (options.verbose) {
+      std::cerr << "calibrate: " << static_cast<int64_t>(bytes)
+                << " bytes: " << bytes_per_second / 1e9 << " GB/s\n";
+    }
+  }
+  // The buffers are freed on return: nothing may still read them.
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  return max_measured;
+}
+
+// Launch latency phi in microseconds: the median over batches of back-to-back launches.
+Result<double> measure_launch_latency(const DriverApi& driver, CUfunction empty,
+                                      cudaStream_t stream, const CalibrationOptions& options) {
+  std::vector<double> launch_us;
+  auto launch_empty = [&]() -> Status {
+    return driver.check(driver.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, stream, nullptr, nullptr),
+                        "cuLaunchKernel(empty)");
+  };
+  for (int i = 0; i < 100; ++i) STITCH_RETURN_IF_ERROR(launch_empty());  // warm-up
+  for (int i = 0; i < options.repetitions; ++i) {
+    STITCH_ASSIGN_OR_RETURN(double milliseconds, time_on_stream(stream, [&]() -> Status {
+                              for (int launch = 0; launch < kLaunchBatch; ++launch) {
+                                STITCH_RETURN_IF_ERROR(launch_empty());
+                              }
+                              return Status::ok();
+                            }));
+    launch_us.push_back(milliseconds * 1e3 / kLaunchBatch);
+  }
+  return std::max(median(launch_us), 1e-3);
+}
+
+// The shipped profile of the same GPU (its name in the device name, the same SM
+// count), for what CUDA does not report.
+std::optional<cost_model::DeviceProfile> shipped_profile(const cudaDeviceProp& properties) {
+  const std::string device_name = lowercase(properties.name);
+  for (const std::string& name : cost_model::builtin_device_profile_names()) {
+    if (device_name.find(name) == std::string::npos) continue;
+    Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(name);
+    if (builtin.is_ok() && builtin->sm_count == properties.multiProcessorCount) return *builtin;
+  }
+  return std::nullopt;
+}
+
+// The profile's device fields and peaks, from the device's facts, the shipped
+// profile when one matches, and the highest measured bandwidth.
+void describe_device(const DeviceFacts& facts, double max_measured,
+                     const CalibrationOptions& options, cost_model::DeviceProfile& profile) {
+  const cudaDeviceProp& properties = facts.properties;
+  const std::optional<cost_model::DeviceProfile> shipped = shipped_profile(properties);
+  if (shipped) {
+    profile.name = shipped->name;
+  } else {
+    profile.name = lowercase(properties.name);
+    std::replace(profile.name.begin(), profile.name.end(), ' ', '-');
+  }
+  profile.source = "calibrated";
+  profile.date = today_utc();
+  profile.sku = properties.name;
+  profile.note = "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
+                 "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
+                 "empty kernels).";
+  profile.sm_count = properties.multiProcessorCount;
+  profile.max_threads_per_block = properties.maxThreadsPerBlock;
+  profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
+  profile.warp_size = properties.warpSize;
+  profile.registers_per_block = properties.regsPerBlock;
+  profile.registers_per_sm = properties.regsPerMultiprocessor;
+  profile.shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
+  profile.shared_memory_per_block_optin = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
+  profile.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
+  profile.l2_bytes = properties.l2CacheSize;
+  if (facts.memory_clock_khz > 0 && facts.bus_bits > 0) {
+    profile.peak_dram_bytes_per_second =
+        2.0 * facts.memory_clock_khz * 1e3 * facts.bus_bits / 8.0;
+  } else if (shipped) {
+    profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
+  } else {
+    profile.peak_dram_bytes_per_second = max_measured;
+  }
+  if (shipped) {
+    profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
+    profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
+    return;
+  }
+  profile.fp32_flops_per_second =
+      static_cast<double>(properties.multiProcessorCount) * facts.clock_khz * 1e3 * 128 * 2;
+  profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
+  profile.note += " fp32/fp16 peaks are estimates (no shipped profile matches this GPU).";
+  if (options.verbose) {
+    std::cerr << "calibrate: no shipped profile matches " << properties.name
+              << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
+                 "that: no tensor cores)\n";
+  }
+}
+
+}  // namespace
+
+Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions& options) {
+  STITCH_RETURN_IF_ERROR(check_options(options));
+  STITCH_ASSIGN_OR_RETURN(DeviceFacts facts, open_device(options));
+  const cudaDeviceProp& properties = facts.properties;
   if (options.verbose) {
     std::cerr << "calibrate: " << properties.name << " (sm_" << properties.major << properties.minor
               << ", " << properties.multiProcessorCount << " SMs)\n";
@@ -334,140 +508,15 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
   STITCH_RETURN_IF_ERROR(
       cuda_status(cudaStreamCreateWithFlags(stream.receive(), cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags"));
-  const std::vector<int64_t> sizes = copy_elements(options);
-  const int64_t max_elements = sizes.back();
-  const size_t buffer_bytes = static_cast<size_t>(max_elements) * 16;
-  OwnedDeviceMemory x;
-  OwnedDeviceMemory y;
-  OwnedDeviceMemory flush;
-  const size_t flush_bytes = 2 * static_cast<size_t>(std::max(properties.l2CacheSize, 0));
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaMalloc(x.receive(), buffer_bytes), "cudaMalloc(source)"));
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaMalloc(y.receive(), buffer_bytes), "cudaMalloc(destination)"));
-  if (flush_bytes > 0) {
-    STITCH_RETURN_IF_ERROR(
-        cuda_status(cudaMalloc(flush.receive(), flush_bytes), "cudaMalloc(L2 flush)"));
-  }
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaMemsetAsync(x.get(), 0, buffer_bytes, stream.get()), "cudaMemsetAsync"));
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaMemsetAsync(y.get(), 0, buffer_bytes, stream.get()), "cudaMemsetAsync"));
-
-  const int64_t resident_blocks = static_cast<int64_t>(properties.multiProcessorCount) *
-                                  std::max(1, properties.maxThreadsPerMultiProcessor / kCopyBlock);
-  auto launch_copy = [&](int64_t elements) -> Status {
-    const int64_t grid =
-        std::clamp<int64_t>((elements + kCopyBlock - 1) / kCopyBlock, 1, resident_blocks);
-    void* source = x.get();
-    void* destination = y.get();
-    unsigned long long n = static_cast<unsigned long long>(elements);
-    void* arguments[] = {&source, &destination, &n};
-    return driver.check(driver.launch_kernel(copy, static_cast<unsigned int>(grid), 1, 1,
-                                             kCopyBlock, 1, 1, 0, stream.get(), arguments, nullptr),
-                        "cuLaunchKernel(copy)");
-  };
-  auto flush_l2 = [&]() -> Status {
-    if (flush_bytes == 0) return Status::ok();
-    return cuda_status(cudaMemsetAsync(flush.get(), 0, flush_bytes, stream.get()),
-                       "cudaMemsetAsync(L2 flush)");
-  };
-
   cost_model::DeviceProfile profile{};
-  double max_measured = 0.0;
-  for (int64_t elements : sizes) {
-    for (int i = 0; i < 3; ++i) STITCH_RETURN_IF_ERROR(launch_copy(elements));  // warm-up
-    std::vector<double> seconds;
-    for (int i = 0; i < options.repetitions; ++i) {
-      STITCH_RETURN_IF_ERROR(flush_l2());
-      STITCH_ASSIGN_OR_RETURN(double milliseconds,
-                              time_on_stream(stream.get(), [&] { return launch_copy(elements); }));
-      // Events resolve about 0.5 us; a zero reading would make an infinite bandwidth.
-      seconds.push_back(std::max(milliseconds, 5e-4) * 1e-3);
-    }
-    const double bytes = static_cast<double>(elements * kBytesPerElement);
-    const double bytes_per_second = bytes / median(seconds);
-    max_measured = std::max(max_measured, bytes_per_second);
-    profile.bandwidth_curve.push_back({bytes, bytes_per_second});
-    if (options.verbose) {
-      std::cerr << "calibrate: " << static_cast<int64_t>(bytes)
-                << " bytes: " << bytes_per_second / 1e9 << " GB/s\n";
-    }
-  }
-
-  std::vector<double> launch_us;
-  auto launch_empty = [&]() -> Status {
-    return driver.check(
-        driver.launch_kernel(empty, 1, 1, 1, 1, 1, 1, 0, stream.get(), nullptr, nullptr),
-        "cuLaunchKernel(empty)");
-  };
-  for (int i = 0; i < 100; ++i) STITCH_RETURN_IF_ERROR(launch_empty());  // warm-up
-  for (int i = 0; i < options.repetitions; ++i) {
-    STITCH_ASSIGN_OR_RETURN(double milliseconds, time_on_stream(stream.get(), [&]() -> Status {
-                              for (int launch = 0; launch < kLaunchBatch; ++launch) {
-                                STITCH_RETURN_IF_ERROR(launch_empty());
-                              }
-                              return Status::ok();
-                            }));
-    launch_us.push_back(milliseconds * 1e3 / kLaunchBatch);
-  }
-  profile.launch_latency_us = std::max(median(launch_us), 1e-3);
+  STITCH_ASSIGN_OR_RETURN(
+      double max_measured,
+      measure_bandwidth(driver, copy, stream.get(), properties, options, profile));
+  STITCH_ASSIGN_OR_RETURN(profile.launch_latency_us,
+                          measure_launch_latency(driver, empty, stream.get(), options));
   if (options.verbose)
     std::cerr << "calibrate: launch latency " << profile.launch_latency_us << " us\n";
-
-  // The shipped profile of the same GPU, for what CUDA does not report.
-  const std::string device_name = lowercase(properties.name);
-  std::optional<cost_model::DeviceProfile> shipped;
-  for (const std::string& name : cost_model::builtin_device_profile_names()) {
-    if (device_name.find(name) == std::string::npos) continue;
-    Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(name);
-    if (builtin.is_ok() && builtin->sm_count == properties.multiProcessorCount) {
-      shipped = *builtin;
-      break;
-    }
-  }
-  if (shipped) {
-    profile.name = shipped->name;
-  } else {
-    profile.name = device_name;
-    std::replace(profile.name.begin(), profile.name.end(), ' ', '-');
-  }
-  profile.source = "calibrated";
-  profile.date = today_utc();
-  profile.sku = properties.name;
-  profile.note = "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
-                 "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
-                 "empty kernels).";
-  profile.sm_count = properties.multiProcessorCount;
-  profile.max_threads_per_block = properties.maxThreadsPerBlock;
-  profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
-  profile.warp_size = properties.warpSize;
-  profile.registers_per_block = properties.regsPerBlock;
-  profile.registers_per_sm = properties.regsPerMultiprocessor;
-  profile.shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
-  profile.shared_memory_per_block_optin = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
-  profile.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
-  profile.l2_bytes = properties.l2CacheSize;
-  if (memory_clock_khz > 0 && bus_bits > 0) {
-    profile.peak_dram_bytes_per_second = 2.0 * memory_clock_khz * 1e3 * bus_bits / 8.0;
-  } else if (shipped) {
-    profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
-  } else {
-    profile.peak_dram_bytes_per_second = max_measured;
-  }
-  if (shipped) {
-    profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
-    profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
-  } else {
-    profile.fp32_flops_per_second =
-        static_cast<double>(properties.multiProcessorCount) * clock_khz * 1e3 * 128 * 2;
-    profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
-    profile.note += " fp32/fp16 peaks are estimates (no shipped profile matches this GPU).";
-    if (options.verbose) {
-      std::cerr << "calibrate: no shipped profile matches " << properties.name
-                << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
-                   "that: no tensor cores)\n";
-    }
-  }
+  describe_device(facts, max_measured, options, profile);
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
   return profile;
 }
