@@ -139,7 +139,7 @@ int run(int argc, char** argv) {
   }
 
   if (list_passes) {
-    for (const stitch::ir::PassInfo& pass : stitch::ir::list_passes()) {
+    for (const stitch::ir::Pass& pass : stitch::ir::list_passes()) {
       std::printf("%-18s %.*s\n", std::string(pass.name).c_str(),
                   static_cast<int>(pass.summary.size()), pass.summary.data());
     }

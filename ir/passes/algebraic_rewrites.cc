@@ -391,7 +391,7 @@ bool rewrite(Graph& graph, NodeId id, int64_t opset) {
 
 }  // namespace
 
-Result<bool> AlgebraicRewritePass::run(Graph& graph, PassContext& context) {
+Result<bool> rewrite_algebraic(Graph& graph, PassContext& context) {
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   bool changed = false;
   for (NodeId id : order) {

@@ -72,13 +72,6 @@
 
 namespace stitch::ir {
 
-class AlgebraicRewritePass final : public Pass {
- public:
-  std::string_view name() const override { return "algebraic"; }
-  std::string_view summary() const override {
-    return "x*1, x+0, x/1, x-0, -(-x), Reshape chains, Transpose chains merged, broadcast constant Mul/Add chains folded where exact";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
-};
+Result<bool> rewrite_algebraic(Graph& graph, PassContext& context);
 
 }  // namespace stitch::ir

@@ -73,7 +73,7 @@ std::optional<int64_t> static_output_bytes(const Graph& graph, const Node& node)
 
 }  // namespace
 
-Result<bool> ConstantFoldingPass::run(Graph& graph, PassContext& context) {
+Result<bool> fold_constants(Graph& graph, PassContext& context) {
   bool changed = constant_nodes_to_initializers(graph);
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   std::vector<const Tensor*> inputs;

@@ -51,13 +51,6 @@
 
 namespace stitch::ir {
 
-class ConstantFoldingPass final : public Pass {
- public:
-  std::string_view name() const override { return "constant-folding"; }
-  std::string_view summary() const override {
-    return "Evaluates nodes whose inputs are all constants with the reference interpreter and replaces them by initializers, up to a size limit";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
-};
+Result<bool> fold_constants(Graph& graph, PassContext& context);
 
 }  // namespace stitch::ir

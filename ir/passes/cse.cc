@@ -179,7 +179,7 @@ bool merge_initializers(Graph& graph) {
     bool keep_name = read_by_subgraph(graph, id);
     if (!has_loaded_data(tensor) ||
         static_cast<int64_t>(tensor.bytes.size()) >
-            CommonSubexpressionEliminationPass::kMaxMergedInitializerBytes) {
+            kMaxMergedInitializerBytes) {
       continue;
     }
     std::string key;
@@ -203,7 +203,7 @@ bool merge_initializers(Graph& graph) {
 
 }  // namespace
 
-Result<bool> CommonSubexpressionEliminationPass::run(Graph& graph, PassContext& /*context*/) {
+Result<bool> eliminate_common_subexpressions(Graph& graph, PassContext& /*context*/) {
   bool changed = merge_initializers(graph);
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   std::unordered_map<std::string, std::vector<NodeId>> by_key;

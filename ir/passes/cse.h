@@ -47,15 +47,8 @@
 
 namespace stitch::ir {
 
-class CommonSubexpressionEliminationPass final : public Pass {
- public:
-  std::string_view name() const override { return "cse"; }
-  std::string_view summary() const override {
-    return "Merges nodes with the same op, attributes and inputs";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
+Result<bool> eliminate_common_subexpressions(Graph& graph, PassContext& context);
 
-  static constexpr int64_t kMaxMergedInitializerBytes = 64 * 1024;
-};
+inline constexpr int64_t kMaxMergedInitializerBytes = 64 * 1024;
 
 }  // namespace stitch::ir

@@ -5,7 +5,7 @@
 
 namespace stitch::ir {
 
-Result<bool> DeadCodeEliminationPass::run(Graph& graph, PassContext& /*context*/) {
+Result<bool> eliminate_dead_code(Graph& graph, PassContext& /*context*/) {
   std::vector<bool> live(static_cast<size_t>(graph.node_capacity()), false);
   std::vector<NodeId> worklist;
   auto mark_producer = [&](ValueId value) {

@@ -33,13 +33,6 @@
 
 namespace stitch::ir {
 
-class DeadCodeEliminationPass final : public Pass {
- public:
-  std::string_view name() const override { return "dce"; }
-  std::string_view summary() const override {
-    return "Removes nodes and initializers that no graph output depends on";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
-};
+Result<bool> eliminate_dead_code(Graph& graph, PassContext& context);
 
 }  // namespace stitch::ir

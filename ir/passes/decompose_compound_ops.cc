@@ -738,7 +738,7 @@ Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
 
 }  // namespace
 
-Result<bool> DecomposeCompoundOpsPass::run(Graph& graph, PassContext& context) {
+Result<bool> decompose_compound_ops(Graph& graph, PassContext& context) {
   bool changed = false;
   // Nodes created here are primitive, so only the ids present at the start are
   // visited.

@@ -101,13 +101,6 @@
 
 namespace stitch::ir {
 
-class DecomposeCompoundOpsPass final : public Pass {
- public:
-  std::string_view name() const override { return "decompose"; }
-  std::string_view summary() const override {
-    return "Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm and GlobalAveragePool into primitive ops";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
-};
+Result<bool> decompose_compound_ops(Graph& graph, PassContext& context);
 
 }  // namespace stitch::ir

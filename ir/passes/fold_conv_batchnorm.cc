@@ -109,7 +109,7 @@ bool fold(Graph& graph, NodeId batch_norm_id) {
 
 }  // namespace
 
-Result<bool> FoldConvBatchNormPass::run(Graph& graph, PassContext& /*context*/) {
+Result<bool> fold_conv_batchnorm(Graph& graph, PassContext& /*context*/) {
   bool changed = false;
   for (NodeId id : graph.node_ids()) {
     const Node& node = graph.node(id);

@@ -45,14 +45,6 @@
 
 namespace stitch::ir {
 
-class FoldConvBatchNormPass final : public Pass {
- public:
-  std::string_view name() const override { return "fold-conv-batchnorm"; }
-  std::string_view summary() const override {
-    return "Folds an inference BatchNormalization with constant statistics into the weights and "
-           "bias of the Conv that feeds it";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
-};
+Result<bool> fold_conv_batchnorm(Graph& graph, PassContext& context);
 
 }  // namespace stitch::ir

@@ -134,7 +134,7 @@ bool bypass(Graph& graph, const std::vector<NodeId>& chain, ValueId source) {
 
 }  // namespace
 
-Result<bool> NoOpEliminationPass::run(Graph& graph, PassContext& context) {
+Result<bool> eliminate_noops(Graph& graph, PassContext& context) {
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   bool changed = false;
   for (NodeId id : order) {

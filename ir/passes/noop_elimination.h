@@ -54,13 +54,6 @@
 
 namespace stitch::ir {
 
-class NoOpEliminationPass final : public Pass {
- public:
-  std::string_view name() const override { return "noop-elimination"; }
-  std::string_view summary() const override {
-    return "Removes Identity, inference Dropout, same-type Cast, same-shape Reshape/Expand, cancelling Transposes, whole-tensor Slice, zero Pad";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
-};
+Result<bool> eliminate_noops(Graph& graph, PassContext& context);
 
 }  // namespace stitch::ir

@@ -30,14 +30,12 @@ struct PassContext {
   int64_t max_folded_constant_bytes = 1 << 20;
 };
 
-class Pass {
- public:
-  virtual ~Pass() = default;
-  virtual std::string_view name() const = 0;
-  // One line for --list-passes.
-  virtual std::string_view summary() const = 0;
-  // Rewrites `graph`; true when anything changed.
-  virtual Result<bool> run(Graph& graph, PassContext& context) = 0;
+// A pass: a named rewrite of the graph, registered in pipeline.cc's table. `run`
+// returns true when anything changed.
+struct Pass {
+  std::string_view name;     // for --passes, --disable-pass and --dump-ir-after
+  std::string_view summary;  // one line for --list-passes
+  Result<bool> (*run)(Graph& graph, PassContext& context) = nullptr;
 };
 
 // The data of `value` when it is known at compile time: an initializer that is not

@@ -22,24 +22,48 @@
 namespace stitch::ir {
 namespace {
 
-// Every pass, in default pipeline order.
-std::vector<std::unique_ptr<Pass>> make_all_passes() {
-  std::vector<std::unique_ptr<Pass>> passes;
-  passes.push_back(std::make_unique<ShapeFoldingPass>());
-  passes.push_back(std::make_unique<ConstantFoldingPass>());
-  passes.push_back(std::make_unique<NoOpEliminationPass>());
-  passes.push_back(std::make_unique<AlgebraicRewritePass>());
-  passes.push_back(std::make_unique<FoldConvBatchNormPass>());
-  passes.push_back(std::make_unique<CommonSubexpressionEliminationPass>());
-  passes.push_back(std::make_unique<DeadCodeEliminationPass>());
-  passes.push_back(std::make_unique<DecomposeCompoundOpsPass>());
+// Every pass, in default pipeline order: name, function and one-line summary.
+const std::vector<Pass>& all_passes() {
+  static const std::vector<Pass> passes = {
+      {"shape-folding",
+       "Replaces Shape/Size/Gather/Unsqueeze/Concat/Reshape/ConstantOfShape/Range chains "
+       "by constants once shapes are static",
+       fold_shapes},
+      {"constant-folding",
+       "Evaluates nodes whose inputs are all constants with the reference interpreter "
+       "and replaces them by initializers, up to a size limit",
+       fold_constants},
+      {"noop-elimination",
+       "Removes Identity, inference Dropout, same-type Cast, same-shape Reshape/Expand, "
+       "cancelling Transposes, whole-tensor Slice, zero Pad",
+       eliminate_noops},
+      {"algebraic",
+       "x*1, x+0, x/1, x-0, -(-x), Reshape chains, Transpose chains merged, broadcast "
+       "constant Mul/Add chains folded where exact",
+       rewrite_algebraic},
+      {"fold-conv-batchnorm",
+       "Folds an inference BatchNormalization with constant statistics into the weights "
+       "and bias of the Conv that feeds it",
+       fold_conv_batchnorm},
+      {"cse",
+       "Merges nodes with the same op, attributes and inputs",
+       eliminate_common_subexpressions},
+      {"dce",
+       "Removes nodes and initializers that no graph output depends on",
+       eliminate_dead_code},
+      {"decompose",
+       "Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, "
+       "Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic "
+       "Sum/Mean, Gemm and GlobalAveragePool into primitive ops",
+       decompose_compound_ops},
+  };
   return passes;
 }
 
 Status unknown_pass(std::string_view name, std::string_view flag) {
   std::vector<std::string> names;
   std::string all;
-  for (const PassInfo& info : list_passes()) {
+  for (const Pass& info : all_passes()) {
     names.emplace_back(info.name);
     all += (all.empty() ? "" : ", ") + std::string(info.name);
   }
@@ -56,12 +80,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<PassInfo> list_passes() {
-  std::vector<PassInfo> infos;
-  // Names and summaries are string literals inside the pass classes, so the views
-  // stay valid after the temporary pass objects are gone.
-  for (const auto& pass : make_all_passes()) infos.push_back({pass->name(), pass->summary()});
-  return infos;
+std::vector<Pass> list_passes() {
+  return all_passes();
 }
 
 // Why this order (each round runs the whole sequence; rounds repeat to a fixed point):
@@ -103,10 +123,9 @@ std::vector<std::string> split_pass_list(std::string_view list) {
 }
 
 Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& options) {
-  std::vector<std::unique_ptr<Pass>> available = make_all_passes();
-  auto find_pass = [&](std::string_view name) -> Pass* {
-    for (auto& pass : available) {
-      if (pass->name() == name) return pass.get();
+  auto find_pass = [&](std::string_view name) -> const Pass* {
+    for (const Pass& pass : all_passes()) {
+      if (pass.name == name) return &pass;
     }
     return nullptr;
   };
@@ -117,9 +136,9 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
     return unknown_pass(options.dump_ir_after, "--dump-ir-after");
   }
   std::vector<std::string> names = options.passes.empty() ? default_pipeline() : options.passes;
-  std::vector<Pass*> selected;
+  std::vector<const Pass*> selected;
   for (const std::string& name : names) {
-    Pass* pass = find_pass(name);
+    const Pass* pass = find_pass(name);
     if (pass == nullptr) return unknown_pass(name, "--passes");
     if (std::find(options.disabled.begin(), options.disabled.end(), name) !=
         options.disabled.end()) {
@@ -136,14 +155,14 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
 
   SimplifyStatistics statistics;
   statistics.nodes_before = graph.num_nodes();
-  for (Pass* pass : selected) statistics.passes.push_back(PassStatistics{std::string(pass->name())});
+  for (const Pass* pass : selected) statistics.passes.push_back(PassStatistics{std::string(pass->name)});
   int dump_count = 0;
   std::vector<char> live_before;
   for (int round = 0; round < options.max_iterations; ++round) {
     ++statistics.iterations;
     bool changed_in_round = false;
     for (size_t index = 0; index < selected.size(); ++index) {
-      Pass& pass = *selected[index];
+      const Pass& pass = *selected[index];
       PassStatistics& stats = statistics.passes[index];
       // Node ids are stable within a round (compaction happens between rounds), so
       // nodes removed are the live ones that died and nodes added the new ids.
@@ -155,7 +174,7 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       stats.seconds += seconds_since(start);
       ++stats.runs;
       if (!changed.is_ok()) {
-        return changed.status().with_prefix("pass " + std::string(pass.name()) + ": ");
+        return changed.status().with_prefix("pass " + std::string(pass.name) + ": ");
       }
       if (!changed.value()) continue;
       ++stats.changed_runs;
@@ -169,15 +188,15 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       if (options.verify_each) {
         Status verified = verify(model);
         if (!verified.is_ok()) {
-          return Status::internal("the IR is invalid after pass " + std::string(pass.name()) +
+          return Status::internal("the IR is invalid after pass " + std::string(pass.name) +
                                   ": " + verified.message());
         }
       }
-      if (pass.name() == options.dump_ir_after) {
+      if (pass.name == options.dump_ir_after) {
         char prefix[16];
         std::snprintf(prefix, sizeof(prefix), "%02d-", ++dump_count);
         std::filesystem::path path = std::filesystem::path(options.dump_directory) /
-                                     (prefix + std::string(pass.name()) + ".ir");
+                                     (prefix + std::string(pass.name) + ".ir");
         std::ofstream out(path, std::ios::binary);
         out << print_model(model);
         if (!out) return Status::invalid_input("cannot write " + path.string());

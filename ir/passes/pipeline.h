@@ -44,12 +44,8 @@ struct SimplifyStatistics {
   int64_t nodes_after = 0;
 };
 
-// Every pass, in default pipeline order: name and one-line summary.
-struct PassInfo {
-  std::string_view name;
-  std::string_view summary;
-};
-std::vector<PassInfo> list_passes();
+// Every pass, in default pipeline order.
+std::vector<Pass> list_passes();
 
 // The default pipeline's pass names, in order (see pipeline.cc for why this order).
 std::vector<std::string> default_pipeline();

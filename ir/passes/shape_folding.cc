@@ -54,12 +54,12 @@ std::optional<std::vector<Tensor>> evaluate_chain(const Graph& graph, const Node
   for (ValueId output : node.outputs) {
     if (output == kNoId) continue;
     int64_t elements = graph.value(output).type.num_elements();
-    if (elements > ShapeFoldingPass::kMaxChainElements) return std::nullopt;
+    if (elements > kMaxChainElements) return std::nullopt;
   }
   Result<std::vector<Tensor>> results = evaluate_node(node, opset, inputs);
   if (!results.is_ok() || results->size() < node.outputs.size()) return std::nullopt;
   for (const Tensor& tensor : *results) {
-    if (tensor.num_elements() > ShapeFoldingPass::kMaxChainElements) return std::nullopt;
+    if (tensor.num_elements() > kMaxChainElements) return std::nullopt;
   }
   return std::move(results).value();
 }
@@ -100,7 +100,7 @@ std::optional<Tensor> static_shape_input(const Graph& graph, const Node& node) {
 
 }  // namespace
 
-Result<bool> ShapeFoldingPass::run(Graph& graph, PassContext& context) {
+Result<bool> fold_shapes(Graph& graph, PassContext& context) {
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   bool changed = false;
   for (NodeId id : order) {

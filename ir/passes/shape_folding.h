@@ -48,17 +48,10 @@
 
 namespace stitch::ir {
 
-class ShapeFoldingPass final : public Pass {
- public:
-  std::string_view name() const override { return "shape-folding"; }
-  std::string_view summary() const override {
-    return "Replaces Shape/Size/Gather/Unsqueeze/Concat/Reshape/ConstantOfShape/Range chains by constants once shapes are static";
-  }
-  Result<bool> run(Graph& graph, PassContext& context) override;
+Result<bool> fold_shapes(Graph& graph, PassContext& context);
 
-  // Largest output (elements) step 2 folds: shape vectors and index ranges, not
-  // tensors of activation size (those are constant-folding's, under its limit).
-  static constexpr int64_t kMaxChainElements = 4096;
-};
+// Largest output (elements) step 2 folds: shape vectors and index ranges, not
+// tensors of activation size (those are constant-folding's, under its limit).
+inline constexpr int64_t kMaxChainElements = 4096;
 
 }  // namespace stitch::ir

@@ -1,4 +1,4 @@
-// AlgebraicRewritePass beyond the golden tests: the folded Mul/Add chains are
+// The algebraic pass beyond the golden tests: the folded Mul/Add chains are
 // bit-exact on random inputs (the reason the pass folds only where exact), and the
 // chains it refuses would not be.
 #include "ir/passes/algebraic_rewrites.h"
@@ -51,8 +51,7 @@ std::pair<bool, bool> run_and_compare(Model& model, const Tensor& x) {
   STITCH_CHECK(before.is_ok()) << before.status().message();
   PassContext context;
   context.default_opset = 17;
-  AlgebraicRewritePass pass;
-  Result<bool> changed = pass.run(model.graph, context);
+  Result<bool> changed = rewrite_algebraic(model.graph, context);
   STITCH_CHECK(changed.is_ok()) << changed.status().message();
   Status verified = verify(model);
   EXPECT_TRUE(verified.is_ok()) << verified.message();

@@ -1,4 +1,4 @@
-// Numerical equality of every decomposition of DecomposeCompoundOpsPass: the
+// Numerical equality of every decomposition of the decompose pass: the
 // original compound node and the opened graph, both evaluated by the reference
 // interpreter on the same inputs (random, or the values a case gives), agree within
 // |a - b| <= tol * max(|b|, 1) (float32: 1e-5; float16: 1e-2); a NaN or an infinity
@@ -96,8 +96,7 @@ TEST_P(DecomposeNumericsTest, MatchesTheCompoundOp) {
   Model opened = original;
   PassContext context;
   context.default_opset = test_case.opset;
-  DecomposeCompoundOpsPass pass;
-  Result<bool> changed = pass.run(opened.graph, context);
+  Result<bool> changed = decompose_compound_ops(opened.graph, context);
   ASSERT_TRUE(changed.is_ok()) << changed.status().message();
   EXPECT_TRUE(changed.value());
   Status verified = verify(opened);
