@@ -392,7 +392,7 @@ bool rewrite(Graph& graph, NodeId id, int64_t opset) {
 }  // namespace
 
 Result<bool> rewrite_algebraic(Graph& graph, PassContext& context) {
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, context.analyses.topological_order(graph));
   bool changed = false;
   for (NodeId id : order) {
     if (graph.node(id).dead) continue;

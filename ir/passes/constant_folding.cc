@@ -75,7 +75,7 @@ std::optional<int64_t> static_output_bytes(const Graph& graph, const Node& node)
 
 Result<bool> fold_constants(Graph& graph, PassContext& context) {
   bool changed = constant_nodes_to_initializers(graph);
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, context.analyses.topological_order(graph));
   std::vector<const Tensor*> inputs;
   for (NodeId id : order) {
     const Node& node = graph.node(id);

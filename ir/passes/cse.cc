@@ -203,9 +203,10 @@ bool merge_initializers(Graph& graph) {
 
 }  // namespace
 
-Result<bool> eliminate_common_subexpressions(Graph& graph, PassContext& /*context*/) {
+Result<bool> eliminate_common_subexpressions(Graph& graph, PassContext& context) {
   bool changed = merge_initializers(graph);
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  if (changed) context.analyses.invalidate();
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, context.analyses.topological_order(graph));
   std::unordered_map<std::string, std::vector<NodeId>> by_key;
   for (NodeId id : order) {
     const Node& node = graph.node(id);

@@ -135,7 +135,7 @@ bool bypass(Graph& graph, const std::vector<NodeId>& chain, ValueId source) {
 }  // namespace
 
 Result<bool> eliminate_noops(Graph& graph, PassContext& context) {
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, context.analyses.topological_order(graph));
   bool changed = false;
   for (NodeId id : order) {
     const Node& node = graph.node(id);

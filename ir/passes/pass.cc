@@ -4,7 +4,23 @@
 #include <algorithm>
 #include <utility>
 
+#include "ir/core/analysis.h"
+
 namespace stitch::ir {
+
+Result<std::vector<NodeId>> AnalysisCache::topological_order(const Graph& graph) {
+  if (graph_ != &graph || !order_) {
+    STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, ir::topological_order(graph));
+    order_ = std::move(order);
+    graph_ = &graph;
+  }
+  return *order_;
+}
+
+void AnalysisCache::invalidate() {
+  graph_ = nullptr;
+  order_.reset();
+}
 
 const Tensor* constant_data(const Graph& graph, ValueId id) {
   if (id == kNoId) return nullptr;

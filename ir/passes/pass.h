@@ -1,7 +1,7 @@
 // The pass interface of the simplification pipeline (DESIGN.md, ir/passes/).
 //
-// A pass is a class with a name, a one-line summary and `run`, which rewrites the
-// graph in place and returns whether it changed anything. Passes keep the graph
+// A pass is a function, registered with a name and a one-line summary, which rewrites
+// the graph in place and returns whether it changed anything. Passes keep the graph
 // valid for ir::verify after every run: graph input and output names never change,
 // dead nodes are removed with Graph::remove_node, and values nothing reads any more
 // are removed with Graph::remove_value (DCE sweeps what a pass leaves behind).
@@ -22,12 +22,29 @@
 
 namespace stitch::ir {
 
+// Analyses passes share, computed on first use and kept until the graph changes, as
+// MLIR's getAnalysis: the pipeline invalidates them after every pass run that changed
+// the graph and after compaction, so a pass that finds nothing to do leaves the next
+// one its analyses. A pass that changes the graph and then asks again must invalidate
+// first.
+class AnalysisCache {
+ public:
+  // ir::topological_order of `graph`, from the cache when it holds one for `graph`.
+  Result<std::vector<NodeId>> topological_order(const Graph& graph);
+  void invalidate();
+
+ private:
+  const Graph* graph_ = nullptr;
+  std::optional<std::vector<NodeId>> order_;
+};
+
 struct PassContext {
   int64_t default_opset = 0;     // the model's default-domain opset
   std::string model_path;        // for messages
   // Constant folding never creates a constant larger than this, so weights are not
   // duplicated (e.g. by folding Transpose(W) into a second copy of W).
   int64_t max_folded_constant_bytes = 1 << 20;
+  AnalysisCache analyses;
 };
 
 // A pass: a named rewrite of the graph, registered in pipeline.cc's table. `run`

@@ -169,6 +169,7 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       int32_t capacity = graph.node_capacity();
       live_before.assign(static_cast<size_t>(capacity), 0);
       for (NodeId id : graph.node_ids()) live_before[static_cast<size_t>(id)] = 1;
+      const int64_t nodes_before = graph.num_nodes();
       auto start = std::chrono::steady_clock::now();
       Result<bool> changed = pass.run(graph, context);
       stats.seconds += seconds_since(start);
@@ -176,7 +177,13 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       if (!changed.is_ok()) {
         return changed.status().with_prefix("pass " + std::string(pass.name) + ": ");
       }
-      if (!changed.value()) continue;
+      if (!changed.value()) {
+        // The analyses stay valid only if "no change" is true of the nodes.
+        STITCH_CHECK(graph.node_capacity() == capacity && graph.num_nodes() == nodes_before)
+            << "pass " << pass.name << " changed the nodes but reported no change";
+        continue;
+      }
+      context.analyses.invalidate();
       ++stats.changed_runs;
       changed_in_round = true;
       for (NodeId id = 0; id < graph.node_capacity(); ++id) {
@@ -203,6 +210,7 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       }
     }
     graph.compact();
+    context.analyses.invalidate();  // compaction renumbers the ids
     if (!changed_in_round) {
       statistics.reached_fixed_point = true;
       break;

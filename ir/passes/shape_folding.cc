@@ -101,7 +101,7 @@ std::optional<Tensor> static_shape_input(const Graph& graph, const Node& node) {
 }  // namespace
 
 Result<bool> fold_shapes(Graph& graph, PassContext& context) {
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, context.analyses.topological_order(graph));
   bool changed = false;
   for (NodeId id : order) {
     const Node& node = graph.node(id);
