@@ -141,9 +141,10 @@ std::vector<ir::Attribute> group_attributes(const ir::Graph& graph, const fusion
                                             const emit::EmittedKernel* codegen) {
   std::vector<std::string> node_names;
   for (ir::NodeId id : group.nodes) node_names.push_back(graph.node(id).name);
+  const std::string category(fusion::to_string(group.category));
   std::vector<ir::Attribute> attributes = {ir::Attribute::make_string("kernel", kernel),
-                                           ir::Attribute::make_string("category", group.category)};
-  if (group.category == "library") {
+                                           ir::Attribute::make_string("category", category)};
+  if (group.category == fusion::GroupCategory::kLibrary) {
     attributes.push_back(ir::Attribute::make_string("library", group.library));
     attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
   }
@@ -269,7 +270,7 @@ Status run_compile(const CompileOptions& options) {
         STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
         for (size_t index = 0; index < result->groups.size(); ++index) {
           const fusion::PlannedGroup& group = result->groups[index];
-          if (group.category == "library") continue;
+          if (group.category == fusion::GroupCategory::kLibrary) continue;
           if (size_t owner = sharing->owner[index]; owner != index) {
             group_codegen[index] = group_codegen[owner];
             continue;
@@ -294,7 +295,7 @@ Status run_compile(const CompileOptions& options) {
         int single = 0;
         for (size_t index = 0; index < result->unfused.size(); ++index) {
           const fusion::UnfusedNode& node = result->unfused[index];
-          if (node.kind != "kernel") continue;
+          if (node.kind != fusion::UnfusedKind::kKernel) continue;
           // Ops without an index function (pooling, RNNs, Resize...) run as library
           // calls or on the reference path; the report leaves their codegen null.
           Result<emit::EmittedKernel> kernel =

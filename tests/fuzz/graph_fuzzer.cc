@@ -130,7 +130,8 @@ void check_source(const std::string& what, const std::string& text,
                           return static_cast<unsigned char>(c) < 0x20 ||
                                  static_cast<unsigned char>(c) > 0x7e;
                         }) ||
-                        name.find("*/") != std::string::npos || name.find("??") != std::string::npos;
+                        name.find("*/") != std::string::npos ||
+                        name.find("??") != std::string::npos;
     if (breaks && text.find(name) != std::string::npos) {
       fail(what, "carries the model's name \"" + escaped(name) + "\" raw");
     }
@@ -232,7 +233,10 @@ std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
                                                   const cost_model::DeviceProfile& profile) {
   std::vector<emit::EmittedKernel> kernels;
   for (size_t index = 0; index < plan.groups.size(); ++index) {
-    if (plan.groups[index].category == "library" || sharing.owner[index] != index) continue;
+    if (plan.groups[index].category == fusion::GroupCategory::kLibrary ||
+        sharing.owner[index] != index) {
+      continue;
+    }
     Result<emit::EmittedKernel> kernel = emit::emit_kernel(model.graph, sharing.boundaries[index],
                                                            sharing.kernel_names[index], profile);
     expect_not_internal("codegen", kernel.status());
@@ -243,7 +247,7 @@ std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
   if (!positions.is_ok()) return kernels;
   int single = 0;
   for (const fusion::UnfusedNode& node : plan.unfused) {
-    if (node.kind != "kernel") continue;
+    if (node.kind != fusion::UnfusedKind::kKernel) continue;
     Result<emit::EmittedKernel> kernel =
         emit::emit_kernel(model.graph, emit::group_boundary(model.graph, {node.node}, *positions),
                           "stitch_s" + std::to_string(single), profile);
