@@ -16,6 +16,7 @@
 #include "cost_model/device_profile.h"
 #include "emit/cuda_emitter.h"
 #include "emit/fused_model.h"
+#include "emit/fused_node_attributes.h"
 #include "emit/kernel_directory.h"
 #include "emit/ptxas_stats.h"
 #include "emit/onnx_writer.h"
@@ -139,27 +140,22 @@ void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
 std::vector<ir::Attribute> group_attributes(const ir::Graph& graph, const fusion::PlannedGroup& group,
                                             const std::string& kernel,
                                             const emit::EmittedKernel* codegen) {
-  std::vector<std::string> node_names;
-  for (ir::NodeId id : group.nodes) node_names.push_back(graph.node(id).name);
-  const std::string category(fusion::to_string(group.category));
-  std::vector<ir::Attribute> attributes = {ir::Attribute::make_string("kernel", kernel),
-                                           ir::Attribute::make_string("category", category)};
+  emit::FusedNodeAttributes attributes;
+  attributes.kernel = kernel;
+  attributes.category = group.category;
   if (group.category == fusion::GroupCategory::kLibrary) {
-    attributes.push_back(ir::Attribute::make_string("library", group.library));
-    attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
+    attributes.library = group.library;
+    attributes.epilogue = group.epilogue;
   }
   if (codegen != nullptr) {
-    attributes.push_back(ir::Attribute::make_string("source", "kernels/" + codegen->file));
-    attributes.push_back(ir::Attribute::make_int("grid", codegen->launch.grid));
-    attributes.push_back(ir::Attribute::make_int("block", codegen->launch.block));
-    attributes.push_back(ir::Attribute::make_string("composition", codegen->composition));
-    attributes.push_back(ir::Attribute::make_string("template", codegen->template_text));
+    attributes.codegen = emit::FusedNodeAttributes::Codegen{
+        "kernels/" + codegen->file, codegen->launch.grid, codegen->launch.block,
+        codegen->composition, codegen->template_text};
   }
-  attributes.push_back(
-      ir::Attribute::make_float("predicted_time_us", static_cast<float>(group.predicted_time_us)));
-  attributes.push_back(ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes));
-  attributes.push_back(ir::Attribute::make_strings("fused_nodes", std::move(node_names)));
-  return attributes;
+  attributes.predicted_time_us = static_cast<float>(group.predicted_time_us);
+  attributes.shared_memory_bytes = group.shared_memory_bytes;
+  for (ir::NodeId id : group.nodes) attributes.fused_nodes.push_back(graph.node(id).name);
+  return attributes.to_attributes();
 }
 
 // --device: a built-in profile name ("h100") or the path of a profile .json.
