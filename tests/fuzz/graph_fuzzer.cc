@@ -3,12 +3,12 @@
 // every input is a model: registry ops, zero and one dims, constants with integer
 // extremes, hostile names.
 //
-// The stages are chained as cli/compile.cc chains them (the CLI library is not part
-// of the fuzz build): import -> verify -> simplify (verifying after every pass) ->
-// verify -> plan -> codegen of every group and every single-op kernel -> rewrite ->
-// write and re-import the fused model -> report JSON, plan DOT, kernels.json and
-// kernels.h. The reference interpreter evaluates the imported and the simplified
-// graph on the same inputs.
+// The stages are chained as driver/compile.cc and cli/compile.cc chain them, one by
+// one so each stage's failure is named: import -> verify -> simplify (verifying
+// after every pass) -> verify -> plan -> codegen of every group and every single-op
+// kernel -> rewrite -> write and re-import the fused model -> report JSON, plan DOT,
+// kernels.json and kernels.h. The reference interpreter evaluates the imported and
+// the simplified graph on the same inputs.
 //
 // Asserts (each failure prints the stage and aborts, so libFuzzer keeps the input):
 //  - every stage returns ok or invalid_input, never internal; nothing crashes,
@@ -224,7 +224,7 @@ std::string read_bytes(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Codegen as cli/compile.cc does it: one kernel per distinct non-library group, one
+// Codegen as driver/compile.cc does it: one kernel per distinct non-library group, one
 // per unfused node that launches a kernel. Emitter refusals are fine (the CLI warns);
 // internal errors are not.
 std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
