@@ -1,4 +1,4 @@
-// The compile command: stitchopt MODEL -o OUT.
+// The compile command: stitchopt MODEL -o OUT: import, driver::compile, stage to disk.
 #include "cli/compile.h"
 
 #include <chrono>
@@ -14,17 +14,16 @@
 
 #include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
-#include "emit/cuda_emitter.h"
-#include "emit/fused_model.h"
+#include "driver/compile.h"
 #include "emit/kernel_directory.h"
-#include "emit/ptxas_stats.h"
 #include "emit/onnx_writer.h"
 #include "emit/plan_dot.h"
+#include "emit/ptxas_stats.h"
 #include "emit/report.h"
-#include "support/sha256.h"
 #include "ir/core/verifier.h"
 #include "onnx_import/importer.h"
 #include "support/escape.h"
+#include "support/sha256.h"
 #include "support/subprocess.h"
 
 namespace stitch::cli {
@@ -32,7 +31,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Times phases and prints "phase: 0.123 s" lines in verbose mode.
+// Times the CLI's own phases, takes the driver's, and prints "phase: 0.123 s" lines
+// in verbose mode as each phase ends.
 class PhaseTimer {
  public:
   explicit PhaseTimer(Verbosity verbosity) : verbosity_(verbosity) {}
@@ -44,10 +44,17 @@ class PhaseTimer {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     phases_.push_back(emit::PhaseTiming{name, seconds});
-    if (verbosity_ == Verbosity::kVerbose) {
-      std::fprintf(stderr, "stitchopt: %-8s %8.3f s\n", name.c_str(), seconds);
-    }
+    print(phases_.back());
     return result;
+  }
+  void print(const emit::PhaseTiming& phase) const {
+    if (verbosity_ == Verbosity::kVerbose) {
+      std::fprintf(stderr, "stitchopt: %-8s %8.3f s\n", phase.name.c_str(), phase.seconds);
+    }
+  }
+  // Phases timed elsewhere (the driver printed them as they ended).
+  void append(const std::vector<emit::PhaseTiming>& phases) {
+    phases_.insert(phases_.end(), phases.begin(), phases.end());
   }
   const std::vector<emit::PhaseTiming>& phases() const { return phases_; }
 
@@ -134,36 +141,41 @@ void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
   }
 }
 
-// The fused node's attributes of a group: `kernel` is its (shared) kernel name and
-// `codegen` that kernel's generated code, when it has some.
-std::vector<ir::Attribute> group_attributes(const ir::Graph& graph, const fusion::PlannedGroup& group,
-                                            const std::string& kernel,
-                                            const emit::EmittedKernel* codegen) {
-  std::vector<std::string> node_names;
-  for (ir::NodeId id : group.nodes) node_names.push_back(graph.node(id).name);
-  std::vector<ir::Attribute> attributes = {ir::Attribute::make_string("kernel", kernel),
-                                           ir::Attribute::make_string("category", group.category)};
-  if (group.category == "library") {
-    attributes.push_back(ir::Attribute::make_string("library", group.library));
-    attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
+// OUT/kernels/ (each distinct kernel once) and, with --ptxas, every kernel's
+// registers, spills and shared memory into the report's codegen.
+Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, bool ptxas,
+                     const cost_model::DeviceProfile& profile, PhaseTimer& timer) {
+  STITCH_RETURN_IF_ERROR(timer.time(
+      "kernels", [&] { return emit::write_kernel_directory(compiled.kernels, kernels); }));
+  if (!ptxas) return Status::ok();
+  std::optional<fs::path> nvcc = emit::find_nvcc();
+  if (!nvcc) {
+    return Status::invalid_input(
+        "--ptxas needs nvcc (set CUDACXX or install the CUDA toolkit); none was found");
   }
-  if (codegen != nullptr) {
-    attributes.push_back(ir::Attribute::make_string("source", "kernels/" + codegen->file));
-    attributes.push_back(ir::Attribute::make_int("grid", codegen->launch.grid));
-    attributes.push_back(ir::Attribute::make_int("block", codegen->launch.block));
-    attributes.push_back(ir::Attribute::make_string("composition", codegen->composition));
-    attributes.push_back(ir::Attribute::make_string("template", codegen->template_text));
-  }
-  attributes.push_back(
-      ir::Attribute::make_float("predicted_time_us", static_cast<float>(group.predicted_time_us)));
-  attributes.push_back(ir::Attribute::make_int("shared_memory_bytes", group.shared_memory_bytes));
-  attributes.push_back(ir::Attribute::make_strings("fused_nodes", std::move(node_names)));
-  return attributes;
+  const std::string arch = ptxas_arch(profile);
+  return timer.time("ptxas", [&]() -> Status {
+    std::map<std::string, emit::PtxasStats> by_kernel;
+    for (const emit::EmittedKernel& kernel : compiled.kernels) {
+      STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
+                              emit::run_ptxas(*nvcc, kernels / kernel.file, {kernels}, arch));
+      by_kernel[kernel.name] = emit::summarize_ptxas(functions);
+    }
+    emit::ReportPlan& plan = *compiled.report.plan;
+    for (auto* list : {&plan.group_codegen, &plan.unfused_codegen}) {
+      for (std::optional<emit::ReportCodegen>& codegen : *list) {
+        if (codegen) codegen->ptxas = by_kernel.at(codegen->kernel.name);
+      }
+    }
+    return Status::ok();
+  });
 }
 
 // --device: a built-in profile name ("h100") or the path of a profile .json.
 Result<cost_model::DeviceProfile> load_profile(const std::string& device) {
-  if (device.size() > 5 && device.ends_with(".json")) return cost_model::load_device_profile(device);
+  if (device.size() > 5 && device.ends_with(".json")) {
+    return cost_model::load_device_profile(device);
+  }
   Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(device);
   if (builtin.is_ok()) return builtin;
   std::string names;
@@ -206,8 +218,6 @@ Status run_compile(const CompileOptions& options) {
 
   Status verified = timer.time("verify", [&] { return ir::verify(model); });
   if (!verified.is_ok()) return verified.with_prefix(options.model_path + ": ");
-  int64_t original_kernels = emit::count_original_kernels(model.graph);
-  int64_t original_nodes = model.graph.num_nodes();
 
   // The external data files are inputs too: --force never deletes them.
   for (ir::ValueId id = 0; id < model.graph.value_capacity(); ++id) {
@@ -219,185 +229,65 @@ Status run_compile(const CompileOptions& options) {
   }
   STITCH_ASSIGN_OR_RETURN(auto staged,
                           StagedOutputDirectory::create(options.output_directory, output_options));
-  std::optional<ir::SimplifyStatistics> simplified;
-  if (options.simplify) {
-    ir::PipelineOptions pipeline = options.pipeline;
-    pipeline.model_path = options.model_path;
-    if (!pipeline.dump_ir_after.empty()) {
-      pipeline.dump_directory = (staged.path() / "ir").string();
-      fs::create_directories(pipeline.dump_directory);
-    }
-    Result<ir::SimplifyStatistics> statistics =
-        timer.time("simplify", [&] { return ir::run_passes(model, pipeline); });
-    if (!statistics.is_ok()) return statistics.status();
-    simplified = std::move(statistics).value();
-    // A pass that breaks an invariant is our bug, whatever the model.
-    Status still_valid = ir::verify(model);
-    if (!still_valid.is_ok()) {
-      return Status::internal("the IR is invalid after simplification: " +
-                              still_valid.message());
-    }
-    if (options.time_passes) print_pass_table(*simplified);
+  driver::CompileOptions compile_options;
+  compile_options.model_path = options.model_path;
+  compile_options.simplify = options.simplify;
+  compile_options.pipeline = options.pipeline;
+  compile_options.pipeline.model_path = options.model_path;
+  if (!compile_options.pipeline.dump_ir_after.empty()) {
+    compile_options.pipeline.dump_directory = (staged.path() / "ir").string();
+    fs::create_directories(compile_options.pipeline.dump_directory);
   }
-
-  std::optional<emit::ReportPlan> planned;
-  std::vector<emit::EmittedKernel> distinct_kernels;  // each written once to OUT/kernels/
-  ir::Model fused_model;
-  emit::ReportDevice device;
-  if (profile.has_value()) {
-    device = emit::ReportDevice{profile->name, profile->source, profile->launch_latency_us};
-    Result<fusion::PlannerResult> result = timer.time(
-        "plan", [&] { return fusion::plan_fusion(model.graph, *profile, options.planner); });
-    if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
-    // Identical groups share one kernel (emit/fused_model.h); the sharing is decided
-    // first so that codegen emits each distinct kernel once, under its final name.
-    std::vector<emit::FusedGroup> groups;
-    for (size_t index = 0; index < result->groups.size(); ++index) {
-      const std::string kernel = "stitch_k" + std::to_string(index);
-      groups.push_back(emit::FusedGroup{result->groups[index].nodes, kernel,
-                                        group_attributes(model.graph, result->groups[index], kernel,
-                                                         nullptr)});
+  compile_options.profile = profile;
+  compile_options.planner = options.planner;
+  compile_options.codegen = options.codegen;
+  driver::CompileObserver observer;
+  observer.phase_done = [&](const emit::PhaseTiming& phase) { timer.print(phase); };
+  observer.simplified = [&](const ir::SimplifyStatistics& statistics) {
+    if (options.time_passes) print_pass_table(statistics);
+  };
+  observer.warning = [&](const std::string& warning) {
+    if (options.verbosity != Verbosity::kQuiet) {
+      std::fprintf(stderr, "stitchopt: warning: %s\n", support::printable(warning).c_str());
     }
-    // Codegen: one kernel per distinct group that is not a library call (a
-    // group the emitter cannot express gets a warning and no kernel), and a single-op
-    // kernel per unfused node that launches a generated kernel.
-    std::vector<std::optional<emit::ReportCodegen>> group_codegen(result->groups.size());
-    std::vector<std::optional<emit::ReportCodegen>> unfused_codegen(result->unfused.size());
-    std::optional<emit::KernelSharing> sharing;
-    if (options.codegen) {
-      Status generated = timer.time("codegen", [&]() -> Status {
-        STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
-        for (size_t index = 0; index < result->groups.size(); ++index) {
-          const fusion::PlannedGroup& group = result->groups[index];
-          if (group.category == "library") continue;
-          if (size_t owner = sharing->owner[index]; owner != index) {
-            group_codegen[index] = group_codegen[owner];
-            continue;
-          }
-          Result<emit::EmittedKernel> kernel = emit::emit_kernel(
-              model.graph, sharing->boundaries[index], sharing->kernel_names[index], *profile);
-          if (!kernel.is_ok()) {
-            // The plan and the rewritten model stay valid (the group's function body
-            // still runs in ONNX Runtime); the report's codegen is null. Compound
-            // ops kept by --no-simplify are the usual cause.
-            if (options.verbosity != Verbosity::kQuiet) {
-              std::fprintf(stderr, "stitchopt: warning: no kernel for group %zu: %s\n", index,
-                           support::printable(kernel.status().message()).c_str());
-            }
-            continue;
-          }
-          distinct_kernels.push_back(kernel.value());
-          group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
-        }
-        STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions,
-                                emit::topological_positions(model.graph));
-        int single = 0;
-        for (size_t index = 0; index < result->unfused.size(); ++index) {
-          const fusion::UnfusedNode& node = result->unfused[index];
-          if (node.kind != "kernel") continue;
-          // Ops without an index function (pooling, RNNs, Resize...) run as library
-          // calls or on the reference path; the report leaves their codegen null.
-          Result<emit::EmittedKernel> kernel =
-              emit::emit_kernel(model.graph, emit::group_boundary(model.graph, {node.node}, positions),
-                                "stitch_s" + std::to_string(single), *profile);
-          if (!kernel.is_ok()) continue;
-          ++single;
-          distinct_kernels.push_back(kernel.value());
-          unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
-        }
-        return Status::ok();
-      });
-      STITCH_RETURN_IF_ERROR(generated);
-    }
-
-    Result<emit::FusedModel> fused = timer.time("rewrite", [&]() -> Result<emit::FusedModel> {
-      if (!sharing) {
-        STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
-      }
-      for (size_t index = 0; index < groups.size(); ++index) {
-        const std::optional<emit::ReportCodegen>& codegen = group_codegen[index];
-        groups[index].attributes =
-            group_attributes(model.graph, result->groups[index], sharing->kernel_names[index],
-                             codegen ? &codegen->kernel : nullptr);
-      }
-      return emit::build_fused_model(model, groups, *sharing);
-    });
-    if (!fused.is_ok()) return fused.status();
-
-    if (options.codegen) {
-      fs::path kernels = staged.path() / "kernels";
-      STITCH_RETURN_IF_ERROR(timer.time(
-          "kernels", [&] { return emit::write_kernel_directory(distinct_kernels, kernels); }));
-      if (options.ptxas) {
-        std::optional<fs::path> nvcc = emit::find_nvcc();
-        if (!nvcc) {
-          return Status::invalid_input(
-              "--ptxas needs nvcc (set CUDACXX or install the CUDA toolkit); none was found");
-        }
-        const std::string arch = ptxas_arch(*profile);
-        Status compiled = timer.time("ptxas", [&]() -> Status {
-          std::map<std::string, emit::PtxasStats> by_kernel;
-          for (const emit::EmittedKernel& kernel : distinct_kernels) {
-            STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
-                                    emit::run_ptxas(*nvcc, kernels / kernel.file, {kernels}, arch));
-            by_kernel[kernel.name] = emit::summarize_ptxas(functions);
-          }
-          for (auto* list : {&group_codegen, &unfused_codegen}) {
-            for (std::optional<emit::ReportCodegen>& codegen : *list) {
-              if (codegen) codegen->ptxas = by_kernel.at(codegen->kernel.name);
-            }
-          }
-          return Status::ok();
-        });
-        STITCH_RETURN_IF_ERROR(compiled);
-      }
-    }
-    planned = emit::ReportPlan{std::move(result).value(), fused->kernel_names, fused->distinct_kernels,
-                               std::move(group_codegen), std::move(unfused_codegen)};
-    fused_model = std::move(fused->model);
-  }
-  // The "stitchopt.kernels" metadata tells `stitchopt run` that OUT/kernels/kernels.json
-  // must exist; keys of ours in the input model never pass through.
-  ir::Model& output_model = planned ? fused_model : model;
-  std::erase_if(output_model.metadata_props,
-                [](const auto& entry) { return entry.first.rfind("stitchopt.", 0) == 0; });
-  if (options.codegen && planned) {
-    output_model.metadata_props.emplace_back("stitchopt.kernels", "kernels/kernels.json");
+  };
+  STITCH_ASSIGN_OR_RETURN(driver::CompiledModel compiled,
+                          driver::compile(std::move(model), compile_options, observer));
+  timer.append(compiled.report.phases);
+  std::optional<emit::ReportPlan>& planned = compiled.report.plan;
+  if (planned && options.codegen) {
+    STITCH_RETURN_IF_ERROR(write_kernels(compiled, staged.path() / "kernels", options.ptxas,
+                                         *profile, timer));
   }
 
   Status written = timer.time("write", [&]() -> Status {
     const fs::path model_file = staged.path() / "model.fused.onnx";
-    STITCH_RETURN_IF_ERROR(emit::write_onnx(output_model, model_file.string()));
+    STITCH_RETURN_IF_ERROR(emit::write_onnx(compiled.rewritten, model_file.string()));
     if (!options.codegen || !planned) return Status::ok();
     // kernels.json names the exact model it belongs to, so `stitchopt run` refuses a
     // model.fused.onnx swapped or edited afterwards.
     STITCH_ASSIGN_OR_RETURN(std::string written_bytes, read_file(model_file.string()));
-    return emit::write_kernels_json(distinct_kernels, staged.path() / "kernels",
+    return emit::write_kernels_json(compiled.kernels, staged.path() / "kernels",
                                     support::sha256_hex(written_bytes));
   });
   STITCH_RETURN_IF_ERROR(written);
 
-  emit::Report report;
-  report.model = emit::ReportModel{options.model_path, support::sha256_hex(model_bytes),
-                                   model.default_opset(), original_nodes};
-  report.device = device;
+  emit::Report& report = compiled.report;
+  report.model.sha256 = support::sha256_hex(model_bytes);
   report.options.input_shapes = options.input_shapes;
-  report.options.planner = options.planner;
   report.phases = timer.phases();
-  report.simplify = simplified;
-  report.kernels.original = original_kernels;
-  report.kernels.after_simplify = emit::count_original_kernels(model.graph);
-  report.plan = planned;
+  const ir::Graph& graph = compiled.simplified.graph;
   STITCH_RETURN_IF_ERROR(
-      write_text(staged.path() / "report.json", emit::render_report(report, model.graph)));
+      write_text(staged.path() / "report.json", emit::render_report(report, graph)));
   if (planned) {
     fs::path dot = staged.path() / "plan.dot";
     STITCH_RETURN_IF_ERROR(write_text(
-        dot, emit::render_plan_dot(model.graph, planned->result, planned->kernel_names)));
-    render_svg(dot, model.graph.num_nodes(), options.verbosity);
+        dot, emit::render_plan_dot(graph, planned->result, planned->kernel_names)));
+    render_svg(dot, graph.num_nodes(), options.verbosity);
   }
   STITCH_RETURN_IF_ERROR(staged.commit());
 
+  const int64_t original_kernels = report.kernels.original;
   int64_t fused_kernels = planned ? planned->result.kernels_fused : report.kernels.after_simplify;
   double compression = fused_kernels > 0 ? static_cast<double>(original_kernels) /
                                                static_cast<double>(fused_kernels)

@@ -1,4 +1,4 @@
-// The compile command: stitchopt MODEL -o OUT.
+// The compile command: stitchopt MODEL -o OUT (cli/output_dir.h stages OUT).
 #pragma once
 
 #include <cstdint>
@@ -33,9 +33,10 @@ struct CompileOptions {
 };
 
 
-// Imports, verifies, simplifies and writes out/model.fused.onnx and out/report.json
-// (and out/ir/NN-PASS.ir with --dump-ir-after). Progress
-// goes to stderr (one line per phase with -v). Returns the first error.
+// Imports and verifies the model, compiles it with driver::compile (driver/compile.h)
+// and stages the result in OUT: model.fused.onnx, kernels/, report.json, plan.dot
+// (and ir/NN-PASS.ir with --dump-ir-after). Progress goes to stderr (one line per
+// phase with -v). Returns the first error.
 Status run_compile(const CompileOptions& options);
 
 }  // namespace stitch::cli

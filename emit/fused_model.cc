@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "emit/canonical_group.h"
 #include "emit/group_boundary.h"
 #include "emit/onnx_proto_convert.h"
 
@@ -70,24 +71,15 @@ Result<std::string> function_bytes(const ir::Model& model, const GroupBoundary& 
   return bytes;
 }
 
-std::string boundary_type_key(const ir::Graph& graph, const GroupBoundary& boundary) {
-  std::string key;
-  for (ir::ValueId id : boundary.inputs) key += ir::to_string(graph.value(id).type) + ";";
-  key += "->";
-  for (ir::ValueId id : boundary.outputs) key += ir::to_string(graph.value(id).type) + ";";
-  return key;
-}
-
 }  // namespace
 
 Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups) {
   const ir::Graph& graph = model.graph;
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> position, topological_positions(graph));
 
-  // Function bytes are computed under a placeholder kernel name, so that identical
-  // groups can be found. Kernel names must not collide with functions the model
-  // already has (a model that stitchopt already rewrote carries stitchopt functions
-  // of its own).
+  // Identical groups are found by their canonical text (emit/canonical_group.h).
+  // Kernel names must not collide with functions the model already has (a model
+  // that stitchopt already rewrote carries stitchopt functions of its own).
   std::set<std::string> taken;
   for (const std::string& bytes : model.functions) {
     onnx::FunctionProto existing;
@@ -100,10 +92,14 @@ Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<Fu
   for (size_t index = 0; index < groups.size(); ++index) {
     const FusedGroup& group = groups[index];
     GroupBoundary boundary = group_boundary(graph, group.nodes, position);
-    STITCH_ASSIGN_OR_RETURN(std::string body,
-                            function_bytes(model, boundary, "k", group.attributes));
-    std::string signature = body + "|" + boundary_type_key(graph, boundary);
-    auto [it, inserted] = owner_by_signature.try_emplace(signature, index);
+    for (ir::NodeId id : boundary.ordered_nodes) {
+      if (!graph.node(id).implicit_inputs.empty()) {
+        return Status::internal("node " + graph.node(id).display_name() +
+                                " reads values through a subgraph and cannot be fused");
+      }
+    }
+    auto [it, inserted] =
+        owner_by_signature.try_emplace(canonical_group_text(model, boundary), index);
     if (inserted) {
       std::string kernel_name = group.kernel_name;
       while (taken.contains(kernel_name)) kernel_name += "_";
@@ -119,7 +115,8 @@ Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<Fu
   return sharing;
 }
 
-Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups) {
+Result<FusedModel> build_fused_model(const ir::Model& model,
+                                     const std::vector<FusedGroup>& groups) {
   STITCH_ASSIGN_OR_RETURN(KernelSharing sharing, share_kernels(model, groups));
   return build_fused_model(model, groups, sharing);
 }
@@ -127,6 +124,15 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
 Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups,
                                      const KernelSharing& sharing) {
   STITCH_CHECK(sharing.owner.size() == groups.size()) << "kernel sharing of other groups";
+  for (size_t index = 0; index < groups.size(); ++index) {
+    const std::vector<ir::Attribute>& mine = groups[index].attributes;
+    const std::vector<ir::Attribute>& owners = groups[sharing.owner[index]].attributes;
+    STITCH_CHECK(std::equal(mine.begin(), mine.end(), owners.begin(), owners.end(),
+                            [](const ir::Attribute& a, const ir::Attribute& b) {
+                              return a.name == b.name;
+                            }))
+        << "group " << index << " shares a kernel whose function declares other attributes";
+  }
   FusedModel fused;
   fused.model = model;
   fused.kernel_names = sharing.kernel_names;
@@ -160,8 +166,8 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
   // Values that only lived inside a group have neither producer nor users now.
   for (ir::ValueId id = 0; id < graph.value_capacity(); ++id) {
     const ir::Value& value = graph.value(id);
-    if (!value.dead && value.producer == ir::kNoId && value.users.empty() && !value.is_graph_input &&
-        !value.is_graph_output && !value.is_initializer()) {
+    if (!value.dead && value.producer == ir::kNoId && value.users.empty() &&
+        !value.is_graph_input && !value.is_graph_output && !value.is_initializer()) {
       graph.remove_value(id);
     }
   }

@@ -15,9 +15,9 @@
 //  - the function (domain "stitchopt", name = kernel name) has formal inputs
 //    x0..xN-1, outputs y0..yM-1, internal values t0..., and the group's nodes in
 //    topological order with their attributes; it imports the model's opsets.
-// Groups whose functions are byte-identical and whose boundary types are equal
-// (same structure, shapes and dtypes) get one kernel name and share one function;
-// the kernel name of the first such group (in input order) wins.
+// Groups with the same canonical text (emit/canonical_group.h: same ops, attributes,
+// wiring, shapes and dtypes) get one kernel name and share one function; the kernel
+// name of the first such group (in input order) wins.
 //
 // Before (groups = {{mul, add}}):
 //   %t = Mul(%x, %w) {name="mul"}; %y = Add(%t, %b) {name="add"}; return %y
@@ -63,12 +63,13 @@ struct FusedModel {
 };
 
 // Precondition: groups are disjoint, convex and contain no node with subgraphs.
-// Attribute names count for identity (the function declares them), values do not.
+// The groups' attributes play no part: sharing can be decided before they exist.
 Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups);
 
 // Precondition: `sharing` is share_kernels(model, groups') where groups' differ from
 // `groups` at most in attributes, and groups sharing a kernel have the same attribute
-// names here. The function of a shared kernel declares its owner's attributes.
+// names here (checked). The function of a shared kernel declares its owner's
+// attributes.
 Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<FusedGroup>& groups,
                                      const KernelSharing& sharing);
 // share_kernels, then the rewrite.

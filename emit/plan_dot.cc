@@ -42,7 +42,9 @@ std::string node_label(const ir::Node& node) {
 
 // "elementwise", or for a library call with its epilogue "cuDNN: bias+relu".
 std::string cluster_kind(const fusion::PlannedGroup& group) {
-  if (group.category != "library") return group.category;
+  if (group.category != fusion::GroupCategory::kLibrary) {
+    return std::string(fusion::to_string(group.category));
+  }
   std::string text = group.library + ":";
   for (size_t i = 0; i < group.epilogue.size(); ++i) {
     text += (i == 0 ? " " : "+") + group.epilogue[i];
@@ -76,8 +78,8 @@ std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult&
   }
   for (const fusion::UnfusedNode& unfused : plan.unfused) {
     const ir::Node& node = graph.node(unfused.node);
-    const char* shape = unfused.kind == "library call" ? "box" : "ellipse";
-    const char* style = unfused.kind == "no kernel" ? ", style=dashed" : "";
+    const char* shape = unfused.kind == fusion::UnfusedKind::kLibraryCall ? "box" : "ellipse";
+    const char* style = unfused.kind == fusion::UnfusedKind::kNoKernel ? ", style=dashed" : "";
     out << "  n" << unfused.node << " [label=" << node_label(node) << ", shape=" << shape
         << style << "];\n";
   }
@@ -98,8 +100,8 @@ std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult&
   }
   for (ir::ValueId id : graph.graph_outputs()) {
     const ir::Value& value = graph.value(id);
-    out << "  " << dot_string("out:" + value.name) << " [shape=diamond, label=" << dot_string(value.name)
-        << "];\n";
+    out << "  " << dot_string("out:" + value.name)
+        << " [shape=diamond, label=" << dot_string(value.name) << "];\n";
     if (value.producer != ir::kNoId) {
       out << "  n" << value.producer << " -> " << dot_string("out:" + value.name) << ";\n";
     }

@@ -25,7 +25,8 @@ nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
 
 
 // groups[].codegen / unfused[].codegen (docs/report-schema.md); null when absent.
-nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen, size_t index) {
+nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen,
+                                    size_t index) {
   if (index >= codegen.size() || !codegen[index].has_value()) return nullptr;
   const EmittedKernel& kernel = codegen[index]->kernel;
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
@@ -138,7 +139,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     for (ir::NodeId id : group.nodes) nodes.push_back(node_json(graph, id));
     groups.push_back({{"id", index},
                       {"kernel", report.plan->kernel_names[index]},
-                      {"category", group.category},
+                      {"category", fusion::to_string(group.category)},
                       {"library", group.library},
                       {"epilogue", group.epilogue},
                       {"source", fusion::pattern_source_name(group.source)},
@@ -153,7 +154,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
   ordered_json unfused = ordered_json::array();
   for (const fusion::UnfusedNode& node : plan.unfused) {
     ordered_json entry = node_json(graph, node.node);
-    entry["kind"] = node.kind;
+    entry["kind"] = fusion::to_string(node.kind);
     entry["reason"] = node.reason;
     entry["codegen"] = codegen_json(report.plan->unfused_codegen,
                                     static_cast<size_t>(unfused.size()));

@@ -2,6 +2,7 @@
 #include "fusion/partition.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "cost_model/cost_model.h"
 #include "ir/core/op_registry.h"
@@ -16,8 +17,8 @@ std::string format_gflop(int64_t flops) {
 }
 
 // The first present input or output whose shape is not static, as "input \"x\" is
-// f32[?,128]", or "" when every one is static.
-std::string non_static_value(const ir::Graph& graph, const ir::Node& node) {
+// f32[?,128]", or nullopt when every one is static.
+std::optional<std::string> non_static_value(const ir::Graph& graph, const ir::Node& node) {
   auto describe = [&](const char* role, ir::ValueId id) {
     const ir::Value& value = graph.value(id);
     return std::string(role) + " \"" + value.name + "\" is " + ir::to_string(value.type);
@@ -30,32 +31,35 @@ std::string non_static_value(const ir::Graph& graph, const ir::Node& node) {
       return describe("output", output);
     }
   }
-  return "";
+  return std::nullopt;
 }
 
-// Role and reason of one live node.
-std::pair<NodeRole, std::string> classify(const ir::Graph& graph, const ir::Node& node,
+// Role of one live node, and for kPartition why it never fuses.
+std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::Node& node,
                                           const PartitionOptions& options) {
   if (!node.domain.empty()) {
     return {NodeRole::kPartition,
-            "op " + node.op_type + " of domain \"" + node.domain + "\": runs as its own kernel"};
+            FusionDecision::forbid("op " + node.op_type + " of domain \"" + node.domain +
+                                   "\": runs as its own kernel")};
   }
-  if (node.op_type == "Constant") return {NodeRole::kFusible, ""};
+  if (node.op_type == "Constant") return {NodeRole::kFusible, FusionDecision::allow()};
   if (node.op_type == "Shape" || node.op_type == "Size") {
     return {NodeRole::kPartition,
-            "metadata op " + node.op_type + ": reads no tensor data, runs on the host"};
+            FusionDecision::forbid("metadata op " + node.op_type +
+                                   ": reads no tensor data, runs on the host")};
   }
   ir::OpKind kind = ir::op_kind(node);
   if (kind == ir::OpKind::kOpaque) {
-    return {NodeRole::kPartition, "Opaque op " + node.op_type + ": runs as its own kernel"};
-  }
-  std::string unknown = non_static_value(graph, node);
-  if (!unknown.empty()) {
     return {NodeRole::kPartition,
-            "unknown shape (" + unknown + "): give static shapes with --input-shape"};
+            FusionDecision::forbid("Opaque op " + node.op_type + ": runs as its own kernel")};
+  }
+  if (std::optional<std::string> unknown = non_static_value(graph, node)) {
+    return {NodeRole::kPartition,
+            FusionDecision::forbid("unknown shape (" + *unknown +
+                                   "): give static shapes with --input-shape")};
   }
   if (kind == ir::OpKind::kConv) {
-    return {NodeRole::kPartition, "Conv: cuDNN library call"};
+    return {NodeRole::kPartition, FusionDecision::forbid("Conv: cuDNN library call")};
   }
   if (kind == ir::OpKind::kGemm) {
     // Shapes are static here (checked above).
@@ -70,22 +74,22 @@ std::pair<NodeRole, std::string> classify(const ir::Graph& graph, const ir::Node
       if (shape.batch != 1) reason += ", batch " + std::to_string(shape.batch);
       reason += ", " + format_gflop(shape.flops) + " GFLOP";
       if (shape.flops < options.large_gemm_flops) reason += ", over the fused 64×64×64";
-      return {NodeRole::kPartition, reason + "): cuBLAS library call"};
+      return {NodeRole::kPartition, FusionDecision::forbid(reason + "): cuBLAS library call")};
     }
-    return {NodeRole::kBatchedGemm, ""};
+    return {NodeRole::kBatchedGemm, FusionDecision::allow()};
   }
   if (kind == ir::OpKind::kReduction) {
     switch (ir::classify_reduction(graph, node)) {
       case ir::ReductionKind::kColumn:
-        return {NodeRole::kColumnReduction, ""};
+        return {NodeRole::kColumnReduction, FusionDecision::allow()};
       case ir::ReductionKind::kAll:
-        return {NodeRole::kScalarReduction, ""};
+        return {NodeRole::kScalarReduction, FusionDecision::allow()};
       case ir::ReductionKind::kRow:
       case ir::ReductionKind::kNone:
         break;
     }
   }
-  return {NodeRole::kFusible, ""};
+  return {NodeRole::kFusible, FusionDecision::allow()};
 }
 
 }  // namespace
@@ -110,11 +114,11 @@ Partition partition_graph(const ir::Graph& graph, const PartitionOptions& option
   Partition partition;
   auto capacity = static_cast<size_t>(graph.node_capacity());
   partition.roles.assign(capacity, NodeRole::kPartition);
-  partition.reasons.assign(capacity, "dead node");
+  partition.decisions.assign(capacity, FusionDecision::forbid("dead node"));
   for (ir::NodeId id : graph.node_ids()) {
-    auto [role, reason] = classify(graph, graph.node(id), options);
+    auto [role, decision] = classify(graph, graph.node(id), options);
     partition.roles[static_cast<size_t>(id)] = role;
-    partition.reasons[static_cast<size_t>(id)] = std::move(reason);
+    partition.decisions[static_cast<size_t>(id)] = std::move(decision);
   }
   return partition;
 }

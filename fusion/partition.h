@@ -11,7 +11,7 @@
 //                    ops), Shape/Size metadata ops, ops outside the default domain,
 //                    Conv (cuDNN), a GEMM with 2*m*n*k*batch >= large_gemm_flops
 //                    (cuBLAS), any op with an input or output whose shape is not
-//                    static, and dead nodes. `reasons[id]` says why.
+//                    static, and dead nodes. `decisions[id]` says why.
 //   kBatchedGemm     a MatMul/Gemm below the threshold, batched or 2-D
 //                    ("fine-grained gemm": it fuses through block composition).
 //   kColumnReduction a reduction over non-innermost axes (ir::classify_reduction).
@@ -24,8 +24,8 @@
 // MatMul kPartition ("large GEMM (m×n×k = 1024×1024×1024, 2.1 GFLOP): cuBLAS library
 // call"), Add kFusible, ReduceSum kColumnReduction, Relu kFusible.
 //
-// Precondition: shapes were inferred (ir/shapes/shape_inference.h). Reasons are empty for
-// every role but kPartition.
+// Precondition: shapes were inferred (ir/shapes/shape_inference.h). Decisions allow
+// fusion for every role but kPartition.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fusion/fusion_decision.h"
 #include "ir/core/graph.h"
 
 namespace stitch::fusion {
@@ -47,9 +48,12 @@ struct PartitionOptions {
 
 struct Partition {
   std::vector<NodeRole> roles;       // by node id; kPartition for dead nodes too
-  std::vector<std::string> reasons;  // by node id: why kPartition, else ""
+  std::vector<FusionDecision> decisions;  // by node id: forbid(why) for kPartition, else allow
 
   NodeRole role(ir::NodeId node) const { return roles[static_cast<size_t>(node)]; }
+  const FusionDecision& decision(ir::NodeId node) const {
+    return decisions[static_cast<size_t>(node)];
+  }
 };
 
 Partition partition_graph(const ir::Graph& graph, const PartitionOptions& options);

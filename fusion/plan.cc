@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "fusion/quotient_graph.h"
 #include "ir/core/analysis.h"
 
 namespace stitch::fusion {
@@ -19,53 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using ir::NodeId;
-
-// Live nodes with deduplicated successor lists (CSR) and topological positions.
-struct NodeGraph {
-  std::vector<int32_t> successor_begin;  // by node id, size capacity + 1
-  std::vector<NodeId> successors;
-  std::vector<int32_t> position;  // topological position by node id, -1 for dead nodes
-  std::vector<NodeId> order;      // live nodes in topological order
-
-  int32_t capacity() const { return static_cast<int32_t>(position.size()); }
-  const NodeId* successors_begin(NodeId node) const {
-    return successors.data() + successor_begin[static_cast<size_t>(node)];
-  }
-  const NodeId* successors_end(NodeId node) const {
-    return successors.data() + successor_begin[static_cast<size_t>(node) + 1];
-  }
-};
-
-Result<NodeGraph> build_node_graph(const ir::Graph& graph) {
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, ir::topological_order(graph));
-  NodeGraph result;
-  const int32_t capacity = graph.node_capacity();
-  result.position.assign(static_cast<size_t>(capacity), -1);
-  for (size_t i = 0; i < order.size(); ++i) {
-    result.position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
-  }
-  result.successor_begin.assign(static_cast<size_t>(capacity) + 1, 0);
-  std::vector<NodeId> scratch;
-  for (NodeId node = 0; node < capacity; ++node) {
-    result.successor_begin[static_cast<size_t>(node)] =
-        static_cast<int32_t>(result.successors.size());
-    if (graph.node(node).dead) continue;
-    scratch.clear();
-    for (ir::ValueId output : graph.node(node).outputs) {
-      if (output == ir::kNoId) continue;
-      for (const ir::Use& use : graph.value(output).users) {
-        if (use.node != node && !graph.node(use.node).dead) scratch.push_back(use.node);
-      }
-    }
-    std::sort(scratch.begin(), scratch.end());
-    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
-    result.successors.insert(result.successors.end(), scratch.begin(), scratch.end());
-  }
-  result.successor_begin[static_cast<size_t>(capacity)] =
-      static_cast<int32_t>(result.successors.size());
-  result.order = std::move(order);
-  return result;
-}
 
 Status validate_candidates(const ir::Graph& graph, const std::vector<Pattern>& candidates) {
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -213,161 +167,6 @@ std::vector<char> greedy_plan(const NodeGraph& nodes, const std::vector<Pattern>
   return chosen;
 }
 
-// Cycles of the quotient graph of disjoint `groups`: one per strongly connected
-// component with two or more vertices, the shortest through the component's
-// lowest-indexed group. Each cycle lists its vertices (representative nodes) in
-// path order, starting at that group.
-struct QuotientCycles {
-  std::vector<NodeId> vertex_of;  // by node id
-  std::vector<int> group_of;      // by node id; -1 for an ungrouped node
-  std::vector<std::vector<NodeId>> cycles;
-};
-
-QuotientCycles find_quotient_cycles(const NodeGraph& nodes,
-                                    const std::vector<std::vector<NodeId>>& groups) {
-  const size_t capacity = static_cast<size_t>(nodes.capacity());
-  QuotientCycles result;
-  result.vertex_of.resize(capacity);
-  std::iota(result.vertex_of.begin(), result.vertex_of.end(), 0);
-  result.group_of.assign(capacity, -1);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    for (NodeId node : groups[g]) {
-      result.vertex_of[static_cast<size_t>(node)] = groups[g].front();
-      result.group_of[static_cast<size_t>(node)] = static_cast<int>(g);
-    }
-  }
-  // Quotient edges as CSR over vertex ids.
-  std::vector<std::pair<NodeId, NodeId>> edges;
-  for (NodeId node : nodes.order) {
-    NodeId from = result.vertex_of[static_cast<size_t>(node)];
-    for (const NodeId* s = nodes.successors_begin(node); s != nodes.successors_end(node); ++s) {
-      NodeId to = result.vertex_of[static_cast<size_t>(*s)];
-      if (from != to) edges.emplace_back(from, to);
-    }
-  }
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  std::vector<int32_t> begin(capacity + 1, 0);
-  for (const auto& edge : edges) ++begin[static_cast<size_t>(edge.first) + 1];
-  for (size_t v = 0; v < capacity; ++v) begin[v + 1] += begin[v];
-  auto target = [&](int32_t e) { return edges[static_cast<size_t>(e)].second; };
-
-  // Tarjan's strongly connected components, iterative, roots in topological order.
-  std::vector<int32_t> index(capacity, -1);
-  std::vector<int32_t> low(capacity, 0);
-  std::vector<char> on_stack(capacity, 0);
-  std::vector<int32_t> component_of(capacity, -1);
-  std::vector<NodeId> stack;
-  std::vector<std::pair<NodeId, int32_t>> calls;  // (vertex, next edge)
-  std::vector<std::vector<NodeId>> components;
-  int32_t counter = 0;
-  for (NodeId root : nodes.order) {
-    if (result.vertex_of[static_cast<size_t>(root)] != root ||
-        index[static_cast<size_t>(root)] >= 0)
-      continue;
-    index[static_cast<size_t>(root)] = low[static_cast<size_t>(root)] = counter++;
-    stack.push_back(root);
-    on_stack[static_cast<size_t>(root)] = 1;
-    calls.emplace_back(root, begin[static_cast<size_t>(root)]);
-    while (!calls.empty()) {
-      NodeId vertex = calls.back().first;
-      int32_t edge = calls.back().second;
-      if (edge < begin[static_cast<size_t>(vertex) + 1]) {
-        ++calls.back().second;
-        NodeId next = target(edge);
-        if (index[static_cast<size_t>(next)] < 0) {
-          index[static_cast<size_t>(next)] = low[static_cast<size_t>(next)] = counter++;
-          stack.push_back(next);
-          on_stack[static_cast<size_t>(next)] = 1;
-          calls.emplace_back(next, begin[static_cast<size_t>(next)]);
-        } else if (on_stack[static_cast<size_t>(next)]) {
-          low[static_cast<size_t>(vertex)] =
-              std::min(low[static_cast<size_t>(vertex)], index[static_cast<size_t>(next)]);
-        }
-        continue;
-      }
-      if (low[static_cast<size_t>(vertex)] == index[static_cast<size_t>(vertex)]) {
-        std::vector<NodeId> members;
-        NodeId popped;
-        do {
-          popped = stack.back();
-          stack.pop_back();
-          on_stack[static_cast<size_t>(popped)] = 0;
-          members.push_back(popped);
-        } while (popped != vertex);
-        if (members.size() >= 2) {
-          for (NodeId member : members) {
-            component_of[static_cast<size_t>(member)] = static_cast<int32_t>(components.size());
-          }
-          components.push_back(std::move(members));
-        }
-      }
-      calls.pop_back();
-      if (!calls.empty()) {
-        NodeId parent = calls.back().first;
-        low[static_cast<size_t>(parent)] =
-            std::min(low[static_cast<size_t>(parent)], low[static_cast<size_t>(vertex)]);
-      }
-    }
-  }
-
-  // A shortest cycle through each component's lowest-indexed group (breadth-first
-  // search inside the component). Every such component holds a group: the graph
-  // itself is acyclic.
-  std::vector<NodeId> parent(capacity, ir::kNoId);
-  std::vector<int32_t> seen(capacity, -1);
-  std::sort(components.begin(), components.end(),
-            [&](const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
-              auto first_group = [&](const std::vector<NodeId>& members) {
-                int best = std::numeric_limits<int>::max();
-                for (NodeId m : members) {
-                  int g = result.group_of[static_cast<size_t>(m)];
-                  if (g >= 0) best = std::min(best, g);
-                }
-                return best;
-              };
-              return first_group(a) < first_group(b);
-            });
-  for (size_t c = 0; c < components.size(); ++c) {
-    const std::vector<NodeId>& members = components[c];
-    const int32_t id = component_of[static_cast<size_t>(members.front())];
-    NodeId start = ir::kNoId;
-    for (NodeId m : members) {
-      int g = result.group_of[static_cast<size_t>(m)];
-      if (g >= 0 && (start == ir::kNoId || g < result.group_of[static_cast<size_t>(start)])) {
-        start = m;
-      }
-    }
-    STITCH_CHECK(start != ir::kNoId) << "a quotient cycle without a group";
-    std::vector<NodeId> queue{start};
-    seen[static_cast<size_t>(start)] = static_cast<int32_t>(c);
-    NodeId last = ir::kNoId;  // the vertex with an edge back to start
-    for (size_t head = 0; head < queue.size() && last == ir::kNoId; ++head) {
-      NodeId vertex = queue[head];
-      for (int32_t e = begin[static_cast<size_t>(vertex)];
-           e < begin[static_cast<size_t>(vertex) + 1]; ++e) {
-        NodeId next = target(e);
-        if (component_of[static_cast<size_t>(next)] != id) continue;
-        if (next == start) {
-          last = vertex;
-          break;
-        }
-        if (seen[static_cast<size_t>(next)] == static_cast<int32_t>(c)) continue;
-        seen[static_cast<size_t>(next)] = static_cast<int32_t>(c);
-        parent[static_cast<size_t>(next)] = vertex;
-        queue.push_back(next);
-      }
-    }
-    STITCH_CHECK(last != ir::kNoId) << "no cycle inside a strongly connected component";
-    std::vector<NodeId> cycle;
-    for (NodeId v = last; v != start; v = parent[static_cast<size_t>(v)]) cycle.push_back(v);
-    cycle.push_back(start);
-    std::reverse(cycle.begin(), cycle.end());
-    result.cycles.push_back(std::move(cycle));
-  }
-  return result;
-}
-
 // Union-find over candidate indices, smallest index as the root for determinism.
 class DisjointSets {
  public:
@@ -445,7 +244,9 @@ Result<ComponentSolution> solve_subproblem(const Subproblem& subproblem,
   ComponentSolution solution;
   const std::vector<int>& variables = subproblem.variables;
   ++scratch.stamp;
-  for (int variable : variables) scratch.candidate_stamp[static_cast<size_t>(variable)] = scratch.stamp;
+  for (int variable : variables) {
+    scratch.candidate_stamp[static_cast<size_t>(variable)] = scratch.stamp;
+  }
   std::vector<std::vector<int>> rows;
   std::vector<int> row;
   for (int variable : variables) {
@@ -675,6 +476,49 @@ std::vector<std::vector<NodeId>> groups_of(const std::vector<Pattern>& candidate
   return groups;
 }
 
+// Positive-score candidates containing each node, ascending (CSR by node id).
+struct CandidatesOfNode {
+  std::vector<int32_t> begin;  // by node id, size capacity + 1
+  std::vector<int> candidates;
+};
+
+CandidatesOfNode candidates_of_nodes(size_t capacity, const std::vector<Pattern>& candidates,
+                                     const std::vector<int>& positive) {
+  CandidatesOfNode result;
+  result.begin.assign(capacity + 1, 0);
+  for (int i : positive) {
+    for (NodeId node : candidates[static_cast<size_t>(i)].nodes) {
+      ++result.begin[static_cast<size_t>(node) + 1];
+    }
+  }
+  for (size_t n = 0; n < capacity; ++n) result.begin[n + 1] += result.begin[n];
+  result.candidates.resize(static_cast<size_t>(result.begin[capacity]));
+  std::vector<int32_t> fill(result.begin.begin(), result.begin.end() - 1);
+  for (int i : positive) {
+    for (NodeId node : candidates[static_cast<size_t>(i)].nodes) {
+      result.candidates[static_cast<size_t>(fill[static_cast<size_t>(node)]++)] = i;
+    }
+  }
+  return result;
+}
+
+// The components of the positive candidates as `sets` joins them now, each in
+// ascending order, in order of their smallest member.
+std::vector<std::vector<int>> components_of(DisjointSets& sets, const std::vector<int>& positive,
+                                            size_t num_candidates) {
+  std::vector<std::vector<int>> components;
+  std::vector<int> component_of_root(num_candidates, -1);
+  for (int i : positive) {
+    int root = sets.find(i);
+    if (component_of_root[static_cast<size_t>(root)] < 0) {
+      component_of_root[static_cast<size_t>(root)] = static_cast<int>(components.size());
+      components.emplace_back();
+    }
+    components[static_cast<size_t>(component_of_root[static_cast<size_t>(root)])].push_back(i);
+  }
+  return components;
+}
+
 }  // namespace
 
 Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>& candidates,
@@ -691,24 +535,10 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
     if (candidates[i].score_us > 0 && !candidates[i].nodes.empty())
       positive.push_back(static_cast<int>(i));
   }
-  // Candidates containing each node, ascending (CSR by node id).
   const size_t capacity = static_cast<size_t>(nodes.capacity());
-  std::vector<int32_t> candidates_of_node_begin(capacity + 1, 0);
-  for (int i : positive) {
-    for (NodeId node : candidates[static_cast<size_t>(i)].nodes)
-      ++candidates_of_node_begin[static_cast<size_t>(node) + 1];
-  }
-  for (size_t n = 0; n < capacity; ++n)
-    candidates_of_node_begin[n + 1] += candidates_of_node_begin[n];
-  std::vector<int> candidates_of_node(static_cast<size_t>(candidates_of_node_begin[capacity]));
-  {
-    std::vector<int32_t> fill(candidates_of_node_begin.begin(), candidates_of_node_begin.end() - 1);
-    for (int i : positive) {
-      for (NodeId node : candidates[static_cast<size_t>(i)].nodes) {
-        candidates_of_node[static_cast<size_t>(fill[static_cast<size_t>(node)]++)] = i;
-      }
-    }
-  }
+  const CandidatesOfNode of_node = candidates_of_nodes(capacity, candidates, positive);
+  const std::vector<int32_t>& candidates_of_node_begin = of_node.begin;
+  const std::vector<int>& candidates_of_node = of_node.candidates;
   DisjointSets sets(candidates.size());
   for (size_t n = 0; n < capacity; ++n) {
     for (int32_t k = candidates_of_node_begin[n] + 1; k < candidates_of_node_begin[n + 1]; ++k) {
@@ -723,19 +553,7 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
   const std::vector<char> greedy = greedy_plan(nodes, candidates, positive);
   statistics.greedy_objective_us = total_score(candidates, greedy);
 
-  auto components_now = [&]() {
-    std::vector<std::vector<int>> components;
-    std::vector<int> component_of_root(candidates.size(), -1);
-    for (int i : positive) {
-      int root = sets.find(i);
-      if (component_of_root[static_cast<size_t>(root)] < 0) {
-        component_of_root[static_cast<size_t>(root)] = static_cast<int>(components.size());
-        components.emplace_back();
-      }
-      components[static_cast<size_t>(component_of_root[static_cast<size_t>(root)])].push_back(i);
-    }
-    return components;
-  };
+  auto components_now = [&]() { return components_of(sets, positive, candidates.size()); };
 
   std::vector<char> chosen(candidates.size(), 0);
   if (options.use_greedy_only) {
@@ -847,85 +665,6 @@ Result<FusionPlan> solve_plan(const ir::Graph& graph, const std::vector<Pattern>
   statistics.objective_us = total_score(candidates, chosen);
   statistics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return plan;
-}
-
-Status verify_plan(const ir::Graph& graph, const FusionPlan& plan) {
-  const int32_t capacity = graph.node_capacity();
-  std::vector<int> owner(static_cast<size_t>(capacity), -1);
-  for (size_t g = 0; g < plan.groups.size(); ++g) {
-    const std::vector<NodeId>& group = plan.groups[g];
-    if (group.empty())
-      return Status::internal("fusion plan: group " + std::to_string(g) + " is empty");
-    for (NodeId node : group) {
-      if (node < 0 || node >= capacity || graph.node(node).dead) {
-        return Status::internal("fusion plan: group " + std::to_string(g) + " names node id " +
-                                std::to_string(node) + ", which is not a live node");
-      }
-      int& slot = owner[static_cast<size_t>(node)];
-      if (slot >= 0) {
-        return Status::internal("fusion plan: groups " + std::to_string(slot) + " and " +
-                                std::to_string(g) + " both contain node " +
-                                graph.node(node).display_name());
-      }
-      slot = static_cast<int>(g);
-    }
-  }
-  STITCH_ASSIGN_OR_RETURN(NodeGraph nodes, build_node_graph(graph));
-
-  // Convexity: a path leaving group g and re-entering it climbs in topological
-  // position, so it only visits nodes before g's last node.
-  std::vector<size_t> mark(static_cast<size_t>(capacity), SIZE_MAX);
-  std::vector<std::pair<NodeId, NodeId>> stack;  // (node, where the path left the group)
-  for (size_t g = 0; g < plan.groups.size(); ++g) {
-    int32_t last = -1;
-    for (NodeId node : plan.groups[g])
-      last = std::max(last, nodes.position[static_cast<size_t>(node)]);
-    stack.clear();
-    for (NodeId node : plan.groups[g]) {
-      for (const NodeId* s = nodes.successors_begin(node); s != nodes.successors_end(node); ++s) {
-        if (owner[static_cast<size_t>(*s)] == static_cast<int>(g)) continue;
-        if (nodes.position[static_cast<size_t>(*s)] < last && mark[static_cast<size_t>(*s)] != g) {
-          mark[static_cast<size_t>(*s)] = g;
-          stack.emplace_back(*s, *s);
-        }
-      }
-    }
-    while (!stack.empty()) {
-      auto [node, outside] = stack.back();
-      stack.pop_back();
-      for (const NodeId* s = nodes.successors_begin(node); s != nodes.successors_end(node); ++s) {
-        if (owner[static_cast<size_t>(*s)] == static_cast<int>(g)) {
-          return Status::internal("fusion plan: group " + std::to_string(g) +
-                                  " is not convex: a path leaves it through node " +
-                                  graph.node(outside).display_name() + " and re-enters at node " +
-                                  graph.node(*s).display_name());
-        }
-        if (nodes.position[static_cast<size_t>(*s)] < last && mark[static_cast<size_t>(*s)] != g) {
-          mark[static_cast<size_t>(*s)] = g;
-          stack.emplace_back(*s, outside);
-        }
-      }
-    }
-  }
-
-  QuotientCycles quotient = find_quotient_cycles(nodes, plan.groups);
-  if (!quotient.cycles.empty()) {
-    std::ostringstream message;
-    message << "fusion plan: contracting the groups makes a cycle:";
-    const std::vector<NodeId>& cycle = quotient.cycles.front();
-    for (size_t k = 0; k <= cycle.size(); ++k) {
-      NodeId vertex = cycle[k % cycle.size()];
-      int group = quotient.group_of[static_cast<size_t>(vertex)];
-      message << (k == 0 ? " " : " -> ");
-      if (group >= 0) {
-        message << "group " << group << " (" << graph.node(vertex).display_name() << ")";
-      } else {
-        message << "node " << graph.node(vertex).display_name();
-      }
-    }
-    return Status::internal(message.str());
-  }
-  return Status::ok();
 }
 
 }  // namespace stitch::fusion

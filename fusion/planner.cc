@@ -9,14 +9,14 @@
 namespace stitch::fusion {
 namespace {
 
-std::string category_of(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+GroupCategory category_of(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
   bool has_reduction = false;
   for (ir::NodeId id : nodes) {
     ir::OpKind kind = ir::op_kind(graph.node(id));
-    if (kind == ir::OpKind::kGemm) return "gemm";
+    if (kind == ir::OpKind::kGemm) return GroupCategory::kGemm;
     if (kind == ir::OpKind::kReduction) has_reduction = true;
   }
-  return has_reduction ? "reduction" : "elementwise";
+  return has_reduction ? GroupCategory::kReduction : GroupCategory::kElementwise;
 }
 
 }  // namespace
@@ -27,6 +27,15 @@ std::string_view pattern_source_name(PatternSource source) {
     case PatternSource::kExploratory: return "exploratory";
     case PatternSource::kPacking: return "packing";
     case PatternSource::kEpilogue: return "epilogue";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(UnfusedKind kind) {
+  switch (kind) {
+    case UnfusedKind::kLibraryCall: return "library call";
+    case UnfusedKind::kKernel: return "kernel";
+    case UnfusedKind::kNoKernel: return "no kernel";
   }
   return "unknown";
 }
@@ -50,15 +59,17 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   std::vector<int> order(plan.chosen.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return plan.groups[static_cast<size_t>(a)].front() < plan.groups[static_cast<size_t>(b)].front();
+    return plan.groups[static_cast<size_t>(a)].front() <
+           plan.groups[static_cast<size_t>(b)].front();
   });
   for (int index : order) {
-    const Pattern& pattern = candidates[static_cast<size_t>(plan.chosen[static_cast<size_t>(index)])];
+    const Pattern& pattern =
+        candidates[static_cast<size_t>(plan.chosen[static_cast<size_t>(index)])];
     PlannedGroup group;
     group.nodes = pattern.nodes;
     group.source = pattern.source;
     if (pattern.source == PatternSource::kEpilogue) {
-      group.category = "library";
+      group.category = GroupCategory::kLibrary;
       group.library = pattern.library;
       group.epilogue = pattern.epilogue;
     } else {
@@ -76,7 +87,7 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
 
   result.kernels_fused = static_cast<int64_t>(result.groups.size());
   for (const PlannedGroup& group : result.groups) {
-    if (group.category != "library") ++result.memory_intensive_after;
+    if (group.category != GroupCategory::kLibrary) ++result.memory_intensive_after;
   }
   for (ir::NodeId id : graph.node_ids()) {
     const ir::Node& node = graph.node(id);
@@ -87,14 +98,14 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     UnfusedNode unfused;
     unfused.node = id;
     if (!launches) {
-      unfused.kind = "no kernel";
+      unfused.kind = UnfusedKind::kNoKernel;
       unfused.reason = "launches no work (a view of its input or a constant)";
     } else {
       ++result.kernels_fused;
-      unfused.kind = library ? "library call" : "kernel";
+      unfused.kind = library ? UnfusedKind::kLibraryCall : UnfusedKind::kKernel;
       if (!library) ++result.memory_intensive_after;
       if (partition.role(id) == NodeRole::kPartition) {
-        unfused.reason = partition.reasons[static_cast<size_t>(id)];
+        unfused.reason = partition.decision(id).reason();
       } else if (in_some_candidate[static_cast<size_t>(id)]) {
         unfused.reason = "its candidate patterns lost to overlapping ones in the plan";
       } else {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emit/fused_node_attributes.h"
 #include "ir/core/analysis.h"
 #include "ir/core/dtype.h"
 #include "ir/reference/interpreter.h"
@@ -54,7 +55,8 @@ Result<StepTensor> step_tensor(const ir::Graph& graph, ir::ValueId id, const std
   tensor.bytes = value.type.num_bytes();
   if (tensor.bytes < 0) {
     return Status::invalid_input(where + ": value \"" + value.name + "\" has no static type (" +
-                                 ir::to_string(value.type) + "); recompile the model with --input-shape");
+                                 ir::to_string(value.type) +
+                                 "); recompile the model with --input-shape");
   }
   return tensor;
 }
@@ -156,7 +158,8 @@ Result<KernelsJson> read_kernels_json(const fs::path& kernels_dir, const std::st
                                      "the model");
       }
       if (!result.kernels.emplace(name, entry).second) {
-        return Status::invalid_input(where + "lists kernel " + name + " twice; recompile the model");
+        return Status::invalid_input(where + "lists kernel " + name +
+                                     " twice; recompile the model");
       }
     }
   } catch (const nlohmann::json::exception& failure) {
@@ -204,8 +207,50 @@ std::string_view step_kind_name(StepKind kind) {
 }
 
 int64_t Program::steps_of(StepKind kind) const {
-  return std::count_if(steps.begin(), steps.end(), [kind](const Step& step) { return step.kind == kind; });
+  return std::count_if(steps.begin(), steps.end(),
+                       [kind](const Step& step) { return step.kind == kind; });
 }
+
+namespace {
+
+// Single-op kernels by the outputs of the node they implement (value names are
+// unique; kernels.json writes them through support::valid_utf8).
+Result<std::map<std::string, std::string>> single_op_kernels(
+    const std::map<std::string, nlohmann::json>& kernels, const fs::path& kernels_dir) {
+  std::map<std::string, std::string> single_op_kernel;
+  for (const auto& [name, entry] : kernels) {
+    if (entry.at("fused_nodes").size() != 1) continue;
+    for (const nlohmann::json& output : entry.at("outputs")) {
+      if (!single_op_kernel.emplace(output.at("name").get<std::string>(), name).second) {
+        return Status::invalid_input((kernels_dir / "kernels.json").string() +
+                                     ": two kernels write " + output.at("name").dump() +
+                                     "; recompile the model");
+      }
+    }
+  }
+  return single_op_kernel;
+}
+
+// A fused node's step kind: a library call, its group's kernel when kernels.json
+// lists it, else the host runs its body. Returns the kernel's name ("" for none).
+std::string fused_step(const emit::FusedNodeAttributes& attributes,
+                       const std::map<std::string, nlohmann::json>& kernels, Step& step) {
+  if (attributes.category == fusion::GroupCategory::kLibrary) {
+    step.kind = StepKind::kLibrary;
+    step.library = attributes.library;
+    step.epilogue = attributes.epilogue;
+    return "";
+  }
+  if (!kernels.contains(attributes.kernel)) {
+    step.kind = StepKind::kHost;
+    step.why = "no generated kernel (the emitter could not express the group; see the "
+               "report's warnings)";
+    return "";
+  }
+  return attributes.kernel;
+}
+
+}  // namespace
 
 Result<Program> load_program(const std::string& out_dir) {
   Program program;
@@ -242,19 +287,7 @@ Result<Program> load_program(const std::string& out_dir) {
   const std::map<std::string, nlohmann::json>& kernels = kernels_json.kernels;
   if (kernels_json.present) program.kernels_dir = kernels_dir.string();
 
-  // Single-op kernels by the outputs of the node they implement (value names are
-  // unique; kernels.json writes them through support::valid_utf8).
-  std::map<std::string, std::string> single_op_kernel;
-  for (const auto& [name, entry] : kernels) {
-    if (entry.at("fused_nodes").size() != 1) continue;
-    for (const nlohmann::json& output : entry.at("outputs")) {
-      if (!single_op_kernel.emplace(output.at("name").get<std::string>(), name).second) {
-        return Status::invalid_input((kernels_dir / "kernels.json").string() +
-                                     ": two kernels write " + output.at("name").dump() +
-                                     "; recompile the model");
-      }
-    }
-  }
+  STITCH_ASSIGN_OR_RETURN(auto single_op_kernel, single_op_kernels(kernels, kernels_dir));
   std::set<std::string> used_kernels;
 
   const ir::Graph& graph = program.model.graph;
@@ -277,22 +310,9 @@ Result<Program> load_program(const std::string& out_dir) {
     std::string kernel;
     if (node.domain == "stitchopt") {
       STITCH_ASSIGN_OR_RETURN(step.body, onnx_import::import_function_call(program.model, node));
-      std::string category = node.string_attribute("category", "");
-      if (category == "library") {
-        step.kind = StepKind::kLibrary;
-        step.library = node.string_attribute("library", "");
-        if (const ir::Attribute* epilogue = node.find_attribute("epilogue")) {
-          step.epilogue = epilogue->strings;
-        }
-      } else {
-        kernel = node.string_attribute("kernel", node.op_type);
-        if (!kernels.contains(kernel)) {
-          step.kind = StepKind::kHost;
-          step.why = "no generated kernel (the emitter could not express the group; see the "
-                     "report's warnings)";
-          kernel.clear();
-        }
-      }
+      Result<emit::FusedNodeAttributes> attributes = emit::FusedNodeAttributes::from_node(node);
+      if (!attributes.is_ok()) return attributes.status().with_prefix(model_path.string() + ": ");
+      kernel = fused_step(*attributes, kernels, step);
     } else {
       step.body = single_node_model(program.model, node);
       for (const StepTensor& output : step.outputs) {
@@ -442,7 +462,8 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
       tensor.bytes.resize(static_cast<size_t>(count * size));
       for (int64_t i = 0; i < count; ++i) {
         int64_t value = uniform(generator);
-        std::memcpy(tensor.bytes.data() + i * size, &value, static_cast<size_t>(size));  // little-endian
+        // Little-endian: the low `size` bytes are the value.
+        std::memcpy(tensor.bytes.data() + i * size, &value, static_cast<size_t>(size));
       }
       inputs[input.name] = std::move(tensor);
     }
@@ -456,7 +477,8 @@ namespace stitch::runtime {
 
 Result<std::vector<ir::Tensor>> evaluate_step(const Step& step,
                                               const std::vector<const ir::Tensor*>& inputs) {
-  STITCH_CHECK(inputs.size() == step.inputs.size()) << "evaluate_step: " << inputs.size() << " inputs";
+  STITCH_CHECK(inputs.size() == step.inputs.size())
+      << "evaluate_step: " << inputs.size() << " inputs";
   std::map<std::string, ir::Tensor> body_inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] != nullptr) body_inputs.try_emplace(step.body_inputs[i], *inputs[i]);
@@ -467,7 +489,9 @@ Result<std::vector<ir::Tensor>> evaluate_step(const Step& step,
   }
   std::vector<ir::Tensor> outputs(step.outputs.size());
   for (size_t i = 0; i < step.outputs.size(); ++i) {
-    if (step.outputs[i].value != ir::kNoId) outputs[i] = std::move(evaluated->at(step.body_outputs[i]));
+    if (step.outputs[i].value != ir::kNoId) {
+      outputs[i] = std::move(evaluated->at(step.body_outputs[i]));
+    }
   }
   return outputs;
 }
@@ -478,7 +502,9 @@ Result<std::map<std::string, ir::Tensor>> reference_outputs(
   std::map<ir::ValueId, ir::Tensor> values;
   for (const StepTensor& input : program.inputs) {
     auto found = inputs.find(input.name);
-    if (found == inputs.end()) return Status::invalid_input("graph input \"" + input.name + "\" is not given");
+    if (found == inputs.end()) {
+      return Status::invalid_input("graph input \"" + input.name + "\" is not given");
+    }
     values[input.value] = found->second;
   }
   for (const Step& step : program.steps) {

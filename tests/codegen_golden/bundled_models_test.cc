@@ -74,16 +74,18 @@ TEST_P(BundledModelKernels, EveryGroupEmits) {
   int64_t library_groups = 0;
   for (size_t g = 0; g < plan->groups.size(); ++g) {
     // Library calls with a fused epilogue (cuBLAS/cuDNN) are not generated kernels.
-    if (plan->groups[g].category == "library") {
+    if (plan->groups[g].category == fusion::GroupCategory::kLibrary) {
       ++library_groups;
       continue;
     }
     emit(plan->groups[g].nodes, "stitch_k" + std::to_string(g));
   }
   for (const fusion::UnfusedNode& unfused : plan->unfused) {
-    if (unfused.kind != "kernel") continue;
+    if (unfused.kind != fusion::UnfusedKind::kKernel) continue;
     const ir::Node& node = model->graph.node(unfused.node);
-    if (ir::op_kind(node) == ir::OpKind::kOpaque || ir::op_kind(node) == ir::OpKind::kConv) continue;
+    if (ir::op_kind(node) == ir::OpKind::kOpaque || ir::op_kind(node) == ir::OpKind::kConv) {
+      continue;
+    }
     emit({unfused.node}, "stitch_single_" + std::to_string(unfused.node));
   }
   std::string all;

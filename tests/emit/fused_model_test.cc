@@ -88,8 +88,8 @@ TEST(FusedModelTest, GroupsBecomeStitchoptNodesAndIdenticalGroupsShareAFunction)
   EXPECT_EQ(function.opset_import(0).version(), 17);
 }
 
-// The CLI decides sharing first, emits one kernel per owner, then adds the kernel's
-// attributes to every group that shares it before the rewrite.
+// The driver decides sharing once, emits one kernel per owner, then adds the
+// kernel's attributes to every group that shares it before the rewrite.
 TEST(FusedModelTest, SharingIsDecidedBeforeAttributesAreAdded) {
   ir::Model model = parse(kTwoChains);
   const ir::Graph& graph = model.graph;

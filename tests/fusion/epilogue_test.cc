@@ -282,7 +282,7 @@ TEST(EpiloguePlannerTest, ChosenEpilogueIsOneLibraryLaunch) {
             (std::vector<ir::NodeId>{node_named(graph, "mm1"), node_named(graph, "add1"),
                                      node_named(graph, "relu1")}));
   EXPECT_EQ(first.source, PatternSource::kEpilogue);
-  EXPECT_EQ(first.category, "library");
+  EXPECT_EQ(first.category, GroupCategory::kLibrary);
   EXPECT_EQ(first.library, "cuBLASLt");
   EXPECT_EQ(first.epilogue, (std::vector<std::string>{"bias", "relu"}));
   const PlannedGroup& second = result->groups[1];
@@ -318,7 +318,9 @@ TEST(EpiloguePlannerTest, WithoutEpiloguesTheElementwiseOpsAreKernels) {
   EXPECT_EQ(result->kernels_fused, 4);
   EXPECT_EQ(result->memory_intensive_after, 2);
   EXPECT_EQ(result->candidate_statistics.epilogue, 0);
-  for (const PlannedGroup& group : result->groups) EXPECT_NE(group.category, "library");
+  for (const PlannedGroup& group : result->groups) {
+    EXPECT_NE(group.category, GroupCategory::kLibrary);
+  }
 }
 
 }  // namespace

@@ -3,12 +3,12 @@
 // every input is a model: registry ops, zero and one dims, constants with integer
 // extremes, hostile names.
 //
-// The stages are chained as cli/compile.cc chains them (the CLI library is not part
-// of the fuzz build): import -> verify -> simplify (verifying after every pass) ->
-// verify -> plan -> codegen of every group and every single-op kernel -> rewrite ->
-// write and re-import the fused model -> report JSON, plan DOT, kernels.json and
-// kernels.h. The reference interpreter evaluates the imported and the simplified
-// graph on the same inputs.
+// The stages are chained as driver/compile.cc and cli/compile.cc chain them, one by
+// one so each stage's failure is named: import -> verify -> simplify (verifying
+// after every pass) -> verify -> plan -> codegen of every group and every single-op
+// kernel -> rewrite -> write and re-import the fused model -> report JSON, plan DOT,
+// kernels.json and kernels.h. The reference interpreter evaluates the imported and
+// the simplified graph on the same inputs.
 //
 // Asserts (each failure prints the stage and aborts, so libFuzzer keeps the input):
 //  - every stage returns ok or invalid_input, never internal; nothing crashes,
@@ -130,7 +130,8 @@ void check_source(const std::string& what, const std::string& text,
                           return static_cast<unsigned char>(c) < 0x20 ||
                                  static_cast<unsigned char>(c) > 0x7e;
                         }) ||
-                        name.find("*/") != std::string::npos || name.find("??") != std::string::npos;
+                        name.find("*/") != std::string::npos ||
+                        name.find("??") != std::string::npos;
     if (breaks && text.find(name) != std::string::npos) {
       fail(what, "carries the model's name \"" + escaped(name) + "\" raw");
     }
@@ -223,7 +224,7 @@ std::string read_bytes(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Codegen as cli/compile.cc does it: one kernel per distinct non-library group, one
+// Codegen as driver/compile.cc does it: one kernel per distinct non-library group, one
 // per unfused node that launches a kernel. Emitter refusals are fine (the CLI warns);
 // internal errors are not.
 std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
@@ -232,7 +233,10 @@ std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
                                                   const cost_model::DeviceProfile& profile) {
   std::vector<emit::EmittedKernel> kernels;
   for (size_t index = 0; index < plan.groups.size(); ++index) {
-    if (plan.groups[index].category == "library" || sharing.owner[index] != index) continue;
+    if (plan.groups[index].category == fusion::GroupCategory::kLibrary ||
+        sharing.owner[index] != index) {
+      continue;
+    }
     Result<emit::EmittedKernel> kernel = emit::emit_kernel(model.graph, sharing.boundaries[index],
                                                            sharing.kernel_names[index], profile);
     expect_not_internal("codegen", kernel.status());
@@ -243,7 +247,7 @@ std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
   if (!positions.is_ok()) return kernels;
   int single = 0;
   for (const fusion::UnfusedNode& node : plan.unfused) {
-    if (node.kind != "kernel") continue;
+    if (node.kind != fusion::UnfusedKind::kKernel) continue;
     Result<emit::EmittedKernel> kernel =
         emit::emit_kernel(model.graph, emit::group_boundary(model.graph, {node.node}, *positions),
                           "stitch_s" + std::to_string(single), profile);

@@ -1,0 +1,210 @@
+// The compile driver: simplify, plan, codegen and rewrite an imported model.
+#include "driver/compile.h"
+
+#include <chrono>
+#include <utility>
+
+#include "emit/fused_model.h"
+#include "emit/fused_node_attributes.h"
+#include "emit/group_boundary.h"
+#include "ir/core/verifier.h"
+
+namespace stitch::driver {
+namespace {
+
+// Times phases into the report and tells the observer as each one ends.
+class PhaseTimer {
+ public:
+  PhaseTimer(const CompileObserver& observer, std::vector<emit::PhaseTiming>& phases)
+      : observer_(observer), phases_(phases) {}
+
+  template <typename Function>
+  auto time(const std::string& name, Function&& function) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = function();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    phases_.push_back(emit::PhaseTiming{name, seconds});
+    if (observer_.phase_done) observer_.phase_done(phases_.back());
+    return result;
+  }
+
+ private:
+  const CompileObserver& observer_;
+  std::vector<emit::PhaseTiming>& phases_;
+};
+
+Status simplify(ir::Model& model, const CompileOptions& options, const CompileObserver& observer,
+                PhaseTimer& timer, emit::Report& report) {
+  Result<ir::SimplifyStatistics> statistics =
+      timer.time("simplify", [&] { return ir::run_passes(model, options.pipeline); });
+  if (!statistics.is_ok()) return statistics.status();
+  report.simplify = std::move(statistics).value();
+  // A pass that breaks an invariant is our bug, whatever the model.
+  Status still_valid = ir::verify(model);
+  if (!still_valid.is_ok()) {
+    return Status::internal("the IR is invalid after simplification: " + still_valid.message());
+  }
+  if (observer.simplified) observer.simplified(*report.simplify);
+  return Status::ok();
+}
+
+// The plan's groups as the rewrite takes them, without attributes yet: a group's
+// kernel is named after its position (identical groups then share the first name).
+std::vector<emit::FusedGroup> fused_groups(const fusion::PlannerResult& plan) {
+  std::vector<emit::FusedGroup> groups;
+  for (size_t index = 0; index < plan.groups.size(); ++index) {
+    groups.push_back(emit::FusedGroup{plan.groups[index].nodes,
+                                      "stitch_k" + std::to_string(index), {}});
+  }
+  return groups;
+}
+
+// Phase 3: the kernels of the distinct groups and of the unfused nodes that launch a
+// generated kernel, into `kernels` and the report's codegen.
+Status generate_kernels(const ir::Graph& graph, const cost_model::DeviceProfile& profile,
+                        const emit::KernelSharing& sharing, const CompileObserver& observer,
+                        std::vector<emit::EmittedKernel>& kernels, emit::ReportPlan& plan) {
+  const fusion::PlannerResult& result = plan.result;
+  for (size_t index = 0; index < result.groups.size(); ++index) {
+    if (result.groups[index].category == fusion::GroupCategory::kLibrary) continue;
+    if (size_t owner = sharing.owner[index]; owner != index) {
+      plan.group_codegen[index] = plan.group_codegen[owner];
+      continue;
+    }
+    Result<emit::EmittedKernel> kernel =
+        emit::emit_kernel(graph, sharing.boundaries[index], sharing.kernel_names[index], profile);
+    if (!kernel.is_ok()) {
+      // The plan and the rewritten model stay valid (the group's function body still
+      // runs in ONNX Runtime); the report's codegen is null. Compound ops kept by
+      // --no-simplify are the usual cause.
+      if (observer.warning) {
+        observer.warning("no kernel for group " + std::to_string(index) + ": " +
+                         kernel.status().message());
+      }
+      continue;
+    }
+    kernels.push_back(kernel.value());
+    plan.group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions, emit::topological_positions(graph));
+  int single = 0;
+  for (size_t index = 0; index < result.unfused.size(); ++index) {
+    const fusion::UnfusedNode& node = result.unfused[index];
+    if (node.kind != fusion::UnfusedKind::kKernel) continue;
+    // Ops without an index function (pooling, RNNs, Resize...) run as library calls
+    // or on the reference path; the report leaves their codegen null.
+    Result<emit::EmittedKernel> kernel =
+        emit::emit_kernel(graph, emit::group_boundary(graph, {node.node}, positions),
+                          "stitch_s" + std::to_string(single), profile);
+    if (!kernel.is_ok()) continue;
+    ++single;
+    kernels.push_back(kernel.value());
+    plan.unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+  }
+  return Status::ok();
+}
+
+// The fused node's attributes of a group: `kernel` is its (shared) kernel name and
+// `codegen` that kernel's generated code, when it has some.
+emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
+                                                const fusion::PlannedGroup& group,
+                                                const std::string& kernel,
+                                                const std::optional<emit::ReportCodegen>& codegen) {
+  emit::FusedNodeAttributes attributes;
+  attributes.kernel = kernel;
+  attributes.category = group.category;
+  if (group.category == fusion::GroupCategory::kLibrary) {
+    attributes.library = group.library;
+    attributes.epilogue = group.epilogue;
+  }
+  if (codegen) {
+    const emit::EmittedKernel& emitted = codegen->kernel;
+    attributes.codegen = emit::FusedNodeAttributes::Codegen{
+        "kernels/" + emitted.file, emitted.launch.grid, emitted.launch.block,
+        emitted.composition, emitted.template_text};
+  }
+  attributes.predicted_time_us = static_cast<float>(group.predicted_time_us);
+  attributes.shared_memory_bytes = group.shared_memory_bytes;
+  for (ir::NodeId id : group.nodes) attributes.fused_nodes.push_back(graph.node(id).name);
+  return attributes;
+}
+
+// Phases 2 to 4 on the simplified model.
+Status fuse(const ir::Model& model, const CompileOptions& options, const CompileObserver& observer,
+            PhaseTimer& timer, CompiledModel& compiled) {
+  const cost_model::DeviceProfile& profile = *options.profile;
+  std::optional<emit::KernelSharing> sharing;
+  std::vector<emit::FusedGroup> groups;
+  auto plan_and_share = [&]() -> Result<fusion::PlannerResult> {
+    Result<fusion::PlannerResult> result =
+        fusion::plan_fusion(model.graph, profile, options.planner);
+    if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
+    groups = fused_groups(*result);
+    STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
+    return result;
+  };
+  Result<fusion::PlannerResult> planned = timer.time("plan", plan_and_share);
+  if (!planned.is_ok()) return planned.status();
+  const size_t num_groups = planned->groups.size();
+  const size_t num_unfused = planned->unfused.size();
+  emit::ReportPlan& plan = compiled.report.plan.emplace(
+      emit::ReportPlan{std::move(planned).value(), sharing->kernel_names,
+                       sharing->distinct_kernels, {}, {}});
+  plan.group_codegen.resize(num_groups);
+  plan.unfused_codegen.resize(num_unfused);
+
+  if (options.codegen) {
+    STITCH_RETURN_IF_ERROR(timer.time("codegen", [&] {
+      return generate_kernels(model.graph, profile, *sharing, observer, compiled.kernels, plan);
+    }));
+  }
+  Result<emit::FusedModel> fused = timer.time("rewrite", [&] {
+    for (size_t index = 0; index < groups.size(); ++index) {
+      groups[index].attributes =
+          fused_node_attributes(model.graph, plan.result.groups[index],
+                                sharing->kernel_names[index], plan.group_codegen[index])
+              .to_attributes();
+    }
+    return emit::build_fused_model(model, groups, *sharing);
+  });
+  if (!fused.is_ok()) return fused.status();
+  compiled.rewritten = std::move(fused->model);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
+                              const CompileObserver& observer) {
+  CompiledModel compiled;
+  emit::Report& report = compiled.report;
+  PhaseTimer timer(observer, report.phases);
+  report.model.path = options.model_path;
+  report.model.node_count = model.graph.num_nodes();
+  report.options.planner = options.planner;
+  report.kernels.original = emit::count_original_kernels(model.graph);
+  if (options.simplify) {
+    STITCH_RETURN_IF_ERROR(simplify(model, options, observer, timer, report));
+  }
+  report.model.opset = model.default_opset();
+  report.kernels.after_simplify = emit::count_original_kernels(model.graph);
+  if (options.profile) {
+    const cost_model::DeviceProfile& profile = *options.profile;
+    report.device = emit::ReportDevice{profile.name, profile.source, profile.launch_latency_us};
+    STITCH_RETURN_IF_ERROR(fuse(model, options, observer, timer, compiled));
+  } else {
+    compiled.rewritten = model;
+  }
+  // The "stitchopt.kernels" metadata tells `stitchopt run` that OUT/kernels/kernels.json
+  // must exist; keys of ours in the input model never pass through.
+  std::erase_if(compiled.rewritten.metadata_props,
+                [](const auto& entry) { return entry.first.rfind("stitchopt.", 0) == 0; });
+  if (options.codegen && report.plan) {
+    compiled.rewritten.metadata_props.emplace_back("stitchopt.kernels", "kernels/kernels.json");
+  }
+  compiled.simplified = std::move(model);
+  return compiled;
+}
+
+}  // namespace stitch::driver

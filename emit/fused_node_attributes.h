@@ -1,0 +1,137 @@
+// The attributes of a fused "stitchopt" node: one typed schema for the writer
+// (driver/, through emit/fused_model.h) and the reader (runtime_stub/program.cc).
+//
+// A fused node carries, in this order (the order is part of the output's bytes):
+//   kernel               string   the kernel name (shared by identical groups)
+//   category             string   fusion::GroupCategory ("elementwise", "library"...)
+//   library, epilogue    string, strings   library groups only: the cuBLASLt/cuDNN
+//                                 call and its epilogue steps, passed through as the
+//                                 planner gives them (fusion/epilogue.h owns them)
+//   source, grid, block, composition, template   string, int, int, string, string
+//                                 only when the group has generated code
+//   predicted_time_us    float
+//   shared_memory_bytes  int
+//   fused_nodes          strings  the names of the nodes the group stands for
+//
+// Header-only, because the runtime reads it without linking the emitter.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fusion/group_category.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
+
+namespace stitch::emit {
+
+struct FusedNodeAttributes {
+  // The generated kernel's launch data, as the emitter decided it.
+  struct Codegen {
+    std::string source;  // "kernels/<file>.cu", relative to the output directory
+    int64_t grid = 1;
+    int64_t block = 0;
+    std::string composition;
+    std::string template_text;
+    bool operator==(const Codegen& other) const = default;
+  };
+
+  std::string kernel;
+  fusion::GroupCategory category = fusion::GroupCategory::kElementwise;
+  std::string library;                // kLibrary only
+  std::vector<std::string> epilogue;  // kLibrary only
+  std::optional<Codegen> codegen;
+  float predicted_time_us = 0;
+  int64_t shared_memory_bytes = 0;
+  std::vector<std::string> fused_nodes;
+
+  bool operator==(const FusedNodeAttributes& other) const = default;
+
+  std::vector<ir::Attribute> to_attributes() const {
+    std::vector<ir::Attribute> attributes = {
+        ir::Attribute::make_string("kernel", kernel),
+        ir::Attribute::make_string("category", std::string(fusion::to_string(category)))};
+    if (category == fusion::GroupCategory::kLibrary) {
+      attributes.push_back(ir::Attribute::make_string("library", library));
+      attributes.push_back(ir::Attribute::make_strings("epilogue", epilogue));
+    }
+    if (codegen) {
+      attributes.push_back(ir::Attribute::make_string("source", codegen->source));
+      attributes.push_back(ir::Attribute::make_int("grid", codegen->grid));
+      attributes.push_back(ir::Attribute::make_int("block", codegen->block));
+      attributes.push_back(ir::Attribute::make_string("composition", codegen->composition));
+      attributes.push_back(ir::Attribute::make_string("template", codegen->template_text));
+    }
+    attributes.push_back(ir::Attribute::make_float("predicted_time_us", predicted_time_us));
+    attributes.push_back(ir::Attribute::make_int("shared_memory_bytes", shared_memory_bytes));
+    attributes.push_back(ir::Attribute::make_strings("fused_nodes", fused_nodes));
+    return attributes;
+  }
+
+  // Reads the schema back from a fused node. A missing "kernel" is the node's
+  // op_type (the writer makes them equal); a missing or unknown category, or an
+  // attribute of the wrong kind, is an error naming the node.
+  static Result<FusedNodeAttributes> from_node(const ir::Node& node) {
+    auto error = [&](const std::string& what) {
+      return Status::invalid_input("fused node " + node.display_name() + ": " + what +
+                                   "; recompile the model");
+    };
+    auto find = [&](const char* name, ir::AttributeKind kind) -> Result<const ir::Attribute*> {
+      const ir::Attribute* attribute = node.find_attribute(name);
+      if (attribute != nullptr && attribute->kind != kind) {
+        return error(std::string("attribute \"") + name + "\" has the wrong type");
+      }
+      return attribute;
+    };
+    FusedNodeAttributes attributes;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* kernel,
+                            find("kernel", ir::AttributeKind::kString));
+    attributes.kernel = kernel != nullptr ? kernel->s : node.op_type;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* category,
+                            find("category", ir::AttributeKind::kString));
+    if (category == nullptr) return error("no \"category\" attribute");
+    std::optional<fusion::GroupCategory> parsed = fusion::parse_group_category(category->s);
+    if (!parsed) return error("unknown category \"" + category->s + "\"");
+    attributes.category = *parsed;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* library,
+                            find("library", ir::AttributeKind::kString));
+    if (library != nullptr) attributes.library = library->s;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* epilogue,
+                            find("epilogue", ir::AttributeKind::kStrings));
+    if (epilogue != nullptr) attributes.epilogue = epilogue->strings;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* source,
+                            find("source", ir::AttributeKind::kString));
+    if (source != nullptr) {
+      Codegen codegen;
+      codegen.source = source->s;
+      STITCH_ASSIGN_OR_RETURN(const ir::Attribute* grid, find("grid", ir::AttributeKind::kInt));
+      STITCH_ASSIGN_OR_RETURN(const ir::Attribute* block, find("block", ir::AttributeKind::kInt));
+      STITCH_ASSIGN_OR_RETURN(const ir::Attribute* composition,
+                              find("composition", ir::AttributeKind::kString));
+      STITCH_ASSIGN_OR_RETURN(const ir::Attribute* text,
+                              find("template", ir::AttributeKind::kString));
+      if (grid == nullptr || block == nullptr || composition == nullptr || text == nullptr) {
+        return error("\"source\" without grid, block, composition and template");
+      }
+      codegen.grid = grid->i;
+      codegen.block = block->i;
+      codegen.composition = composition->s;
+      codegen.template_text = text->s;
+      attributes.codegen = std::move(codegen);
+    }
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* time,
+                            find("predicted_time_us", ir::AttributeKind::kFloat));
+    if (time != nullptr) attributes.predicted_time_us = time->f;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* shared,
+                            find("shared_memory_bytes", ir::AttributeKind::kInt));
+    if (shared != nullptr) attributes.shared_memory_bytes = shared->i;
+    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* nodes,
+                            find("fused_nodes", ir::AttributeKind::kStrings));
+    if (nodes != nullptr) attributes.fused_nodes = nodes->strings;
+    return attributes;
+  }
+};
+
+}  // namespace stitch::emit

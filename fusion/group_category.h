@@ -1,0 +1,39 @@
+// GroupCategory: what kind of launch a fused group is, as the plan decides it and as
+// the rewritten model's "category" attribute spells it.
+//
+// Header-only, because the runtime (runtime_stub/program.cc) reads the category back
+// from a fused node (emit/fused_node_attributes.h) without linking the planner.
+//   kLibrary     an epilogue pattern: one cuBLASLt/cuDNN call (fusion/epilogue.h)
+//   kGemm        a generated kernel holding a fine-grained GEMM
+//   kReduction   a generated kernel holding a reduction and no GEMM
+//   kElementwise a generated kernel of neither
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace stitch::fusion {
+
+enum class GroupCategory { kElementwise, kReduction, kGemm, kLibrary };
+
+// "elementwise", "reduction", "gemm", "library": the report's and the attribute's text.
+constexpr std::string_view to_string(GroupCategory category) {
+  switch (category) {
+    case GroupCategory::kElementwise: return "elementwise";
+    case GroupCategory::kReduction: return "reduction";
+    case GroupCategory::kGemm: return "gemm";
+    case GroupCategory::kLibrary: return "library";
+  }
+  return "unknown";
+}
+
+// The category to_string spells `text`, or nullopt.
+constexpr std::optional<GroupCategory> parse_group_category(std::string_view text) {
+  for (GroupCategory category : {GroupCategory::kElementwise, GroupCategory::kReduction,
+                                 GroupCategory::kGemm, GroupCategory::kLibrary}) {
+    if (to_string(category) == text) return category;
+  }
+  return std::nullopt;
+}
+
+}  // namespace stitch::fusion

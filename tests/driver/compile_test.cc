@@ -1,0 +1,142 @@
+// Tests for driver::compile: the whole pipeline in process, on models in text IR.
+#include "driver/compile.h"
+
+#include <gtest/gtest.h>
+
+#include "emit/fused_node_attributes.h"
+#include "ir/core/verifier.h"
+#include "ir/text/text.h"
+
+namespace stitch::driver {
+namespace {
+
+// Two identical Mul -> Add -> Relu layers on different inputs: two groups, one kernel.
+constexpr const char* kTwoLayers = R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%a: f32[64,8], %b: f32[64,8]) {
+  %w: f32[8] = dense<f32[8]>[0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5]
+  %t1: f32[64,8] = Mul(%a, %w) {name="mul1"}
+  %u1: f32[64,8] = Add(%t1, %a) {name="add1"}
+  %y1: f32[64,8] = Relu(%u1) {name="relu1"}
+  %t2: f32[64,8] = Mul(%b, %w) {name="mul2"}
+  %u2: f32[64,8] = Add(%t2, %b) {name="add2"}
+  %y2: f32[64,8] = Relu(%u2) {name="relu2"}
+  return %y1, %y2
+}
+)";
+
+ir::Model two_layers() {
+  Result<ir::Model> model = ir::parse_model(kTwoLayers, "two_layers.ir");
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return std::move(model).value();
+}
+
+CompileOptions fusing_options() {
+  CompileOptions options;
+  options.model_path = "two_layers.onnx";
+  options.profile = cost_model::builtin_device_profile("h100").value();
+  options.planner.candidates.packing = false;  // keep the two layers apart
+  return options;
+}
+
+TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
+  Result<CompiledModel> compiled = compile(two_layers(), fusing_options());
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  ASSERT_NE(compiled->plan(), nullptr);
+  const fusion::PlannerResult& plan = *compiled->plan();
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].nodes.size(), 3u);
+  EXPECT_EQ(plan.groups[0].category, fusion::GroupCategory::kElementwise);
+
+  // One distinct kernel, named after the first group, shared by both.
+  ASSERT_EQ(compiled->kernels.size(), 1u);
+  EXPECT_EQ(compiled->kernels[0].name, "stitch_k0");
+  EXPECT_EQ(compiled->kernels[0].file, "stitch_k0.cu");
+  EXPECT_NE(compiled->kernels[0].source.find("stitch_k0"), std::string::npos);
+  EXPECT_EQ(compiled->report.plan->kernel_names,
+            (std::vector<std::string>{"stitch_k0", "stitch_k0"}));
+  EXPECT_EQ(compiled->report.plan->distinct_kernels, 1);
+
+  // The rewritten model: two stitchopt nodes calling the one function, with the
+  // attributes the runtime reads back.
+  const ir::Model& rewritten = compiled->rewritten;
+  ASSERT_TRUE(ir::verify(rewritten).is_ok()) << ir::verify(rewritten).message();
+  EXPECT_EQ(rewritten.functions.size(), 1u);
+  EXPECT_EQ(rewritten.graph.num_nodes(), 2);
+  std::vector<std::vector<std::string>> fused_nodes;
+  for (ir::NodeId id : rewritten.graph.node_ids()) {
+    const ir::Node& node = rewritten.graph.node(id);
+    EXPECT_EQ(node.domain, "stitchopt");
+    EXPECT_EQ(node.op_type, "stitch_k0");
+    Result<emit::FusedNodeAttributes> attributes = emit::FusedNodeAttributes::from_node(node);
+    ASSERT_TRUE(attributes.is_ok()) << attributes.status().message();
+    EXPECT_EQ(attributes->kernel, "stitch_k0");
+    EXPECT_EQ(attributes->category, fusion::GroupCategory::kElementwise);
+    ASSERT_TRUE(attributes->codegen.has_value());
+    EXPECT_EQ(attributes->codegen->source, "kernels/stitch_k0.cu");
+    EXPECT_EQ(attributes->codegen->grid, compiled->kernels[0].launch.grid);
+    // Written once, read back the same.
+    EXPECT_EQ(attributes->to_attributes().size(), node.attributes.size());
+    fused_nodes.push_back(attributes->fused_nodes);
+  }
+  EXPECT_EQ(fused_nodes, (std::vector<std::vector<std::string>>{{"mul1", "add1", "relu1"},
+                                                                 {"mul2", "add2", "relu2"}}));
+  bool kernels_metadata = false;
+  for (const auto& [key, value] : rewritten.metadata_props) {
+    if (key == "stitchopt.kernels") kernels_metadata = value == "kernels/kernels.json";
+  }
+  EXPECT_TRUE(kernels_metadata);
+
+  // The simplified model keeps the original nodes; the report counts them.
+  EXPECT_EQ(compiled->simplified.graph.num_nodes(), 6);
+  EXPECT_EQ(compiled->report.kernels.original, 6);
+  EXPECT_EQ(plan.kernels_fused, 2);
+}
+
+TEST(DriverTest, PhasesAreTimedAndObservedInOrder) {
+  std::vector<std::string> observed;
+  CompileObserver observer;
+  observer.phase_done = [&](const emit::PhaseTiming& phase) { observed.push_back(phase.name); };
+  int simplified = 0;
+  observer.simplified = [&](const ir::SimplifyStatistics&) { ++simplified; };
+  Result<CompiledModel> compiled = compile(two_layers(), fusing_options(), observer);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  const std::vector<std::string> expected = {"simplify", "plan", "codegen", "rewrite"};
+  EXPECT_EQ(observed, expected);
+  std::vector<std::string> recorded;
+  for (const emit::PhaseTiming& phase : compiled->report.phases) recorded.push_back(phase.name);
+  EXPECT_EQ(recorded, expected);
+  EXPECT_EQ(simplified, 1);
+}
+
+TEST(DriverTest, WithoutCodegenTheModelIsStillRewritten) {
+  CompileOptions options = fusing_options();
+  options.codegen = false;
+  Result<CompiledModel> compiled = compile(two_layers(), options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  EXPECT_TRUE(compiled->kernels.empty());
+  EXPECT_EQ(compiled->rewritten.graph.num_nodes(), 2);
+  for (ir::NodeId id : compiled->rewritten.graph.node_ids()) {
+    Result<emit::FusedNodeAttributes> attributes =
+        emit::FusedNodeAttributes::from_node(compiled->rewritten.graph.node(id));
+    ASSERT_TRUE(attributes.is_ok()) << attributes.status().message();
+    EXPECT_FALSE(attributes->codegen.has_value());
+  }
+  for (const auto& entry : compiled->rewritten.metadata_props) {
+    EXPECT_NE(entry.first, "stitchopt.kernels");
+  }
+}
+
+TEST(DriverTest, WithoutAProfileNothingIsFused) {
+  CompileOptions options;
+  options.model_path = "two_layers.onnx";
+  Result<CompiledModel> compiled = compile(two_layers(), options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  EXPECT_EQ(compiled->plan(), nullptr);
+  EXPECT_TRUE(compiled->kernels.empty());
+  EXPECT_EQ(compiled->rewritten.graph.num_nodes(), 6);
+  EXPECT_TRUE(compiled->rewritten.functions.empty());
+}
+
+}  // namespace
+}  // namespace stitch::driver

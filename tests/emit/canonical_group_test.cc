@@ -1,0 +1,87 @@
+// Tests for emit/canonical_group: the text that decides which groups share a kernel.
+#include "emit/canonical_group.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/text/text.h"
+
+namespace stitch::emit {
+namespace {
+
+ir::Model parse(const char* text) {
+  Result<ir::Model> model = ir::parse_model(text, "test.ir");
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return std::move(model).value();
+}
+
+std::string text_of(const ir::Model& model, const std::vector<std::string>& names) {
+  std::vector<ir::NodeId> nodes;
+  for (const std::string& name : names) {
+    for (ir::NodeId id : model.graph.node_ids()) {
+      if (model.graph.node(id).name == name) nodes.push_back(id);
+    }
+  }
+  EXPECT_EQ(nodes.size(), names.size());
+  return canonical_group_text(model, group_boundary(model.graph, nodes));
+}
+
+TEST(CanonicalGroupTest, NamesValuesByRoleAndListsTypes) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%a: f32[4,8], %w: f32[8]) {
+  %t: f32[4,8] = Mul(%a, %w) {name="mul"}
+  %y: f32[4,8] = Add(%t, %a) {name="add"}
+  return %y
+}
+)");
+  EXPECT_EQ(text_of(model, {"mul", "add"}),
+            "in x0:f32[4,8] x1:f32[8]\n"
+            "out y0:f32[4,8]\n"
+            "node 3:Mul 0: 17 (x0 x1 ) -> (t0:f32[4,8] ) {}\n"
+            "node 3:Add 0: 17 (t0 x0 ) -> (y0 ) {}");
+}
+
+// Same ops on other names: the same text. Another attribute value, another shape
+// or another wiring: a different text.
+TEST(CanonicalGroupTest, IdenticalGroupsOnlyAreEqual) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%a: f32[4,8], %b: f32[4,8], %c: f32[2,8]) {
+  %s1: f32[4] = ReduceSum(%a) {name="sum1", axes=[1], keepdims=0}
+  %e1: f32[4] = Exp(%s1) {name="exp1"}
+  %s2: f32[4] = ReduceSum(%b) {name="sum2", axes=[1], keepdims=0}
+  %e2: f32[4] = Exp(%s2) {name="exp2", origin=["other"]}
+  %s3: f32[8] = ReduceSum(%a) {name="sum3", axes=[0], keepdims=0}
+  %e3: f32[8] = Exp(%s3) {name="exp3"}
+  %s4: f32[2] = ReduceSum(%c) {name="sum4", axes=[1], keepdims=0}
+  %e4: f32[2] = Exp(%s4) {name="exp4"}
+  %m1: f32[4,8] = Sub(%a, %b) {name="sub1"}
+  %m2: f32[4,8] = Sub(%b, %a) {name="sub2"}
+  %m3: f32[4,8] = Sub(%a, %a) {name="sub3"}
+  return %e1, %e2, %e3, %e4, %m1, %m2, %m3
+}
+)");
+  const std::string first = text_of(model, {"sum1", "exp1"});
+  EXPECT_EQ(text_of(model, {"sum2", "exp2"}), first);
+  EXPECT_NE(text_of(model, {"sum3", "exp3"}), first);  // axes=[0]
+  EXPECT_NE(text_of(model, {"sum4", "exp4"}), first);  // f32[2,8]
+  // Sub(a, b) and Sub(b, a) both read two inputs in order; Sub(a, a) reads one twice.
+  EXPECT_EQ(text_of(model, {"sub1"}), text_of(model, {"sub2"}));
+  EXPECT_NE(text_of(model, {"sub1"}), text_of(model, {"sub3"}));
+}
+
+// A string attribute cannot forge the text of another group: strings carry their
+// length.
+TEST(CanonicalGroupTest, StringsAreLengthPrefixed) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%a: f32[4]) {
+  %y: f32[4] = Gelu(%a) {name="g1", approximate="tanh"}
+  return %y
+}
+)");
+  EXPECT_NE(text_of(model, {"g1"}).find("11:approximate=3:4:tanh"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::emit

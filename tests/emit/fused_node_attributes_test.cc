@@ -1,0 +1,102 @@
+// Tests for emit/fused_node_attributes.h: the fused node's attribute schema.
+#include "emit/fused_node_attributes.h"
+
+#include <gtest/gtest.h>
+
+namespace stitch::emit {
+namespace {
+
+FusedNodeAttributes kernel_group() {
+  FusedNodeAttributes attributes;
+  attributes.kernel = "stitch_k0";
+  attributes.category = fusion::GroupCategory::kReduction;
+  attributes.codegen =
+      FusedNodeAttributes::Codegen{"kernels/stitch_k0.cu", 128, 256, "block", "reduce_1[GRID]"};
+  attributes.predicted_time_us = 1.5f;
+  attributes.shared_memory_bytes = 1024;
+  attributes.fused_nodes = {"sum", "exp"};
+  return attributes;
+}
+
+ir::Node node_with(std::vector<ir::Attribute> attributes) {
+  ir::Node node;
+  node.name = "stitch_k0_0";
+  node.op_type = "stitch_k0";
+  node.domain = "stitchopt";
+  node.attributes = std::move(attributes);
+  return node;
+}
+
+// The order is part of model.fused.onnx's bytes.
+TEST(FusedNodeAttributesTest, WritesInTheSchemaOrder) {
+  std::vector<std::string> names;
+  for (const ir::Attribute& attribute : kernel_group().to_attributes()) {
+    names.push_back(attribute.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "category", "source", "grid", "block",
+                                             "composition", "template", "predicted_time_us",
+                                             "shared_memory_bytes", "fused_nodes"}));
+  FusedNodeAttributes library;
+  library.kernel = "stitch_k1";
+  library.category = fusion::GroupCategory::kLibrary;
+  library.library = "cuBLASLt";
+  library.epilogue = {"bias", "relu"};
+  names.clear();
+  for (const ir::Attribute& attribute : library.to_attributes()) names.push_back(attribute.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "category", "library", "epilogue",
+                                             "predicted_time_us", "shared_memory_bytes",
+                                             "fused_nodes"}));
+}
+
+TEST(FusedNodeAttributesTest, ReadsBackWhatItWrites) {
+  FusedNodeAttributes written = kernel_group();
+  Result<FusedNodeAttributes> read =
+      FusedNodeAttributes::from_node(node_with(written.to_attributes()));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(*read, written);
+
+  FusedNodeAttributes library;
+  library.kernel = "stitch_k1";
+  library.category = fusion::GroupCategory::kLibrary;
+  library.library = "cuDNN";
+  library.epilogue = {"bias", "residual add", "relu"};
+  read = FusedNodeAttributes::from_node(node_with(library.to_attributes()));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(*read, library);
+}
+
+TEST(FusedNodeAttributesTest, AMissingKernelIsTheOpType) {
+  Result<FusedNodeAttributes> read = FusedNodeAttributes::from_node(
+      node_with({ir::Attribute::make_string("category", "elementwise")}));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(read->kernel, "stitch_k0");
+  EXPECT_FALSE(read->codegen.has_value());
+}
+
+TEST(FusedNodeAttributesTest, BadAttributesAreErrorsNamingTheNode) {
+  const std::string node = "fused node \"stitch_k0_0\" (stitchopt.stitch_k0): ";
+  Result<FusedNodeAttributes> missing = FusedNodeAttributes::from_node(node_with({}));
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().message(),
+            node + "no \"category\" attribute; recompile the model");
+  Result<FusedNodeAttributes> unknown = FusedNodeAttributes::from_node(
+      node_with({ir::Attribute::make_string("category", "fancy")}));
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_EQ(unknown.status().message(),
+            node + "unknown category \"fancy\"; recompile the model");
+  Result<FusedNodeAttributes> wrong = FusedNodeAttributes::from_node(
+      node_with({ir::Attribute::make_int("category", 3)}));
+  ASSERT_FALSE(wrong.is_ok());
+  EXPECT_EQ(wrong.status().message(),
+            node + "attribute \"category\" has the wrong type; recompile the model");
+  Result<FusedNodeAttributes> partial = FusedNodeAttributes::from_node(
+      node_with({ir::Attribute::make_string("category", "elementwise"),
+                 ir::Attribute::make_string("source", "kernels/stitch_k0.cu")}));
+  ASSERT_FALSE(partial.is_ok());
+  EXPECT_EQ(partial.status().message(),
+            node + "\"source\" without grid, block, composition and template; recompile the "
+                   "model");
+}
+
+}  // namespace
+}  // namespace stitch::emit
