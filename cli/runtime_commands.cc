@@ -197,7 +197,9 @@ struct Spread {
 };
 Spread spread(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  auto at = [&](double q) { return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]; };
+  auto at = [&](double q) {
+    return values[static_cast<size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
+  };
   return Spread{at(0.5), values.front(), values.back(), at(0.1), at(0.9)};
 }
 
@@ -285,7 +287,7 @@ int calibrate_command(int argc, char** argv) {
   if (!api.is_ok()) return report_error(Status::unavailable("calibrate needs a GPU: " + api.status().message()));
   Result<cost_model::DeviceProfile> profile = (*api)->calibrate(options);
   if (!profile.is_ok()) {
-    Status status = profile.status();
+    const Status& status = profile.status();
     if (status.code() == StatusCode::kUnavailable) {
       return report_error(Status::unavailable("calibrate needs a GPU: " + status.message()));
     }

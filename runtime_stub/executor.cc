@@ -191,7 +191,8 @@ Status Executor::set_inputs(const std::map<std::string, ir::Tensor>& inputs) {
     }
     STITCH_RETURN_IF_ERROR(backend_.upload(address(input.value), tensor.bytes.data(), input.bytes));
   }
-  for (const auto& [name, tensor] : inputs) {
+  for (const auto& entry : inputs) {
+    const std::string& name = entry.first;
     bool known = std::any_of(program_.inputs.begin(), program_.inputs.end(),
                              [&](const StepTensor& input) { return input.name == name; });
     if (!known) return Status::invalid_input("\"" + name + "\" is not a graph input of the model");

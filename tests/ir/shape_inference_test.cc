@@ -10,7 +10,6 @@ namespace stitch::ir {
 namespace {
 
 constexpr DType f32 = DType::kFloat32;
-constexpr DType i64 = DType::kInt64;
 
 // Adds a node with fresh output values named after `outputs`.
 std::vector<ValueId> add(Graph& graph, const std::string& op, std::vector<ValueId> inputs,

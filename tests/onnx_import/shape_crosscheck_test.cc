@@ -21,11 +21,9 @@ using testing_onnx::add_float_attribute;
 using testing_onnx::add_int_attribute;
 using testing_onnx::add_ints_attribute;
 using testing_onnx::dims_of;
-using testing_onnx::kBool;
 using testing_onnx::kFloat;
 using testing_onnx::kInt64;
 using testing_onnx::ModelBuilder;
-using testing_onnx::ScratchDirectory;
 
 // Runs ONNX's inference on `proto` (graph input shapes replaced by `input_shapes`,
 // value_info cleared so nothing is echoed back) and compares with `ours`.
