@@ -4,6 +4,7 @@
 // operand is smaller). Most bodies start with the head `const T x = <operand 0>;`.
 // NaN handling follows the reference interpreter (docs/semantics.md).
 #include <string>
+#include <utility>
 
 #include "emit/cuda_text.h"
 #include "emit/op_lowering.h"
@@ -92,11 +93,11 @@ Result<std::string> clip(const Context& c) {
   STITCH_ASSIGN_OR_RETURN(std::string head, x_head(c));
   std::string body = head + "    " + c.compute() + " y = x;\n";
   if (c.node.opset < 11) {
-    for (const char* bound : {"min", "max"}) {
+    const std::pair<const char*, const char*> bounds[] = {{"min", "<"}, {"max", ">"}};
+    for (const auto& [bound, comparison] : bounds) {
       if (!c.node.find_attribute(bound)) continue;
       const std::string value = attribute(c, bound, 0);
-      body += "    if (y " + std::string(bound[1] == 'i' ? "<" : ">") + " " + value +
-              ") y = " + value + ";\n";
+      body += "    if (y " + std::string(comparison) + " " + value + ") y = " + value + ";\n";
     }
   } else {
     for (size_t k = 1; k < 3; ++k) {
