@@ -1,6 +1,6 @@
 // The op-lowering table: for every op the CUDA emitter supports, how it becomes CUDA.
-// Entries are keyed by the op registry's schema (ir/core/op_registry.h): a node is
-// looked up once, through find_op_schema, and everything the emitter and the
+// Entries are keyed by the op registry's schema (ir/core/op_registry.h): a node's entry
+// is one find_op_schema lookup and one map lookup away, and everything the emitter and the
 // scheduler decide per op (the index function of an inlined value, the accumulator
 // of a reduction, the form of a GEMM) reads the entry, never the op-type string.
 //
@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/core/graph.h"
