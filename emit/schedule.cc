@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "emit/op_lowering.h"
 #include "emit/shared_memory_plan.h"
 #include "ir/core/analysis.h"
 #include "ir/core/op_registry.h"
@@ -25,6 +26,12 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t result = 1;
   for (size_t d = begin; d < end; ++d) result *= dims[d];
   return result;
+}
+
+// Blocks of schedule.block threads resident at once on the device.
+int64_t blocks_per_wave(const cost_model::DeviceProfile& profile, const GroupSchedule& schedule) {
+  return static_cast<int64_t>(profile.sm_count) *
+         std::max(1, profile.max_threads_per_sm / schedule.block);
 }
 
 bool is_gemm(const ir::Node& node) { return ir::op_kind(node) == ir::OpKind::kGemm; }
@@ -57,7 +64,7 @@ bool read_is_row_local(const ir::Graph& graph, const ir::Node& reader, ir::Value
   if (kind == ir::OpKind::kView) return true;
   if (kind == ir::OpKind::kReduction) return true;  // same rows checked by the caller
   if (kind != ir::OpKind::kElementwise && kind != ir::OpKind::kBroadcast) return false;
-  if (reader.op_type == "Clip" && reader.inputs[0] != operand) return false;
+  if (reads_later_operands_as_scalars(reader) && reader.inputs[0] != operand) return false;
   const std::vector<int64_t>& out = dims_of(graph, reader.outputs[0]);
   const std::vector<int64_t>& in = dims_of(graph, operand);
   int q = split_at_rows(out, rows);
@@ -69,47 +76,6 @@ bool read_is_row_local(const ir::Graph& graph, const ir::Node& reader, ir::Value
   }
   return true;
 }
-
-// Post-dominance inside the group: a post-dominates b when every data-flow path from
-// b to the group's exits (values read outside, graph outputs) passes through a.
-class GroupPostDominance {
- public:
-  GroupPostDominance(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
-                     const std::set<ir::ValueId>& outputs) {
-    size_t n = ordered.size();
-    for (size_t i = 0; i < n; ++i) position_[ordered[i]] = i;
-    sets_.assign(n, std::vector<bool>(n, false));
-    for (size_t k = n; k-- > 0;) {
-      const ir::Node& node = graph.node(ordered[k]);
-      bool exits = false;
-      std::vector<size_t> successors;
-      for (ir::ValueId output : node.outputs) {
-        if (output == ir::kNoId) continue;
-        if (outputs.count(output)) exits = true;
-        for (const ir::Use& use : graph.value(output).users) {
-          auto it = position_.find(use.node);
-          if (it != position_.end()) successors.push_back(it->second);
-        }
-      }
-      std::vector<bool> set(n, false);
-      if (!exits && !successors.empty()) {
-        set = sets_[successors[0]];
-        for (size_t s : successors) {
-          for (size_t j = 0; j < n; ++j) set[j] = set[j] && sets_[s][j];
-        }
-      }
-      set[k] = true;
-      sets_[k] = std::move(set);
-    }
-  }
-  bool post_dominates(ir::NodeId a, ir::NodeId b) const {
-    return sets_[position_.at(b)][position_.at(a)];
-  }
-
- private:
-  std::map<ir::NodeId, size_t> position_;
-  std::vector<std::vector<bool>> sets_;  // sets_[b][a]: a post-dominates b
-};
 
 Status check_static(const ir::Graph& graph, const ir::Node& node) {
   for (const std::vector<ir::ValueId>* list : {&node.inputs, &node.outputs}) {
@@ -135,7 +101,8 @@ bool split_rows_allowed(const ir::Graph& graph, const std::vector<ir::NodeId>& o
   for (ir::NodeId id : ordered) {
     const ir::Node& node = graph.node(id);
     bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
-    if (reduction && elements_of(graph, node.inputs[0]) != schedule.rows * schedule.row_length) return false;
+    if (reduction && elements_of(graph, node.inputs[0]) != schedule.rows * schedule.row_length)
+      return false;
     for (ir::ValueId output : node.outputs) {
       if (output == ir::kNoId) continue;
       const ValueSchedule& value = schedule.values.at(output);
@@ -204,7 +171,8 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     }
   }
   schedule->workspace_bytes = workspace;
-  schedule->block = static_cast<int>(std::min<int64_t>(schedule->block, align_to(schedule->slice, 32)));
+  schedule->block =
+      static_cast<int>(std::min<int64_t>(schedule->block, align_to(schedule->slice, 32)));
   schedule->grid = schedule->rows * schedule->blocks_per_row;
   schedule->cooperative = true;
   schedule->shared_bytes = kBlockScratchBytes;
@@ -221,23 +189,21 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   const ir::DType in_type = graph.value(node.inputs[0]).type.dtype;
   const bool float_input = in_type == ir::DType::kFloat32 || in_type == ir::DType::kFloat16 ||
                            in_type == ir::DType::kBFloat16;
-  if (noop || !float_input || node.op_type == "ArgMax" || node.op_type == "ArgMin" ||
-      node.op_type == "ReduceLogSumExp") {
-    return Status::ok();
-  }
+  if (noop || !float_input || reduces_per_thread_only(node)) return Status::ok();
   const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
   int64_t reduced = 1;
   for (int64_t axis : axes) reduced *= in[static_cast<size_t>(axis)];
   int64_t inner = 1;
-  for (size_t d = axes.empty() ? 0 : static_cast<size_t>(axes.back()) + 1; d < in.size(); ++d) inner *= in[d];
+  for (size_t d = axes.empty() ? 0 : static_cast<size_t>(axes.back()) + 1; d < in.size(); ++d)
+    inner *= in[d];
   const int64_t outputs = elements_of(graph, node.outputs[0]);
   // Zero-size: no output, or an empty set whose result is the identity; neither reads
   // an element, so there is nothing to spread over lanes.
   if (outputs == 0 || reduced == 0) return Status::ok();
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  int64_t items = 0;       // work items without slices
-  int64_t units = 0;       // co-resident warps or blocks
-  int64_t min_slice = 0;   // reduced elements (rows) a slice keeps at least
+  int64_t items = 0;      // work items without slices
+  int64_t units = 0;      // co-resident warps or blocks
+  int64_t min_slice = 0;  // reduced elements (rows) a slice keeps at least
   if (inner == 1) {
     if (reduced <= 32) return Status::ok();
     value->mapping = ReductionMapping::kWarp;
@@ -252,7 +218,8 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
     value->columns = columns;
     value->inner = inner;
     items = outputs / inner * ceil_div(inner, columns);
-    units = static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / kGlobalBlock);
+    units = static_cast<int64_t>(profile.sm_count) *
+            std::max(1, profile.max_threads_per_sm / kGlobalBlock);
     // 16 rows per thread keep the partials under ~2% of the input.
     min_slice = 16 * (kGlobalBlock / columns);
   }
@@ -262,7 +229,7 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   value->slice = ceil_div(reduced, slices);
   value->slices = ceil_div(reduced, value->slice);
   value->items = items * value->slices;
-  value->accumulator_bytes = node.op_type == "ReduceMax" || node.op_type == "ReduceMin" ? 4 : 8;
+  value->accumulator_bytes = reduction_accumulator_bytes(node);
   return Status::ok();
 }
 
@@ -293,7 +260,7 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   ir::NodeId gemm = ir::kNoId;
   for (ir::NodeId id : ordered) {
     if (!is_gemm(graph.node(id))) continue;
-    if (gemm != ir::kNoId || graph.node(id).op_type != "MatMul") return false;
+    if (gemm != ir::kNoId || gemm_form(graph.node(id)) != GemmForm::kMatMul) return false;
     gemm = id;
   }
   if (gemm == ir::kNoId) return false;
@@ -352,11 +319,13 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   while (tiles(tile_m) < profile.sm_count && tile_m > 4) tile_m = (tile_m + 1) / 2;
 
   // Shared-memory plan: the A and B tiles are live together (no reuse).
-  const int position = static_cast<int>(std::find(ordered.begin(), ordered.end(), gemm) - ordered.begin());
+  const int position =
+      static_cast<int>(std::find(ordered.begin(), ordered.end(), gemm) - ordered.begin());
   std::vector<SharedMemoryRequest> requests = {
       {graph.value(matmul.inputs[0]).name + " tile", position, position, tile_m * k * 4},
       {graph.value(matmul.inputs[1]).name + " tile", position, position, k * tile_n * 4}};
-  SharedMemoryPlan plan = plan_shared_memory(requests, [](size_t, size_t) { return false; }, limit);
+  SharedMemoryPlan plan = plan_shared_memory(
+      requests, [](size_t, size_t) { return false; }, limit);
   if (!plan.fallback.empty()) return false;
 
   schedule->composition = Composition::kBlock;
@@ -378,8 +347,8 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   }
   schedule->materialized.push_back(c);
   schedule->block = kGlobalBlock;
-  int64_t blocks_per_wave =
-      static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule->block);
+  int64_t blocks_per_wave = static_cast<int64_t>(profile.sm_count) *
+                            std::max(1, profile.max_threads_per_sm / schedule->block);
   schedule->grid = std::max<int64_t>(1, std::min(tiles(tile_m), blocks_per_wave));
   return true;
 }
@@ -388,18 +357,24 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
 
 std::string_view composition_name(Composition composition) {
   switch (composition) {
-    case Composition::kThread: return "thread";
-    case Composition::kWarp: return "warp";
-    case Composition::kBlock: return "block";
-    case Composition::kPacking: return "packing";
-    case Composition::kGlobal: return "global";
+    case Composition::kThread:
+      return "thread";
+    case Composition::kWarp:
+      return "warp";
+    case Composition::kBlock:
+      return "block";
+    case Composition::kPacking:
+      return "packing";
+    case Composition::kGlobal:
+      return "global";
   }
   return "global";
 }
 
 bool is_row_local(const GroupSchedule& schedule) {
   return schedule.row_local && schedule.tiled_gemm == ir::kNoId &&
-         (schedule.composition == Composition::kWarp || schedule.composition == Composition::kBlock);
+         (schedule.composition == Composition::kWarp ||
+          schedule.composition == Composition::kBlock);
 }
 
 const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value) {
@@ -415,10 +390,12 @@ Result<std::vector<int64_t>> reduction_axes(const ir::Graph& graph, const ir::No
   *noop = false;
   const int64_t rank = graph.value(node.inputs[0]).type.rank();
   std::vector<int64_t> axes;
-  if (node.op_type == "ArgMax" || node.op_type == "ArgMin") {
+  const ReductionLowering* lowering = find_reduction_lowering(node);
+  // Reductions without a lowering take their axes as the Reduce* ops of their opset.
+  const int64_t axes_input_from = lowering != nullptr ? lowering->axes_input_opset : 18;
+  if (axes_input_from == 0) {
     axes.push_back(node.int_attribute("axis", 0));
   } else {
-    const int64_t axes_input_from = node.op_type == "ReduceSum" ? 13 : 18;
     if (node.opset >= axes_input_from) {
       if (node.inputs.size() > 1 && node.inputs[1] != ir::kNoId) {
         const ir::Value& given = graph.value(node.inputs[1]);
@@ -452,31 +429,40 @@ Result<std::vector<int64_t>> reduction_axes(const ir::Graph& graph, const ir::No
   return axes;
 }
 
-Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
-                                     const cost_model::DeviceProfile& profile) {
-  GroupSchedule schedule;
-  schedule.boundary = boundary;
-  const std::vector<ir::NodeId>& ordered = schedule.boundary.ordered_nodes;
-  std::set<ir::NodeId> inside(ordered.begin(), ordered.end());
-  std::set<ir::ValueId> outputs(schedule.boundary.outputs.begin(), schedule.boundary.outputs.end());
-  std::map<ir::ValueId, int> position_of_value;  // producer's topological position
-  std::map<ir::NodeId, int> position_of_node;
-  for (size_t i = 0; i < ordered.size(); ++i) {
-    const ir::Node& node = graph.node(ordered[i]);
-    STITCH_RETURN_IF_ERROR(check_static(graph, node));
-    position_of_node[node.id] = static_cast<int>(i);
-    for (ir::ValueId output : node.outputs) {
-      if (output != ir::kNoId) position_of_value[output] = static_cast<int>(i);
-    }
-  }
+namespace {
 
-  // 1. Materialization.
-  bool has_gemm = false;
+// What every step of build_schedule reads about the group.
+struct GroupFacts {
+  const ir::Graph& graph;
+  const std::vector<ir::NodeId>& ordered;  // topological
+  std::set<ir::NodeId> inside;
+  std::set<ir::ValueId> outputs;
+  std::map<ir::NodeId, int> position_of_node;  // in `ordered`
   std::vector<ir::NodeId> reductions;
-  for (ir::NodeId id : ordered) {
+  bool has_gemm = false;
+
+  GroupFacts(const ir::Graph& graph, const GroupBoundary& boundary)
+      : graph(graph),
+        ordered(boundary.ordered_nodes),
+        inside(ordered.begin(), ordered.end()),
+        outputs(boundary.outputs.begin(), boundary.outputs.end()) {
+    for (size_t i = 0; i < ordered.size(); ++i) position_of_node[ordered[i]] = static_cast<int>(i);
+  }
+  bool row_varying_input(const std::map<ir::ValueId, ValueSchedule>& values,
+                         ir::ValueId input) const {
+    auto it = input == ir::kNoId ? values.end() : values.find(input);
+    return it != values.end() && it->second.row_varying;
+  }
+};
+
+// 1. Materialization: reductions (not no-ops) and GEMMs always; a non-View value read
+// by two or more nodes of the group, one of them not at its own index.
+Status materialize(GroupFacts& group, GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  for (ir::NodeId id : group.ordered) {
     const ir::Node& node = graph.node(id);
-    if (is_gemm(node)) has_gemm = true;
-    if (ir::op_kind(node) == ir::OpKind::kReduction) reductions.push_back(id);
+    if (is_gemm(node)) group.has_gemm = true;
+    if (ir::op_kind(node) == ir::OpKind::kReduction) group.reductions.push_back(id);
     for (ir::ValueId output : node.outputs) {
       if (output == ir::kNoId) continue;
       ValueSchedule value;
@@ -490,38 +476,44 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
       int reads = 0;
       bool one_to_many = false;
       for (const ir::Use& use : graph.value(output).users) {
-        if (!inside.count(use.node)) continue;
+        if (!group.inside.count(use.node)) continue;
         ++reads;
         if (!reads_at_same_index(graph, graph.node(use.node), output)) one_to_many = true;
       }
       bool view = ir::op_kind(node) == ir::OpKind::kView;
       value.materialized = heavy || (!view && reads >= 2 && one_to_many);
-      schedule.values[output] = value;
+      schedule->values[output] = value;
     }
   }
+  return Status::ok();
+}
 
-  // Row-varying values: depend on a materialized value through inlined ops.
-  for (ir::NodeId id : ordered) {
-    const ir::Node& node = graph.node(id);
+// Row-varying values: depend on a materialized value through inlined ops.
+void mark_row_varying(const GroupFacts& group, GroupSchedule* schedule) {
+  for (ir::NodeId id : group.ordered) {
+    const ir::Node& node = group.graph.node(id);
     bool varying = false;
     for (ir::ValueId input : node.inputs) {
-      auto it = input == ir::kNoId ? schedule.values.end() : schedule.values.find(input);
-      if (it != schedule.values.end() && (it->second.materialized || it->second.row_varying)) {
+      auto it = input == ir::kNoId ? schedule->values.end() : schedule->values.find(input);
+      if (it != schedule->values.end() && (it->second.materialized || it->second.row_varying)) {
         varying = true;
       }
     }
     for (ir::ValueId output : node.outputs) {
       if (output == ir::kNoId) continue;
-      ValueSchedule& value = schedule.values[output];
+      ValueSchedule& value = schedule->values[output];
       value.row_varying = value.materialized || varying;
     }
   }
+}
 
-  // 2. Row-local test.
-  bool row_local = !reductions.empty() && !has_gemm;
+// 2. (first part) The rows R every reduction reduces a trailing suffix over, or -1
+// when the reductions disagree or one cannot be row-local.
+Result<int64_t> reduction_rows(const GroupFacts& group) {
+  if (group.reductions.empty() || group.has_gemm) return -1;
+  const ir::Graph& graph = group.graph;
   int64_t rows = -1;
-  for (ir::NodeId id : reductions) {
-    if (!row_local) break;
+  for (ir::NodeId id : group.reductions) {
     const ir::Node& node = graph.node(id);
     bool noop = false;
     STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph, node, &noop));
@@ -530,291 +522,366 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                        in_type == ir::DType::kBFloat16;
     // Zero-size (no rows, or empty rows whose results are the identity): nothing to
     // map to warps, and rows_per_block would be 0; the global composition writes them.
-    if (noop || !float_input || node.op_type == "ArgMax" || node.op_type == "ArgMin" ||
-        node.op_type == "ReduceLogSumExp" || elements_of(graph, node.inputs[0]) == 0) {
-      row_local = false;
-      break;
+    if (noop || !float_input || reduces_per_thread_only(node) ||
+        elements_of(graph, node.inputs[0]) == 0) {
+      return -1;
     }
     const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
     auto p = static_cast<int64_t>(in.size()) - static_cast<int64_t>(axes.size());
+    bool suffix = true;
     for (size_t k = 0; k < axes.size(); ++k) {
-      if (axes[k] != p + static_cast<int64_t>(k)) row_local = false;
+      if (axes[k] != p + static_cast<int64_t>(k)) suffix = false;
     }
     int64_t node_rows = product(in, 0, static_cast<size_t>(std::max<int64_t>(p, 0)));
     if (rows < 0) rows = node_rows;
-    if (rows != node_rows) row_local = false;
+    if (!suffix || rows != node_rows) return -1;
   }
-  if (row_local) {
-    // Materialized values and outputs must split as [rows, k]; an invariant candidate
-    // that does not split is recomputed instead (inlined).
-    for (ir::NodeId id : ordered) {
-      for (ir::ValueId output : graph.node(id).outputs) {
-        if (output == ir::kNoId) continue;
-        ValueSchedule& value = schedule.values[output];
-        bool needs_split = value.materialized || outputs.count(output) > 0;
-        if (!needs_split) continue;
-        // A written value without elements would get an empty row buffer (no arena).
-        if (elements_of(graph, output) == 0) row_local = false;
-        if (split_at_rows(dims_of(graph, output), rows) < 0) {
-          bool reduction = ir::op_kind(graph.node(id)) == ir::OpKind::kReduction;
-          bool depends = false;
-          for (ir::ValueId input : graph.node(id).inputs) {
-            auto it = input == ir::kNoId ? schedule.values.end() : schedule.values.find(input);
-            if (it != schedule.values.end() && it->second.row_varying) depends = true;
-          }
-          if (!reduction && !depends && !outputs.count(output)) {
-            value.materialized = false;
-            value.row_varying = false;
-          } else {
-            row_local = false;
-          }
+  return rows;
+}
+
+// 2. (second part) Materialized values and outputs must split as [rows, k]; an
+// invariant candidate that does not split is recomputed instead (inlined). Every read
+// of a row-varying value must stay inside its row.
+bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  bool row_local = true;
+  // Every value is visited even after a failure: the demotions of invariant values
+  // stand for the global composition too.
+  for (ir::NodeId id : group.ordered) {
+    for (ir::ValueId output : graph.node(id).outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      bool needs_split = value.materialized || group.outputs.count(output) > 0;
+      if (!needs_split) continue;
+      // A written value without elements would get an empty row buffer (no arena).
+      if (elements_of(graph, output) == 0) row_local = false;
+      if (split_at_rows(dims_of(graph, output), rows) >= 0) continue;
+      bool reduction = ir::op_kind(graph.node(id)) == ir::OpKind::kReduction;
+      bool depends = false;
+      for (ir::ValueId input : graph.node(id).inputs) {
+        if (group.row_varying_input(schedule->values, input)) depends = true;
+      }
+      if (!reduction && !depends && !group.outputs.count(output)) {
+        value.materialized = false;
+        value.row_varying = false;
+      } else {
+        row_local = false;
+      }
+    }
+  }
+  if (!row_local) return false;
+  for (ir::NodeId id : group.ordered) {
+    const ir::Node& node = graph.node(id);
+    for (ir::ValueId input : node.inputs) {
+      if (!group.row_varying_input(schedule->values, input)) continue;
+      if (!read_is_row_local(graph, node, input, rows)) return false;
+    }
+  }
+  return true;
+}
+
+// 2. Row-local launch: a warp per row (short rows, several rows per block) or a block
+// per row, and for few long rows the split across blocks.
+void plan_row_launch(const GroupFacts& group, int64_t rows,
+                     const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  schedule->row_local = true;
+  schedule->rows = rows;
+  for (auto& [id, value] : schedule->values) {
+    value.row_elements = elements_of(graph, id) / std::max<int64_t>(rows, 1);
+    if (elements_of(graph, id) % std::max<int64_t>(rows, 1) == 0) {
+      schedule->row_length = std::max(schedule->row_length, value.row_elements);
+    }
+  }
+  for (ir::NodeId id : group.reductions) {
+    schedule->row_length =
+        std::max(schedule->row_length,
+                 elements_of(graph, graph.node(id).inputs[0]) / std::max<int64_t>(rows, 1));
+  }
+  bool warp = schedule->row_length <= kWarpRowLimit;
+  schedule->composition = warp ? Composition::kWarp : Composition::kBlock;
+  schedule->rows_per_block =
+      warp ? static_cast<int>(std::min<int64_t>(kWarpRowsPerBlock, rows)) : 1;
+  if (warp) {
+    schedule->block = 32 * schedule->rows_per_block;
+  } else {
+    int64_t threads = std::min<int64_t>(512, align_to(schedule->row_length, 32));
+    schedule->block = static_cast<int>(std::min<int64_t>(threads, profile.max_threads_per_block));
+  }
+  const int64_t wave = blocks_per_wave(profile, *schedule);
+  int64_t needed = (rows + schedule->rows_per_block - 1) / schedule->rows_per_block;
+  schedule->grid = std::max<int64_t>(1, std::min(needed, wave));
+  if (!warp && rows < wave && split_rows_allowed(graph, group.ordered, group.outputs, *schedule)) {
+    // Few long rows: split each row across blocks so rows * blocks_per_row fills the
+    // co-resident blocks (SMs x blocks per SM), slices of >= kMinSliceElements.
+    const int64_t length = schedule->row_length;
+    int64_t split = std::min(wave / std::max<int64_t>(rows, 1),
+                             (length + kMinSliceElements - 1) / kMinSliceElements);
+    if (split >= 2) {
+      schedule->slice = (length + split - 1) / split;
+      schedule->blocks_per_row = static_cast<int>((length + schedule->slice - 1) / schedule->slice);
+    }
+  }
+}
+
+// 2. Row-local storage: row buffers of materialized non-reduction values in the shared
+// arena (FS Alg. 4: a buffer is reused by a value whose producer post-dominates the
+// earlier one's), the rest in the workspace; reduction results in registers.
+Status plan_row_storage(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                        GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  std::vector<SharedMemoryRequest> requests;
+  std::vector<ir::ValueId> request_values;
+  for (ir::NodeId id : group.ordered) {
+    const ir::Node& node = graph.node(id);
+    if (ir::op_kind(node) == ir::OpKind::kReduction) continue;
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      if (!value.materialized) continue;
+      if (group.outputs.count(output)) {
+        value.storage = Storage::kOutput;
+        continue;
+      }
+      const int first_use = group.position_of_node.at(id);
+      int last_use = first_use;
+      for (const ir::Use& use : graph.value(output).users) {
+        if (group.inside.count(use.node)) {
+          last_use = std::max(last_use, group.position_of_node.at(use.node));
         }
       }
+      requests.push_back(
+          SharedMemoryRequest{graph.value(output).name, first_use, last_use,
+                              value.row_elements * ir::dtype_size(graph.value(output).type.dtype)});
+      request_values.push_back(output);
     }
   }
-  if (row_local) {
-    for (ir::NodeId id : ordered) {
-      const ir::Node& node = graph.node(id);
-      for (ir::ValueId input : node.inputs) {
-        if (input == ir::kNoId) continue;
-        auto it = schedule.values.find(input);
-        if (it == schedule.values.end() || !it->second.row_varying) continue;
-        if (!read_is_row_local(graph, node, input, rows)) row_local = false;
-      }
-    }
-  }
-
-  const int64_t shared_limit = profile.shared_memory_per_block;
-  if (row_local) {
-    STITCH_CHECK(rows > 0) << "a row-local group without rows";
-    schedule.row_local = true;
-    schedule.rows = rows;
-    for (auto& [id, value] : schedule.values) {
-      value.row_elements = elements_of(graph, id) / std::max<int64_t>(rows, 1);
-      if (elements_of(graph, id) % std::max<int64_t>(rows, 1) == 0) {
-        schedule.row_length = std::max(schedule.row_length, value.row_elements);
-      }
-    }
-    for (ir::NodeId id : reductions) {
-      schedule.row_length = std::max(
-          schedule.row_length, elements_of(graph, graph.node(id).inputs[0]) / std::max<int64_t>(rows, 1));
-    }
-    bool warp = schedule.row_length <= kWarpRowLimit;
-    schedule.composition = warp ? Composition::kWarp : Composition::kBlock;
-    schedule.rows_per_block =
-        warp ? static_cast<int>(std::min<int64_t>(kWarpRowsPerBlock, rows)) : 1;
-    if (warp) {
-      schedule.block = 32 * schedule.rows_per_block;
+  STITCH_ASSIGN_OR_RETURN(ir::DominatorTree post_dominance,
+                          ir::DominatorTree::post_dominators(graph, group.ordered, group.outputs));
+  const bool warp = schedule->composition == Composition::kWarp;
+  int64_t scratch = warp ? 0 : kBlockScratchBytes;
+  int64_t limit = (profile.shared_memory_per_block - scratch) / schedule->rows_per_block;
+  SharedMemoryPlan plan = plan_shared_memory(
+      requests,
+      [&](size_t later, size_t earlier) {
+        return post_dominance.dominates(graph.value(request_values[later]).producer,
+                                        graph.value(request_values[earlier]).producer);
+      },
+      limit);
+  int64_t workspace = 0;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    ValueSchedule& value = schedule->values[request_values[r]];
+    if (plan.allocations[r].in_shared) {
+      value.storage = Storage::kShared;
+      value.offset = plan.allocations[r].offset;
     } else {
-      int64_t threads = std::min<int64_t>(512, align_to(schedule.row_length, 32));
-      schedule.block = static_cast<int>(std::min<int64_t>(threads, profile.max_threads_per_block));
+      value.storage = Storage::kWorkspace;
+      value.offset = workspace;
+      workspace += align_to(schedule->rows * requests[r].bytes, kWorkspaceAlignment);
     }
-    int64_t blocks_per_wave =
-        static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule.block);
-    int64_t needed = (rows + schedule.rows_per_block - 1) / schedule.rows_per_block;
-    schedule.grid = std::max<int64_t>(1, std::min(needed, blocks_per_wave));
-    if (!warp && rows < blocks_per_wave && split_rows_allowed(graph, ordered, outputs, schedule)) {
-      // Few long rows: split each row across blocks so rows * blocks_per_row fills the
-      // co-resident blocks (SMs x blocks per SM), slices of >= kMinSliceElements.
-      const int64_t length = schedule.row_length;
-      int64_t split = std::min(blocks_per_wave / std::max<int64_t>(rows, 1),
-                               (length + kMinSliceElements - 1) / kMinSliceElements);
-      if (split >= 2) {
-        schedule.slice = (length + split - 1) / split;
-        schedule.blocks_per_row = static_cast<int>((length + schedule.slice - 1) / schedule.slice);
-      }
-    }
+  }
+  for (ir::NodeId id : group.reductions) {
+    schedule->values[graph.node(id).outputs[0]].storage = Storage::kRegister;
+  }
+  schedule->shared_bytes_requested = plan.requested_bytes * schedule->rows_per_block + scratch;
+  schedule->shared_bytes = plan.allocated_bytes * schedule->rows_per_block + scratch;
+  schedule->shared_memory_fallback = plan.fallback;
+  schedule->workspace_bytes = workspace;
+  return Status::ok();
+}
 
-    if (schedule.blocks_per_row >= 2) {
-      plan_split_rows(graph, ordered, outputs, &schedule);
-      return schedule;
+// Which reduction mappings a global-composition group uses (5.).
+struct MappingUse {
+  bool warp = false;    // a warp per output: shuffles
+  bool column = false;  // a block per column tile: shuffles and shared memory
+};
+
+// 3./4. Levels of the global composition; 5. reduction mappings (a reduction cut into
+// slices writes its partials one level before its result).
+Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                               GroupSchedule* schedule) {
+  MappingUse use;
+  std::map<ir::ValueId, int> reach;  // deepest materialized level a value depends on
+  int max_level = -1;
+  for (ir::NodeId id : group.ordered) {
+    const ir::Node& node = group.graph.node(id);
+    int depends = -1;
+    for (ir::ValueId input : node.inputs) {
+      auto it = input == ir::kNoId ? schedule->values.end() : schedule->values.find(input);
+      if (it == schedule->values.end()) continue;
+      depends = std::max(depends, it->second.materialized ? it->second.level : reach[input]);
     }
-    // Shared memory: row buffers of materialized non-reduction values (FS Alg. 4).
-    std::vector<SharedMemoryRequest> requests;
-    std::vector<ir::ValueId> request_values;
-    for (ir::NodeId id : ordered) {
-      const ir::Node& node = graph.node(id);
-      if (ir::op_kind(node) == ir::OpKind::kReduction) continue;
-      for (ir::ValueId output : node.outputs) {
-        if (output == ir::kNoId) continue;
-        ValueSchedule& value = schedule.values[output];
-        if (!value.materialized) continue;
-        if (outputs.count(output)) {
-          value.storage = Storage::kOutput;
-          continue;
-        }
-        int last_use = position_of_node[id];
-        for (const ir::Use& use : graph.value(output).users) {
-          if (inside.count(use.node)) last_use = std::max(last_use, position_of_node[use.node]);
-        }
-        requests.push_back(SharedMemoryRequest{graph.value(output).name, position_of_node[id],
-                                               last_use,
-                                               value.row_elements * ir::dtype_size(graph.value(output).type.dtype)});
-        request_values.push_back(output);
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      reach[output] = depends;
+      if (value.materialized && ir::op_kind(node) == ir::OpKind::kReduction) {
+        STITCH_RETURN_IF_ERROR(plan_reduction_mapping(group.graph, node, profile, &value));
+        if (value.mapping == ReductionMapping::kWarp) use.warp = true;
+        if (value.mapping == ReductionMapping::kColumn) use.column = true;
+      }
+      if (value.materialized || group.outputs.count(output)) {
+        value.level = depends + (value.slices >= 2 ? 2 : 1);
+        max_level = std::max(max_level, value.level);
       }
     }
-    GroupPostDominance dominance(graph, ordered, outputs);
-    int64_t scratch = warp ? 0 : kBlockScratchBytes;
-    int64_t limit = (shared_limit - scratch) / schedule.rows_per_block;
-    SharedMemoryPlan plan = plan_shared_memory(
-        requests,
-        [&](size_t later, size_t earlier) {
-          return dominance.post_dominates(graph.value(request_values[later]).producer,
-                                          graph.value(request_values[earlier]).producer);
-        },
-        limit);
-    int64_t workspace = 0;
-    for (size_t r = 0; r < requests.size(); ++r) {
-      ValueSchedule& value = schedule.values[request_values[r]];
-      if (plan.allocations[r].in_shared) {
-        value.storage = Storage::kShared;
-        value.offset = plan.allocations[r].offset;
+  }
+  schedule->levels = max_level + 1;
+  return use;
+}
+
+// 4. Workspace of the global composition (barrier counter, partials, materialized
+// values), the block and the grid.
+void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                        GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  int64_t work = 1;
+  int64_t workspace = 0;
+  if (schedule->levels > 1) {
+    schedule->barrier_offset = 0;
+    workspace = kWorkspaceAlignment;
+  }
+  for (ir::NodeId id : group.ordered) {
+    for (ir::ValueId output : graph.node(id).outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      if (value.materialized || group.outputs.count(output)) {
+        work = std::max(work, stage_threads(graph, output, value));
+      }
+      if (!value.materialized) continue;
+      schedule->materialized.push_back(output);
+      if (value.slices >= 2) {
+        value.partial_offset = workspace;
+        workspace += align_to(elements_of(graph, output) * value.slices * value.accumulator_bytes,
+                              kWorkspaceAlignment);
+      }
+      if (group.outputs.count(output)) {
+        value.storage = Storage::kOutput;
       } else {
         value.storage = Storage::kWorkspace;
         value.offset = workspace;
-        workspace += align_to(rows * requests[r].bytes, kWorkspaceAlignment);
+        workspace += align_to(graph.value(output).type.num_bytes(), kWorkspaceAlignment);
       }
     }
-    for (ir::NodeId id : reductions) schedule.values[graph.node(id).outputs[0]].storage = Storage::kRegister;
-    schedule.shared_bytes_requested = plan.requested_bytes * schedule.rows_per_block + scratch;
-    schedule.shared_bytes = plan.allocated_bytes * schedule.rows_per_block + scratch;
-    schedule.shared_memory_fallback = plan.fallback;
-    schedule.workspace_bytes = workspace;
-  } else if (plan_tiled_gemm(graph, ordered, outputs, profile, &schedule)) {
-    return schedule;
-  } else {
-    // 3./4. Levels of the global composition; 5. reduction mappings (a reduction cut
-    // into slices writes its partials one level before its result).
-    std::map<ir::ValueId, int> reach;  // deepest materialized level a value depends on
-    int max_level = -1;
-    bool warp_reductions = false;    // a warp per output: shuffles
-    bool column_reductions = false;  // a block per column tile: shuffles and shared memory
-    for (ir::NodeId id : ordered) {
-      const ir::Node& node = graph.node(id);
-      int depends = -1;
-      for (ir::ValueId input : node.inputs) {
-        auto it = input == ir::kNoId ? schedule.values.end() : schedule.values.find(input);
-        if (it == schedule.values.end()) continue;
-        depends = std::max(depends, it->second.materialized ? it->second.level : reach[input]);
-      }
-      for (ir::ValueId output : node.outputs) {
-        if (output == ir::kNoId) continue;
-        ValueSchedule& value = schedule.values[output];
-        reach[output] = depends;
-        if (value.materialized && ir::op_kind(node) == ir::OpKind::kReduction) {
-          STITCH_RETURN_IF_ERROR(plan_reduction_mapping(graph, node, profile, &value));
-          if (value.mapping == ReductionMapping::kWarp) warp_reductions = true;
-          if (value.mapping == ReductionMapping::kColumn) column_reductions = true;
-        }
-        if (value.materialized || outputs.count(output)) {
-          value.level = depends + (value.slices >= 2 ? 2 : 1);
-          max_level = std::max(max_level, value.level);
-        }
+  }
+  schedule->workspace_bytes = workspace;
+  schedule->block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
+  // Column reductions combine their warps' columns through shared memory.
+  for (const auto& [id, value] : schedule->values) {
+    if (value.mapping != ReductionMapping::kColumn) continue;
+    schedule->shared_bytes = std::max<int64_t>(
+        schedule->shared_bytes, schedule->block / 32 * value.columns * value.accumulator_bytes);
+  }
+  schedule->shared_bytes_requested = schedule->shared_bytes;
+  schedule->grid = std::max<int64_t>(1, std::min((work + schedule->block - 1) / schedule->block,
+                                                 blocks_per_wave(profile, *schedule)));
+  schedule->cooperative = schedule->levels > 1;
+}
+
+// 3. Independent parts (weakly connected components of the group's data flow) that
+// write an output, in order of their first node.
+std::vector<std::vector<ir::NodeId>> independent_parts(const GroupFacts& group) {
+  std::map<ir::NodeId, ir::NodeId> parent;
+  for (ir::NodeId id : group.ordered) parent[id] = id;
+  auto find = [&](ir::NodeId x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (ir::NodeId id : group.ordered) {
+    for (ir::ValueId input : group.graph.node(id).inputs) {
+      if (input == ir::kNoId) continue;
+      ir::NodeId producer = group.graph.value(input).producer;
+      if (producer != ir::kNoId && group.inside.count(producer)) {
+        ir::NodeId a = find(id);
+        ir::NodeId b = find(producer);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
       }
     }
-    schedule.levels = max_level + 1;
-    int64_t work = 1;
-    int64_t workspace = 0;
-    if (schedule.levels > 1) {
-      schedule.barrier_offset = 0;
-      workspace = kWorkspaceAlignment;
-    }
-    for (ir::NodeId id : ordered) {
-      for (ir::ValueId output : graph.node(id).outputs) {
-        if (output == ir::kNoId) continue;
-        ValueSchedule& value = schedule.values[output];
-        if (value.materialized || outputs.count(output)) work = std::max(work, stage_threads(graph, output, value));
-        if (!value.materialized) continue;
-        schedule.materialized.push_back(output);
-        if (value.slices >= 2) {
-          value.partial_offset = workspace;
-          workspace += align_to(elements_of(graph, output) * value.slices * value.accumulator_bytes,
-                                kWorkspaceAlignment);
-        }
-        if (outputs.count(output)) {
-          value.storage = Storage::kOutput;
-        } else {
-          value.storage = Storage::kWorkspace;
-          value.offset = workspace;
-          workspace += align_to(graph.value(output).type.num_bytes(), kWorkspaceAlignment);
-        }
+  }
+  std::map<ir::NodeId, std::vector<ir::NodeId>> components;
+  std::vector<ir::NodeId> roots;
+  for (ir::NodeId id : group.ordered) {
+    ir::NodeId root = find(id);
+    if (!components.count(root)) roots.push_back(root);
+    components[root].push_back(id);
+  }
+  // A part without an output (only views feeding nothing) is dropped from packing.
+  std::vector<std::vector<ir::NodeId>> parts;
+  for (ir::NodeId root : roots) {
+    bool writes = false;
+    for (ir::NodeId id : components[root]) {
+      for (ir::ValueId output : group.graph.node(id).outputs) {
+        if (output != ir::kNoId && group.outputs.count(output)) writes = true;
       }
     }
-    schedule.workspace_bytes = workspace;
-    schedule.block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
-    // Column reductions combine their warps' columns through shared memory.
-    for (const auto& [id, value] : schedule.values) {
-      if (value.mapping != ReductionMapping::kColumn) continue;
-      schedule.shared_bytes = std::max<int64_t>(schedule.shared_bytes,
-                                                schedule.block / 32 * value.columns * value.accumulator_bytes);
-    }
-    schedule.shared_bytes_requested = schedule.shared_bytes;
-    int64_t blocks_per_wave =
-        static_cast<int64_t>(profile.sm_count) * std::max(1, profile.max_threads_per_sm / schedule.block);
-    schedule.grid = std::max<int64_t>(1, std::min((work + schedule.block - 1) / schedule.block, blocks_per_wave));
-    schedule.cooperative = schedule.levels > 1;
-    if (schedule.cooperative) {
-      schedule.composition = Composition::kGlobal;
-    } else {
-      // Independent parts (weakly connected components of the group's data flow).
-      std::map<ir::NodeId, ir::NodeId> parent;
-      for (ir::NodeId id : ordered) parent[id] = id;
-      auto find = [&](ir::NodeId x) {
-        while (parent[x] != x) x = parent[x] = parent[parent[x]];
-        return x;
-      };
-      for (ir::NodeId id : ordered) {
-        for (ir::ValueId input : graph.node(id).inputs) {
-          if (input == ir::kNoId) continue;
-          ir::NodeId producer = graph.value(input).producer;
-          if (producer != ir::kNoId && inside.count(producer)) {
-            ir::NodeId a = find(id);
-            ir::NodeId b = find(producer);
-            if (a != b) parent[std::max(a, b)] = std::min(a, b);
-          }
-        }
-      }
-      std::map<ir::NodeId, std::vector<ir::NodeId>> components;
-      std::vector<ir::NodeId> roots;
-      for (ir::NodeId id : ordered) {
-        ir::NodeId root = find(id);
-        if (!components.count(root)) roots.push_back(root);
-        components[root].push_back(id);
-      }
-      // A part without an output (only views feeding nothing) is dropped from packing.
-      for (ir::NodeId root : roots) {
-        bool writes = false;
-        for (ir::NodeId id : components[root]) {
-          for (ir::ValueId output : graph.node(id).outputs) {
-            if (output != ir::kNoId && outputs.count(output)) writes = true;
-          }
-        }
-        if (writes) schedule.parts.push_back(components[root]);
-      }
-      schedule.composition = schedule.parts.size() >= 2 ? Composition::kPacking
-                             : column_reductions      ? Composition::kBlock
-                             : warp_reductions        ? Composition::kWarp
+    if (writes) parts.push_back(components[root]);
+  }
+  return parts;
+}
+
+// 3. A single-stage group: packing when it has independent parts (each over its own
+// blocks), else block (column reductions), warp (warp reductions) or thread.
+void plan_single_stage(const GroupFacts& group, const MappingUse& use,
+                       const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+  schedule->parts = independent_parts(group);
+  schedule->composition = schedule->parts.size() >= 2 ? Composition::kPacking
+                          : use.column                ? Composition::kBlock
+                          : use.warp                  ? Composition::kWarp
                                                       : Composition::kThread;
-      if (schedule.composition == Composition::kPacking) {
-        schedule.grid = 0;
-        for (const std::vector<ir::NodeId>& part : schedule.parts) {
-          int64_t part_work = 1;
-          for (ir::NodeId id : part) {
-            for (ir::ValueId output : graph.node(id).outputs) {
-              if (output != ir::kNoId && outputs.count(output)) {
-                part_work = std::max(part_work, stage_threads(graph, output, schedule.values[output]));
-              }
-            }
-          }
-          int64_t part_grid = std::max<int64_t>(
-              1, std::min((part_work + schedule.block - 1) / schedule.block, blocks_per_wave));
-          schedule.part_grids.push_back(part_grid);
-          schedule.grid += part_grid;
+  if (schedule->composition != Composition::kPacking) {
+    schedule->parts.clear();
+    return;
+  }
+  schedule->grid = 0;
+  for (const std::vector<ir::NodeId>& part : schedule->parts) {
+    int64_t part_work = 1;
+    for (ir::NodeId id : part) {
+      for (ir::ValueId output : group.graph.node(id).outputs) {
+        if (output != ir::kNoId && group.outputs.count(output)) {
+          part_work =
+              std::max(part_work, stage_threads(group.graph, output, schedule->values[output]));
         }
-      } else {
-        schedule.parts.clear();
       }
     }
+    int64_t part_grid =
+        std::max<int64_t>(1, std::min((part_work + schedule->block - 1) / schedule->block,
+                                      blocks_per_wave(profile, *schedule)));
+    schedule->part_grids.push_back(part_grid);
+    schedule->grid += part_grid;
+  }
+}
+
+}  // namespace
+
+Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
+                                     const cost_model::DeviceProfile& profile) {
+  GroupSchedule schedule;
+  schedule.boundary = boundary;
+  GroupFacts group(graph, schedule.boundary);
+  for (ir::NodeId id : group.ordered) {
+    STITCH_RETURN_IF_ERROR(check_static(graph, graph.node(id)));
+  }
+  STITCH_RETURN_IF_ERROR(materialize(group, &schedule));
+  mark_row_varying(group, &schedule);
+
+  STITCH_ASSIGN_OR_RETURN(int64_t rows, reduction_rows(group));
+  if (rows >= 0 && rows_split_values(group, rows, &schedule)) {
+    STITCH_CHECK(rows > 0) << "a row-local group without rows";
+    plan_row_launch(group, rows, profile, &schedule);
+    if (schedule.blocks_per_row >= 2) {
+      plan_split_rows(graph, group.ordered, group.outputs, &schedule);
+      return schedule;
+    }
+    STITCH_RETURN_IF_ERROR(plan_row_storage(group, profile, &schedule));
+    return schedule;
+  }
+  if (plan_tiled_gemm(graph, group.ordered, group.outputs, profile, &schedule)) return schedule;
+  STITCH_ASSIGN_OR_RETURN(MappingUse use, plan_levels(group, profile, &schedule));
+  plan_global_launch(group, profile, &schedule);
+  if (schedule.cooperative) {
+    schedule.composition = Composition::kGlobal;
+  } else {
+    plan_single_stage(group, use, profile, &schedule);
   }
   return schedule;
 }

@@ -144,12 +144,64 @@ bool Reachability::reaches(NodeId from, NodeId to) const {
 Result<DominatorTree> DominatorTree::build(const Graph& graph, bool post) {
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   if (post) std::reverse(order.begin(), order.end());
-  auto capacity = static_cast<size_t>(graph.node_capacity());
+  std::vector<std::vector<NodeId>> preds;
+  std::vector<bool> from_root;
+  preds.reserve(order.size());
+  for (NodeId id : order) {
+    const Node& node = graph.node(id);
+    preds.push_back(post ? successors(graph, node) : predecessors(graph, node));
+    bool exits = false;
+    if (post) {
+      for (ValueId output : node.outputs) {
+        if (output != kNoId && graph.value(output).is_graph_output) exits = true;
+      }
+    }
+    from_root.push_back(exits);
+  }
+  return from_order(graph.node_capacity(), order, preds, from_root);
+}
+
+Result<DominatorTree> DominatorTree::post_dominators(const Graph& graph,
+                                                     const std::vector<NodeId>& nodes,
+                                                     const std::set<ValueId>& exits) {
+  std::vector<NodeId> order(nodes.rbegin(), nodes.rend());
+  std::vector<int32_t> position(static_cast<size_t>(graph.node_capacity()), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+  }
+  std::vector<std::vector<NodeId>> preds(order.size());
+  std::vector<bool> from_root(order.size(), false);
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (ValueId output : graph.node(order[i]).outputs) {
+      if (output == kNoId) continue;
+      if (exits.count(output)) from_root[i] = true;
+      for (const Use& use : graph.value(output).users) {
+        const int32_t user = position[static_cast<size_t>(use.node)];
+        if (user < 0) continue;
+        if (static_cast<size_t>(user) >= i) {
+          return Status::invalid_input("node " + graph.node(use.node).display_name() +
+                                       " reads node " + graph.node(order[i]).display_name() +
+                                       " but comes before it: the subset is not in "
+                                       "topological order");
+        }
+        preds[i].push_back(use.node);
+      }
+    }
+    std::sort(preds[i].begin(), preds[i].end());
+    preds[i].erase(std::unique(preds[i].begin(), preds[i].end()), preds[i].end());
+  }
+  return from_order(graph.node_capacity(), order, preds, from_root);
+}
+
+DominatorTree DominatorTree::from_order(int32_t node_capacity, const std::vector<NodeId>& order,
+                                        const std::vector<std::vector<NodeId>>& preds,
+                                        const std::vector<bool>& from_root) {
+  auto capacity = static_cast<size_t>(node_capacity);
   // Position in the processing order, the virtual root being position 0. In a DAG
   // an immediate dominator always comes earlier in this order, which is what
   // Cooper-Harvey-Kennedy's intersect needs; one pass over the order suffices
   // because every predecessor is final before its successors are visited.
-  const int32_t kRoot = graph.node_capacity();
+  const int32_t kRoot = node_capacity;
   std::vector<int32_t> position(capacity + 1, -1);
   position[static_cast<size_t>(kRoot)] = 0;
   for (size_t i = 0; i < order.size(); ++i) {
@@ -168,18 +220,11 @@ Result<DominatorTree> DominatorTree::build(const Graph& graph, bool post) {
     }
     return a;
   };
-  for (NodeId id : order) {
-    const Node& node = graph.node(id);
-    std::vector<NodeId> preds = post ? successors(graph, node) : predecessors(graph, node);
-    bool from_root = preds.empty();
-    if (post) {
-      for (ValueId output : node.outputs) {
-        if (output != kNoId && graph.value(output).is_graph_output) from_root = true;
-      }
-    }
-    int32_t dominator = from_root ? kRoot : preds.front();
-    for (NodeId pred : preds) dominator = intersect(dominator, pred);
-    idom[static_cast<size_t>(id)] = dominator;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::vector<NodeId>& node_preds = preds[i];
+    int32_t dominator = from_root[i] || node_preds.empty() ? kRoot : node_preds.front();
+    for (NodeId pred : node_preds) dominator = intersect(dominator, pred);
+    idom[static_cast<size_t>(order[i])] = dominator;
   }
 
   DominatorTree tree;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "ir/core/graph.h"
@@ -41,6 +42,14 @@ class DominatorTree {
  public:
   static Result<DominatorTree> dominators(const Graph& graph);
   static Result<DominatorTree> post_dominators(const Graph& graph);
+  // Post-dominators over the subgraph of `nodes` (a topological order of them; an
+  // error otherwise): only edges between them count, and the virtual root follows
+  // every node with an output in `exits` (values read outside the subset, graph
+  // outputs) and every node without a user in the subset. Example: a fused group's
+  // nodes with its boundary outputs as exits (emit/schedule.cc's shared-memory reuse).
+  static Result<DominatorTree> post_dominators(const Graph& graph,
+                                               const std::vector<NodeId>& nodes,
+                                               const std::set<ValueId>& exits);
   // Immediate dominator of `node`, kNoId when it is the virtual root (or the node
   // is dead).
   NodeId immediate_dominator(NodeId node) const;
@@ -50,6 +59,11 @@ class DominatorTree {
 
  private:
   static Result<DominatorTree> build(const Graph& graph, bool post);
+  // The tree over `order`, in which every node's predecessors `preds[i]` come earlier;
+  // `from_root[i]`: order[i] also follows the virtual root.
+  static DominatorTree from_order(int32_t node_capacity, const std::vector<NodeId>& order,
+                                  const std::vector<std::vector<NodeId>>& preds,
+                                  const std::vector<bool>& from_root);
 
   std::vector<NodeId> idom_;    // by node id; kNoId: the virtual root
   std::vector<int32_t> enter_;  // preorder number in the tree, -1 for dead nodes

@@ -239,5 +239,46 @@ TEST(DominatorTreeTest, GraphOutputEndsPostDominance) {
   EXPECT_FALSE(post->dominates(g.div, g.relu));
 }
 
+// The subset form: only edges between the subset's nodes count, and an exit value ends
+// post-dominance as a graph output does.
+TEST(DominatorTreeTest, PostDominatorsOverASubset) {
+  SoftmaxGraph g;
+  // The group {sub, exp, sum, div}: relu and max are outside.
+  std::vector<NodeId> group = {g.sub, g.exp, g.sum, g.div};
+  Result<DominatorTree> post =
+      DominatorTree::post_dominators(g.b.graph, group, {*g.b.graph.find_value("y")});
+  ASSERT_TRUE(post.is_ok()) << post.status().message();
+  EXPECT_EQ(post->immediate_dominator(g.sub), g.exp);
+  EXPECT_EQ(post->immediate_dominator(g.exp), g.div);
+  EXPECT_EQ(post->immediate_dominator(g.sum), g.div);
+  EXPECT_EQ(post->immediate_dominator(g.div), kNoId);
+  EXPECT_TRUE(post->dominates(g.div, g.sub));
+  EXPECT_FALSE(post->dominates(g.sub, g.relu));  // outside the subset: not in the tree
+
+  // e read outside the group: exp is an exit, so div no longer post-dominates sub.
+  Result<DominatorTree> escaped = DominatorTree::post_dominators(
+      g.b.graph, group, {*g.b.graph.find_value("e"), *g.b.graph.find_value("y")});
+  ASSERT_TRUE(escaped.is_ok());
+  EXPECT_EQ(escaped->immediate_dominator(g.exp), kNoId);
+  EXPECT_EQ(escaped->immediate_dominator(g.sub), g.exp);
+  EXPECT_FALSE(escaped->dominates(g.div, g.sub));
+
+  // A node whose readers are all outside the subset ends at the virtual root.
+  Result<DominatorTree> partial =
+      DominatorTree::post_dominators(g.b.graph, {g.relu, g.max}, {});
+  ASSERT_TRUE(partial.is_ok());
+  EXPECT_EQ(partial->immediate_dominator(g.relu), g.max);
+  EXPECT_EQ(partial->immediate_dominator(g.max), kNoId);
+}
+
+TEST(DominatorTreeTest, PostDominatorsOverASubsetNeedTopologicalOrder) {
+  SoftmaxGraph g;
+  Result<DominatorTree> post = DominatorTree::post_dominators(g.b.graph, {g.exp, g.sub}, {});
+  ASSERT_FALSE(post.is_ok());
+  EXPECT_EQ(post.status().message(),
+            "node \"Exp\" (Exp) reads node \"Sub\" (Sub) but comes before it: the subset is "
+            "not in topological order");
+}
+
 }  // namespace
 }  // namespace stitch::ir

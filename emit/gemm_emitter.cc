@@ -1,0 +1,161 @@
+// GEMMs in the generated CUDA (see kernel_writer.h): the per-thread body of a
+// fine-grained MatMul or Gemm output element (thread composition over k), and the
+// block composition of a group's one (batched) MatMul with A and B tiles in shared
+// memory and a same-index epilogue (schedule.h, 2b.). Products accumulate in double
+// for float outputs, as the reference interpreter does.
+#include <algorithm>
+#include <sstream>
+
+#include "emit/cuda_text.h"
+#include "emit/kernel_writer.h"
+
+namespace stitch::emit {
+
+// Body of compute_<v>(i) for a MatMul or Gemm output element (thread composition
+// over k; fine-grained GEMMs only: at most 64x64x64 per batch).
+Result<std::string> KernelWriter::gemm_body(const ir::Node& node) {
+  const ir::ValueId out = node.outputs[0];
+  const std::vector<int64_t>& out_dims = dims(out);
+  if (product(out_dims) == 0) return empty_value_body(compute_type(dtype(out)));
+  STITCH_ASSIGN_OR_RETURN(std::string a, accessor(node.inputs[0]));
+  STITCH_ASSIGN_OR_RETURN(std::string b, accessor(node.inputs[1]));
+  std::vector<int64_t> a_dims = dims(node.inputs[0]);
+  std::vector<int64_t> b_dims = dims(node.inputs[1]);
+  const std::string acc = ir::dtype_is_float(dtype(out)) ? "double" : compute_type(dtype(out));
+  if (gemm_form(node) == GemmForm::kGemm) {
+    bool ta = node.int_attribute("transA", 0) != 0;
+    bool tb = node.int_attribute("transB", 0) != 0;
+    int64_t m = ta ? a_dims[1] : a_dims[0];
+    int64_t k = ta ? a_dims[0] : a_dims[1];
+    int64_t n = tb ? b_dims[0] : b_dims[1];
+    std::string a_index = ta ? "kk * " + num(m) + " + m" : "m * " + num(k) + " + kk";
+    std::string b_index = tb ? "n * " + num(k) + " + kk" : "kk * " + num(n) + " + n";
+    std::string body = "    const long long n = i % " + num(n) + ";\n    const long long m = i / " +
+                       num(n) + ";\n";
+    body += "    " + acc + " sum = 0;\n    for (long long kk = 0; kk < " + num(k) + "; ++kk) {\n";
+    body += "      sum += static_cast<" + acc + ">(" + a + "(" + a_index + ")) * static_cast<" +
+            acc + ">(" + b + "(" + b_index + "));\n    }\n";
+    body += "    " + acc + " y = static_cast<" + acc + ">(" +
+            float_literal(node.float_attribute("alpha", 1.0f)) + ") * sum;\n";
+    if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoId) {
+      STITCH_ASSIGN_OR_RETURN(std::string c, accessor(node.inputs[2]));
+      body += "    y += static_cast<" + acc + ">(" +
+              float_literal(node.float_attribute("beta", 1.0f)) + ") * static_cast<" + acc + ">(" +
+              c + "(" + broadcast_index(out_dims, dims(node.inputs[2]), "i") + "));\n";
+    }
+    return body + "    return static_cast<" + compute_type(dtype(out)) + ">(y);\n";
+  }
+  bool a_vector = a_dims.size() == 1;
+  bool b_vector = b_dims.size() == 1;
+  if (a_vector) a_dims.insert(a_dims.begin(), 1);
+  if (b_vector) b_dims.push_back(1);
+  int64_t m = a_dims[a_dims.size() - 2];
+  int64_t k = a_dims.back();
+  int64_t n = b_dims.back();
+  std::vector<int64_t> a_batch(a_dims.begin(), a_dims.end() - 2);
+  std::vector<int64_t> b_batch(b_dims.begin(), b_dims.end() - 2);
+  std::vector<int64_t> batch(std::max(a_batch.size(), b_batch.size()), 1);
+  for (size_t d = 0; d < batch.size(); ++d) {
+    size_t from_end = batch.size() - d;
+    int64_t ad = from_end <= a_batch.size() ? a_batch[a_batch.size() - from_end] : 1;
+    int64_t bd = from_end <= b_batch.size() ? b_batch[b_batch.size() - from_end] : 1;
+    batch[d] = std::max(ad, bd);
+  }
+  std::string body = "    const long long n = i % " + num(n) + ";\n    const long long m = (i / " +
+                     num(n) + ") % " + num(m) + ";\n    const long long batch = i / " + num(m * n) +
+                     ";\n";
+  body += "    const long long a_base = (" + broadcast_index(batch, a_batch, "batch") + ") * " +
+          num(m * k) + " + m * " + num(k) + ";\n";
+  body += "    const long long b_base = (" + broadcast_index(batch, b_batch, "batch") + ") * " +
+          num(k * n) + " + n;\n";
+  body += "    " + acc + " sum = 0;\n    for (long long kk = 0; kk < " + num(k) + "; ++kk) {\n";
+  body += "      sum += static_cast<" + acc + ">(" + a + "(a_base + kk)) * static_cast<" + acc +
+          ">(" + b + "(b_base + kk * " + num(n) + "));\n    }\n";
+  return body + "    return static_cast<" + compute_type(dtype(out)) + ">(sum);\n";
+}
+
+// The value of a MatMul operand at flat index `index` for a tile load: a reduction
+// read only by the MatMul is computed here (one thread per element, rounded to its
+// dtype as its storage would), anything else through its accessor.
+Result<std::string> KernelWriter::operand_value(ir::ValueId id, const std::string& index) {
+  if (produced_inside(id) && schedule_.values.at(id).materialized) {
+    const ir::Node& node = graph_.node(graph_.value(id).producer);
+    STITCH_ASSIGN_OR_RETURN(std::string body, reduction_body(node));
+    std::string function = define_compute(id, body, " (computed into the shared tile)");
+    return load(dtype(id), store(dtype(id), function + "(" + index + ")"));
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
+  return name + "(" + index + ")";
+}
+
+// Block composition of the group's MatMul: tiles of A and B through shared memory.
+Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>& written) {
+  const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
+  const ir::ValueId c = matmul.outputs[0];
+  const int64_t m = schedule_.gemm_m, n = schedule_.gemm_n, k = schedule_.gemm_k;
+  const int64_t tm = schedule_.tile_m, tn = schedule_.tile_n;
+  const int64_t m_tiles = (m + tm - 1) / tm, n_tiles = (n + tn - 1) / tn;
+  const int64_t tiles = schedule_.gemm_batch * m_tiles * n_tiles;
+  std::vector<int64_t> a_dims = dims(matmul.inputs[0]);
+  std::vector<int64_t> b_dims = dims(matmul.inputs[1]);
+  std::vector<int64_t> c_dims = dims(c);
+  std::vector<int64_t> a_batch(a_dims.begin(), a_dims.end() - 2);
+  std::vector<int64_t> b_batch(b_dims.begin(), b_dims.end() - 2);
+  std::vector<int64_t> batch(c_dims.begin(), c_dims.end() - 2);
+  STITCH_ASSIGN_OR_RETURN(
+      std::string a_value,
+      operand_value(matmul.inputs[0], "a_base + m * " + num(k) + " + e % " + num(k)));
+  STITCH_ASSIGN_OR_RETURN(
+      std::string b_value,
+      operand_value(matmul.inputs[1], "b_base + (e / " + num(tn) + ") * " + num(n) + " + n"));
+  STITCH_RETURN_IF_ERROR(accessor(c).status());
+  const std::string ct = compute_type(dtype(c));
+  std::ostringstream code;
+  code << "  // " << comment_name(matmul) << " -> " << ir::to_string(graph_.value(c).type)
+       << ": tiles of [" << tm << ", " << tn << "] outputs of one batch per block\n";
+  code << "  for (long long tile = blockIdx.x; tile < " << tiles << "; tile += gridDim.x) {\n";
+  code << "    const long long batch = tile / " << m_tiles * n_tiles << ";\n";
+  if (n_tiles == 1) {
+    code << "    const long long m0 = tile % " << m_tiles << " * " << tm << ";\n";
+    code << "    const long long n0 = 0;\n";
+  } else {
+    code << "    const long long m0 = (tile / " << n_tiles << ") % " << m_tiles << " * " << tm
+         << ";\n";
+    code << "    const long long n0 = tile % " << n_tiles << " * " << tn << ";\n";
+  }
+  code << "    const long long a_base = (" << broadcast_index(batch, a_batch, "batch") << ") * "
+       << m * k << ";\n";
+  code << "    const long long b_base = (" << broadcast_index(batch, b_batch, "batch") << ") * "
+       << k * n << ";\n";
+  code << "    for (long long e = threadIdx.x; e < " << tm * k << "; e += blockDim.x) {\n";
+  code << "      const long long m = m0 + e / " << k << ";\n";
+  code << "      tile_a[e] = m < " << m << " ? static_cast<float>(" << a_value
+       << ") : 0.0f;\n    }\n";
+  code << "    for (long long e = threadIdx.x; e < " << k * tn << "; e += blockDim.x) {\n";
+  code << "      const long long n = n0 + e % " << tn << ";\n";
+  code << "      tile_b[e] = n < " << n << " ? static_cast<float>(" << b_value
+       << ") : 0.0f;\n    }\n";
+  code << "    __syncthreads();\n";
+  code << "    for (long long e = threadIdx.x; e < " << tm * tn << "; e += blockDim.x) {\n";
+  code << "      const long long m = m0 + e / " << tn << ";\n";
+  code << "      const long long n = n0 + e % " << tn << ";\n";
+  code << "      if (m >= " << m << " || n >= " << n << ") continue;\n";
+  code << "      double sum = 0;\n";
+  code << "      for (long long kk = 0; kk < " << k << "; ++kk) {\n";
+  code << "        sum += static_cast<double>(tile_a[(e / " << tn << ") * " << k
+       << " + kk]) * static_cast<double>(tile_b[kk * " << tn << " + e % " << tn << "]);\n      }\n";
+  code << "      r_" << names_.at(c) << " = "
+       << load(dtype(c), store(dtype(c), "static_cast<" + ct + ">(sum)")) << ";\n";
+  code << "      const long long i = (batch * " << m << " + m) * " << n << " + n;\n";
+  for (ir::ValueId id : written) {
+    if (!output_index_.count(id)) continue;
+    STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
+    code << "      // " << comment_name(graph_.node(graph_.value(id).producer)) << " -> "
+         << ir::to_string(graph_.value(id).type) << " (output)\n";
+    code << "      " << pointer_name(id) << "[i] = " << store(dtype(id), name + "(i)") << ";\n";
+  }
+  code << "    }\n    __syncthreads();\n  }\n";
+  return code.str();
+}
+
+}  // namespace stitch::emit

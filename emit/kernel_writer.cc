@@ -1,0 +1,499 @@
+// The kernel writer's accessors, inlined values and stages (see kernel_writer.h).
+#include "emit/kernel_writer.h"
+
+#include <algorithm>
+
+#include "emit/cuda_text.h"
+#include "ir/core/op_registry.h"
+#include "support/escape.h"
+
+namespace stitch::emit {
+
+using ir::DType;
+
+KernelWriter::KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule)
+    : graph_(graph), schedule_(schedule) {
+  for (size_t i = 0; i < schedule.boundary.outputs.size(); ++i) {
+    output_index_[schedule.boundary.outputs[i]] = i;
+  }
+  for (ir::NodeId id : schedule.boundary.ordered_nodes) inside_.insert(id);
+  std::set<std::string> used;
+  auto assign = [&](ir::ValueId id) {
+    if (names_.count(id)) return;
+    std::string base = support::identifier_slug(graph.value(id).name);
+    std::string candidate = base;
+    for (int k = 1; used.count(candidate); ++k) candidate = base + "_" + num(k);
+    used.insert(candidate);
+    names_[id] = candidate;
+  };
+  for (ir::ValueId id : schedule.boundary.inputs) assign(id);
+  for (ir::NodeId node : schedule.boundary.ordered_nodes) {
+    for (ir::ValueId id : graph.node(node).outputs) {
+      if (id != ir::kNoId) assign(id);
+    }
+  }
+}
+
+bool KernelWriter::produced_inside(ir::ValueId id) const {
+  ir::NodeId producer = graph_.value(id).producer;
+  return producer != ir::kNoId && inside_.count(producer) > 0;
+}
+
+std::string KernelWriter::target_array(ir::ValueId id) const {
+  return output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id);
+}
+
+// An inlined value's accessor is defined after its operands' accessors. That order comes
+// without recursion (a chain of thousands of inlined ops must not overflow the
+// stack): when op_body meets an inlined operand without an accessor, accessor() records
+// it in pending_ and fails; the driver below defines the operand first and tries the
+// value again. Boundary inputs and materialized values read memory and are defined on
+// the spot, so the definitions come out in the order a depth-first recursion writes
+// them, and the stack depth does not grow with the chain.
+Result<std::string> KernelWriter::accessor(ir::ValueId id) {
+  if (defined_.count(id)) return accessor_name(id);
+  if (!produced_inside(id) || schedule_.values.at(id).materialized)
+    return define_memory_accessor(id);
+  if (defining_inlined_) {
+    pending_ = id;
+    return Status::internal("\"" + graph_.value(id).name + "\" is defined first");
+  }
+  defining_inlined_ = true;
+  std::vector<ir::ValueId> stack = {id};
+  Status status = Status::ok();
+  while (!stack.empty() && status.is_ok()) {
+    pending_ = ir::kNoId;
+    status = define_inlined(stack.back());
+    if (pending_ != ir::kNoId) {
+      stack.push_back(pending_);
+      status = Status::ok();
+    } else if (status.is_ok()) {
+      stack.pop_back();
+    }
+  }
+  defining_inlined_ = false;
+  STITCH_RETURN_IF_ERROR(status);
+  return accessor_name(id);
+}
+
+// A boundary input (read from its pointer) or a materialized value (read from its
+// storage).
+Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
+  std::string name = accessor_name(id);
+  STITCH_ASSIGN_OR_RETURN(std::string storage, storage_type(dtype(id)));
+  std::string ct = compute_type(dtype(id));
+  if (!produced_inside(id)) {
+    auto it = std::find(schedule_.boundary.inputs.begin(), schedule_.boundary.inputs.end(), id);
+    STITCH_CHECK(it != schedule_.boundary.inputs.end()) << "value outside the group";
+    used_inputs_.push_back(static_cast<size_t>(it - schedule_.boundary.inputs.begin()));
+    defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " { return "
+          << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
+    defined_.insert(id);
+    return name;
+  }
+  const ValueSchedule& value = schedule_.values.at(id);
+  const std::string& base = names_.at(id);
+  switch (value.storage) {
+    case Storage::kOutput:
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+            << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
+      break;
+    case Storage::kWorkspace:
+      defs_ << "  " << storage << "* ws_" << base << " = reinterpret_cast<" << storage
+            << "*>(workspace + " << value.offset << ");\n";
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+            << load(dtype(id), "ws_" + base + "[i]") << "; };\n";
+      break;
+    case Storage::kShared:
+      defs_ << "  " << storage << "* sh_" << base << " = reinterpret_cast<" << storage
+            << "*>(smem + row_slot + " << value.offset << ");\n";
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+            << load(dtype(id), "sh_" + base + "[i - row * " + num(value.row_elements) + "]")
+            << "; };\n";
+      break;
+    case Storage::kRegister:
+      defs_ << "  " << ct << " r_" << base << " = 0;\n";
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long) -> " << ct << " { return r_"
+            << base << "; };\n";
+      break;
+  }
+  defined_.insert(id);
+  return name;
+}
+
+// An inlined value: an index function of its operands (whose accessors exist, or
+// pending_ names the first that does not); cached per thread when several ops read it.
+Status KernelWriter::define_inlined(ir::ValueId id) {
+  STITCH_RETURN_IF_ERROR(storage_type(dtype(id)).status());
+  const std::string name = accessor_name(id);
+  const std::string ct = compute_type(dtype(id));
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  STITCH_ASSIGN_OR_RETURN(std::string body, op_body(node, output_slot(node, id)));
+  int readers = 0;
+  for (const ir::Use& use : graph_.value(id).users) readers += inside_.count(use.node) ? 1 : 0;
+  defs_ << "  // " << node.op_type << " " << comment_name(node) << ": "
+        << ir::to_string(graph_.value(id).type) << "\n";
+  if (readers >= 2 && ir::op_kind(node) != ir::OpKind::kView) {
+    const std::string& base = names_.at(id);
+    defs_ << "  " << ct << " c_" << base << " = 0;\n";
+    defs_ << "  long long ci_" << base << " = -1;\n";
+    defs_ << "  auto compute_" << base << " = [&](long long i) -> " << ct << " {\n"
+          << body << "  };\n";
+    defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " {\n"
+          << "    if (ci_" << base << " != i) {\n      c_" << base << " = compute_" << base
+          << "(i);\n      ci_" << base << " = i;\n    }\n    return c_" << base << ";\n  };\n";
+  } else {
+    defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " {\n" << body << "  };\n";
+  }
+  defined_.insert(id);
+  return Status::ok();
+}
+
+// Statements computing output `slot` of `node` at flat index `i`, ending in a return;
+// a float16/bfloat16 result is rounded to its type (see rounded()).
+Result<std::string> KernelWriter::op_body(const ir::Node& node, size_t slot) {
+  STITCH_ASSIGN_OR_RETURN(std::string body, op_statements(node, slot));
+  const DType out_type = dtype(node.outputs[slot]);
+  const OpLowering* lowering = find_op_lowering(node);
+  const bool passes_through =
+      ir::op_kind(node) == ir::OpKind::kView || (lowering != nullptr && lowering->passes_through);
+  if (rounded(out_type, "v") == "v" || passes_through) return body;
+  std::string indented;
+  for (size_t start = 0; start < body.size();) {
+    size_t end = body.find('\n', start);
+    indented += "  " + body.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return "    return " + rounded(out_type, "[&]() -> float {\n" + indented + "    }()") + ";\n";
+}
+
+// op_body's statements before the rounding: by the op's kind (a no-op reduction, a
+// view), else by its entry in the op-lowering table.
+Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slot) {
+  const ir::ValueId out = node.outputs[slot];
+  const DType out_type = dtype(out);
+  STITCH_RETURN_IF_ERROR(storage_type(out_type).status());
+  if (product(dims(out)) == 0) return empty_value_body(compute_type(out_type));
+  OpLoweringContext context{graph_, node, slot, [this](ir::ValueId id) { return accessor(id); }};
+  const ir::OpKind kind = ir::op_kind(node);
+  if (kind == ir::OpKind::kReduction) {
+    // Only a no-op reduction (noop_with_empty_axes, no axes) is inlined: the identity.
+    STITCH_ASSIGN_OR_RETURN(std::string x, accessor(context.input(0)));
+    return "    return " + x + "(i);\n";
+  }
+  if (kind == ir::OpKind::kGemm) return error(node, "is materialized, not inlined (emitter bug)");
+  if (kind == ir::OpKind::kView) return pass_through_body(context);
+  const OpLowering* lowering = find_op_lowering(node);
+  if (lowering == nullptr || !lowering->inline_body) {
+    // The operand is defined first, as for a supported op, so an unsupported operand
+    // is the one reported.
+    if (context.input(0) != ir::kNoId) STITCH_RETURN_IF_ERROR(accessor(context.input(0)).status());
+    return error(node, "has no CUDA implementation in the emitter; it stays unfused");
+  }
+  return lowering->inline_body(context);
+}
+
+// Defines compute_<v>(i) with `body` (once; `note` ends its comment line) and returns
+// its name.
+std::string KernelWriter::define_compute(ir::ValueId id, const std::string& body,
+                                         const std::string& note) {
+  const std::string name = "compute_" + names_.at(id);
+  if (computed_.insert(id).second) {
+    const ir::Node& node = graph_.node(graph_.value(id).producer);
+    defs_ << "  // " << node.op_type << " " << comment_name(node) << ": "
+          << ir::to_string(graph_.value(id).type) << note << "\n";
+    defs_ << "  auto " << name << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n"
+          << body << "  };\n";
+  }
+  return name;
+}
+
+// The function a stage calls to compute the value `id` at a flat index: compute_<v>
+// for a materialized value (whose accessor then reads back what the stage wrote),
+// the inlined accessor otherwise.
+Result<std::string> KernelWriter::value_function(ir::ValueId id) {
+  if (!schedule_.values.at(id).materialized) return accessor(id);
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  std::string body;
+  if (ir::op_kind(node) == ir::OpKind::kReduction) {
+    STITCH_ASSIGN_OR_RETURN(body, reduction_body(node));
+  } else if (ir::op_kind(node) == ir::OpKind::kGemm) {
+    STITCH_ASSIGN_OR_RETURN(body, gemm_body(node));
+  } else {
+    STITCH_ASSIGN_OR_RETURN(body, op_body(node, output_slot(node, id)));
+  }
+  std::string function = define_compute(id, body, "");
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  return function;
+}
+
+// Global/thread/packing stage code writing value `id` (materialized or output).
+Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  const ValueSchedule& value = schedule_.values.at(id);
+  std::string code = indent + "// " + comment_name(node) + " -> " +
+                     ir::to_string(graph_.value(id).type) +
+                     (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") + "\n";
+  if (value.mapping != ReductionMapping::kThread) {
+    STITCH_ASSIGN_OR_RETURN(std::string mapped, value.slices >= 2
+                                                    ? partials_code(id, indent)
+                                                    : mapped_reduction_code(id, indent));
+    return code + mapped;
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+  std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
+  code += indent + "for (long long i = tid; i < " + num(elements_of(graph_, id)) +
+          "; i += threads) " + target + " = " + store(dtype(id), function + "(i)") + ";\n";
+  return code;
+}
+
+std::string KernelWriter::row_lane() const {
+  return schedule_.composition == Composition::kWarp ? "lane"
+                                                     : "static_cast<long long>(threadIdx.x)";
+}
+
+// The loop over the row positions j this thread visits: the whole row of `length`, or
+// the block's slice [j0, j1) when rows are split.
+std::string KernelWriter::row_loop(int64_t length) const {
+  const bool split = schedule_.blocks_per_row >= 2;
+  const std::string first = split ? "j0 + static_cast<long long>(threadIdx.x)" : row_lane();
+  const std::string width =
+      schedule_.composition == Composition::kWarp ? "32" : "static_cast<long long>(blockDim.x)";
+  return "for (long long j = " + first + "; j < " + (split ? std::string("j1") : num(length)) +
+         "; j += " + width + ")";
+}
+
+// Row-local code for value `id` inside the row loop (warp/block composition).
+Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& indent) {
+  if (ir::op_kind(producer(id)) == ir::OpKind::kReduction) return row_reduction_code(id, indent);
+  const ValueSchedule& value = schedule_.values.at(id);
+  const std::string sync =
+      schedule_.composition == Composition::kWarp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
+  const std::string& base = names_.at(id);
+  std::string code = indent + "// " + comment_name(producer(id)) + " -> " +
+                     ir::to_string(graph_.value(id).type) + "\n";
+  const int64_t k = value.row_elements;
+  const std::string index = "row * " + num(k) + " + j";
+  STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+  std::string target;
+  if (output_index_.count(id)) {
+    target = pointer_name(id) + "[" + index + "]";
+  } else if (value.storage == Storage::kShared) {
+    target = "sh_" + base + "[j]";
+  } else {
+    target = "ws_" + base + "[" + index + "]";
+  }
+  code += indent + row_loop(k) + " " + target + " = " +
+          store(dtype(id), function + "(" + index + ")") + ";\n";
+  if (value.materialized) code += indent + sync + "\n";
+  return code;
+}
+
+// Whether computing `written` (its producer's operands, through inlined values) reads
+// the value `target`; materialized values other than `target` are read from memory.
+bool KernelWriter::reads_through_registers(ir::ValueId written, ir::ValueId target) const {
+  std::vector<ir::ValueId> stack(graph_.node(graph_.value(written).producer).inputs);
+  std::set<ir::ValueId> seen;
+  while (!stack.empty()) {
+    ir::ValueId id = stack.back();
+    stack.pop_back();
+    if (id == ir::kNoId || !seen.insert(id).second || !produced_inside(id)) continue;
+    if (id == target) return true;
+    if (schedule_.values.at(id).materialized) continue;
+    for (ir::ValueId input : graph_.node(graph_.value(id).producer).inputs) stack.push_back(input);
+  }
+  return false;
+}
+
+// Values a stage writes (materialized values and group outputs), in topological order.
+std::vector<ir::ValueId> KernelWriter::written_values() const {
+  std::set<ir::ValueId> outputs(schedule_.boundary.outputs.begin(),
+                                schedule_.boundary.outputs.end());
+  std::vector<ir::ValueId> written;
+  for (ir::NodeId id : schedule_.boundary.ordered_nodes) {
+    for (ir::ValueId output : graph_.node(id).outputs) {
+      if (output == ir::kNoId) continue;
+      if (schedule_.values.at(output).materialized || outputs.count(output)) {
+        written.push_back(output);
+      }
+    }
+  }
+  return written;
+}
+
+// Split rows: phases separated by grid barriers; in each, a block per (row, part)
+// combines the partials of the reductions the phase reads, then writes its values.
+Result<std::string> KernelWriter::split_row_stages(const std::vector<ir::ValueId>& written) {
+  std::ostringstream stages;
+  const int64_t parts = schedule_.blocks_per_row;
+  const int64_t length = schedule_.row_length;
+  for (int phase = 0; phase < schedule_.levels; ++phase) {
+    if (phase > 0) stages << "  stitch_grid_sync(barrier);\n";
+    stages << "  // Phase " << phase << ": block (row, part) over the row slice [j0, j1)\n";
+    stages << "  for (long long vb = blockIdx.x; vb < " << schedule_.rows * parts
+           << "; vb += gridDim.x) {\n";
+    stages << "    row = vb / " << parts << ";\n";
+    stages << "    const long long part = vb % " << parts << ";\n";
+    stages << "    [[maybe_unused]] const long long j0 = part * " << schedule_.slice << ";\n";
+    stages << "    [[maybe_unused]] const long long j1 = j0 + " << schedule_.slice << " < "
+           << length << " ? j0 + " << schedule_.slice << " : " << length << ";\n";
+    for (ir::ValueId id : written) {
+      const ValueSchedule& value = schedule_.values.at(id);
+      bool reduction = ir::op_kind(producer(id)) == ir::OpKind::kReduction;
+      if (!reduction || value.level + 1 > phase) continue;
+      bool needed = value.level + 1 == phase && output_index_.count(id) > 0;
+      for (ir::ValueId other : written) {
+        if (schedule_.values.at(other).level == phase && reads_through_registers(other, id)) {
+          needed = true;
+        }
+      }
+      if (!needed) continue;
+      STITCH_ASSIGN_OR_RETURN(std::string code, combine_code(id, value.level + 1 == phase, "    "));
+      stages << code;
+    }
+    for (ir::ValueId id : written) {
+      if (schedule_.values.at(id).level != phase) continue;
+      STITCH_ASSIGN_OR_RETURN(std::string code, row_code(id, "    "));
+      stages << code;
+    }
+    stages << "    __syncthreads();\n  }\n";
+  }
+  return stages.str();
+}
+
+// A warp or a block per row: one loop over the rows writing every value.
+Result<std::string> KernelWriter::row_stages(const std::vector<ir::ValueId>& written) {
+  std::ostringstream stages;
+  const bool warp = schedule_.composition == Composition::kWarp;
+  const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
+  if (warp) {
+    stages << "  for (row = static_cast<long long>(blockIdx.x) * " << schedule_.rows_per_block
+           << " + threadIdx.x / 32; row < " << schedule_.rows
+           << "; row += static_cast<long long>(gridDim.x) * " << schedule_.rows_per_block
+           << ") {\n";
+  } else {
+    stages << "  for (row = blockIdx.x; row < " << schedule_.rows << "; row += gridDim.x) {\n";
+  }
+  for (ir::ValueId id : written) {
+    STITCH_ASSIGN_OR_RETURN(std::string code, row_code(id, "    "));
+    stages << code;
+  }
+  stages << "    " << sync << "\n  }\n";
+  return stages.str();
+}
+
+// Packing: each independent part over its own range of blocks.
+Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>& written) {
+  std::ostringstream stages;
+  int64_t first = 0;
+  for (size_t p = 0; p < schedule_.parts.size(); ++p) {
+    std::set<ir::NodeId> part(schedule_.parts[p].begin(), schedule_.parts[p].end());
+    int64_t blocks = schedule_.part_grids[p];
+    stages << "  // Part " << p << ": blocks [" << first << ", " << first + blocks << ")\n";
+    // (no lower bound for the first part: blockIdx.x >= 0 is a warning in nvcc)
+    stages << "  if (" << (first > 0 ? "blockIdx.x >= " + num(first) + " && " : std::string())
+           << "blockIdx.x < " << first + blocks << ") {\n";
+    stages << "    tid = static_cast<long long>(blockIdx.x - " << first
+           << ") * blockDim.x + threadIdx.x;\n";
+    stages << "    threads = static_cast<long long>(" << blocks << ") * blockDim.x;\n";
+    for (ir::ValueId id : written) {
+      if (!part.count(graph_.value(id).producer)) continue;
+      STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "    "));
+      stages << code;
+    }
+    stages << "  }\n";
+    first += blocks;
+  }
+  return stages.str();
+}
+
+// Thread, warp/column-mapped and global compositions: grid-stride stages by level,
+// separated by grid barriers; a sliced reduction writes its partials a level early.
+Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& written) {
+  std::ostringstream stages;
+  for (int level = 0; level < schedule_.levels; ++level) {
+    if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
+    if (schedule_.levels > 1) stages << "  // Stage " << level << "\n";
+    for (ir::ValueId id : written) {
+      const ValueSchedule& value = schedule_.values.at(id);
+      if (value.slices >= 2 && value.level - 1 == level) {
+        STITCH_ASSIGN_OR_RETURN(std::string code, mapped_reduction_code(id, "  "));
+        stages << "  // " << comment_name(producer(id)) << ": partials\n" << code;
+      }
+      if (value.level != level) continue;
+      STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "  "));
+      stages << code;
+    }
+  }
+  return stages.str();
+}
+
+// The declarations before the accessors: the shared arena, the MatMul tiles, the row
+// and thread indices, the grid barrier and the split rows' partials.
+std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) const {
+  std::ostringstream body;
+  if (schedule_.shared_bytes > 0) {
+    body << "  STITCH_SHARED_ARENA(smem, " << schedule_.shared_bytes << ");\n";
+  }
+  const std::string barrier =
+      "  unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + " +
+      num(schedule_.barrier_offset) + ");\n";
+  if (schedule_.tiled_gemm != ir::kNoId) {
+    const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
+    body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset
+         << ");  // [" << schedule_.tile_m << ", " << schedule_.gemm_k << "] rows of "
+         << support::source_literal(graph_.value(matmul.inputs[0]).name) << "\n";
+    body << "  float* tile_b = reinterpret_cast<float*>(smem + " << schedule_.tile_b_offset
+         << ");  // [" << schedule_.gemm_k << ", " << schedule_.tile_n << "] columns of "
+         << support::source_literal(graph_.value(matmul.inputs[1]).name) << "\n";
+  } else if (is_row_local(schedule_)) {
+    const bool warp = schedule_.composition == Composition::kWarp;
+    if (warp) body << "  const long long lane = threadIdx.x % 32;\n";
+    body << "  long long row = 0;\n";
+    if (schedule_.blocks_per_row >= 2) {
+      body << barrier;
+      for (ir::ValueId id : written) {
+        const ValueSchedule& value = schedule_.values.at(id);
+        if (value.partial_offset < 0) continue;
+        body << "  float* pt_" << names_.at(id) << " = reinterpret_cast<float*>(workspace + "
+             << value.partial_offset << ");  // [" << schedule_.rows << ", "
+             << schedule_.blocks_per_row << "] partials of " << comment_name(producer(id)) << "\n";
+      }
+    }
+    int64_t slot_bytes = schedule_.shared_bytes -
+                         (schedule_.composition == Composition::kBlock ? kBlockScratchBytes : 0);
+    if (slot_bytes > 0) {
+      body << "  const long long row_slot = "
+           << (warp ? "(threadIdx.x / 32) * " + num(slot_bytes / schedule_.rows_per_block)
+                    : std::string("0"))
+           << ";\n";
+    }
+  } else {
+    const char* qualifier = schedule_.composition == Composition::kPacking ? "" : "const ";
+    body << "  " << qualifier
+         << "long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
+    body << "  " << qualifier
+         << "long long threads = static_cast<long long>(gridDim.x) * blockDim.x;\n";
+    if (schedule_.barrier_offset >= 0) body << barrier;
+  }
+  return body.str();
+}
+
+Result<std::string> KernelWriter::write_body() {
+  const std::vector<ir::ValueId> written = written_values();
+  std::string stages;
+  if (schedule_.tiled_gemm != ir::kNoId) {
+    STITCH_ASSIGN_OR_RETURN(stages, tiled_gemm_code(written));
+  } else if (is_row_local(schedule_) && schedule_.blocks_per_row >= 2) {
+    STITCH_ASSIGN_OR_RETURN(stages, split_row_stages(written));
+  } else if (is_row_local(schedule_)) {
+    STITCH_ASSIGN_OR_RETURN(stages, row_stages(written));
+  } else if (schedule_.composition == Composition::kPacking) {
+    STITCH_ASSIGN_OR_RETURN(stages, packing_stages(written));
+  } else {
+    STITCH_ASSIGN_OR_RETURN(stages, global_stages(written));
+  }
+  return prologue(written) + defs_.str() + stages;
+}
+
+}  // namespace stitch::emit

@@ -1,0 +1,108 @@
+// The kernel writer: the body of one fused group's STITCH_KERNEL, from its schedule
+// (emit/schedule.h). Internal to emit/ (cuda_emitter.cc drives it).
+//
+// It names every value (a C identifier per value, unique in the kernel), defines the
+// accessor lambda `v_<name>(long long i)` of each value it reads (an inlined op's index
+// function through the op-lowering table, or a read of memory for inputs and
+// materialized values) and writes the stages of the schedule's composition. Its member
+// functions live in four files along their concepts:
+//   kernel_writer.cc      accessors, inlined values and the stages of each composition;
+//   reduction_emitter.cc  reductions: per-thread loops, warp/column mappings, partials,
+//                         row-local shuffles;
+//   gemm_emitter.cc       MatMul/Gemm per-thread bodies and the tiled MatMul;
+//   cuda_emitter.cc       (not a member) the kernel skeleton around the body.
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emit/op_lowering.h"
+#include "emit/schedule.h"
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
+
+namespace stitch::emit {
+
+class KernelWriter {
+ public:
+  KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule);
+
+  // The kernel body: shared-memory and index declarations, the accessors, the stages.
+  Result<std::string> write_body();
+  // Indices into boundary.inputs of the inputs the body reads (in the order first read).
+  const std::vector<size_t>& used_inputs() const { return used_inputs_; }
+  std::string pointer_name(ir::ValueId id) const { return "p_" + names_.at(id); }
+
+ private:
+  ir::DType dtype(ir::ValueId id) const { return graph_.value(id).type.dtype; }
+  const std::vector<int64_t>& dims(ir::ValueId id) const { return graph_.value(id).type.dims; }
+  std::string accessor_name(ir::ValueId id) const { return "v_" + names_.at(id); }
+  bool produced_inside(ir::ValueId id) const;
+  const ir::Node& producer(ir::ValueId id) const { return graph_.node(graph_.value(id).producer); }
+  Status error(const ir::Node& node, const std::string& why) const {
+    return Status::invalid_input("node " + node.display_name() + ": " + why);
+  }
+  // The pointer (output) or workspace array (ws_<name>) a stage writes `id` to.
+  std::string target_array(ir::ValueId id) const;
+
+  // kernel_writer.cc: accessors and inlined values.
+  // Makes sure `id` has an accessor lambda in defs_ (its operands' first); returns its
+  // name.
+  Result<std::string> accessor(ir::ValueId id);
+  Result<std::string> define_memory_accessor(ir::ValueId id);
+  Status define_inlined(ir::ValueId id);
+  Result<std::string> op_body(const ir::Node& node, size_t slot);
+  Result<std::string> op_statements(const ir::Node& node, size_t slot);
+  std::string define_compute(ir::ValueId id, const std::string& body, const std::string& note);
+  Result<std::string> value_function(ir::ValueId id);
+
+  // kernel_writer.cc: stages.
+  std::vector<ir::ValueId> written_values() const;
+  Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
+  std::string row_lane() const;
+  std::string row_loop(int64_t length) const;
+  Result<std::string> row_code(ir::ValueId id, const std::string& indent);
+  Result<std::string> split_row_stages(const std::vector<ir::ValueId>& written);
+  Result<std::string> row_stages(const std::vector<ir::ValueId>& written);
+  Result<std::string> packing_stages(const std::vector<ir::ValueId>& written);
+  Result<std::string> global_stages(const std::vector<ir::ValueId>& written);
+  std::string prologue(const std::vector<ir::ValueId>& written) const;
+  bool reads_through_registers(ir::ValueId written, ir::ValueId target) const;
+
+  // reduction_emitter.cc.
+  Result<std::string> reduction_body(const ir::Node& node);
+  Result<std::string> empty_reduction_result(const ir::Node& node,
+                                             const std::vector<int64_t>& axes);
+  Result<std::string> row_reduction_code(ir::ValueId id, const std::string& indent);
+  Result<std::string> combine_code(ir::ValueId id, bool write, const std::string& indent);
+  Result<std::string> mapped_reduction_code(ir::ValueId id, const std::string& indent);
+  Result<std::string> partials_code(ir::ValueId id, const std::string& indent);
+  std::string partials_pointer(ir::ValueId id);
+
+  // gemm_emitter.cc.
+  Result<std::string> gemm_body(const ir::Node& node);
+  Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
+  Result<std::string> operand_value(ir::ValueId id, const std::string& index);
+
+  const ir::Graph& graph_;
+  const GroupSchedule& schedule_;
+  std::map<ir::ValueId, std::string> names_;
+  std::map<ir::ValueId, size_t> output_index_;
+  std::set<ir::NodeId> inside_;
+  std::set<ir::ValueId> defined_;
+  bool defining_inlined_ = false;            // inside accessor()'s loop
+  ir::ValueId pending_ = ir::kNoId;          // the operand a define_inlined() is waiting for
+  std::set<ir::ValueId> computed_;           // compute_ lambdas defined
+  std::set<ir::ValueId> partials_declared_;  // pt_ pointers of sliced reductions
+  std::vector<size_t> used_inputs_;
+  std::ostringstream defs_;
+};
+
+// The C++ type of a reduction's accumulator: float in the row-local schedules, the
+// schedule's choice for warp and column mappings (double for sums and products).
+std::string accumulator_type(int bytes);
+
+}  // namespace stitch::emit

@@ -1,0 +1,435 @@
+// Reductions in the generated CUDA (see kernel_writer.h): the per-thread loop of the
+// thread composition, the warp- and column-mapped reductions of schedule.h step 5 with
+// their sliced partials, and the row-local shuffle reductions of the warp and block
+// compositions (split rows included). How elements combine comes from the op's
+// ReductionLowering (op_lowering.h); accumulation order is fixed, so results are
+// deterministic.
+#include <algorithm>
+
+#include "emit/cuda_text.h"
+#include "emit/kernel_writer.h"
+#include "ir/reference/interpreter.h"
+
+namespace stitch::emit {
+namespace {
+
+using ir::DType;
+
+// The reduction's result from its accumulator `a`, in double or in float math.
+std::string reduce_result(const ReductionLowering& spec, bool in_float) {
+  if (spec.post.empty()) return "a";
+  return spec.post + (in_float ? "f(a)" : "(a)");
+}
+
+// The accumulation of a Reduce* node; an error for other reductions.
+Result<ReductionLowering> reduce_spec(const ir::Node& node) {
+  const ReductionLowering* lowering = find_reduction_lowering(node);
+  if (lowering == nullptr || lowering->form != ReductionForm::kAccumulate) {
+    return Status::invalid_input("node " + node.display_name() + ": no CUDA reduction for " +
+                                 node.op_type);
+  }
+  return *lowering;
+}
+
+// Row-local reductions: the statements turning the row's combined accumulator `a`
+// (float) into the register r_<base>.
+std::string row_result(const ReductionLowering& spec, int64_t length, const std::string& base,
+                       DType dtype, const std::string& indent) {
+  std::string code;
+  if (spec.mean) code += indent + "a = a / " + float_literal(static_cast<double>(length)) + ";\n";
+  return code + indent + "r_" + base + " = " + rounded(dtype, reduce_result(spec, true)) + ";\n";
+}
+
+// The identity of an accumulator of `kind` and `type`, valid in every compile mode.
+std::string identity(ReduceCombine kind, const std::string& type) {
+  const std::string suffix = type == "float" ? "f" : "";
+  if (kind == ReduceCombine::kSum) return "0.0" + suffix;
+  if (kind == ReduceCombine::kProd) return "1.0" + suffix;
+  // -inf, +inf
+  return kind == ReduceCombine::kMax ? "__uint_as_float(0xff800000u)"
+                                     : "__uint_as_float(0x7f800000u)";
+}
+
+// Lanes of a warp combine their accumulators `a` (of `type`) by xor shuffles over the
+// offsets 16 down to `lowest`: every lane ends with the combination of its group.
+std::string shuffle_combine(ReduceCombine kind, const std::string& type, int lowest,
+                            const std::string& indent) {
+  return indent + "for (int offset = 16; " +
+         (lowest == 1 ? std::string("offset > 0") : "offset >= " + num(lowest)) +
+         "; offset /= 2) {\n" + indent + "  const " + type +
+         " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent +
+         "  a = " + combine_text(kind, "a", "b", true) + ";\n" + indent + "}\n";
+}
+
+// Row-local block reductions: after shuffle_combine, every thread of the block gets the
+// combination of the warps' float results, through the 32-float scratch at
+// `scratch_offset` of the arena, in warp order.
+std::string float_block_combine(ReduceCombine kind, int64_t scratch_offset,
+                                const std::string& indent) {
+  return indent + "float* partials = reinterpret_cast<float*>(smem + " + num(scratch_offset) +
+         ");\n" + indent + "if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;\n" + indent +
+         "__syncthreads();\n" + indent + "a = partials[0];\n" + indent +
+         "for (unsigned int w = 1; w < blockDim.x / 32; ++w) a = " +
+         combine_text(kind, "a", "partials[w]", true) + ";\n" + indent + "__syncthreads();\n";
+}
+
+// The stored result of a warp-mapped reduction's accumulator `a` of `type` (mean and
+// post function applied) for an element of `dtype`.
+std::string mapped_result(const ReductionLowering& spec, int64_t reduced, const std::string& type,
+                          DType dtype) {
+  const bool in_float = type == "float";
+  std::string value = spec.mean ? "(a / " + num(reduced) + (in_float ? ".0f)" : ".0)") : "a";
+  if (!spec.post.empty()) value = spec.post + (in_float ? "f(" : "(") + value + ")";
+  return store(dtype, in_float ? value : "static_cast<float>(" + value + ")");
+}
+
+}  // namespace
+
+std::string accumulator_type(int bytes) { return bytes == 8 ? "double" : "float"; }
+
+// Body of compute_<v>(i) for a reduction output element i (thread composition: one
+// thread loops over the reduced elements).
+Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
+  bool noop = false;
+  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph_, node, &noop));
+  const ir::ValueId x_id = node.inputs[0];
+  const std::string out_ct = compute_type(dtype(node.outputs[0]));
+  if (elements_of(graph_, node.outputs[0]) == 0) return empty_value_body(out_ct);
+  if (!noop && elements_of(graph_, x_id) == 0) {
+    STITCH_ASSIGN_OR_RETURN(std::string result, empty_reduction_result(node, axes));
+    return "    static_cast<void>(i);  // every element reduces an empty set\n    return " +
+           result + ";\n";
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
+  if (noop) return std::string("    return " + x + "(i);\n");
+  const std::vector<int64_t>& in = dims(x_id);
+  std::vector<int64_t> strides = row_major_strides(in);
+  std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+    (reduced ? red_dims : kept_dims).push_back(in[d]);
+    (reduced ? red_strides : kept_strides).push_back(strides[d]);
+  }
+  const int64_t count = product(red_dims);
+  const DType in_type = dtype(x_id);
+  const bool floating = ir::dtype_is_float(in_type);
+  const std::string ct = compute_type(in_type);
+  std::string body =
+      "    const long long base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
+  std::string element = x + "(base + " + strided_index(red_dims, red_strides, "r") + ")";
+  const ReductionLowering* lowering = find_reduction_lowering(node);
+  const ReductionForm form = lowering != nullptr ? lowering->form : ReductionForm::kAccumulate;
+  if (form == ReductionForm::kArgMax || form == ReductionForm::kArgMin) {
+    bool last = node.int_attribute("select_last_index", 0) != 0;
+    std::string cmp = form == ReductionForm::kArgMax ? ">" : "<";
+    body += "    " + ct + " best = " + x + "(base);\n    long long best_index = 0;\n";
+    body += "    for (long long r = 1; r < " + num(count) + "; ++r) {\n";
+    body += "      const " + ct + " v = " + element + ";\n";
+    body += "      if (v " + cmp + " best" + (last ? " || v == best" : std::string()) +
+            ") {\n        best = v;\n        best_index = r;\n      }\n    }\n";
+    return body + "    return best_index;\n";
+  }
+  if (form == ReductionForm::kLogSumExp) {
+    body += "    double m = " + x + "(base);\n";
+    body += "    for (long long r = 1; r < " + num(count) +
+            "; ++r) {\n      const double v = " + element + ";\n      m = v > m ? v : m;\n    }\n";
+    body += "    if (isinf(m)) m = 0.0;\n    double a = 0.0;\n";
+    body += "    for (long long r = 0; r < " + num(count) + "; ++r) a += exp(static_cast<double>(" +
+            element + ") - m);\n";
+    return body + "    return static_cast<" + ct + ">(log(a) + m);\n";
+  }
+  STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
+  // Sums accumulate in double for float inputs (the interpreter does too).
+  std::string acc =
+      floating && (spec.combine == ReduceCombine::kSum || spec.combine == ReduceCombine::kProd)
+          ? "double"
+          : ct;
+  if (spec.combine == ReduceCombine::kSum || spec.combine == ReduceCombine::kProd) {
+    body += "    " + acc + " a = " + (spec.combine == ReduceCombine::kSum ? "0" : "1") + ";\n";
+    body += "    for (long long r = 0; r < " + num(count) + "; ++r) {\n";
+  } else {
+    body += "    " + acc + " a = " + x + "(base);\n";
+    body += "    for (long long r = 1; r < " + num(count) + "; ++r) {\n";
+  }
+  body += "      const " + acc + " v = " + element + ";\n";
+  body +=
+      "      a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", floating) + ";\n    }\n";
+  if (spec.mean) body += "    a = a / static_cast<" + acc + ">(" + num(count) + ");\n";
+  return body + "    return static_cast<" + ct + ">(" + reduce_result(spec, false) + ");\n";
+}
+
+// The result of a reduction over an empty set (every output element is the same): the
+// reference interpreter's, so emitted code and the reference agree by construction
+// (docs/semantics.md), computed on an input with the kept dims cut to 1.
+Result<std::string> KernelWriter::empty_reduction_result(const ir::Node& node,
+                                                         const std::vector<int64_t>& axes) {
+  const ir::ValueId x_id = node.inputs[0];
+  std::vector<int64_t> empty_dims = dims(x_id);
+  for (size_t d = 0; d < empty_dims.size(); ++d) {
+    if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d))) empty_dims[d] = 1;
+  }
+  ir::Tensor empty;
+  empty.dtype = dtype(x_id);
+  empty.dims = std::move(empty_dims);
+  std::vector<const ir::Tensor*> inputs = {&empty};
+  for (size_t k = 1; k < node.inputs.size(); ++k) {
+    inputs.push_back(node.inputs[k] == ir::kNoId ? nullptr
+                                                 : graph_.value(node.inputs[k]).constant.get());
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> results,
+                          ir::evaluate_node(node, node.opset, inputs));
+  STITCH_CHECK(!results.empty() && results[0].num_elements() > 0)
+      << "an empty reduction without a result";
+  return element_literal(results[0], compute_type(dtype(node.outputs[0])));
+}
+
+// Row-local reduction `id` inside the row loop (warp/block composition): the thread's
+// elements of the row (or of the block's slice), shuffles, for a block the warps'
+// results through the scratch, then the result in the register r_<name> (split rows:
+// the slice's partial).
+Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = producer(id);
+  const bool warp = schedule_.composition == Composition::kWarp;
+  const bool split = schedule_.blocks_per_row >= 2;
+  const std::string& base = names_.at(id);
+  std::string code =
+      indent + "// " + comment_name(node) + " -> " + ir::to_string(graph_.value(id).type) + "\n";
+  STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
+  const ir::ValueId x_id = node.inputs[0];
+  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const int64_t length = product(dims(x_id)) / std::max<int64_t>(schedule_.rows, 1);
+  std::string element = x + "(row * " + num(length) + " + j)";
+  code += indent + "{\n";
+  std::string in = indent + "  ";
+  if (spec.combine == ReduceCombine::kSum || spec.combine == ReduceCombine::kProd) {
+    code += in + "float a = " + (spec.combine == ReduceCombine::kSum ? "0.0f" : "1.0f") + ";\n";
+  } else {
+    code += in + "float a = " + x + "(row * " + num(length) + (split ? " + j0" : "") + ");\n";
+  }
+  code += in + row_loop(length) + " {\n";
+  code += in + "  const float v = " + element + ";\n";
+  code += in + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n" + in +
+          "}\n";
+  code += shuffle_combine(spec.combine, "float", 1, in);
+  if (!warp) {
+    code += float_block_combine(spec.combine, schedule_.shared_bytes - kBlockScratchBytes, in);
+  }
+  if (split) {
+    // The slice's partial; the phase after the next grid barrier combines them.
+    code += in + "if (threadIdx.x == 0) pt_" + base + "[row * " + num(schedule_.blocks_per_row) +
+            " + part] = a;\n";
+    return code + indent + "}\n";
+  }
+  code += row_result(spec, length, base, dtype(id), in);
+  if (output_index_.count(id)) {
+    code += in + "if (" + row_lane() + " == 0) " + pointer_name(id) +
+            "[row] = " + store(dtype(id), "r_" + base) + ";\n";
+  }
+  return code + indent + "}\n";
+}
+
+std::string KernelWriter::partials_pointer(ir::ValueId id) {
+  const std::string name = "pt_" + names_.at(id);
+  if (partials_declared_.insert(id).second) {
+    const ValueSchedule& value = schedule_.values.at(id);
+    const std::string acc = accumulator_type(value.accumulator_bytes);
+    defs_ << "  " << acc << "* " << name << " = reinterpret_cast<" << acc << "*>(workspace + "
+          << value.partial_offset << ");  // [" << elements_of(graph_, id) << ", " << value.slices
+          << "] partials of " << comment_name(graph_.node(graph_.value(id).producer)) << "\n";
+  }
+  return name;
+}
+
+// A reduction with a warp or column mapping (schedule.h, 5.), writing its result, or
+// with slices its partials ([output, slice] in the workspace).
+//   warp:   a warp per (output, slice): lanes stride over the slice's reduced
+//           elements, combined by shuffles.
+//   column: a block per (column tile, slice): each warp's lanes are W consecutive
+//           columns x 32 / W rows, the block's threads stride over the slice's rows
+//           (coalesced across the columns); row lanes combine by shuffles inside a
+//           warp, then the warps' results through shared memory in warp order.
+Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  const ValueSchedule& value = schedule_.values.at(id);
+  STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
+  bool noop = false;
+  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph_, node, &noop));
+  const ir::ValueId x_id = node.inputs[0];
+  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const std::vector<int64_t>& in = dims(x_id);
+  const std::vector<int64_t> strides = row_major_strides(in);
+  const bool column = value.mapping == ReductionMapping::kColumn;
+  // Kept dims (outside the trailing run C for a column reduction) and reduced dims.
+  std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
+  const size_t trailing = column ? static_cast<size_t>(axes.back()) + 1 : in.size();
+  for (size_t d = 0; d < trailing; ++d) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(d));
+    (reduced ? red_dims : kept_dims).push_back(in[d]);
+    (reduced ? red_strides : kept_strides).push_back(strides[d]);
+  }
+  const int64_t slices = value.slices;
+  const bool split = slices >= 2;
+  const int64_t w_cols = value.columns;
+  const int64_t col_tiles = column ? (value.inner + w_cols - 1) / w_cols : 1;
+  const std::string acc = accumulator_type(value.accumulator_bytes);
+  const std::string in_ = indent + "  ";
+  const std::string item = split ? "(item / " + num(slices) + ")" : "item";
+  std::string code;
+  if (column) {
+    code += indent + "// a block per (tile of " + num(w_cols) + " columns, slice of " +
+            num(value.slice) + " rows): threads over " + num(w_cols) + " columns x blockDim.x / " +
+            num(w_cols) + " rows" + (split ? ", partials to the workspace" : "") + "\n";
+    code += indent + "for (long long item = tid / blockDim.x; item < " + num(value.items) +
+            "; item += threads / blockDim.x) {\n";
+  } else {
+    code += indent + "// a warp per (output, slice of " + num(value.slice) +
+            "): lanes over the reduced elements" + (split ? ", partials to the workspace" : "") +
+            "\n";
+    code += indent + "for (long long item = tid / 32; item < " + num(value.items) +
+            "; item += threads / 32) {\n";
+  }
+  code += in_ + "const long long lane = threadIdx.x % 32;\n";
+  code += in_ + "const long long r0 = " +
+          (split ? "(item % " + num(slices) + ") * " + num(value.slice) : std::string("0")) + ";\n";
+  code += in_ + "const long long r1 = " +
+          (split ? "r0 + " + num(value.slice) + " < " + num(value.reduced) + " ? r0 + " +
+                       num(value.slice) + " : " + num(value.reduced)
+                 : num(value.reduced)) +
+          ";\n";
+  code += in_ + acc + " a = " + identity(spec.combine, acc) + ";\n";
+  const std::string element_offset = strided_index(red_dims, red_strides, "r");
+  if (column) {
+    const std::string column_lane =
+        w_cols < 32 ? "threadIdx.x % " + num(w_cols) : std::string("lane");
+    code += in_ + "const long long o = " + item + " / " + num(col_tiles) + ";\n";
+    code +=
+        in_ + "const long long c0 = " + item + " % " + num(col_tiles) + " * " + num(w_cols) + ";\n";
+    code += in_ + "const long long base = " + strided_index(kept_dims, kept_strides, "o") + ";\n";
+    code += in_ + "if (c0 + " + column_lane + " < " + num(value.inner) + ") {\n";
+    code += in_ + "  const long long c = c0 + " + column_lane + ";\n";
+    code += in_ + "  for (long long r = r0 + threadIdx.x / " + num(w_cols) +
+            "; r < r1; r += blockDim.x / " + num(w_cols) + ") {\n";
+    code += in_ + "    const " + acc + " v = " + x + "(base + " + element_offset + " + c);\n";
+    code += in_ + "    a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+    code += in_ + "  }\n" + in_ + "}\n";
+    if (w_cols < 32) code += shuffle_combine(spec.combine, acc, static_cast<int>(w_cols), in_);
+    code += in_ + acc + "* columns = reinterpret_cast<" + acc + "*>(smem);  // [warps, " +
+            num(w_cols) + "]\n";
+    code += in_ + (w_cols < 32 ? "if (lane < " + num(w_cols) + ") " : "") +
+            "columns[threadIdx.x / 32 * " + num(w_cols) + " + lane] = a;\n";
+    code += in_ + "__syncthreads();\n";
+    code += in_ + "if (threadIdx.x < " + num(w_cols) + " && c0 + threadIdx.x < " +
+            num(value.inner) + ") {\n";
+    code += in_ + "  a = columns[threadIdx.x];\n";
+    code +=
+        in_ + "  for (unsigned int q = 1; q < blockDim.x / 32; ++q) a = " +
+        combine_text(spec.combine, "a", "columns[q * " + num(w_cols) + " + threadIdx.x]", true) +
+        ";\n";
+    code += in_ + "  const long long i = o * " + num(value.inner) + " + c0 + threadIdx.x;\n";
+    if (split) {
+      code += in_ + "  " + partials_pointer(id) + "[i * " + num(slices) + " + item % " +
+              num(slices) + "] = a;\n";
+    } else {
+      const std::string target = target_array(id);
+      code += in_ + "  " + target + "[i] = " + mapped_result(spec, value.reduced, acc, dtype(id)) +
+              ";\n";
+    }
+    code += in_ + "}\n" + in_ + "__syncthreads();\n";
+    return code + indent + "}\n";
+  }
+  code += in_ + "const long long i = " + item + ";\n";
+  code += in_ + "const long long base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
+  code += in_ + "for (long long r = r0 + lane; r < r1; r += 32) {\n";
+  code += in_ + "  const " + acc + " v = " + x + "(base + " + element_offset + ");\n";
+  code += in_ + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+  code += in_ + "}\n";
+  code += shuffle_combine(spec.combine, acc, 1, in_);
+  if (split) {
+    code += in_ + "if (lane == 0) " + partials_pointer(id) + "[i * " + num(slices) + " + item % " +
+            num(slices) + "] = a;\n";
+  } else {
+    const std::string target = target_array(id);
+    code += in_ + "if (lane == 0) " + target +
+            "[i] = " + mapped_result(spec, value.reduced, acc, dtype(id)) + ";\n";
+  }
+  return code + indent + "}\n";
+}
+
+// The stage after a sliced reduction's partials: each output combines its slices'
+// partials in slice order (deterministic), by a thread, or by a warp when there are
+// more than 32, and writes the result.
+Result<std::string> KernelWriter::partials_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  const ValueSchedule& value = schedule_.values.at(id);
+  STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const std::string pt = partials_pointer(id);
+  const int64_t slices = value.slices;
+  const int64_t outputs = elements_of(graph_, id);
+  const std::string in_ = indent + "  ";
+  const std::string target = target_array(id);
+  std::string code =
+      indent + "// combine the " + num(slices) + " partials of each output in slice order\n";
+  std::string writer;
+  const std::string acc = accumulator_type(value.accumulator_bytes);
+  if (value.warp_combine()) {
+    code +=
+        indent + "for (long long i = tid / 32; i < " + num(outputs) + "; i += threads / 32) {\n";
+    code += in_ + "const long long lane = threadIdx.x % 32;\n";
+    code += in_ + acc + " a = " + identity(spec.combine, acc) + ";\n";
+    code += in_ + "for (long long q = lane; q < " + num(slices) + "; q += 32) a = " +
+            combine_text(spec.combine, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
+    code += shuffle_combine(spec.combine, acc, 1, in_);
+    writer = "if (lane == 0) ";
+  } else {
+    code += indent + "for (long long i = tid; i < " + num(outputs) + "; i += threads) {\n";
+    code += in_ + acc + " a = " + pt + "[i * " + num(slices) + "];\n";
+    code += in_ + "for (long long q = 1; q < " + num(slices) + "; ++q) a = " +
+            combine_text(spec.combine, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
+  }
+  code +=
+      in_ + writer + target + "[i] = " + mapped_result(spec, value.reduced, acc, dtype(id)) + ";\n";
+  return code + indent + "}\n";
+}
+
+// Split rows: combines the partials of reduction `id` for the current row into its
+// register (every thread of the block, in slice order, so the result is
+// deterministic); part 0 writes it when it is a group output and `write` is set.
+Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write,
+                                               const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const std::string& base = names_.at(id);
+  const int64_t parts = schedule_.blocks_per_row;
+  const int64_t length = product(dims(node.inputs[0])) / std::max<int64_t>(schedule_.rows, 1);
+  std::string code = indent + "// " + comment_name(node) + ": combine the " + num(parts) +
+                     " partials of the row\n";
+  code += indent + "{\n";
+  std::string in = indent + "  ";
+  if (parts <= 32) {
+    code += in + "float a = pt_" + base + "[row * " + num(parts) + "];\n";
+    code += in + "for (long long q = 1; q < " + num(parts) + "; ++q) a = " +
+            combine_text(spec.combine, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) +
+            ";\n";
+  } else {
+    // Many partials (a scalar over the whole GPU): the block's threads share the loads,
+    // then a block reduction in a fixed order, so every block gets the same value.
+    code += in + "float a = " + identity(spec.combine, "float") + ";\n";
+    code += in + "for (long long q = threadIdx.x; q < " + num(parts) + "; q += blockDim.x) a = " +
+            combine_text(spec.combine, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) +
+            ";\n";
+    code += shuffle_combine(spec.combine, "float", 1, in);
+    code += float_block_combine(spec.combine, schedule_.shared_bytes - kBlockScratchBytes, in);
+  }
+  code += row_result(spec, length, base, dtype(id), in);
+  if (write && output_index_.count(id)) {
+    code += in + "if (part == 0 && threadIdx.x == 0) " + pointer_name(id) +
+            "[row] = " + store(dtype(id), "r_" + base) + ";\n";
+  }
+  return code + indent + "}\n";
+}
+
+}  // namespace stitch::emit
