@@ -143,6 +143,20 @@ Result<std::string> concat(const Context& c) {
   return body;
 }
 
+// The statements that make a gathered index `g` an element of an axis of `dim`:
+// negative indices count from the end, and an index still outside [0, dim) reads the
+// nearest element (as XLA clamps gather indices), so an index from an untrusted
+// model never reads outside the operand. ONNX calls such an index an error; the
+// reference interpreter refuses it. Gathering from an empty axis is refused here.
+Result<std::string> bounded_index(const Context& c, int64_t dim, int64_t indices) {
+  if (dim == 0 && indices > 0) {
+    return c.error("gathers " + std::to_string(indices) +
+                   " indices from an empty axis; every index is out of range");
+  }
+  return "    if (g < 0) g += " + num(dim) + ";\n" + "    g = g < 0 ? 0 : (g > " + num(dim - 1) +
+         " ? " + num(dim - 1) + " : g);\n";
+}
+
 Result<std::string> gather(const Context& c) {
   STITCH_ASSIGN_OR_RETURN(Source in, source(c));
   auto a = static_cast<size_t>(normalized_axis(c.node.int_attribute("axis", 0), in.rank));
@@ -150,10 +164,11 @@ Result<std::string> gather(const Context& c) {
   for (size_t d = a + 1; d < in.dims.size(); ++d) inner *= in.dims[d];
   int64_t count = product(c.dims(c.input(1)));
   STITCH_ASSIGN_OR_RETURN(std::string indices, c.accessor(c.input(1)));
+  STITCH_ASSIGN_OR_RETURN(std::string bound, bounded_index(c, in.dims[a], count));
   return "    const long long inner = i % " + num(inner) + ";\n" + "    const long long j = (i / " +
          num(inner) + ") % " + num(count) + ";\n" + "    const long long outer = i / " +
          num(inner * count) + ";\n" + "    long long g = static_cast<long long>(" + indices +
-         "(j));\n" + "    if (g < 0) g += " + num(in.dims[a]) + ";\n" +
+         "(j));\n" + bound +
          ret(in.x + "((outer * " + num(in.dims[a]) + " + g) * " + num(inner) + " + inner)");
 }
 
@@ -163,8 +178,9 @@ Result<std::string> gather_elements(const Context& c) {
   STITCH_ASSIGN_OR_RETURN(std::string indices, c.accessor(c.input(1)));
   std::vector<int64_t> strides = in.strides;
   strides[axis] = 0;
-  return "    long long g = static_cast<long long>(" + indices + "(i));\n" +
-         "    if (g < 0) g += " + num(in.dims[axis]) + ";\n" +
+  STITCH_ASSIGN_OR_RETURN(std::string bound,
+                          bounded_index(c, in.dims[axis], product(c.dims(c.input(1)))));
+  return "    long long g = static_cast<long long>(" + indices + "(i));\n" + bound +
          ret(in.x + "(" + strided_index(c.dims(c.output()), strides, "i") + " + g * " +
              num(in.strides[axis]) + ")");
 }

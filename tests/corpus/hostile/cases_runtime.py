@@ -6,7 +6,7 @@ import shutil
 from onnx import helper
 
 from case import Case, Step
-from models import F, make, relu_model, vi, writer
+from models import F, I64, make, relu_model, vi, writer
 
 
 def mul_self():
@@ -18,6 +18,17 @@ def softmax_model():
     return make([helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=-1),
                  helper.make_node("Neg", ["y"], ["z"], name="neg")],
                 [vi("x", F, [4, 8])], [vi("z", F, [4, 8])])
+
+
+def gather_out_of_range():
+    # Constant indices past the axis (and past it from the end): the fused kernel must
+    # not read outside x; the reference refuses the indices.
+    indices = helper.make_tensor("indices", I64, [2, 3], [0, 7, -51, 2, 1000000, 1])
+    return make([helper.make_node("Neg", ["x"], ["n"], name="neg"),
+                 helper.make_node("GatherElements", ["n", "indices"], ["g"], name="gather",
+                                  axis=1),
+                 helper.make_node("Exp", ["g"], ["y"], name="exp")],
+                [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], initializers=[indices])
 
 
 def edit_kernels_json(edit):
@@ -63,6 +74,12 @@ COMPILE = Step(["{model}", "-o", "{out}"])
 NOT_OURS = "which is not a .cu file of this directory"
 
 CASES = [
+    Case("gather_indices_out_of_range",
+         "long fuzz run: run --emulate died by SIGSEGV on GatherElements indices past the axis",
+         writer(gather_out_of_range),
+         [COMPILE, Step(["run", "{out}", "--emulate"], exit=2,
+                        message=("kernels: 1 of the 1 in kernels.json run",
+                                 "is out of range for axis 1"))]),
     Case("unfused_reads_one_tensor_twice", "issue 12 #6: Mul(x, x) compiles but never runs",
          writer(mul_self),
          [COMPILE, Step(["run", "{out}", "--emulate"],
