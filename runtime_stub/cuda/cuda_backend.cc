@@ -74,6 +74,7 @@
 #include <vector>
 
 #include "ir/core/analysis.h"
+#include "ir/core/gemm_shape.h"
 #include "ir/core/graph.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
 #include "runtime_stub/kernel_library.h"
@@ -255,17 +256,12 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
 // ---------------------------------------------------------------------------------
 // cuBLASLt: MatMul / Gemm.
 
-// The product in row-major terms: D[batch][m][n] = op(A)[m][k] * op(B)[k][n].
-struct GemmShape {
-  int64_t batch = 1;
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  bool transpose_left = false;    // A is stored [k][m]
-  bool transpose_right = false;   // B is stored [n][k]
+// A MatMul/Gemm as one (strided batched) cuBLASLt call: its shape
+// (ir/core/gemm_shape.h) with the elements between batches of each operand.
+struct StridedGemm {
+  ir::GemmShape shape;
   int64_t left_batch_stride = 0;  // elements between batches; 0 broadcasts
   int64_t right_batch_stride = 0;
-  float alpha = 1.0f;
 };
 
 // The batch stride of an operand with batch dims `operand` against the output's batch
@@ -281,64 +277,35 @@ std::optional<int64_t> batch_stride(const std::vector<int64_t>& operand,
   return matrix;
 }
 
-// Returns "" and fills `shape`, or why the MatMul/Gemm is not one (strided batched) GEMM.
-std::string gemm_shape(const ir::Node& op, const ir::TensorType& left, const ir::TensorType& right,
-                       const ir::TensorType& output, GemmShape* shape) {
-  const std::vector<int64_t>& a = left.dims;
-  const std::vector<int64_t>& b = right.dims;
-  if (op.op_type == "Gemm") {
-    if (a.size() != 2 || b.size() != 2) return "Gemm operands must be rank 2";
-    shape->transpose_left = op.int_attribute("transA", 0) != 0;
-    shape->transpose_right = op.int_attribute("transB", 0) != 0;
-    shape->m = shape->transpose_left ? a[1] : a[0];
-    shape->k = shape->transpose_left ? a[0] : a[1];
-    int64_t k_right = shape->transpose_right ? b[1] : b[0];
-    shape->n = shape->transpose_right ? b[0] : b[1];
-    if (k_right != shape->k) return "Gemm's inner dims differ";
-    shape->alpha = op.float_attribute("alpha", 1.0f);
-  } else {
-    if (a.empty() || b.empty()) return "MatMul of a scalar";
-    shape->m = a.size() >= 2 ? a[a.size() - 2] : 1;
-    shape->k = a.back();
-    int64_t k_right = b.size() >= 2 ? b[b.size() - 2] : b[0];
-    shape->n = b.size() >= 2 ? b.back() : 1;
-    if (k_right != shape->k) return "MatMul's inner dims differ";
-    std::vector<int64_t> left_batch(a.begin(), a.size() > 2 ? a.end() - 2 : a.begin());
-    std::vector<int64_t> right_batch(b.begin(), b.size() > 2 ? b.end() - 2 : b.begin());
-    // numpy broadcasting of the batch dims, right-aligned.
-    size_t rank = std::max(left_batch.size(), right_batch.size());
-    std::vector<int64_t> batch(rank, 1);
-    for (size_t i = 0; i < rank; ++i) {
-      int64_t l = i < rank - left_batch.size() ? 1 : left_batch[i - (rank - left_batch.size())];
-      int64_t r = i < rank - right_batch.size() ? 1 : right_batch[i - (rank - right_batch.size())];
-      if (l != r && l != 1 && r != 1) return "MatMul batch dims do not broadcast";
-      batch[i] = std::max(l, r);
-    }
-    shape->batch = product(batch);
-    std::optional<int64_t> left_stride = batch_stride(left_batch, batch, shape->m * shape->k);
-    std::optional<int64_t> right_stride = batch_stride(right_batch, batch, shape->k * shape->n);
-    if (!left_stride || !right_stride) {
-      return "MatMul batch dims " + dims_text(left_batch) + " x " + dims_text(right_batch) +
-             " broadcast partially (each operand must have all of the output's batch dims " +
-             dims_text(batch) + " or none)";
-    }
-    shape->left_batch_stride = *left_stride;
-    shape->right_batch_stride = *right_stride;
-    // A batched A times one B: the batches of A are consecutive rows of one matrix.
-    if (shape->batch > 1 && shape->right_batch_stride == 0 && shape->left_batch_stride != 0) {
-      shape->m *= shape->batch;
-      shape->batch = 1;
-      shape->left_batch_stride = 0;
-    }
+// Returns "" and fills `gemm`, or why the MatMul/Gemm is not one (strided batched) GEMM.
+std::string strided_gemm(const ir::Graph& body, const ir::Node& op, StridedGemm* gemm) {
+  std::string why_not;
+  std::optional<ir::GemmShape> found = ir::gemm_shape(body, op, &why_not);
+  if (!found) return why_not;
+  ir::GemmShape& shape = gemm->shape;
+  shape = std::move(*found);
+  std::optional<int64_t> left_stride =
+      batch_stride(shape.left_batch_dims, shape.batch_dims, shape.m * shape.k);
+  std::optional<int64_t> right_stride =
+      batch_stride(shape.right_batch_dims, shape.batch_dims, shape.k * shape.n);
+  if (!left_stride || !right_stride) {
+    return "MatMul batch dims " + dims_text(shape.left_batch_dims) + " x " +
+           dims_text(shape.right_batch_dims) +
+           " broadcast partially (each operand must have all of the output's batch dims " +
+           dims_text(shape.batch_dims) + " or none)";
   }
-  if (shape->m == 0 || shape->n == 0 || shape->k == 0 || shape->batch == 0) {
+  gemm->left_batch_stride = *left_stride;
+  gemm->right_batch_stride = *right_stride;
+  // A batched A times one B: the batches of A are consecutive rows of one matrix.
+  if (shape.batch > 1 && gemm->right_batch_stride == 0 && gemm->left_batch_stride != 0) {
+    shape.m *= shape.batch;
+    shape.batch = 1;
+    gemm->left_batch_stride = 0;
+  }
+  if (shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.batch == 0) {
     return "an empty operand or output";
   }
-  if (product(output.dims) != shape->batch * shape->m * shape->n) {
-    return "the output " + ir::to_string(output) + " is not " + std::to_string(shape->batch) +
-           " x " + std::to_string(shape->m) + " x " + std::to_string(shape->n);
-  }
-  if (shape->batch > INT32_MAX) return "more than 2^31 batches";
+  if (shape.batch > INT32_MAX) return "more than 2^31 batches";
   return "";
 }
 
@@ -836,11 +803,12 @@ Result<Placement> CudaBackend::prepare_matmul(const Step& step) {
   }
   if (!left.is_static() || !right.is_static())
     return refuse("cuBLASLt: operands without static shapes");
-  GemmShape shape;
-  if (std::string reason = gemm_shape(op, left, right, chain.output, &shape); !reason.empty()) {
+  StridedGemm gemm;
+  if (std::string reason = strided_gemm(body, op, &gemm); !reason.empty()) {
     return refuse("cuBLASLt: " + reason + " (" + ir::to_string(left) + " x " +
                   ir::to_string(right) + ")");
   }
+  const ir::GemmShape& shape = gemm.shape;
   if (chain.bias_input >= 0 && right.dims.size() < 2) {
     return refuse("cuBLASLt: a bias with a rank-1 B (the output's last dim is then M, not N)");
   }
@@ -850,7 +818,7 @@ Result<Placement> CudaBackend::prepare_matmul(const Step& step) {
   plan->right_input = step_input_index(step, body, op.inputs[1]);
   plan->bias_input = chain.bias_input;
   plan->residual_input = chain.residual_input;
-  plan->alpha = shape.alpha;
+  plan->alpha = op.op_type == "Gemm" ? op.float_attribute("alpha", 1.0f) : 1.0f;
   plan->beta = chain.residual_input >= 0 ? chain.residual_scale : 0.0f;
 
   STITCH_RETURN_IF_ERROR(cublas_status(
@@ -879,10 +847,10 @@ Result<Placement> CudaBackend::prepare_matmul(const Step& step) {
   // stride stays 0).
   STITCH_RETURN_IF_ERROR(
       make_layout(&plan->left_layout, *type, shape.transpose_left ? shape.k : shape.m,
-                  shape.transpose_left ? shape.m : shape.k, shape.batch, shape.left_batch_stride));
+                  shape.transpose_left ? shape.m : shape.k, shape.batch, gemm.left_batch_stride));
   STITCH_RETURN_IF_ERROR(make_layout(
       &plan->right_layout, *type, shape.transpose_right ? shape.n : shape.k,
-      shape.transpose_right ? shape.k : shape.n, shape.batch, shape.right_batch_stride));
+      shape.transpose_right ? shape.k : shape.n, shape.batch, gemm.right_batch_stride));
   STITCH_RETURN_IF_ERROR(
       make_layout(&plan->output_layout, *type, shape.m, shape.n, shape.batch, shape.m * shape.n));
 
