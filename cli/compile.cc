@@ -144,8 +144,10 @@ std::vector<ir::Attribute> group_attributes(const ir::Graph& graph, const fusion
   std::vector<ir::Attribute> attributes = {ir::Attribute::make_string("kernel", kernel),
                                            ir::Attribute::make_string("category", group.category)};
   if (group.category == "library") {
-    attributes.push_back(ir::Attribute::make_string("library", group.library));
-    attributes.push_back(ir::Attribute::make_strings("epilogue", group.epilogue));
+    STITCH_CHECK(group.epilogue.has_value()) << "library group without its epilogue";
+    for (ir::Attribute& attribute : fusion::epilogue_attributes(*group.epilogue)) {
+      attributes.push_back(std::move(attribute));
+    }
   }
   if (codegen != nullptr) {
     attributes.push_back(ir::Attribute::make_string("source", "kernels/" + codegen->file));

@@ -43,10 +43,10 @@ std::string node_label(const ir::Node& node) {
 // "elementwise", or for a library call with its epilogue "cuDNN: bias+relu".
 std::string cluster_kind(const fusion::PlannedGroup& group) {
   if (group.category != "library") return group.category;
-  std::string text = group.library + ":";
-  for (size_t i = 0; i < group.epilogue.size(); ++i) {
-    text += (i == 0 ? " " : "+") + group.epilogue[i];
-  }
+  STITCH_CHECK(group.epilogue.has_value()) << "library group without its epilogue";
+  std::string text = std::string(fusion::library_name(group.epilogue->library)) + ":";
+  const std::vector<std::string> ops = group.epilogue->op_names();
+  for (size_t i = 0; i < ops.size(); ++i) text += (i == 0 ? " " : "+") + ops[i];
   return text;
 }
 
@@ -98,8 +98,8 @@ std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult&
   }
   for (ir::ValueId id : graph.graph_outputs()) {
     const ir::Value& value = graph.value(id);
-    out << "  " << dot_string("out:" + value.name) << " [shape=diamond, label=" << dot_string(value.name)
-        << "];\n";
+    out << "  " << dot_string("out:" + value.name)
+        << " [shape=diamond, label=" << dot_string(value.name) << "];\n";
     if (value.producer != ir::kNoId) {
       out << "  n" << value.producer << " -> " << dot_string("out:" + value.name) << ";\n";
     }

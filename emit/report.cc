@@ -25,7 +25,8 @@ nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
 
 
 // groups[].codegen / unfused[].codegen (docs/report-schema.md); null when absent.
-nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen, size_t index) {
+nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen,
+                                    size_t index) {
   if (index >= codegen.size() || !codegen[index].has_value()) return nullptr;
   const EmittedKernel& kernel = codegen[index]->kernel;
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
@@ -139,8 +140,11 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     groups.push_back({{"id", index},
                       {"kernel", report.plan->kernel_names[index]},
                       {"category", group.category},
-                      {"library", group.library},
-                      {"epilogue", group.epilogue},
+                      {"library", group.epilogue ? std::string(fusion::library_name(
+                                                           group.epilogue->library))
+                                                 : std::string()},
+                      {"epilogue", group.epilogue ? group.epilogue->op_names()
+                                                  : std::vector<std::string>()},
                       {"source", fusion::pattern_source_name(group.source)},
                       {"score_us", group.score_us},
                       {"bytes_saved", group.bytes_saved},

@@ -50,16 +50,17 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   std::vector<int> order(plan.chosen.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return plan.groups[static_cast<size_t>(a)].front() < plan.groups[static_cast<size_t>(b)].front();
+    return plan.groups[static_cast<size_t>(a)].front() <
+           plan.groups[static_cast<size_t>(b)].front();
   });
   for (int index : order) {
-    const Pattern& pattern = candidates[static_cast<size_t>(plan.chosen[static_cast<size_t>(index)])];
+    const Pattern& pattern =
+        candidates[static_cast<size_t>(plan.chosen[static_cast<size_t>(index)])];
     PlannedGroup group;
     group.nodes = pattern.nodes;
     group.source = pattern.source;
     if (pattern.source == PatternSource::kEpilogue) {
       group.category = "library";
-      group.library = pattern.library;
       group.epilogue = pattern.epilogue;
     } else {
       group.category = category_of(graph, pattern.nodes);

@@ -10,6 +10,7 @@
 // one launch, a cuBLASLt/cuDNN call, not a memory-intensive kernel.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,7 @@ struct PlannedGroup {
   // "library" for an epilogue pattern (a cuBLASLt/cuDNN call), else "gemm",
   // "reduction" or "elementwise": the heaviest op kind inside.
   std::string category;
-  std::string library;                // "cuBLASLt" or "cuDNN" for "library", else empty
-  std::vector<std::string> epilogue;  // "library" only: "bias", "residual add", "relu"...
+  std::optional<LibraryEpilogue> epilogue;  // "library" only: the call and what it applies
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
 #include "ir/core/dtype.h"
 #include "ir/reference/interpreter.h"
@@ -280,10 +281,10 @@ Result<Program> load_program(const std::string& out_dir) {
       std::string category = node.string_attribute("category", "");
       if (category == "library") {
         step.kind = StepKind::kLibrary;
-        step.library = node.string_attribute("library", "");
-        if (const ir::Attribute* epilogue = node.find_attribute("epilogue")) {
-          step.epilogue = epilogue->strings;
-        }
+        Result<fusion::LibraryEpilogue> epilogue = fusion::read_epilogue_attributes(node);
+        if (!epilogue.is_ok()) return epilogue.status().with_prefix(model_path.string() + ": ");
+        step.library = std::string(fusion::library_name(epilogue->library));
+        step.epilogue = std::move(epilogue).value();
       } else {
         kernel = node.string_attribute("kernel", node.op_type);
         if (!kernels.contains(kernel)) {
@@ -323,6 +324,7 @@ Result<Program> load_program(const std::string& out_dir) {
       } else if (std::string library = library_of(node.op_type); !library.empty()) {
         step.kind = StepKind::kLibrary;
         step.library = library;
+        step.epilogue = fusion::call_epilogue(graph, node);
       } else {
         step.kind = StepKind::kHost;
         step.why = node.op_type + " has neither a generated kernel nor a library implementation";

@@ -12,8 +12,8 @@
 // void* const* outputs, void* workspace, cudaStream_t stream)` (emit/cuda_emitter.h);
 // `<kernel>_workspace_bytes()` must equal kernels.json's workspace_bytes.
 //
-// Library steps (the body is read, not the step's epilogue strings, which only name
-// what fusion folded):
+// Library steps (the epilogue is the plan's, Step::epilogue, matched to the step's
+// body by fusion::bind_epilogue):
 //   - cuBLASLt: MatMul or Gemm, optionally followed by a bias Add, a residual Add and a
 //     final Relu (fusion/epilogue.h's forms), as one cublasLtMatmul computing
 //       D = act(alpha * op(A) op(B) + beta * C + bias)
@@ -73,6 +73,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusion/library_epilogue.h"
 #include "ir/core/analysis.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/graph.h"
@@ -111,7 +112,8 @@ bool fits_int(int64_t value) { return value >= 0 && value <= INT_MAX; }
 // ---------------------------------------------------------------------------------
 // Reading a library step's body.
 
-// The op a library step calls and the epilogue folded into the call:
+// The op a library step calls and the epilogue folded into the call, as the plan
+// decided it (Step::epilogue) with each operand bound to a step input:
 //   op(...) [+ bias] [+ residual] [-> Relu]   (the Adds in either order)
 struct LibraryChain {
   const ir::Node* op = nullptr;
@@ -136,7 +138,8 @@ int step_input_index(const Step& step, const ir::Graph& body, ir::ValueId value)
 }
 
 // A bias for `output`: its dims, right-aligned, are 1 except the channel axis, which
-// equals the output's (fusion/epilogue.cc's rule); its data is then channel-contiguous.
+// equals the output's; its data is then channel-contiguous. The plan only ever binds
+// such a bias; checked because the library reads one value per channel.
 bool is_channel_vector(const ir::TensorType& operand, const ir::TensorType& output,
                        size_t channel_axis) {
   if (operand.dtype != output.dtype || !operand.is_static() ||
@@ -151,28 +154,11 @@ bool is_channel_vector(const ir::TensorType& operand, const ir::TensorType& outp
   return true;
 }
 
-// Fills `chain` from the step's body; returns "" or why the body is not one library
-// call with a bias/residual/ReLU epilogue. `channel_last`: the bias runs along the
-// last dim (GEMM) rather than dim 1 (Conv).
-Result<std::string> read_library_chain(const Step& step, bool channel_last, LibraryChain* chain) {
+// Checks the library op of the step's bound epilogue: an ONNX op with one output
+// whose operands are all step inputs; "" or why not.
+std::string check_library_op(const Step& step, const ir::Node& op) {
   const ir::Graph& body = step.body.graph;
-  if (step.body_inputs.size() != step.inputs.size() ||
-      step.body_outputs.size() != step.outputs.size()) {
-    return Status::internal("step " + step.name + ": body_inputs/body_outputs do not match its " +
-                            "inputs/outputs");
-  }
-  if (step.outputs.size() != 1) {
-    return "the step has " + std::to_string(step.outputs.size()) +
-           " outputs; a library call writes one";
-  }
-  STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(body));
-  if (order.empty()) return std::string("the step's body is empty");
-  const ir::Node& op = body.node(order[0]);
-  chain->op = &op;
   if (!op.domain.empty()) return op.display_name() + " is not an ONNX op";
-  if (op.outputs.empty() || op.outputs[0] == ir::kNoId) {
-    return op.display_name() + " has no first output";
-  }
   for (size_t slot = 1; slot < op.outputs.size(); ++slot) {
     if (op.outputs[slot] != ir::kNoId) {
       return op.display_name() + " has a second output (e.g. MaxPool's Indices), which the " +
@@ -185,8 +171,35 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
              "\", which is not an input of the step";
     }
   }
-  ir::ValueId value = op.outputs[0];
-  chain->output = body.value(value).type;
+  return "";
+}
+
+// Fills `chain` from the plan's epilogue (Step::epilogue, fusion::bind_epilogue on the
+// step's body); returns "" or why the step is not one library call with a bias /
+// residual / ReLU epilogue. `channel_last`: the bias runs along the last dim (GEMM)
+// rather than dim 1 (Conv).
+Result<std::string> read_library_chain(const Step& step, bool channel_last, LibraryChain* chain) {
+  const ir::Graph& body = step.body.graph;
+  if (step.body_inputs.size() != step.inputs.size() ||
+      step.body_outputs.size() != step.outputs.size()) {
+    return Status::internal("step " + step.name + ": body_inputs/body_outputs do not match its " +
+                            "inputs/outputs");
+  }
+  if (step.outputs.size() != 1) {
+    return "the step has " + std::to_string(step.outputs.size()) +
+           " outputs; a library call writes one";
+  }
+  if (!step.epilogue) {
+    return std::string("the call has no library form (a Gemm's C that is neither a residual of ") +
+           "the output's shape nor a bias along the last dim with beta 1)";
+  }
+  std::string why;
+  std::optional<fusion::BoundEpilogue> bound = fusion::bind_epilogue(body, *step.epilogue, &why);
+  if (!bound) return why;
+  const ir::Node& op = body.node(bound->call);
+  chain->op = &op;
+  if (std::string reason = check_library_op(step, op); !reason.empty()) return reason;
+  chain->output = body.value(op.outputs[0]).type;
   if (!chain->output.is_static() || chain->output.dims.empty()) {
     return op.display_name() + "'s output " + ir::to_string(chain->output) +
            " is a scalar or has no static shape";
@@ -195,59 +208,29 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
   if (channel_axis >= chain->output.dims.size()) {
     return op.display_name() + "'s output " + ir::to_string(chain->output) + " has no channel dim";
   }
-
-  // The op's own bias / C operand.
-  if (op.op_type == "Conv" && op.inputs.size() > 2 && op.inputs[2] != ir::kNoId) {
-    chain->bias_input = step_input_index(step, body, op.inputs[2]);
+  if (body.value(bound->output).type != chain->output) {
+    return "the epilogue's output " + ir::to_string(body.value(bound->output).type) +
+           " does not keep the type " + ir::to_string(chain->output) + " of " + op.display_name();
   }
-  if (op.op_type == "Gemm" && op.inputs.size() > 2 && op.inputs[2] != ir::kNoId) {
-    const ir::TensorType& c = body.value(op.inputs[2]).type;
-    float beta = op.float_attribute("beta", 1.0f);
-    if (c.dtype == chain->output.dtype && c.dims == chain->output.dims) {
-      chain->residual_input = step_input_index(step, body, op.inputs[2]);
-      chain->residual_scale = beta;
-    } else if (is_channel_vector(c, chain->output, channel_axis) && beta == 1.0f) {
-      chain->bias_input = step_input_index(step, body, op.inputs[2]);
-    } else {
-      return "Gemm's C " + ir::to_string(c) + " (beta " + std::to_string(beta) +
-             ") is neither the output's shape nor a bias along the last dim with beta 1";
+  if (bound->bias != ir::kNoId) {
+    chain->bias_input = step_input_index(step, body, bound->bias);
+    const ir::TensorType& type = body.value(bound->bias).type;
+    if (chain->bias_input < 0 || !is_channel_vector(type, chain->output, channel_axis)) {
+      return "the bias " + ir::to_string(type) + " is not a step input with one value per " +
+             "channel of " + ir::to_string(chain->output);
     }
   }
-
-  // The epilogue ops, each reading the previous chain value.
-  for (size_t i = 1; i < order.size(); ++i) {
-    const ir::Node& node = body.node(order[i]);
-    if (chain->relu) return "an op (" + node.display_name() + ") follows the Relu";
-    if (!node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] == ir::kNoId ||
-        body.value(node.outputs[0]).type != chain->output) {
-      return node.display_name() + " is not an epilogue op keeping the output's type " +
+  if (bound->residual != ir::kNoId) {
+    chain->residual_input = step_input_index(step, body, bound->residual);
+    chain->residual_scale = bound->residual_scale;
+    const ir::TensorType& type = body.value(bound->residual).type;
+    if (chain->residual_input < 0 || type != chain->output) {
+      return "the residual " + ir::to_string(type) + " is not a step input of the output's type " +
              ir::to_string(chain->output);
     }
-    if (node.op_type == "Relu" && node.inputs.size() == 1 && node.inputs[0] == value) {
-      chain->relu = true;
-    } else if (node.op_type == "Add" && node.inputs.size() == 2 &&
-               (node.inputs[0] == value) != (node.inputs[1] == value)) {
-      ir::ValueId operand = node.inputs[node.inputs[0] == value ? 1 : 0];
-      int index = step_input_index(step, body, operand);
-      if (index < 0) {
-        return node.display_name() + "'s operand is computed inside the step, not an input";
-      }
-      const ir::TensorType& type = body.value(operand).type;
-      if (chain->residual_input < 0 && type == chain->output) {
-        chain->residual_input = index;
-      } else if (chain->bias_input < 0 && is_channel_vector(type, chain->output, channel_axis)) {
-        chain->bias_input = index;
-      } else {
-        return node.display_name() + " adds " + ir::to_string(type) +
-               ", which is neither the first residual (" + ir::to_string(chain->output) +
-               ") nor the first per-channel bias";
-      }
-    } else {
-      return node.display_name() + " is not a bias Add, a residual Add or a final Relu";
-    }
-    value = node.outputs[0];
   }
-  if (body.value(value).name != step.body_outputs[0]) {
+  chain->relu = bound->relu;
+  if (body.value(bound->output).name != step.body_outputs[0]) {
     return std::string("the step's output is not the end of the op -> bias/residual -> Relu chain");
   }
   return std::string();
