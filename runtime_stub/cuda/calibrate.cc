@@ -270,6 +270,70 @@ Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>
   return static_cast<double>(milliseconds);
 }
 
+// The profile's name, provenance and the facts CUDA reports (SMs, threads, registers,
+// shared memory, L2; the DRAM peak from the memory clock and bus width), and the
+// fp32/fp16 peaks of the shipped profile of the same GPU, estimated when none matches.
+// `max_measured`: the copy's best bytes per second, the DRAM peak of last resort.
+void describe_device(const cudaDeviceProp& properties, int clock_khz, int memory_clock_khz,
+                     int bus_bits, double max_measured, bool verbose,
+                     cost_model::DeviceProfile* profile) {
+  // The shipped profile of the same GPU, for what CUDA does not report.
+  const std::string device_name = lowercase(properties.name);
+  std::optional<cost_model::DeviceProfile> shipped;
+  for (const std::string& name : cost_model::builtin_device_profile_names()) {
+    if (device_name.find(name) == std::string::npos) continue;
+    Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(name);
+    if (builtin.is_ok() && builtin->sm_count == properties.multiProcessorCount) {
+      shipped = *builtin;
+      break;
+    }
+  }
+  if (shipped) {
+    profile->name = shipped->name;
+  } else {
+    profile->name = device_name;
+    std::replace(profile->name.begin(), profile->name.end(), ' ', '-');
+  }
+  profile->source = "calibrated";
+  profile->date = today_utc();
+  profile->sku = properties.name;
+  profile->note =
+      "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read plus "
+      "written, L2 flushed, median of each size) and launch_latency_us (back-to-back empty "
+      "kernels).";
+  profile->sm_count = properties.multiProcessorCount;
+  profile->max_threads_per_block = properties.maxThreadsPerBlock;
+  profile->max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
+  profile->warp_size = properties.warpSize;
+  profile->registers_per_block = properties.regsPerBlock;
+  profile->registers_per_sm = properties.regsPerMultiprocessor;
+  profile->shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
+  profile->shared_memory_per_block_optin = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
+  profile->shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
+  profile->l2_bytes = properties.l2CacheSize;
+  if (memory_clock_khz > 0 && bus_bits > 0) {
+    profile->peak_dram_bytes_per_second = 2.0 * memory_clock_khz * 1e3 * bus_bits / 8.0;
+  } else if (shipped) {
+    profile->peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
+  } else {
+    profile->peak_dram_bytes_per_second = max_measured;
+  }
+  if (shipped) {
+    profile->fp32_flops_per_second = shipped->fp32_flops_per_second;
+    profile->fp16_flops_per_second = shipped->fp16_flops_per_second;
+  } else {
+    profile->fp32_flops_per_second =
+        static_cast<double>(properties.multiProcessorCount) * clock_khz * 1e3 * 128 * 2;
+    profile->fp16_flops_per_second = 2 * profile->fp32_flops_per_second;
+    profile->note += " fp32/fp16 peaks are estimates (no shipped profile matches this GPU).";
+    if (verbose) {
+      std::cerr << "calibrate: no shipped profile matches " << properties.name
+                << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
+                   "that: no tensor cores)\n";
+    }
+  }
+}
+
 }  // namespace
 
 Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions& options) {
@@ -414,61 +478,10 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
   if (options.verbose)
     std::cerr << "calibrate: launch latency " << profile.launch_latency_us << " us\n";
 
-  // The shipped profile of the same GPU, for what CUDA does not report.
-  const std::string device_name = lowercase(properties.name);
-  std::optional<cost_model::DeviceProfile> shipped;
-  for (const std::string& name : cost_model::builtin_device_profile_names()) {
-    if (device_name.find(name) == std::string::npos) continue;
-    Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(name);
-    if (builtin.is_ok() && builtin->sm_count == properties.multiProcessorCount) {
-      shipped = *builtin;
-      break;
-    }
-  }
-  if (shipped) {
-    profile.name = shipped->name;
-  } else {
-    profile.name = device_name;
-    std::replace(profile.name.begin(), profile.name.end(), ' ', '-');
-  }
-  profile.source = "calibrated";
-  profile.date = today_utc();
-  profile.sku = properties.name;
-  profile.note = "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
-                 "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
-                 "empty kernels).";
-  profile.sm_count = properties.multiProcessorCount;
-  profile.max_threads_per_block = properties.maxThreadsPerBlock;
-  profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
-  profile.warp_size = properties.warpSize;
-  profile.registers_per_block = properties.regsPerBlock;
-  profile.registers_per_sm = properties.regsPerMultiprocessor;
-  profile.shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
-  profile.shared_memory_per_block_optin = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
-  profile.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
-  profile.l2_bytes = properties.l2CacheSize;
-  if (memory_clock_khz > 0 && bus_bits > 0) {
-    profile.peak_dram_bytes_per_second = 2.0 * memory_clock_khz * 1e3 * bus_bits / 8.0;
-  } else if (shipped) {
-    profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
-  } else {
-    profile.peak_dram_bytes_per_second = max_measured;
-  }
-  if (shipped) {
-    profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
-    profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
-  } else {
-    profile.fp32_flops_per_second =
-        static_cast<double>(properties.multiProcessorCount) * clock_khz * 1e3 * 128 * 2;
-    profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
-    profile.note += " fp32/fp16 peaks are estimates (no shipped profile matches this GPU).";
-    if (options.verbose) {
-      std::cerr << "calibrate: no shipped profile matches " << properties.name
-                << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
-                   "that: no tensor cores)\n";
-    }
-  }
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
+  describe_device(properties, clock_khz, memory_clock_khz, bus_bits, max_measured,
+                  options.verbose, &profile);
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
   return profile;
 }
 
