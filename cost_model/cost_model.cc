@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string_view>
 
+#include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::cost_model {
@@ -209,11 +211,12 @@ double node_flops(const Graph& graph, const Node& node) {
       return is_primitive_reduction(node) ? input : input * kCompoundReductionFlops;
     }
     case OpKind::kGemm: {
-      GemmShape shape = gemm_shape(graph, node);
-      double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
-                     static_cast<double>(shape.k) * static_cast<double>(shape.batch);
+      std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, node);
+      if (!shape) return 0;
+      double flops = 2.0 * static_cast<double>(shape->m) * static_cast<double>(shape->n) *
+                     static_cast<double>(shape->k) * static_cast<double>(shape->batch);
       if (node.op_type == "Gemm" && node.inputs.size() > 2 && node.inputs[2] != kNoId) {
-        flops += static_cast<double>(shape.m) * static_cast<double>(shape.n);
+        flops += static_cast<double>(shape->m) * static_cast<double>(shape->n);
       }
       return flops;
     }
@@ -241,35 +244,6 @@ double node_peak_flops(const Graph& graph, const Node& node, const DeviceProfile
 }
 
 }  // namespace
-
-GemmShape gemm_shape(const Graph& graph, const Node& node) {
-  const ir::TensorType& a = graph.value(node.inputs[0]).type;
-  const ir::TensorType& b = graph.value(node.inputs[1]).type;
-  GemmShape shape;
-  size_t min_rank = node.op_type == "Gemm" ? 2 : 1;
-  if (a.dims.size() < min_rank || b.dims.size() < min_rank) return shape;  // not a GEMM shape
-  if (node.op_type == "Gemm") {
-    bool trans_a = node.int_attribute("transA", 0) != 0;
-    bool trans_b = node.int_attribute("transB", 0) != 0;
-    shape.m = a.dims[trans_a ? 1 : 0];
-    shape.k = a.dims[trans_a ? 0 : 1];
-    shape.n = b.dims[trans_b ? 0 : 1];
-    shape.batch = 1;
-    shape.flops = 2 * shape.m * shape.n * shape.k;
-    return shape;
-  }
-  size_t rank_a = a.dims.size();
-  size_t rank_b = b.dims.size();
-  shape.m = rank_a >= 2 ? a.dims[rank_a - 2] : 1;
-  shape.k = a.dims[rank_a - 1];
-  shape.n = rank_b >= 2 ? b.dims[rank_b - 1] : 1;
-  int64_t per_batch = shape.m * shape.n;
-  int64_t out = value_elements(graph, node.outputs[0]);
-  shape.batch = per_batch > 0 ? out / per_batch : 0;
-  shape.flops = 2 * shape.m * shape.n * shape.k * shape.batch;
-  return shape;
-}
-
 
 bool launches_work(const Node& node) { return !is_view(node) && !is_constant(node); }
 
@@ -543,7 +517,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
   for (NodeId id : nodes_) {
     if (facts(id).kind != OpKind::kGemm) continue;
     const Node& node = graph_.node(id);
-    GemmShape shape = gemm_shape(graph_, node);
+    const ir::GemmShape shape = ir::gemm_shape(graph_, node).value_or(ir::GemmShape{});
     int64_t multiply_adds = shape.m * shape.n * shape.k;
     if (multiply_adds > kMaxFusedGemmMultiplyAdds) {
       return infeasible("node " + node.display_name() + ": GEMM m*n*k = " +

@@ -109,15 +109,6 @@ namespace stitch::cost_model {
 // Bigger GEMMs are library calls; fusion/partition uses the same limit.
 inline constexpr int64_t kMaxFusedGemmMultiplyAdds = 64 * 64 * 64;
 
-// out[batch..., m, n] = sum_k a[..., m, k] b[..., k, n] of a MatMul or Gemm with
-// static shapes (Gemm's transA/transB applied); flops = 2 m n k batch. All zero when
-// an operand's rank is too small for the op.
-struct GemmShape {
-  int64_t m = 0, n = 0, k = 0, batch = 0;
-  int64_t flops = 0;
-};
-GemmShape gemm_shape(const ir::Graph& graph, const ir::Node& node);
-
 // M(V): microseconds to move `bytes` through DRAM, log-linear interpolation of the
 // curve (time = bytes / interpolated bandwidth; below/above the curve: clamp the
 // bandwidth).

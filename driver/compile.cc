@@ -115,7 +115,7 @@ emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
   attributes.kernel = kernel;
   attributes.category = group.category;
   if (group.category == fusion::GroupCategory::kLibrary) {
-    attributes.library = group.library;
+    STITCH_CHECK(group.epilogue.has_value()) << "library group without its epilogue";
     attributes.epilogue = group.epilogue;
   }
   if (codegen) {

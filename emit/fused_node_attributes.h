@@ -4,24 +4,27 @@
 // A fused node carries, in this order (the order is part of the output's bytes):
 //   kernel               string   the kernel name (shared by identical groups)
 //   category             string   fusion::GroupCategory ("elementwise", "library"...)
-//   library, epilogue    string, strings   library groups only: the cuBLASLt/cuDNN
-//                                 call and its epilogue steps, passed through as the
-//                                 planner gives them (fusion/epilogue.h owns them)
+//   library, epilogue    string, strings   library groups only: the typed
+//                                 fusion::LibraryEpilogue the planner decided, written
+//                                 and read by fusion/library_epilogue.h
 //   source, grid, block, composition, template   string, int, int, string, string
 //                                 only when the group has generated code
 //   predicted_time_us    float
 //   shared_memory_bytes  int
 //   fused_nodes          strings  the names of the nodes the group stands for
 //
-// Header-only, because the runtime reads it without linking the emitter.
+// Header-only, because the runtime reads it without linking the emitter (both link
+// stitch_fusion, which serializes the epilogue).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusion/group_category.h"
+#include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 
@@ -40,8 +43,7 @@ struct FusedNodeAttributes {
 
   std::string kernel;
   fusion::GroupCategory category = fusion::GroupCategory::kElementwise;
-  std::string library;                // kLibrary only
-  std::vector<std::string> epilogue;  // kLibrary only
+  std::optional<fusion::LibraryEpilogue> epilogue;  // kLibrary only, and then always set
   std::optional<Codegen> codegen;
   float predicted_time_us = 0;
   int64_t shared_memory_bytes = 0;
@@ -54,8 +56,10 @@ struct FusedNodeAttributes {
         ir::Attribute::make_string("kernel", kernel),
         ir::Attribute::make_string("category", std::string(fusion::to_string(category)))};
     if (category == fusion::GroupCategory::kLibrary) {
-      attributes.push_back(ir::Attribute::make_string("library", library));
-      attributes.push_back(ir::Attribute::make_strings("epilogue", epilogue));
+      STITCH_CHECK(epilogue.has_value()) << "library group " << kernel << " without its epilogue";
+      for (ir::Attribute& attribute : fusion::epilogue_attributes(*epilogue)) {
+        attributes.push_back(std::move(attribute));
+      }
     }
     if (codegen) {
       attributes.push_back(ir::Attribute::make_string("source", codegen->source));
@@ -71,8 +75,9 @@ struct FusedNodeAttributes {
   }
 
   // Reads the schema back from a fused node. A missing "kernel" is the node's
-  // op_type (the writer makes them equal); a missing or unknown category, or an
-  // attribute of the wrong kind, is an error naming the node.
+  // op_type (the writer makes them equal); a missing or unknown category, an
+  // attribute of the wrong kind, or a library group without a library and epilogue
+  // that fusion/library_epilogue.h reads, is an error naming the node.
   static Result<FusedNodeAttributes> from_node(const ir::Node& node) {
     auto error = [&](const std::string& what) {
       return Status::invalid_input("fused node " + node.display_name() + ": " + what +
@@ -95,12 +100,9 @@ struct FusedNodeAttributes {
     std::optional<fusion::GroupCategory> parsed = fusion::parse_group_category(category->s);
     if (!parsed) return error("unknown category \"" + category->s + "\"");
     attributes.category = *parsed;
-    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* library,
-                            find("library", ir::AttributeKind::kString));
-    if (library != nullptr) attributes.library = library->s;
-    STITCH_ASSIGN_OR_RETURN(const ir::Attribute* epilogue,
-                            find("epilogue", ir::AttributeKind::kStrings));
-    if (epilogue != nullptr) attributes.epilogue = epilogue->strings;
+    if (attributes.category == fusion::GroupCategory::kLibrary) {
+      STITCH_ASSIGN_OR_RETURN(attributes.epilogue, fusion::read_epilogue_attributes(node));
+    }
     STITCH_ASSIGN_OR_RETURN(const ir::Attribute* source,
                             find("source", ir::AttributeKind::kString));
     if (source != nullptr) {

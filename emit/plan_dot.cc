@@ -45,10 +45,10 @@ std::string cluster_kind(const fusion::PlannedGroup& group) {
   if (group.category != fusion::GroupCategory::kLibrary) {
     return std::string(fusion::to_string(group.category));
   }
-  std::string text = group.library + ":";
-  for (size_t i = 0; i < group.epilogue.size(); ++i) {
-    text += (i == 0 ? " " : "+") + group.epilogue[i];
-  }
+  STITCH_CHECK(group.epilogue.has_value()) << "library group without its epilogue";
+  std::string text = std::string(fusion::library_name(group.epilogue->library)) + ":";
+  const std::vector<std::string> ops = group.epilogue->op_names();
+  for (size_t i = 0; i < ops.size(); ++i) text += (i == 0 ? " " : "+") + ops[i];
   return text;
 }
 

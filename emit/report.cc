@@ -140,8 +140,11 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     groups.push_back({{"id", index},
                       {"kernel", report.plan->kernel_names[index]},
                       {"category", fusion::to_string(group.category)},
-                      {"library", group.library},
-                      {"epilogue", group.epilogue},
+                      {"library", group.epilogue ? std::string(fusion::library_name(
+                                                           group.epilogue->library))
+                                                 : std::string()},
+                      {"epilogue", group.epilogue ? group.epilogue->op_names()
+                                                  : std::vector<std::string>()},
                       {"source", fusion::pattern_source_name(group.source)},
                       {"score_us", group.score_us},
                       {"bytes_saved", group.bytes_saved},

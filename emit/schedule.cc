@@ -7,6 +7,7 @@
 #include "emit/op_lowering.h"
 #include "emit/shared_memory_plan.h"
 #include "ir/core/analysis.h"
+#include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::emit {
@@ -294,12 +295,14 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   for (ir::ValueId output : outputs) {
     if (!after.count(output)) return false;
   }
-  const int64_t m = a_dims[a_dims.size() - 2];
-  const int64_t k = a_dims.back();
-  const int64_t n = b_dims.back();
+  const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, matmul);
+  if (!shape) return false;
+  const int64_t m = shape->m;
+  const int64_t k = shape->k;
+  const int64_t n = shape->n;
   // Zero-size: nothing to tile (k == 0 makes C zeros); the global composition writes it.
   if (elements_of(graph, c) == 0 || k == 0) return false;
-  const int64_t batch = elements_of(graph, c) / (m * n);
+  const int64_t batch = shape->batch;
   int64_t tile_n = std::min<int64_t>(n, 64);
   int64_t tile_m = std::min<int64_t>(m, 64);
   auto bytes = [&](int64_t tm, int64_t tn) {

@@ -38,6 +38,12 @@ const ir::TensorType* output_type(const ir::Graph& graph, const ir::Node& node) 
   return &graph.value(node.outputs[0]).type;
 }
 
+// The axis a bias runs along: Conv's channels (dim 1), a GEMM's last dim N.
+size_t channel_axis_of(const ir::Node& call, const ir::TensorType& output) {
+  if (call.op_type == "Conv") return 1;
+  return output.dims.empty() ? 0 : output.dims.size() - 1;
+}
+
 }  // namespace
 
 bool is_library_call(const ir::Node& node, const Partition& partition) {
@@ -54,39 +60,18 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
   if (v == nullptr || !v->is_static() || !ir::dtype_is_float(v->dtype) || !call.domain.empty()) {
     return chain;
   }
-  size_t channel_axis = 0;
+  if (call.op_type == "Conv" ? v->dims.size() < 3 : v->dims.size() < 2) return chain;
+  std::optional<LibraryEpilogue> epilogue = call_epilogue(graph, call);
+  // Pooling has no epilogue form.
+  if (!epilogue || (epilogue->library == Library::kCudnn && call.op_type != "Conv")) return chain;
+  const size_t channel_axis = channel_axis_of(call, *v);
   bool have_bias = false;
   bool have_residual = false;
-  std::vector<std::string> applied;
-  if (call.op_type == "Conv") {
-    if (v->dims.size() < 3) return chain;
-    chain.library = "cuDNN";
-    channel_axis = 1;
-    if (call.inputs.size() > 2 && call.inputs[2] != ir::kNoId) {
-      have_bias = true;
-      applied.push_back("bias");
-    }
-  } else if (call.op_type == "MatMul" || call.op_type == "Gemm") {
-    if (v->dims.size() < 2) return chain;
-    chain.library = "cuBLASLt";
-    channel_axis = v->dims.size() - 1;
-    if (call.op_type == "Gemm" && call.inputs.size() > 2 && call.inputs[2] != ir::kNoId) {
-      OperandFit fit = fit_operand(graph.value(call.inputs[2]).type, *v, channel_axis);
-      if (fit.residual) {
-        have_residual = true;
-        applied.push_back("residual add");
-      } else if (fit.bias && call.float_attribute("beta", 1.0f) == 1.0f) {
-        have_bias = true;
-        applied.push_back("bias");
-      } else {
-        chain.library.clear();
-        return chain;
-      }
-    }
-  } else {
-    return chain;
+  for (EpilogueOp op : epilogue->ops) {
+    have_bias = have_bias || op == EpilogueOp::kBias;
+    have_residual = have_residual || op == EpilogueOp::kResidualAdd;
   }
-  chain.epilogue_by_length.push_back(applied);
+  chain.epilogue_by_length.push_back(*epilogue);
 
   ir::ValueId value = call.outputs[0];
   while (true) {
@@ -99,7 +84,7 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
       break;
     }
     if (next.op_type == "Relu") {
-      applied.push_back("relu");
+      epilogue->ops.push_back(EpilogueOp::kRelu);
     } else if (next.op_type == "Add" && next.inputs.size() == 2) {
       ir::ValueId operand = next.inputs[current.users[0].slot == 0 ? 1 : 0];
       if (operand == ir::kNoId) break;
@@ -108,10 +93,10 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
       OperandFit fit = fit_operand(graph.value(operand).type, *v, channel_axis);
       if (fit.residual && !have_residual) {
         have_residual = true;
-        applied.push_back("residual add");
+        epilogue->ops.push_back(EpilogueOp::kResidualAdd);
       } else if (fit.bias && !have_bias) {
         have_bias = true;
-        applied.push_back("bias");
+        epilogue->ops.push_back(EpilogueOp::kBias);
       } else {
         break;
       }
@@ -119,11 +104,45 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
       break;
     }
     chain.nodes.push_back(next.id);
-    chain.epilogue_by_length.push_back(applied);
+    chain.epilogue_by_length.push_back(*epilogue);
     if (next.op_type == "Relu") break;
     value = next.outputs[0];
   }
   return chain;
+}
+
+std::optional<LibraryEpilogue> call_epilogue(const ir::Graph& graph, const ir::Node& call) {
+  if (!call.domain.empty()) return std::nullopt;
+  LibraryEpilogue epilogue;
+  const std::string& op = call.op_type;
+  if (op == "MatMul" || op == "Gemm") {
+    epilogue.library = Library::kCublasLt;
+  } else if (op == "Conv" || op == "MaxPool" || op == "AveragePool" ||
+             op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    epilogue.library = Library::kCudnn;
+  } else {
+    return std::nullopt;
+  }
+  if ((op != "Conv" && op != "Gemm") || call.inputs.size() <= 2 || call.inputs[2] == ir::kNoId) {
+    return epilogue;
+  }
+  if (op == "Conv") {
+    epilogue.ops.push_back(EpilogueOp::kBias);
+    return epilogue;
+  }
+  // Gemm's C: the residual when it has the output's dims, a bias along the last dim
+  // with beta 1, else no cuBLASLt form.
+  const ir::TensorType* v = output_type(graph, call);
+  if (v == nullptr) return std::nullopt;
+  OperandFit fit = fit_operand(graph.value(call.inputs[2]).type, *v, channel_axis_of(call, *v));
+  if (fit.residual) {
+    epilogue.ops.push_back(EpilogueOp::kResidualAdd);
+  } else if (fit.bias && call.float_attribute("beta", 1.0f) == 1.0f) {
+    epilogue.ops.push_back(EpilogueOp::kBias);
+  } else {
+    return std::nullopt;
+  }
+  return epilogue;
 }
 
 std::vector<Pattern> generate_epilogue_candidates(const ir::Graph& graph,
@@ -146,7 +165,6 @@ std::vector<Pattern> generate_epilogue_candidates(const ir::Graph& graph,
       pattern.source = PatternSource::kEpilogue;
       pattern.score_us = score.score_us;
       pattern.bytes_saved = score.bytes_saved;
-      pattern.library = chain.library;
       pattern.epilogue = chain.epilogue_by_length[length - 1];
       patterns.push_back(std::move(pattern));
     }

@@ -48,11 +48,12 @@
 // Sigmoid, Gelu, Mul or any other op; ConvTranspose; non-float outputs.
 #pragma once
 
-#include <string>
+#include <optional>
 #include <vector>
 
 #include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
+#include "fusion/library_epilogue.h"
 #include "fusion/partition.h"
 #include "fusion/pattern.h"
 #include "ir/core/graph.h"
@@ -65,17 +66,22 @@ bool is_library_call(const ir::Node& node, const Partition& partition);
 
 struct EpilogueChain {
   std::vector<ir::NodeId> nodes;  // data order: the library call, then e1, e2, ...
-  std::string library;            // "cuBLASLt" or "cuDNN"; empty when L starts no chain
-  // Per prefix length k (index k - 1): what the call applies after the product
-  // with nodes[0..k) absorbed, in order ("bias", "residual add", "relu"); L's own
-  // bias or C come first.
-  std::vector<std::vector<std::string>> epilogue_by_length;
+  // Per prefix length k (index k - 1): the library and what the call applies after
+  // the product with nodes[0..k) absorbed, in order; L's own bias or C come first.
+  // Empty when L starts no chain.
+  std::vector<LibraryEpilogue> epilogue_by_length;
 };
 
 // The longest epilogue chain from `library_call` (see the header comment); nodes
 // holds only the call when nothing can be absorbed. Precondition:
 // is_library_call(graph.node(library_call), partition).
 EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_call);
+
+// The epilogue of `call` alone, run as a library call whatever its size (the
+// runtime's unfused MatMul, Gemm, Conv and pooling nodes): the library, and the bias
+// or residual add its own operand applies (Conv's bias; Gemm's C as above). nullopt
+// for another op and for a Gemm whose C is neither a residual nor a bias with beta 1.
+std::optional<LibraryEpilogue> call_epilogue(const ir::Graph& graph, const ir::Node& call);
 
 // Every prefix of >= 2 nodes of every library call's longest chain with a positive
 // score, in library-call id order then by length, each with nodes sorted and

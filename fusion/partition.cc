@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cost_model/cost_model.h"
+#include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
@@ -63,17 +64,17 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
   }
   if (kind == ir::OpKind::kGemm) {
     // Shapes are static here (checked above).
-    cost_model::GemmShape shape = cost_model::gemm_shape(graph, node);
+    const ir::GemmShape shape = ir::gemm_shape(graph, node).value_or(ir::GemmShape{});
     // A GEMM the cost model would refuse to fuse is a library call here too, so the
     // candidates never grow around it and the report names it as one.
     bool over_fused_limit =
         shape.m * shape.n * shape.k > cost_model::kMaxFusedGemmMultiplyAdds;
-    if (shape.flops >= options.large_gemm_flops || over_fused_limit) {
+    if (shape.flops() >= options.large_gemm_flops || over_fused_limit) {
       std::string reason = "large GEMM (m×n×k = " + std::to_string(shape.m) + "×" +
                            std::to_string(shape.n) + "×" + std::to_string(shape.k);
       if (shape.batch != 1) reason += ", batch " + std::to_string(shape.batch);
-      reason += ", " + format_gflop(shape.flops) + " GFLOP";
-      if (shape.flops < options.large_gemm_flops) reason += ", over the fused 64×64×64";
+      reason += ", " + format_gflop(shape.flops()) + " GFLOP";
+      if (shape.flops() < options.large_gemm_flops) reason += ", over the fused 64×64×64";
       return {NodeRole::kPartition, FusionDecision::forbid(reason + "): cuBLAS library call")};
     }
     return {NodeRole::kBatchedGemm, FusionDecision::allow()};

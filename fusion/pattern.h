@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 
 namespace stitch::fusion {
@@ -26,10 +28,8 @@ struct Pattern {
   int64_t bytes_saved = 0;     // V_saved of the score
   int64_t shared_memory_bytes = 0;  // shared memory per block the score assumed
   std::string infeasible_reason;  // set when the cost model refused the pattern
-  // Epilogue patterns only: the library ("cuBLASLt" or "cuDNN") and what its call
-  // applies after the product, in order ("bias", "residual add", "relu").
-  std::string library;
-  std::vector<std::string> epilogue;
+  // Epilogue patterns only: the library and what its call applies after the product.
+  std::optional<LibraryEpilogue> epilogue;
 };
 
 }  // namespace stitch::fusion

@@ -70,7 +70,6 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     group.source = pattern.source;
     if (pattern.source == PatternSource::kEpilogue) {
       group.category = GroupCategory::kLibrary;
-      group.library = pattern.library;
       group.epilogue = pattern.epilogue;
     } else {
       group.category = category_of(graph, pattern.nodes);

@@ -10,6 +10,7 @@
 // one launch, a cuBLASLt/cuDNN call, not a memory-intensive kernel.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,7 @@ struct PlannedGroup {
   // kLibrary for an epilogue pattern (a cuBLASLt/cuDNN call), else the heaviest op
   // kind inside: kGemm, kReduction or kElementwise.
   GroupCategory category = GroupCategory::kElementwise;
-  std::string library;                // "cuBLASLt" or "cuDNN" for kLibrary, else empty
-  std::vector<std::string> epilogue;  // kLibrary only: "bias", "residual add", "relu"...
+  std::optional<LibraryEpilogue> epilogue;  // kLibrary only: the call and what it applies
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/fused_node_attributes.h"
+#include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
 #include "ir/core/dtype.h"
 #include "ir/reference/interpreter.h"
@@ -237,7 +238,7 @@ std::string fused_step(const emit::FusedNodeAttributes& attributes,
                        const std::map<std::string, nlohmann::json>& kernels, Step& step) {
   if (attributes.category == fusion::GroupCategory::kLibrary) {
     step.kind = StepKind::kLibrary;
-    step.library = attributes.library;
+    step.library = std::string(fusion::library_name(attributes.epilogue->library));
     step.epilogue = attributes.epilogue;
     return "";
   }
@@ -343,6 +344,7 @@ Result<Program> load_program(const std::string& out_dir) {
       } else if (std::string library = library_of(node.op_type); !library.empty()) {
         step.kind = StepKind::kLibrary;
         step.library = library;
+        step.epilogue = fusion::call_epilogue(graph, node);
       } else {
         step.kind = StepKind::kHost;
         step.why = node.op_type + " has neither a generated kernel nor a library implementation";

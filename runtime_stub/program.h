@@ -19,9 +19,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 #include "ir/core/tensor.h"
@@ -50,10 +52,11 @@ struct Step {
   std::string kernel;           // launcher "<kernel>_launch"
   std::string kernel_file;      // relative to Program::kernels_dir
   int64_t workspace_bytes = 0;  // zeroed before every launch
-  // kLibrary: "cuBLAS" or "cuDNN", and the epilogue ops folded into the call
-  // (e.g. {"Add", "Relu"}).
+  // kLibrary: "cuBLAS", "cuBLASLt" or "cuDNN", and the epilogue the plan decided
+  // (fusion/library_epilogue.h): a fused node's attributes, or fusion::call_epilogue
+  // of an unfused node; nullopt for a Gemm whose C is neither a bias nor a residual.
   std::string library;
-  std::vector<std::string> epilogue;
+  std::optional<fusion::LibraryEpilogue> epilogue;
   // The step as a model of its own (graph inputs = `inputs` in order, outputs =
   // `outputs`), for the reference interpreter and for library ops to read attributes
   // and the op sequence from.

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace stitch::emit {
 namespace {
 
@@ -39,8 +42,8 @@ TEST(FusedNodeAttributesTest, WritesInTheSchemaOrder) {
   FusedNodeAttributes library;
   library.kernel = "stitch_k1";
   library.category = fusion::GroupCategory::kLibrary;
-  library.library = "cuBLASLt";
-  library.epilogue = {"bias", "relu"};
+  library.epilogue = fusion::LibraryEpilogue{
+      fusion::Library::kCublasLt, {fusion::EpilogueOp::kBias, fusion::EpilogueOp::kRelu}};
   names.clear();
   for (const ir::Attribute& attribute : library.to_attributes()) names.push_back(attribute.name);
   EXPECT_EQ(names, (std::vector<std::string>{"kernel", "category", "library", "epilogue",
@@ -58,9 +61,13 @@ TEST(FusedNodeAttributesTest, ReadsBackWhatItWrites) {
   FusedNodeAttributes library;
   library.kernel = "stitch_k1";
   library.category = fusion::GroupCategory::kLibrary;
-  library.library = "cuDNN";
-  library.epilogue = {"bias", "residual add", "relu"};
-  read = FusedNodeAttributes::from_node(node_with(library.to_attributes()));
+  library.epilogue = fusion::LibraryEpilogue{
+      fusion::Library::kCudnn,
+      {fusion::EpilogueOp::kBias, fusion::EpilogueOp::kResidualAdd, fusion::EpilogueOp::kRelu}};
+  const std::vector<ir::Attribute> attributes = library.to_attributes();
+  EXPECT_EQ(attributes[2].s, "cuDNN");
+  EXPECT_EQ(attributes[3].strings, (std::vector<std::string>{"bias", "residual add", "relu"}));
+  read = FusedNodeAttributes::from_node(node_with(attributes));
   ASSERT_TRUE(read.is_ok()) << read.status().message();
   EXPECT_EQ(*read, library);
 }
@@ -96,6 +103,25 @@ TEST(FusedNodeAttributesTest, BadAttributesAreErrorsNamingTheNode) {
   EXPECT_EQ(partial.status().message(),
             node + "\"source\" without grid, block, composition and template; recompile the "
                    "model");
+}
+
+// The library group's epilogue is read by fusion/library_epilogue.h, whose errors
+// name the node too.
+TEST(FusedNodeAttributesTest, ALibraryGroupNeedsItsEpilogue) {
+  Result<FusedNodeAttributes> missing = FusedNodeAttributes::from_node(
+      node_with({ir::Attribute::make_string("category", "library")}));
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().message(),
+            "node \"stitch_k0_0\" (stitchopt.stitch_k0): a library call needs the string "
+            "attribute \"library\" and the strings attribute \"epilogue\"; recompile the model");
+  Result<FusedNodeAttributes> unknown = FusedNodeAttributes::from_node(
+      node_with({ir::Attribute::make_string("category", "library"),
+                 ir::Attribute::make_string("library", "cuFFT"),
+                 ir::Attribute::make_strings("epilogue", {"bias"})}));
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_EQ(unknown.status().message(),
+            "node \"stitch_k0_0\" (stitchopt.stitch_k0): library \"cuFFT\" is neither cuBLASLt "
+            "nor cuDNN; recompile the model");
 }
 
 }  // namespace

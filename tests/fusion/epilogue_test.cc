@@ -28,14 +28,15 @@ ir::Model parse(const std::string& body, int64_t opset = 17) {
 std::vector<std::string> describe(const ir::Graph& graph, const std::vector<Pattern>& patterns) {
   std::vector<std::string> lines;
   for (const Pattern& pattern : patterns) {
-    std::string line = pattern.library + " {";
+    EXPECT_TRUE(pattern.epilogue.has_value());
+    if (!pattern.epilogue) continue;
+    std::string line = std::string(library_name(pattern.epilogue->library)) + " {";
     for (size_t i = 0; i < pattern.nodes.size(); ++i) {
       line += (i ? ", " : "") + graph.node(pattern.nodes[i]).name;
     }
     line += "} [";
-    for (size_t i = 0; i < pattern.epilogue.size(); ++i) {
-      line += (i ? ", " : "") + pattern.epilogue[i];
-    }
+    const std::vector<std::string> ops = pattern.epilogue->op_names();
+    for (size_t i = 0; i < ops.size(); ++i) line += (i ? ", " : "") + ops[i];
     lines.push_back(line + "]");
   }
   return lines;
@@ -99,7 +100,9 @@ TEST(EpilogueTest, ConvResidualAddThenReluGivesEveryPrefix) {
 TEST(EpilogueTest, ChannelBiasAndResidualInOneConvChain) {
   ir::Model model = parse(
       R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %z: f32[1,32,30,30]) {
-  %b: f32[32,1,1] = dense<f32[32,1,1]>[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]
+  %b: f32[32,1,1] = dense<f32[32,1,1]>[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                       16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+                                       31]
   %c: f32[1,32,30,30] = Conv(%x, %w) {name="conv"}
   %t: f32[1,32,30,30] = Add(%c, %b) {name="bias"}
   %s: f32[1,32,30,30] = Add(%t, %z) {name="add"}
@@ -208,7 +211,8 @@ TEST(EpilogueTest, BiasAlongTheWrongAxisIsNoEpilogue) {
   // f32[30] broadcasts along the Conv output's width, not its channels; f32[128,1]
   // along the GEMM's rows, not its columns N.
   ir::Model model = parse(
-      R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %b: f32[30], %a: f32[128,256], %v: f32[256,64], %rows: f32[128,1]) {
+      R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %b: f32[30], %a: f32[128,256],
+               %v: f32[256,64], %rows: f32[128,1]) {
   %c: f32[1,32,30,30] = Conv(%x, %w) {name="conv"}
   %s: f32[1,32,30,30] = Add(%c, %b) {name="width_bias"}
   %t: f32[128,64] = MatMul(%a, %v) {name="mm"}
@@ -220,7 +224,8 @@ TEST(EpilogueTest, BiasAlongTheWrongAxisIsNoEpilogue) {
 
 TEST(EpilogueTest, SecondBiasAndOpsAfterReluAreNotAbsorbed) {
   ir::Model model = parse(
-      R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %b1: f32[128], %b2: f32[1,128], %z: f32[128,128]) {
+      R"(graph "g" (%a: f32[128,256], %w: f32[256,128], %b1: f32[128], %b2: f32[1,128],
+               %z: f32[128,128]) {
   %t: f32[128,128] = MatMul(%a, %w) {name="mm"}
   %u: f32[128,128] = Add(%t, %b1) {name="bias1"}
   %v: f32[128,128] = Add(%u, %b2) {name="bias2"}
@@ -262,7 +267,8 @@ TEST(EpilogueTest, SmallFusibleGemmIsNoLibraryCall) {
 
 // Two large GEMM layers: MatMul -> Add(bias) -> Relu -> MatMul -> Add(bias).
 constexpr const char* kTwoLayers =
-    R"(graph "g" (%x: f32[128,256], %w1: f32[256,256], %b1: f32[256], %w2: f32[256,128], %b2: f32[128]) {
+    R"(graph "g" (%x: f32[128,256], %w1: f32[256,256], %b1: f32[256], %w2: f32[256,128],
+               %b2: f32[128]) {
   %h: f32[128,256] = MatMul(%x, %w1) {name="mm1"}
   %hb: f32[128,256] = Add(%h, %b1) {name="add1"}
   %r: f32[128,256] = Relu(%hb) {name="relu1"}
@@ -283,12 +289,12 @@ TEST(EpiloguePlannerTest, ChosenEpilogueIsOneLibraryLaunch) {
                                      node_named(graph, "relu1")}));
   EXPECT_EQ(first.source, PatternSource::kEpilogue);
   EXPECT_EQ(first.category, GroupCategory::kLibrary);
-  EXPECT_EQ(first.library, "cuBLASLt");
-  EXPECT_EQ(first.epilogue, (std::vector<std::string>{"bias", "relu"}));
+  EXPECT_EQ(first.epilogue,
+            (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias, EpilogueOp::kRelu}}));
   const PlannedGroup& second = result->groups[1];
   EXPECT_EQ(second.nodes,
             (std::vector<ir::NodeId>{node_named(graph, "mm2"), node_named(graph, "add2")}));
-  EXPECT_EQ(second.epilogue, std::vector<std::string>{"bias"});
+  EXPECT_EQ(second.epilogue, (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias}}));
   // Two library calls and nothing else; no memory-intensive kernel is left.
   EXPECT_EQ(result->kernels_fused, 2);
   EXPECT_EQ(result->memory_intensive_before, 3);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cost_model/cost_model.h"
+#include "ir/core/gemm_shape.h"
 #include "tests/fusion/fusion_test_util.h"
 
 namespace stitch::fusion {
@@ -61,7 +62,7 @@ TEST(PartitionTest, RolesOfEveryKind) {
             "large GEMM (m×n×k = 1024×1024×1024, 2.15 GFLOP): cuBLAS library call");
   EXPECT_EQ(role("medium_t"), NodeRole::kBatchedGemm);
   EXPECT_TRUE(can_fuse("medium_t"));
-  EXPECT_EQ(cost_model::gemm_shape(graph, graph.node(node_named(graph, "medium_t"))).flops,
+  EXPECT_EQ(ir::gemm_shape(graph, graph.node(node_named(graph, "medium_t")))->flops(),
             2 * 64 * 64 * 64);
   EXPECT_EQ(role("small"), NodeRole::kBatchedGemm);
   // 128*64*64 multiply-adds: far below 2 GFLOP, but more than a fused kernel holds.
@@ -96,8 +97,8 @@ TEST(PartitionTest, ThresholdDecidesLargeGemm) {
   const ir::Graph& graph = model.graph;
   ir::NodeId small = node_named(graph, "small");
   ir::NodeId batched = node_named(graph, "batched");
-  EXPECT_EQ(cost_model::gemm_shape(graph, graph.node(small)).flops, 2 * 64 * 64 * 64);
-  EXPECT_EQ(cost_model::gemm_shape(graph, graph.node(batched)).flops, 8 * 2 * 64 * 64 * 64);
+  EXPECT_EQ(ir::gemm_shape(graph, graph.node(small))->flops(), 2 * 64 * 64 * 64);
+  EXPECT_EQ(ir::gemm_shape(graph, graph.node(batched))->flops(), 8 * 2 * 64 * 64 * 64);
   PartitionOptions options;
   options.large_gemm_flops = 2 * 64 * 64 * 64 + 1;
   Partition partition = partition_graph(graph, options);

@@ -1,0 +1,131 @@
+// A library step's call and epilogue, bound to the step's inputs.
+#include "runtime_stub/cuda/cuda_library_step.h"
+
+#include <optional>
+
+#include "fusion/library_epilogue.h"
+
+namespace stitch::runtime::cuda {
+namespace {
+
+// A bias for `output`: its dims, right-aligned, are 1 except the channel axis, which
+// equals the output's; its data is then channel-contiguous. The plan only ever binds
+// such a bias; checked because the library reads one value per channel.
+bool is_channel_vector(const ir::TensorType& operand, const ir::TensorType& output,
+                       size_t channel_axis) {
+  if (operand.dtype != output.dtype || !operand.is_static() ||
+      operand.dims.size() > output.dims.size()) {
+    return false;
+  }
+  size_t offset = output.dims.size() - operand.dims.size();
+  for (size_t axis = 0; axis < output.dims.size(); ++axis) {
+    int64_t dim = axis >= offset ? operand.dims[axis - offset] : 1;
+    if (dim != (axis == channel_axis ? output.dims[axis] : 1)) return false;
+  }
+  return true;
+}
+
+// Checks the library op of the step's bound epilogue: an ONNX op with one output
+// whose operands are all step inputs; "" or why not.
+std::string check_library_op(const Step& step, const ir::Node& op) {
+  const ir::Graph& body = step.body.graph;
+  if (!op.domain.empty()) return op.display_name() + " is not an ONNX op";
+  for (size_t slot = 1; slot < op.outputs.size(); ++slot) {
+    if (op.outputs[slot] != ir::kNoId) {
+      return op.display_name() + " has a second output (e.g. MaxPool's Indices), which the " +
+             "library call does not produce";
+    }
+  }
+  for (ir::ValueId input : op.inputs) {
+    if (input != ir::kNoId && step_input_index(step, body, input) < 0) {
+      return op.display_name() + " reads \"" + body.value(input).name +
+             "\", which is not an input of the step";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+int64_t product(const std::vector<int64_t>& dims) {
+  int64_t result = 1;
+  for (int64_t dim : dims) result *= dim;
+  return result;
+}
+
+int step_input_index(const Step& step, const ir::Graph& body, ir::ValueId value) {
+  if (value == ir::kNoId || !body.value(value).is_graph_input) return -1;
+  const std::string& name = body.value(value).name;
+  for (size_t i = 0; i < step.body_inputs.size() && i < step.inputs.size(); ++i) {
+    if (step.inputs[i].value != ir::kNoId && step.body_inputs[i] == name) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+Result<std::string> read_library_chain(const Step& step, bool channel_last, LibraryChain* chain) {
+  const ir::Graph& body = step.body.graph;
+  if (step.body_inputs.size() != step.inputs.size() ||
+      step.body_outputs.size() != step.outputs.size()) {
+    return Status::internal("step " + step.name + ": body_inputs/body_outputs do not match its " +
+                            "inputs/outputs");
+  }
+  if (step.outputs.size() != 1) {
+    return "the step has " + std::to_string(step.outputs.size()) +
+           " outputs; a library call writes one";
+  }
+  if (!step.epilogue) {
+    return std::string("the call has no library form (a Gemm's C that is neither a residual of ") +
+           "the output's shape nor a bias along the last dim with beta 1)";
+  }
+  std::string why;
+  std::optional<fusion::BoundEpilogue> bound = fusion::bind_epilogue(body, *step.epilogue, &why);
+  if (!bound) return why;
+  const ir::Node& op = body.node(bound->call);
+  chain->op = &op;
+  if (std::string reason = check_library_op(step, op); !reason.empty()) return reason;
+  chain->output = body.value(op.outputs[0]).type;
+  if (!chain->output.is_static() || chain->output.dims.empty()) {
+    return op.display_name() + "'s output " + ir::to_string(chain->output) +
+           " is a scalar or has no static shape";
+  }
+  const size_t channel_axis = channel_last ? chain->output.dims.size() - 1 : 1;
+  if (channel_axis >= chain->output.dims.size()) {
+    return op.display_name() + "'s output " + ir::to_string(chain->output) + " has no channel dim";
+  }
+  if (body.value(bound->output).type != chain->output) {
+    return "the epilogue's output " + ir::to_string(body.value(bound->output).type) +
+           " does not keep the type " + ir::to_string(chain->output) + " of " + op.display_name();
+  }
+  if (bound->bias != ir::kNoId) {
+    chain->bias_input = step_input_index(step, body, bound->bias);
+    const ir::TensorType& type = body.value(bound->bias).type;
+    if (chain->bias_input < 0 || !is_channel_vector(type, chain->output, channel_axis)) {
+      return "the bias " + ir::to_string(type) + " is not a step input with one value per " +
+             "channel of " + ir::to_string(chain->output);
+    }
+  }
+  if (bound->residual != ir::kNoId) {
+    chain->residual_input = step_input_index(step, body, bound->residual);
+    chain->residual_scale = bound->residual_scale;
+    const ir::TensorType& type = body.value(bound->residual).type;
+    if (chain->residual_input < 0 || type != chain->output) {
+      return "the residual " + ir::to_string(type) + " is not a step input of the output's type " +
+             ir::to_string(chain->output);
+    }
+  }
+  chain->relu = bound->relu;
+  if (body.value(bound->output).name != step.body_outputs[0]) {
+    return std::string("the step's output is not the end of the op -> bias/residual -> Relu chain");
+  }
+  return std::string();
+}
+
+}  // namespace stitch::runtime::cuda

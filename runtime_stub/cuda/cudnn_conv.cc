@@ -1,0 +1,341 @@
+// cuDNN convolutions: Conv library steps with their bias / residual / ReLU epilogue.
+#include "runtime_stub/cuda/cudnn_conv.h"
+
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <optional>
+#include <utility>
+
+#include "runtime_stub/cuda/cuda_library_step.h"
+#include "runtime_stub/cuda/cudnn_window.h"
+
+namespace stitch::runtime::cuda {
+
+struct ConvPlan {
+  OwnedTensorDesc input;
+  OwnedTensorDesc output;  // also the residual's
+  OwnedTensorDesc bias;    // [1,K,1,1]
+  OwnedFilterDesc filter;
+  OwnedConvolutionDesc convolution;
+  OwnedActivationDesc activation;  // fused call, or Relu after the unfused call
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace_bytes = 0;
+  bool fused = false;           // one cudnnConvolutionBiasActivationForward
+  OwnedDeviceMemory zero_bias;  // the fused call needs a bias; K zeros when there is none
+  int input_index = 0;
+  int filter_index = 1;
+  int bias_input = -1;
+  int residual_input = -1;
+  bool relu = false;
+};
+
+namespace {
+
+// cuDNN algorithms needing more workspace than this are skipped.
+constexpr size_t kCudnnMaxWorkspaceBytes = size_t{256} << 20;
+
+// Creates the descriptors of `plan` and checks cuDNN's output dims against `output`'s;
+// "" or why cuDNN refuses.
+Result<std::string> describe_convolution(ConvPlan* plan, const Window& window, int64_t group,
+                                         const std::array<int, 4>& x_dims,
+                                         const std::array<int, 4>& w_dims,
+                                         const std::array<int, 4>& y_dims,
+                                         const ir::TensorType& output) {
+  for (auto [desc, dims] : {std::pair{&plan->input, x_dims}, std::pair{&plan->output, y_dims},
+                            std::pair{&plan->bias, std::array<int, 4>{1, y_dims[1], 1, 1}}}) {
+    STITCH_ASSIGN_OR_RETURN(std::string reason, make_tensor_desc(desc, CUDNN_DATA_FLOAT, dims));
+    if (!reason.empty()) return reason;
+  }
+  STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreateFilterDescriptor(plan->filter.receive()),
+                                      "cudnnCreateFilterDescriptor"));
+  cudnnStatus_t status =
+      cudnnSetFilter4dDescriptor(plan->filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                 w_dims[0], w_dims[1], w_dims[2], w_dims[3]);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    return cudnn_error_text("cudnnSetFilter4dDescriptor", status);
+  }
+  STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreateConvolutionDescriptor(plan->convolution.receive()),
+                                      "cudnnCreateConvolutionDescriptor"));
+  status = cudnnSetConvolution2dDescriptor(
+      plan->convolution.get(), window.pad[0], window.pad[1], window.stride[0], window.stride[1],
+      window.dilation[0], window.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  if (status == CUDNN_STATUS_SUCCESS) {
+    status = cudnnSetConvolutionGroupCount(plan->convolution.get(), static_cast<int>(group));
+  }
+  // FMA only: TF32 tensor cores would miss the reference by far more than 1e-5.
+  if (status == CUDNN_STATUS_SUCCESS) {
+    status = cudnnSetConvolutionMathType(plan->convolution.get(), CUDNN_FMA_MATH);
+  }
+  if (status != CUDNN_STATUS_SUCCESS) {
+    return cudnn_error_text("cudnnSetConvolution2dDescriptor", status);
+  }
+  std::array<int, 4> computed{};
+  status = cudnnGetConvolution2dForwardOutputDim(plan->convolution.get(), plan->input.get(),
+                                                 plan->filter.get(), &computed[0], &computed[1],
+                                                 &computed[2], &computed[3]);
+  if (status != CUDNN_STATUS_SUCCESS || computed != y_dims) {
+    return "the convolution's output " + ir::to_string(output) +
+           " is not what cuDNN computes for these pads and strides";
+  }
+  return std::string();
+}
+
+// The fastest algorithm by cuDNN's heuristics within the workspace limit into `plan`;
+// false when there is none.
+Result<bool> choose_algorithm(cudnnHandle_t handle, ConvPlan* plan) {
+  int max_algorithms = 0;
+  STITCH_RETURN_IF_ERROR(
+      cudnn_status(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_algorithms),
+                   "cudnnGetConvolutionForwardAlgorithmMaxCount"));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> candidates(
+      static_cast<size_t>(std::max(max_algorithms, 1)));
+  int returned = 0;
+  STITCH_RETURN_IF_ERROR(cudnn_status(
+      cudnnGetConvolutionForwardAlgorithm_v7(
+          handle, plan->input.get(), plan->filter.get(), plan->convolution.get(),
+          plan->output.get(), static_cast<int>(candidates.size()), &returned, candidates.data()),
+      "cudnnGetConvolutionForwardAlgorithm_v7"));
+  // Candidates evaluated with FMA math first; the descriptor's FMA math type rules out
+  // TF32 for any of them.
+  bool found = false;
+  for (bool require_fma : {true, false}) {
+    for (int i = 0; i < returned && !found; ++i) {
+      const cudnnConvolutionFwdAlgoPerf_t& candidate = candidates[static_cast<size_t>(i)];
+      if (candidate.status == CUDNN_STATUS_SUCCESS && candidate.memory <= kCudnnMaxWorkspaceBytes &&
+          (!require_fma || candidate.mathType == CUDNN_FMA_MATH)) {
+        plan->algo = candidate.algo;
+        plan->workspace_bytes = candidate.memory;
+        found = true;
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+CudnnConvolutions::CudnnConvolutions(cudnnHandle_t handle, cudaStream_t stream, bool verbose)
+    : handle_(handle), stream_(stream), verbose_(verbose) {}
+
+CudnnConvolutions::~CudnnConvolutions() = default;
+
+void CudnnConvolutions::forget(const Step& step) { plans_.erase(&step); }
+
+int64_t CudnnConvolutions::scratch_bytes(const Step& step) const {
+  auto found = plans_.find(&step);
+  return found == plans_.end() ? 0 : static_cast<int64_t>(found->second->workspace_bytes);
+}
+
+Result<Placement> CudnnConvolutions::prepare(const Step& step) {
+  LibraryChain chain;
+  STITCH_ASSIGN_OR_RETURN(std::string why,
+                          read_library_chain(step, /*channel_last=*/false, &chain));
+  if (!why.empty()) return refuse("cuDNN: " + why);
+  const ir::Node& op = *chain.op;
+  const ir::Graph& body = step.body.graph;
+  if (op.inputs.size() < 2 || op.inputs[0] == ir::kNoId || op.inputs[1] == ir::kNoId) {
+    return refuse("cuDNN: " + op.display_name() + " lacks an operand");
+  }
+  const ir::TensorType& x = body.value(op.inputs[0]).type;
+  const ir::TensorType& w = body.value(op.inputs[1]).type;
+  if (x.dtype != ir::DType::kFloat32 || w.dtype != ir::DType::kFloat32 ||
+      chain.output.dtype != ir::DType::kFloat32) {
+    return refuse("cuDNN: Conv " + ir::to_string(x) + " * " + ir::to_string(w) +
+                  " (only float32 convolutions)");
+  }
+  std::optional<std::array<int, 4>> x_dims = nchw(x);
+  std::optional<std::array<int, 4>> w_dims = nchw(w);
+  std::optional<std::array<int, 4>> y_dims = nchw(chain.output);
+  if (!x_dims || !w_dims || !y_dims || x.dims.size() != w.dims.size() ||
+      x.dims.size() != chain.output.dims.size()) {
+    return refuse("cuDNN: Conv " + ir::to_string(x) + " * " + ir::to_string(w) +
+                  " (only 1-D and 2-D convolutions)");
+  }
+  const int64_t group = op.int_attribute("group", 1);
+  if (group < 1 || !fits_int(group) || (*x_dims)[1] != (*w_dims)[1] * group ||
+      (*w_dims)[0] % group != 0) {
+    return refuse("cuDNN: Conv channels " + ir::to_string(x) + " * " + ir::to_string(w) +
+                  " do not match group " + std::to_string(group));
+  }
+  const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
+  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
+  if (std::vector<int64_t> shape = op.ints_attribute("kernel_shape", kernel); shape != kernel) {
+    return refuse("cuDNN: kernel_shape " + dims_text(shape) + " differs from the weights' " +
+                  dims_text(kernel));
+  }
+  Window window;
+  if (std::string reason = read_window(op, spatial, kernel, true, &window); !reason.empty()) {
+    return refuse("cuDNN: Conv " + reason);
+  }
+  if (chain.bias_input >= 0 &&
+      step.inputs[static_cast<size_t>(chain.bias_input)].type.num_elements() != (*y_dims)[1]) {
+    return refuse("cuDNN: the bias " +
+                  ir::to_string(step.inputs[static_cast<size_t>(chain.bias_input)].type) +
+                  " is not one value per output channel");
+  }
+
+  auto plan = std::make_unique<ConvPlan>();
+  plan->input_index = step_input_index(step, body, op.inputs[0]);
+  plan->filter_index = step_input_index(step, body, op.inputs[1]);
+  plan->bias_input = chain.bias_input;
+  plan->residual_input = chain.residual_input;
+  plan->relu = chain.relu;
+  STITCH_ASSIGN_OR_RETURN(std::string reason,
+                          describe_convolution(plan.get(), window, group, *x_dims, *w_dims,
+                                               *y_dims, chain.output));
+  if (!reason.empty()) return refuse("cuDNN: " + reason);
+  STITCH_ASSIGN_OR_RETURN(bool found, choose_algorithm(handle_, plan.get()));
+  if (!found) {
+    return refuse("cuDNN: no forward algorithm for Conv " + ir::to_string(x) + " * " +
+                  ir::to_string(w) + " within " + std::to_string(kCudnnMaxWorkspaceBytes) +
+                  " bytes of workspace");
+  }
+
+  if (plan->relu || plan->residual_input >= 0) {
+    STITCH_RETURN_IF_ERROR(plan_fused_call(step, (*y_dims)[1], plan.get()));
+  }
+  if (!plan->fused) {
+    STITCH_ASSIGN_OR_RETURN(std::string rejected, try_plan(step, *plan));
+    if (!rejected.empty()) return refuse("cuDNN: " + rejected);
+  }
+  plans_[&step] = std::move(plan);
+  return Placement{};
+}
+
+Status CudnnConvolutions::plan_fused_call(const Step& step, int channels, ConvPlan* plan) {
+  STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreateActivationDescriptor(plan->activation.receive()),
+                                      "cudnnCreateActivationDescriptor"));
+  STITCH_RETURN_IF_ERROR(cudnn_status(
+      cudnnSetActivationDescriptor(plan->activation.get(),
+                                   plan->relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                   CUDNN_NOT_PROPAGATE_NAN, 0.0),
+      "cudnnSetActivationDescriptor"));
+  // The fused call: with the identity activation only IMPLICIT_PRECOMP_GEMM is allowed.
+  const cudnnConvolutionFwdAlgo_t unfused_algo = plan->algo;
+  const size_t unfused_workspace = plan->workspace_bytes;
+  if (!plan->relu) plan->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
+      handle_, plan->input.get(), plan->filter.get(), plan->convolution.get(), plan->output.get(),
+      plan->algo, &plan->workspace_bytes);
+  std::string rejected;
+  if (status != CUDNN_STATUS_SUCCESS) {
+    rejected = cudnn_error_text("cudnnGetConvolutionForwardWorkspaceSize", status);
+  } else if (plan->workspace_bytes > kCudnnMaxWorkspaceBytes) {
+    rejected = "needs " + std::to_string(plan->workspace_bytes) + " bytes of workspace";
+  } else {
+    if (plan->bias_input < 0) {
+      const size_t bytes = static_cast<size_t>(channels) * sizeof(float);
+      STITCH_RETURN_IF_ERROR(
+          cuda_status(cudaMalloc(plan->zero_bias.receive(), bytes), "cudaMalloc(zero bias)"));
+      STITCH_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(plan->zero_bias.get(), 0, bytes, stream_),
+                                         "cudaMemsetAsync(zero bias)"));
+    }
+    plan->fused = true;
+    STITCH_ASSIGN_OR_RETURN(rejected, try_plan(step, *plan));
+  }
+  if (!rejected.empty()) {
+    // Unfused: Forward, then AddTensor for the bias and the residual, ActivationForward.
+    if (verbose_) {
+      std::cerr << "cuda: " << step.name << ": cudnnConvolutionBiasActivationForward rejected ("
+                << rejected << "); running the epilogue as separate cuDNN calls\n";
+    }
+    plan->fused = false;
+    plan->zero_bias.reset();
+    plan->algo = unfused_algo;
+    plan->workspace_bytes = unfused_workspace;
+  }
+  return Status::ok();
+}
+
+Result<std::string> CudnnConvolutions::try_plan(const Step& step, const ConvPlan& plan) {
+  // Zeroed scratch copies of every tensor the call touches, freed on return.
+  std::vector<OwnedDeviceMemory> buffers;
+  auto scratch = [&](size_t bytes) -> Result<void*> {
+    buffers.emplace_back();
+    if (bytes == 0) return static_cast<void*>(nullptr);
+    STITCH_RETURN_IF_ERROR(
+        cuda_status(cudaMalloc(buffers.back().receive(), bytes), "cudaMalloc(trial buffer)"));
+    STITCH_RETURN_IF_ERROR(
+        cuda_status(cudaMemsetAsync(buffers.back().get(), 0, bytes, stream_),
+                    "cudaMemsetAsync(trial buffer)"));
+    return buffers.back().get();
+  };
+  auto bytes_of = [&](int index) {
+    return static_cast<size_t>(step.inputs[static_cast<size_t>(index)].bytes);
+  };
+  STITCH_ASSIGN_OR_RETURN(void* x, scratch(bytes_of(plan.input_index)));
+  STITCH_ASSIGN_OR_RETURN(void* w, scratch(bytes_of(plan.filter_index)));
+  STITCH_ASSIGN_OR_RETURN(void* y, scratch(static_cast<size_t>(step.outputs[0].bytes)));
+  STITCH_ASSIGN_OR_RETURN(void* workspace, scratch(plan.workspace_bytes));
+  std::vector<const void*> inputs(step.inputs.size(), nullptr);
+  inputs[static_cast<size_t>(plan.input_index)] = x;
+  inputs[static_cast<size_t>(plan.filter_index)] = w;
+  if (plan.bias_input >= 0) {
+    STITCH_ASSIGN_OR_RETURN(inputs[static_cast<size_t>(plan.bias_input)],
+                            scratch(bytes_of(plan.bias_input)));
+  }
+  if (plan.residual_input >= 0) {
+    STITCH_ASSIGN_OR_RETURN(inputs[static_cast<size_t>(plan.residual_input)],
+                            scratch(bytes_of(plan.residual_input)));
+  }
+  Status ran = run_plan(plan, inputs, {y}, workspace);
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+  return ran.is_ok() ? std::string() : ran.message();
+}
+
+Status CudnnConvolutions::run(const Step& step, const std::vector<const void*>& inputs,
+                              const std::vector<void*>& outputs, void* scratch) {
+  auto found = plans_.find(&step);
+  STITCH_CHECK(found != plans_.end()) << "step " << step.name << " has no cuDNN convolution plan";
+  return run_plan(*found->second, inputs, outputs, scratch);
+}
+
+Status CudnnConvolutions::run_plan(const ConvPlan& plan, const std::vector<const void*>& inputs,
+                                   const std::vector<void*>& outputs, void* scratch) {
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  const void* x = inputs[static_cast<size_t>(plan.input_index)];
+  const void* w = inputs[static_cast<size_t>(plan.filter_index)];
+  const void* bias = plan.bias_input >= 0 ? inputs[static_cast<size_t>(plan.bias_input)] : nullptr;
+  const void* residual =
+      plan.residual_input >= 0 ? inputs[static_cast<size_t>(plan.residual_input)] : nullptr;
+  void* y = outputs[0];
+  if (plan.fused) {
+    // y = act(conv + alpha2 * z + bias); without a residual alpha2 is 0 and z is y,
+    // as ONNX Runtime's fused convolution passes it.
+    const float alpha2 = residual != nullptr ? 1.0f : 0.0f;
+    return cudnn_status(cudnnConvolutionBiasActivationForward(
+                            handle_, &one, plan.input.get(), x, plan.filter.get(), w,
+                            plan.convolution.get(), plan.algo, scratch, plan.workspace_bytes,
+                            &alpha2, plan.output.get(), residual != nullptr ? residual : y,
+                            plan.bias.get(), bias != nullptr ? bias : plan.zero_bias.get(),
+                            plan.activation.get(), plan.output.get(), y),
+                        "cudnnConvolutionBiasActivationForward");
+  }
+  STITCH_RETURN_IF_ERROR(cudnn_status(
+      cudnnConvolutionForward(handle_, &one, plan.input.get(), x, plan.filter.get(), w,
+                              plan.convolution.get(), plan.algo, scratch, plan.workspace_bytes,
+                              &zero, plan.output.get(), y),
+      "cudnnConvolutionForward"));
+  if (bias != nullptr) {
+    STITCH_RETURN_IF_ERROR(cudnn_status(
+        cudnnAddTensor(handle_, &one, plan.bias.get(), bias, &one, plan.output.get(), y),
+        "cudnnAddTensor(bias)"));
+  }
+  if (residual != nullptr) {
+    STITCH_RETURN_IF_ERROR(cudnn_status(
+        cudnnAddTensor(handle_, &one, plan.output.get(), residual, &one, plan.output.get(), y),
+        "cudnnAddTensor(residual)"));
+  }
+  if (plan.relu) {
+    STITCH_RETURN_IF_ERROR(
+        cudnn_status(cudnnActivationForward(handle_, plan.activation.get(), &one,
+                                            plan.output.get(), y, &zero, plan.output.get(), y),
+                     "cudnnActivationForward(relu)"));
+  }
+  return Status::ok();
+}
+
+}  // namespace stitch::runtime::cuda

@@ -1,0 +1,85 @@
+// The window, dims and descriptors cuDNN's convolution and pooling calls share.
+#include "runtime_stub/cuda/cudnn_window.h"
+
+#include <algorithm>
+
+#include "runtime_stub/cuda/cuda_library_step.h"
+
+namespace stitch::runtime::cuda {
+
+std::string read_window(const ir::Node& node, const std::vector<int64_t>& spatial,
+                        const std::vector<int64_t>& kernel, bool allow_dilation, Window* window) {
+  const size_t rank = spatial.size();
+  std::vector<int64_t> strides = node.ints_attribute("strides", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> dilations = node.ints_attribute("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads = node.ints_attribute("pads", std::vector<int64_t>(2 * rank, 0));
+  std::string auto_pad = node.string_attribute("auto_pad", "NOTSET");
+  if (strides.size() != rank || dilations.size() != rank || pads.size() != 2 * rank) {
+    return "strides/dilations/pads do not match the " + std::to_string(rank) + " spatial dims";
+  }
+  if (!allow_dilation && product(dilations) != 1) return "dilated pooling";
+  for (size_t axis = 0; axis < rank; ++axis) {
+    int64_t extent = (kernel[axis] - 1) * dilations[axis] + 1;
+    if (auto_pad == "VALID") {
+      pads[axis] = pads[axis + rank] = 0;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      if (strides[axis] <= 0) return "a stride <= 0";
+      int64_t out = (spatial[axis] + strides[axis] - 1) / strides[axis];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[axis] + extent - spatial[axis]);
+      int64_t small = total / 2;
+      pads[axis] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[axis + rank] = total - pads[axis];
+    } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
+      return "auto_pad " + auto_pad;
+    }
+    if (pads[axis] != pads[axis + rank]) {
+      return "asymmetric pads " + dims_text(pads) + " (cuDNN pads both sides of an axis equally)";
+    }
+    const size_t slot = rank == 1 ? 1 : axis;
+    if (!fits_int(kernel[axis]) || !fits_int(pads[axis]) || !fits_int(strides[axis]) ||
+        !fits_int(dilations[axis]) || strides[axis] == 0 || dilations[axis] == 0) {
+      return "a window attribute out of range";
+    }
+    window->kernel[slot] = static_cast<int>(kernel[axis]);
+    window->pad[slot] = static_cast<int>(pads[axis]);
+    window->stride[slot] = static_cast<int>(strides[axis]);
+    window->dilation[slot] = static_cast<int>(dilations[axis]);
+  }
+  return "";
+}
+
+std::optional<std::array<int, 4>> nchw(const ir::TensorType& type) {
+  const std::vector<int64_t>& d = type.dims;
+  if (!type.is_static() || (d.size() != 3 && d.size() != 4)) return std::nullopt;
+  std::array<int64_t, 4> dims = d.size() == 4 ? std::array<int64_t, 4>{d[0], d[1], d[2], d[3]}
+                                              : std::array<int64_t, 4>{d[0], d[1], 1, d[2]};
+  std::array<int, 4> result{};
+  for (size_t i = 0; i < 4; ++i) {
+    if (!fits_int(dims[i]) || dims[i] == 0) return std::nullopt;
+    result[i] = static_cast<int>(dims[i]);
+  }
+  return result;
+}
+
+std::optional<cudnnDataType_t> cudnn_data_type(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kFloat32:
+      return CUDNN_DATA_FLOAT;
+    case ir::DType::kFloat16:
+      return CUDNN_DATA_HALF;
+    default:
+      return std::nullopt;
+  }
+}
+
+Result<std::string> make_tensor_desc(OwnedTensorDesc* desc, cudnnDataType_t type,
+                                     const std::array<int, 4>& dims) {
+  STITCH_RETURN_IF_ERROR(
+      cudnn_status(cudnnCreateTensorDescriptor(desc->receive()), "cudnnCreateTensorDescriptor"));
+  cudnnStatus_t status = cudnnSetTensor4dDescriptor(desc->get(), CUDNN_TENSOR_NCHW, type, dims[0],
+                                                    dims[1], dims[2], dims[3]);
+  if (status != CUDNN_STATUS_SUCCESS) return cudnn_error_text("cudnnSetTensor4dDescriptor", status);
+  return std::string();
+}
+
+}  // namespace stitch::runtime::cuda

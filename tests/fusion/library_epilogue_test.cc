@@ -1,0 +1,170 @@
+// Tests for fusion/library_epilogue: the fused node's attributes written and read
+// back (exact bytes of the names, errors with the node), call_epilogue for lone
+// library calls, and bind_epilogue matching the ops to a call's body.
+#include "fusion/library_epilogue.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fusion/epilogue.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace stitch::fusion {
+namespace {
+
+using test_util::node_named;
+
+ir::Model parse(const std::string& text) {
+  return test_util::parse_ir("stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\n" + text);
+}
+
+// A node carrying `attributes`, for read_epilogue_attributes.
+ir::Node node_with(std::vector<ir::Attribute> attributes) {
+  ir::Node node;
+  node.name = "fused";
+  node.op_type = "stitch_k0";
+  node.domain = "stitchopt";
+  node.attributes = std::move(attributes);
+  return node;
+}
+
+TEST(LibraryEpilogueTest, AttributesRoundTrip) {
+  const LibraryEpilogue epilogue{Library::kCudnn,
+                                 {EpilogueOp::kBias, EpilogueOp::kResidualAdd, EpilogueOp::kRelu}};
+  std::vector<ir::Attribute> attributes = epilogue_attributes(epilogue);
+  ASSERT_EQ(attributes.size(), 2u);
+  // The names model.fused.onnx has always carried.
+  EXPECT_EQ(attributes[0], ir::Attribute::make_string("library", "cuDNN"));
+  EXPECT_EQ(attributes[1], ir::Attribute::make_strings("epilogue", {"bias", "residual add",
+                                                                     "relu"}));
+  Result<LibraryEpilogue> read = read_epilogue_attributes(node_with(attributes));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(*read, epilogue);
+  const LibraryEpilogue plain{Library::kCublasLt, {}};
+  read = read_epilogue_attributes(node_with(epilogue_attributes(plain)));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(*read, plain);
+}
+
+TEST(LibraryEpilogueTest, ReadRefusesWhatItDoesNotKnow) {
+  Result<LibraryEpilogue> read =
+      read_epilogue_attributes(node_with({ir::Attribute::make_string("library", "cuDNN")}));
+  ASSERT_FALSE(read.is_ok());
+  EXPECT_EQ(read.status().message(),
+            "node \"fused\" (stitchopt.stitch_k0): a library call needs the string attribute "
+            "\"library\" and the strings attribute \"epilogue\"; recompile the model");
+  read = read_epilogue_attributes(node_with({ir::Attribute::make_string("library", "cuFFT"),
+                                             ir::Attribute::make_strings("epilogue", {})}));
+  ASSERT_FALSE(read.is_ok());
+  EXPECT_EQ(read.status().message(),
+            "node \"fused\" (stitchopt.stitch_k0): library \"cuFFT\" is neither cuBLASLt nor "
+            "cuDNN; recompile the model");
+  read = read_epilogue_attributes(node_with({ir::Attribute::make_string("library", "cuBLASLt"),
+                                             ir::Attribute::make_strings("epilogue", {"gelu"})}));
+  ASSERT_FALSE(read.is_ok());
+  EXPECT_EQ(read.status().message(),
+            "node \"fused\" (stitchopt.stitch_k0): epilogue op \"gelu\" is not bias, residual "
+            "add or relu; recompile the model");
+}
+
+TEST(LibraryEpilogueTest, CallEpilogueOfLoneCalls) {
+  ir::Model model = parse(R"(graph "g" (%a: f32[4,8], %w: f32[8,6], %c: f32[6], %z: f32[4,6],
+               %x: f32[1,3,8,8], %k: f32[2,3,3,3], %b: f32[2]) {
+  %m: f32[4,6] = MatMul(%a, %w) {name="matmul"}
+  %g: f32[4,6] = Gemm(%a, %w, %c) {name="gemm_bias"}
+  %r: f32[4,6] = Gemm(%a, %w, %z) {name="gemm_residual", beta=0.5}
+  %s: f32[4,6] = Gemm(%a, %w, %c) {name="gemm_scaled_bias", beta=0.5}
+  %y: f32[1,2,6,6] = Conv(%x, %k, %b) {name="conv"}
+  %p: f32[1,3,4,4] = MaxPool(%x) {name="pool", kernel_shape=[2, 2], strides=[2, 2]}
+  %e: f32[4,6] = Relu(%m) {name="relu"}
+  return %g, %r, %s, %y, %p, %e
+})");
+  const ir::Graph& graph = model.graph;
+  auto of = [&](const std::string& name) {
+    return call_epilogue(graph, graph.node(node_named(graph, name)));
+  };
+  EXPECT_EQ(of("matmul"), (LibraryEpilogue{Library::kCublasLt, {}}));
+  EXPECT_EQ(of("gemm_bias"), (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias}}));
+  EXPECT_EQ(of("gemm_residual"),
+            (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kResidualAdd}}));
+  EXPECT_EQ(of("gemm_scaled_bias"), std::nullopt);
+  EXPECT_EQ(of("conv"), (LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias}}));
+  EXPECT_EQ(of("pool"), (LibraryEpilogue{Library::kCudnn, {}}));
+  EXPECT_EQ(of("relu"), std::nullopt);
+}
+
+// -----  bind_epilogue.
+
+constexpr const char* kConvChain = R"(graph "g" (%x: f32[1,3,8,8], %w: f32[2,3,3,3], %b: f32[2],
+               %skip: f32[1,2,6,6]) {
+  %c: f32[1,2,6,6] = Conv(%x, %w, %b) {name="conv"}
+  %s: f32[1,2,6,6] = Add(%skip, %c) {name="add"}
+  %y: f32[1,2,6,6] = Relu(%s) {name="relu"}
+  return %y
+})";
+
+TEST(LibraryEpilogueTest, BindsEachOpToTheValueItReads) {
+  ir::Model model = parse(kConvChain);
+  const ir::Graph& graph = model.graph;
+  std::string why;
+  std::optional<BoundEpilogue> bound = bind_epilogue(
+      graph,
+      LibraryEpilogue{Library::kCudnn,
+                      {EpilogueOp::kBias, EpilogueOp::kResidualAdd, EpilogueOp::kRelu}},
+      &why);
+  ASSERT_TRUE(bound.has_value()) << why;
+  EXPECT_EQ(bound->call, node_named(graph, "conv"));
+  EXPECT_EQ(graph.value(bound->bias).name, "b");
+  EXPECT_EQ(graph.value(bound->residual).name, "skip");
+  EXPECT_EQ(bound->residual_scale, 1.0f);
+  EXPECT_TRUE(bound->relu);
+  EXPECT_EQ(graph.value(bound->output).name, "y");
+}
+
+TEST(LibraryEpilogueTest, GemmOwnResidualKeepsBeta) {
+  ir::Model model = parse(R"(graph "g" (%a: f32[4,8], %w: f32[8,6], %z: f32[4,6]) {
+  %r: f32[4,6] = Gemm(%a, %w, %z) {name="gemm", beta=0.5}
+  return %r
+})");
+  std::string why;
+  std::optional<BoundEpilogue> bound = bind_epilogue(
+      model.graph, LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kResidualAdd}}, &why);
+  ASSERT_TRUE(bound.has_value()) << why;
+  EXPECT_EQ(model.graph.value(bound->residual).name, "z");
+  EXPECT_EQ(bound->bias, ir::kNoId);
+  EXPECT_EQ(bound->residual_scale, 0.5f);
+  EXPECT_FALSE(bound->relu);
+}
+
+TEST(LibraryEpilogueTest, BindRefusesABodyThatIsNotTheDecidedChain) {
+  ir::Model model = parse(kConvChain);
+  std::string why;
+  // The Add is the residual, not a second bias.
+  EXPECT_FALSE(bind_epilogue(model.graph,
+                             LibraryEpilogue{Library::kCudnn,
+                                             {EpilogueOp::kBias, EpilogueOp::kBias,
+                                              EpilogueOp::kRelu}},
+                             &why));
+  EXPECT_EQ(why, "\"add\" (Add) is a second bias");
+  // The Relu is not in the decision.
+  EXPECT_FALSE(bind_epilogue(
+      model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kResidualAdd}},
+      &why));
+  EXPECT_EQ(why, "\"relu\" (Relu) is not one of the epilogue's 2 ops");
+  // The decision names an op the body lacks.
+  EXPECT_FALSE(bind_epilogue(model.graph,
+                             LibraryEpilogue{Library::kCudnn,
+                                             {EpilogueOp::kBias, EpilogueOp::kResidualAdd,
+                                              EpilogueOp::kRelu, EpilogueOp::kRelu}},
+                             &why));
+  EXPECT_EQ(why, "the epilogue names 4 ops, the step's body applies 3");
+  // The Conv's own bias needs a bias or residual op first.
+  EXPECT_FALSE(bind_epilogue(model.graph, LibraryEpilogue{Library::kCudnn, {}}, &why));
+  EXPECT_EQ(why, "\"conv\" (Conv)'s third operand is not the epilogue's bias or residual add");
+}
+
+}  // namespace
+}  // namespace stitch::fusion
