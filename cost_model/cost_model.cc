@@ -293,6 +293,17 @@ class PatternScorer::Impl {
   PatternScore score(const std::vector<NodeId>& pattern);
 
  private:
+  // Shared-memory staging and recomputation a pattern's one-to-many dependencies need.
+  struct StagingCost {
+    int64_t shared = 0;
+    int64_t recompute = 0;
+  };
+  // The steps of score(), over nodes_ (sorted, stamped in member_).
+  std::optional<std::string> why_infeasible();
+  int64_t bytes_saved();
+  StagingCost staging_cost();
+  std::optional<std::string> parameter_overflow();
+
   // What scoring needs about one node; depends on the node alone.
   struct NodeFacts {
     bool known = false;
@@ -469,47 +480,28 @@ class PatternScorer::Impl {
   std::vector<const std::vector<int64_t>*> shapes_;
 };
 
-PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
-  nodes_.assign(pattern.begin(), pattern.end());
-  std::sort(nodes_.begin(), nodes_.end());
-  STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
-      << "duplicate node in a pattern";
-  for (NodeId id : nodes_) {
-    STITCH_CHECK(id >= 0 && id < graph_.node_capacity() && !graph_.node(id).dead)
-        << "pattern node " << id << " is not a live node";
-  }
-  STITCH_CHECK(!nodes_.empty()) << "empty pattern";
-  next_stamp(epoch_, member_, after_reduction_, external_seen_, parameter_seen_);
-  for (NodeId id : nodes_) member_[static_cast<size_t>(id)] = epoch_;
-  int launching = 0;
-  for (NodeId id : nodes_) launching += facts(id).launches ? 1 : 0;
-  if (nodes_.size() == 1) {
-    PatternScore score;
-    score.feasible = true;
-    score.num_kernels_replaced = launching;
-    return score;
-  }
-
+// Steps 1 to 5 of scoring: why no single kernel can hold the pattern, or nullopt.
+std::optional<std::string> PatternScorer::Impl::why_infeasible() {
   // 1. Size: the generated kernel must compile in reasonable time.
   if (static_cast<int64_t>(nodes_.size()) > options_.max_nodes_per_kernel) {
-    return infeasible(std::to_string(nodes_.size()) + " nodes in one kernel, over the limit " +
+    return std::string(std::to_string(nodes_.size()) + " nodes in one kernel, over the limit " +
                       std::to_string(options_.max_nodes_per_kernel) +
                       " (nvcc's time grows faster than linearly with the inlined ops)");
   }
   // 2. Every tensor must have a static shape.
   for (NodeId id : nodes_) {
-    if (!facts(id).costable) return infeasible(unknown_shape_reason(graph_, graph_.node(id)));
+    if (!facts(id).costable) return unknown_shape_reason(graph_, graph_.node(id));
   }
   // 3. Ops no composition expresses.
   for (NodeId id : nodes_) {
     const NodeFacts& node_facts = facts(id);
     if (node_facts.kind == OpKind::kOpaque && !node_facts.constant) {
-      return infeasible(
+      return std::string(
           "node " + graph_.node(id).display_name() +
           " is an Opaque op that runs as its own kernel; no composition can express it");
     }
     if (node_facts.kind == OpKind::kConv) {
-      return infeasible("node " + graph_.node(id).display_name() +
+      return std::string("node " + graph_.node(id).display_name() +
                         " is a convolution (a library call); no composition can express it");
     }
   }
@@ -520,7 +512,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
     const ir::GemmShape shape = ir::gemm_shape(graph_, node).value_or(ir::GemmShape{});
     int64_t multiply_adds = shape.m * shape.n * shape.k;
     if (multiply_adds > kMaxFusedGemmMultiplyAdds) {
-      return infeasible("node " + node.display_name() + ": GEMM m*n*k = " +
+      return std::string("node " + node.display_name() + ": GEMM m*n*k = " +
                         std::to_string(shape.m) + "*" + std::to_string(shape.n) + "*" +
                         std::to_string(shape.k) + " = " + std::to_string(multiply_adds) +
                         " per batch is over the fused limit 64*64*64 = 262144; it runs as a "
@@ -533,7 +525,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
     if (facts(id).kind == OpKind::kReduction) reductions_.push_back(id);
   }
   if (static_cast<int>(reductions_.size()) > options_.max_reductions_per_kernel) {
-    return infeasible(std::to_string(reductions_.size()) +
+    return std::string(std::to_string(reductions_.size()) +
                       " reductions in one kernel, over the limit " +
                       std::to_string(options_.max_reductions_per_kernel));
   }
@@ -547,7 +539,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
       const ir::TensorType& row_type = graph_.value(row.inputs[0]).type;
       const ir::TensorType& other_type = graph_.value(other.inputs[0]).type;
       if (row_type.dims != other_type.dims) {
-        return infeasible(std::string(ir::reduction_kind_name(kind)) + " reduction " +
+        return std::string(std::string(ir::reduction_kind_name(kind)) + " reduction " +
                           other.display_name() + " over " + dims_text(other_type) +
                           " and row reduction " + row.display_name() + " over " +
                           dims_text(row_type) +
@@ -555,9 +547,12 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
       }
     }
   }
+  return std::nullopt;
+}
 
-  PatternScore score;
-  score.num_kernels_replaced = launching;
+// Off-chip bytes the pattern saves: tensors produced and consumed inside, and
+// external tensors read by several nodes. Collects the kernel's parameters.
+int64_t PatternScorer::Impl::bytes_saved() {
   int64_t saved = 0;
   parameters_.clear();
   // Tensors produced inside: reads (and writes) kept on chip.
@@ -601,13 +596,14 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
     NodeId producer = graph_.value(root).producer;
     if (producer == kNoId || !is_constant(graph_.node(producer))) add_parameter(root);
   }
-  score.bytes_saved = saved;
+  return saved;
+}
 
-  // One-to-many dependencies: shared-memory staging for reductions, recomputation
-  // for small ops computed before any reduction.
+// One-to-many dependencies: shared-memory staging for reductions, recomputation
+// for small ops computed before any reduction.
+PatternScorer::Impl::StagingCost PatternScorer::Impl::staging_cost() {
   mark_after_reduction();
-  int64_t shared = 0;
-  int64_t recompute = 0;
+  StagingCost cost;
   for (NodeId id : nodes_) {
     const NodeFacts& node_facts = facts(id);
     if (!node_facts.launches) continue;
@@ -627,17 +623,73 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
         if (node_facts.reduction == ir::ReductionKind::kRow) {
           int64_t input_elements = value_elements(graph_, node.inputs[0]);
           int64_t row_length = elements > 0 ? input_elements / elements : 0;
-          shared += row_length * ir::dtype_size(graph_.value(node.inputs[0]).type.dtype);
+          cost.shared += row_length * ir::dtype_size(graph_.value(node.inputs[0]).type.dtype);
         } else {
-          shared += value_bytes(graph_, output);
+          cost.shared += value_bytes(graph_, output);
         }
       } else {
-        double cost = node_facts.transcendental ? kTranscendentalCost : 1.0;
-        recompute += static_cast<int64_t>(static_cast<double>(largest_reader - elements) * cost) *
+        double weight = node_facts.transcendental ? kTranscendentalCost : 1.0;
+        cost.recompute += static_cast<int64_t>(static_cast<double>(largest_reader - elements) * weight) *
                      ir::dtype_size(graph_.value(output).type.dtype);
       }
     }
   }
+  return cost;
+}
+
+// Kernel parameters: a pointer per distinct tensor and the dims of each distinct
+// shape. Why they are over the limit, or nullopt.
+std::optional<std::string> PatternScorer::Impl::parameter_overflow() {
+  shapes_.clear();
+  for (ValueId value : parameters_) shapes_.push_back(&graph_.value(value).type.dims);
+  std::sort(shapes_.begin(), shapes_.end(),
+            [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) { return *a < *b; });
+  shapes_.erase(std::unique(shapes_.begin(), shapes_.end(),
+                            [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) {
+                              return *a == *b;
+                            }),
+                shapes_.end());
+  int64_t parameter_bytes = 8 * static_cast<int64_t>(parameters_.size());
+  for (const std::vector<int64_t>* dims : shapes_)
+    parameter_bytes += 8 * static_cast<int64_t>(dims->size());
+  if (parameter_bytes > options_.max_kernel_parameter_bytes) {
+    return std::string("kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
+                  std::to_string(parameters_.size()) + " tensors, " +
+                  std::to_string(shapes_.size()) + " distinct shapes), over the limit " +
+                  std::to_string(options_.max_kernel_parameter_bytes));
+  }
+  return std::nullopt;
+}
+
+PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
+  nodes_.assign(pattern.begin(), pattern.end());
+  std::sort(nodes_.begin(), nodes_.end());
+  STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
+      << "duplicate node in a pattern";
+  for (NodeId id : nodes_) {
+    STITCH_CHECK(id >= 0 && id < graph_.node_capacity() && !graph_.node(id).dead)
+        << "pattern node " << id << " is not a live node";
+  }
+  STITCH_CHECK(!nodes_.empty()) << "empty pattern";
+  next_stamp(epoch_, member_, after_reduction_, external_seen_, parameter_seen_);
+  for (NodeId id : nodes_) member_[static_cast<size_t>(id)] = epoch_;
+  int launching = 0;
+  for (NodeId id : nodes_) launching += facts(id).launches ? 1 : 0;
+  if (nodes_.size() == 1) {
+    PatternScore score;
+    score.feasible = true;
+    score.num_kernels_replaced = launching;
+    return score;
+  }
+
+  if (std::optional<std::string> why = why_infeasible()) return infeasible(std::move(*why));
+  PatternScore score;
+  score.num_kernels_replaced = launching;
+  const int64_t saved = bytes_saved();
+  score.bytes_saved = saved;
+  const StagingCost staging = staging_cost();
+  const int64_t shared = staging.shared;
+  const int64_t recompute = staging.recompute;
   score.shared_memory_bytes = shared;
   score.recompute_bytes = recompute;
   // A refusal from here on still reports what the pattern would save and need.
@@ -655,27 +707,7 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
                   std::to_string(profile_.shared_memory_per_block_optin) + " (" + profile_.name +
                   " opt-in limit)");
   }
-
-  // Kernel parameters: a pointer per distinct tensor and the dims of each distinct
-  // shape.
-  shapes_.clear();
-  for (ValueId value : parameters_) shapes_.push_back(&graph_.value(value).type.dims);
-  std::sort(shapes_.begin(), shapes_.end(),
-            [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) { return *a < *b; });
-  shapes_.erase(std::unique(shapes_.begin(), shapes_.end(),
-                            [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) {
-                              return *a == *b;
-                            }),
-                shapes_.end());
-  int64_t parameter_bytes = 8 * static_cast<int64_t>(parameters_.size());
-  for (const std::vector<int64_t>* dims : shapes_)
-    parameter_bytes += 8 * static_cast<int64_t>(dims->size());
-  if (parameter_bytes > options_.max_kernel_parameter_bytes) {
-    return refuse("kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
-                  std::to_string(parameters_.size()) + " tensors, " +
-                  std::to_string(shapes_.size()) + " distinct shapes), over the limit " +
-                  std::to_string(options_.max_kernel_parameter_bytes));
-  }
+  if (std::optional<std::string> why = parameter_overflow()) return refuse(std::move(*why));
 
   score.feasible = true;
   score.score_us = memory_time_us(profile_, static_cast<double>(saved)) +
