@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "emit/onnx_writer.h"
 #include "cost_model/device_profile.h"
+#include "emit/onnx_writer.h"
 #include "fusion/planner.h"
-#include "ir/passes/pipeline.h"
 #include "ir/core/verifier.h"
+#include "ir/passes/pipeline.h"
 #include "onnx_import/importer.h"
 
 namespace {
@@ -74,8 +74,8 @@ class SyntheticModelBuilder {
     return output;
   }
 
-  std::string initializer(const std::vector<int64_t>& dims, float fill, onnx::TensorProto_DataType
-                          type = onnx::TensorProto::FLOAT) {
+  std::string initializer(const std::vector<int64_t>& dims, float fill,
+                          onnx::TensorProto_DataType type = onnx::TensorProto::FLOAT) {
     onnx::TensorProto* tensor = graph_.add_initializer();
     std::string name = "w" + std::to_string(counter_++);
     tensor->set_name(name);
@@ -112,8 +112,7 @@ class SyntheticModelBuilder {
     auto project = [&](const std::string& input) {
       std::string product = node("MatMul", {input, initializer({kHidden, kHidden}, 0.01f)});
       std::string biased = node("Add", {product, initializer({kHidden}, 0.0f)});
-      std::string split =
-          node("Reshape", {biased, initializer({3}, 0, onnx::TensorProto::INT64)});
+      std::string split = node("Reshape", {biased, initializer({3}, 0, onnx::TensorProto::INT64)});
       return node("Transpose", {split}, {{"perm", {1, 0, 2}}});
     };
     // Reshape targets are filled in by set_reshape_targets once the graph is built.
@@ -195,7 +194,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 int run_size(int64_t min_nodes, const std::filesystem::path& directory,
              const BenchOptions& options) {
-  std::filesystem::path model_path = directory / ("synthetic_" + std::to_string(min_nodes) + ".onnx");
+  std::filesystem::path model_path =
+      directory / ("synthetic_" + std::to_string(min_nodes) + ".onnx");
   int64_t node_count = 0;
   {
     onnx::ModelProto model = build_model(min_nodes);

@@ -1,10 +1,10 @@
 // The compile command: stitchopt MODEL -o OUT: import, driver::compile, stage to disk.
 #include "cli/compile.h"
 
-#include <chrono>
-#include <cstdlib>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -256,8 +256,8 @@ Status run_compile(const CompileOptions& options) {
   timer.append(compiled.report.phases);
   std::optional<emit::ReportPlan>& planned = compiled.report.plan;
   if (planned && options.codegen) {
-    STITCH_RETURN_IF_ERROR(write_kernels(compiled, staged.path() / "kernels", options.ptxas,
-                                         *profile, timer));
+    STITCH_RETURN_IF_ERROR(
+        write_kernels(compiled, staged.path() / "kernels", options.ptxas, *profile, timer));
   }
 
   Status written = timer.time("write", [&]() -> Status {
@@ -281,17 +281,17 @@ Status run_compile(const CompileOptions& options) {
       write_text(staged.path() / "report.json", emit::render_report(report, graph)));
   if (planned) {
     fs::path dot = staged.path() / "plan.dot";
-    STITCH_RETURN_IF_ERROR(write_text(
-        dot, emit::render_plan_dot(graph, planned->result, planned->kernel_names)));
+    STITCH_RETURN_IF_ERROR(
+        write_text(dot, emit::render_plan_dot(graph, planned->result, planned->kernel_names)));
     render_svg(dot, graph.num_nodes(), options.verbosity);
   }
   STITCH_RETURN_IF_ERROR(staged.commit());
 
   const int64_t original_kernels = report.kernels.original;
   int64_t fused_kernels = planned ? planned->result.kernels_fused : report.kernels.after_simplify;
-  double compression = fused_kernels > 0 ? static_cast<double>(original_kernels) /
-                                               static_cast<double>(fused_kernels)
-                                         : 0.0;
+  double compression =
+      fused_kernels > 0 ? static_cast<double>(original_kernels) / static_cast<double>(fused_kernels)
+                        : 0.0;
   if (options.min_compression > 0 && compression < options.min_compression) {
     char message[160];
     std::snprintf(message, sizeof(message),

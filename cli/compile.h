@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fusion/planner.h"
-#include "ir/passes/pipeline.h"
 #include "ir/core/status.h"
+#include "ir/passes/pipeline.h"
 
 namespace stitch::cli {
 
@@ -20,18 +20,17 @@ struct CompileOptions {
   bool force = false;  // --force: replace OUT even when it is not an earlier output
   std::map<std::string, std::vector<int64_t>> input_shapes;
   Verbosity verbosity = Verbosity::kNormal;
-  bool simplify = true;           // false: --no-simplify
-  bool time_passes = false;       // --time-passes: per-pass table on stderr
-  ir::PipelineOptions pipeline;   // --passes, --disable-pass, --dump-ir-after, --verify-each
-  bool fuse = true;               // false: --no-fusion
-  std::string device = "h100";    // --device: a built-in profile name or a profile .json
-  double launch_latency_us = -1;  // --launch-latency-us: overrides the profile's phi
+  bool simplify = true;            // false: --no-simplify
+  bool time_passes = false;        // --time-passes: per-pass table on stderr
+  ir::PipelineOptions pipeline;    // --passes, --disable-pass, --dump-ir-after, --verify-each
+  bool fuse = true;                // false: --no-fusion
+  std::string device = "h100";     // --device: a built-in profile name or a profile .json
+  double launch_latency_us = -1;   // --launch-latency-us: overrides the profile's phi
   fusion::PlannerOptions planner;  // --no-exploratory, --no-packing, --max-pattern-size, ...
-  double min_compression = 0;     // --min-compression: exit 3 below it (0: no gate)
-  bool codegen = true;            // false: --no-codegen (no out/kernels/)
-  bool ptxas = false;             // --ptxas: registers/spills/shared memory from nvcc
+  double min_compression = 0;      // --min-compression: exit 3 below it (0: no gate)
+  bool codegen = true;             // false: --no-codegen (no out/kernels/)
+  bool ptxas = false;              // --ptxas: registers/spills/shared memory from nvcc
 };
-
 
 // Imports and verifies the model, compiles it with driver::compile (driver/compile.h)
 // and stages the result in OUT: model.fused.onnx, kernels/, report.json, plan.dot

@@ -21,10 +21,14 @@ inline constexpr int kExitNoGpu = 4;
 inline int report_error(const Status& status) {
   std::fprintf(stderr, "stitchopt: error: %s\n", support::printable(status.message()).c_str());
   switch (status.code()) {
-    case StatusCode::kInternal: return kExitInternal;
-    case StatusCode::kGateFailed: return kExitGateFailed;
-    case StatusCode::kUnavailable: return kExitNoGpu;
-    default: return kExitBadInput;
+    case StatusCode::kInternal:
+      return kExitInternal;
+    case StatusCode::kGateFailed:
+      return kExitGateFailed;
+    case StatusCode::kUnavailable:
+      return kExitNoGpu;
+    default:
+      return kExitBadInput;
   }
 }
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -86,7 +86,8 @@ int run(int argc, char** argv) {
   app.add_option("--dump-ir-after", options.pipeline.dump_ir_after,
                  "write the textual IR after every run of this pass to OUT/ir/NN-PASS.ir");
   app.add_flag("--time-passes", options.time_passes, "print each pass's runs, changes and time");
-  app.add_flag("--verify-each", options.pipeline.verify_each, "run the IR verifier after every pass");
+  app.add_flag("--verify-each", options.pipeline.verify_each,
+               "run the IR verifier after every pass");
   bool no_fusion = false;
   app.add_flag("--no-fusion", no_fusion, "skip fusion planning: write the simplified model");
   app.add_option("--device", options.device,
@@ -115,7 +116,8 @@ int run(int argc, char** argv) {
                  "exit 3 when kernels.original / kernels.fused is below this")
       ->check(finite_between(0, kMaxMinCompression));
   bool no_codegen = false;
-  app.add_flag("--no-codegen", no_codegen, "plan and rewrite without generating CUDA (no OUT/kernels/)");
+  app.add_flag("--no-codegen", no_codegen,
+               "plan and rewrite without generating CUDA (no OUT/kernels/)");
   app.add_flag("--ptxas", options.ptxas,
                "compile every kernel with nvcc and put ptxas registers, spills and shared "
                "memory into the report");

@@ -27,7 +27,8 @@ constexpr int kOldOutputSlot = 1;
 
 // True when `inner` is `outer` or lies below it (both absolute and normal).
 bool is_within(const fs::path& inner, const fs::path& outer) {
-  auto [outer_end, inner_at] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  auto [outer_end, inner_at] =
+      std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
   return outer_end == outer.end();
 }
 
@@ -72,7 +73,8 @@ std::vector<fs::directory_entry> sorted_entries(const fs::path& directory, std::
 // The first entry of `directory` that stitchopt does not write there (relative
 // path), or "" when the directory is an earlier stitchopt output.
 std::string first_foreign_entry(const fs::path& directory) {
-  if (!has_stitchopt_report(directory)) return "report.json with the stitchopt report schema is missing";
+  if (!has_stitchopt_report(directory))
+    return "report.json with the stitchopt report schema is missing";
   static const std::set<std::string> kFiles = {"model.fused.onnx", "report.json", "plan.dot",
                                                "plan.svg", "profile.json"};
   static const std::set<std::string> kKernelFiles = {"kernels.h", "kernels.json", "CMakeLists.txt",
@@ -128,13 +130,15 @@ Status check_output_directory(const fs::path& target, const OutputDirectoryOptio
     return Status::invalid_input(shown + " is the root directory; pass a directory of its own");
   }
   if (is_within(real_path(fs::current_path(error)), resolved)) {
-    return Status::invalid_input(shown + " is the working directory or holds it, and stitchopt "
+    return Status::invalid_input(shown +
+                                 " is the working directory or holds it, and stitchopt "
                                  "replaces its output directory as a whole; pass a directory of "
                                  "its own, e.g. -o out");
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0' &&
-                                              is_within(real_path(home), resolved)) {
-    return Status::invalid_input(shown + " is your home directory or holds it, and stitchopt "
+  if (const char* home = std::getenv("HOME");
+      home != nullptr && *home != '\0' && is_within(real_path(home), resolved)) {
+    return Status::invalid_input(shown +
+                                 " is your home directory or holds it, and stitchopt "
                                  "replaces its output directory as a whole; pass a directory of "
                                  "its own");
   }
@@ -153,9 +157,10 @@ Status check_output_directory(const fs::path& target, const OutputDirectoryOptio
   if (entries.empty() || options.force) return Status::ok();
   std::string foreign = first_foreign_entry(resolved);
   if (foreign.empty()) return Status::ok();
-  return Status::invalid_input(shown + " is not empty and is not an earlier stitchopt output (" +
-                               foreign + "); stitchopt replaces its output directory as a whole, "
-                               "so pass a new or empty directory, or --force to delete what it holds");
+  return Status::invalid_input(
+      shown + " is not empty and is not an earlier stitchopt output (" + foreign +
+      "); stitchopt replaces its output directory as a whole, "
+      "so pass a new or empty directory, or --force to delete what it holds");
 }
 
 Result<StagedOutputDirectory> StagedOutputDirectory::create(const fs::path& target,
@@ -193,17 +198,19 @@ Result<StagedOutputDirectory> StagedOutputDirectory::create(const fs::path& targ
   }
   // A run that held the lock until just now may have replaced OUT: check it again.
   STITCH_RETURN_IF_ERROR(check_output_directory(staged.target_, options));
-  staged.staging_ = staged.target_.parent_path() / (staged.target_.filename().string() +
-                                                    ".stitchopt-tmp-" +
-                                                    std::to_string(static_cast<long>(getpid())));
+  staged.staging_ =
+      staged.target_.parent_path() / (staged.target_.filename().string() + ".stitchopt-tmp-" +
+                                      std::to_string(static_cast<long>(getpid())));
   fs::remove_all(staged.staging_, error);
   if (!fs::create_directory(staged.staging_, error) || error) {
     return Status::invalid_input("cannot create " + staged.staging_.string() + ": " +
-                                 error.message() + "; pass a directory whose parent is writable with -o");
+                                 error.message() +
+                                 "; pass a directory whose parent is writable with -o");
   }
   support::set_cleanup_directory(kStagingSlot, staged.staging_.string());
   std::vector<std::string> created;
-  for (auto it = staged.created_.rbegin(); it != staged.created_.rend(); ++it) created.push_back(it->string());
+  for (auto it = staged.created_.rbegin(); it != staged.created_.rend(); ++it)
+    created.push_back(it->string());
   support::set_created_directories(created);
   return staged;
 }

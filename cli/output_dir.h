@@ -56,7 +56,7 @@ class StagedOutputDirectory {
 
  private:
   StagedOutputDirectory() = default;
-  std::filesystem::path target_;    // absolute, symbolic links resolved
+  std::filesystem::path target_;  // absolute, symbolic links resolved
   std::filesystem::path staging_;
   std::vector<std::filesystem::path> created_;  // directories create() made, deepest last
   int lock_fd_ = -1;

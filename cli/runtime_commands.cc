@@ -76,27 +76,30 @@ void print_program(const runtime::Program& program, const runtime::Executor& exe
                    const runtime::Backend& backend, bool verbose) {
   const runtime::MemoryReport& memory = executor.memory();
   std::printf("device: %s\n", backend.device_name().c_str());
-  std::printf("steps: %zu (%lld kernels, %lld library calls, %lld views, %lld host ops); launches "
-              "per run: %lld; on the host: %lld\n",
-              program.steps.size(), static_cast<long long>(program.steps_of(runtime::StepKind::kKernel)),
-              static_cast<long long>(program.steps_of(runtime::StepKind::kLibrary)),
-              static_cast<long long>(program.steps_of(runtime::StepKind::kView)),
-              static_cast<long long>(program.steps_of(runtime::StepKind::kHost)),
-              static_cast<long long>(executor.launches_per_run()),
-              static_cast<long long>(executor.host_steps()));
-  std::printf("memory: peak %s (weights %s, inputs %s, intermediates %s, workspace %s, scratch %s);"
-              " one buffer per tensor: %s\n",
-              mebibytes(memory.peak_bytes()).c_str(), mebibytes(memory.weight_bytes).c_str(),
-              mebibytes(memory.input_bytes).c_str(), mebibytes(memory.arena_bytes).c_str(),
-              mebibytes(memory.workspace_bytes).c_str(), mebibytes(memory.scratch_bytes).c_str(),
-              mebibytes(memory.naive_peak_bytes()).c_str());
-  std::printf("intermediates: %lld bytes planned by lifetime, %lld with one buffer each (%.2fx), "
-              "lower bound %lld\n",
-              static_cast<long long>(memory.arena_bytes), static_cast<long long>(memory.naive_arena_bytes),
-              memory.arena_bytes > 0 ? static_cast<double>(memory.naive_arena_bytes) /
-                                           static_cast<double>(memory.arena_bytes)
-                                     : 1.0,
-              static_cast<long long>(memory.lower_bound_bytes));
+  std::printf(
+      "steps: %zu (%lld kernels, %lld library calls, %lld views, %lld host ops); launches "
+      "per run: %lld; on the host: %lld\n",
+      program.steps.size(), static_cast<long long>(program.steps_of(runtime::StepKind::kKernel)),
+      static_cast<long long>(program.steps_of(runtime::StepKind::kLibrary)),
+      static_cast<long long>(program.steps_of(runtime::StepKind::kView)),
+      static_cast<long long>(program.steps_of(runtime::StepKind::kHost)),
+      static_cast<long long>(executor.launches_per_run()),
+      static_cast<long long>(executor.host_steps()));
+  std::printf(
+      "memory: peak %s (weights %s, inputs %s, intermediates %s, workspace %s, scratch %s);"
+      " one buffer per tensor: %s\n",
+      mebibytes(memory.peak_bytes()).c_str(), mebibytes(memory.weight_bytes).c_str(),
+      mebibytes(memory.input_bytes).c_str(), mebibytes(memory.arena_bytes).c_str(),
+      mebibytes(memory.workspace_bytes).c_str(), mebibytes(memory.scratch_bytes).c_str(),
+      mebibytes(memory.naive_peak_bytes()).c_str());
+  std::printf(
+      "intermediates: %lld bytes planned by lifetime, %lld with one buffer each (%.2fx), "
+      "lower bound %lld\n",
+      static_cast<long long>(memory.arena_bytes), static_cast<long long>(memory.naive_arena_bytes),
+      memory.arena_bytes > 0
+          ? static_cast<double>(memory.naive_arena_bytes) / static_cast<double>(memory.arena_bytes)
+          : 1.0,
+      static_cast<long long>(memory.lower_bound_bytes));
   if (!verbose) return;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const runtime::Step& step = program.steps[i];
@@ -108,7 +111,8 @@ void print_program(const runtime::Program& program, const runtime::Executor& exe
 }
 
 int run_command(int argc, char** argv) {
-  CLI::App app{"stitchopt run: runs a compiled model and checks it against the reference", "stitchopt run"};
+  CLI::App app{"stitchopt run: runs a compiled model and checks it against the reference",
+               "stitchopt run"};
   std::string out_dir;
   bool cpu = false;
   bool emulate = false;
@@ -144,7 +148,8 @@ int run_command(int argc, char** argv) {
   if (backend == nullptr) {
     backend = runtime::make_host_backend(runtime::HostBackendOptions{emulate, "", verbose});
   }
-  Result<std::unique_ptr<runtime::Executor>> executor = runtime::Executor::create(*program, *backend);
+  Result<std::unique_ptr<runtime::Executor>> executor =
+      runtime::Executor::create(*program, *backend);
   if (!executor.is_ok()) return report_error(executor.status());
   print_program(*program, **executor, *backend, verbose);
   // A run that checks no generated kernel must say so, and one that should run them
@@ -181,8 +186,8 @@ int run_command(int argc, char** argv) {
     bool match = error <= limit;
     all_match = all_match && match;
     std::printf("output %-24s %-20s max rel err %.3g (limit %g) %s\n",
-                support::printable(output.name).c_str(),
-                ir::to_string(output.type).c_str(), error, limit, match ? "ok" : "MISMATCH");
+                support::printable(output.name).c_str(), ir::to_string(output.type).c_str(), error,
+                limit, match ? "ok" : "MISMATCH");
   }
   if (!all_match) {
     std::fprintf(stderr, "stitchopt: error: outputs differ from the reference interpreter\n");
@@ -225,7 +230,8 @@ int bench_command(int argc, char** argv) {
   if (!backend.is_ok()) {
     return report_error(Status::unavailable("bench needs a GPU: " + backend.status().message()));
   }
-  Result<std::unique_ptr<runtime::Executor>> executor = runtime::Executor::create(*program, **backend);
+  Result<std::unique_ptr<runtime::Executor>> executor =
+      runtime::Executor::create(*program, **backend);
   if (!executor.is_ok()) return report_error(executor.status());
   print_program(*program, **executor, **backend, false);
   runtime::Executor& run = **executor;
@@ -249,7 +255,8 @@ int bench_command(int argc, char** argv) {
     Result<std::vector<double>> replays = (*backend)->time_graph(enqueue, warmup, iterations);
     if (replays.is_ok()) {
       Spread replay = spread(*replays);
-      std::printf("CUDA graph: median %.4f ms (min %.4f, p90 %.4f)\n", replay.median, replay.min, replay.p90);
+      std::printf("CUDA graph: median %.4f ms (min %.4f, p90 %.4f)\n", replay.median, replay.min,
+                  replay.p90);
     } else {
       std::printf("CUDA graph: not captured: %s\n", replays.status().message().c_str());
     }
@@ -263,7 +270,8 @@ int bench_command(int argc, char** argv) {
         step_times.push_back(*ms * 1000);
       }
       const runtime::Step& step = program->steps[index];
-      std::printf("  %-8s %-24s %10.2f us  %s\n", std::string(runtime::step_kind_name(step.kind)).c_str(),
+      std::printf("  %-8s %-24s %10.2f us  %s\n",
+                  std::string(runtime::step_kind_name(step.kind)).c_str(),
                   support::printable(step.op_type).c_str(), spread(step_times).median,
                   support::printable(step.name).c_str());
     }
@@ -280,11 +288,13 @@ int calibrate_command(int argc, char** argv) {
   app.add_option("--gpu", options.device, "CUDA device index");
   app.add_option("--max-bytes", options.max_bytes, "largest copy (bytes read plus written)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--repetitions", options.repetitions, "timed runs per size")->check(CLI::PositiveNumber);
+  app.add_option("--repetitions", options.repetitions, "timed runs per size")
+      ->check(CLI::PositiveNumber);
   app.add_flag("-v,--verbose", options.verbose, "print every measurement");
   if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
   Result<const runtime::CudaRuntimeApi*> api = runtime::load_cuda_runtime();
-  if (!api.is_ok()) return report_error(Status::unavailable("calibrate needs a GPU: " + api.status().message()));
+  if (!api.is_ok())
+    return report_error(Status::unavailable("calibrate needs a GPU: " + api.status().message()));
   Result<cost_model::DeviceProfile> profile = (*api)->calibrate(options);
   if (!profile.is_ok()) {
     const Status& status = profile.status();
@@ -295,13 +305,17 @@ int calibrate_command(int argc, char** argv) {
   }
   std::string json = cost_model::device_profile_json(*profile);
   Result<cost_model::DeviceProfile> check = cost_model::parse_device_profile(json, output);
-  if (!check.is_ok()) return report_error(Status::internal("the calibrated profile does not validate: " + check.status().message()));
+  if (!check.is_ok())
+    return report_error(
+        Status::internal("the calibrated profile does not validate: " + check.status().message()));
   std::ofstream file(output);
   file << json;
   if (!file) return report_error(Status::invalid_input("cannot write " + output));
   std::printf("wrote %s: %s, phi %.2f us, %zu bandwidth points, best %.1f GB/s\n", output.c_str(),
               profile->name.c_str(), profile->launch_latency_us, profile->bandwidth_curve.size(),
-              profile->bandwidth_curve.empty() ? 0.0 : profile->bandwidth_curve.back().bytes_per_second / 1e9);
+              profile->bandwidth_curve.empty()
+                  ? 0.0
+                  : profile->bandwidth_curve.back().bytes_per_second / 1e9);
   return kExitOk;
 }
 

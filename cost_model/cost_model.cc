@@ -485,8 +485,8 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
   // 1. Size: the generated kernel must compile in reasonable time.
   if (static_cast<int64_t>(nodes_.size()) > options_.max_nodes_per_kernel) {
     return std::string(std::to_string(nodes_.size()) + " nodes in one kernel, over the limit " +
-                      std::to_string(options_.max_nodes_per_kernel) +
-                      " (nvcc's time grows faster than linearly with the inlined ops)");
+                       std::to_string(options_.max_nodes_per_kernel) +
+                       " (nvcc's time grows faster than linearly with the inlined ops)");
   }
   // 2. Every tensor must have a static shape.
   for (NodeId id : nodes_) {
@@ -502,7 +502,7 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
     }
     if (node_facts.kind == OpKind::kConv) {
       return std::string("node " + graph_.node(id).display_name() +
-                        " is a convolution (a library call); no composition can express it");
+                         " is a convolution (a library call); no composition can express it");
     }
   }
   // 4. GEMMs too large for a fused kernel's shared-memory tiles.
@@ -513,10 +513,10 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
     int64_t multiply_adds = shape.m * shape.n * shape.k;
     if (multiply_adds > kMaxFusedGemmMultiplyAdds) {
       return std::string("node " + node.display_name() + ": GEMM m*n*k = " +
-                        std::to_string(shape.m) + "*" + std::to_string(shape.n) + "*" +
-                        std::to_string(shape.k) + " = " + std::to_string(multiply_adds) +
-                        " per batch is over the fused limit 64*64*64 = 262144; it runs as a "
-                        "library call");
+                         std::to_string(shape.m) + "*" + std::to_string(shape.n) + "*" +
+                         std::to_string(shape.k) + " = " + std::to_string(multiply_adds) +
+                         " per batch is over the fused limit 64*64*64 = 262144; it runs as a "
+                         "library call");
     }
   }
   // 5. Reductions: count and layout.
@@ -526,8 +526,8 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
   }
   if (static_cast<int>(reductions_.size()) > options_.max_reductions_per_kernel) {
     return std::string(std::to_string(reductions_.size()) +
-                      " reductions in one kernel, over the limit " +
-                      std::to_string(options_.max_reductions_per_kernel));
+                       " reductions in one kernel, over the limit " +
+                       std::to_string(options_.max_reductions_per_kernel));
   }
   for (NodeId row_id : reductions_) {
     if (facts(row_id).reduction != ir::ReductionKind::kRow) continue;
@@ -540,10 +540,10 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
       const ir::TensorType& other_type = graph_.value(other.inputs[0]).type;
       if (row_type.dims != other_type.dims) {
         return std::string(std::string(ir::reduction_kind_name(kind)) + " reduction " +
-                          other.display_name() + " over " + dims_text(other_type) +
-                          " and row reduction " + row.display_name() + " over " +
-                          dims_text(row_type) +
-                          " need different thread mappings; no composition can express it");
+                           other.display_name() + " over " + dims_text(other_type) +
+                           " and row reduction " + row.display_name() + " over " +
+                           dims_text(row_type) +
+                           " need different thread mappings; no composition can express it");
       }
     }
   }
@@ -629,8 +629,9 @@ PatternScorer::Impl::StagingCost PatternScorer::Impl::staging_cost() {
         }
       } else {
         double weight = node_facts.transcendental ? kTranscendentalCost : 1.0;
-        cost.recompute += static_cast<int64_t>(static_cast<double>(largest_reader - elements) * weight) *
-                     ir::dtype_size(graph_.value(output).type.dtype);
+        cost.recompute +=
+            static_cast<int64_t>(static_cast<double>(largest_reader - elements) * weight) *
+            ir::dtype_size(graph_.value(output).type.dtype);
       }
     }
   }
@@ -654,9 +655,9 @@ std::optional<std::string> PatternScorer::Impl::parameter_overflow() {
     parameter_bytes += 8 * static_cast<int64_t>(dims->size());
   if (parameter_bytes > options_.max_kernel_parameter_bytes) {
     return std::string("kernel parameters need " + std::to_string(parameter_bytes) + " bytes (" +
-                  std::to_string(parameters_.size()) + " tensors, " +
-                  std::to_string(shapes_.size()) + " distinct shapes), over the limit " +
-                  std::to_string(options_.max_kernel_parameter_bytes));
+                       std::to_string(parameters_.size()) + " tensors, " +
+                       std::to_string(shapes_.size()) + " distinct shapes), over the limit " +
+                       std::to_string(options_.max_kernel_parameter_bytes));
   }
   return std::nullopt;
 }

@@ -54,8 +54,8 @@ Status simplify(ir::Model& model, const CompileOptions& options, const CompileOb
 std::vector<emit::FusedGroup> fused_groups(const fusion::PlannerResult& plan) {
   std::vector<emit::FusedGroup> groups;
   for (size_t index = 0; index < plan.groups.size(); ++index) {
-    groups.push_back(emit::FusedGroup{plan.groups[index].nodes,
-                                      "stitch_k" + std::to_string(index), {}});
+    groups.push_back(
+        emit::FusedGroup{plan.groups[index].nodes, "stitch_k" + std::to_string(index), {}});
   }
   return groups;
 }
@@ -121,8 +121,8 @@ emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
   if (codegen) {
     const emit::EmittedKernel& emitted = codegen->kernel;
     attributes.codegen = emit::FusedNodeAttributes::Codegen{
-        "kernels/" + emitted.file, emitted.launch.grid, emitted.launch.block,
-        emitted.composition, emitted.template_text};
+        "kernels/" + emitted.file, emitted.launch.grid, emitted.launch.block, emitted.composition,
+        emitted.template_text};
   }
   attributes.predicted_time_us = static_cast<float>(group.predicted_time_us);
   attributes.shared_memory_bytes = group.shared_memory_bytes;
@@ -148,9 +148,8 @@ Status fuse(const ir::Model& model, const CompileOptions& options, const Compile
   if (!planned.is_ok()) return planned.status();
   const size_t num_groups = planned->groups.size();
   const size_t num_unfused = planned->unfused.size();
-  emit::ReportPlan& plan = compiled.report.plan.emplace(
-      emit::ReportPlan{std::move(planned).value(), sharing->kernel_names,
-                       sharing->distinct_kernels, {}, {}});
+  emit::ReportPlan& plan = compiled.report.plan.emplace(emit::ReportPlan{
+      std::move(planned).value(), sharing->kernel_names, sharing->distinct_kernels, {}, {}});
   plan.group_codegen.resize(num_groups);
   plan.unfused_codegen.resize(num_unfused);
 

@@ -70,9 +70,7 @@ struct CompiledModel {
   emit::Report report;
 
   // The plan; nullptr without fusion.
-  const fusion::PlannerResult* plan() const {
-    return report.plan ? &report.plan->result : nullptr;
-  }
+  const fusion::PlannerResult* plan() const { return report.plan ? &report.plan->result : nullptr; }
 };
 
 // Precondition: ir::verify(model) holds. Errors: a pass or the planner failing on

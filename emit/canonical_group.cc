@@ -36,9 +36,15 @@ void append_attribute(std::string& out, const ir::Attribute& attribute) {
   append_text(out, attribute.name);
   out += '=' + std::to_string(static_cast<int32_t>(attribute.kind)) + ':';
   switch (attribute.kind) {
-    case ir::AttributeKind::kInt: out += std::to_string(attribute.i); break;
-    case ir::AttributeKind::kFloat: append_float(out, attribute.f); break;
-    case ir::AttributeKind::kString: append_text(out, attribute.s); break;
+    case ir::AttributeKind::kInt:
+      out += std::to_string(attribute.i);
+      break;
+    case ir::AttributeKind::kFloat:
+      append_float(out, attribute.f);
+      break;
+    case ir::AttributeKind::kString:
+      append_text(out, attribute.s);
+      break;
     case ir::AttributeKind::kInts:
       for (int64_t value : attribute.ints) out += std::to_string(value) + ',';
       break;
@@ -57,7 +63,9 @@ void append_attribute(std::string& out, const ir::Attribute& attribute) {
     case ir::AttributeKind::kTensors:
       for (const ir::Tensor& tensor : attribute.tensors) append_tensor(out, tensor);
       break;
-    default: append_text(out, attribute.opaque_proto); break;
+    default:
+      append_text(out, attribute.opaque_proto);
+      break;
   }
   out += " ref=";
   append_text(out, attribute.ref_attr_name);

@@ -58,9 +58,9 @@ struct OpSchedule {
 };
 
 struct EmittedKernel {
-  std::string name;    // the kernel (C identifier)
-  std::string file;    // "<name>.cu"
-  std::string source;  // the .cu text
+  std::string name;                   // the kernel (C identifier)
+  std::string file;                   // "<name>.cu"
+  std::string source;                 // the .cu text
   std::vector<KernelTensor> inputs;   // group_boundary order
   std::vector<KernelTensor> outputs;  // group_boundary order
   int64_t workspace_bytes = 0;
@@ -70,7 +70,7 @@ struct EmittedKernel {
   std::vector<OpSchedule> ops;
   int64_t shared_bytes_requested = 0;
   int64_t shared_bytes_allocated = 0;
-  std::string shared_memory_fallback;  // "", "regional to global"
+  std::string shared_memory_fallback;    // "", "regional to global"
   std::vector<std::string> fused_nodes;  // "name (OpType)", topological order
   double predicted_time_us = 0;
 };

@@ -127,10 +127,9 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
   for (size_t index = 0; index < groups.size(); ++index) {
     const std::vector<ir::Attribute>& mine = groups[index].attributes;
     const std::vector<ir::Attribute>& owners = groups[sharing.owner[index]].attributes;
-    STITCH_CHECK(std::equal(mine.begin(), mine.end(), owners.begin(), owners.end(),
-                            [](const ir::Attribute& a, const ir::Attribute& b) {
-                              return a.name == b.name;
-                            }))
+    STITCH_CHECK(
+        std::equal(mine.begin(), mine.end(), owners.begin(), owners.end(),
+                   [](const ir::Attribute& a, const ir::Attribute& b) { return a.name == b.name; }))
         << "group " << index << " shares a kernel whose function declares other attributes";
   }
   FusedModel fused;
@@ -155,9 +154,9 @@ Result<FusedModel> build_fused_model(const ir::Model& model, const std::vector<F
       }
     }
     for (ir::NodeId id : boundary.ordered_nodes) graph.remove_node(id);
-    ir::NodeId fused_node = graph.add_node(fused.kernel_names[index], boundary.inputs,
-                                           boundary.outputs, kFusedDomain,
-                                           groups[index].kernel_name + "_" + std::to_string(index));
+    ir::NodeId fused_node =
+        graph.add_node(fused.kernel_names[index], boundary.inputs, boundary.outputs, kFusedDomain,
+                       groups[index].kernel_name + "_" + std::to_string(index));
     ir::Node& node = graph.node(fused_node);
     node.opset = 1;
     node.attributes = groups[index].attributes;

@@ -11,7 +11,8 @@ namespace stitch::emit {
 Result<std::vector<int32_t>> topological_positions(const ir::Graph& graph) {
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(graph));
   std::vector<int32_t> position(static_cast<size_t>(graph.node_capacity()), 0);
-  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < order.size(); ++i)
+    position[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
   return position;
 }
 
@@ -43,10 +44,10 @@ GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeI
     for (ir::ValueId output : graph.node(id).outputs) {
       if (output == ir::kNoId) continue;
       const ir::Value& value = graph.value(output);
-      bool read_outside = value.is_graph_output ||
-                          std::any_of(value.users.begin(), value.users.end(), [&](const ir::Use& use) {
-                            return !inside[static_cast<size_t>(use.node)];
-                          });
+      bool read_outside =
+          value.is_graph_output ||
+          std::any_of(value.users.begin(), value.users.end(),
+                      [&](const ir::Use& use) { return !inside[static_cast<size_t>(use.node)]; });
       if (read_outside) boundary.outputs.push_back(output);
     }
   }

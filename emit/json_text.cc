@@ -17,7 +17,8 @@ nlohmann::ordered_json with_valid_strings(const nlohmann::ordered_json& json) {
   }
   if (json.is_object()) {
     nlohmann::ordered_json copy = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : json.items()) copy[support::valid_utf8(key)] = with_valid_strings(value);
+    for (const auto& [key, value] : json.items())
+      copy[support::valid_utf8(key)] = with_valid_strings(value);
     return copy;
   }
   return json;

@@ -19,7 +19,8 @@ Status write_text(const std::filesystem::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
-  if (!out) return Status::invalid_input("cannot write " + path.string() + "; check the output directory");
+  if (!out)
+    return Status::invalid_input("cannot write " + path.string() + "; check the output directory");
   return Status::ok();
 }
 
@@ -35,7 +36,8 @@ nlohmann::ordered_json tensors_json(const std::vector<KernelTensor>& tensors) {
   return list;
 }
 
-constexpr const char* kCMakeLists = R"(# Builds libstitch_kernels.so from the kernels stitchopt emitted (generated file).
+constexpr const char* kCMakeLists =
+    R"(# Builds libstitch_kernels.so from the kernels stitchopt emitted (generated file).
 cmake_minimum_required(VERSION 3.25)
 project(stitch_kernels LANGUAGES CXX CUDA)
 set(CMAKE_CUDA_ARCHITECTURES 80;90)
@@ -98,10 +100,12 @@ std::string render_kernels_header(const std::vector<EmittedKernel>& kernels) {
       "// kernels.h: launchers of the kernels stitchopt emitted (generated file).\n"
       "// inputs/outputs are device pointers in the fused node's order; workspace holds\n"
       "// <kernel>_workspace_bytes() bytes, zeroed before each launch (may be null when 0).\n"
-      "#pragma once\n\n#include <stddef.h>\n\n#include <cuda_runtime.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+      "#pragma once\n\n#include <stddef.h>\n\n#include <cuda_runtime.h>\n\n#ifdef "
+      "__cplusplus\nextern \"C\" {\n#endif\n\n";
   for (const EmittedKernel& kernel : kernels) {
     text += "cudaError_t " + kernel.name +
-            "_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream);\n";
+            "_launch(const void* const* inputs, void* const* outputs, void* workspace, "
+            "cudaStream_t stream);\n";
     text += "size_t " + kernel.name + "_workspace_bytes(void);\n";
   }
   text += "\n#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n";
@@ -112,7 +116,8 @@ Status write_kernel_directory(const std::vector<EmittedKernel>& kernels,
                               const std::filesystem::path& directory) {
   std::string_view prelude = embedded_stitch_prelude();
   if (prelude.empty()) {
-    return Status::internal("this stitchopt was built without emit/cuda/stitch_prelude.cuh; rebuild it");
+    return Status::internal(
+        "this stitchopt was built without emit/cuda/stitch_prelude.cuh; rebuild it");
   }
   std::error_code error;
   std::filesystem::create_directories(directory, error);

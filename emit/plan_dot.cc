@@ -60,15 +60,16 @@ std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult&
   out << "digraph plan {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
   for (ir::ValueId id : graph.graph_inputs()) {
     if (graph.value(id).is_initializer()) continue;
-    out << "  " << dot_string("v:" + graph.value(id).name) << " [shape=diamond, label="
-        << dot_string(graph.value(id).name) << "];\n";
+    out << "  " << dot_string("v:" + graph.value(id).name)
+        << " [shape=diamond, label=" << dot_string(graph.value(id).name) << "];\n";
   }
   for (size_t index = 0; index < plan.groups.size(); ++index) {
     const fusion::PlannedGroup& group = plan.groups[index];
-    out << "  subgraph cluster_" << index << " {\n    style=filled; color="
-        << dot_string(kPalette[index % kPalette.size()]) << ";\n    label="
+    out << "  subgraph cluster_" << index
+        << " {\n    style=filled; color=" << dot_string(kPalette[index % kPalette.size()])
+        << ";\n    label="
         << dot_string(kernel_names[index] + " (" + cluster_kind(group) + ", " +
-                  std::to_string(group.nodes.size()) + " ops)")
+                      std::to_string(group.nodes.size()) + " ops)")
         << ";\n";
     for (ir::NodeId id : group.nodes) {
       out << "    n" << id << " [label=" << node_label(graph.node(id))
@@ -80,8 +81,8 @@ std::string render_plan_dot(const ir::Graph& graph, const fusion::PlannerResult&
     const ir::Node& node = graph.node(unfused.node);
     const char* shape = unfused.kind == fusion::UnfusedKind::kLibraryCall ? "box" : "ellipse";
     const char* style = unfused.kind == fusion::UnfusedKind::kNoKernel ? ", style=dashed" : "";
-    out << "  n" << unfused.node << " [label=" << node_label(node) << ", shape=" << shape
-        << style << "];\n";
+    out << "  n" << unfused.node << " [label=" << node_label(node) << ", shape=" << shape << style
+        << "];\n";
   }
   for (ir::NodeId id : graph.node_ids()) {
     const ir::Node& node = graph.node(id);

@@ -1,7 +1,6 @@
 // ptxas -v parsing and the nvcc subprocess behind it.
 #include "emit/ptxas_stats.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -90,7 +89,8 @@ std::optional<std::filesystem::path> find_nvcc() {
   if (const char* cudacxx = std::getenv("CUDACXX"); cudacxx && *cudacxx) {
     if (std::filesystem::exists(cudacxx)) return std::filesystem::path(cudacxx);
   }
-  if (std::string found = support::find_executable("nvcc", {"/usr/local/cuda/bin"}); !found.empty()) {
+  if (std::string found = support::find_executable("nvcc", {"/usr/local/cuda/bin"});
+      !found.empty()) {
     return std::filesystem::path(found);
   }
   return std::nullopt;

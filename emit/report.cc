@@ -23,7 +23,6 @@ nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
   return {{"name", node.name}, {"op", node.op_type}, {"origin", node.origin}};
 }
 
-
 // groups[].codegen / unfused[].codegen (docs/report-schema.md); null when absent.
 nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen,
                                     size_t index) {
@@ -48,14 +47,16 @@ nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodege
           {"file", "kernels/" + kernel.file},
           {"composition", kernel.composition},
           {"template", kernel.template_text},
-          {"launch", {{"grid", kernel.launch.grid},
-                      {"block", kernel.launch.block},
-                      {"shared_bytes", kernel.launch.shared_bytes},
-                      {"cooperative", kernel.launch.cooperative}}},
+          {"launch",
+           {{"grid", kernel.launch.grid},
+            {"block", kernel.launch.block},
+            {"shared_bytes", kernel.launch.shared_bytes},
+            {"cooperative", kernel.launch.cooperative}}},
           {"workspace_bytes", kernel.workspace_bytes},
-          {"shared_memory", {{"requested", kernel.shared_bytes_requested},
-                             {"allocated", kernel.shared_bytes_allocated},
-                             {"fallback", kernel.shared_memory_fallback}}},
+          {"shared_memory",
+           {{"requested", kernel.shared_bytes_requested},
+            {"allocated", kernel.shared_bytes_allocated},
+            {"fallback", kernel.shared_memory_fallback}}},
           {"ptxas", ptxas},
           {"ops", ops}};
 }
@@ -127,31 +128,29 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
   kernels["distinct_fused_kernels"] = report.plan->distinct_kernels;
   kernels["memory_intensive_before"] = plan.memory_intensive_before;
   kernels["memory_intensive_after"] = plan.memory_intensive_after;
-  kernels["compression"] =
-      plan.kernels_fused > 0
-          ? static_cast<double>(report.kernels.original) / static_cast<double>(plan.kernels_fused)
-          : 0.0;
+  kernels["compression"] = plan.kernels_fused > 0 ? static_cast<double>(report.kernels.original) /
+                                                        static_cast<double>(plan.kernels_fused)
+                                                  : 0.0;
   json["kernels"] = kernels;
   ordered_json groups = ordered_json::array();
   for (size_t index = 0; index < plan.groups.size(); ++index) {
     const fusion::PlannedGroup& group = plan.groups[index];
     ordered_json nodes = ordered_json::array();
     for (ir::NodeId id : group.nodes) nodes.push_back(node_json(graph, id));
-    groups.push_back({{"id", index},
-                      {"kernel", report.plan->kernel_names[index]},
-                      {"category", fusion::to_string(group.category)},
-                      {"library", group.epilogue ? std::string(fusion::library_name(
-                                                           group.epilogue->library))
-                                                 : std::string()},
-                      {"epilogue", group.epilogue ? group.epilogue->op_names()
-                                                  : std::vector<std::string>()},
-                      {"source", fusion::pattern_source_name(group.source)},
-                      {"score_us", group.score_us},
-                      {"bytes_saved", group.bytes_saved},
-                      {"predicted_time_us", group.predicted_time_us},
-                      {"shared_memory_bytes", group.shared_memory_bytes},
-                      {"codegen", codegen_json(report.plan->group_codegen, index)},
-                      {"nodes", nodes}});
+    groups.push_back(
+        {{"id", index},
+         {"kernel", report.plan->kernel_names[index]},
+         {"category", fusion::to_string(group.category)},
+         {"library", group.epilogue ? std::string(fusion::library_name(group.epilogue->library))
+                                    : std::string()},
+         {"epilogue", group.epilogue ? group.epilogue->op_names() : std::vector<std::string>()},
+         {"source", fusion::pattern_source_name(group.source)},
+         {"score_us", group.score_us},
+         {"bytes_saved", group.bytes_saved},
+         {"predicted_time_us", group.predicted_time_us},
+         {"shared_memory_bytes", group.shared_memory_bytes},
+         {"codegen", codegen_json(report.plan->group_codegen, index)},
+         {"nodes", nodes}});
   }
   json["groups"] = groups;
   ordered_json unfused = ordered_json::array();
@@ -159,21 +158,22 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     ordered_json entry = node_json(graph, node.node);
     entry["kind"] = fusion::to_string(node.kind);
     entry["reason"] = node.reason;
-    entry["codegen"] = codegen_json(report.plan->unfused_codegen,
-                                    static_cast<size_t>(unfused.size()));
+    entry["codegen"] =
+        codegen_json(report.plan->unfused_codegen, static_cast<size_t>(unfused.size()));
     unfused.push_back(entry);
   }
   json["unfused"] = unfused;
   const fusion::SolverStatistics& solver = plan.solver_statistics;
   const fusion::CandidateStatistics& candidates = plan.candidate_statistics;
-  json["solver"] = {{"candidates", {{"substitution", candidates.substitution},
-                                    {"exploratory", candidates.exploratory},
-                                    {"packing", candidates.packing},
-                                    {"epilogue", candidates.epilogue},
-                                    {"rejected_infeasible", candidates.rejected_infeasible},
-                                    {"rejected_non_convex", candidates.rejected_non_convex},
-                                    {"hit_time_limit", candidates.hit_time_limit},
-                                    {"seconds", candidates.seconds}}},
+  json["solver"] = {{"candidates",
+                     {{"substitution", candidates.substitution},
+                      {"exploratory", candidates.exploratory},
+                      {"packing", candidates.packing},
+                      {"epilogue", candidates.epilogue},
+                      {"rejected_infeasible", candidates.rejected_infeasible},
+                      {"rejected_non_convex", candidates.rejected_non_convex},
+                      {"hit_time_limit", candidates.hit_time_limit},
+                      {"seconds", candidates.seconds}}},
                     {"components", solver.components},
                     {"variables", solver.variables},
                     {"constraints", solver.constraints},

@@ -39,15 +39,15 @@ struct ReportOptions {
 
 struct ReportDevice {
   std::string name;
-  std::string source;  // "estimate" or "calibrated"
+  std::string source;            // "estimate" or "calibrated"
   double launch_latency_us = 0;  // the phi the planner used (after --launch-latency-us)
 };
 
 // The generated kernel of a group or a single-op kernel: what the report
 // shows under groups[].codegen and unfused[].codegen.
 struct ReportCodegen {
-  EmittedKernel kernel;               // source text is not rendered
-  std::optional<PtxasStats> ptxas;    // with --ptxas (nvcc found)
+  EmittedKernel kernel;             // source text is not rendered
+  std::optional<PtxasStats> ptxas;  // with --ptxas (nvcc found)
 };
 
 struct ReportPlan {

@@ -256,8 +256,8 @@ int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedul
 // depends on the MatMul, and A/B tiles fit the per-block shared memory. Returns false
 // (schedule untouched) otherwise.
 bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
-                     const std::set<ir::ValueId>& outputs,
-                     const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+                     const std::set<ir::ValueId>& outputs, const cost_model::DeviceProfile& profile,
+                     GroupSchedule* schedule) {
   ir::NodeId gemm = ir::kNoId;
   for (ir::NodeId id : ordered) {
     if (!is_gemm(graph.node(id))) continue;
@@ -269,7 +269,8 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   const ir::ValueId c = matmul.outputs[0];
   const std::vector<int64_t>& a_dims = dims_of(graph, matmul.inputs[0]);
   const std::vector<int64_t>& b_dims = dims_of(graph, matmul.inputs[1]);
-  if (a_dims.size() < 2 || b_dims.size() < 2 || !ir::dtype_is_float(graph.value(c).type.dtype)) return false;
+  if (a_dims.size() < 2 || b_dims.size() < 2 || !ir::dtype_is_float(graph.value(c).type.dtype))
+    return false;
   for (const auto& [id, value] : schedule->values) {
     if (!value.materialized || id == c) continue;
     const ir::Node& producer = graph.node(graph.value(id).producer);
@@ -317,7 +318,9 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     }
   }
   if (bytes(tile_m, tile_n) > limit) return false;
-  auto tiles = [&](int64_t tm) { return batch * ((m + tm - 1) / tm) * ((n + tile_n - 1) / tile_n); };
+  auto tiles = [&](int64_t tm) {
+    return batch * ((m + tm - 1) / tm) * ((n + tile_n - 1) / tile_n);
+  };
   // Fill the SMs by cutting M finer (A rows are never recomputed across M tiles).
   while (tiles(tile_m) < profile.sm_count && tile_m > 4) tile_m = (tile_m + 1) / 2;
 

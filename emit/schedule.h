@@ -62,7 +62,8 @@
 //
 // Example: softmax over f32[64,128] (ReduceMax, Sub, Exp, ReduceSum, Div): R = 64,
 // rows of 128 -> warp per row, 8 rows per 256-thread block, grid 8; template
-//   max_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; sum_1[GRID-WARP_8,CTA]; div_1[GRID-WARP_8,CTA];
+//   max_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; sum_1[GRID-WARP_8,CTA];
+//   div_1[GRID-WARP_8,CTA];
 // Precondition: static shapes (checked: an error names the node otherwise).
 #pragma once
 
@@ -99,9 +100,9 @@ struct ValueSchedule {
   ir::ValueId value = ir::kNoId;
   bool materialized = false;
   Storage storage = Storage::kRegister;
-  int64_t offset = 0;      // bytes into the shared arena (per warp slot) or the workspace
-  int level = 0;           // global composition: the stage that computes it; split rows:
-                           // the phase that writes it (a reduction: its partials)
+  int64_t offset = 0;           // bytes into the shared arena (per warp slot) or the workspace
+  int level = 0;                // global composition: the stage that computes it; split rows:
+                                // the phase that writes it (a reduction: its partials)
   int64_t partial_offset = -1;  // split rows, reductions: workspace offset of the partials
   bool row_varying = false;
   int64_t row_elements = 0;  // row-local: elements of this value per row (k)
@@ -109,12 +110,12 @@ struct ValueSchedule {
   // the partials ([output, slice] accumulators at partial_offset) are written one stage
   // before `level`, where they are combined.
   ReductionMapping mapping = ReductionMapping::kThread;
-  int64_t items = 0;     // work items, slices included: warps (kWarp) or blocks (kColumn)
-  int64_t reduced = 1;   // reduced elements per output
-  int64_t inner = 1;     // kColumn: C, the trailing kept elements
-  int columns = 1;       // kColumn: W, consecutive columns per warp (power of two <= 32)
-  int64_t slices = 1;    // warps (kWarp) or blocks (kColumn) sharing one output's or tile's range
-  int64_t slice = 0;     // reduced elements (kWarp) or reduced rows (kColumn) per slice
+  int64_t items = 0;    // work items, slices included: warps (kWarp) or blocks (kColumn)
+  int64_t reduced = 1;  // reduced elements per output
+  int64_t inner = 1;    // kColumn: C, the trailing kept elements
+  int columns = 1;      // kColumn: W, consecutive columns per warp (power of two <= 32)
+  int64_t slices = 1;   // warps (kWarp) or blocks (kColumn) sharing one output's or tile's range
+  int64_t slice = 0;    // reduced elements (kWarp) or reduced rows (kColumn) per slice
   int accumulator_bytes = 4;  // 8: sums and products accumulate in double, 4: max/min in float
   // Sliced: a warp (more than 32 partials) or a thread combines an output's partials.
   bool warp_combine() const { return slices > 32; }
@@ -124,13 +125,13 @@ struct GroupSchedule {
   GroupBoundary boundary;
   Composition composition = Composition::kGlobal;
   std::map<ir::ValueId, ValueSchedule> values;  // every value produced by the group
-  std::vector<ir::ValueId> materialized;         // in topological order
-  int levels = 1;                                // global composition: stages
+  std::vector<ir::ValueId> materialized;        // in topological order
+  int levels = 1;                               // global composition: stages
   // Row-local (warp/block) mapping.
   bool row_local = false;
   int64_t rows = 0;
-  int64_t row_length = 0;      // the longest row (k) among the group's values
-  int rows_per_block = 1;      // warp composition: warps per block
+  int64_t row_length = 0;  // the longest row (k) among the group's values
+  int rows_per_block = 1;  // warp composition: warps per block
   // Block composition with split rows (AStitch 4.2, few long rows): each row is cut
   // into `blocks_per_row` slices of `slice` elements, one block per (row, slice);
   // reductions write per-slice partials to the workspace, and `levels` phases are
@@ -153,7 +154,7 @@ struct GroupSchedule {
   int64_t grid = 1;
   int block = 32;
   bool cooperative = false;
-  int64_t shared_bytes = 0;           // the arena (after reuse)
+  int64_t shared_bytes = 0;            // the arena (after reuse)
   int64_t shared_bytes_requested = 0;  // without reuse
   std::string shared_memory_fallback;  // "" or "regional to global"
   int64_t workspace_bytes = 0;         // intermediates + barrier counter

@@ -14,8 +14,7 @@ int64_t align_up(int64_t bytes) {
 
 // One pass of Algorithm 4 over the requests still in shared memory.
 void assign_slots(const std::vector<SharedMemoryRequest>& requests,
-                  const std::function<bool(size_t, size_t)>& dominates,
-                  SharedMemoryPlan& plan) {
+                  const std::function<bool(size_t, size_t)>& dominates, SharedMemoryPlan& plan) {
   std::vector<int64_t> slot_bytes;
   std::vector<size_t> slot_owner;  // the request currently holding each slot
   for (size_t i = 0; i < requests.size(); ++i) {

@@ -34,16 +34,16 @@
 namespace stitch::emit {
 
 struct SharedMemoryRequest {
-  std::string name;   // the value, for the kernel comment and tests
-  int position = 0;   // topological position of the op writing it
-  int last_use = 0;   // topological position of its last reader (>= position)
+  std::string name;  // the value, for the kernel comment and tests
+  int position = 0;  // topological position of the op writing it
+  int last_use = 0;  // topological position of its last reader (>= position)
   int64_t bytes = 0;
 };
 
 struct SharedMemoryAllocation {
   bool in_shared = true;  // false: moved to the global workspace
   int slot = -1;
-  int64_t offset = 0;     // bytes into the arena (when in_shared)
+  int64_t offset = 0;  // bytes into the arena (when in_shared)
 };
 
 struct SharedMemoryPlan {

@@ -70,7 +70,7 @@ struct CandidateOptions {
   bool substitution = true;
   bool exploratory = true;
   bool packing = true;
-  bool epilogue = true;  // library calls with their bias / residual / ReLU epilogue
+  bool epilogue = true;   // library calls with their bias / residual / ReLU epilogue
   int max_operands = 10;  // seeds reading more inputs are skipped
   int max_pattern_size = 64;
   int max_patterns_per_seed = 16;

@@ -117,8 +117,8 @@ std::optional<LibraryEpilogue> call_epilogue(const ir::Graph& graph, const ir::N
   const std::string& op = call.op_type;
   if (op == "MatMul" || op == "Gemm") {
     epilogue.library = Library::kCublasLt;
-  } else if (op == "Conv" || op == "MaxPool" || op == "AveragePool" ||
-             op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+  } else if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+             op == "GlobalMaxPool") {
     epilogue.library = Library::kCudnn;
   } else {
     return std::nullopt;

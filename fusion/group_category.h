@@ -19,10 +19,14 @@ enum class GroupCategory { kElementwise, kReduction, kGemm, kLibrary };
 // "elementwise", "reduction", "gemm", "library": the report's and the attribute's text.
 constexpr std::string_view to_string(GroupCategory category) {
   switch (category) {
-    case GroupCategory::kElementwise: return "elementwise";
-    case GroupCategory::kReduction: return "reduction";
-    case GroupCategory::kGemm: return "gemm";
-    case GroupCategory::kLibrary: return "library";
+    case GroupCategory::kElementwise:
+      return "elementwise";
+    case GroupCategory::kReduction:
+      return "reduction";
+    case GroupCategory::kGemm:
+      return "gemm";
+    case GroupCategory::kLibrary:
+      return "library";
   }
   return "unknown";
 }

@@ -138,8 +138,8 @@ std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryE
     } else if (op != EpilogueOp::kRelu && node.op_type == "Add" && node.inputs.size() == 2 &&
                (node.inputs[0] == value) != (node.inputs[1] == value)) {
       if (!bind_operand(op, node.inputs[node.inputs[0] == value ? 1 : 0], &bound)) {
-        return refuse(why_not, node.display_name() + " is a second " +
-                                   std::string(epilogue_op_name(op)));
+        return refuse(why_not,
+                      node.display_name() + " is a second " + std::string(epilogue_op_name(op)));
       }
     } else {
       return refuse(why_not, node.display_name() + " is not the epilogue's " +

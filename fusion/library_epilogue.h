@@ -35,7 +35,7 @@ namespace stitch::fusion {
 enum class Library { kCublasLt, kCudnn };
 enum class EpilogueOp { kBias, kResidualAdd, kRelu };
 
-std::string_view library_name(Library library);  // "cuBLASLt", "cuDNN"
+std::string_view library_name(Library library);    // "cuBLASLt", "cuDNN"
 std::string_view epilogue_op_name(EpilogueOp op);  // "bias", "residual add", "relu"
 
 struct LibraryEpilogue {

@@ -37,7 +37,7 @@ std::optional<std::string> non_static_value(const ir::Graph& graph, const ir::No
 
 // Role of one live node, and for kPartition why it never fuses.
 std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::Node& node,
-                                          const PartitionOptions& options) {
+                                             const PartitionOptions& options) {
   if (!node.domain.empty()) {
     return {NodeRole::kPartition,
             FusionDecision::forbid("op " + node.op_type + " of domain \"" + node.domain +
@@ -67,8 +67,7 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
     const ir::GemmShape shape = ir::gemm_shape(graph, node).value_or(ir::GemmShape{});
     // A GEMM the cost model would refuse to fuse is a library call here too, so the
     // candidates never grow around it and the report names it as one.
-    bool over_fused_limit =
-        shape.m * shape.n * shape.k > cost_model::kMaxFusedGemmMultiplyAdds;
+    bool over_fused_limit = shape.m * shape.n * shape.k > cost_model::kMaxFusedGemmMultiplyAdds;
     if (shape.flops() >= options.large_gemm_flops || over_fused_limit) {
       std::string reason = "large GEMM (m×n×k = " + std::to_string(shape.m) + "×" +
                            std::to_string(shape.n) + "×" + std::to_string(shape.k);

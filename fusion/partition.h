@@ -47,7 +47,7 @@ struct PartitionOptions {
 };
 
 struct Partition {
-  std::vector<NodeRole> roles;       // by node id; kPartition for dead nodes too
+  std::vector<NodeRole> roles;            // by node id; kPartition for dead nodes too
   std::vector<FusionDecision> decisions;  // by node id: forbid(why) for kPartition, else allow
 
   NodeRole role(ir::NodeId node) const { return roles[static_cast<size_t>(node)]; }

@@ -27,7 +27,7 @@ struct Pattern {
   double score_us = 0.0;       // f(P) in microseconds; only patterns with score > 0 are planned
   int64_t bytes_saved = 0;     // V_saved of the score
   int64_t shared_memory_bytes = 0;  // shared memory per block the score assumed
-  std::string infeasible_reason;  // set when the cost model refused the pattern
+  std::string infeasible_reason;    // set when the cost model refused the pattern
   // Epilogue patterns only: the library and what its call applies after the product.
   std::optional<LibraryEpilogue> epilogue;
 };

@@ -348,15 +348,12 @@ Result<ComponentSolution> solve_subproblem(const Subproblem& subproblem,
 // A windowed component whose windowed plan scores below its greedy part takes its
 // greedy part; one stopped by the deadline keeps its solved windows and completes
 // the rest greedily (an incumbent, checked by solve_plan).
-Result<ComponentSolution> solve_component(const std::vector<int>& members,
-                                          const std::vector<Pattern>& candidates,
-                                          const NodeGraph& nodes,
-                                          const std::vector<int32_t>& candidates_of_node_begin,
-                                          const std::vector<int>& candidates_of_node,
-                                          const std::vector<const std::vector<int>*>& cuts,
-                                          const std::vector<char>& greedy, int window_variables,
-                                          RowScratch& scratch, Clock::time_point deadline,
-                                          std::vector<char>& chosen) {
+Result<ComponentSolution> solve_component(
+    const std::vector<int>& members, const std::vector<Pattern>& candidates, const NodeGraph& nodes,
+    const std::vector<int32_t>& candidates_of_node_begin,
+    const std::vector<int>& candidates_of_node, const std::vector<const std::vector<int>*>& cuts,
+    const std::vector<char>& greedy, int window_variables, RowScratch& scratch,
+    Clock::time_point deadline, std::vector<char>& chosen) {
   auto use_greedy = [&]() {
     for (int member : members)
       chosen[static_cast<size_t>(member)] = greedy[static_cast<size_t>(member)];
@@ -366,10 +363,9 @@ Result<ComponentSolution> solve_component(const std::vector<int>& members,
     whole.variables = members;
     for (const std::vector<int>* cut : cuts)
       whole.cuts.push_back(CutRow{*cut, static_cast<double>(cut->size()) - 1.0});
-    STITCH_ASSIGN_OR_RETURN(
-        ComponentSolution solution,
-        solve_subproblem(whole, candidates, candidates_of_node_begin, candidates_of_node, scratch,
-                         deadline, chosen));
+    STITCH_ASSIGN_OR_RETURN(ComponentSolution solution,
+                            solve_subproblem(whole, candidates, candidates_of_node_begin,
+                                             candidates_of_node, scratch, deadline, chosen));
     if (solution.outcome == ComponentOutcome::kGreedyAfterDeadline) use_greedy();
     return solution;
   }

@@ -83,7 +83,7 @@ struct SolverStatistics {
   int variables = 0;    // candidates with a positive score
   int constraints = 0;  // rows of the last round's programs, cycle cuts included
   int cycle_cuts = 0;
-  int windows = 0;      // programs of windowed components in the last round (0: none)
+  int windows = 0;  // programs of windowed components in the last round (0: none)
   double seconds = 0;
   std::string status;  // see the header comment
   double objective_us = 0;

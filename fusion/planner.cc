@@ -23,19 +23,26 @@ GroupCategory category_of(const ir::Graph& graph, const std::vector<ir::NodeId>&
 
 std::string_view pattern_source_name(PatternSource source) {
   switch (source) {
-    case PatternSource::kSubstitution: return "substitution";
-    case PatternSource::kExploratory: return "exploratory";
-    case PatternSource::kPacking: return "packing";
-    case PatternSource::kEpilogue: return "epilogue";
+    case PatternSource::kSubstitution:
+      return "substitution";
+    case PatternSource::kExploratory:
+      return "exploratory";
+    case PatternSource::kPacking:
+      return "packing";
+    case PatternSource::kEpilogue:
+      return "epilogue";
   }
   return "unknown";
 }
 
 std::string_view to_string(UnfusedKind kind) {
   switch (kind) {
-    case UnfusedKind::kLibraryCall: return "library call";
-    case UnfusedKind::kKernel: return "kernel";
-    case UnfusedKind::kNoKernel: return "no kernel";
+    case UnfusedKind::kLibraryCall:
+      return "library call";
+    case UnfusedKind::kKernel:
+      return "kernel";
+    case UnfusedKind::kNoKernel:
+      return "no kernel";
   }
   return "unknown";
 }
@@ -44,9 +51,8 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
                                   const PlannerOptions& options) {
   PlannerResult result;
   Partition partition = partition_graph(graph, options.partition);
-  std::vector<Pattern> candidates =
-      generate_candidates(graph, partition, profile, options.score, options.candidates,
-                          result.candidate_statistics);
+  std::vector<Pattern> candidates = generate_candidates(
+      graph, partition, profile, options.score, options.candidates, result.candidate_statistics);
   STITCH_ASSIGN_OR_RETURN(FusionPlan plan, solve_plan(graph, candidates, options.plan));
   STITCH_RETURN_IF_ERROR(verify_plan(graph, plan));
   result.solver_statistics = plan.statistics;

@@ -19,7 +19,7 @@ namespace stitch::fusion {
 struct NodeGraph {
   std::vector<int32_t> successor_begin;  // by node id, size capacity + 1
   std::vector<ir::NodeId> successors;
-  std::vector<int32_t> position;   // topological position by node id, -1 for dead nodes
+  std::vector<int32_t> position;  // topological position by node id, -1 for dead nodes
   std::vector<ir::NodeId> order;  // live nodes in topological order
 
   int32_t capacity() const { return static_cast<int32_t>(position.size()); }

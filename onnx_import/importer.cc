@@ -296,7 +296,8 @@ class Importer {
                      " is not a tensor; stitchopt compiles models whose graph inputs "
                      "are tensors: re-export the model with tensor inputs");
       }
-      for (const onnx::TensorShapeProto::Dimension& dim : input.type().tensor_type().shape().dim()) {
+      for (const onnx::TensorShapeProto::Dimension& dim :
+           input.type().tensor_type().shape().dim()) {
         if (dim.has_dim_value() && dim.dim_value() < 0) {
           return error(what + " declares the dim " + std::to_string(dim.dim_value()) +
                        ", which is negative; fix its shape (a dynamic dim is a name or left "
@@ -377,8 +378,8 @@ class Importer {
                      std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
       }
       if (domain.empty()) {
-        STITCH_RETURN_IF_ERROR(check_node_schema(node, default_opset, node_label(node))
-                                   .with_prefix(path_ + ": "));
+        STITCH_RETURN_IF_ERROR(
+            check_node_schema(node, default_opset, node_label(node)).with_prefix(path_ + ": "));
       }
       if (domain == "stitchopt" && !options_.allow_stitchopt_domain) {
         return error(node_label(node) +
@@ -641,8 +642,9 @@ Result<ir::Model> parse_and_import(google::protobuf::io::ZeroCopyInputStream& st
     return parse_error(path);
   }
   if (coded.CurrentPosition() == 0) {
-    return Status::invalid_input(path + ": the file is empty, not an ONNX model; check the path "
-                                        "or re-export the model");
+    return Status::invalid_input(path +
+                                 ": the file is empty, not an ONNX model; check the path "
+                                 "or re-export the model");
   }
   if (!proto.has_graph()) {
     if (!proto.has_ir_version()) return parse_error(path);

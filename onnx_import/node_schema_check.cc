@@ -18,10 +18,10 @@ constexpr int64_t kNewestSchemaOpset = 17;  // Debian's ONNX 1.12
 
 // Operators of opsets 18 to 21 that ONNX 1.12 has no schema for, by first opset.
 const std::map<std::string_view, int64_t> kOperatorsAfterOpset17 = {
-    {"AffineGrid", 20},   {"BitwiseAnd", 18},     {"BitwiseNot", 18},    {"BitwiseOr", 18},
-    {"BitwiseXor", 18},   {"CenterCropPad", 18},  {"Col2Im", 18},        {"DeformConv", 19},
-    {"Gelu", 20},         {"GroupNormalization", 18}, {"ImageDecoder", 20}, {"Mish", 18},
-    {"RegexFullMatch", 20}, {"StringConcat", 20}, {"StringSplit", 20},
+    {"AffineGrid", 20},     {"BitwiseAnd", 18},         {"BitwiseNot", 18},   {"BitwiseOr", 18},
+    {"BitwiseXor", 18},     {"CenterCropPad", 18},      {"Col2Im", 18},       {"DeformConv", 19},
+    {"Gelu", 20},           {"GroupNormalization", 18}, {"ImageDecoder", 20}, {"Mish", 18},
+    {"RegexFullMatch", 20}, {"StringConcat", 20},       {"StringSplit", 20},
 };
 
 // Int attributes that name a data type, with the types ONNX 1.17's type constraints
@@ -99,21 +99,36 @@ Status check_dtype_attributes(const onnx::NodeProto& node, const std::string& la
 
 const char* type_name(onnx::AttributeProto::AttributeType type) {
   switch (type) {
-    case onnx::AttributeProto::FLOAT: return "a float";
-    case onnx::AttributeProto::INT: return "an int";
-    case onnx::AttributeProto::STRING: return "a string";
-    case onnx::AttributeProto::TENSOR: return "a tensor";
-    case onnx::AttributeProto::GRAPH: return "a graph";
-    case onnx::AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
-    case onnx::AttributeProto::TYPE_PROTO: return "a type";
-    case onnx::AttributeProto::FLOATS: return "a list of floats";
-    case onnx::AttributeProto::INTS: return "a list of ints";
-    case onnx::AttributeProto::STRINGS: return "a list of strings";
-    case onnx::AttributeProto::TENSORS: return "a list of tensors";
-    case onnx::AttributeProto::GRAPHS: return "a list of graphs";
-    case onnx::AttributeProto::SPARSE_TENSORS: return "a list of sparse tensors";
-    case onnx::AttributeProto::TYPE_PROTOS: return "a list of types";
-    default: return "of no type";
+    case onnx::AttributeProto::FLOAT:
+      return "a float";
+    case onnx::AttributeProto::INT:
+      return "an int";
+    case onnx::AttributeProto::STRING:
+      return "a string";
+    case onnx::AttributeProto::TENSOR:
+      return "a tensor";
+    case onnx::AttributeProto::GRAPH:
+      return "a graph";
+    case onnx::AttributeProto::SPARSE_TENSOR:
+      return "a sparse tensor";
+    case onnx::AttributeProto::TYPE_PROTO:
+      return "a type";
+    case onnx::AttributeProto::FLOATS:
+      return "a list of floats";
+    case onnx::AttributeProto::INTS:
+      return "a list of ints";
+    case onnx::AttributeProto::STRINGS:
+      return "a list of strings";
+    case onnx::AttributeProto::TENSORS:
+      return "a list of tensors";
+    case onnx::AttributeProto::GRAPHS:
+      return "a list of graphs";
+    case onnx::AttributeProto::SPARSE_TENSORS:
+      return "a list of sparse tensors";
+    case onnx::AttributeProto::TYPE_PROTOS:
+      return "a list of types";
+    default:
+      return "of no type";
   }
 }
 
@@ -136,7 +151,8 @@ Status check_node_schema(const onnx::NodeProto& node, int64_t opset, const std::
         if (candidate.domain().empty()) known.push_back(candidate.Name());
       }
       for (const auto& [name, since] : kOperatorsAfterOpset17) known.emplace_back(name);
-      std::optional<std::string> near = ir::closest_match(op, known, std::max<size_t>(2, op.size() / 3));
+      std::optional<std::string> near =
+          ir::closest_match(op, known, std::max<size_t>(2, op.size() / 3));
       return Status::invalid_input(
           label + " is not an operator of the default ONNX domain" +
           (near ? " (did you mean " + *near + "?)" : std::string()) +
@@ -177,8 +193,9 @@ Status check_node_schema(const onnx::NodeProto& node, int64_t opset, const std::
     for (const auto& entry : attributes) {
       const onnx::OpSchema::Attribute& expected = entry.second;
       if (!expected.required) continue;
-      bool present = std::any_of(node.attribute().begin(), node.attribute().end(),
-                                 [&](const onnx::AttributeProto& a) { return a.name() == entry.first; });
+      bool present =
+          std::any_of(node.attribute().begin(), node.attribute().end(),
+                      [&](const onnx::AttributeProto& a) { return a.name() == entry.first; });
       if (!present) {
         return Status::invalid_input(label + " lacks the required attribute \"" + entry.first +
                                      "\" (" + type_name(expected.type) + "); re-export the model");

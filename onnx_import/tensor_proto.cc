@@ -184,7 +184,8 @@ Result<ir::Tensor> read_external(const onnx::TensorProto& proto, ir::Tensor tens
   // output model. Only regular files: a FIFO or a device would block or never end.
   std::filesystem::path base = std::filesystem::canonical(
       context.base_directory.empty() ? "." : context.base_directory, error);
-  std::filesystem::path real = error ? std::filesystem::path() : std::filesystem::canonical(file, error);
+  std::filesystem::path real =
+      error ? std::filesystem::path() : std::filesystem::canonical(file, error);
   auto [base_end, real_at] = std::mismatch(base.begin(), base.end(), real.begin(), real.end());
   if (error || base_end != base.end() || real_at == real.end()) {
     return Status::invalid_input(what + " is stored in external file \"" + info.location +

@@ -70,8 +70,8 @@ class Backend {
   // CUDA Graphs: captures `enqueue` once, replays it `warmup` times, then returns the
   // milliseconds of each of `iterations` timed replays. An error where graphs do not
   // exist (the host backend).
-  virtual Result<std::vector<double>> time_graph(const std::function<Status()>& enqueue,
-                                                 int warmup, int iterations) = 0;
+  virtual Result<std::vector<double>> time_graph(const std::function<Status()>& enqueue, int warmup,
+                                                 int iterations) = 0;
 };
 
 }  // namespace stitch::runtime

@@ -21,7 +21,8 @@ std::vector<fs::path> candidates() {
     paths.push_back(executable.parent_path() / kLibraryName);
     paths.push_back(executable.parent_path().parent_path() / "lib" / kLibraryName);
   }
-  if (const char* override_path = std::getenv("STITCH_RUNTIME_CUDA")) paths.emplace_back(override_path);
+  if (const char* override_path = std::getenv("STITCH_RUNTIME_CUDA"))
+    paths.emplace_back(override_path);
   return paths;
 }
 
@@ -49,10 +50,10 @@ Result<const CudaRuntimeApi*> load_once() {
     }
     return api();
   }
-  return Status::unavailable(std::string(kLibraryName) +
-                             " was not found (looked at " + tried +
-                             "): it is built only where the CUDA toolkit and cuDNN were found at build "
-                             "time (and not with -DSTITCH_RUNTIME_CUDA=OFF)");
+  return Status::unavailable(
+      std::string(kLibraryName) + " was not found (looked at " + tried +
+      "): it is built only where the CUDA toolkit and cuDNN were found at build "
+      "time (and not with -DSTITCH_RUNTIME_CUDA=OFF)");
 }
 
 }  // namespace

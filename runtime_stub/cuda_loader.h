@@ -28,10 +28,10 @@ struct CudaBackendOptions {
 
 struct CalibrationOptions {
   int device = 0;
-  int64_t min_bytes = 1 << 10;      // bytes read plus written by the smallest copy
+  int64_t min_bytes = 1 << 10;  // bytes read plus written by the smallest copy
   int64_t max_bytes = int64_t{1} << 30;
-  int points_per_decade = 4;        // sizes spaced evenly on a log scale
-  int repetitions = 20;             // timed runs per size; the median is kept
+  int points_per_decade = 4;  // sizes spaced evenly on a log scale
+  int repetitions = 20;       // timed runs per size; the median is kept
   bool verbose = false;
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace stitch::runtime {
 namespace {
 
@@ -133,8 +132,8 @@ Result<std::unique_ptr<Executor>> Executor::create(const Program& program, Backe
     void* address = at(executor->weights_, weight_offsets[i]);
     executor->value_address_[static_cast<size_t>(weights[i])] = address;
     const ir::Tensor& data = *graph.value(weights[i]).constant;
-    STITCH_RETURN_IF_ERROR(backend.upload(address, data.bytes.data(),
-                                          static_cast<int64_t>(data.bytes.size())));
+    STITCH_RETURN_IF_ERROR(
+        backend.upload(address, data.bytes.data(), static_cast<int64_t>(data.bytes.size())));
   }
   for (size_t i = 0; i < program.inputs.size(); ++i) {
     executor->value_address_[static_cast<size_t>(program.inputs[i].value)] =
@@ -211,7 +210,8 @@ Status Executor::run_on_host(const Step& step) {
       continue;
     }
     downloaded[i] = empty_tensor(input);
-    STITCH_RETURN_IF_ERROR(backend_.download(downloaded[i].bytes.data(), address(input.value), input.bytes));
+    STITCH_RETURN_IF_ERROR(
+        backend_.download(downloaded[i].bytes.data(), address(input.value), input.bytes));
     inputs.push_back(&downloaded[i]);
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, evaluate_step(step, inputs));
@@ -223,7 +223,8 @@ Status Executor::run_on_host(const Step& step) {
                               ir::to_string(outputs[i].type()) + " for \"" + output.name + "\", " +
                               ir::to_string(output.type) + " expected");
     }
-    STITCH_RETURN_IF_ERROR(backend_.upload(address(output.value), outputs[i].bytes.data(), output.bytes));
+    STITCH_RETURN_IF_ERROR(
+        backend_.upload(address(output.value), outputs[i].bytes.data(), output.bytes));
   }
   return Status::ok();
 }
@@ -265,7 +266,8 @@ Result<std::map<std::string, ir::Tensor>> Executor::outputs() {
     }
     if (source == nullptr) {  // an output that is a constant of the model
       const ir::Value& value = program_.model.graph.value(output.value);
-      STITCH_CHECK(value.constant != nullptr) << "graph output \"" << output.name << "\" has no buffer";
+      STITCH_CHECK(value.constant != nullptr)
+          << "graph output \"" << output.name << "\" has no buffer";
       tensor.bytes = value.constant->bytes;
     } else {
       STITCH_RETURN_IF_ERROR(backend_.download(tensor.bytes.data(), source, output.bytes));

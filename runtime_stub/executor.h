@@ -29,13 +29,13 @@
 namespace stitch::runtime {
 
 struct MemoryReport {
-  int64_t weight_bytes = 0;      // constants, uploaded once
-  int64_t input_bytes = 0;       // graph inputs
-  int64_t arena_bytes = 0;       // planned intermediates and outputs
-  int64_t naive_arena_bytes = 0; // the same tensors with one buffer each
-  int64_t lower_bound_bytes = 0; // most bytes live at one step
-  int64_t workspace_bytes = 0;   // largest kernel workspace
-  int64_t scratch_bytes = 0;     // largest library scratch
+  int64_t weight_bytes = 0;       // constants, uploaded once
+  int64_t input_bytes = 0;        // graph inputs
+  int64_t arena_bytes = 0;        // planned intermediates and outputs
+  int64_t naive_arena_bytes = 0;  // the same tensors with one buffer each
+  int64_t lower_bound_bytes = 0;  // most bytes live at one step
+  int64_t workspace_bytes = 0;    // largest kernel workspace
+  int64_t scratch_bytes = 0;      // largest library scratch
   int64_t peak_bytes() const {
     return weight_bytes + input_bytes + arena_bytes + workspace_bytes + scratch_bytes;
   }

@@ -47,7 +47,8 @@ class HostBackend : public Backend {
   }
 
   std::string device_name() const override {
-    return options_.emulate ? "CPU: emulated kernels (no GPU)" : "CPU: reference interpreter (no GPU)";
+    return options_.emulate ? "CPU: emulated kernels (no GPU)"
+                            : "CPU: reference interpreter (no GPU)";
   }
   bool is_gpu() const override { return false; }
 
@@ -55,7 +56,8 @@ class HostBackend : public Backend {
     if (bytes == 0) return static_cast<void*>(nullptr);
     void* pointer = std::aligned_alloc(256, static_cast<size_t>((bytes + 255) / 256 * 256));
     if (pointer == nullptr) {
-      return Status::invalid_input("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+      return Status::invalid_input("cannot allocate " + std::to_string(bytes) +
+                                   " bytes of host memory");
     }
     return pointer;
   }
@@ -74,8 +76,9 @@ class HostBackend : public Backend {
 
   Result<Placement> prepare(const Program& program, const Step& step) override {
     if (!options_.emulate || step.kind != StepKind::kKernel) {
-      return Placement{false, step.kind == StepKind::kKernel ? "reference interpreter (no GPU)"
-                                                             : "reference interpreter (library op, no GPU)"};
+      return Placement{false, step.kind == StepKind::kKernel
+                                  ? "reference interpreter (no GPU)"
+                                  : "reference interpreter (library op, no GPU)"};
     }
     if (library_ == nullptr) STITCH_RETURN_IF_ERROR(build_library(program));
     std::string launcher = step.kernel + "_launch";
@@ -110,7 +113,8 @@ class HostBackend : public Backend {
   Result<double> time(const std::function<Status()>& enqueue) override {
     auto start = std::chrono::steady_clock::now();
     STITCH_RETURN_IF_ERROR(enqueue());
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
   }
   Result<std::vector<double>> time_graph(const std::function<Status()>&, int, int) override {
     return Status::unavailable("CUDA Graphs need a GPU");
@@ -126,7 +130,8 @@ class HostBackend : public Backend {
     std::error_code error;
     fs::create_directories(recipe.build_dir, error);
     if (error) {
-      return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " + error.message());
+      return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
+                                   error.message());
     }
     fs::path header = recipe.build_dir / "stitch_emu.h";
     fs::path source = recipe.build_dir / "stitch_emu.cc";
@@ -139,9 +144,14 @@ class HostBackend : public Backend {
       return Status::invalid_input("the C++ compiler " + cxx +
                                    " for --emulate was not found; set CXX to one");
     }
-    recipe.compile_flags = {"-std=c++20", "-O2", "-fPIC", "-DSTITCH_EMULATION",
-                            "-I" + recipe.build_dir.string(), "-I" + kernels.string(),
-                            "-x", "c++"};
+    recipe.compile_flags = {"-std=c++20",
+                            "-O2",
+                            "-fPIC",
+                            "-DSTITCH_EMULATION",
+                            "-I" + recipe.build_dir.string(),
+                            "-I" + kernels.string(),
+                            "-x",
+                            "c++"};
     recipe.link_flags = {"-shared", "-pthread"};
     recipe.extra_sources = {source};
     recipe.headers = {header, kernels / "stitch_prelude.cuh"};

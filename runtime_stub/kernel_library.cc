@@ -126,7 +126,8 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
 
 }  // namespace
 
-Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe) {
+Result<std::string> build_kernel_library(const Program& program,
+                                         const KernelLibraryRecipe& recipe) {
   if (program.kernels_dir.empty()) {
     return Status::invalid_input(program.out_dir +
                                  ": has no kernels/ directory (compiled with --no-codegen?): "
@@ -135,7 +136,8 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
   std::error_code error;
   fs::create_directories(recipe.build_dir, error);
   if (error) {
-    return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " + error.message());
+    return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
+                                 error.message());
   }
   // The headers every object may include and the compiler binary itself are part of
   // every object's stamp.
@@ -152,7 +154,8 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
 
   std::set<fs::path> kernel_sources;
   for (const Step& step : program.steps) {
-    if (step.kind == StepKind::kKernel) kernel_sources.insert(fs::path(program.kernels_dir) / step.kernel_file);
+    if (step.kind == StepKind::kKernel)
+      kernel_sources.insert(fs::path(program.kernels_dir) / step.kernel_file);
   }
   std::vector<fs::path> sources(recipe.extra_sources);
   sources.insert(sources.end(), kernel_sources.begin(), kernel_sources.end());
@@ -164,7 +167,8 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
     command.output = recipe.build_dir / (source.filename().string() + ".o");
     command.log = recipe.build_dir / (source.filename().string() + ".log");
     command.argv = {recipe.compiler};
-    command.argv.insert(command.argv.end(), recipe.compile_flags.begin(), recipe.compile_flags.end());
+    command.argv.insert(command.argv.end(), recipe.compile_flags.begin(),
+                        recipe.compile_flags.end());
     command.argv.insert(command.argv.end(), {"-c", source.string(), "-o", command.output.string()});
     uint64_t hash = fnv1a(shared_hash, support::command_line_text(command.argv));
     command.stamp = hex(fnv1a(hash, *text)) + "\n";
@@ -187,7 +191,8 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
   Status built = run_build(compiles, jobs, recipe.verbose);
   if (built.is_ok()) built = run_build({link}, 1, recipe.verbose);
   if (!built.is_ok()) {
-    return built.with_prefix("building " + link.output.string() + " from " + program.kernels_dir + ": ");
+    return built.with_prefix("building " + link.output.string() + " from " + program.kernels_dir +
+                             ": ");
   }
   return link.output.string();
 }

@@ -17,14 +17,14 @@
 namespace stitch::runtime {
 
 struct KernelLibraryRecipe {
-  std::string compiler;                       // absolute path (support::find_executable)
-  std::vector<std::string> compile_flags;     // then "-c SOURCE -o OBJECT"
-  std::vector<std::string> link_flags;        // then "-o LIBRARY OBJECTS..."
+  std::string compiler;                              // absolute path (support::find_executable)
+  std::vector<std::string> compile_flags;            // then "-c SOURCE -o OBJECT"
+  std::vector<std::string> link_flags;               // then "-o LIBRARY OBJECTS..."
   std::vector<std::filesystem::path> extra_sources;  // compiled and linked too
   std::vector<std::filesystem::path> headers;        // in every object's stamp
-  std::filesystem::path build_dir;            // objects, logs, stamps and the library
-  std::string library_name;                   // e.g. "libstitch_kernels.so"
-  bool verbose = false;                       // print every command run
+  std::filesystem::path build_dir;                   // objects, logs, stamps and the library
+  std::string library_name;                          // e.g. "libstitch_kernels.so"
+  bool verbose = false;                              // print every command run
 };
 
 // The sources of the program's kernel steps (each once, sorted) with

@@ -69,9 +69,10 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t align
     }
     plan.offsets[index] = offset;
     plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), index,
-                                   [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; }),
-                  index);
+    placed.insert(
+        std::upper_bound(placed.begin(), placed.end(), index,
+                         [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; }),
+        index);
   }
   return plan;
 }

@@ -26,10 +26,10 @@ struct BufferRequest {
 };
 
 struct MemoryPlan {
-  std::vector<int64_t> offsets;  // per request, a multiple of `alignment`
-  int64_t arena_bytes = 0;       // the arena the offsets fit in
-  int64_t naive_bytes = 0;       // one buffer per tensor: sum of aligned sizes
-  int64_t lower_bound_bytes = 0; // max over steps of the aligned bytes live at it
+  std::vector<int64_t> offsets;   // per request, a multiple of `alignment`
+  int64_t arena_bytes = 0;        // the arena the offsets fit in
+  int64_t naive_bytes = 0;        // one buffer per tensor: sum of aligned sizes
+  int64_t lower_bound_bytes = 0;  // max over steps of the aligned bytes live at it
 };
 
 // Precondition: alignment is a power of two; first_step <= last_step.

@@ -14,8 +14,8 @@
 #include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
 #include "ir/core/dtype.h"
-#include "ir/reference/interpreter.h"
 #include "ir/core/op_registry.h"
+#include "ir/reference/interpreter.h"
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
 #include "support/escape.h"
@@ -188,8 +188,7 @@ Status check_signature(const nlohmann::json& entry, const std::vector<StepTensor
       return Status::invalid_input(where + ": kernels.json's " + key + " " + std::to_string(i) +
                                    " is " + listed[i].at("dtype").get<std::string>() +
                                    listed[i].at("shape").dump() + ", the node's \"" + tensor.name +
-                                   "\" is " + ir::to_string(tensor.type) +
-                                   "; recompile the model");
+                                   "\" is " + ir::to_string(tensor.type) + "; recompile the model");
     }
   }
   return Status::ok();
@@ -199,10 +198,14 @@ Status check_signature(const nlohmann::json& entry, const std::vector<StepTensor
 
 std::string_view step_kind_name(StepKind kind) {
   switch (kind) {
-    case StepKind::kKernel: return "kernel";
-    case StepKind::kLibrary: return "library";
-    case StepKind::kView: return "view";
-    case StepKind::kHost: return "host";
+    case StepKind::kKernel:
+      return "kernel";
+    case StepKind::kLibrary:
+      return "library";
+    case StepKind::kView:
+      return "view";
+    case StepKind::kHost:
+      return "host";
   }
   return "?";
 }
@@ -244,8 +247,9 @@ std::string fused_step(const emit::FusedNodeAttributes& attributes,
   }
   if (!kernels.contains(attributes.kernel)) {
     step.kind = StepKind::kHost;
-    step.why = "no generated kernel (the emitter could not express the group; see the "
-               "report's warnings)";
+    step.why =
+        "no generated kernel (the emitter could not express the group; see the "
+        "report's warnings)";
     return "";
   }
   return attributes.kernel;
@@ -259,7 +263,8 @@ Result<Program> load_program(const std::string& out_dir) {
   fs::path model_path = fs::path(out_dir) / "model.fused.onnx";
   std::error_code error;
   if (!fs::is_regular_file(model_path, error)) {
-    return Status::invalid_input(out_dir + ": no model.fused.onnx; give the directory stitchopt "
+    return Status::invalid_input(out_dir +
+                                 ": no model.fused.onnx; give the directory stitchopt "
                                  "MODEL -o DIR wrote");
   }
   std::string model_bytes;
@@ -274,15 +279,15 @@ Result<Program> load_program(const std::string& out_dir) {
   STITCH_ASSIGN_OR_RETURN(program.model, onnx_import::import_model_bytes(
                                              model_bytes, model_path.string(), import_options));
   fs::path kernels_dir = fs::path(out_dir) / "kernels";
-  STITCH_ASSIGN_OR_RETURN(KernelsJson kernels_json,
-                          read_kernels_json(kernels_dir, support::sha256_hex(model_bytes),
-                                            model_path.string()));
+  STITCH_ASSIGN_OR_RETURN(
+      KernelsJson kernels_json,
+      read_kernels_json(kernels_dir, support::sha256_hex(model_bytes), model_path.string()));
   const bool expects_kernels =
       std::any_of(program.model.metadata_props.begin(), program.model.metadata_props.end(),
                   [](const auto& entry) { return entry.first == "stitchopt.kernels"; });
   if (expects_kernels && !kernels_json.present) {
-    return Status::invalid_input((kernels_dir / "kernels.json").string() +
-                                 " is missing, but " + model_path.string() +
+    return Status::invalid_input((kernels_dir / "kernels.json").string() + " is missing, but " +
+                                 model_path.string() +
                                  " was compiled with kernels; recompile the model");
   }
   const std::map<std::string, nlohmann::json>& kernels = kernels_json.kernels;

@@ -63,7 +63,7 @@ struct Step {
   ir::Model body;
   std::vector<std::string> body_inputs;   // body graph input name per `inputs` entry
   std::vector<std::string> body_outputs;  // body graph output name per `outputs` entry
-  std::string why;  // kHost: why the step does not run on the device
+  std::string why;                        // kHost: why the step does not run on the device
 };
 
 struct Program {

@@ -37,8 +37,9 @@ Process Process::start(const std::vector<std::string>& argv, const ProcessOption
   Process process;
   process.start_ = std::chrono::steady_clock::now();
   process.timeout_seconds_ = options.timeout_seconds;
-  process.deadline_ = process.start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                           std::chrono::duration<double>(options.timeout_seconds));
+  process.deadline_ =
+      process.start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(options.timeout_seconds));
   process.max_captured_bytes_ = options.max_captured_bytes;
   if (argv.empty()) {
     process.result_.start_error = "empty command line";
@@ -66,7 +67,8 @@ Process Process::start(const std::vector<std::string>& argv, const ProcessOption
   // The child starts with default signal handling whatever stitchopt installed.
   sigset_t defaults;
   sigemptyset(&defaults);
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGABRT}) sigaddset(&defaults, signal_number);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGABRT})
+    sigaddset(&defaults, signal_number);
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> args;
@@ -143,7 +145,8 @@ void Process::finish(int status) {
   }
   if (WIFEXITED(status)) result_.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result_.signal_number = WTERMSIG(status);
-  result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  result_.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   unregister_child_group(pid_);
   done_ = true;
 }
@@ -197,7 +200,8 @@ bool is_executable(const std::string& path) {
 
 }  // namespace
 
-std::string find_executable(const std::string& name, const std::vector<std::string>& extra_directories) {
+std::string find_executable(const std::string& name,
+                            const std::vector<std::string>& extra_directories) {
   if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
   std::vector<std::string> directories;
   if (const char* path = std::getenv("PATH")) {

@@ -28,9 +28,9 @@ struct ProcessResult {
   bool started = false;
   std::string start_error;  // why it could not start (when !started)
   bool timed_out = false;
-  int exit_code = -1;       // when it exited
-  int signal_number = 0;    // when a signal ended it (SIGKILL after a timeout)
-  std::string output;       // captured stdout + stderr (output_path empty)
+  int exit_code = -1;     // when it exited
+  int signal_number = 0;  // when a signal ended it (SIGKILL after a timeout)
+  std::string output;     // captured stdout + stderr (output_path empty)
   double seconds = 0;
 
   bool succeeded() const { return started && !timed_out && signal_number == 0 && exit_code == 0; }

@@ -107,7 +107,7 @@ struct Block {
   unsigned char* arena = nullptr;
   size_t arena_bytes = 0;  // requested by the kernel; 0 until the first request
 #if defined(STITCH_EMU_THREADS)
-  std::mutex barrier_mutex;                // __syncthreads
+  std::mutex barrier_mutex;                 // __syncthreads
   std::mutex warp_mutexes[kMaxBlockWarps];  // warp collectives, one per warp
 #endif
 };
@@ -171,14 +171,22 @@ EmuThread& current(const char* primitive) {
 
 const char* op_name(WarpOp op) {
   switch (op) {
-    case WarpOp::kSync: return "__syncwarp";
-    case WarpOp::kShflIdx: return "__shfl_sync";
-    case WarpOp::kShflUp: return "__shfl_up_sync";
-    case WarpOp::kShflDown: return "__shfl_down_sync";
-    case WarpOp::kShflXor: return "__shfl_xor_sync";
-    case WarpOp::kBallot: return "__ballot_sync";
-    case WarpOp::kAny: return "__any_sync";
-    case WarpOp::kAll: return "__all_sync";
+    case WarpOp::kSync:
+      return "__syncwarp";
+    case WarpOp::kShflIdx:
+      return "__shfl_sync";
+    case WarpOp::kShflUp:
+      return "__shfl_up_sync";
+    case WarpOp::kShflDown:
+      return "__shfl_down_sync";
+    case WarpOp::kShflXor:
+      return "__shfl_xor_sync";
+    case WarpOp::kBallot:
+      return "__ballot_sync";
+    case WarpOp::kAny:
+      return "__any_sync";
+    case WarpOp::kAll:
+      return "__all_sync";
   }
   return "?";
 }
@@ -187,8 +195,10 @@ std::string describe_wait(const EmuThread& t) {
   char buffer[160];
   const Wait wait = t.wait;
   switch (wait) {
-    case Wait::kNone: return "running";
-    case Wait::kDone: return "exited";
+    case Wait::kNone:
+      return "running";
+    case Wait::kDone:
+      return "exited";
     case Wait::kBlockBarrier:
     case Wait::kGrid: {
       const char* file = t.file;
@@ -199,8 +209,7 @@ std::string describe_wait(const EmuThread& t) {
     }
     case Wait::kWarp: {
       const unsigned int mask = t.mask;
-      std::snprintf(buffer, sizeof buffer, "waiting at %s with mask 0x%08x", op_name(t.op),
-                    mask);
+      std::snprintf(buffer, sizeof buffer, "waiting at %s with mask 0x%08x", op_name(t.op), mask);
       return buffer;
     }
   }
@@ -217,8 +226,7 @@ std::string describe_wait(const EmuThread& t) {
     message += "\n  block " + coords(b.threads[0].block_idx) + ":";
     unsigned int start = 0;
     for (unsigned int i = 1; i <= b.thread_count; ++i) {
-      if (i < b.thread_count &&
-          describe_wait(b.threads[i]) == describe_wait(b.threads[start])) {
+      if (i < b.thread_count && describe_wait(b.threads[i]) == describe_wait(b.threads[start])) {
         continue;
       }
       message += "\n    threads " + std::to_string(start) + "-" + std::to_string(i - 1) + ": " +
@@ -362,10 +370,18 @@ void complete_warp_collective(EmuThread* warp_threads, unsigned int required,
     if (!((required >> l) & 1u)) continue;
     EmuThread& t = warp_threads[l];
     switch (t.op) {
-      case WarpOp::kSync: t.out = 0; break;
-      case WarpOp::kBallot: t.out = votes; break;
-      case WarpOp::kAny: t.out = votes != 0; break;
-      case WarpOp::kAll: t.out = votes == required; break;
+      case WarpOp::kSync:
+        t.out = 0;
+        break;
+      case WarpOp::kBallot:
+        t.out = votes;
+        break;
+      case WarpOp::kAny:
+        t.out = votes != 0;
+        break;
+      case WarpOp::kAll:
+        t.out = votes == required;
+        break;
       default: {
         const unsigned int source = shuffle_source(t);
         t.out = ((required >> source) & 1u) ? warp_threads[source].in : t.in;
@@ -395,10 +411,9 @@ void finish_thread(EmuThread& t) {
 
 // Lays out the threads of `block_count` consecutive blocks starting at linear block
 // `first_block` into d (threads must hold block_count * block_threads entries).
-void init_domain(Domain& d, const char* kernel, bool cooperative,
-                 const std::function<void()>& body, dim3 grid, dim3 block,
-                 unsigned long long first_block, unsigned int block_count, EmuThread* threads,
-                 unsigned char* arenas) {
+void init_domain(Domain& d, const char* kernel, bool cooperative, const std::function<void()>& body,
+                 dim3 grid, dim3 block, unsigned long long first_block, unsigned int block_count,
+                 EmuThread* threads, unsigned char* arenas) {
   const unsigned int block_threads = block.x * block.y * block.z;
   d.kernel = kernel;
   d.cooperative = cooperative;
@@ -579,8 +594,7 @@ unsigned int env_unsigned(const char* name, unsigned int fallback) {
   char* end = nullptr;
   const unsigned long parsed = std::strtoul(value, &end, 10);
   if (*end != '\0' || parsed == 0) {
-    fail(std::string("environment variable ") + name + "=" + value +
-         " must be a positive integer");
+    fail(std::string("environment variable ") + name + "=" + value + " must be a positive integer");
   }
   return static_cast<unsigned int>(parsed);
 }
@@ -635,8 +649,8 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
   if (!((mask >> t.lane) & 1u)) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "0x%08x", mask);
-    fail(where(t) + ": thread " + coords(t.thread_idx) + " calls " + op_name(op) +
-         " with mask " + buffer + " that does not name its own lane " + std::to_string(t.lane));
+    fail(where(t) + ": thread " + coords(t.thread_idx) + " calls " + op_name(op) + " with mask " +
+         buffer + " that does not name its own lane " + std::to_string(t.lane));
   }
   Block& b = *t.block;
   const unsigned int warp = t.linear / 32;
@@ -665,8 +679,8 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
     if (other_mask != mask || other_op != op) {
       char buffer[64];
       std::snprintf(buffer, sizeof buffer, "0x%08x vs 0x%08x", other_mask, mask);
-      fail(where(t) + ": divergent warp collectives in warp " + std::to_string(warp) +
-           ": lane " + std::to_string(l) + " waits at " + op_name(other_op) + ", lane " +
+      fail(where(t) + ": divergent warp collectives in warp " + std::to_string(warp) + ": lane " +
+           std::to_string(l) + " waits at " + op_name(other_op) + ", lane " +
            std::to_string(t.lane) + " calls " + op_name(op) + " (masks " + buffer + ")");
     }
   }
@@ -698,9 +712,7 @@ unsigned char* shared_arena(size_t bytes) {
 #endif
 }
 
-int max_coresident_blocks() {
-  return static_cast<int>(env_unsigned("STITCH_EMU_MAX_BLOCKS", 4));
-}
+int max_coresident_blocks() { return static_cast<int>(env_unsigned("STITCH_EMU_MAX_BLOCKS", 4)); }
 
 cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 block,
                           size_t dynamic_shared_bytes, const std::function<void()>& body) {
@@ -710,14 +722,13 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
   }
   const unsigned long long block_threads =
       static_cast<unsigned long long>(block.x) * block.y * block.z;
-  if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 ||
-      grid.z == 0 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
-      block_threads > kMaxBlockThreads || grid.x > 0x7fffffffu || grid.y > 65535 ||
-      grid.z > 65535 || dynamic_shared_bytes > kMaxStaticSharedBytes) {
+  if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      block.x > 1024 || block.y > 1024 || block.z > 64 || block_threads > kMaxBlockThreads ||
+      grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535 ||
+      dynamic_shared_bytes > kMaxStaticSharedBytes) {
     return set_error(cudaErrorInvalidConfiguration);
   }
-  const unsigned long long block_count =
-      static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
+  const unsigned long long block_count = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   const unsigned int threads = static_cast<unsigned int>(block_threads);
   if (cooperative) {
     if (block_count > static_cast<unsigned long long>(max_coresident_blocks())) {
@@ -771,9 +782,12 @@ cudaError_t cudaPeekAtLastError() { return stitch_emu::t_last_error; }
 
 const char* cudaGetErrorString(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
     case cudaErrorCooperativeLaunchTooLarge:
       return "too many blocks in cooperative launch";
   }

@@ -115,14 +115,14 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
 
 template <class... Params, class... Args>
 cudaError_t launch(const char* name, void (*kernel)(Params...), bool cooperative, dim3 grid,
-                   dim3 block, size_t dynamic_shared_bytes, cudaStream_t,
-                   Args&&... args) {
+                   dim3 block, size_t dynamic_shared_bytes, cudaStream_t, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args), "kernel launched with the wrong arity");
   // Converted to the parameter types once, as a CUDA launch does; copied again into
   // every emulated thread by the call.
-  return launch_kernel(
-      name, cooperative, grid, block, dynamic_shared_bytes,
-      [kernel, ... params = static_cast<Params>(std::forward<Args>(args))]() { kernel(params...); });
+  return launch_kernel(name, cooperative, grid, block, dynamic_shared_bytes,
+                       [kernel, ... params = static_cast<Params>(std::forward<Args>(args))]() {
+                         kernel(params...);
+                       });
 }
 
 template <class T>
@@ -167,7 +167,7 @@ inline uint16_t float_to_half_bits(float value) {
   const uint32_t magnitude = x & 0x7fffffffu;
   if (magnitude >= 0x7f800000u) return magnitude == 0x7f800000u ? (sign | 0x7c00u) : 0x7fffu;
   if (magnitude > 0x477fefffu) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520
-  if (magnitude < 0x33000001u) return static_cast<uint16_t>(sign);           // <= 2^-25
+  if (magnitude < 0x33000001u) return static_cast<uint16_t>(sign);            // <= 2^-25
   uint32_t result;
   uint32_t remainder;
   if (magnitude >= 0x38800000u) {  // normal half
@@ -235,8 +235,8 @@ T __shfl_sync(unsigned int mask, T value, int src_lane, int width = warpSize) {
 }
 template <class T>
 T __shfl_up_sync(unsigned int mask, T value, unsigned int delta, int width = warpSize) {
-  return ::stitch_emu::shuffle(::stitch_emu::WarpOp::kShflUp, mask, value,
-                               static_cast<int>(delta), width);
+  return ::stitch_emu::shuffle(::stitch_emu::WarpOp::kShflUp, mask, value, static_cast<int>(delta),
+                               width);
 }
 template <class T>
 T __shfl_down_sync(unsigned int mask, T value, unsigned int delta, int width = warpSize) {
@@ -333,7 +333,7 @@ inline unsigned int __float_as_uint(float x) { return ::stitch_emu::float_bits(x
 inline float __uint_as_float(unsigned int x) { return ::stitch_emu::bits_float(x); }
 inline int __float_as_int(float x) { return static_cast<int>(::stitch_emu::float_bits(x)); }
 inline float __int_as_float(int x) { return ::stitch_emu::bits_float(static_cast<uint32_t>(x)); }
-#define STITCH_EMU_MIN_MAX(T)                        \
+#define STITCH_EMU_MIN_MAX(T)                      \
   inline T min(T a, T b) { return b < a ? b : a; } \
   inline T max(T a, T b) { return a < b ? b : a; }
 STITCH_EMU_MIN_MAX(int)
@@ -353,21 +353,21 @@ inline double max(double a, double b) { return std::fmax(a, b); }
 // STITCH_EMU_FLOAT16(T, name) defines struct T over stitch_emu::float_to_<name>_bits and
 // <name>_bits_to_float, and CUDA's __float2<name>[_rn], __<name>2float,
 // __<name>_as_ushort and __ushort_as_<name>.
-#define STITCH_EMU_FLOAT16(T, name)                                                   \
-  struct T {                                                                          \
-    uint16_t __x;                                                                     \
-    T() = default;                                                                    \
-    T(float value) : __x(::stitch_emu::float_to_##name##_bits(value)) {}              \
-    operator float() const { return ::stitch_emu::name##_bits_to_float(__x); }        \
-  };                                                                                  \
-  inline T __float2##name##_rn(float value) { return T(value); }                      \
-  inline T __float2##name(float value) { return T(value); }                           \
-  inline float __##name##2float(T value) { return static_cast<float>(value); }        \
-  inline unsigned short __##name##_as_ushort(T value) { return value.__x; }           \
-  inline T __ushort_as_##name(unsigned short bits) {                                  \
-    T value;                                                                          \
-    value.__x = bits;                                                                 \
-    return value;                                                                     \
+#define STITCH_EMU_FLOAT16(T, name)                                            \
+  struct T {                                                                   \
+    uint16_t __x;                                                              \
+    T() = default;                                                             \
+    T(float value) : __x(::stitch_emu::float_to_##name##_bits(value)) {}       \
+    operator float() const { return ::stitch_emu::name##_bits_to_float(__x); } \
+  };                                                                           \
+  inline T __float2##name##_rn(float value) { return T(value); }               \
+  inline T __float2##name(float value) { return T(value); }                    \
+  inline float __##name##2float(T value) { return static_cast<float>(value); } \
+  inline unsigned short __##name##_as_ushort(T value) { return value.__x; }    \
+  inline T __ushort_as_##name(unsigned short bits) {                           \
+    T value;                                                                   \
+    value.__x = bits;                                                          \
+    return value;                                                              \
   }
 STITCH_EMU_FLOAT16(__half, half)
 STITCH_EMU_FLOAT16(__nv_bfloat16, bfloat16)
@@ -376,16 +376,16 @@ STITCH_EMU_FLOAT16(__nv_bfloat16, bfloat16)
 // The kernel contract's portable primitives (stitch_prelude.cuh has the CUDA side).
 #define STITCH_KERNEL extern "C"
 #define STITCH_DEVICE inline
-#define STITCH_SHARED_ARENA(name, bytes)                                              \
-  static_assert((bytes) <= ::stitch_emu::kMaxStaticSharedBytes,                        \
-                "shared arena above CUDA's 48 KiB static __shared__ limit");           \
+#define STITCH_SHARED_ARENA(name, bytes)                                     \
+  static_assert((bytes) <= ::stitch_emu::kMaxStaticSharedBytes,              \
+                "shared arena above CUDA's 48 KiB static __shared__ limit"); \
   unsigned char* name = ::stitch_emu::shared_arena(bytes)
-#define STITCH_LAUNCH(kernel, grid, block, shared_dynamic_bytes, stream, ...)          \
-  ::stitch_emu::launch(#kernel, kernel, false, grid, block, shared_dynamic_bytes, stream \
-                       __VA_OPT__(, ) __VA_ARGS__)
+#define STITCH_LAUNCH(kernel, grid, block, shared_dynamic_bytes, stream, ...)     \
+  ::stitch_emu::launch(#kernel, kernel, false, grid, block, shared_dynamic_bytes, \
+                       stream __VA_OPT__(, ) __VA_ARGS__)
 #define STITCH_LAUNCH_COOPERATIVE(kernel, grid, block, shared_dynamic_bytes, stream, ...) \
-  ::stitch_emu::launch(#kernel, kernel, true, grid, block, shared_dynamic_bytes, stream     \
-                       __VA_OPT__(, ) __VA_ARGS__)
+  ::stitch_emu::launch(#kernel, kernel, true, grid, block, shared_dynamic_bytes,          \
+                       stream __VA_OPT__(, ) __VA_ARGS__)
 
 inline void stitch_grid_sync_at(unsigned int* counter, const char* file, int line) {
   ::stitch_emu::grid_sync(counter, file, line);

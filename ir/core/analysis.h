@@ -47,8 +47,7 @@ class DominatorTree {
   // every node with an output in `exits` (values read outside the subset, graph
   // outputs) and every node without a user in the subset. Example: a fused group's
   // nodes with its boundary outputs as exits (emit/schedule.cc's shared-memory reuse).
-  static Result<DominatorTree> post_dominators(const Graph& graph,
-                                               const std::vector<NodeId>& nodes,
+  static Result<DominatorTree> post_dominators(const Graph& graph, const std::vector<NodeId>& nodes,
                                                const std::set<ValueId>& exits);
   // Immediate dominator of `node`, kNoId when it is the virtual root (or the node
   // is dead).

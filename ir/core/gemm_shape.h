@@ -25,11 +25,11 @@ struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
-  bool transpose_left = false;             // Gemm's transA: A is stored [k][m]
-  bool transpose_right = false;            // Gemm's transB: B is stored [n][k]
-  std::vector<int64_t> batch_dims;         // the output's, broadcast from both operands
-  std::vector<int64_t> left_batch_dims;    // A's own (its dims before the last two)
-  std::vector<int64_t> right_batch_dims;   // B's own
+  bool transpose_left = false;            // Gemm's transA: A is stored [k][m]
+  bool transpose_right = false;           // Gemm's transB: B is stored [n][k]
+  std::vector<int64_t> batch_dims;        // the output's, broadcast from both operands
+  std::vector<int64_t> left_batch_dims;   // A's own (its dims before the last two)
+  std::vector<int64_t> right_batch_dims;  // B's own
 
   int64_t flops() const { return 2 * m * n * k * batch; }  // a multiply-add is 2
 };

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "support/escape.h"
 #include "ir/core/status.h"
+#include "support/escape.h"
 
 namespace stitch::ir {
 
@@ -148,8 +148,8 @@ NodeId Graph::add_node(std::string op_type, std::vector<ValueId> inputs,
   for (size_t slot = 0; slot < node.outputs.size(); ++slot) {
     ValueId output = node.outputs[slot];
     if (output == kNoId) continue;
-    STITCH_CHECK(value(output).producer == kNoId) << "value " << value(output).name
-                                                  << " already has a producer";
+    STITCH_CHECK(value(output).producer == kNoId)
+        << "value " << value(output).name << " already has a producer";
     value(output).producer = id;
     value(output).producer_output = static_cast<int32_t>(slot);
   }

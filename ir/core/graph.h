@@ -44,9 +44,9 @@ struct Value {
   ValueId id = kNoId;
   std::string name;
   TensorType type;
-  NodeId producer = kNoId;     // kNoId for graph inputs and initializers
-  int32_t producer_output = 0;  // output slot of the producer
-  std::vector<Use> users;       // in the order they were added
+  NodeId producer = kNoId;                 // kNoId for graph inputs and initializers
+  int32_t producer_output = 0;             // output slot of the producer
+  std::vector<Use> users;                  // in the order they were added
   std::shared_ptr<const Tensor> constant;  // initializer data, else null
   bool is_graph_input = false;
   bool is_graph_output = false;
@@ -59,13 +59,13 @@ struct Value {
 
 struct Node {
   NodeId id = kNoId;
-  std::string name;      // the ONNX node name ("" when the model had none)
+  std::string name;  // the ONNX node name ("" when the model had none)
   std::string op_type;
-  std::string domain;    // "" is the default ONNX domain (add_node maps "ai.onnx" to "")
-  int64_t opset = 0;     // version of `domain` the model imports; 0 when unset
-  std::vector<Attribute> attributes;  // in model order
-  std::vector<ValueId> inputs;   // kNoId for an omitted optional input
-  std::vector<ValueId> outputs;  // kNoId for an omitted optional output
+  std::string domain;  // "" is the default ONNX domain (add_node maps "ai.onnx" to "")
+  int64_t opset = 0;   // version of `domain` the model imports; 0 when unset
+  std::vector<Attribute> attributes;     // in model order
+  std::vector<ValueId> inputs;           // kNoId for an omitted optional input
+  std::vector<ValueId> outputs;          // kNoId for an omitted optional output
   std::vector<ValueId> implicit_inputs;  // outer values read by subgraph attributes
   std::string doc_string;
   // Names of the original ONNX nodes this node stands for (provenance).

@@ -21,24 +21,36 @@ namespace stitch::ir {
 
 std::string_view op_kind_name(OpKind kind) {
   switch (kind) {
-    case OpKind::kElementwise: return "elementwise";
-    case OpKind::kBroadcast: return "broadcast";
-    case OpKind::kInjective: return "injective";
-    case OpKind::kView: return "view";
-    case OpKind::kReduction: return "reduction";
-    case OpKind::kGemm: return "gemm";
-    case OpKind::kConv: return "conv";
-    case OpKind::kOpaque: return "opaque";
+    case OpKind::kElementwise:
+      return "elementwise";
+    case OpKind::kBroadcast:
+      return "broadcast";
+    case OpKind::kInjective:
+      return "injective";
+    case OpKind::kView:
+      return "view";
+    case OpKind::kReduction:
+      return "reduction";
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kConv:
+      return "conv";
+    case OpKind::kOpaque:
+      return "opaque";
   }
   return "opaque";
 }
 
 std::string_view reduction_kind_name(ReductionKind kind) {
   switch (kind) {
-    case ReductionKind::kNone: return "none";
-    case ReductionKind::kRow: return "row";
-    case ReductionKind::kColumn: return "column";
-    case ReductionKind::kAll: return "all";
+    case ReductionKind::kNone:
+      return "none";
+    case ReductionKind::kRow:
+      return "row";
+    case ReductionKind::kColumn:
+      return "column";
+    case ReductionKind::kAll:
+      return "all";
   }
   return "none";
 }
@@ -95,8 +107,8 @@ Status check_arity(const Arity& arity, const ShapeInferenceContext& ctx) {
   }
   auto outputs = static_cast<int>(node.outputs.size());
   if (outputs < arity.min_outputs || (arity.max_outputs >= 0 && outputs > arity.max_outputs)) {
-    return ctx.error("has " + std::to_string(outputs) + " outputs but " + node.op_type +
-                     " has " + count_range(arity.min_outputs, arity.max_outputs, "outputs") +
+    return ctx.error("has " + std::to_string(outputs) + " outputs but " + node.op_type + " has " +
+                     count_range(arity.min_outputs, arity.max_outputs, "outputs") +
                      "; fix the node's outputs");
   }
   return Status::ok();
@@ -274,7 +286,8 @@ std::optional<std::vector<int64_t>> input_ints(const Context& ctx, size_t index)
     // Big integer tensors (index tables) are not shape-like: leave them alone.
     if ((dtype_is_integer(tensor.dtype) || tensor.dtype == DType::kBool) &&
         !tensor.external.has_value() && tensor.num_elements() <= kMaxConstantElements &&
-        static_cast<int64_t>(tensor.bytes.size()) == tensor.num_elements() * dtype_size(tensor.dtype)) {
+        static_cast<int64_t>(tensor.bytes.size()) ==
+            tensor.num_elements() * dtype_size(tensor.dtype)) {
       return tensor.to_int64_vector();
     }
   }
@@ -301,34 +314,50 @@ namespace {
 
 bool in_class(DType dtype, TypeClass type_class) {
   switch (type_class) {
-    case TypeClass::kAny: return true;
-    case TypeClass::kFloat: return dtype_is_float(dtype);
-    case TypeClass::kNumeric: return dtype_is_float(dtype) || dtype_is_integer(dtype);
-    case TypeClass::kSignedNumeric: return dtype_is_signed(dtype);
-    case TypeClass::kBool: return dtype == DType::kBool;
-    case TypeClass::kInteger: return dtype_is_integer(dtype);
+    case TypeClass::kAny:
+      return true;
+    case TypeClass::kFloat:
+      return dtype_is_float(dtype);
+    case TypeClass::kNumeric:
+      return dtype_is_float(dtype) || dtype_is_integer(dtype);
+    case TypeClass::kSignedNumeric:
+      return dtype_is_signed(dtype);
+    case TypeClass::kBool:
+      return dtype == DType::kBool;
+    case TypeClass::kInteger:
+      return dtype_is_integer(dtype);
   }
   return true;
 }
 
 std::string_view class_description(TypeClass type_class) {
   switch (type_class) {
-    case TypeClass::kAny: return "any type";
-    case TypeClass::kFloat: return "a floating-point type (f16, bf16, f32, f64)";
-    case TypeClass::kNumeric: return "a numeric type";
-    case TypeClass::kSignedNumeric: return "a signed numeric type";
-    case TypeClass::kBool: return "bool";
-    case TypeClass::kInteger: return "an integer type (i32 or i64)";
+    case TypeClass::kAny:
+      return "any type";
+    case TypeClass::kFloat:
+      return "a floating-point type (f16, bf16, f32, f64)";
+    case TypeClass::kNumeric:
+      return "a numeric type";
+    case TypeClass::kSignedNumeric:
+      return "a signed numeric type";
+    case TypeClass::kBool:
+      return "bool";
+    case TypeClass::kInteger:
+      return "an integer type (i32 or i64)";
   }
   return "any type";
 }
 
 std::string_view class_fix(TypeClass type_class) {
   switch (type_class) {
-    case TypeClass::kFloat: return "insert a Cast to a float type";
-    case TypeClass::kBool: return "insert a Cast to bool or a comparison";
-    case TypeClass::kInteger: return "insert a Cast to int64";
-    default: return "insert a Cast to a supported type";
+    case TypeClass::kFloat:
+      return "insert a Cast to a float type";
+    case TypeClass::kBool:
+      return "insert a Cast to bool or a comparison";
+    case TypeClass::kInteger:
+      return "insert a Cast to int64";
+    default:
+      return "insert a Cast to a supported type";
   }
 }
 
@@ -402,8 +431,8 @@ std::optional<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a
   return dims;
 }
 
-Result<TensorType> broadcast_inputs(const Context& ctx, const TensorType& accumulated,
-                                    size_t index, DType result_dtype) {
+Result<TensorType> broadcast_inputs(const Context& ctx, const TensorType& accumulated, size_t index,
+                                    DType result_dtype) {
   const TensorType* type = input_type(ctx, index);
   if (type == nullptr || !type->has_shape || !accumulated.has_shape) {
     return unknown_type(result_dtype);

@@ -54,11 +54,11 @@ std::string_view reduction_kind_name(ReductionKind kind);
 // tensors propagated through shape chains such as Shape -> Gather -> Concat).
 struct ShapeInferenceContext {
   const Node& node;
-  int64_t opset;  // the version of the node's domain the model imports
-  std::vector<const TensorType*> input_types;           // null for omitted inputs
-  std::vector<const Tensor*> input_values;              // null when not known
+  int64_t opset;                               // the version of the node's domain the model imports
+  std::vector<const TensorType*> input_types;  // null for omitted inputs
+  std::vector<const Tensor*> input_values;     // null when not known
   std::vector<std::optional<std::vector<int64_t>>> input_int_values;  // propagated
-  std::string model_path;                                  // for messages
+  std::string model_path;                                             // for messages
   // Names of the input values ("" for omitted inputs), for messages; may be empty.
   std::vector<std::string_view> input_names;
 
@@ -87,7 +87,7 @@ struct OpSchema {
   OpKind kind;
   int64_t min_opset;  // first opset (of 7..21) this registry entry accepts
   int min_inputs;
-  int max_inputs;     // -1: variadic
+  int max_inputs;  // -1: variadic
   int min_outputs;
   int max_outputs;
   ShapeRule infer;

@@ -92,7 +92,7 @@ namespace stitch {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     STITCH_CHECK(!status_.is_ok()) << "a Result made from an ok Status holds no value";
   }
@@ -125,9 +125,9 @@ class [[nodiscard]] Result {
 }  // namespace stitch
 
 // Returns the status from the enclosing function when it is an error.
-#define STITCH_RETURN_IF_ERROR(expr)           \
-  do {                                         \
-    ::stitch::Status stitch_status_ = (expr);  \
+#define STITCH_RETURN_IF_ERROR(expr)                    \
+  do {                                                  \
+    ::stitch::Status stitch_status_ = (expr);           \
     if (!stitch_status_.is_ok()) return stitch_status_; \
   } while (0)
 

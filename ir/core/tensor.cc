@@ -70,26 +70,41 @@ int64_t Tensor::num_elements() const { return saturating_product(dims); }
 
 int64_t Tensor::int_at(int64_t index) const {
   switch (dtype) {
-    case DType::kInt64: return element<int64_t>(index);
-    case DType::kInt32: return element<int32_t>(index);
-    case DType::kInt16: return element<int16_t>(index);
-    case DType::kInt8: return element<int8_t>(index);
-    case DType::kUInt8: return element<uint8_t>(index);
-    case DType::kUInt16: return element<uint16_t>(index);
-    case DType::kUInt32: return element<uint32_t>(index);
-    case DType::kUInt64: return static_cast<int64_t>(element<uint64_t>(index));
-    case DType::kBool: return element<uint8_t>(index) != 0 ? 1 : 0;
-    default: return static_cast<int64_t>(float_at(index));
+    case DType::kInt64:
+      return element<int64_t>(index);
+    case DType::kInt32:
+      return element<int32_t>(index);
+    case DType::kInt16:
+      return element<int16_t>(index);
+    case DType::kInt8:
+      return element<int8_t>(index);
+    case DType::kUInt8:
+      return element<uint8_t>(index);
+    case DType::kUInt16:
+      return element<uint16_t>(index);
+    case DType::kUInt32:
+      return element<uint32_t>(index);
+    case DType::kUInt64:
+      return static_cast<int64_t>(element<uint64_t>(index));
+    case DType::kBool:
+      return element<uint8_t>(index) != 0 ? 1 : 0;
+    default:
+      return static_cast<int64_t>(float_at(index));
   }
 }
 
 double Tensor::float_at(int64_t index) const {
   switch (dtype) {
-    case DType::kFloat32: return element<float>(index);
-    case DType::kFloat64: return element<double>(index);
-    case DType::kFloat16: return half_to_float(element<uint16_t>(index));
-    case DType::kBFloat16: return bfloat16_to_float(element<uint16_t>(index));
-    default: return static_cast<double>(int_at(index));
+    case DType::kFloat32:
+      return element<float>(index);
+    case DType::kFloat64:
+      return element<double>(index);
+    case DType::kFloat16:
+      return half_to_float(element<uint16_t>(index));
+    case DType::kBFloat16:
+      return bfloat16_to_float(element<uint16_t>(index));
+    default:
+      return static_cast<double>(int_at(index));
   }
 }
 
@@ -106,7 +121,8 @@ Tensor Tensor::from_int64(std::vector<int64_t> dims, const std::vector<int64_t>&
   tensor.dtype = DType::kInt64;
   tensor.dims = std::move(dims);
   STITCH_CHECK(static_cast<int64_t>(values.size()) == tensor.num_elements()) << "size mismatch";
-  tensor.bytes.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  tensor.bytes.assign(reinterpret_cast<const char*>(values.data()),
+                      values.size() * sizeof(int64_t));
   return tensor;
 }
 
@@ -120,7 +136,7 @@ Tensor Tensor::from_float(std::vector<int64_t> dims, const std::vector<float>& v
 }
 
 Tensor Tensor::from_doubles(DType dtype, std::vector<int64_t> dims,
-                           const std::vector<double>& values) {
+                            const std::vector<double>& values) {
   Tensor tensor;
   tensor.dtype = dtype;
   tensor.dims = std::move(dims);

@@ -1,4 +1,5 @@
-// x*1, x+0, x/1, x-0, -(-x), Reshape chains, Transpose chains merged, broadcast constant Mul/Add chains folded where exact.
+// x*1, x+0, x/1, x-0, -(-x), Reshape chains, Transpose chains merged, broadcast constant Mul/Add
+// chains folded where exact.
 //
 // Objective: remove arithmetic that does nothing and merge chains of view ops,
 // transposes and constant multiplications, so later passes and the fusion planner

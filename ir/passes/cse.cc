@@ -178,8 +178,7 @@ bool merge_initializers(Graph& graph) {
     const Tensor& tensor = *value.constant;
     bool keep_name = read_by_subgraph(graph, id);
     if (!has_loaded_data(tensor) ||
-        static_cast<int64_t>(tensor.bytes.size()) >
-            kMaxMergedInitializerBytes) {
+        static_cast<int64_t>(tensor.bytes.size()) > kMaxMergedInitializerBytes) {
       continue;
     }
     std::string key;

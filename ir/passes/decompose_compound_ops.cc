@@ -705,10 +705,20 @@ Result<bool> decompose_gemm(Graph& graph, const Node& node, Builder& b) {
 }
 
 bool is_compound(const Node& node) {
-  static const std::set<std::string, std::less<>> kCompound = {
-      "LayerNormalization", "Softmax", "LogSoftmax", "Gelu", "HardSigmoid", "HardSwish",
-      "Softplus", "Sum", "Mean", "BatchNormalization", "InstanceNormalization",
-      "GroupNormalization", "Gemm", "GlobalAveragePool"};
+  static const std::set<std::string, std::less<>> kCompound = {"LayerNormalization",
+                                                               "Softmax",
+                                                               "LogSoftmax",
+                                                               "Gelu",
+                                                               "HardSigmoid",
+                                                               "HardSwish",
+                                                               "Softplus",
+                                                               "Sum",
+                                                               "Mean",
+                                                               "BatchNormalization",
+                                                               "InstanceNormalization",
+                                                               "GroupNormalization",
+                                                               "Gemm",
+                                                               "GlobalAveragePool"};
   return node.domain.empty() && kCompound.contains(node.op_type);
 }
 

@@ -1,4 +1,6 @@
-// Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm and GlobalAveragePool into primitive ops.
+// Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization,
+// Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm and
+// GlobalAveragePool into primitive ops.
 //
 // Objective (Apollo 3.2, "opening compound ops"): a compound op is one opaque
 // kernel to the fusion planner, which can then neither fuse its producer's

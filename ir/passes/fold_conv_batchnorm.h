@@ -35,7 +35,8 @@
 //   %c: f32[1,8,16,16] = Conv(%x, %w, %b) {name="conv"}
 //   %y: f32[1,8,16,16] = BatchNormalization(%c, %s, %bb, %m, %v) {name="bn", epsilon=1e-05}
 // After:
-//   %y: f32[1,8,16,16] = Conv(%x, %"conv/folded_weight", %"conv/folded_bias") {name="conv", origin=["conv", "bn"]}
+//   %y: f32[1,8,16,16] = Conv(%x, %"conv/folded_weight", %"conv/folded_bias") {name="conv",
+//   origin=["conv", "bn"]}
 //
 // Must not fire: statistics that are graph inputs (overridable) or computed; a Conv
 // output read by another node too; a weight shared with another Conv; training mode.

@@ -39,8 +39,8 @@ class AnalysisCache {
 };
 
 struct PassContext {
-  int64_t default_opset = 0;     // the model's default-domain opset
-  std::string model_path;        // for messages
+  int64_t default_opset = 0;  // the model's default-domain opset
+  std::string model_path;     // for messages
   // Constant folding never creates a constant larger than this, so weights are not
   // duplicated (e.g. by folding Transpose(W) into a second copy of W).
   int64_t max_folded_constant_bytes = 1 << 20;

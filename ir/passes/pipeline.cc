@@ -8,16 +8,16 @@
 #include <functional>
 
 #include "ir/core/edit_distance.h"
+#include "ir/core/verifier.h"
 #include "ir/passes/algebraic_rewrites.h"
 #include "ir/passes/constant_folding.h"
 #include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
-#include "ir/passes/fold_conv_batchnorm.h"
 #include "ir/passes/decompose_compound_ops.h"
+#include "ir/passes/fold_conv_batchnorm.h"
 #include "ir/passes/noop_elimination.h"
 #include "ir/passes/shape_folding.h"
 #include "ir/text/text.h"
-#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {
@@ -45,11 +45,9 @@ const std::vector<Pass>& all_passes() {
        "Folds an inference BatchNormalization with constant statistics into the weights "
        "and bias of the Conv that feeds it",
        fold_conv_batchnorm},
-      {"cse",
-       "Merges nodes with the same op, attributes and inputs",
+      {"cse", "Merges nodes with the same op, attributes and inputs",
        eliminate_common_subexpressions},
-      {"dce",
-       "Removes nodes and initializers that no graph output depends on",
+      {"dce", "Removes nodes and initializers that no graph output depends on",
        eliminate_dead_code},
       {"decompose",
        "Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization, "
@@ -80,9 +78,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<Pass> list_passes() {
-  return all_passes();
-}
+std::vector<Pass> list_passes() { return all_passes(); }
 
 // Why this order (each round runs the whole sequence; rounds repeat to a fixed point):
 //  1. shape-folding first: exporters' Shape -> Gather -> Concat -> Reshape chains are
@@ -103,8 +99,14 @@ std::vector<Pass> list_passes() {
 //     next round cleans up what decomposition exposes (e.g. CSE of the two
 //     ReduceMeans a LayerNorm and a later op may share, Mul by a constant 1 scale).
 std::vector<std::string> default_pipeline() {
-  return {"shape-folding", "constant-folding",    "noop-elimination", "algebraic",
-          "fold-conv-batchnorm", "cse", "dce",       "decompose"};
+  return {"shape-folding",
+          "constant-folding",
+          "noop-elimination",
+          "algebraic",
+          "fold-conv-batchnorm",
+          "cse",
+          "dce",
+          "decompose"};
 }
 
 std::vector<std::string> split_pass_list(std::string_view list) {
@@ -155,7 +157,8 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
 
   SimplifyStatistics statistics;
   statistics.nodes_before = graph.num_nodes();
-  for (const Pass* pass : selected) statistics.passes.push_back(PassStatistics{std::string(pass->name)});
+  for (const Pass* pass : selected)
+    statistics.passes.push_back(PassStatistics{std::string(pass->name)});
   int dump_count = 0;
   std::vector<char> live_before;
   for (int round = 0; round < options.max_iterations; ++round) {
@@ -195,8 +198,8 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       if (options.verify_each) {
         Status verified = verify(model);
         if (!verified.is_ok()) {
-          return Status::internal("the IR is invalid after pass " + std::string(pass.name) +
-                                  ": " + verified.message());
+          return Status::internal("the IR is invalid after pass " + std::string(pass.name) + ": " +
+                                  verified.message());
         }
       }
       if (pass.name == options.dump_ir_after) {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ir/core/graph.h"
-#include "ir/passes/pass.h"
 #include "ir/core/status.h"
+#include "ir/passes/pass.h"
 
 namespace stitch::ir {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ir/core/analysis.h"
-#include "ir/reference/interpreter.h"
 #include "ir/core/op_registry.h"
+#include "ir/reference/interpreter.h"
 
 namespace stitch::ir {
 namespace {

@@ -62,7 +62,8 @@ Status read_scales(const KernelContext& ctx, const Tensor& x, const Tensor& scal
     float& scale = parameters.scales[a];
     scale = static_cast<float>(scales_tensor.float_at(static_cast<int64_t>(k)));
     if (scale <= 0) return ctx.error("has a scale <= 0; scales must be positive");
-    parameters.out_dims[a] = static_cast<int64_t>(std::floor(scale * static_cast<float>(x.dims[a])));
+    parameters.out_dims[a] =
+        static_cast<int64_t>(std::floor(scale * static_cast<float>(x.dims[a])));
   }
   return Status::ok();
 }
@@ -117,8 +118,7 @@ Result<ResizeParameters> read_parameters(const KernelContext& ctx, const Tensor&
 }
 
 // Source coordinate of output index i on axis a, in float as ONNX Runtime computes it.
-float source_coordinate(const ResizeParameters& parameters, const Tensor& x, size_t a,
-                        int64_t i) {
+float source_coordinate(const ResizeParameters& parameters, const Tensor& x, size_t a, int64_t i) {
   const float scale = parameters.scales[a];
   const auto in = static_cast<float>(x.dims[a]);
   const auto out = static_cast<float>(parameters.out_dims[a]);

@@ -99,9 +99,9 @@ Status infer_shapes(Graph& graph, int64_t default_opset, const ShapeInferenceOpt
         if (value.type.is_static() && value.type.dtype != DType::kUndefined &&
             contradicts(inferred, value.type)) {
           return ctx.error("output " + std::to_string(i) + " \"" + value.name +
-                           "\" is inferred as " + to_string(inferred) +
-                           " but the model declares " + to_string(value.type) +
-                           "; fix the value_info of \"" + value.name + "\" or re-export the model");
+                           "\" is inferred as " + to_string(inferred) + " but the model declares " +
+                           to_string(value.type) + "; fix the value_info of \"" + value.name +
+                           "\" or re-export the model");
         }
         value.type = merge(std::move(inferred), value.type);
       } else {

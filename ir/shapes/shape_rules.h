@@ -52,7 +52,7 @@ enum class TypeClass {
   kNumeric,        // integers and floats
   kSignedNumeric,  // floats and signed integers
   kBool,
-  kInteger,        // i32 / i64 index tensors (any integer accepted)
+  kInteger,  // i32 / i64 index tensors (any integer accepted)
 };
 // OK when the input is omitted, its dtype is undefined, or it is in the class.
 Status check_type_class(const Context& ctx, size_t index, TypeClass type_class);
@@ -69,8 +69,8 @@ TensorType unknown_dims(DType dtype, int64_t rank);
 ShapeInferenceResult make_result(const Context& ctx);
 // Numpy multidirectional broadcasting of two shapes; error naming the two inputs.
 // Either input unknown-rank gives an unknown-rank result.
-Result<TensorType> broadcast_inputs(const Context& ctx, const TensorType& accumulated,
-                                    size_t index, DType result_dtype);
+Result<TensorType> broadcast_inputs(const Context& ctx, const TensorType& accumulated, size_t index,
+                                    DType result_dtype);
 // Plain shape broadcasting without a node (Expand's target shape): nullopt when the
 // shapes are incompatible.
 std::optional<std::vector<int64_t>> broadcast_dims(const std::vector<int64_t>& a,
@@ -82,7 +82,7 @@ Result<int64_t> normalize_axis(const Context& ctx, int64_t axis, int64_t rank,
 // Product of dims; -1 when any is unknown.
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 std::string dims_string(const std::vector<int64_t>& dims);  // "[2,?,3]"
-bool small_enough(const TensorType& type);  // static with <= kMaxPropagatedElements
+bool small_enough(const TensorType& type);                  // static with <= kMaxPropagatedElements
 
 // ---- data propagation ----------------------------------------------------------
 
@@ -95,9 +95,9 @@ int64_t broadcast_source_index(const std::vector<int64_t>& output_dims,
 // per input to the result (nullopt: not computable). Nullopt when any operand value or
 // shape is unknown or the result is bigger than kMaxPropagatedElements.
 template <typename Fn>
-std::optional<std::vector<int64_t>> broadcast_eval(const std::vector<const TensorType*>& types,
-                                                   const std::vector<const std::vector<int64_t>*>& values,
-                                                   const TensorType& output, Fn fn) {
+std::optional<std::vector<int64_t>> broadcast_eval(
+    const std::vector<const TensorType*>& types,
+    const std::vector<const std::vector<int64_t>*>& values, const TensorType& output, Fn fn) {
   if (!small_enough(output)) return std::nullopt;
   for (size_t i = 0; i < types.size(); ++i) {
     if (types[i] == nullptr || values[i] == nullptr || !types[i]->is_static()) return std::nullopt;

@@ -41,7 +41,7 @@ RuleResult identity_rule(const Context& ctx) {
 // How a broadcasting op types its inputs and result.
 struct BroadcastSpec {
   TypeClass type_class;
-  bool same_dtype;                       // every input has input 0's dtype
+  bool same_dtype;                         // every input has input 0's dtype
   DType output_dtype = DType::kUndefined;  // kUndefined: input 0's dtype
 };
 
@@ -98,21 +98,32 @@ ShapeRule binary_rule(BroadcastSpec spec, char arithmetic) {
       auto stored = [int32](int64_t value) {
         return int32 ? static_cast<int64_t>(static_cast<int32_t>(value)) : value;
       };
-      propagate_broadcast(ctx, result, [arithmetic, stored](const std::vector<int64_t>& v)
-                                           -> std::optional<int64_t> {
-        switch (arithmetic) {
-          case '+': return stored(wrapping_add(v[0], v[1]));
-          case '-': return stored(wrapping_subtract(v[0], v[1]));
-          case '*': return stored(wrapping_multiply(v[0], v[1]));
-          case '/': return stored(integer_divide(v[0], v[1]));
-          case '=': return v[0] == v[1] ? 1 : 0;
-          case '<': return v[0] < v[1] ? 1 : 0;
-          case '>': return v[0] > v[1] ? 1 : 0;
-          case 'l': return v[0] <= v[1] ? 1 : 0;
-          case 'g': return v[0] >= v[1] ? 1 : 0;
-          default: return std::nullopt;
-        }
-      });
+      propagate_broadcast(
+          ctx, result,
+          [arithmetic, stored](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+            switch (arithmetic) {
+              case '+':
+                return stored(wrapping_add(v[0], v[1]));
+              case '-':
+                return stored(wrapping_subtract(v[0], v[1]));
+              case '*':
+                return stored(wrapping_multiply(v[0], v[1]));
+              case '/':
+                return stored(integer_divide(v[0], v[1]));
+              case '=':
+                return v[0] == v[1] ? 1 : 0;
+              case '<':
+                return v[0] < v[1] ? 1 : 0;
+              case '>':
+                return v[0] > v[1] ? 1 : 0;
+              case 'l':
+                return v[0] <= v[1] ? 1 : 0;
+              case 'g':
+                return v[0] >= v[1] ? 1 : 0;
+              default:
+                return std::nullopt;
+            }
+          });
     }
     return result;
   };
@@ -156,7 +167,8 @@ ShapeRule variadic_rule(bool numeric_from_12) {
   return [numeric_from_12](const Context& ctx) -> RuleResult {
     TypeClass type_class =
         numeric_from_12 && ctx.opset >= 12 ? TypeClass::kNumeric : TypeClass::kFloat;
-    STITCH_ASSIGN_OR_RETURN(TensorType type, broadcast_all(ctx, 0, BroadcastSpec{type_class, true}));
+    STITCH_ASSIGN_OR_RETURN(TensorType type,
+                            broadcast_all(ctx, 0, BroadcastSpec{type_class, true}));
     ShapeInferenceResult result = make_result(ctx);
     result.output_types[0] = std::move(type);
     return result;
@@ -229,8 +241,9 @@ RuleResult cast_rule(const Context& ctx) {
   const Attribute* to = ctx.node.find_attribute("to");
   if (to == nullptr) return missing_attribute(ctx, "to");
   if (to->kind != AttributeKind::kInt || !dtype_is_valid_onnx(static_cast<int32_t>(to->i))) {
-    return ctx.error("attribute \"to\" is not a valid ONNX data type; set it to a "
-                     "TensorProto.DataType value such as 1 (float)");
+    return ctx.error(
+        "attribute \"to\" is not a valid ONNX data type; set it to a "
+        "TensorProto.DataType value such as 1 (float)");
   }
   ShapeInferenceResult result = make_result(ctx);
   TensorType type = *input_type(ctx, 0);
@@ -283,24 +296,24 @@ void add_elementwise_schemas(std::vector<OpSchema>& schemas) {
     TypeClass type_class;
   };
   const Unary unary_ops[] = {
-      {"Abs", 7, TypeClass::kNumeric},        {"Acos", 7, TypeClass::kFloat},
-      {"Acosh", 9, TypeClass::kFloat},        {"Asin", 7, TypeClass::kFloat},
-      {"Asinh", 9, TypeClass::kFloat},        {"Atan", 7, TypeClass::kFloat},
-      {"Atanh", 9, TypeClass::kFloat},        {"Ceil", 7, TypeClass::kFloat},
-      {"Celu", 12, TypeClass::kFloat},        {"Cos", 7, TypeClass::kFloat},
-      {"Cosh", 9, TypeClass::kFloat},         {"Elu", 7, TypeClass::kFloat},
-      {"Erf", 9, TypeClass::kNumeric},        {"Exp", 7, TypeClass::kFloat},
-      {"Floor", 7, TypeClass::kFloat},        {"Gelu", 20, TypeClass::kFloat},
-      {"HardSigmoid", 7, TypeClass::kFloat},  {"HardSwish", 14, TypeClass::kFloat},
-      {"LeakyRelu", 7, TypeClass::kFloat},    {"Log", 7, TypeClass::kFloat},
-      {"Mish", 18, TypeClass::kFloat},        {"Neg", 7, TypeClass::kSignedNumeric},
-      {"Not", 7, TypeClass::kBool},           {"Reciprocal", 7, TypeClass::kFloat},
-      {"Round", 11, TypeClass::kFloat},       {"Selu", 7, TypeClass::kFloat},
-      {"Sigmoid", 7, TypeClass::kFloat},      {"Sign", 9, TypeClass::kNumeric},
-      {"Sin", 7, TypeClass::kFloat},          {"Sinh", 9, TypeClass::kFloat},
-      {"Softplus", 7, TypeClass::kFloat},     {"Softsign", 7, TypeClass::kFloat},
-      {"Sqrt", 7, TypeClass::kFloat},         {"Tan", 7, TypeClass::kFloat},
-      {"Tanh", 7, TypeClass::kFloat},         {"ThresholdedRelu", 10, TypeClass::kFloat},
+      {"Abs", 7, TypeClass::kNumeric},       {"Acos", 7, TypeClass::kFloat},
+      {"Acosh", 9, TypeClass::kFloat},       {"Asin", 7, TypeClass::kFloat},
+      {"Asinh", 9, TypeClass::kFloat},       {"Atan", 7, TypeClass::kFloat},
+      {"Atanh", 9, TypeClass::kFloat},       {"Ceil", 7, TypeClass::kFloat},
+      {"Celu", 12, TypeClass::kFloat},       {"Cos", 7, TypeClass::kFloat},
+      {"Cosh", 9, TypeClass::kFloat},        {"Elu", 7, TypeClass::kFloat},
+      {"Erf", 9, TypeClass::kNumeric},       {"Exp", 7, TypeClass::kFloat},
+      {"Floor", 7, TypeClass::kFloat},       {"Gelu", 20, TypeClass::kFloat},
+      {"HardSigmoid", 7, TypeClass::kFloat}, {"HardSwish", 14, TypeClass::kFloat},
+      {"LeakyRelu", 7, TypeClass::kFloat},   {"Log", 7, TypeClass::kFloat},
+      {"Mish", 18, TypeClass::kFloat},       {"Neg", 7, TypeClass::kSignedNumeric},
+      {"Not", 7, TypeClass::kBool},          {"Reciprocal", 7, TypeClass::kFloat},
+      {"Round", 11, TypeClass::kFloat},      {"Selu", 7, TypeClass::kFloat},
+      {"Sigmoid", 7, TypeClass::kFloat},     {"Sign", 9, TypeClass::kNumeric},
+      {"Sin", 7, TypeClass::kFloat},         {"Sinh", 9, TypeClass::kFloat},
+      {"Softplus", 7, TypeClass::kFloat},    {"Softsign", 7, TypeClass::kFloat},
+      {"Sqrt", 7, TypeClass::kFloat},        {"Tan", 7, TypeClass::kFloat},
+      {"Tanh", 7, TypeClass::kFloat},        {"ThresholdedRelu", 10, TypeClass::kFloat},
   };
   for (const Unary& op : unary_ops) {
     schemas.push_back({op.op, kind, op.min_opset, 1, 1, 1, 1, unary_rule(op.type_class)});

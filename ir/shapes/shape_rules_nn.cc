@@ -23,7 +23,8 @@ RuleResult matmul_rule(const Context& ctx) {
   }
   for (size_t i = 0; i < 2; ++i) {
     if (input_type(ctx, i)->rank() == 0) {
-      return ctx.error(input_label(ctx, i) + " is a scalar but MatMul needs rank >= 1; use Mul "
+      return ctx.error(input_label(ctx, i) +
+                       " is a scalar but MatMul needs rank >= 1; use Mul "
                        "for scalars");
     }
   }
@@ -138,8 +139,8 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
   STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, list("dilations", n, 1));
   for (size_t i = 0; i < n; ++i) {
     if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
-      return ctx.error("kernel_shape " + dims_string(kernel) + ", strides " +
-                       dims_string(strides) + " and dilations " + dims_string(dilations) +
+      return ctx.error("kernel_shape " + dims_string(kernel) + ", strides " + dims_string(strides) +
+                       " and dilations " + dims_string(dilations) +
                        " must be positive; fix the attributes");
     }
   }
@@ -175,9 +176,10 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
     int64_t padded = in + pads[i] + pads[i + n];
     if (padded < effective_kernel) {
       return ctx.error("the kernel (" + std::to_string(effective_kernel) +
-                       " with dilation) is larger than spatial dim " + std::to_string(i) +
-                       " of " + input_label(ctx, 0) + " " + to_string(input) + " (" +
-                       std::to_string(padded) + " with padding); use a smaller kernel or pad "
+                       " with dilation) is larger than spatial dim " + std::to_string(i) + " of " +
+                       input_label(ctx, 0) + " " + to_string(input) + " (" +
+                       std::to_string(padded) +
+                       " with padding); use a smaller kernel or pad "
                        "the input");
     }
     int64_t count = (padded - effective_kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
@@ -211,8 +213,8 @@ RuleResult conv_rule(const Context& ctx) {
   }
   if (w.rank() != x.rank()) {
     return ctx.error(input_label(ctx, 1) + " " + to_string(w) + " has rank " +
-                     std::to_string(w.rank()) + " but " + input_label(ctx, 0) + " " +
-                     to_string(x) + " has rank " + std::to_string(x.rank()) +
+                     std::to_string(w.rank()) + " but " + input_label(ctx, 0) + " " + to_string(x) +
+                     " has rank " + std::to_string(x.rank()) +
                      "; give W the layout M x C/group x k1 ... kn");
   }
   int64_t group = ctx.node.int_attribute("group", 1);
@@ -316,8 +318,8 @@ RuleResult resize_rule(const Context& ctx) {
   std::optional<std::vector<double>> scales = input_floats(ctx, scales_index);
   if (sizes && sizes->empty()) sizes.reset();
   if (scales && scales->empty()) scales.reset();
-  bool crop = ctx.node.string_attribute("coordinate_transformation_mode", "") ==
-              "tf_crop_and_resize";
+  bool crop =
+      ctx.node.string_attribute("coordinate_transformation_mode", "") == "tf_crop_and_resize";
   if (sizes) {
     if (sizes->size() != axes.size()) {
       return ctx.error("sizes " + dims_string(*sizes) + " has " + std::to_string(sizes->size()) +
@@ -387,9 +389,8 @@ RuleResult topk_rule(const Context& ctx) {
   ShapeInferenceResult result = make_result(ctx);
   TensorType values_type = unknown_type(x.dtype);
   if (x.has_shape) {
-    STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                            normalize_axis(ctx, ctx.node.int_attribute("axis", -1), x.rank(),
-                                           "the \"axis\" attribute"));
+    STITCH_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node.int_attribute("axis", -1),
+                                                         x.rank(), "the \"axis\" attribute"));
     values_type = x;
     int64_t& dim = values_type.dims[static_cast<size_t>(axis)];
     if (k && (*k < 0 || (dim >= 0 && *k > dim))) {
@@ -430,7 +431,8 @@ RuleResult einsum_rule(const Context& ctx) {
   size_t begin = 0;
   while (true) {
     size_t comma = lhs.find(',', begin);
-    terms.push_back(lhs.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    terms.push_back(
+        lhs.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
     if (comma == std::string::npos) break;
     begin = comma + 1;
   }
@@ -448,7 +450,8 @@ RuleResult einsum_rule(const Context& ctx) {
     std::string labels = term;
     if (dots != std::string::npos) labels.erase(dots, 3);
     for (char c : labels) {
-      if (!std::isalpha(static_cast<unsigned char>(c))) return bad("has the character '" + std::string(1, c) + "'");
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        return bad("has the character '" + std::string(1, c) + "'");
       ++label_counts[c];
     }
     const TensorType& type = *input_type(ctx, t);
@@ -468,7 +471,8 @@ RuleResult einsum_rule(const Context& ctx) {
     for (size_t pos = 0; pos < term.size();) {
       if (term.compare(pos, 3, "...") == 0) {
         any_ellipsis = true;
-        for (int64_t e = 0; e < ellipsis_rank; ++e) operand_ellipsis.push_back(type.dims[dim_index++]);
+        for (int64_t e = 0; e < ellipsis_rank; ++e)
+          operand_ellipsis.push_back(type.dims[dim_index++]);
         pos += 3;
         continue;
       }
@@ -542,8 +546,8 @@ RuleResult lstm_rule(const Context& ctx) {
   int64_t directions = direction == "bidirectional" ? 2 : 1;
   bool batch_first = ctx.opset >= 14 && ctx.node.int_attribute("layout", 0) != 0;
   if (x.has_shape && x.rank() != 3) {
-    return ctx.error(input_label(ctx, 0) + " " + to_string(x) +
-                     " has rank " + std::to_string(x.rank()) +
+    return ctx.error(input_label(ctx, 0) + " " + to_string(x) + " has rank " +
+                     std::to_string(x.rank()) +
                      " but LSTM needs [seq_length, batch_size, input_size]; reshape the input");
   }
   int64_t seq = x.has_shape ? x.dims[batch_first ? 1 : 0] : kUnknownDim;

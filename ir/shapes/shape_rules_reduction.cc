@@ -19,7 +19,8 @@ ShapeRule reduce_rule(int64_t axes_input_opset) {
     if (!axes_from_input && ctx.input_types.size() > 1) {
       return ctx.error(ctx.node.op_type + " before opset " + std::to_string(axes_input_opset) +
                        " takes axes as an attribute, not an input; use the \"axes\" attribute "
-                       "or raise the opset to " + std::to_string(axes_input_opset));
+                       "or raise the opset to " +
+                       std::to_string(axes_input_opset));
     }
     std::optional<std::vector<int64_t>> axes;
     bool axes_given;
@@ -33,8 +34,8 @@ ShapeRule reduce_rule(int64_t axes_input_opset) {
       if (axes_given) axes = attribute->ints;
     }
     if (!input.has_shape || (axes_given && !axes)) {
-      result.output_types[0] = keep_dims ? unknown_dims(input.dtype, input.rank())
-                                         : unknown_type(input.dtype);
+      result.output_types[0] =
+          keep_dims ? unknown_dims(input.dtype, input.rank()) : unknown_type(input.dtype);
       return result;
     }
     int64_t rank = input.rank();
@@ -48,8 +49,7 @@ ShapeRule reduce_rule(int64_t axes_input_opset) {
       std::fill(reduced.begin(), reduced.end(), true);
     } else {
       for (int64_t axis : *axes) {
-        STITCH_ASSIGN_OR_RETURN(int64_t normalized,
-                                normalize_axis(ctx, axis, rank, "the axes"));
+        STITCH_ASSIGN_OR_RETURN(int64_t normalized, normalize_axis(ctx, axis, rank, "the axes"));
         reduced[static_cast<size_t>(normalized)] = true;
       }
     }
@@ -75,9 +75,8 @@ RuleResult arg_reduce_rule(const Context& ctx) {
     result.output_types[0] = unknown_type(DType::kInt64);
     return result;
   }
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          normalize_axis(ctx, ctx.node.int_attribute("axis", 0), input.rank(),
-                                         "the \"axis\" attribute"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node.int_attribute("axis", 0),
+                                                       input.rank(), "the \"axis\" attribute"));
   std::vector<int64_t> dims = input.dims;
   if (keep_dims) {
     dims[static_cast<size_t>(axis)] = 1;
@@ -106,8 +105,7 @@ RuleResult softmax_rule(const Context& ctx) {
     int64_t axis = ctx.node.int_attribute("axis", ctx.opset >= 13 ? -1 : 1);
     // Before 13 the axis may equal the rank's bound for coercion ([-r, r-1] from 13).
     STITCH_RETURN_IF_ERROR(
-        normalize_axis(ctx, axis, input.rank(), "the \"axis\" attribute", ctx.opset < 13)
-            .status());
+        normalize_axis(ctx, axis, input.rank(), "the \"axis\" attribute", ctx.opset < 13).status());
   }
   ShapeInferenceResult result = make_result(ctx);
   result.output_types[0] = input;
@@ -127,9 +125,8 @@ RuleResult layer_norm_rule(const Context& ctx) {
   DType stash_dtype = dtype_is_valid_onnx(stash) ? static_cast<DType>(stash) : DType::kFloat32;
   TensorType statistics = unknown_type(stash_dtype);
   if (input.has_shape) {
-    STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                            normalize_axis(ctx, ctx.node.int_attribute("axis", -1), input.rank(),
-                                           "the \"axis\" attribute"));
+    STITCH_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node.int_attribute("axis", -1),
+                                                         input.rank(), "the \"axis\" attribute"));
     statistics = TensorType::make(stash_dtype, input.dims);
     std::fill(statistics.dims.begin() + axis, statistics.dims.end(), 1);
   }
@@ -155,8 +152,8 @@ RuleResult batch_norm_rule(const Context& ctx) {
     if (ctx.opset < 15) STITCH_RETURN_IF_ERROR(check_same_dtype(ctx, i, 0));
   }
   if (input.has_shape && input.rank() < 2) {
-    return ctx.error(input_label(ctx, 0) + " " + to_string(input) +
-                     " has rank " + std::to_string(input.rank()) +
+    return ctx.error(input_label(ctx, 0) + " " + to_string(input) + " has rank " +
+                     std::to_string(input.rank()) +
                      " but BatchNormalization needs N x C x ...; reshape the input");
   }
   int64_t channels = input.has_shape ? input.dims[1] : kUnknownDim;

@@ -1,8 +1,8 @@
 // Shape rules of data-movement and shape ops: Expand, Transpose, Reshape, Flatten,
 // Squeeze, Unsqueeze, Concat, Split, Slice, Gather, GatherElements, ScatterND, Pad,
 // Tile, Trilu and CumSum (the constant sources are in shape_rules_sources.cc). Most
-// of them also propagate the values of small integer tensors, which turns exporters' Shape -> Gather -> Unsqueeze -> Concat ->
-// Reshape chains into static shapes.
+// of them also propagate the values of small integer tensors, which turns exporters' Shape ->
+// Gather -> Unsqueeze -> Concat -> Reshape chains into static shapes.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,9 +15,9 @@ namespace {
 
 // Axes given by an attribute (before `input_opset`) or by input `input_index`.
 struct Axes {
-  bool given = false;                         // the node specifies axes at all
+  bool given = false;                          // the node specifies axes at all
   std::optional<std::vector<int64_t>> values;  // known values
-  int64_t count = -1;                         // number of axes when known
+  int64_t count = -1;                          // number of axes when known
 };
 
 Axes read_axes(const Context& ctx, int64_t input_opset, size_t input_index,
@@ -182,10 +182,9 @@ RuleResult reshape_rule(const Context& ctx) {
     }
     if (total >= 0 && known > 0) {
       if (total % known != 0) {
-        return ctx.error("cannot reshape " + input_label(ctx, 0) + " " + to_string(input) +
-                         " (" + std::to_string(total) + " elements) to " + dims_string(*shape) +
-                         ": " + std::to_string(total) + " is not a multiple of " +
-                         std::to_string(known) +
+        return ctx.error("cannot reshape " + input_label(ctx, 0) + " " + to_string(input) + " (" +
+                         std::to_string(total) + " elements) to " + dims_string(*shape) + ": " +
+                         std::to_string(total) + " is not a multiple of " + std::to_string(known) +
                          "; fix the shape input so the element counts match");
       }
       dims[static_cast<size_t>(inferred)] = total / known;
@@ -270,8 +269,8 @@ RuleResult unsqueeze_rule(const Context& ctx) {
     return missing_input(ctx, 1, "axes");
   }
   if (!input.has_shape || !axes.values) {
-    result.output_types[0] =
-        unknown_dims(input.dtype, input.has_shape && axes.count >= 0 ? input.rank() + axes.count : -1);
+    result.output_types[0] = unknown_dims(
+        input.dtype, input.has_shape && axes.count >= 0 ? input.rank() + axes.count : -1);
     return result;
   }
   int64_t rank = input.rank() + axes.count;
@@ -300,7 +299,8 @@ RuleResult concat_rule(const Context& ctx) {
     if (ranked == nullptr && ctx.input_types[i]->has_shape) ranked = ctx.input_types[i];
   }
   DType dtype = first_dtype(ctx, {0});
-  for (size_t i = 1; dtype == DType::kUndefined && i < count; ++i) dtype = ctx.input_types[i]->dtype;
+  for (size_t i = 1; dtype == DType::kUndefined && i < count; ++i)
+    dtype = ctx.input_types[i]->dtype;
   ShapeInferenceResult result = make_result(ctx);
   if (ranked == nullptr) {
     result.output_types[0] = unknown_type(dtype);
@@ -319,9 +319,8 @@ RuleResult concat_rule(const Context& ctx) {
     }
     if (type.rank() != rank) {
       return ctx.error(input_label(ctx, i) + " " + to_string(type) + " has rank " +
-                       std::to_string(type.rank()) + " but " + input_label(ctx, 0) +
-                       " has rank " + std::to_string(rank) +
-                       "; give every input of Concat the same rank");
+                       std::to_string(type.rank()) + " but " + input_label(ctx, 0) + " has rank " +
+                       std::to_string(rank) + "; give every input of Concat the same rank");
     }
     for (int64_t d = 0; d < rank; ++d) {
       int64_t dim = type.dims[static_cast<size_t>(d)];
@@ -368,9 +367,8 @@ RuleResult split_rule(const Context& ctx) {
     for (TensorType& type : result.output_types) type = unknown_type(input.dtype);
     return result;
   }
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          normalize_axis(ctx, ctx.node.int_attribute("axis", 0), input.rank(),
-                                         "the \"axis\" attribute"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node.int_attribute("axis", 0),
+                                                       input.rank(), "the \"axis\" attribute"));
   int64_t dim = input.dims[static_cast<size_t>(axis)];
   Axes split = read_axes(ctx, 13, 1, "split");
   std::vector<int64_t> sizes(static_cast<size_t>(outputs), kUnknownDim);
@@ -478,7 +476,8 @@ RuleResult slice_rule(const Context& ctx) {
   } else {
     STITCH_RETURN_IF_ERROR(require_input(ctx, 1, "starts"));
     STITCH_RETURN_IF_ERROR(require_input(ctx, 2, "ends"));
-    for (size_t i = 1; i < 5; ++i) STITCH_RETURN_IF_ERROR(check_type_class(ctx, i, TypeClass::kInteger));
+    for (size_t i = 1; i < 5; ++i)
+      STITCH_RETURN_IF_ERROR(check_type_class(ctx, i, TypeClass::kInteger));
     starts = input_ints(ctx, 1);
     ends = input_ints(ctx, 2);
     axes_given = has_input(ctx, 3);
@@ -514,8 +513,8 @@ RuleResult slice_rule(const Context& ctx) {
   }
   if (!steps) steps = std::vector<int64_t>(count, 1);
   if (ends->size() != count || axes->size() != count || steps->size() != count) {
-    return ctx.error("starts " + dims_string(*starts) + ", ends " + dims_string(*ends) +
-                     ", axes " + dims_string(*axes) + " and steps " + dims_string(*steps) +
+    return ctx.error("starts " + dims_string(*starts) + ", ends " + dims_string(*ends) + ", axes " +
+                     dims_string(*axes) + " and steps " + dims_string(*steps) +
                      " differ in length; give one entry per sliced axis in each");
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> normalized,
@@ -556,9 +555,8 @@ RuleResult gather_rule(const Context& ctx) {
   if (data.rank() == 0) {
     return ctx.error(input_label(ctx, 0) + " is a scalar; Gather needs rank >= 1");
   }
-  STITCH_ASSIGN_OR_RETURN(int64_t axis,
-                          normalize_axis(ctx, ctx.node.int_attribute("axis", 0), data.rank(),
-                                         "the \"axis\" attribute"));
+  STITCH_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx, ctx.node.int_attribute("axis", 0),
+                                                       data.rank(), "the \"axis\" attribute"));
   auto a = static_cast<size_t>(axis);
   int64_t extent = data.dims[a];
   std::optional<std::vector<int64_t>> index_values = input_ints(ctx, 1);
@@ -704,13 +702,15 @@ RuleResult tile_rule(const Context& ctx) {
   }
   if (static_cast<int64_t>(repeats->size()) != input.rank()) {
     return ctx.error("repeats " + dims_string(*repeats) + " has " +
-                     std::to_string(repeats->size()) + " entries but " + input_label(ctx, 0) +
-                     " " + to_string(input) + " has rank " + std::to_string(input.rank()) +
+                     std::to_string(repeats->size()) + " entries but " + input_label(ctx, 0) + " " +
+                     to_string(input) + " has rank " + std::to_string(input.rank()) +
                      "; give one repeat count per axis");
   }
   std::vector<int64_t> dims = input.dims;
   for (size_t i = 0; i < dims.size(); ++i) {
-    if ((*repeats)[i] < 0) return ctx.error("repeats " + dims_string(*repeats) + " has a negative count; use counts >= 0");
+    if ((*repeats)[i] < 0)
+      return ctx.error("repeats " + dims_string(*repeats) +
+                       " has a negative count; use counts >= 0");
     if (dims[i] >= 0) dims[i] *= (*repeats)[i];
   }
   result.output_types[0] = TensorType::make(input.dtype, std::move(dims));
@@ -741,8 +741,8 @@ RuleResult trilu_rule(const Context& ctx) {
   const TensorType& input = *input_type(ctx, 0);
   STITCH_RETURN_IF_ERROR(check_type_class(ctx, 1, TypeClass::kInteger));
   if (input.has_shape && input.rank() < 2) {
-    return ctx.error(input_label(ctx, 0) + " " + to_string(input) +
-                     " has rank " + std::to_string(input.rank()) +
+    return ctx.error(input_label(ctx, 0) + " " + to_string(input) + " has rank " +
+                     std::to_string(input.rank()) +
                      " but Trilu needs rank >= 2; reshape the input to a matrix");
   }
   ShapeInferenceResult result = make_result(ctx);
@@ -757,7 +757,6 @@ RuleResult cumsum_rule(const Context& ctx) {
   result.output_types[0] = *input_type(ctx, 0);
   return result;
 }
-
 
 constexpr int kVariadic = -1;
 

@@ -44,8 +44,9 @@ RuleResult constant_of_shape_rule(const Context& ctx) {
   int64_t fill = 0;
   if (const Attribute* value = ctx.node.find_attribute("value")) {
     if (value->tensor == nullptr || value->tensor->num_elements() != 1) {
-      return ctx.error("attribute \"value\" must be a tensor of one element; give a 1-element "
-                       "tensor");
+      return ctx.error(
+          "attribute \"value\" must be a tensor of one element; give a 1-element "
+          "tensor");
     }
     dtype = value->tensor->dtype;
     if ((dtype == DType::kInt64 || dtype == DType::kInt32 || dtype == DType::kBool) &&
@@ -115,7 +116,8 @@ RuleResult constant_rule(const Context& ctx) {
   } else if (name == "sparse_value") {
     type = unknown_type(DType::kUndefined);  // kept serialized; the model's type stands
   } else {
-    return ctx.error("attribute \"" + name + "\" is not a Constant value attribute; use value, "
+    return ctx.error("attribute \"" + name +
+                     "\" is not a Constant value attribute; use value, "
                      "value_float(s), value_int(s) or value_string(s)");
   }
   return result;
@@ -142,7 +144,8 @@ RuleResult range_rule(const Context& ctx) {
     if (ints[i] && ints[i]->size() == 1) {
       reals[i] = static_cast<double>((*ints[i])[0]);
     } else if (i < ctx.input_values.size() && ctx.input_values[i] != nullptr &&
-               ctx.input_values[i]->num_elements() == 1 && dtype_is_float(ctx.input_values[i]->dtype)) {
+               ctx.input_values[i]->num_elements() == 1 &&
+               dtype_is_float(ctx.input_values[i]->dtype)) {
       reals[i] = ctx.input_values[i]->float_at(0);
       ints[i].reset();
     } else {

@@ -42,7 +42,9 @@ inline bool is_identifier_start(char c) {
 }
 inline bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
 // Characters of a bare value name after '%' ("/model/layers.0/Add_output_0").
-inline bool is_bare_name_char(char c) { return is_identifier_char(c) || c == '.' || c == '-' || c == '/'; }
+inline bool is_bare_name_char(char c) {
+  return is_identifier_char(c) || c == '.' || c == '-' || c == '/';
+}
 
 inline bool is_identifier(std::string_view text) {
   if (text.empty() || !is_identifier_start(text[0])) return false;

@@ -440,9 +440,10 @@ void describe_device(const DeviceFacts& facts, double max_measured,
   profile.source = "calibrated";
   profile.date = today_utc();
   profile.sku = properties.name;
-  profile.note = "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
-                 "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
-                 "empty kernels).";
+  profile.note =
+      "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
+      "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
+      "empty kernels).";
   profile.sm_count = properties.multiProcessorCount;
   profile.max_threads_per_block = properties.maxThreadsPerBlock;
   profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
@@ -454,8 +455,7 @@ void describe_device(const DeviceFacts& facts, double max_measured,
   profile.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
   profile.l2_bytes = properties.l2CacheSize;
   if (facts.memory_clock_khz > 0 && facts.bus_bits > 0) {
-    profile.peak_dram_bytes_per_second =
-        2.0 * facts.memory_clock_khz * 1e3 * facts.bus_bits / 8.0;
+    profile.peak_dram_bytes_per_second = 2.0 * facts.memory_clock_khz * 1e3 * facts.bus_bits / 8.0;
   } else if (shipped) {
     profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
   } else {
@@ -509,9 +509,8 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
       cuda_status(cudaStreamCreateWithFlags(stream.receive(), cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags"));
   cost_model::DeviceProfile profile{};
-  STITCH_ASSIGN_OR_RETURN(
-      double max_measured,
-      measure_bandwidth(driver, copy, stream.get(), properties, options, profile));
+  STITCH_ASSIGN_OR_RETURN(double max_measured, measure_bandwidth(driver, copy, stream.get(),
+                                                                 properties, options, profile));
   STITCH_ASSIGN_OR_RETURN(profile.launch_latency_us,
                           measure_launch_latency(driver, empty, stream.get(), options));
   if (options.verbose)

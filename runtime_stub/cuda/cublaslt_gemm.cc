@@ -206,9 +206,9 @@ Result<Placement> CublasLtGemm::prepare(const Step& step) {
   STITCH_RETURN_IF_ERROR(
       make_layout(&plan->left_layout, *type, shape.transpose_left ? shape.k : shape.m,
                   shape.transpose_left ? shape.m : shape.k, shape.batch, gemm.left_batch_stride));
-  STITCH_RETURN_IF_ERROR(make_layout(
-      &plan->right_layout, *type, shape.transpose_right ? shape.n : shape.k,
-      shape.transpose_right ? shape.k : shape.n, shape.batch, gemm.right_batch_stride));
+  STITCH_RETURN_IF_ERROR(
+      make_layout(&plan->right_layout, *type, shape.transpose_right ? shape.n : shape.k,
+                  shape.transpose_right ? shape.k : shape.n, shape.batch, gemm.right_batch_stride));
   STITCH_RETURN_IF_ERROR(
       make_layout(&plan->output_layout, *type, shape.m, shape.n, shape.batch, shape.m * shape.n));
 

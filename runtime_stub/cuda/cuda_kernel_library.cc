@@ -52,7 +52,7 @@ Result<std::string> build_kernels_library(const Program& program, const CudaBack
   const std::string arch =
       "-arch=sm_" + std::to_string(properties.major) + std::to_string(properties.minor);
   recipe.compile_flags = {"-Xcompiler", "-fPIC", "-O3",
-                          "-std=c++17", arch, "-I" + kernels_dir.string()};
+                          "-std=c++17", arch,    "-I" + kernels_dir.string()};
   recipe.link_flags = {"-shared", "--cudart", "shared", arch};
   recipe.build_dir = kernels_dir / "build";
   recipe.library_name = "libstitch_kernels.so";
@@ -94,8 +94,8 @@ Result<Placement> CudaKernelLibrary::prepare(const Program& program, const Step&
   const std::string launcher = step.kernel + "_launch";
   const std::string workspace_function = step.kernel + "_workspace_bytes";
   auto launch = reinterpret_cast<LaunchFn>(dlsym(library_.get(), launcher.c_str()));
-  auto workspace = reinterpret_cast<size_t (*)()>(
-      dlsym(library_.get(), workspace_function.c_str()));
+  auto workspace =
+      reinterpret_cast<size_t (*)()>(dlsym(library_.get(), workspace_function.c_str()));
   if (launch == nullptr || workspace == nullptr) {
     return Status::invalid_input("libstitch_kernels.so has no " +
                                  (launch == nullptr ? launcher : workspace_function) +

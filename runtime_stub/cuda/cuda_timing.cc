@@ -12,11 +12,9 @@ Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>
   OwnedEvent stop;
   STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(start.receive()), "cudaEventCreate"));
   STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(stop.receive()), "cudaEventCreate"));
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
   STITCH_RETURN_IF_ERROR(enqueue());
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
   STITCH_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(stop.get()), "cudaEventSynchronize"));
   float milliseconds = 0.0f;
   STITCH_RETURN_IF_ERROR(cuda_status(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()),
@@ -25,17 +23,16 @@ Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>
 }
 
 Result<std::vector<double>> time_graph_on_stream(cudaStream_t stream,
-                                                 const std::function<Status()>& enqueue,
-                                                 int warmup, int iterations) {
+                                                 const std::function<Status()>& enqueue, int warmup,
+                                                 int iterations) {
   if (warmup < 0 || iterations < 1) {
     return Status::invalid_input("time_graph: warmup " + std::to_string(warmup) +
                                  " and iterations " + std::to_string(iterations) +
                                  " (need >= 0 and >= 1)");
   }
   // Capture: only this thread's calls are checked for capture safety.
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-                  "cudaStreamBeginCapture"));
+  STITCH_RETURN_IF_ERROR(cuda_status(
+      cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
   Status enqueued = enqueue();
   Owned<cudaGraph_t, cudaGraphDestroy> graph;
   cudaError_t ended = cudaStreamEndCapture(stream, graph.receive());
@@ -56,20 +53,17 @@ Result<std::vector<double>> time_graph_on_stream(cudaStream_t stream,
     STITCH_RETURN_IF_ERROR(
         cuda_status(cudaGraphLaunch(executable.get(), stream), "cudaGraphLaunch"));
   }
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
   OwnedEvent start;
   OwnedEvent stop;
   STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(start.receive()), "cudaEventCreate"));
   STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(stop.receive()), "cudaEventCreate"));
   std::vector<double> milliseconds;
   for (int i = 0; i < iterations; ++i) {
-    STITCH_RETURN_IF_ERROR(
-        cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
+    STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
     STITCH_RETURN_IF_ERROR(
         cuda_status(cudaGraphLaunch(executable.get(), stream), "cudaGraphLaunch"));
-    STITCH_RETURN_IF_ERROR(
-        cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
+    STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
     STITCH_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(stop.get()), "cudaEventSynchronize"));
     float elapsed = 0.0f;
     STITCH_RETURN_IF_ERROR(cuda_status(cudaEventElapsedTime(&elapsed, start.get(), stop.get()),

@@ -18,7 +18,7 @@ Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>
 // for capture safety), replays it `warmup` times, then times `iterations` replays;
 // their milliseconds in order.
 Result<std::vector<double>> time_graph_on_stream(cudaStream_t stream,
-                                                 const std::function<Status()>& enqueue,
-                                                 int warmup, int iterations);
+                                                 const std::function<Status()>& enqueue, int warmup,
+                                                 int iterations);
 
 }  // namespace stitch::runtime::cuda

@@ -50,8 +50,8 @@ Result<std::string> describe_convolution(ConvPlan* plan, const Window& window, i
   STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreateFilterDescriptor(plan->filter.receive()),
                                       "cudnnCreateFilterDescriptor"));
   cudnnStatus_t status =
-      cudnnSetFilter4dDescriptor(plan->filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                 w_dims[0], w_dims[1], w_dims[2], w_dims[3]);
+      cudnnSetFilter4dDescriptor(plan->filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w_dims[0],
+                                 w_dims[1], w_dims[2], w_dims[3]);
   if (status != CUDNN_STATUS_SUCCESS) {
     return cudnn_error_text("cudnnSetFilter4dDescriptor", status);
   }
@@ -181,9 +181,9 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   plan->bias_input = chain.bias_input;
   plan->residual_input = chain.residual_input;
   plan->relu = chain.relu;
-  STITCH_ASSIGN_OR_RETURN(std::string reason,
-                          describe_convolution(plan.get(), window, group, *x_dims, *w_dims,
-                                               *y_dims, chain.output));
+  STITCH_ASSIGN_OR_RETURN(
+      std::string reason,
+      describe_convolution(plan.get(), window, group, *x_dims, *w_dims, *y_dims, chain.output));
   if (!reason.empty()) return refuse("cuDNN: " + reason);
   STITCH_ASSIGN_OR_RETURN(bool found, choose_algorithm(handle_, plan.get()));
   if (!found) {
@@ -256,9 +256,8 @@ Result<std::string> CudnnConvolutions::try_plan(const Step& step, const ConvPlan
     if (bytes == 0) return static_cast<void*>(nullptr);
     STITCH_RETURN_IF_ERROR(
         cuda_status(cudaMalloc(buffers.back().receive(), bytes), "cudaMalloc(trial buffer)"));
-    STITCH_RETURN_IF_ERROR(
-        cuda_status(cudaMemsetAsync(buffers.back().get(), 0, bytes, stream_),
-                    "cudaMemsetAsync(trial buffer)"));
+    STITCH_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(buffers.back().get(), 0, bytes, stream_),
+                                       "cudaMemsetAsync(trial buffer)"));
     return buffers.back().get();
   };
   auto bytes_of = [&](int index) {
@@ -280,8 +279,7 @@ Result<std::string> CudnnConvolutions::try_plan(const Step& step, const ConvPlan
                             scratch(bytes_of(plan.residual_input)));
   }
   Status ran = run_plan(plan, inputs, {y}, workspace);
-  STITCH_RETURN_IF_ERROR(
-      cuda_status(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
   return ran.is_ok() ? std::string() : ran.message();
 }
 
@@ -314,11 +312,11 @@ Status CudnnConvolutions::run_plan(const ConvPlan& plan, const std::vector<const
                             plan.activation.get(), plan.output.get(), y),
                         "cudnnConvolutionBiasActivationForward");
   }
-  STITCH_RETURN_IF_ERROR(cudnn_status(
-      cudnnConvolutionForward(handle_, &one, plan.input.get(), x, plan.filter.get(), w,
-                              plan.convolution.get(), plan.algo, scratch, plan.workspace_bytes,
-                              &zero, plan.output.get(), y),
-      "cudnnConvolutionForward"));
+  STITCH_RETURN_IF_ERROR(
+      cudnn_status(cudnnConvolutionForward(handle_, &one, plan.input.get(), x, plan.filter.get(), w,
+                                           plan.convolution.get(), plan.algo, scratch,
+                                           plan.workspace_bytes, &zero, plan.output.get(), y),
+                   "cudnnConvolutionForward"));
   if (bias != nullptr) {
     STITCH_RETURN_IF_ERROR(cudnn_status(
         cudnnAddTensor(handle_, &one, plan.bias.get(), bias, &one, plan.output.get(), y),
@@ -331,8 +329,8 @@ Status CudnnConvolutions::run_plan(const ConvPlan& plan, const std::vector<const
   }
   if (plan.relu) {
     STITCH_RETURN_IF_ERROR(
-        cudnn_status(cudnnActivationForward(handle_, plan.activation.get(), &one,
-                                            plan.output.get(), y, &zero, plan.output.get(), y),
+        cudnn_status(cudnnActivationForward(handle_, plan.activation.get(), &one, plan.output.get(),
+                                            y, &zero, plan.output.get(), y),
                      "cudnnActivationForward(relu)"));
   }
   return Status::ok();

@@ -60,8 +60,7 @@ class GuardedBuffer {
     storage_.reset(static_cast<unsigned char*>(
         std::aligned_alloc(kAlignment, kGuardBytes * 2 + round_up(bytes))));
     if (!storage_) {
-      std::fprintf(stderr, "emu_driver: cannot allocate %zu bytes for %s\n", bytes,
-                   label_.c_str());
+      std::fprintf(stderr, "emu_driver: cannot allocate %zu bytes for %s\n", bytes, label_.c_str());
       std::exit(2);
     }
     std::memset(storage_.get(), kGuardByte, kGuardBytes * 2 + round_up(bytes));
@@ -94,7 +93,9 @@ class GuardedBuffer {
   }
 
  private:
-  static size_t round_up(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+  static size_t round_up(size_t bytes) {
+    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  }
   struct Free {
     void operator()(unsigned char* p) const { std::free(p); }
   };
@@ -158,7 +159,8 @@ int main(int argc, char** argv) {
   }
 
   auto launch = reinterpret_cast<LaunchFn>(find_symbol(kernel + "_launch"));
-  auto workspace_bytes = reinterpret_cast<WorkspaceBytesFn>(find_symbol(kernel + "_workspace_bytes"));
+  auto workspace_bytes =
+      reinterpret_cast<WorkspaceBytesFn>(find_symbol(kernel + "_workspace_bytes"));
 
   std::vector<std::vector<unsigned char>> input_copies;
   std::vector<GuardedBuffer> buffers;  // inputs, then outputs, then the workspace
@@ -186,7 +188,8 @@ int main(int argc, char** argv) {
   void* workspace = workspace_size == 0 ? nullptr : buffers.back().data();
 
   auto start = std::chrono::steady_clock::now();
-  cudaError_t status = launch(input_pointers.data(), output_pointers.data(), workspace, cudaStream_t{});
+  cudaError_t status =
+      launch(input_pointers.data(), output_pointers.data(), workspace, cudaStream_t{});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status != cudaSuccess) {
     std::fprintf(stderr, "emu_driver: %s_launch returned error %d\n", kernel.c_str(),
@@ -207,8 +210,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < input_files.size(); ++i) {
     if (!input_copies[i].empty() &&
         std::memcmp(buffers[i].data(), input_copies[i].data(), input_copies[i].size()) != 0) {
-      std::fprintf(stderr, "emu_driver: %s changed input %zu (inputs are const)\n",
-                   kernel.c_str(), i);
+      std::fprintf(stderr, "emu_driver: %s changed input %zu (inputs are const)\n", kernel.c_str(),
+                   i);
       return 1;
     }
   }

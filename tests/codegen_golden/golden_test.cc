@@ -18,7 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path golden_dir() { return fs::path(STITCH_SOURCE_DIR) / "tests" / "codegen_golden" / "golden"; }
+fs::path golden_dir() {
+  return fs::path(STITCH_SOURCE_DIR) / "tests" / "codegen_golden" / "golden";
+}
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -51,8 +53,9 @@ EmittedKernel emit_golden_case(const std::string& name) {
     return kernel;
   }
   EXPECT_TRUE(fs::exists(golden)) << golden << " is missing; run with STITCH_UPDATE_GOLDEN=1";
-  EXPECT_EQ(kernel.source, read(golden)) << "the emitted source of " << name
-                                         << " changed; if intended, rerun with STITCH_UPDATE_GOLDEN=1";
+  EXPECT_EQ(kernel.source, read(golden))
+      << "the emitted source of " << name
+      << " changed; if intended, rerun with STITCH_UPDATE_GOLDEN=1";
   return kernel;
 }
 
@@ -63,9 +66,7 @@ TEST(CodegenGolden, Softmax) {
   EXPECT_NE(kernel.template_text.find("]S;"), std::string::npos) << kernel.template_text;
 }
 
-TEST(CodegenGolden, LayerNorm) {
-  EXPECT_EQ(emit_golden_case("layernorm").composition, "warp");
-}
+TEST(CodegenGolden, LayerNorm) { EXPECT_EQ(emit_golden_case("layernorm").composition, "warp"); }
 
 // Few long rows (the recommender's softmax <64,30000>): each row is split across
 // blocks so rows x blocks_per_row fills the H100's co-resident blocks (132 SMs x 4
@@ -100,7 +101,8 @@ TEST(CodegenGolden, ColumnReductionTilesAndSlices) {
   EmittedKernel kernel = emit_golden_case("column_center");
   EXPECT_EQ(kernel.composition, "global");
   EXPECT_TRUE(kernel.launch.cooperative);
-  EXPECT_NE(kernel.template_text.find("reducemean_1[GRID-SPLIT_32-CTA-ROWS_8,WARP-COL_32]"), std::string::npos)
+  EXPECT_NE(kernel.template_text.find("reducemean_1[GRID-SPLIT_32-CTA-ROWS_8,WARP-COL_32]"),
+            std::string::npos)
       << kernel.template_text;
   EXPECT_EQ(kernel.launch.shared_bytes, 8 * 32 * 8);  // [warps, 32 columns] of double
   ASSERT_FALSE(kernel.ops.empty());
@@ -113,9 +115,11 @@ TEST(CodegenGolden, ColumnReductionTilesAndSlices) {
 TEST(CodegenGolden, ColumnAndScalarReductions) {
   EmittedKernel kernel = emit_golden_case("grad_stats");
   EXPECT_EQ(kernel.composition, "global");
-  EXPECT_NE(kernel.template_text.find("reducesum_1[GRID-SPLIT_16-CTA-ROWS_8,WARP-COL_32]"), std::string::npos)
+  EXPECT_NE(kernel.template_text.find("reducesum_1[GRID-SPLIT_16-CTA-ROWS_8,WARP-COL_32]"),
+            std::string::npos)
       << kernel.template_text;
-  EXPECT_NE(kernel.template_text.find("reducesum_2[GRID-SPLIT_512-WARP,GRID-SPLIT_512-WARP]"), std::string::npos)
+  EXPECT_NE(kernel.template_text.find("reducesum_2[GRID-SPLIT_512-WARP,GRID-SPLIT_512-WARP]"),
+            std::string::npos)
       << kernel.template_text;
 }
 
@@ -142,9 +146,11 @@ graph "g" (%x: f32[4]) {
   %y: f32[4], %mask: bool[4] = Dropout(%x) {name="drop_0"}
   return %mask
 }
-)", "dropout_mask.ir", "k");
+)",
+                                                "dropout_mask.ir", "k");
   ASSERT_FALSE(kernel.is_ok());
-  EXPECT_EQ(kernel.status().message(), "node \"drop_0\" (Dropout): only output 0 of Dropout can be emitted");
+  EXPECT_EQ(kernel.status().message(),
+            "node \"drop_0\" (Dropout): only output 0 of Dropout can be emitted");
 }
 
 }  // namespace

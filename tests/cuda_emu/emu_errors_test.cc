@@ -61,26 +61,24 @@ TEST_F(EmuErrorsDeathTest, DivergentSyncthreads) {
 }
 
 TEST_F(EmuErrorsDeathTest, ThreadExitedBeforeBarrier) {
-  EXPECT_DEATH(
-      STITCH_LAUNCH(emu_error_exit_before_barrier, dim3(1), dim3(32), 0, nullptr, out_),
-      "deadlock in kernel emu_error_exit_before_barrier.*\n  block \\(0,0,0\\):\n"
-      "    threads 0-4: waiting at __syncthreads \\(.*emu_errors_test.cc:[0-9]+\\)\n"
-      "    threads 5-5: exited\n"
-      "    threads 6-31: waiting at __syncthreads");
+  EXPECT_DEATH(STITCH_LAUNCH(emu_error_exit_before_barrier, dim3(1), dim3(32), 0, nullptr, out_),
+               "deadlock in kernel emu_error_exit_before_barrier.*\n  block \\(0,0,0\\):\n"
+               "    threads 0-4: waiting at __syncthreads \\(.*emu_errors_test.cc:[0-9]+\\)\n"
+               "    threads 5-5: exited\n"
+               "    threads 6-31: waiting at __syncthreads");
 }
 
 TEST_F(EmuErrorsDeathTest, MismatchedWarpCollectives) {
-  EXPECT_DEATH(
-      STITCH_LAUNCH(emu_error_mismatched_collectives, dim3(1), dim3(32), 0, nullptr, out_),
-      "divergent warp collectives in warp 0: lane [0-9]+ waits at __(shfl|ballot)_sync");
+  EXPECT_DEATH(STITCH_LAUNCH(emu_error_mismatched_collectives, dim3(1), dim3(32), 0, nullptr, out_),
+               "divergent warp collectives in warp 0: lane [0-9]+ waits at __(shfl|ballot)_sync");
 }
 
 TEST_F(EmuErrorsDeathTest, WarpCollectiveAgainstBlockBarrier) {
-  EXPECT_DEATH(STITCH_LAUNCH(emu_error_warp_op_against_block_barrier, dim3(1), dim3(64), 0,
-                             nullptr, out_),
-               "deadlock in kernel emu_error_warp_op_against_block_barrier.*\n.*\n"
-               "    threads 0-0: waiting at __syncwarp with mask 0xffffffff\n"
-               "    threads 1-63: waiting at __syncthreads");
+  EXPECT_DEATH(
+      STITCH_LAUNCH(emu_error_warp_op_against_block_barrier, dim3(1), dim3(64), 0, nullptr, out_),
+      "deadlock in kernel emu_error_warp_op_against_block_barrier.*\n.*\n"
+      "    threads 0-0: waiting at __syncwarp with mask 0xffffffff\n"
+      "    threads 1-63: waiting at __syncthreads");
 }
 
 TEST_F(EmuErrorsDeathTest, GridSyncNeedsCooperativeLaunch) {

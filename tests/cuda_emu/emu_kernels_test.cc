@@ -65,7 +65,8 @@ TEST(EmuKernels, SoftmaxWarpPerRow) {
   ASSERT_EQ(stitch_test_softmax_launch(inputs, outputs, nullptr, nullptr), cudaSuccess);
   for (int r = 0; r < kSoftmaxRows; ++r) {
     double largest = -INFINITY;
-    for (int c = 0; c < kSoftmaxCols; ++c) largest = std::max<double>(largest, x[r * kSoftmaxCols + c]);
+    for (int c = 0; c < kSoftmaxCols; ++c)
+      largest = std::max<double>(largest, x[r * kSoftmaxCols + c]);
     double sum = 0.0;
     for (int c = 0; c < kSoftmaxCols; ++c) sum += std::exp(x[r * kSoftmaxCols + c] - largest);
     for (int c = 0; c < kSoftmaxCols; ++c) {
@@ -138,10 +139,10 @@ TEST(EmuKernels, CooperativeLaunchAboveResidencyFails) {
   std::vector<float> x(kVarianceCount, 1.0f);
   std::vector<float> out(2, 0.0f);
   std::vector<uint64_t> workspace = zeroed_workspace(stitch_test_variance_workspace_bytes());
-  const cudaError_t error = STITCH_LAUNCH_COOPERATIVE(
-      stitch_test_variance_kernel, dim3(3), dim3(kVarianceThreads), 0, nullptr,
-      static_cast<const float*>(x.data()), out.data(),
-      reinterpret_cast<unsigned char*>(workspace.data()));
+  const cudaError_t error =
+      STITCH_LAUNCH_COOPERATIVE(stitch_test_variance_kernel, dim3(3), dim3(kVarianceThreads), 0,
+                                nullptr, static_cast<const float*>(x.data()), out.data(),
+                                reinterpret_cast<unsigned char*>(workspace.data()));
   EXPECT_EQ(error, cudaErrorCooperativeLaunchTooLarge);
   EXPECT_EQ(cudaGetLastError(), cudaErrorCooperativeLaunchTooLarge);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
@@ -162,8 +163,7 @@ TEST(EmuKernels, HistogramWithAtomicsFromManyBlocks) {
   std::vector<uint64_t> workspace = zeroed_workspace(stitch_test_histogram_workspace_bytes());
   const void* inputs[] = {values.data(), weights.data()};
   void* outputs[] = {bins.data(), extremes.data(), weight_stats.data(), last.data()};
-  ASSERT_EQ(stitch_test_histogram_launch(inputs, outputs, workspace.data(), nullptr),
-            cudaSuccess);
+  ASSERT_EQ(stitch_test_histogram_launch(inputs, outputs, workspace.data(), nullptr), cudaSuccess);
   std::vector<unsigned int> expected(kHistogramBins, 0);
   double sum = 0.0;
   float largest = 0.0f;
@@ -197,18 +197,18 @@ TEST(EmuKernels, HalfAndBfloat16RoundTripsMatchCudaBits) {
       {0.0f, 0x0000, 0x0000, 0, 0, 0},
       {-0.0f, 0x8000, 0x8000, 0, 0, 0},
       {65504.0f, 0x7bff, 0x4780, 127, 255, 65504},
-      {65519.0f, 0x7bff, 0x4780, 127, 255, 65519},          // below the half tie: max half
-      {65520.0f, 0x7c00, 0x4780, 127, 255, 65520},          // the tie rounds to infinity
+      {65519.0f, 0x7bff, 0x4780, 127, 255, 65519},  // below the half tie: max half
+      {65520.0f, 0x7c00, 0x4780, 127, 255, 65520},  // the tie rounds to infinity
       {1e6f, 0x7c00, 0x4974, 127, 255, 1000000},
-      {5.9604645e-08f, 0x0001, 0x3380, 0, 0, 0},            // 2^-24: smallest half subnormal
-      {2.9802322e-08f, 0x0000, 0x3300, 0, 0, 0},            // 2^-25: tie to even (zero)
-      {8.940697e-08f, 0x0002, 0x33c0, 0, 0, 0},             // 1.5 * 2^-24: tie to even (2)
-      {1.0009766f, 0x3c01, 0x3f80, 1, 1, 1},                // 1 + 2^-10
-      {1.00048828125f, 0x3c00, 0x3f80, 1, 1, 1},            // 1 + 2^-11: tie to even
-      {1.00146484375f, 0x3c02, 0x3f80, 1, 1, 1},            // 1 + 3 * 2^-11: tie to even
-      {1.00390625f, 0x3c04, 0x3f80, 1, 1, 1},               // 1 + 2^-8: bf16 tie to even
-      {1.01171875f, 0x3c0c, 0x3f82, 1, 1, 1},               // 1 + 3 * 2^-8: bf16 tie up
-      {3.4028235e38f, 0x7c00, 0x7f80, 127, 255, 2147483647}, // FLT_MAX: bf16 rounds to inf
+      {5.9604645e-08f, 0x0001, 0x3380, 0, 0, 0},              // 2^-24: smallest half subnormal
+      {2.9802322e-08f, 0x0000, 0x3300, 0, 0, 0},              // 2^-25: tie to even (zero)
+      {8.940697e-08f, 0x0002, 0x33c0, 0, 0, 0},               // 1.5 * 2^-24: tie to even (2)
+      {1.0009766f, 0x3c01, 0x3f80, 1, 1, 1},                  // 1 + 2^-10
+      {1.00048828125f, 0x3c00, 0x3f80, 1, 1, 1},              // 1 + 2^-11: tie to even
+      {1.00146484375f, 0x3c02, 0x3f80, 1, 1, 1},              // 1 + 3 * 2^-11: tie to even
+      {1.00390625f, 0x3c04, 0x3f80, 1, 1, 1},                 // 1 + 2^-8: bf16 tie to even
+      {1.01171875f, 0x3c0c, 0x3f82, 1, 1, 1},                 // 1 + 3 * 2^-8: bf16 tie up
+      {3.4028235e38f, 0x7c00, 0x7f80, 127, 255, 2147483647},  // FLT_MAX: bf16 rounds to inf
       {INFINITY, 0x7c00, 0x7f80, 127, 255, 2147483647},
       {-INFINITY, 0xfc00, 0xff80, -128, 0, -2147483647 - 1},
       {nan, 0x7fff, 0x7fff, 0, 0, 0},
@@ -254,13 +254,13 @@ TEST(EmuKernels, HalfAndBfloat16RoundTripsMatchCudaBits) {
 TEST(EmuKernels, SegmentedShufflesAndVotes) {
   constexpr int kCount = kLaneThreads * kLaneBlocks;
   std::vector<float> x = random_floats(kCount, -1.0f, 1.0f, 7);
-  for (int i = 64; i < 96; ++i) x[i] = std::fabs(x[i]) + 0.5f;  // warp 2: all positive
+  for (int i = 64; i < 96; ++i) x[i] = std::fabs(x[i]) + 0.5f;    // warp 2: all positive
   for (int i = 96; i < 128; ++i) x[i] = -std::fabs(x[i]) - 0.5f;  // warp 3: none positive
   std::vector<float> segment_sum(kCount), head(kCount), scan(kCount), down(kCount),
       half_mask(kCount);
   std::vector<unsigned int> votes(3 * kCount / 32);
   const void* inputs[] = {x.data()};
-  void* outputs[] = {segment_sum.data(), head.data(), scan.data(),
+  void* outputs[] = {segment_sum.data(), head.data(),      scan.data(),
                      down.data(),        half_mask.data(), votes.data()};
   ASSERT_EQ(stitch_test_lanes_launch(inputs, outputs, nullptr, nullptr), cudaSuccess);
   for (int i = 0; i < kCount; ++i) {
@@ -308,12 +308,13 @@ TEST(EmuKernels, BlockReverseThroughput) {
   ASSERT_EQ(stitch_test_block_reverse_launch(inputs, outputs, nullptr, nullptr), cudaSuccess);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("emulated launch of %d blocks x %d threads with 2 barriers: %.3f s\n",
-              kReverseBlocks, kReverseThreads, seconds);
+  std::printf("emulated launch of %d blocks x %d threads with 2 barriers: %.3f s\n", kReverseBlocks,
+              kReverseThreads, seconds);
   RecordProperty("block_reverse_seconds", std::to_string(seconds));
   for (size_t b = 0; b < static_cast<size_t>(kReverseBlocks); ++b) {
     for (size_t t = 0; t < static_cast<size_t>(kReverseThreads); ++t) {
-      ASSERT_EQ(y[b * kReverseThreads + t], 2.0f * x[b * kReverseThreads + kReverseThreads - 1 - t]);
+      ASSERT_EQ(y[b * kReverseThreads + t],
+                2.0f * x[b * kReverseThreads + kReverseThreads - 1 - t]);
     }
   }
 }

@@ -50,9 +50,9 @@ TEST(EmuNumeric, HalfNarrowingMatchesCompilerFloat16) {
     ASSERT_EQ(float_to_half_bits(f), expected) << std::hex << bits;
   }
   for (uint32_t half = 0; half < 0x7c00; ++half) {  // exact ties between neighbouring halves
-    const double tie =
-        (static_cast<double>(half_bits_to_float(static_cast<uint16_t>(half))) +
-         half_bits_to_float(static_cast<uint16_t>(half + 1))) / 2;
+    const double tie = (static_cast<double>(half_bits_to_float(static_cast<uint16_t>(half))) +
+                        half_bits_to_float(static_cast<uint16_t>(half + 1))) /
+                       2;
     const float f = static_cast<float>(tie);
     if (static_cast<double>(f) != tie) continue;
     ASSERT_EQ(float_to_half_bits(f), (half & 1) ? half + 1 : half) << std::hex << half;
@@ -73,7 +73,8 @@ TEST(EmuNumeric, BfloatNarrowingRoundsToNearestEven) {
                              : bfloat16_bits_to_float(static_cast<uint16_t>(low + 1));
     const double d_below = std::fabs(static_cast<double>(f) - below);
     const double d_above = std::fabs(above - static_cast<double>(f));
-    uint32_t expected = d_below < d_above ? low : (d_above < d_below ? low + 1 : ((low & 1) ? low + 1 : low));
+    uint32_t expected =
+        d_below < d_above ? low : (d_above < d_below ? low + 1 : ((low & 1) ? low + 1 : low));
     if ((low & 0x7f80) == 0x7f80) expected = low;  // f is +-inf (NaNs were skipped)
     ASSERT_EQ(float_to_bfloat16_bits(f), expected) << std::hex << bits;
   }

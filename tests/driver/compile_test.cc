@@ -80,7 +80,7 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
     fused_nodes.push_back(attributes->fused_nodes);
   }
   EXPECT_EQ(fused_nodes, (std::vector<std::vector<std::string>>{{"mul1", "add1", "relu1"},
-                                                                 {"mul2", "add2", "relu2"}}));
+                                                                {"mul2", "add2", "relu2"}}));
   bool kernels_metadata = false;
   for (const auto& [key, value] : rewritten.metadata_props) {
     if (key == "stitchopt.kernels") kernels_metadata = value == "kernels/kernels.json";

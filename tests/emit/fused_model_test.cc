@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "ir/text/text.h"
 #include "ir/core/verifier.h"
+#include "ir/text/text.h"
 
 namespace stitch::emit {
 namespace {
@@ -42,9 +42,11 @@ TEST(FusedModelTest, GroupsBecomeStitchoptNodesAndIdenticalGroupsShareAFunction)
   ir::Model model = parse(kTwoChains);
   const ir::Graph& graph = model.graph;
   std::vector<FusedGroup> groups = {
-      {{node_named(graph, "mul1"), node_named(graph, "add1")}, "fused_0",
+      {{node_named(graph, "mul1"), node_named(graph, "add1")},
+       "fused_0",
        {ir::Attribute::make_string("kernel", "fused_0")}},
-      {{node_named(graph, "mul2"), node_named(graph, "add2")}, "fused_1",
+      {{node_named(graph, "mul2"), node_named(graph, "add2")},
+       "fused_1",
        {ir::Attribute::make_string("kernel", "fused_1")}},
   };
   Result<FusedModel> fused = build_fused_model(model, groups);

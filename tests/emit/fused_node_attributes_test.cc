@@ -46,9 +46,9 @@ TEST(FusedNodeAttributesTest, WritesInTheSchemaOrder) {
       fusion::Library::kCublasLt, {fusion::EpilogueOp::kBias, fusion::EpilogueOp::kRelu}};
   names.clear();
   for (const ir::Attribute& attribute : library.to_attributes()) names.push_back(attribute.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"kernel", "category", "library", "epilogue",
-                                             "predicted_time_us", "shared_memory_bytes",
-                                             "fused_nodes"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"kernel", "category", "library", "epilogue",
+                                      "predicted_time_us", "shared_memory_bytes", "fused_nodes"}));
 }
 
 TEST(FusedNodeAttributesTest, ReadsBackWhatItWrites) {
@@ -84,15 +84,13 @@ TEST(FusedNodeAttributesTest, BadAttributesAreErrorsNamingTheNode) {
   const std::string node = "fused node \"stitch_k0_0\" (stitchopt.stitch_k0): ";
   Result<FusedNodeAttributes> missing = FusedNodeAttributes::from_node(node_with({}));
   ASSERT_FALSE(missing.is_ok());
-  EXPECT_EQ(missing.status().message(),
-            node + "no \"category\" attribute; recompile the model");
-  Result<FusedNodeAttributes> unknown = FusedNodeAttributes::from_node(
-      node_with({ir::Attribute::make_string("category", "fancy")}));
+  EXPECT_EQ(missing.status().message(), node + "no \"category\" attribute; recompile the model");
+  Result<FusedNodeAttributes> unknown =
+      FusedNodeAttributes::from_node(node_with({ir::Attribute::make_string("category", "fancy")}));
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_EQ(unknown.status().message(),
-            node + "unknown category \"fancy\"; recompile the model");
-  Result<FusedNodeAttributes> wrong = FusedNodeAttributes::from_node(
-      node_with({ir::Attribute::make_int("category", 3)}));
+  EXPECT_EQ(unknown.status().message(), node + "unknown category \"fancy\"; recompile the model");
+  Result<FusedNodeAttributes> wrong =
+      FusedNodeAttributes::from_node(node_with({ir::Attribute::make_int("category", 3)}));
   ASSERT_FALSE(wrong.is_ok());
   EXPECT_EQ(wrong.status().message(),
             node + "attribute \"category\" has the wrong type; recompile the model");
@@ -101,8 +99,9 @@ TEST(FusedNodeAttributesTest, BadAttributesAreErrorsNamingTheNode) {
                  ir::Attribute::make_string("source", "kernels/stitch_k0.cu")}));
   ASSERT_FALSE(partial.is_ok());
   EXPECT_EQ(partial.status().message(),
-            node + "\"source\" without grid, block, composition and template; recompile the "
-                   "model");
+            node +
+                "\"source\" without grid, block, composition and template; recompile the "
+                "model");
 }
 
 // The library group's epilogue is read by fusion/library_epilogue.h, whose errors

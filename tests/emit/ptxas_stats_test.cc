@@ -29,7 +29,8 @@ ptxas info    : Compile time = 1.937 ms
 
 // The same tool on a kernel forced to spill (-maxrregcount=24), sm_90: the warning
 // line comes before the entry and repeats the figures; sm_90 prints no cmem.
-constexpr const char* kSm90Spills = R"(ptxas info    : Overriding maximum register limit 256 for 'heavy' with  24 of maxrregcount option
+constexpr const char* kSm90Spills =
+    R"(ptxas info    : Overriding maximum register limit 256 for 'heavy' with  24 of maxrregcount option
 ptxas warning : Registers are spilled to local memory in function 'heavy', 9388 bytes spill stores, 16396 bytes spill loads
 ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'heavy' for 'sm_90'

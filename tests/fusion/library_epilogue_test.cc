@@ -38,8 +38,8 @@ TEST(LibraryEpilogueTest, AttributesRoundTrip) {
   ASSERT_EQ(attributes.size(), 2u);
   // The names model.fused.onnx has always carried.
   EXPECT_EQ(attributes[0], ir::Attribute::make_string("library", "cuDNN"));
-  EXPECT_EQ(attributes[1], ir::Attribute::make_strings("epilogue", {"bias", "residual add",
-                                                                     "relu"}));
+  EXPECT_EQ(attributes[1],
+            ir::Attribute::make_strings("epilogue", {"bias", "residual add", "relu"}));
   Result<LibraryEpilogue> read = read_epilogue_attributes(node_with(attributes));
   ASSERT_TRUE(read.is_ok()) << read.status().message();
   EXPECT_EQ(*read, epilogue);
@@ -88,8 +88,7 @@ TEST(LibraryEpilogueTest, CallEpilogueOfLoneCalls) {
   };
   EXPECT_EQ(of("matmul"), (LibraryEpilogue{Library::kCublasLt, {}}));
   EXPECT_EQ(of("gemm_bias"), (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias}}));
-  EXPECT_EQ(of("gemm_residual"),
-            (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kResidualAdd}}));
+  EXPECT_EQ(of("gemm_residual"), (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kResidualAdd}}));
   EXPECT_EQ(of("gemm_scaled_bias"), std::nullopt);
   EXPECT_EQ(of("conv"), (LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias}}));
   EXPECT_EQ(of("pool"), (LibraryEpilogue{Library::kCudnn, {}}));
@@ -143,11 +142,10 @@ TEST(LibraryEpilogueTest, BindRefusesABodyThatIsNotTheDecidedChain) {
   ir::Model model = parse(kConvChain);
   std::string why;
   // The Add is the residual, not a second bias.
-  EXPECT_FALSE(bind_epilogue(model.graph,
-                             LibraryEpilogue{Library::kCudnn,
-                                             {EpilogueOp::kBias, EpilogueOp::kBias,
-                                              EpilogueOp::kRelu}},
-                             &why));
+  EXPECT_FALSE(bind_epilogue(
+      model.graph,
+      LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kBias, EpilogueOp::kRelu}},
+      &why));
   EXPECT_EQ(why, "\"add\" (Add) is a second bias");
   // The Relu is not in the decision.
   EXPECT_FALSE(bind_epilogue(

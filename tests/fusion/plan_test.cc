@@ -343,9 +343,10 @@ TEST(SolvePlanTest, WindowedDeadlineKeepsSolvedWindowsAndCompletesGreedily) {
   std::vector<Pattern> candidates = random_windows(20003, 40000, random);
   std::sort(candidates.begin(), candidates.end(),
             [](const Pattern& x, const Pattern& y) { return x.nodes < y.nodes; });
-  candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                               [](const Pattern& x, const Pattern& y) { return x.nodes == y.nodes; }),
-                   candidates.end());
+  candidates.erase(
+      std::unique(candidates.begin(), candidates.end(),
+                  [](const Pattern& x, const Pattern& y) { return x.nodes == y.nodes; }),
+      candidates.end());
   PlanOptions options;
   options.window_variables = 200;
   options.time_limit_s = 0.02;

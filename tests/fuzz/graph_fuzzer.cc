@@ -56,9 +56,9 @@
 #include "emit/plan_dot.h"
 #include "emit/report.h"
 #include "fusion/planner.h"
-#include "ir/reference/interpreter.h"
-#include "ir/passes/pipeline.h"
 #include "ir/core/verifier.h"
+#include "ir/passes/pipeline.h"
+#include "ir/reference/interpreter.h"
 #include "onnx_import/importer.h"
 #include "support/sha256.h"
 #include "tests/fuzz/random_model.h"
@@ -126,10 +126,11 @@ void check_source(const std::string& what, const std::string& text,
   for (const std::string& name : hostile_names) {
     // A printable name may show as it is (a trailing backslash is the start of its
     // escape \134): only names that would break a comment or a line must not.
-    const bool breaks = std::any_of(name.begin(), name.end(), [](char c) {
-                          return static_cast<unsigned char>(c) < 0x20 ||
-                                 static_cast<unsigned char>(c) > 0x7e;
-                        }) ||
+    const bool breaks = std::any_of(name.begin(), name.end(),
+                                    [](char c) {
+                                      return static_cast<unsigned char>(c) < 0x20 ||
+                                             static_cast<unsigned char>(c) > 0x7e;
+                                    }) ||
                         name.find("*/") != std::string::npos ||
                         name.find("??") != std::string::npos;
     if (breaks && text.find(name) != std::string::npos) {
@@ -325,9 +326,8 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   if (wrote.is_ok()) {
     onnx_import::ImportOptions fused_model_options;
     fused_model_options.allow_stitchopt_domain = true;  // as `stitchopt run` reads it
-    Result<ir::Model> reread =
-        onnx_import::import_model_from_bytes(read_bytes(written), written.string(),
-                                             state->scratch.string(), fused_model_options);
+    Result<ir::Model> reread = onnx_import::import_model_from_bytes(
+        read_bytes(written), written.string(), state->scratch.string(), fused_model_options);
     if (!reread.is_ok()) {
       fail("re-import", "the fused model does not import: " + reread.status().message());
     }

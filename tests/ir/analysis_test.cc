@@ -264,8 +264,7 @@ TEST(DominatorTreeTest, PostDominatorsOverASubset) {
   EXPECT_FALSE(escaped->dominates(g.div, g.sub));
 
   // A node whose readers are all outside the subset ends at the virtual root.
-  Result<DominatorTree> partial =
-      DominatorTree::post_dominators(g.b.graph, {g.relu, g.max}, {});
+  Result<DominatorTree> partial = DominatorTree::post_dominators(g.b.graph, {g.relu, g.max}, {});
   ASSERT_TRUE(partial.is_ok());
   EXPECT_EQ(partial->immediate_dominator(g.relu), g.max);
   EXPECT_EQ(partial->immediate_dominator(g.max), kNoId);

@@ -29,7 +29,6 @@ TEST(GraphTest, DisplayNameQuotesHostileNames) {
   EXPECT_EQ(graph.node(odd).display_name(), "\"n\" (\"Odd\\nOp\")");
 }
 
-
 TEST(GraphTest, ReplaceAllUsesMovesUsersAndGraphOutputs) {
   Graph graph;
   ValueId x = graph.add_value("x", TensorType::make(DType::kFloat32, {4}));

@@ -23,7 +23,9 @@ struct In {
   std::optional<Tensor> constant;
   bool omitted = false;
 };
-In T(DType dtype, std::vector<int64_t> dims) { return {TensorType::make(dtype, std::move(dims)), {}}; }
+In T(DType dtype, std::vector<int64_t> dims) {
+  return {TensorType::make(dtype, std::move(dims)), {}};
+}
 In Unranked(DType dtype) { return {TensorType{dtype, false, {}}, {}}; }
 In Ints(std::vector<int64_t> values) {
   auto n = static_cast<int64_t>(values.size());
@@ -38,9 +40,8 @@ In None() { return {{}, {}, true}; }
 
 // Builds a one-node graph "n" (inputs x0, x1, ...; outputs y0, y1, ...) and infers it.
 Result<std::vector<TensorType>> infer_op(const std::string& op, const std::vector<In>& inputs,
-                                         std::vector<Attribute> attributes = {},
-                                         int64_t opset = 21, int outputs = 1,
-                                         const std::string& node_name = "n") {
+                                         std::vector<Attribute> attributes = {}, int64_t opset = 21,
+                                         int outputs = 1, const std::string& node_name = "n") {
   Graph graph;
   std::vector<ValueId> input_ids;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -73,14 +74,16 @@ Result<std::vector<TensorType>> infer_op(const std::string& op, const std::vecto
 std::string shape_of(const std::string& op, const std::vector<In>& inputs,
                      std::vector<Attribute> attributes = {}, int64_t opset = 21, int outputs = 1,
                      int which = 0) {
-  Result<std::vector<TensorType>> types = infer_op(op, inputs, std::move(attributes), opset, outputs);
+  Result<std::vector<TensorType>> types =
+      infer_op(op, inputs, std::move(attributes), opset, outputs);
   if (!types.is_ok()) return types.status().message();
   return to_string((*types)[static_cast<size_t>(which)]);
 }
 
 std::string all_shapes(const std::string& op, const std::vector<In>& inputs,
                        std::vector<Attribute> attributes, int64_t opset, int outputs) {
-  Result<std::vector<TensorType>> types = infer_op(op, inputs, std::move(attributes), opset, outputs);
+  Result<std::vector<TensorType>> types =
+      infer_op(op, inputs, std::move(attributes), opset, outputs);
   if (!types.is_ok()) return types.status().message();
   std::string text;
   for (const TensorType& type : *types) text += (text.empty() ? "" : " ") + to_string(type);
@@ -119,11 +122,23 @@ TEST(OpRegistryTest, KindsAndLookup) {
 // ---- elementwise -------------------------------------------------------------------
 
 TEST(OpRegistryTest, UnaryOpsKeepTypeAndShape) {
-  for (const char* op : {"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid",
-                         "Relu", "LeakyRelu", "Elu", "Selu", "Erf", "Sin", "Cos", "Floor", "Ceil",
-                         "Round", "Sign", "Softplus", "HardSigmoid", "HardSwish", "Gelu", "Softsign",
-                         "Mish", "ThresholdedRelu", "Celu", "Tan", "Atan", "Asin", "Acos", "Sinh",
-                         "Cosh", "Identity"}) {
+  for (const char* op : {"Abs",         "Neg",
+                         "Exp",         "Log",
+                         "Sqrt",        "Reciprocal",
+                         "Tanh",        "Sigmoid",
+                         "Relu",        "LeakyRelu",
+                         "Elu",         "Selu",
+                         "Erf",         "Sin",
+                         "Cos",         "Floor",
+                         "Ceil",        "Round",
+                         "Sign",        "Softplus",
+                         "HardSigmoid", "HardSwish",
+                         "Gelu",        "Softsign",
+                         "Mish",        "ThresholdedRelu",
+                         "Celu",        "Tan",
+                         "Atan",        "Asin",
+                         "Acos",        "Sinh",
+                         "Cosh",        "Identity"}) {
     EXPECT_EQ(shape_of(op, {T(f16, {2, 3})}), "f16[2,3]") << op;
   }
   EXPECT_EQ(shape_of("Not", {T(boolean, {4})}), "bool[4]");
@@ -288,15 +303,15 @@ TEST(OpRegistryTest, ConcatAndSplitVariants) {
 }
 
 TEST(OpRegistryTest, SliceAttributesBefore10InputsAfter) {
-  EXPECT_EQ(shape_of("Slice", {T(f32, {10, 20})},
-                     {IntList("starts", {1, 0}), IntList("ends", {4, 1000}), IntList("axes", {0, 1})},
-                     9),
-            "f32[3,20]");
+  EXPECT_EQ(
+      shape_of("Slice", {T(f32, {10, 20})},
+               {IntList("starts", {1, 0}), IntList("ends", {4, 1000}), IntList("axes", {0, 1})}, 9),
+      "f32[3,20]");
   EXPECT_EQ(shape_of("Slice", {T(f32, {10, 20}), Ints({-3}), Ints({1000}), Ints({1})}, {}, 13),
             "f32[10,3]");
-  EXPECT_EQ(shape_of("Slice", {T(f32, {10, 20}), Ints({9}), Ints({-100}), Ints({0}), Ints({-2})},
-                     {}, 13),
-            "f32[5,20]");
+  EXPECT_EQ(
+      shape_of("Slice", {T(f32, {10, 20}), Ints({9}), Ints({-100}), Ints({0}), Ints({-2})}, {}, 13),
+      "f32[5,20]");
   EXPECT_EQ(shape_of("Slice", {T(f32, {10, 20}), T(i64, {1}), T(i64, {1}), Ints({1})}, {}, 13),
             "f32[10,?]");
   EXPECT_EQ(shape_of("Slice", {T(f32, {10, 20})}, {}, 13),
@@ -342,7 +357,8 @@ TEST(OpRegistryTest, ConstantSources) {
   EXPECT_EQ(shape_of("ConstantOfShape", {Ints({2, 3})}, {Attribute::make_tensor("value", fill)}),
             "i64[2,3]");
   EXPECT_EQ(shape_of("ConstantOfShape", {Ints({4})}), "f32[4]");
-  EXPECT_EQ(shape_of("Constant", {}, {Attribute::make_tensor("value", Tensor::from_float({2, 2}, {1, 2, 3, 4}))}),
+  EXPECT_EQ(shape_of("Constant", {},
+                     {Attribute::make_tensor("value", Tensor::from_float({2, 2}, {1, 2, 3, 4}))}),
             "f32[2,2]");
   EXPECT_EQ(shape_of("Constant", {}, {IntList("value_ints", {1, 2, 3})}), "i64[3]");
   EXPECT_EQ(shape_of("Constant", {}, {Attribute::make_float("value_float", 1.0f)}), "f32[]");
@@ -412,10 +428,10 @@ TEST(OpRegistryTest, SoftmaxAndNormalizations) {
                        {T(f32, {2, 3, 4}), T(f32, {3}), T(f32, {3}), T(f32, {3}), T(f32, {3})},
                        {Int("training_mode", 1)}, 15, 3),
             "f32[2,3,4] f32[3] f32[3]");
-  EXPECT_EQ(all_shapes("BatchNormalization",
-                       {T(f32, {2, 3, 4}), T(f32, {3}), T(f32, {3}), T(f32, {3}), T(f32, {3})},
-                       {}, 9, 5),
-            "f32[2,3,4] f32[3] f32[3] f32[3] f32[3]");
+  EXPECT_EQ(
+      all_shapes("BatchNormalization",
+                 {T(f32, {2, 3, 4}), T(f32, {3}), T(f32, {3}), T(f32, {3}), T(f32, {3})}, {}, 9, 5),
+      "f32[2,3,4] f32[3] f32[3] f32[3] f32[3]");
   EXPECT_EQ(shape_of("InstanceNormalization", {T(f32, {2, 3, 8}), T(f32, {3}), T(f32, {3})}),
             "f32[2,3,8]");
   EXPECT_EQ(shape_of("GroupNormalization", {T(f32, {2, 6, 8}), T(f32, {6}), T(f32, {6})},
@@ -480,12 +496,13 @@ TEST(OpRegistryTest, ConvPadsStridesDilationsAutoPad) {
 
 TEST(OpRegistryTest, PoolingCeilMode) {
   In x = T(f32, {1, 3, 32, 32});
-  EXPECT_EQ(all_shapes("MaxPool", {x}, {IntList("kernel_shape", {2, 2}), IntList("strides", {2, 2})},
-                       21, 2),
+  EXPECT_EQ(all_shapes("MaxPool", {x},
+                       {IntList("kernel_shape", {2, 2}), IntList("strides", {2, 2})}, 21, 2),
             "f32[1,3,16,16] i64[1,3,16,16]");
-  EXPECT_EQ(shape_of("MaxPool", {T(f32, {1, 3, 5, 5})},
-                     {IntList("kernel_shape", {2, 2}), IntList("strides", {2, 2}), Int("ceil_mode", 1)}),
-            "f32[1,3,3,3]");
+  EXPECT_EQ(
+      shape_of("MaxPool", {T(f32, {1, 3, 5, 5})},
+               {IntList("kernel_shape", {2, 2}), IntList("strides", {2, 2}), Int("ceil_mode", 1)}),
+      "f32[1,3,3,3]");
   // The last window would start in the end padding: dropped, as the ONNX spec says
   // (onnxruntime 1.20 keeps it and fills it with garbage).
   EXPECT_EQ(shape_of("AveragePool", {T(f32, {1, 1, 4})},
@@ -497,7 +514,8 @@ TEST(OpRegistryTest, PoolingCeilMode) {
                      {IntList("kernel_shape", {2}), IntList("strides", {2}),
                       IntList("pads", {0, 1}), Int("ceil_mode", 1)}),
             "f32[1,1,3]");
-  EXPECT_EQ(shape_of("AveragePool", {x}, {IntList("kernel_shape", {3, 3}), Str("auto_pad", "SAME_UPPER")}),
+  EXPECT_EQ(shape_of("AveragePool", {x},
+                     {IntList("kernel_shape", {3, 3}), Str("auto_pad", "SAME_UPPER")}),
             "f32[1,3,32,32]");
   EXPECT_EQ(shape_of("GlobalAveragePool", {x}), "f32[1,3,1,1]");
   EXPECT_EQ(shape_of("GlobalMaxPool", {x}), "f32[1,3,1,1]");
@@ -523,9 +541,9 @@ TEST(OpRegistryTest, TopKEinsumLstm) {
             "model.onnx: node \"n\" (TopK): k 5 is outside [0, 3] for axis 0 of input 0 \"x0\" "
             "f32[3,10]; use a k no larger than the axis");
   EXPECT_EQ(all_shapes("TopK", {T(f32, {3, 10}), T(i64, {1})}, {}, 11, 2), "f32[3,?] i64[3,?]");
-  EXPECT_EQ(shape_of("Einsum", {T(f32, {2, 3, 4}), T(f32, {2, 4, 5})},
-                     {Str("equation", "bij,bjk->bik")}),
-            "f32[2,3,5]");
+  EXPECT_EQ(
+      shape_of("Einsum", {T(f32, {2, 3, 4}), T(f32, {2, 4, 5})}, {Str("equation", "bij,bjk->bik")}),
+      "f32[2,3,5]");
   EXPECT_EQ(shape_of("Einsum", {T(f32, {3, 4}), T(f32, {4, 5})}, {Str("equation", "ij,jk")}),
             "f32[3,5]");
   EXPECT_EQ(shape_of("Einsum", {T(f32, {7, 2, 3, 4})}, {Str("equation", "...ij->...ji")}),
@@ -536,8 +554,8 @@ TEST(OpRegistryTest, TopKEinsumLstm) {
   In x = T(f32, {7, 2, 16});
   In w = T(f32, {2, 32, 16});
   In r = T(f32, {2, 32, 8});
-  EXPECT_EQ(all_shapes("LSTM", {x, w, r}, {Int("hidden_size", 8), Str("direction", "bidirectional")},
-                       13, 3),
+  EXPECT_EQ(all_shapes("LSTM", {x, w, r},
+                       {Int("hidden_size", 8), Str("direction", "bidirectional")}, 13, 3),
             "f32[7,2,2,8] f32[2,2,8] f32[2,2,8]");
   EXPECT_EQ(all_shapes("LSTM", {T(f32, {2, 7, 16}), T(f32, {1, 32, 16}), T(f32, {1, 32, 8})},
                        {Int("layout", 1)}, 14, 2),
@@ -550,9 +568,11 @@ TEST(OpRegistryTest, EveryOpSurvivesUnknownAndDegenerateInputs) {
   for (std::string_view op_view : registered_op_types()) {
     std::string op(op_view);
     const OpSchema* schema = find_op_schema("", op);
-    int inputs = std::max(schema->min_inputs, std::min(schema->max_inputs < 0 ? 2 : schema->max_inputs, 2));
+    int inputs =
+        std::max(schema->min_inputs, std::min(schema->max_inputs < 0 ? 2 : schema->max_inputs, 2));
     int outputs = std::max(schema->min_outputs, 1);
-    for (const In& sample : {Unranked(DType::kUndefined), T(f32, {}), T(f32, {2, 3}), T(i64, {1})}) {
+    for (const In& sample :
+         {Unranked(DType::kUndefined), T(f32, {}), T(f32, {2, 3}), T(i64, {1})}) {
       std::vector<In> args(static_cast<size_t>(inputs), sample);
       Result<std::vector<TensorType>> types = infer_op(op, args, {}, 21, outputs);
       if (types.is_ok()) {
@@ -586,21 +606,28 @@ ReductionKind classify(const std::string& op, std::vector<int64_t> dims,
 
 TEST(ReductionClassificationTest, RowColumnAll) {
   EXPECT_EQ(classify("ReduceSum", {750000, 32}, {}, std::vector<int64_t>{1}), ReductionKind::kRow);
-  EXPECT_EQ(classify("ReduceSum", {750000, 32}, {}, std::vector<int64_t>{0}), ReductionKind::kColumn);
-  EXPECT_EQ(classify("ReduceSum", {750000, 32}, {}, std::vector<int64_t>{0, 1}), ReductionKind::kAll);
+  EXPECT_EQ(classify("ReduceSum", {750000, 32}, {}, std::vector<int64_t>{0}),
+            ReductionKind::kColumn);
+  EXPECT_EQ(classify("ReduceSum", {750000, 32}, {}, std::vector<int64_t>{0, 1}),
+            ReductionKind::kAll);
   EXPECT_EQ(classify("ReduceSum", {750000, 32}, {}, std::nullopt), ReductionKind::kAll);
   EXPECT_EQ(classify("ReduceMean", {750000, 32}, {IntList("axes", {-1})}, std::nullopt, 13),
             ReductionKind::kRow);
   // Size-1 dims are ignored: reducing axis 1 of [64, 30000, 1] is a row reduction.
-  EXPECT_EQ(classify("ReduceMax", {64, 30000, 1}, {}, std::vector<int64_t>{1}), ReductionKind::kRow);
+  EXPECT_EQ(classify("ReduceMax", {64, 30000, 1}, {}, std::vector<int64_t>{1}),
+            ReductionKind::kRow);
   // Adjacent reduced axes merge: [8, 16, 32] over {1, 2} is one row.
-  EXPECT_EQ(classify("ReduceSum", {8, 16, 32}, {}, std::vector<int64_t>{1, 2}), ReductionKind::kRow);
-  EXPECT_EQ(classify("ReduceSum", {8, 16, 32}, {}, std::vector<int64_t>{0, 1}), ReductionKind::kColumn);
-  EXPECT_EQ(classify("ReduceSum", {1, 16, 32}, {}, std::vector<int64_t>{1, 2}), ReductionKind::kAll);
+  EXPECT_EQ(classify("ReduceSum", {8, 16, 32}, {}, std::vector<int64_t>{1, 2}),
+            ReductionKind::kRow);
+  EXPECT_EQ(classify("ReduceSum", {8, 16, 32}, {}, std::vector<int64_t>{0, 1}),
+            ReductionKind::kColumn);
+  EXPECT_EQ(classify("ReduceSum", {1, 16, 32}, {}, std::vector<int64_t>{1, 2}),
+            ReductionKind::kAll);
   EXPECT_EQ(classify("Softmax", {4, 128}, {}, std::nullopt, 13), ReductionKind::kRow);
   EXPECT_EQ(classify("LogSoftmax", {4, 128}, {Int("axis", 0)}, std::nullopt, 13),
             ReductionKind::kColumn);
-  EXPECT_EQ(classify("LayerNormalization", {4, 16, 768}, {}, std::nullopt, 17), ReductionKind::kRow);
+  EXPECT_EQ(classify("LayerNormalization", {4, 16, 768}, {}, std::nullopt, 17),
+            ReductionKind::kRow);
   EXPECT_EQ(classify("ArgMax", {4, 16}, {Int("axis", 0)}, std::nullopt), ReductionKind::kColumn);
   EXPECT_EQ(classify("Relu", {4, 16}, {}, std::nullopt), ReductionKind::kNone);
 }

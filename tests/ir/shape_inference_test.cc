@@ -118,8 +118,8 @@ TEST(ShapeInferenceTest, UnknownTypesFlowDownstreamOfOpaqueOps) {
   ValueId shape = add(graph, "Shape", {reshaped}, {"shape"})[0];
   ValueId expanded = add(graph, "Expand", {x, shape}, {"expanded"})[0];
   ValueId product = add(graph, "MatMul", {relu, x}, {"product"})[0];
-  ValueId pooled = add(graph, "MaxPool", {relu}, {"pooled"},
-                       {Attribute::make_ints("kernel_shape", {2})})[0];
+  ValueId pooled =
+      add(graph, "MaxPool", {relu}, {"pooled"}, {Attribute::make_ints("kernel_shape", {2})})[0];
   ASSERT_TRUE(infer_shapes(graph, 17, {"model.onnx"}).is_ok());
   EXPECT_EQ(type_of(graph, opaque), "undef[*]");
   EXPECT_EQ(type_of(graph, relu), "undef[*]");

@@ -93,7 +93,8 @@ TEST(VerifierTest, UserThatDoesNotReadTheValue) {
 TEST(VerifierTest, UserListedTwice) {
   SmallModel m;
   m.graph().value(m.x).users.push_back(Use{m.add, 0});
-  EXPECT_EQ(m.verify_message(), "value \"x\" lists node \"add\" (Add) input 0 twice among its users");
+  EXPECT_EQ(m.verify_message(),
+            "value \"x\" lists node \"add\" (Add) input 0 twice among its users");
 }
 
 TEST(VerifierTest, InputMissingFromUsers) {

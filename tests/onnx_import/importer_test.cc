@@ -403,8 +403,9 @@ TEST_F(ImporterTest, EmptyFileIsAnError) {
   path_ = scratch_.write("model.onnx", "");
   Result<ir::Model> result = import_model(path_, {});
   ASSERT_FALSE(result.is_ok());
-  EXPECT_EQ(result.status().message(),
-            path_ + ": the file is empty, not an ONNX model; check the path or re-export the model");
+  EXPECT_EQ(
+      result.status().message(),
+      path_ + ": the file is empty, not an ONNX model; check the path or re-export the model");
 }
 
 TEST_F(ImporterTest, MissingFileIsAnError) {

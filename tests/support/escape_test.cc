@@ -17,14 +17,14 @@ const std::string kHostile = "a\nb*/c\\\nd?\?/e\0f\x1b[31mg\x80h\xc0\xafi\xed\xa
 
 TEST(EscapeTest, Utf8SequenceLengthAcceptsOnlyValidSequences) {
   EXPECT_EQ(utf8_sequence_length("a", 0), 1u);
-  EXPECT_EQ(utf8_sequence_length("\xc3\xa9", 0), 2u);           // é
-  EXPECT_EQ(utf8_sequence_length("\xe6\xb3\xa8", 0), 3u);       // 注
-  EXPECT_EQ(utf8_sequence_length("\xf0\x9f\x98\x80", 0), 4u);   // U+1F600
-  EXPECT_EQ(utf8_sequence_length("\x80", 0), 0u);               // continuation byte
-  EXPECT_EQ(utf8_sequence_length("\xc0\xaf", 0), 0u);           // overlong '/'
-  EXPECT_EQ(utf8_sequence_length("\xed\xa0\x80", 0), 0u);       // surrogate U+D800
-  EXPECT_EQ(utf8_sequence_length("\xf4\x90\x80\x80", 0), 0u);   // above U+10FFFF
-  EXPECT_EQ(utf8_sequence_length("\xe6\xb3", 0), 0u);           // cut short
+  EXPECT_EQ(utf8_sequence_length("\xc3\xa9", 0), 2u);          // é
+  EXPECT_EQ(utf8_sequence_length("\xe6\xb3\xa8", 0), 3u);      // 注
+  EXPECT_EQ(utf8_sequence_length("\xf0\x9f\x98\x80", 0), 4u);  // U+1F600
+  EXPECT_EQ(utf8_sequence_length("\x80", 0), 0u);              // continuation byte
+  EXPECT_EQ(utf8_sequence_length("\xc0\xaf", 0), 0u);          // overlong '/'
+  EXPECT_EQ(utf8_sequence_length("\xed\xa0\x80", 0), 0u);      // surrogate U+D800
+  EXPECT_EQ(utf8_sequence_length("\xf4\x90\x80\x80", 0), 0u);  // above U+10FFFF
+  EXPECT_EQ(utf8_sequence_length("\xe6\xb3", 0), 0u);          // cut short
 }
 
 TEST(EscapeTest, QuotedKeepsUtf8AndEscapesTheRest) {
@@ -57,7 +57,8 @@ TEST(EscapeTest, SourceTextIsPrintableAsciiWithoutCommentOrLineBreakers) {
   EXPECT_EQ(text,
             "a\\012b*\\057c\\134\\012d\\?\\?/e\\000f\\033[31mg\\200h\\300\\257i\\355\\240\\200j");
   for (char c : text) {
-    EXPECT_TRUE(c >= 0x20 && c <= 0x7e) << "byte " << static_cast<int>(static_cast<unsigned char>(c));
+    EXPECT_TRUE(c >= 0x20 && c <= 0x7e)
+        << "byte " << static_cast<int>(static_cast<unsigned char>(c));
   }
   EXPECT_EQ(text.find("*/"), std::string::npos);
   EXPECT_EQ(text.find("??"), std::string::npos);
@@ -67,8 +68,10 @@ TEST(EscapeTest, SourceTextIsPrintableAsciiWithoutCommentOrLineBreakers) {
     ASSERT_LT(i + 1, text.size());
     EXPECT_TRUE(isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '"' ||
                 text[i + 1] == '?');
-    if (isdigit(static_cast<unsigned char>(text[i + 1]))) i += 3;
-    else ++i;
+    if (isdigit(static_cast<unsigned char>(text[i + 1])))
+      i += 3;
+    else
+      ++i;
   }
   EXPECT_EQ(source_text("ends with \\"), "ends with \\134");
   EXPECT_EQ(source_literal("say \"hi\""), "\"say \\\"hi\\\"\"");

@@ -56,16 +56,15 @@ TEST(SubprocessTest, KillsTheWholeGroupAtTheDeadline) {
 TEST(SubprocessTest, KeepsTheTailOfLongOutput) {
   ProcessOptions options;
   options.max_captured_bytes = 1000;
-  ProcessResult result =
-      run_process({"/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done"},
-                  options);
+  ProcessResult result = run_process(
+      {"/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done"}, options);
   EXPECT_EQ(result.output.size(), 1000u);
   EXPECT_NE(result.output.find("line1999\n"), std::string::npos);
 }
 
 TEST(SubprocessTest, WritesToAFileWhenAsked) {
-  std::filesystem::path log =
-      std::filesystem::temp_directory_path() / ("stitch_subprocess_log_" + std::to_string(getpid()));
+  std::filesystem::path log = std::filesystem::temp_directory_path() /
+                              ("stitch_subprocess_log_" + std::to_string(getpid()));
   ProcessOptions options;
   options.output_path = log.string();
   ProcessResult result = run_process({"/bin/sh", "-c", "echo to the log"}, options);

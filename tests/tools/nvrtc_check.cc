@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
     std::cerr << "stitch_nvrtc_check: nvrtcCreateProgram failed for " << file << std::endl;
     return 1;
   }
-  const nvrtcResult result = nvrtcCompileProgram(
-      program, static_cast<int>(option_pointers.size()), option_pointers.data());
+  const nvrtcResult result = nvrtcCompileProgram(program, static_cast<int>(option_pointers.size()),
+                                                 option_pointers.data());
   size_t log_size = 0;
   nvrtcGetProgramLogSize(program, &log_size);
   std::string log(log_size, '\0');
@@ -80,8 +80,7 @@ int main(int argc, char** argv) {
 
   if (!log.empty()) std::cout << log << std::endl;
   if (result != NVRTC_SUCCESS) {
-    std::cerr << "stitch_nvrtc_check: " << file << ": " << nvrtcGetErrorString(result)
-              << std::endl;
+    std::cerr << "stitch_nvrtc_check: " << file << ": " << nvrtcGetErrorString(result) << std::endl;
     return 1;
   }
   if (log_has_diagnostics(log)) {

@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
   std::vector<float> y(x.size(), -1.0f);
   const void* inputs[] = {x.data()};
   void* outputs[] = {y.data()};
-  const cudaError_t error = racy ? stitch_test_transpose_racy_launch(inputs, outputs, nullptr, nullptr)
-                                 : stitch_test_transpose_launch(inputs, outputs, nullptr, nullptr);
+  const cudaError_t error =
+      racy ? stitch_test_transpose_racy_launch(inputs, outputs, nullptr, nullptr)
+           : stitch_test_transpose_launch(inputs, outputs, nullptr, nullptr);
   if (error != cudaSuccess) {
     std::fprintf(stderr, "launch failed: %s\n", cudaGetErrorString(error));
     return 1;

@@ -10,9 +10,9 @@
 #include <random>
 #include <string>
 
+#include "ir/core/verifier.h"
 #include "ir/reference/interpreter.h"
 #include "ir/text/text.h"
-#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "ir/core/verifier.h"
 #include "ir/reference/interpreter.h"
 #include "ir/text/text.h"
-#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {

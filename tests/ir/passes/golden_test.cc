@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "ir/core/verifier.h"
 #include "ir/passes/pipeline.h"
 #include "ir/text/text.h"
-#include "ir/core/verifier.h"
 
 namespace stitch::ir {
 namespace {
@@ -60,8 +60,7 @@ std::vector<std::string> split_lines(const std::string& text) {
 }
 
 // Parses a golden file into its RUN line and cases.
-void read_golden_file(const fs::path& path, std::string& run_line,
-                      std::vector<GoldenCase>& cases) {
+void read_golden_file(const fs::path& path, std::string& run_line, std::vector<GoldenCase>& cases) {
   std::ifstream in(path);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -122,8 +121,7 @@ std::string match_checks(const std::vector<Check>& checks, const std::string& in
         pending_not.push_back(&check);
         break;
       case Check::Kind::kNext: {
-        if (position >= lines.size() ||
-            lines[position].find(check.text) == std::string::npos) {
+        if (position >= lines.size() || lines[position].find(check.text) == std::string::npos) {
           return "line " + std::to_string(check.line) + ": CHECK-NEXT: \"" + check.text +
                  "\" not on the next line";
         }
@@ -183,8 +181,7 @@ TEST_P(PassGoldenTest, MatchesChecks) {
     ASSERT_TRUE(verified.is_ok()) << where << ": " << verified.message();
     std::string output_text = print_model(model);
     std::string failure = match_checks(golden.checks, input_text, output_text);
-    EXPECT_TRUE(failure.empty()) << where << ": " << failure << "\n--- output ---\n"
-                                 << output_text;
+    EXPECT_TRUE(failure.empty()) << where << ": " << failure << "\n--- output ---\n" << output_text;
   }
 }
 
