@@ -31,37 +31,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Times the CLI's own phases, takes the driver's, and prints "phase: 0.123 s" lines
-// in verbose mode as each phase ends.
-class PhaseTimer {
- public:
-  explicit PhaseTimer(Verbosity verbosity) : verbosity_(verbosity) {}
-
-  template <typename Function>
-  auto time(const std::string& name, Function&& function) {
-    auto start = std::chrono::steady_clock::now();
-    auto result = function();
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    phases_.push_back(emit::PhaseTiming{name, seconds});
-    print(phases_.back());
-    return result;
+// "phase: 0.123 s" on stderr in verbose mode, as each phase ends.
+void print_phase(Verbosity verbosity, const emit::PhaseTiming& phase) {
+  if (verbosity == Verbosity::kVerbose) {
+    std::fprintf(stderr, "stitchopt: %-8s %8.3f s\n", phase.name.c_str(), phase.seconds);
   }
-  void print(const emit::PhaseTiming& phase) const {
-    if (verbosity_ == Verbosity::kVerbose) {
-      std::fprintf(stderr, "stitchopt: %-8s %8.3f s\n", phase.name.c_str(), phase.seconds);
-    }
-  }
-  // Phases timed elsewhere (the driver printed them as they ended).
-  void append(const std::vector<emit::PhaseTiming>& phases) {
-    phases_.insert(phases_.end(), phases.begin(), phases.end());
-  }
-  const std::vector<emit::PhaseTiming>& phases() const { return phases_; }
-
- private:
-  Verbosity verbosity_;
-  std::vector<emit::PhaseTiming> phases_;
-};
+}
 
 // The architecture --ptxas compiles for: the profile's GPU generation.
 std::string ptxas_arch(const cost_model::DeviceProfile& profile) {
@@ -144,7 +119,7 @@ void render_svg(const fs::path& dot, int64_t num_nodes, Verbosity verbosity) {
 // OUT/kernels/ (each distinct kernel once) and, with --ptxas, every kernel's
 // registers, spills and shared memory into the report's codegen.
 Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, bool ptxas,
-                     const cost_model::DeviceProfile& profile, PhaseTimer& timer) {
+                     const cost_model::DeviceProfile& profile, emit::PhaseTimer& timer) {
   STITCH_RETURN_IF_ERROR(timer.time(
       "kernels", [&] { return emit::write_kernel_directory(compiled.kernels, kernels); }));
   if (!ptxas) return Status::ok();
@@ -189,7 +164,10 @@ Result<cost_model::DeviceProfile> load_profile(const std::string& device) {
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
-  PhaseTimer timer(options.verbosity);
+  // The CLI's own phases and, in between, the driver's, in the order they ran.
+  std::vector<emit::PhaseTiming> phases;
+  auto phase_done = [&](const emit::PhaseTiming& phase) { print_phase(options.verbosity, phase); };
+  emit::PhaseTimer timer(phases, phase_done);
   if (!fs::is_regular_file(options.model_path)) {
     return Status::invalid_input(options.model_path +
                                  ": no such model file; pass the path of a .onnx file");
@@ -242,7 +220,7 @@ Status run_compile(const CompileOptions& options) {
   compile_options.planner = options.planner;
   compile_options.codegen = options.codegen;
   driver::CompileObserver observer;
-  observer.phase_done = [&](const emit::PhaseTiming& phase) { timer.print(phase); };
+  observer.phase_done = phase_done;
   observer.simplified = [&](const ir::SimplifyStatistics& statistics) {
     if (options.time_passes) print_pass_table(statistics);
   };
@@ -253,7 +231,7 @@ Status run_compile(const CompileOptions& options) {
   };
   STITCH_ASSIGN_OR_RETURN(driver::CompiledModel compiled,
                           driver::compile(std::move(model), compile_options, observer));
-  timer.append(compiled.report.phases);
+  phases.insert(phases.end(), compiled.report.phases.begin(), compiled.report.phases.end());
   std::optional<emit::ReportPlan>& planned = compiled.report.plan;
   if (planned && options.codegen) {
     STITCH_RETURN_IF_ERROR(
@@ -275,7 +253,7 @@ Status run_compile(const CompileOptions& options) {
   emit::Report& report = compiled.report;
   report.model.sha256 = support::sha256_hex(model_bytes);
   report.options.input_shapes = options.input_shapes;
-  report.phases = timer.phases();
+  report.phases = phases;
   const ir::Graph& graph = compiled.simplified.graph;
   STITCH_RETURN_IF_ERROR(
       write_text(staged.path() / "report.json", emit::render_report(report, graph)));

@@ -12,30 +12,8 @@
 namespace stitch::driver {
 namespace {
 
-// Times phases into the report and tells the observer as each one ends.
-class PhaseTimer {
- public:
-  PhaseTimer(const CompileObserver& observer, std::vector<emit::PhaseTiming>& phases)
-      : observer_(observer), phases_(phases) {}
-
-  template <typename Function>
-  auto time(const std::string& name, Function&& function) {
-    auto start = std::chrono::steady_clock::now();
-    auto result = function();
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    phases_.push_back(emit::PhaseTiming{name, seconds});
-    if (observer_.phase_done) observer_.phase_done(phases_.back());
-    return result;
-  }
-
- private:
-  const CompileObserver& observer_;
-  std::vector<emit::PhaseTiming>& phases_;
-};
-
 Status simplify(ir::Model& model, const CompileOptions& options, const CompileObserver& observer,
-                PhaseTimer& timer, emit::Report& report) {
+                emit::PhaseTimer& timer, emit::Report& report) {
   Result<ir::SimplifyStatistics> statistics =
       timer.time("simplify", [&] { return ir::run_passes(model, options.pipeline); });
   if (!statistics.is_ok()) return statistics.status();
@@ -132,7 +110,7 @@ emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
 
 // Phases 2 to 4 on the simplified model.
 Status fuse(const ir::Model& model, const CompileOptions& options, const CompileObserver& observer,
-            PhaseTimer& timer, CompiledModel& compiled) {
+            emit::PhaseTimer& timer, CompiledModel& compiled) {
   const cost_model::DeviceProfile& profile = *options.profile;
   std::optional<emit::KernelSharing> sharing;
   std::vector<emit::FusedGroup> groups;
@@ -178,7 +156,7 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
                               const CompileObserver& observer) {
   CompiledModel compiled;
   emit::Report& report = compiled.report;
-  PhaseTimer timer(observer, report.phases);
+  emit::PhaseTimer timer(report.phases, observer.phase_done);
   report.model.path = options.model_path;
   report.model.node_count = model.graph.num_nodes();
   report.options.planner = options.planner;

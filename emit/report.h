@@ -4,10 +4,13 @@
 // bytes; the only fields that differ between two runs are the phase timings.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emit/cuda_emitter.h"
@@ -23,6 +26,28 @@ inline constexpr const char* kReportSchema = "stitchopt.report/1";
 struct PhaseTiming {
   std::string name;
   double seconds = 0.0;
+};
+
+// Times phases into `phases` and calls `done` (when set) as each one ends.
+class PhaseTimer {
+ public:
+  PhaseTimer(std::vector<PhaseTiming>& phases, std::function<void(const PhaseTiming&)> done)
+      : phases_(phases), done_(std::move(done)) {}
+
+  template <typename Function>
+  auto time(const std::string& name, Function&& function) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = function();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    phases_.push_back(PhaseTiming{name, seconds});
+    if (done_) done_(phases_.back());
+    return result;
+  }
+
+ private:
+  std::vector<PhaseTiming>& phases_;
+  std::function<void(const PhaseTiming&)> done_;
 };
 
 struct ReportModel {

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "runtime_stub/cuda/cuda_plugin.h"
+#include "runtime_stub/cuda/cuda_timing.h"
 
 namespace stitch::runtime::cuda {
 namespace {
@@ -252,22 +253,6 @@ std::string today_utc() {
 std::string lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
-}
-
-// Event-timed milliseconds of what `enqueue` puts on `stream`.
-Result<double> time_on_stream(cudaStream_t stream, const std::function<Status()>& enqueue) {
-  OwnedEvent start;
-  OwnedEvent stop;
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(start.receive()), "cudaEventCreate"));
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventCreate(stop.receive()), "cudaEventCreate"));
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
-  STITCH_RETURN_IF_ERROR(enqueue());
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(stop.get()), "cudaEventSynchronize"));
-  float milliseconds = 0.0f;
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()),
-                                     "cudaEventElapsedTime"));
-  return static_cast<double>(milliseconds);
 }
 
 // The device calibration runs on: its properties and the clocks cudaDeviceProp lacks.
