@@ -5,26 +5,51 @@
 // index, or interpolate one axis at a time (separable, equal to multilinear).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "ir/reference/reference_ops.h"
 
 namespace stitch::ir::reference {
 namespace {
 
+// coordinate_transformation_mode, read once: the per-index code compares no strings.
+enum class Transform {
+  kHalfPixel,
+  kAsymmetric,
+  kAlignCorners,
+  kPytorchHalfPixel,
+  kHalfPixelSymmetric
+};
+
+// nearest_mode, read once.
+enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple, kUnknown };
+
 // What Resize does, read from the node: the mode, the transformation of output to
 // source coordinates, the rounding of nearest, and per axis the scale and output dim.
 struct ResizeParameters {
   std::string mode;
-  std::string transform;
+  Transform transform = Transform::kHalfPixel;
   std::string nearest_mode;
   std::vector<float> scales;
   std::vector<int64_t> out_dims;
 };
 
-bool is_known_transform(const std::string& transform) {
-  return transform == "asymmetric" || transform == "align_corners" ||
-         transform == "pytorch_half_pixel" || transform == "half_pixel" ||
-         transform == "half_pixel_symmetric";
+std::optional<Transform> transform_named(const std::string& name) {
+  if (name == "half_pixel") return Transform::kHalfPixel;
+  if (name == "asymmetric") return Transform::kAsymmetric;
+  if (name == "align_corners") return Transform::kAlignCorners;
+  if (name == "pytorch_half_pixel") return Transform::kPytorchHalfPixel;
+  if (name == "half_pixel_symmetric") return Transform::kHalfPixelSymmetric;
+  return std::nullopt;
+}
+
+Rounding rounding_named(const std::string& name) {
+  if (name == "round_prefer_floor") return Rounding::kRoundPreferFloor;
+  if (name == "round_prefer_ceil") return Rounding::kRoundPreferCeil;
+  if (name == "floor") return Rounding::kFloor;
+  if (name == "ceil") return Rounding::kCeil;
+  if (name == "simple") return Rounding::kSimple;
+  return Rounding::kUnknown;
 }
 
 // Sets `parameters.out_dims` and `.scales` from the sizes input on `axes`.
@@ -72,7 +97,7 @@ Result<ResizeParameters> read_parameters(const KernelContext& ctx, const Tensor&
   const auto rank = static_cast<int64_t>(x.dims.size());
   ResizeParameters parameters;
   parameters.mode = ctx.node.string_attribute("mode", "nearest");
-  parameters.transform =
+  const std::string transform =
       ctx.opset >= 11 ? ctx.node.string_attribute("coordinate_transformation_mode", "half_pixel")
                       : "asymmetric";
   parameters.nearest_mode =
@@ -109,11 +134,13 @@ Result<ResizeParameters> read_parameters(const KernelContext& ctx, const Tensor&
                        std::to_string(parameters.out_dims[a]) + "; give a non-empty input");
     }
   }
-  if (!is_known_transform(parameters.transform)) {
-    return ctx.error("has coordinate_transformation_mode \"" + parameters.transform +
+  std::optional<Transform> known = transform_named(transform);
+  if (!known) {
+    return ctx.error("has coordinate_transformation_mode \"" + transform +
                      "\", which has no reference evaluation; use half_pixel, asymmetric, "
                      "align_corners, pytorch_half_pixel or half_pixel_symmetric");
   }
+  parameters.transform = *known;
   return parameters;
 }
 
@@ -123,44 +150,56 @@ float source_coordinate(const ResizeParameters& parameters, const Tensor& x, siz
   const auto in = static_cast<float>(x.dims[a]);
   const auto out = static_cast<float>(parameters.out_dims[a]);
   const auto index = static_cast<float>(i);
-  const std::string& transform = parameters.transform;
-  if (transform == "asymmetric") return index / scale;
-  if (transform == "align_corners") return out <= 1 ? 0.0f : index * (in - 1) / (out - 1);
-  if (transform == "pytorch_half_pixel") return out > 1 ? (index + 0.5f) / scale - 0.5f : 0.0f;
-  if (transform == "half_pixel_symmetric") {
-    const float adjustment = out / (scale * in);
-    const float center = in / 2;
-    const float offset = center * (1 - adjustment);
-    return offset + (index + 0.5f) / scale - 0.5f;
+  switch (parameters.transform) {
+    case Transform::kAsymmetric:
+      return index / scale;
+    case Transform::kAlignCorners:
+      return out <= 1 ? 0.0f : index * (in - 1) / (out - 1);
+    case Transform::kPytorchHalfPixel:
+      return out > 1 ? (index + 0.5f) / scale - 0.5f : 0.0f;
+    case Transform::kHalfPixelSymmetric: {
+      const float adjustment = out / (scale * in);
+      const float center = in / 2;
+      const float offset = center * (1 - adjustment);
+      return offset + (index + 0.5f) / scale - 0.5f;
+    }
+    case Transform::kHalfPixel:
+      break;
   }
-  return (index + 0.5f) / scale - 0.5f;  // half_pixel
+  return (index + 0.5f) / scale - 0.5f;
 }
 
 KernelResult resize_nearest(const KernelContext& ctx, const Tensor& x,
                             const ResizeParameters& parameters) {
-  const std::string& nearest_mode = parameters.nearest_mode;
+  const Rounding rounding = rounding_named(parameters.nearest_mode);
   std::vector<std::vector<int64_t>> maps(x.dims.size());
   for (size_t a = 0; a < x.dims.size(); ++a) {
     maps[a].resize(static_cast<size_t>(parameters.out_dims[a]));
     for (int64_t i = 0; i < parameters.out_dims[a]; ++i) {
       float position = source_coordinate(parameters, x, a, i);
       int64_t index = 0;
-      if (nearest_mode == "round_prefer_floor") {
-        index = position == std::floor(position) + 0.5f
-                    ? static_cast<int64_t>(std::floor(position))
-                    : static_cast<int64_t>(std::round(position));
-      } else if (nearest_mode == "round_prefer_ceil") {
-        index = static_cast<int64_t>(std::round(position));
-      } else if (nearest_mode == "floor") {
-        index = static_cast<int64_t>(std::floor(position));
-      } else if (nearest_mode == "ceil") {
-        index = static_cast<int64_t>(std::ceil(position));
-      } else if (nearest_mode == "simple") {
-        index = parameters.scales[a] < 1 ? static_cast<int64_t>(std::ceil(position))
-                                         : static_cast<int64_t>(position);
-      } else {
-        return ctx.error("has nearest_mode \"" + nearest_mode +
-                         "\"; use round_prefer_floor, round_prefer_ceil, floor or ceil");
+      switch (rounding) {
+        case Rounding::kRoundPreferFloor:
+          index = position == std::floor(position) + 0.5f
+                      ? static_cast<int64_t>(std::floor(position))
+                      : static_cast<int64_t>(std::round(position));
+          break;
+        case Rounding::kRoundPreferCeil:
+          index = static_cast<int64_t>(std::round(position));
+          break;
+        case Rounding::kFloor:
+          index = static_cast<int64_t>(std::floor(position));
+          break;
+        case Rounding::kCeil:
+          index = static_cast<int64_t>(std::ceil(position));
+          break;
+        case Rounding::kSimple:
+          index = parameters.scales[a] < 1 ? static_cast<int64_t>(std::ceil(position))
+                                           : static_cast<int64_t>(position);
+          break;
+        case Rounding::kUnknown:
+          return ctx.error("has nearest_mode \"" + parameters.nearest_mode +
+                           "\"; use round_prefer_floor, round_prefer_ceil, floor or ceil");
       }
       maps[a][static_cast<size_t>(i)] = std::clamp<int64_t>(index, 0, x.dims[a] - 1);
     }
