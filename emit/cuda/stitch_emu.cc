@@ -40,6 +40,16 @@
 #include <thread>
 #include <vector>
 
+#if defined(STITCH_EMU_COUNTERS)
+#include <dlfcn.h>
+
+#include <map>
+#include <unordered_map>
+#if defined(STITCH_EMU_THREADS)
+#error "the hardware counters need the fiber emulation (one OS thread per domain)"
+#endif
+#endif
+
 #if defined(STITCH_EMU_THREADS)
 #include <condition_variable>
 #include <mutex>
@@ -76,6 +86,7 @@ struct EmuThread : ThreadCoordinates {
   Block* block = nullptr;
   unsigned int linear = 0;  // thread index within its block
   unsigned int lane = 0;
+  unsigned int domain_warp = 0;  // warp index within the domain (the counters' requests)
   // What the thread waits for. Set by the thread on arrival and cleared (kNone) by the
   // arrival that releases it, both under the lock of that barrier.
   Relaxed<Wait> wait = Wait::kNone;
@@ -448,6 +459,7 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
       t.block = &blk;
       t.linear = i;
       t.lane = i % 32;
+      t.domain_warp = b * ((block_threads + 31) / 32) + i / 32;
       t.wait = Wait::kNone;
       t.at_warp = false;
       t.in = 0;
@@ -488,6 +500,7 @@ void run_domain(Domain& d) {
 #else
 
 constexpr size_t kFiberStackBytes = 64 * 1024;
+constexpr size_t kMaxGuardedStacks = 16384;
 
 // Fiber stacks of one OS thread, reused by every domain it runs; each stack sits above
 // a PROT_NONE guard page so that an overflow faults instead of corrupting a neighbour.
@@ -504,7 +517,11 @@ class FiberStacks {
     if (memory == MAP_FAILED) fail("cannot map " + std::to_string(count) + " fiber stacks");
     base_ = static_cast<unsigned char*>(memory);
     capacity_ = count;
-    for (size_t i = 0; i < count; ++i) mprotect(base_ + i * slot_bytes(), page(), PROT_NONE);
+    // Each guard page splits the mapping, and the kernel's vm.max_map_count (65530 by
+    // default) bounds the mappings of a process: above kMaxGuardedStacks fibers (the
+    // full-size cooperative grids the counters launch) only the lowest stack is guarded.
+    const size_t guarded = count <= kMaxGuardedStacks ? count : 1;
+    for (size_t i = 0; i < guarded; ++i) mprotect(base_ + i * slot_bytes(), page(), PROT_NONE);
   }
   void* stack(size_t i) const { return base_ + i * slot_bytes() + page(); }
 
@@ -599,6 +616,218 @@ unsigned int env_unsigned(const char* name, unsigned int fallback) {
   return static_cast<unsigned int>(parsed);
 }
 
+// --- hardware counters (STITCH_EMU_COUNTERS) --------------------------------------------
+//
+// While counting, every instrumented access of an emulated thread to a registered
+// region or to its block's shared arena is appended to the OS thread's record list
+// (counting runs every domain on the launching thread, so one list suffices); the end
+// of each domain groups the records into warp-level requests and folds them into the
+// totals. A request is the set of lanes of one warp that reach the same access site
+// (the return address of the __tsan_* call) for the same time (the thread's own count
+// of that site): the lock-step a warp keeps on the GPU whenever its lanes agree on the
+// control flow, which generated code does except in tails of grid-stride loops (where
+// the lanes that stop are simply absent from the later requests).
+#if defined(STITCH_EMU_COUNTERS)
+
+enum class AccessKind : uint8_t { kGlobalLoad, kGlobalStore, kSharedLoad, kSharedStore };
+
+struct AccessRecord {
+  uint32_t warp;  // warp index within the domain
+  uint32_t occurrence;
+  uintptr_t site;
+  uintptr_t address;  // shared: offset in the block's arena
+  uint32_t size;
+  AccessKind kind;
+};
+
+struct CounterRegion {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+  std::vector<uint64_t> loaded;  // a bit per byte
+  std::vector<uint64_t> stored;
+};
+
+struct SiteKey {
+  const EmuThread* thread;
+  uintptr_t site;
+  bool operator==(const SiteKey& other) const {
+    return thread == other.thread && site == other.site;
+  }
+};
+struct SiteKeyHash {
+  size_t operator()(const SiteKey& key) const {
+    return std::hash<uintptr_t>()(reinterpret_cast<uintptr_t>(key.thread) * 0x9e3779b97f4a7c15ull ^
+                                  key.site);
+  }
+};
+
+struct CounterState {
+  bool on = false;
+  StitchEmuLimits limits{};
+  StitchEmuCounters totals{};
+  std::vector<CounterRegion> regions;  // sorted by begin, disjoint
+  std::vector<AccessRecord> records;   // of the running domain
+  std::unordered_map<SiteKey, uint32_t, SiteKeyHash> occurrences;
+  std::unordered_map<uintptr_t, uint64_t> atomic_hits;
+  size_t launch_dynamic_shared_bytes = 0;
+  // Warp-level requests per (site, kind) of the window, and the list end() leaves.
+  std::map<std::pair<uintptr_t, int>, uint64_t> site_requests;
+  std::vector<StitchEmuSite> sites;
+};
+CounterState g_counters;
+thread_local int t_in_atomic = 0;
+
+bool counting() { return g_counters.on; }
+
+void set_bits(std::vector<uint64_t>& bits, size_t first, size_t count) {
+  for (size_t i = first; i < first + count; ++i) bits[i / 64] |= uint64_t{1} << (i % 64);
+}
+
+void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site) {
+  if (!g_counters.on || t_in_atomic != 0) return;
+  EmuThread* t = t_current;
+  if (t == nullptr || size == 0) return;
+  const uintptr_t arena = reinterpret_cast<uintptr_t>(t->block->arena);
+  AccessRecord record{t->domain_warp, 0, site, 0, size, AccessKind::kGlobalLoad};
+  if (address >= arena && address < arena + kMaxStaticSharedBytes) {
+    record.kind = store ? AccessKind::kSharedStore : AccessKind::kSharedLoad;
+    record.address = address - arena;
+  } else {
+    std::vector<CounterRegion>& regions = g_counters.regions;
+    auto it =
+        std::upper_bound(regions.begin(), regions.end(), address,
+                         [](uintptr_t a, const CounterRegion& region) { return a < region.begin; });
+    if (it == regions.begin()) return;
+    CounterRegion& region = *(it - 1);
+    if (address >= region.end) return;
+    const size_t offset = address - region.begin;
+    const size_t count = std::min<size_t>(size, region.end - address);
+    set_bits(store ? region.stored : region.loaded, offset, count);
+    record.kind = store ? AccessKind::kGlobalStore : AccessKind::kGlobalLoad;
+    record.address = address;
+  }
+  record.occurrence = g_counters.occurrences[SiteKey{t, site}]++;
+  g_counters.records.push_back(record);
+}
+
+size_t count_distinct(std::vector<uint64_t>& values) {
+  std::sort(values.begin(), values.end());
+  return static_cast<size_t>(std::unique(values.begin(), values.end()) - values.begin());
+}
+
+// Folds the records of one request [first, last) into the totals.
+void count_request(const AccessRecord* first, const AccessRecord* last) {
+  StitchEmuCounters& c = g_counters.totals;
+  const AccessKind kind = first->kind;
+  ++g_counters.site_requests[{first->site, static_cast<int>(kind)}];
+  uint64_t bytes = 0;
+  static std::vector<uint64_t> units;  // counting is single-threaded
+  units.clear();
+  if (kind == AccessKind::kGlobalLoad || kind == AccessKind::kGlobalStore) {
+    for (const AccessRecord* r = first; r != last; ++r) {
+      bytes += r->size;
+      for (uint64_t s = r->address >> 5; s <= (r->address + r->size - 1) >> 5; ++s) {
+        units.push_back(s);
+      }
+    }
+    const uint64_t sectors = count_distinct(units);
+    units.clear();
+    for (const AccessRecord* r = first; r != last; ++r) {
+      for (uint64_t l = r->address >> 7; l <= (r->address + r->size - 1) >> 7; ++l) {
+        units.push_back(l);
+      }
+    }
+    const uint64_t lines = count_distinct(units);
+    units.clear();
+    for (const AccessRecord* r = first; r != last; ++r) {
+      for (uint64_t b = r->address; b < r->address + r->size; ++b) units.push_back(b);
+    }
+    const uint64_t distinct_bytes = count_distinct(units);
+    if (kind == AccessKind::kGlobalLoad) {
+      ++c.global_load_requests;
+      c.global_load_bytes += bytes;
+      c.global_load_distinct_bytes += distinct_bytes;
+      c.global_load_sectors += sectors;
+      c.global_load_lines += lines;
+    } else {
+      ++c.global_store_requests;
+      c.global_store_bytes += bytes;
+      c.global_store_distinct_bytes += distinct_bytes;
+      c.global_store_sectors += sectors;
+      c.global_store_lines += lines;
+    }
+    return;
+  }
+  // Shared memory: the distinct 4-byte words, then the most of them in one bank.
+  for (const AccessRecord* r = first; r != last; ++r) {
+    bytes += r->size;
+    for (uint64_t w = r->address >> 2; w <= (r->address + r->size - 1) >> 2; ++w) {
+      units.push_back(w);
+    }
+  }
+  const size_t words = count_distinct(units);
+  unsigned int per_bank[32] = {};
+  unsigned int wavefronts = 0;
+  for (size_t i = 0; i < words; ++i) wavefronts = std::max(wavefronts, ++per_bank[units[i] % 32]);
+  units.clear();
+  for (const AccessRecord* r = first; r != last; ++r) {
+    for (uint64_t b = r->address; b < r->address + r->size; ++b) units.push_back(b);
+  }
+  const uint64_t distinct_bytes = count_distinct(units);
+  if (kind == AccessKind::kSharedLoad) {
+    ++c.shared_load_requests;
+  } else {
+    ++c.shared_store_requests;
+  }
+  c.shared_bytes += bytes;
+  c.shared_wavefronts += wavefronts;
+  c.shared_ideal_wavefronts += (distinct_bytes + 127) / 128;
+  c.shared_max_wavefronts = std::max<unsigned long long>(c.shared_max_wavefronts, wavefronts);
+}
+
+// The end of a domain: its records become requests.
+void flush_domain_counters() {
+  std::vector<AccessRecord>& records = g_counters.records;
+  std::sort(records.begin(), records.end(), [](const AccessRecord& a, const AccessRecord& b) {
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.warp != b.warp) return a.warp < b.warp;
+    if (a.site != b.site) return a.site < b.site;
+    return a.occurrence < b.occurrence;
+  });
+  size_t start = 0;
+  for (size_t i = 1; i <= records.size(); ++i) {
+    if (i < records.size() && records[i].kind == records[start].kind &&
+        records[i].warp == records[start].warp && records[i].site == records[start].site &&
+        records[i].occurrence == records[start].occurrence) {
+      continue;
+    }
+    count_request(records.data() + start, records.data() + i);
+    start = i;
+  }
+  records.clear();
+  g_counters.occurrences.clear();
+}
+
+void count_launch(bool cooperative, unsigned long long blocks, unsigned int block_threads,
+                  size_t dynamic_shared_bytes) {
+  StitchEmuCounters& c = g_counters.totals;
+  ++c.launches;
+  if (cooperative) ++c.cooperative_launches;
+  c.blocks += blocks;
+  c.warps += blocks * ((block_threads + 31) / 32);
+  c.threads += blocks * block_threads;
+  c.max_block_threads = std::max<unsigned long long>(c.max_block_threads, block_threads);
+  c.max_shared_bytes_per_block =
+      std::max<unsigned long long>(c.max_shared_bytes_per_block, dynamic_shared_bytes);
+  g_counters.launch_dynamic_shared_bytes = dynamic_shared_bytes;
+}
+
+#else
+bool counting() { return false; }
+void flush_domain_counters() {}
+void count_launch(bool, unsigned long long, unsigned int, size_t) {}
+#endif
+
 cudaError_t set_error(cudaError_t error) {
   if (error != cudaSuccess) t_last_error = error;
   return error;
@@ -621,6 +850,9 @@ void syncthreads(const char* file, int line) {
            coords(t.thread_idx) + " at " + file + ":" + std::to_string(line));
     }
   }
+#if defined(STITCH_EMU_COUNTERS)
+  if (counting()) ++g_counters.totals.block_barriers;
+#endif
   for (unsigned int i = 0; i < b.thread_count; ++i) release(b.threads[i], t);
 }
 
@@ -637,6 +869,9 @@ void grid_sync(unsigned int* counter, const char* file, int line) {
   }
   BarrierLock lock = lock_grid_barrier(d);
   if (!arrive(t, lock, Wait::kGrid, file, line, d.at_grid_barrier, d.thread_count)) return;
+#if defined(STITCH_EMU_COUNTERS)
+  if (counting()) ++g_counters.totals.grid_barriers;
+#endif
   for (unsigned int i = 0; i < d.thread_count; ++i) release(d.threads[i], t);
 }
 
@@ -688,6 +923,13 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
     park(t, lock);
     return t.out;
   }
+#if defined(STITCH_EMU_COUNTERS)
+  if (counting()) {
+    const bool shuffle = op == WarpOp::kShflIdx || op == WarpOp::kShflUp ||
+                         op == WarpOp::kShflDown || op == WarpOp::kShflXor;
+    ++(shuffle ? g_counters.totals.warp_shuffles : g_counters.totals.warp_votes);
+  }
+#endif
   complete_warp_collective(warp_threads, required, t);
   return t.out;
 }
@@ -708,11 +950,33 @@ unsigned char* shared_arena(size_t bytes) {
   } else if (b.arena_bytes != std::max<size_t>(bytes, 1)) {
     fail(where(t) + ": threads of one block request shared arenas of different sizes");
   }
+#if defined(STITCH_EMU_COUNTERS)
+  if (counting()) {
+    unsigned long long& most = g_counters.totals.max_shared_bytes_per_block;
+    most = std::max<unsigned long long>(most, bytes + g_counters.launch_dynamic_shared_bytes);
+  }
+#endif
   return b.arena;
 #endif
 }
 
-int max_coresident_blocks() { return static_cast<int>(env_unsigned("STITCH_EMU_MAX_BLOCKS", 4)); }
+int max_coresident_blocks(int block_threads) {
+#if defined(STITCH_EMU_COUNTERS)
+  // While counting: the device's occupancy limit, so that a cooperative kernel gets the
+  // grid it would get on that GPU (threads, blocks and registers per SM; the static
+  // shared arena is left out as the occupancy API's caller passes 0 for it).
+  if (counting() && g_counters.limits.sm_count != 0 && block_threads > 0) {
+    const StitchEmuLimits& l = g_counters.limits;
+    const unsigned int threads = (static_cast<unsigned int>(block_threads) + 31) / 32 * 32;
+    const unsigned int registers = l.registers_per_thread != 0 ? l.registers_per_thread : 32;
+    unsigned int per_sm = std::min(l.max_blocks_per_sm, l.max_threads_per_sm / threads);
+    per_sm = std::min(per_sm, l.registers_per_sm / (registers * threads));
+    return static_cast<int>(per_sm * l.sm_count);
+  }
+#endif
+  (void)block_threads;
+  return static_cast<int>(env_unsigned("STITCH_EMU_MAX_BLOCKS", 4));
+}
 
 cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 block,
                           size_t dynamic_shared_bytes, const std::function<void()>& body) {
@@ -731,9 +995,10 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
   const unsigned long long block_count = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   const unsigned int threads = static_cast<unsigned int>(block_threads);
   if (cooperative) {
-    if (block_count > static_cast<unsigned long long>(max_coresident_blocks())) {
+    if (block_count > static_cast<unsigned long long>(max_coresident_blocks(threads))) {
       return set_error(cudaErrorCooperativeLaunchTooLarge);
     }
+    if (counting()) count_launch(true, block_count, threads, dynamic_shared_bytes);
     const unsigned int count = static_cast<unsigned int>(block_count);
     DomainStorage storage;
     storage.reserve(static_cast<size_t>(count) * threads, count);
@@ -741,6 +1006,7 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
     init_domain(d, name, true, body, grid, block, 0, count, storage.threads.get(),
                 storage.arenas.get());
     run_domain(d);
+    if (counting()) flush_domain_counters();
     return cudaSuccess;
   }
   std::atomic<unsigned long long> next_block{0};
@@ -754,14 +1020,19 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
       init_domain(d, name, false, body, grid, block, b, 1, storage.threads.get(),
                   storage.arenas.get());
       run_domain(d);
+      if (counting()) flush_domain_counters();
     }
   };
+  if (counting()) count_launch(false, block_count, threads, dynamic_shared_bytes);
 #if defined(STITCH_EMU_THREADS)
   run_blocks();
 #else
   const unsigned int hardware = std::max(1u, std::thread::hardware_concurrency());
+  // Counting keeps one record list: every block runs on this thread.
   const unsigned long long workers =
-      std::min<unsigned long long>(env_unsigned("STITCH_EMU_WORKERS", hardware), block_count);
+      counting()
+          ? 1
+          : std::min<unsigned long long>(env_unsigned("STITCH_EMU_WORKERS", hardware), block_count);
   std::vector<std::thread> helpers;
   for (unsigned long long i = 1; i < workers; ++i) helpers.emplace_back(run_blocks);
   run_blocks();
@@ -770,7 +1041,212 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
   return cudaSuccess;
 }
 
+#if defined(STITCH_EMU_COUNTERS)
+void atomic_begin(const void* address) {
+  if (t_in_atomic++ != 0 || !g_counters.on || t_current == nullptr) return;
+  ++g_counters.totals.atomics;
+  ++g_counters.atomic_hits[reinterpret_cast<uintptr_t>(address)];
+}
+void atomic_end() { --t_in_atomic; }
+#endif
+
 }  // namespace stitch_emu
+
+#if defined(STITCH_EMU_COUNTERS)
+extern "C" {
+
+int stitch_emu_counters_begin(const StitchEmuRegion* regions, int region_count,
+                              const StitchEmuLimits* limits) {
+  using namespace stitch_emu;
+  if (g_counters.on || region_count < 0 || (region_count > 0 && regions == nullptr)) return -1;
+  g_counters.totals = StitchEmuCounters{};
+  g_counters.limits = limits != nullptr ? *limits : StitchEmuLimits{};
+  g_counters.regions.clear();
+  for (int i = 0; i < region_count; ++i) {
+    if (regions[i].base == nullptr || regions[i].bytes == 0) continue;
+    CounterRegion region;
+    region.begin = reinterpret_cast<uintptr_t>(regions[i].base);
+    region.end = region.begin + regions[i].bytes;
+    region.loaded.assign((regions[i].bytes + 63) / 64, 0);
+    region.stored.assign((regions[i].bytes + 63) / 64, 0);
+    g_counters.regions.push_back(std::move(region));
+  }
+  std::sort(g_counters.regions.begin(), g_counters.regions.end(),
+            [](const CounterRegion& a, const CounterRegion& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < g_counters.regions.size(); ++i) {
+    if (g_counters.regions[i].begin < g_counters.regions[i - 1].end) {
+      // Overlapping regions (a view of another buffer): merge them.
+      CounterRegion& previous = g_counters.regions[i - 1];
+      const uintptr_t end = std::max(previous.end, g_counters.regions[i].end);
+      previous.loaded.assign((end - previous.begin + 63) / 64, 0);
+      previous.stored.assign((end - previous.begin + 63) / 64, 0);
+      previous.end = end;
+      g_counters.regions.erase(g_counters.regions.begin() + static_cast<long>(i));
+      --i;
+    }
+  }
+  g_counters.records.clear();
+  g_counters.occurrences.clear();
+  g_counters.atomic_hits.clear();
+  g_counters.site_requests.clear();
+  g_counters.sites.clear();
+  g_counters.on = true;
+  return 0;
+}
+
+int stitch_emu_counters_sites(StitchEmuSite* sites, int capacity) {
+  using namespace stitch_emu;
+  const int count = static_cast<int>(g_counters.sites.size());
+  for (int i = 0; i < count && i < capacity && sites != nullptr; ++i) {
+    sites[i] = g_counters.sites[static_cast<size_t>(i)];
+  }
+  return count;
+}
+
+int stitch_emu_counters_end(StitchEmuCounters* counters) {
+  using namespace stitch_emu;
+  if (!g_counters.on) return -1;
+  g_counters.on = false;
+  StitchEmuCounters& c = g_counters.totals;
+  // Unique bytes and sectors from the per-byte bitmaps (sectors are 32-byte aligned in
+  // the address space, as the regions' bases are 256-byte aligned device allocations).
+  for (const CounterRegion& region : g_counters.regions) {
+    for (int store = 0; store < 2; ++store) {
+      const std::vector<uint64_t>& bits = store != 0 ? region.stored : region.loaded;
+      unsigned long long bytes = 0;
+      unsigned long long sectors = 0;
+      for (size_t w = 0; w < bits.size(); ++w) {
+        bytes += static_cast<unsigned long long>(__builtin_popcountll(bits[w]));
+      }
+      const uintptr_t first_sector = region.begin >> 5;
+      const uintptr_t last_sector = (region.end - 1) >> 5;
+      for (uintptr_t sector = first_sector; sector <= last_sector; ++sector) {
+        const uintptr_t lo = std::max(sector << 5, region.begin) - region.begin;
+        const uintptr_t hi = std::min((sector + 1) << 5, region.end) - region.begin;
+        for (uintptr_t b = lo; b < hi; ++b) {
+          if ((bits[b / 64] >> (b % 64)) & 1u) {
+            ++sectors;
+            break;
+          }
+        }
+      }
+      (store != 0 ? c.global_unique_store_bytes : c.global_unique_load_bytes) += bytes;
+      (store != 0 ? c.global_unique_store_sectors : c.global_unique_load_sectors) += sectors;
+    }
+  }
+  c.atomic_addresses = g_counters.atomic_hits.size();
+  for (const auto& [address, hits] : g_counters.atomic_hits) {
+    c.atomic_max_per_address = std::max<unsigned long long>(c.atomic_max_per_address, hits);
+  }
+  if (counters != nullptr) *counters = c;
+  g_counters.regions.clear();
+  for (const auto& [key, requests] : g_counters.site_requests) {
+    Dl_info info{};
+    uintptr_t base = 0;
+    if (dladdr(reinterpret_cast<void*>(key.first), &info) != 0) {
+      base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+    }
+    g_counters.sites.push_back({key.first - base, static_cast<unsigned int>(key.second), requests});
+  }
+  std::sort(g_counters.sites.begin(), g_counters.sites.end(),
+            [](const StitchEmuSite& a, const StitchEmuSite& b) {
+              return a.offset != b.offset ? a.offset < b.offset : a.kind < b.kind;
+            });
+  return 0;
+}
+
+// ThreadSanitizer's instrumentation entry points, called by every load and store of a
+// kernel file compiled with -fsanitize=thread --param tsan-instrument-func-entry-exit=0
+// (unlike AddressSanitizer's checks, GCC removes none of them as redundant). No TSan
+// runtime is linked: these are the only definitions. Atomics arrive as __tsan_atomic*
+// calls, performed here with the same builtins (sequentially consistent, as the
+// emulation's atomics are) and counted by the AtomicScope of stitch_emu.h, not as
+// accesses.
+#define STITCH_EMU_SITE reinterpret_cast<uintptr_t>(__builtin_return_address(0))
+#define STITCH_EMU_TSAN_ACCESS(size)                                                               \
+  void __tsan_read##size(void* address) {                                                          \
+    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, false, STITCH_EMU_SITE); \
+  }                                                                                                \
+  void __tsan_write##size(void* address) {                                                         \
+    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, true, STITCH_EMU_SITE);  \
+  }                                                                                                \
+  void __tsan_unaligned_read##size(void* address) {                                                \
+    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, false, STITCH_EMU_SITE); \
+  }                                                                                                \
+  void __tsan_unaligned_write##size(void* address) {                                               \
+    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, true, STITCH_EMU_SITE);  \
+  }
+STITCH_EMU_TSAN_ACCESS(1)
+STITCH_EMU_TSAN_ACCESS(2)
+STITCH_EMU_TSAN_ACCESS(4)
+STITCH_EMU_TSAN_ACCESS(8)
+STITCH_EMU_TSAN_ACCESS(16)
+#undef STITCH_EMU_TSAN_ACCESS
+void __tsan_read_range(void* address, unsigned long size) {
+  stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), static_cast<uint32_t>(size),
+                            false, STITCH_EMU_SITE);
+}
+void __tsan_write_range(void* address, unsigned long size) {
+  stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), static_cast<uint32_t>(size), true,
+                            STITCH_EMU_SITE);
+}
+#undef STITCH_EMU_SITE
+void __tsan_init() {}
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+void __tsan_vptr_update(void**, void*) {}
+void __tsan_vptr_read(void**) {}
+void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
+// The atomic operations, for each width; the memory-order arguments are ignored (every
+// one is sequentially consistent).
+#define STITCH_EMU_TSAN_ATOMICS(bits, T)                                                    \
+  T __tsan_atomic##bits##_load(const volatile T* a, int) {                                  \
+    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                            \
+  }                                                                                         \
+  void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                               \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                               \
+  }                                                                                         \
+  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                               \
+    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                     \
+  }                                                                                         \
+  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                              \
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                              \
+    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                              \
+    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                               \
+    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                       \
+  }                                                                                         \
+  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                              \
+    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) {                             \
+    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                     \
+  }                                                                                         \
+  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {   \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+  }                                                                                         \
+  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {     \
+    return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+  }                                                                                         \
+  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {         \
+    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
+    return c;                                                                               \
+  }
+STITCH_EMU_TSAN_ATOMICS(8, unsigned char)
+STITCH_EMU_TSAN_ATOMICS(16, unsigned short)
+STITCH_EMU_TSAN_ATOMICS(32, unsigned int)
+STITCH_EMU_TSAN_ATOMICS(64, unsigned long long)
+#undef STITCH_EMU_TSAN_ATOMICS
+
+}  // extern "C"
+#endif  // STITCH_EMU_COUNTERS
 
 cudaError_t cudaGetLastError() {
   const cudaError_t error = stitch_emu::t_last_error;

@@ -36,6 +36,19 @@
 //     that reading shared memory before writing it shows up in results.
 //   - Launches are synchronous; streams are ignored. Kernel arguments are copied into
 //     every emulated thread, as CUDA passes them by value.
+//
+// Hardware counters (STITCH_EMU_COUNTERS, docs/perf-model.md). Built with
+// -DSTITCH_EMU_COUNTERS, stitch_emu.cc also records, between stitch_emu_counters_begin
+// and stitch_emu_counters_end, what the launches in between would ask of a GPU: every
+// global and shared access as a warp-level request (lanes of one warp that execute the
+// same access site for the same time form one request), 32-byte sectors, 128-byte lines,
+// unique bytes, shared-memory bank conflicts, barriers, warp collectives, atomics and the
+// launch geometry. The accesses come from the compiler: kernel files are compiled with
+// ThreadSanitizer's instrumentation (-fsanitize=thread --param
+// tsan-instrument-func-entry-exit=0; kCounterFlags in runtime_stub/profile.cc), so every
+// load and store calls __tsan_readN / __tsan_writeN, which stitch_emu.cc defines: no
+// TSan runtime is linked, and nothing in the kernel source changes. Without the macro
+// none of this code exists (no cost when off).
 #pragma once
 
 #if !defined(STITCH_EMULATION)
@@ -109,9 +122,27 @@ void syncthreads(const char* file, int line);
 void grid_sync(unsigned int* counter, const char* file, int line);
 uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_arg, int width);
 unsigned char* shared_arena(size_t bytes);
-int max_coresident_blocks();
+// Blocks of `block_threads` threads that a cooperative launch may run at once: the
+// occupancy limit of the counters' StitchEmuLimits while counting, else
+// STITCH_EMU_MAX_BLOCKS (default 4).
+int max_coresident_blocks(int block_threads);
 cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 block,
                           size_t dynamic_shared_bytes, const std::function<void()>& body);
+
+#if defined(STITCH_EMU_COUNTERS)
+// An atomic's own accesses are counted as one atomic, not as a load and a store.
+void atomic_begin(const void* address);
+void atomic_end();
+struct AtomicScope {
+  explicit AtomicScope(const void* address) { atomic_begin(address); }
+  ~AtomicScope() { atomic_end(); }
+  AtomicScope(const AtomicScope&) = delete;
+  AtomicScope& operator=(const AtomicScope&) = delete;
+};
+#define STITCH_EMU_COUNT_ATOMIC(address) ::stitch_emu::AtomicScope stitch_emu_atomic_scope(address)
+#else
+#define STITCH_EMU_COUNT_ATOMIC(address) static_cast<void>(0)
+#endif
 
 template <class... Params, class... Args>
 cudaError_t launch(const char* name, void (*kernel)(Params...), bool cooperative, dim3 grid,
@@ -219,6 +250,10 @@ inline float bfloat16_bits_to_float(uint16_t bits) {
 
 }  // namespace stitch_emu
 
+#if defined(STITCH_EMU_COUNTERS)
+#include "stitch_emu_counters.h"
+#endif
+
 #define threadIdx (::stitch_emu::coordinates().thread_idx)
 #define blockIdx (::stitch_emu::coordinates().block_idx)
 #define blockDim (::stitch_emu::coordinates().block_dim)
@@ -276,19 +311,29 @@ T __ldg(const T* address) {
 
 // Atomics: the overloads CUDA provides for the types generated code uses.
 #define STITCH_EMU_ATOMIC_REF(T, address) std::atomic_ref<T>(*(address))
-inline int atomicAdd(int* a, int v) { return STITCH_EMU_ATOMIC_REF(int, a).fetch_add(v); }
+inline int atomicAdd(int* a, int v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
+  return STITCH_EMU_ATOMIC_REF(int, a).fetch_add(v);
+}
 inline unsigned int atomicAdd(unsigned int* a, unsigned int v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
   return STITCH_EMU_ATOMIC_REF(unsigned int, a).fetch_add(v);
 }
 inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
   return STITCH_EMU_ATOMIC_REF(unsigned long long, a).fetch_add(v);
 }
-inline float atomicAdd(float* a, float v) { return STITCH_EMU_ATOMIC_REF(float, a).fetch_add(v); }
+inline float atomicAdd(float* a, float v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
+  return STITCH_EMU_ATOMIC_REF(float, a).fetch_add(v);
+}
 inline double atomicAdd(double* a, double v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
   return STITCH_EMU_ATOMIC_REF(double, a).fetch_add(v);
 }
 template <class T>
 T stitch_emu_atomic_update(T* address, T value, bool take_max) {
+  STITCH_EMU_COUNT_ATOMIC(address);
   std::atomic_ref<T> ref(*address);
   T old = ref.load();
   while ((take_max ? value > old : value < old) && !ref.compare_exchange_weak(old, value)) {
@@ -305,6 +350,7 @@ inline unsigned int atomicMin(unsigned int* a, unsigned int v) {
 }
 template <class T>
 T stitch_emu_atomic_cas(T* address, T compare, T value) {
+  STITCH_EMU_COUNT_ATOMIC(address);
   STITCH_EMU_ATOMIC_REF(T, address).compare_exchange_strong(compare, value);
   return compare;
 }
@@ -316,11 +362,18 @@ inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long c,
                                     unsigned long long v) {
   return stitch_emu_atomic_cas(a, c, v);
 }
-inline int atomicExch(int* a, int v) { return STITCH_EMU_ATOMIC_REF(int, a).exchange(v); }
+inline int atomicExch(int* a, int v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
+  return STITCH_EMU_ATOMIC_REF(int, a).exchange(v);
+}
 inline unsigned int atomicExch(unsigned int* a, unsigned int v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
   return STITCH_EMU_ATOMIC_REF(unsigned int, a).exchange(v);
 }
-inline float atomicExch(float* a, float v) { return STITCH_EMU_ATOMIC_REF(float, a).exchange(v); }
+inline float atomicExch(float* a, float v) {
+  STITCH_EMU_COUNT_ATOMIC(a);
+  return STITCH_EMU_ATOMIC_REF(float, a).exchange(v);
+}
 #undef STITCH_EMU_ATOMIC_REF
 
 // Device math that the host C library lacks, and CUDA's integer/float min and max.
@@ -393,6 +446,6 @@ inline void stitch_grid_sync_at(unsigned int* counter, const char* file, int lin
 #define stitch_grid_sync(counter) stitch_grid_sync_at((counter), __FILE__, __LINE__)
 
 template <class Kernel>
-int stitch_max_coresident_blocks(Kernel*, int /*block_threads*/, size_t /*shared_bytes*/) {
-  return ::stitch_emu::max_coresident_blocks();
+int stitch_max_coresident_blocks(Kernel*, int block_threads, size_t /*shared_bytes*/) {
+  return ::stitch_emu::max_coresident_blocks(block_threads);
 }

@@ -79,3 +79,27 @@ else()
   stitch_add_skipped_test(cuda_emu.nvrtc_sm80
                           "CUDA toolkit with NVRTC not found: skipping the NVRTC compile")
 endif()
+
+# The hardware counters (STITCH_EMU_COUNTERS): the emulation built with them, and the
+# counter kernels compiled with ThreadSanitizer's instrumentation and no TSan runtime
+# (the emulation defines the __tsan_* entry points; docs/perf-model.md). Only the kernel
+# file is instrumented. Not in the STITCH_SANITIZE configuration (AddressSanitizer's
+# runtime and TSan instrumentation do not mix).
+if(NOT STITCH_SANITIZE)
+  add_library(stitch_cuda_emu_counters STATIC ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu.cc)
+  target_include_directories(stitch_cuda_emu_counters PUBLIC ${PROJECT_SOURCE_DIR}/emit/cuda)
+  target_compile_definitions(stitch_cuda_emu_counters PUBLIC STITCH_EMULATION STITCH_EMU_COUNTERS)
+  target_link_libraries(stitch_cuda_emu_counters PUBLIC Threads::Threads PRIVATE stitch_common)
+  add_executable(stitch_cuda_emu_counters_tests ${STITCH_EMU_TEST_DIR}/counters/counters_test.cc
+                                                ${STITCH_EMU_TEST_DIR}/counters/counter_kernels.cu)
+  set_source_files_properties(${STITCH_EMU_TEST_DIR}/counters/counter_kernels.cu PROPERTIES
+      LANGUAGE CXX
+      COMPILE_OPTIONS "-x;c++;-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0")
+  target_link_libraries(stitch_cuda_emu_counters_tests PRIVATE stitch_cuda_emu_counters
+                                                               GTest::gtest_main)
+  gtest_discover_tests(stitch_cuda_emu_counters_tests DISCOVERY_TIMEOUT 60
+                       TEST_PREFIX "stitch_cuda_emu_counters_tests." PROPERTIES TIMEOUT 60)
+endif()
+stitch_add_nvcc_compile_test(NAME cuda_emu.nvcc_counter_kernels_sm90
+                             SOURCE ${STITCH_EMU_TEST_DIR}/counters/counter_kernels.cu
+                             ARCH sm_90 INCLUDES ${PROJECT_SOURCE_DIR}/emit/cuda)
