@@ -234,6 +234,21 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
                           reader.positive_number("fp32_flops_per_second"));
   STITCH_ASSIGN_OR_RETURN(profile.fp16_flops_per_second,
                           reader.positive_number("fp16_flops_per_second"));
+  STITCH_ASSIGN_OR_RETURN(profile.sm_clock_hz, reader.positive_number("sm_clock_hz"));
+  STITCH_RETURN_IF_ERROR(int_field("max_blocks_per_sm", profile.max_blocks_per_sm));
+  STITCH_ASSIGN_OR_RETURN(profile.l2_bytes_per_second,
+                          reader.positive_number("l2_bytes_per_second"));
+  STITCH_ASSIGN_OR_RETURN(profile.fp64_flops_per_second,
+                          reader.positive_number("fp64_flops_per_second"));
+  STITCH_ASSIGN_OR_RETURN(profile.block_barrier_cycles,
+                          reader.positive_number("block_barrier_cycles"));
+  STITCH_ASSIGN_OR_RETURN(profile.grid_barrier_us, reader.positive_number("grid_barrier_us"));
+  STITCH_ASSIGN_OR_RETURN(profile.atomic_same_address_ns,
+                          reader.positive_number("atomic_same_address_ns"));
+  STITCH_ASSIGN_OR_RETURN(profile.library_efficiency, reader.positive_number("library_efficiency"));
+  if (profile.library_efficiency > 1) {
+    return reader.error("library_efficiency", "must be at most 1 (a fraction of peak)");
+  }
   STITCH_RETURN_IF_ERROR(reader.no_unknown_keys());
   if (profile.shared_memory_per_block_optin < profile.shared_memory_per_block) {
     return reader.error("shared_memory_per_block_optin",
@@ -307,6 +322,14 @@ std::string device_profile_json(const DeviceProfile& profile) {
   json["launch_latency_us"] = profile.launch_latency_us;
   json["fp32_flops_per_second"] = profile.fp32_flops_per_second;
   json["fp16_flops_per_second"] = profile.fp16_flops_per_second;
+  json["sm_clock_hz"] = profile.sm_clock_hz;
+  json["max_blocks_per_sm"] = profile.max_blocks_per_sm;
+  json["l2_bytes_per_second"] = profile.l2_bytes_per_second;
+  json["fp64_flops_per_second"] = profile.fp64_flops_per_second;
+  json["block_barrier_cycles"] = profile.block_barrier_cycles;
+  json["grid_barrier_us"] = profile.grid_barrier_us;
+  json["atomic_same_address_ns"] = profile.atomic_same_address_ns;
+  json["library_efficiency"] = profile.library_efficiency;
   return json.dump(2) + "\n";
 }
 

@@ -54,6 +54,16 @@ struct DeviceProfile {
   double launch_latency_us;
   double fp32_flops_per_second;
   double fp16_flops_per_second;
+  // What the emulated performance model needs beyond the above (docs/perf-model.md has
+  // the formulas, docs/cost-model.md the sources):
+  double sm_clock_hz;             // boost clock
+  int max_blocks_per_sm;          // resident blocks per SM
+  double l2_bytes_per_second;     // L2 <-> SM bandwidth, all SMs
+  double fp64_flops_per_second;   // FP64 on CUDA cores (not tensor cores)
+  double block_barrier_cycles;    // one __syncthreads, per block
+  double grid_barrier_us;         // one grid-wide barrier of a cooperative launch
+  double atomic_same_address_ns;  // atomics to one address serialize at this interval
+  double library_efficiency;      // cuBLAS/cuDNN: fraction of peak FLOP/s reached
 };
 
 // Reads and validates a JSON profile; errors start with `path: `.

@@ -28,6 +28,14 @@ inline DeviceProfile test_profile() {
   profile.launch_latency_us = 5.0;
   profile.fp32_flops_per_second = 10e12;
   profile.fp16_flops_per_second = 100e12;
+  profile.sm_clock_hz = 1.5e9;
+  profile.max_blocks_per_sm = 32;
+  profile.l2_bytes_per_second = 4e12;
+  profile.fp64_flops_per_second = 5e12;
+  profile.block_barrier_cycles = 24;
+  profile.grid_barrier_us = 1.5;
+  profile.atomic_same_address_ns = 1;
+  profile.library_efficiency = 0.6;
   return profile;
 }
 

@@ -1,0 +1,138 @@
+#include "cost_model/perf_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost_model/cost_model.h"
+
+namespace stitch::cost_model {
+
+std::string_view bound_name(Bound bound) {
+  switch (bound) {
+    case Bound::kMemory:
+      return "memory";
+    case Bound::kCompute:
+      return "compute";
+    case Bound::kShared:
+      return "shared";
+    case Bound::kBarrier:
+      return "barrier";
+    case Bound::kLaunch:
+      return "launch";
+    case Bound::kLibrary:
+      return "library";
+  }
+  return "?";
+}
+
+namespace {
+
+// Blocks of `block_threads` threads (and `shared_bytes` of shared memory each) that one
+// SM holds at once under the profile's limits.
+int blocks_per_sm(const DeviceProfile& profile, int64_t block_threads, int64_t shared_bytes,
+                  int registers) {
+  if (block_threads <= 0) return 0;
+  const int64_t threads =
+      (block_threads + profile.warp_size - 1) / profile.warp_size * profile.warp_size;
+  int64_t blocks =
+      std::min<int64_t>(profile.max_blocks_per_sm, profile.max_threads_per_sm / threads);
+  const int64_t per_thread = registers > 0 ? registers : 32;
+  blocks = std::min<int64_t>(blocks, profile.registers_per_sm / (per_thread * threads));
+  if (shared_bytes > 0)
+    blocks = std::min<int64_t>(blocks, profile.shared_memory_per_sm / shared_bytes);
+  return static_cast<int>(std::max<int64_t>(blocks, 0));
+}
+
+}  // namespace
+
+KernelEstimate estimate_kernel(const StitchEmuCounters& c,
+                               const std::optional<InstructionEstimate>& instructions,
+                               int registers, const DeviceProfile& profile) {
+  KernelEstimate e;
+  const double clock = profile.sm_clock_hz;
+  const int resident = blocks_per_sm(profile, static_cast<int64_t>(c.max_block_threads),
+                                     static_cast<int64_t>(c.max_shared_bytes_per_block), registers);
+  e.sms_used = static_cast<int>(
+      std::min<unsigned long long>(c.blocks, static_cast<unsigned long long>(profile.sm_count)));
+  const double sms = std::max(1, e.sms_used);
+  const double max_warps = static_cast<double>(profile.max_threads_per_sm) / profile.warp_size;
+  const double warps_per_block =
+      std::ceil(static_cast<double>(c.max_block_threads) / profile.warp_size);
+  if (c.blocks > 0 && resident > 0) {
+    const double blocks_on_busiest_sm =
+        std::min<double>(resident, std::ceil(static_cast<double>(c.blocks) / profile.sm_count));
+    e.occupancy = blocks_on_busiest_sm * warps_per_block / max_warps;
+  }
+
+  e.launch_us = static_cast<double>(c.launches) * profile.launch_latency_us;
+  e.dram_bytes =
+      static_cast<int64_t>((c.global_unique_load_sectors + c.global_unique_store_sectors) * 32);
+  e.requested_bytes = static_cast<int64_t>(c.global_load_bytes + c.global_store_bytes);
+  const unsigned long long sectors = c.global_load_sectors + c.global_store_sectors;
+  e.l2_bytes = static_cast<int64_t>(sectors * 32);
+  e.sector_efficiency =
+      sectors > 0
+          ? static_cast<double>(c.global_load_distinct_bytes + c.global_store_distinct_bytes) /
+                (32.0 * static_cast<double>(sectors))
+          : 1.0;
+  e.redundancy = c.global_unique_load_bytes > 0
+                     ? static_cast<double>(c.global_load_bytes) /
+                           static_cast<double>(c.global_unique_load_bytes)
+                     : 1.0;
+  e.dram_us = memory_time_us(profile, static_cast<double>(e.dram_bytes));
+  e.l2_us = static_cast<double>(e.l2_bytes) / profile.l2_bytes_per_second * 1e6;
+  if (instructions.has_value()) {
+    // Warp instructions per SM per clock: 4 schedulers issue one each; the pipes take
+    // FP32 and FP64 at the profile's peak rates, integer at 64 lanes, the special
+    // function units (MUFU and conversions) at 16 and load/store at 32 lanes per clock
+    // (CUDA C++ Programming Guide, "Arithmetic Instructions", compute capability 7.0-9.0).
+    const double lanes = profile.warp_size;
+    const double fp32_rate =
+        profile.fp32_flops_per_second / (2.0 * profile.sm_count * clock) / lanes;
+    const double fp64_rate =
+        profile.fp64_flops_per_second / (2.0 * profile.sm_count * clock) / lanes;
+    const double cycles =
+        std::max({instructions->total() / 4.0, instructions->fp32 / fp32_rate,
+                  instructions->fp64 / fp64_rate, instructions->integer / (64.0 / lanes),
+                  instructions->special / (16.0 / lanes), instructions->memory / (32.0 / lanes)});
+    e.compute_us = cycles / (sms * clock) * 1e6;
+  }
+  e.shared_us = static_cast<double>(c.shared_wavefronts) / (sms * clock) * 1e6;
+  e.sync_us =
+      static_cast<double>(c.block_barriers) * profile.block_barrier_cycles / (sms * clock) * 1e6 +
+      static_cast<double>(c.grid_barriers) * profile.grid_barrier_us +
+      static_cast<double>(c.atomic_max_per_address) * profile.atomic_same_address_ns * 1e-3;
+  const double memory_us = std::max(e.dram_us, e.l2_us);
+  e.total_us = e.launch_us + std::max({memory_us, e.compute_us, e.shared_us}) + e.sync_us;
+  struct Term {
+    double us;
+    Bound bound;
+  };
+  const Term terms[] = {{e.launch_us, Bound::kLaunch},
+                        {memory_us, Bound::kMemory},
+                        {e.compute_us, Bound::kCompute},
+                        {e.shared_us, Bound::kShared},
+                        {e.sync_us, Bound::kBarrier}};
+  const Term* largest = std::max_element(std::begin(terms), std::end(terms),
+                                         [](const Term& a, const Term& b) { return a.us < b.us; });
+  e.bound = largest->bound;
+  return e;
+}
+
+KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
+                                     const DeviceProfile& profile) {
+  KernelEstimate e;
+  e.launch_us = profile.launch_latency_us;
+  e.dram_bytes = bytes;
+  e.requested_bytes = bytes;
+  e.l2_bytes = bytes;
+  e.dram_us = memory_time_us(profile, static_cast<double>(bytes));
+  const double peak = fp16 ? profile.fp16_flops_per_second : profile.fp32_flops_per_second;
+  e.compute_us = flops / (profile.library_efficiency * peak) * 1e6;
+  e.total_us = e.launch_us + std::max(e.dram_us, e.compute_us);
+  e.bound = Bound::kLibrary;
+  e.sms_used = profile.sm_count;
+  return e;
+}
+
+}  // namespace stitch::cost_model

@@ -1,0 +1,74 @@
+// The emulated performance model (docs/perf-model.md): what a kernel launch would cost
+// on a device, from the hardware counters the CUDA emulation recorded while running it
+// (emit/cuda/stitch_emu_counters.h) and the device profile's constants. Library calls
+// (cuBLAS/cuDNN) are estimated from their FLOPs and bytes.
+//
+// A kernel's estimate is
+//   launch + max(memory, compute, shared) + sync
+// where
+//   memory  = max(DRAM: M(unique sectors x 32) on the profile's bandwidth curve,
+//                 L2:   sectors requested x 32 / l2_bytes_per_second)
+//   compute = the busiest of issue (4 warp instructions per SM per clock) and the
+//             FP32, FP64, integer, special-function and load/store pipes, over the SMs
+//             in use, when an instruction estimate is given (from SASS), else 0
+//   shared  = wavefronts / (SMs in use x clock)        (one wavefront per SM per clock)
+//   sync    = block barriers x block_barrier_cycles / (SMs in use x clock)
+//             + grid barriers x grid_barrier_us
+//             + most atomics on one address x atomic_same_address_ns
+//   launch  = launch_latency_us (once per launch)
+// and the bound is the largest of launch, memory, compute, shared and sync ("barrier").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cost_model/device_profile.h"
+#include "emit/cuda/stitch_emu_counters.h"
+
+namespace stitch::cost_model {
+
+enum class Bound { kMemory, kCompute, kShared, kBarrier, kLaunch, kLibrary };
+std::string_view bound_name(Bound bound);  // "memory", "compute", ...
+
+// Issued warp instructions of one launch by class (an estimate from SASS).
+struct InstructionEstimate {
+  double fp32 = 0;
+  double fp64 = 0;
+  double integer = 0;
+  double special = 0;  // MUFU: exp, log, rsqrt, sin, ...
+  double memory = 0;   // loads, stores, atomics
+  double control = 0;  // branches, barriers, predicates, moves, conversions, other
+  double total() const { return fp32 + fp64 + integer + special + memory + control; }
+};
+
+struct KernelEstimate {
+  double launch_us = 0;
+  double dram_us = 0;
+  double l2_us = 0;
+  double compute_us = 0;
+  double shared_us = 0;
+  double sync_us = 0;
+  double total_us = 0;
+  Bound bound = Bound::kLaunch;
+  int64_t dram_bytes = 0;        // unique sectors x 32
+  int64_t requested_bytes = 0;   // global bytes the lanes asked for
+  int64_t l2_bytes = 0;          // sectors requested x 32
+  double sector_efficiency = 1;  // distinct bytes per request / (32 x sectors), <= 1
+  double redundancy = 1;         // global load bytes requested / unique bytes loaded
+  int sms_used = 0;
+  double occupancy = 0;  // resident warps per SM / max warps per SM
+};
+
+// `registers` per thread from ptxas when known (0: 32 assumed) for the occupancy.
+KernelEstimate estimate_kernel(const StitchEmuCounters& counters,
+                               const std::optional<InstructionEstimate>& instructions,
+                               int registers, const DeviceProfile& profile);
+
+// A library call: launch + max(M(bytes), flops / (library_efficiency x peak)).
+// fp16 selects the fp16 peak (tensor cores), else fp32.
+KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
+                                     const DeviceProfile& profile);
+
+}  // namespace stitch::cost_model

@@ -1,0 +1,128 @@
+// cost_model/perf_model.h: each term of the emulated estimate from counters whose
+// figures make the arithmetic easy to follow (docs/perf-model.md, "The model").
+#include "cost_model/perf_model.h"
+
+#include <gtest/gtest.h>
+
+#include "cost_model/cost_model.h"
+#include "tests/cost_model/cost_model_test_util.h"
+
+namespace stitch::cost_model {
+namespace {
+using test_util::test_profile;
+
+StitchEmuCounters copy_counters() {
+  // A coalesced copy of 1 MiB: 8192 warps, each one 128-byte load and store request.
+  StitchEmuCounters c{};
+  c.launches = 1;
+  c.blocks = 1024;
+  c.warps = 8192;
+  c.threads = 262144;
+  c.max_block_threads = 256;
+  c.global_load_requests = c.global_store_requests = 8192;
+  c.global_load_bytes = c.global_store_bytes = 1 << 20;
+  c.global_load_distinct_bytes = c.global_store_distinct_bytes = 1 << 20;
+  c.global_load_sectors = c.global_store_sectors = (1 << 20) / 32;
+  c.global_load_lines = c.global_store_lines = (1 << 20) / 128;
+  c.global_unique_load_bytes = c.global_unique_store_bytes = 1 << 20;
+  c.global_unique_load_sectors = c.global_unique_store_sectors = (1 << 20) / 32;
+  return c;
+}
+
+TEST(PerfModel, CoalescedCopyIsMemoryBoundAtTheCurve) {
+  const DeviceProfile profile = test_profile();
+  const KernelEstimate e = estimate_kernel(copy_counters(), std::nullopt, 0, profile);
+  EXPECT_EQ(e.dram_bytes, 2 << 20);
+  EXPECT_EQ(e.l2_bytes, 2 << 20);
+  EXPECT_DOUBLE_EQ(e.dram_us, memory_time_us(profile, 2 << 20));
+  EXPECT_DOUBLE_EQ(e.l2_us, (2 << 20) / profile.l2_bytes_per_second * 1e6);
+  EXPECT_DOUBLE_EQ(e.sector_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(e.redundancy, 1.0);
+  EXPECT_DOUBLE_EQ(e.launch_us, profile.launch_latency_us);
+  EXPECT_DOUBLE_EQ(e.total_us, e.launch_us + std::max(e.dram_us, e.l2_us));
+  EXPECT_EQ(e.sms_used, profile.sm_count);
+  EXPECT_EQ(e.bound, e.dram_us > e.launch_us ? Bound::kMemory : Bound::kLaunch);
+}
+
+TEST(PerfModel, StridedReadsCostL2AndLowerTheSectorEfficiency) {
+  const DeviceProfile profile = test_profile();
+  StitchEmuCounters c = copy_counters();
+  c.global_load_sectors *= 8;  // one 4-byte word per sector
+  const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, profile);
+  EXPECT_DOUBLE_EQ(e.sector_efficiency, 2.0 / 9.0);  // (1 + 1) MiB / (8 + 1) x 1 MiB
+  EXPECT_DOUBLE_EQ(e.l2_us, 9.0 * (1 << 20) / profile.l2_bytes_per_second * 1e6);
+  EXPECT_EQ(e.dram_bytes, 2 << 20);  // the same bytes reach DRAM once
+}
+
+TEST(PerfModel, RepeatedReadsShowAsRedundancy) {
+  StitchEmuCounters c = copy_counters();
+  c.global_load_bytes *= 64;
+  c.global_load_distinct_bytes *= 64;
+  c.global_load_sectors *= 64;
+  const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, test_profile());
+  EXPECT_DOUBLE_EQ(e.redundancy, 64.0);
+}
+
+TEST(PerfModel, BarriersAtomicsAndSharedWavefronts) {
+  const DeviceProfile profile = test_profile();
+  StitchEmuCounters c{};
+  c.launches = 1;
+  c.cooperative_launches = 1;
+  c.blocks = 2;
+  c.max_block_threads = 256;
+  c.grid_barriers = 10;
+  c.block_barriers = 20;
+  c.atomic_max_per_address = 1000;
+  c.shared_wavefronts = 3000;
+  const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, profile);
+  EXPECT_EQ(e.sms_used, 2);
+  const double sync = 20 * profile.block_barrier_cycles / (2 * profile.sm_clock_hz) * 1e6 +
+                      10 * profile.grid_barrier_us + 1000 * profile.atomic_same_address_ns * 1e-3;
+  EXPECT_DOUBLE_EQ(e.sync_us, sync);
+  EXPECT_DOUBLE_EQ(e.shared_us, 3000 / (2 * profile.sm_clock_hz) * 1e6);
+  EXPECT_EQ(e.bound, Bound::kBarrier);
+  EXPECT_DOUBLE_EQ(e.total_us, e.launch_us + e.shared_us + e.sync_us);
+}
+
+TEST(PerfModel, InstructionsGiveTheComputeTerm) {
+  const DeviceProfile profile = test_profile();
+  InstructionEstimate instructions;
+  instructions.fp32 = 1e9;
+  const KernelEstimate e = estimate_kernel(copy_counters(), instructions, 0, profile);
+  // All FP32: the FP32 pipe's rate (peak / 2 FLOPs / 32 lanes per SM clock) limits it.
+  const double fp32_rate =
+      profile.fp32_flops_per_second / (2.0 * profile.sm_count * profile.sm_clock_hz) / 32.0;
+  EXPECT_DOUBLE_EQ(e.compute_us,
+                   1e9 / std::min(fp32_rate, 4.0) / (profile.sm_count * profile.sm_clock_hz) * 1e6);
+  EXPECT_EQ(e.bound, Bound::kCompute);
+  // Half of them FP64, at half the FP32 rate here: the FP64 pipe dominates.
+  instructions.fp32 = 5e8;
+  instructions.fp64 = 5e8;
+  const double fp64_rate =
+      profile.fp64_flops_per_second / (2.0 * profile.sm_count * profile.sm_clock_hz) / 32.0;
+  const KernelEstimate f = estimate_kernel(copy_counters(), instructions, 0, profile);
+  EXPECT_DOUBLE_EQ(f.compute_us, 5e8 / fp64_rate / (profile.sm_count * profile.sm_clock_hz) * 1e6);
+}
+
+TEST(PerfModel, OccupancyFromThreadsAndRegisters) {
+  const DeviceProfile profile = test_profile();
+  StitchEmuCounters c = copy_counters();
+  // 1024 blocks of 256 over the SMs: 8 resident per SM by threads (2048 / 256).
+  EXPECT_DOUBLE_EQ(estimate_kernel(c, std::nullopt, 0, profile).occupancy, 1.0);
+  // 128 registers per thread: 65536 / (128 x 256) = 2 blocks, 16 of 64 warps.
+  EXPECT_DOUBLE_EQ(estimate_kernel(c, std::nullopt, 128, profile).occupancy, 0.25);
+}
+
+TEST(PerfModel, LibraryCallFromFlopsAndBytes) {
+  const DeviceProfile profile = test_profile();
+  const KernelEstimate e = estimate_library_call(2e9, 1 << 20, false, profile);
+  EXPECT_EQ(e.bound, Bound::kLibrary);
+  EXPECT_DOUBLE_EQ(e.compute_us,
+                   2e9 / (profile.library_efficiency * profile.fp32_flops_per_second) * 1e6);
+  EXPECT_DOUBLE_EQ(e.total_us, profile.launch_latency_us +
+                                   std::max(e.compute_us, memory_time_us(profile, 1 << 20)));
+  EXPECT_STREQ(std::string(bound_name(e.bound)).c_str(), "library");
+}
+
+}  // namespace
+}  // namespace stitch::cost_model
