@@ -79,8 +79,9 @@ std::string first_foreign_entry(const fs::path& directory) {
                                                "plan.svg", "profile.json"};
   static const std::set<std::string> kKernelFiles = {"kernels.h", "kernels.json", "CMakeLists.txt",
                                                      "stitch_prelude.cuh"};
-  // Build products of `stitchopt run` (host emulation, nvcc) inside kernels/.
-  static const std::set<std::string> kKernelBuildDirectories = {"emu_build", "build"};
+  // Build products of `stitchopt run` and `profile` (host emulation, nvcc) inside kernels/.
+  static const std::set<std::string> kKernelBuildDirectories = {"emu_build", "emu_counters_build",
+                                                                "build"};
   static const std::regex kKernelSource(R"([A-Za-z0-9_]+\.cu)");
   static const std::regex kIrDump(R"([0-9]+-[A-Za-z0-9_-]+\.ir)");
   std::error_code error;

@@ -1,11 +1,14 @@
 #include "cli/runtime_commands.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +19,7 @@
 #include "runtime_stub/cuda_loader.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
+#include "runtime_stub/profile.h"
 #include "runtime_stub/program.h"
 #include "support/escape.h"
 
@@ -146,7 +150,8 @@ int run_command(int argc, char** argv) {
   }
   const bool backend_runs_kernels = emulate || backend != nullptr;
   if (backend == nullptr) {
-    backend = runtime::make_host_backend(runtime::HostBackendOptions{emulate, "", verbose});
+    backend =
+        runtime::make_host_backend(runtime::HostBackendOptions{emulate, "", verbose, std::nullopt});
   }
   Result<std::unique_ptr<runtime::Executor>> executor =
       runtime::Executor::create(*program, *backend);
@@ -319,10 +324,147 @@ int calibrate_command(int argc, char** argv) {
   return kExitOk;
 }
 
+// The device profile a compiled output was planned for (report.json "device.name"),
+// and the ptxas register counts report.json holds when it was compiled with --ptxas.
+struct CompiledFor {
+  std::string device = "h100";
+  std::map<std::string, int> registers;
+};
+CompiledFor read_compiled_for(const std::string& out_dir) {
+  CompiledFor result;
+  std::ifstream file(std::filesystem::path(out_dir) / "report.json");
+  if (!file) return result;
+  nlohmann::json report = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (!report.is_object()) return result;
+  auto device = report.find("device");
+  if (device != report.end() && device->is_object() && device->contains("name") &&
+      (*device)["name"].is_string()) {
+    result.device = (*device)["name"].get<std::string>();
+  }
+  auto groups = report.find("groups");
+  if (groups == report.end() || !groups->is_array()) return result;
+  for (const nlohmann::json& group : *groups) {
+    if (!group.is_object() || !group.contains("codegen") || !group["codegen"].is_object()) continue;
+    const nlohmann::json& codegen = group["codegen"];
+    if (!codegen.contains("kernel") || !codegen["kernel"].is_string() ||
+        !codegen.contains("ptxas") || !codegen["ptxas"].is_object()) {
+      continue;
+    }
+    const nlohmann::json& ptxas = codegen["ptxas"];
+    if (ptxas.contains("registers") && ptxas["registers"].is_number_integer()) {
+      result.registers[codegen["kernel"].get<std::string>()] = ptxas["registers"].get<int>();
+    }
+  }
+  return result;
+}
+
+std::string bytes_text(double bytes) {
+  char text[32];
+  if (bytes >= 1e6) {
+    std::snprintf(text, sizeof text, "%.2fM", bytes / 1e6);
+  } else if (bytes >= 1e3) {
+    std::snprintf(text, sizeof text, "%.1fK", bytes / 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.0f", bytes);
+  }
+  return text;
+}
+
+int profile_command(int argc, char** argv) {
+  CLI::App app{
+      "stitchopt profile: estimates what every kernel of a compiled model costs, from "
+      "hardware counters of its emulated run (docs/perf-model.md)",
+      "stitchopt profile"};
+  std::string out_dir;
+  bool emulate = false;
+  std::string device_name;
+  runtime::ProfileOptions options;
+  app.add_option("out_dir", out_dir, "the directory `stitchopt MODEL -o DIR` wrote")->required();
+  app.add_flag("--emulate", emulate,
+               "run the kernels in the CUDA emulation with its hardware counters (required: "
+               "measuring on a GPU is not implemented yet)");
+  app.add_option("--device", device_name,
+                 "device profile for the estimates: v100, a100, h100, h200 or a profile .json "
+                 "(default: the one the output was compiled for)");
+  app.add_option("--seed", options.seed, "seed of the random inputs");
+  app.add_option("--nvdisasm", options.nvdisasm,
+                 "nvdisasm for the instruction estimate (default: $STITCH_NVDISASM, PATH, the "
+                 "CUDA toolkit; PyPI nvidia-cuda-nvdisasm ships one)");
+  bool no_instructions = false;
+  app.add_flag("--no-instructions", no_instructions,
+               "skip the instruction estimate from SASS (no nvcc or nvdisasm runs)");
+  app.add_flag("-v,--verbose", options.verbose, "print the commands that build the kernels");
+  if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  options.instructions = !no_instructions;
+  if (!emulate) {
+    return report_error(
+        Status::invalid_input("profile needs --emulate: only the emulated profile exists so far"));
+  }
+  const CompiledFor compiled_for = read_compiled_for(out_dir);
+  if (device_name.empty()) device_name = compiled_for.device;
+  Result<cost_model::DeviceProfile> device =
+      device_name.find('/') != std::string::npos || device_name.ends_with(".json")
+          ? cost_model::load_device_profile(device_name)
+          : cost_model::builtin_device_profile(device_name);
+  if (!device.is_ok()) return report_error(device.status());
+  options.device = *device;
+  // SASS of the profile's GPU generation (CUDA 13 has no sm_70: V100 gets sm_80's).
+  options.arch =
+      device->name.rfind("a100", 0) == 0 || device->name.rfind("v100", 0) == 0 ? "sm_80" : "sm_90";
+  options.kernel_registers = compiled_for.registers;
+  Result<runtime::Program> program = runtime::load_program(out_dir);
+  if (!program.is_ok()) return report_error(program.status());
+  Result<runtime::ProgramProfile> profile = runtime::profile_program(*program, options);
+  if (!profile.is_ok()) return report_error(profile.status());
+
+  std::printf("device: %s (estimates, docs/perf-model.md); every block of every kernel ran\n",
+              device->name.c_str());
+  std::printf("instructions: %s\n", profile->instructions_method.c_str());
+  std::printf("%-12s %-9s %-16s %9s %9s %9s %6s %6s %6s %9s %9s %9s  %s\n", "kernel", "kind",
+              "composition", "requested", "dram", "ideal", "sector", "redund", "barr", "instr",
+              "est us", "model us", "bound");
+  for (const runtime::StepProfile& s : profile->steps) {
+    const cost_model::KernelEstimate& e = s.estimate;
+    const unsigned long long barriers = s.counters.block_barriers + s.counters.grid_barriers;
+    const std::string instructions =
+        s.instructions.has_value() ? bytes_text(s.instructions->estimate.total()) : "-";
+    std::printf("%-12s %-9s %-16s %9s %9s %9s %6.2f %6.1f %6llu %9s %9.2f %9.2f  %s\n",
+                support::printable(s.kernel).substr(0, 12).c_str(), s.kind.c_str(),
+                support::printable(s.composition).substr(0, 16).c_str(),
+                bytes_text(static_cast<double>(e.requested_bytes)).c_str(),
+                bytes_text(static_cast<double>(e.dram_bytes)).c_str(),
+                bytes_text(static_cast<double>(s.ideal_bytes)).c_str(), e.sector_efficiency,
+                e.redundancy, barriers, instructions.c_str(), e.total_us, s.analytic_us,
+                std::string(cost_model::bound_name(e.bound)).c_str());
+  }
+  std::printf("total: %.2f us estimated (%zu launches; the planner's model says %.2f us)",
+              profile->total_estimated_us, profile->steps.size(), profile->total_analytic_us);
+  if (!profile->host_steps.empty()) {
+    std::printf("; %zu steps on the host not estimated", profile->host_steps.size());
+  }
+  std::printf("\n");
+  const std::filesystem::path path = std::filesystem::path(out_dir) / "profile.json";
+  const std::filesystem::path staging = path.string() + ".tmp";
+  {
+    std::ofstream file(staging, std::ios::binary | std::ios::trunc);
+    file << runtime::profile_json(*profile);
+    if (!file) return report_error(Status::invalid_input("cannot write " + staging.string()));
+  }
+  std::error_code error;
+  std::filesystem::rename(staging, path, error);
+  if (error) {
+    return report_error(
+        Status::invalid_input("cannot write " + path.string() + ": " + error.message()));
+  }
+  std::printf("wrote %s\n", path.c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 bool is_runtime_command(std::string_view argument) {
-  return argument == "run" || argument == "bench" || argument == "calibrate";
+  return argument == "run" || argument == "bench" || argument == "calibrate" ||
+         argument == "profile";
 }
 
 int runtime_command_main(int argc, char** argv) {
@@ -330,6 +472,7 @@ int runtime_command_main(int argc, char** argv) {
   // CLI11 sees "stitchopt run ..." as a program named "stitchopt run".
   if (command == "run") return run_command(argc - 1, argv + 1);
   if (command == "bench") return bench_command(argc - 1, argv + 1);
+  if (command == "profile") return profile_command(argc - 1, argv + 1);
   return calibrate_command(argc - 1, argv + 1);
 }
 

@@ -16,6 +16,7 @@
 
 extern const char* const kStitchEmuHeaderText;
 extern const char* const kStitchEmuSourceText;
+extern const char* const kStitchEmuCountersHeaderText;
 
 namespace stitch::runtime {
 namespace fs = std::filesystem;
@@ -25,6 +26,15 @@ namespace {
 // enum and cudaStream_t a pointer, as in stitch_emu.h.
 using LaunchFn = int (*)(const void* const*, void* const*, void*, void*);
 using WorkspaceBytesFn = size_t (*)();
+using CountersBeginFn = int (*)(const StitchEmuRegion*, int, const StitchEmuLimits*);
+using CountersEndFn = int (*)(StitchEmuCounters*);
+using CountersSitesFn = int (*)(StitchEmuSite*, int);
+
+// ThreadSanitizer's compile-time instrumentation without its runtime: every load and
+// store of a kernel calls __tsan_readN / __tsan_writeN, which the counting emulation
+// defines (emit/cuda/stitch_emu.h, "Hardware counters").
+const char* const kCounterKernelFlags[] = {"-fsanitize=thread", "--param",
+                                           "tsan-instrument-func-entry-exit=0"};
 
 Status write_if_different(const fs::path& path, const std::string& text) {
   std::ifstream existing(path, std::ios::binary);
@@ -101,6 +111,7 @@ class HostBackend : public Backend {
 
   Status run(const Step& step, const std::vector<const void*>& inputs,
              const std::vector<void*>& outputs, void* workspace, void*) override {
+    if (options_.counters.has_value()) return run_counted(step, inputs, outputs, workspace);
     int error = launchers_.at(step.kernel)(inputs.data(), outputs.data(), workspace, nullptr);
     if (error != 0) {
       return Status::internal(step.kernel + "_launch returned error " + std::to_string(error) +
@@ -121,12 +132,46 @@ class HostBackend : public Backend {
   }
 
  private:
+  // One kernel launch between stitch_emu_counters_begin and _end, with the step's
+  // buffers as the global regions.
+  Status run_counted(const Step& step, const std::vector<const void*>& inputs,
+                     const std::vector<void*>& outputs, void* workspace) {
+    std::vector<StitchEmuRegion> regions;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      regions.push_back({inputs[i], static_cast<unsigned long long>(step.inputs[i].bytes)});
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      regions.push_back({outputs[i], static_cast<unsigned long long>(step.outputs[i].bytes)});
+    }
+    regions.push_back({workspace, static_cast<unsigned long long>(step.workspace_bytes)});
+    StitchEmuLimits limits = options_.counters->limits;
+    auto registers = options_.counters->kernel_registers.find(step.kernel);
+    if (registers != options_.counters->kernel_registers.end()) {
+      limits.registers_per_thread = static_cast<unsigned int>(registers->second);
+    }
+    if (counters_begin_(regions.data(), static_cast<int>(regions.size()), &limits) != 0) {
+      return Status::internal("stitch_emu_counters_begin failed for " + step.kernel);
+    }
+    const int error = launchers_.at(step.kernel)(inputs.data(), outputs.data(), workspace, nullptr);
+    StitchEmuCounters counters{};
+    counters_end_(&counters);
+    if (error != 0) {
+      return Status::internal(step.kernel + "_launch returned error " + std::to_string(error) +
+                              " in emulation");
+    }
+    std::vector<StitchEmuSite> sites(static_cast<size_t>(counters_sites_(nullptr, 0)));
+    counters_sites_(sites.data(), static_cast<int>(sites.size()));
+    if (options_.counters->on_step) options_.counters->on_step(step, counters, sites);
+    return Status::ok();
+  }
+
   // Compiles every kernel of the program and the emulation layer into one shared
   // library in OUT/kernels/emu_build/ (kernel_library.h: stamped objects, parallel).
   Status build_library(const Program& program) {
     fs::path kernels(program.kernels_dir);
+    const bool counting = options_.counters.has_value();
     KernelLibraryRecipe recipe;
-    recipe.build_dir = kernels / "emu_build";
+    recipe.build_dir = kernels / (counting ? "emu_counters_build" : "emu_build");
     std::error_code error;
     fs::create_directories(recipe.build_dir, error);
     if (error) {
@@ -137,6 +182,8 @@ class HostBackend : public Backend {
     fs::path source = recipe.build_dir / "stitch_emu.cc";
     STITCH_RETURN_IF_ERROR(write_if_different(header, kStitchEmuHeaderText));
     STITCH_RETURN_IF_ERROR(write_if_different(source, kStitchEmuSourceText));
+    fs::path counters_header = recipe.build_dir / "stitch_emu_counters.h";
+    STITCH_RETURN_IF_ERROR(write_if_different(counters_header, kStitchEmuCountersHeaderText));
     std::string cxx = options_.cxx;
     if (cxx.empty()) cxx = std::getenv("CXX") != nullptr ? std::getenv("CXX") : STITCH_DEFAULT_CXX;
     recipe.compiler = support::find_executable(cxx);
@@ -153,20 +200,41 @@ class HostBackend : public Backend {
                             "-x",
                             "c++"};
     recipe.link_flags = {"-shared", "-pthread"};
+    if (counting) {
+      // -g: addr2line maps the counted access sites to source lines.
+      recipe.compile_flags.insert(recipe.compile_flags.begin(), {"-DSTITCH_EMU_COUNTERS", "-g"});
+      recipe.kernel_flags.assign(std::begin(kCounterKernelFlags), std::end(kCounterKernelFlags));
+      recipe.link_flags.push_back("-Wl,-z,defs");  // every __tsan_* entry point defined
+    }
     recipe.extra_sources = {source};
-    recipe.headers = {header, kernels / "stitch_prelude.cuh"};
-    recipe.library_name = "libstitch_kernels_emu.so";
+    recipe.headers = {header, counters_header, kernels / "stitch_prelude.cuh"};
+    recipe.library_name =
+        counting ? "libstitch_kernels_emu_counters.so" : "libstitch_kernels_emu.so";
     recipe.verbose = options_.verbose;
     STITCH_ASSIGN_OR_RETURN(std::string library, build_kernel_library(program, recipe));
     library_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library_ == nullptr) {
       return Status::invalid_input("cannot load " + library + ": " + dlerror());
     }
+    if (counting) {
+      counters_begin_ =
+          reinterpret_cast<CountersBeginFn>(dlsym(library_, "stitch_emu_counters_begin"));
+      counters_end_ = reinterpret_cast<CountersEndFn>(dlsym(library_, "stitch_emu_counters_end"));
+      counters_sites_ =
+          reinterpret_cast<CountersSitesFn>(dlsym(library_, "stitch_emu_counters_sites"));
+      if (counters_begin_ == nullptr || counters_end_ == nullptr || counters_sites_ == nullptr) {
+        return Status::internal(library + " has no stitch_emu_counters_begin/_end/_sites");
+      }
+      if (options_.counters->on_library) options_.counters->on_library(library);
+    }
     return Status::ok();
   }
 
   HostBackendOptions options_;
   void* library_ = nullptr;
+  CountersBeginFn counters_begin_ = nullptr;
+  CountersEndFn counters_end_ = nullptr;
+  CountersSitesFn counters_sites_ = nullptr;
   std::map<std::string, LaunchFn> launchers_;
 };
 

@@ -160,7 +160,9 @@ Result<std::string> build_kernel_library(const Program& program,
   std::vector<fs::path> sources(recipe.extra_sources);
   sources.insert(sources.end(), kernel_sources.begin(), kernel_sources.end());
   std::vector<BuildCommand> compiles;
-  for (const fs::path& source : sources) {
+  for (size_t index = 0; index < sources.size(); ++index) {
+    const fs::path& source = sources[index];
+    const bool is_kernel = index >= recipe.extra_sources.size();
     std::optional<std::string> text = read_file(source);
     if (!text) return Status::invalid_input("cannot read kernel source " + source.string());
     BuildCommand command;
@@ -169,6 +171,10 @@ Result<std::string> build_kernel_library(const Program& program,
     command.argv = {recipe.compiler};
     command.argv.insert(command.argv.end(), recipe.compile_flags.begin(),
                         recipe.compile_flags.end());
+    if (is_kernel) {
+      command.argv.insert(command.argv.end(), recipe.kernel_flags.begin(),
+                          recipe.kernel_flags.end());
+    }
     command.argv.insert(command.argv.end(), {"-c", source.string(), "-o", command.output.string()});
     uint64_t hash = fnv1a(shared_hash, support::command_line_text(command.argv));
     command.stamp = hex(fnv1a(hash, *text)) + "\n";

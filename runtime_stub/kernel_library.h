@@ -19,6 +19,7 @@ namespace stitch::runtime {
 struct KernelLibraryRecipe {
   std::string compiler;                              // absolute path (support::find_executable)
   std::vector<std::string> compile_flags;            // then "-c SOURCE -o OBJECT"
+  std::vector<std::string> kernel_flags;             // after compile_flags, for kernel sources only
   std::vector<std::string> link_flags;               // then "-o LIBRARY OBJECTS..."
   std::vector<std::filesystem::path> extra_sources;  // compiled and linked too
   std::vector<std::filesystem::path> headers;        // in every object's stamp

@@ -5,3 +5,11 @@ if(TARGET stitchopt)
                    --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
   set_tests_properties(runtime.cli PROPERTIES TIMEOUT 900)
 endif()
+
+# stitchopt profile --emulate end to end (tests/runtime/profile_cli.py).
+if(TARGET stitchopt)
+  add_test(NAME runtime.profile
+           COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/profile_cli.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
+  set_tests_properties(runtime.profile PROPERTIES TIMEOUT 900)
+endif()

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Emulated profile of every bundled model, fused against unfused (docs/perf-model.md).
+
+For each model of models/manifest.json: compiles it twice (the plan, and --unfused),
+runs `stitchopt profile OUT --emulate` on both, and prints, side by side from one run:
+the estimated model time fused and unfused, the five costliest launches of the fused
+model (bound, sector efficiency, redundancy), and how often the planner's analytic
+estimate is within 25% of the emulated estimate.
+
+    bench/profile_bundled.py --stitchopt build/bin/stitchopt [--models bert,vit] [--json F]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def nvdisasm_flags():
+    """--nvdisasm for the venv's PyPI nvidia-cuda-nvdisasm, when installed."""
+    found = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages",
+                                          "nvidia", "cu*", "bin", "nvdisasm")))
+    return ["--nvdisasm", found[-1]] if found else []
+
+
+def compile_and_profile(stitchopt, model, out, unfused):
+    command = [stitchopt, str(ROOT / "models" / model["file"]), "-o", str(out), "-q"]
+    for flag in model.get("input_shape_flags", []):
+        command += ["--input-shape", flag]
+    if unfused:
+        command.append("--unfused")
+    subprocess.run(command, check=True)
+    subprocess.run([stitchopt, "profile", str(out), "--emulate", *nvdisasm_flags()], check=True,
+                   stdout=subprocess.DEVNULL)
+    return json.loads((out / "profile.json").read_text())
+
+
+def within(analytic, emulated, fraction=0.25):
+    return abs(analytic - emulated) <= fraction * emulated
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stitchopt", default=str(ROOT / "build" / "bin" / "stitchopt"))
+    parser.add_argument("--models", help="comma-separated model names (default: all)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    manifest = json.loads((ROOT / "models" / "manifest.json").read_text())
+    wanted = set(args.models.split(",")) if args.models else None
+    results = []
+    with tempfile.TemporaryDirectory(prefix="stitch_profile_") as temp:
+        for model in manifest["models"]:
+            if wanted and model["name"] not in wanted:
+                continue
+            start = time.monotonic()
+            fused = compile_and_profile(args.stitchopt, model, Path(temp) / (model["name"] + "_f"),
+                                        False)
+            unfused = compile_and_profile(args.stitchopt, model,
+                                          Path(temp) / (model["name"] + "_u"), True)
+            print(f"{model['name']}: profiled fused and unfused in "
+                  f"{time.monotonic() - start:.0f} s", file=sys.stderr)
+            kernels = [k for k in fused["kernels"] if k["kind"] == "kernel"]
+            agree = sum(within(k["analytic_us"], k["estimated_us"]) for k in kernels)
+            results.append({
+                "model": model["name"],
+                "fused_us": fused["total_estimated_us"],
+                "unfused_us": unfused["total_estimated_us"],
+                "fused_launches": len(fused["kernels"]),
+                "unfused_launches": len(unfused["kernels"]),
+                "kernels": len(kernels),
+                "instructions": fused.get("instructions", ""),
+                "analytic_within_25pct": agree,
+                "costliest": sorted(fused["kernels"], key=lambda k: -k["estimated_us"])[:5],
+                "worst_agreement": sorted(
+                    kernels, key=lambda k: -abs(k["analytic_us"] - k["estimated_us"]) /
+                    max(k["estimated_us"], 1e-9))[:3],
+            })
+    print(f"{'model':<20} {'fused us':>9} {'unfused us':>10} {'speedup':>7} "
+          f"{'launches':>9} {'analytic within 25%':>20}")
+    total_agree = total_kernels = 0
+    for r in results:
+        total_agree += r["analytic_within_25pct"]
+        total_kernels += r["kernels"]
+        print(f"{r['model']:<20} {r['fused_us']:9.1f} {r['unfused_us']:10.1f} "
+              f"{r['unfused_us'] / r['fused_us']:6.2f}x "
+              f"{r['fused_launches']:>4}/{r['unfused_launches']:<4} "
+              f"{r['analytic_within_25pct']:>9}/{r['kernels']:<3} kernels")
+    print(f"analytic within 25% of emulated: {total_agree}/{total_kernels} kernels")
+    for r in results:
+        print(f"\n{r['model']}: five costliest launches")
+        for k in r["costliest"]:
+            print(f"  {k['kernel']:<12} {k['composition'][:16]:<16} {k['estimated_us']:8.2f} us "
+                  f"(model {k['analytic_us']:.2f}) {k['bound']:<8} sector eff "
+                  f"{k['sector_efficiency']:.2f} redundancy {k['redundancy']:.1f} "
+                  f"instructions {k.get('instructions', {}).get('total', 0):.3g}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

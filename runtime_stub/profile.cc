@@ -1,0 +1,363 @@
+#include "runtime_stub/profile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <list>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "cost_model/cost_model.h"
+#include "ir/core/dtype.h"
+#include "runtime_stub/executor.h"
+#include "runtime_stub/host_backend.h"
+#include "support/subprocess.h"
+
+namespace stitch::runtime {
+namespace {
+
+// What the planner's formula says about the step's body run as one launch.
+cost_model::GroupCost analytic_cost(const Step& step, const cost_model::DeviceProfile& device) {
+  const ir::Graph& graph = step.body.graph;
+  const std::vector<ir::NodeId> nodes = graph.node_ids();
+  if (nodes.empty()) return {};
+  return cost_model::estimate_group(graph, nodes, device);
+}
+
+bool half_precision(const Step& step) {
+  for (const StepTensor& output : step.outputs) {
+    if (output.type.dtype == ir::DType::kFloat16 || output.type.dtype == ir::DType::kBFloat16) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The SASS of every kernel file the program launches, and ptxas's register counts.
+struct KernelSass {
+  std::vector<SassKernel> kernels;
+  int registers = 0;
+};
+
+// Compiles each kernel file with nvcc -cubin -lineinfo (ptxas -v for the registers),
+// in parallel, and disassembles it with nvdisasm -gi. Errors name the tool and file.
+Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
+                                                      const ProfileOptions& options,
+                                                      const std::string& nvcc,
+                                                      const std::string& nvdisasm) {
+  namespace fs = std::filesystem;
+  const fs::path kernels(program.kernels_dir);
+  const fs::path build = kernels / "emu_counters_build";
+  std::error_code error;
+  fs::create_directories(build, error);
+  std::set<std::string> files;
+  for (const Step& step : program.steps) {
+    if (step.kind == StepKind::kKernel) files.insert(step.kernel_file);
+  }
+  std::map<std::string, KernelSass> result;
+  std::vector<std::string> pending(files.begin(), files.end());
+  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::list<std::pair<support::Process, std::string>> running;
+  support::ProcessOptions compile_options;
+  compile_options.timeout_seconds = 300;
+  auto cubin = [&](const std::string& file) {
+    return (build / (file + "." + options.arch + ".cubin")).string();
+  };
+  Status failure;
+  while (!pending.empty() || !running.empty()) {
+    while (failure.is_ok() && !pending.empty() && running.size() < jobs) {
+      const std::string file = pending.back();
+      pending.pop_back();
+      std::vector<std::string> argv = {
+          nvcc, "-cubin",         "-arch=" + options.arch,   "-lineinfo", "-Xptxas",  "-v",
+          "-I", kernels.string(), (kernels / file).string(), "-o",        cubin(file)};
+      running.emplace_back(support::Process::start(argv, compile_options), file);
+    }
+    if (!failure.is_ok()) pending.clear();
+    if (running.empty()) break;
+    auto& [process, file] = running.front();
+    const support::ProcessResult& compiled = process.wait();
+    if (!compiled.succeeded() && failure.is_ok()) {
+      failure = Status::internal("nvcc failed on " + file + " (" + compiled.failure() + "):\n" +
+                                 compiled.output.substr(0, 4000));
+    } else if (compiled.succeeded()) {
+      KernelSass& sass = result[file];
+      static const std::regex kRegisters(R"(Used (\d+) registers)");
+      for (auto it =
+               std::sregex_iterator(compiled.output.begin(), compiled.output.end(), kRegisters);
+           it != std::sregex_iterator(); ++it) {
+        sass.registers = std::max(sass.registers, std::stoi((*it)[1].str()));
+      }
+    }
+    running.pop_front();
+  }
+  STITCH_RETURN_IF_ERROR(failure);
+  support::ProcessOptions disassemble;
+  disassemble.timeout_seconds = 120;
+  disassemble.max_captured_bytes = size_t{256} << 20;
+  for (auto& [file, sass] : result) {
+    const support::ProcessResult listed =
+        support::run_process({nvdisasm, "-gi", "-c", cubin(file)}, disassemble);
+    if (!listed.succeeded()) {
+      return Status::internal("nvdisasm failed on " + cubin(file) + " (" + listed.failure() +
+                              "):\n" + listed.output.substr(0, 4000));
+    }
+    STITCH_ASSIGN_OR_RETURN(sass.kernels, parse_sass(listed.output));
+  }
+  return result;
+}
+
+std::string find_nvdisasm(const std::string& requested) {
+  if (!requested.empty()) return support::find_executable(requested);
+  if (const char* env = std::getenv("STITCH_NVDISASM"); env != nullptr && *env != '\0') {
+    return support::find_executable(env);
+  }
+  return support::find_executable("nvdisasm", {"/usr/local/cuda/bin"});
+}
+
+// Source locations of the counted access sites: addr2line -i on the counting library.
+Result<std::map<uint64_t, AccessLocation>> site_locations(const std::string& library,
+                                                          const std::set<uint64_t>& offsets) {
+  const std::string addr2line = support::find_executable("addr2line");
+  if (addr2line.empty()) return Status::unavailable("addr2line (binutils) was not found");
+  std::vector<std::string> argv = {addr2line, "-i", "-a", "-e", library};
+  for (uint64_t offset : offsets) {
+    char text[32];
+    // The return address follows the call: the call itself is one byte before.
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(offset - 1));
+    argv.push_back(text);
+  }
+  support::ProcessOptions process;
+  process.timeout_seconds = 300;
+  process.max_captured_bytes = size_t{256} << 20;
+  const support::ProcessResult result = support::run_process(argv, process);
+  if (!result.succeeded()) {
+    return Status::internal("addr2line failed (" + result.failure() + ")");
+  }
+  std::map<uint64_t, AccessLocation> shifted;
+  for (auto& [address, location] : parse_addr2line(result.output)) shifted[address + 1] = location;
+  return shifted;
+}
+
+}  // namespace
+
+Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options) {
+  ProgramProfile profile;
+  profile.device = options.device.name;
+  std::map<std::string, KernelSass> sass;
+  std::map<std::string, int> registers = options.kernel_registers;
+  if (!options.instructions) {
+    profile.instructions_method = "not estimated (--no-instructions)";
+  } else {
+    const std::string nvcc = support::find_executable(options.nvcc.empty() ? "nvcc" : options.nvcc,
+                                                      {"/usr/local/cuda/bin"});
+    const std::string nvdisasm = find_nvdisasm(options.nvdisasm);
+    if (nvcc.empty() || nvdisasm.empty()) {
+      profile.instructions_method =
+          std::string("not estimated: ") + (nvcc.empty() ? "nvcc" : "nvdisasm") +
+          " was not found (nvdisasm: pip install nvidia-cuda-nvdisasm, then --nvdisasm PATH or "
+          "$STITCH_NVDISASM; docs/perf-model.md)";
+    } else {
+      STITCH_ASSIGN_OR_RETURN(sass, kernel_sass(program, options, nvcc, nvdisasm));
+      profile.instructions_method = "SASS " + options.arch + " (nvcc -lineinfo, nvdisasm -gi), " +
+                                    "weighted by the emulated run's access counts";
+      for (const Step& step : program.steps) {
+        if (step.kind == StepKind::kKernel && sass.count(step.kernel_file) &&
+            !registers.count(step.kernel)) {
+          registers[step.kernel] = sass.at(step.kernel_file).registers;
+        }
+      }
+    }
+  }
+  std::map<size_t, StitchEmuCounters> counted;
+  std::map<size_t, std::vector<StitchEmuSite>> counted_sites;
+  std::string library;
+  std::map<const Step*, size_t> index_of;
+  for (size_t i = 0; i < program.steps.size(); ++i) index_of[&program.steps[i]] = i;
+
+  HostBackendOptions backend_options;
+  backend_options.emulate = true;
+  backend_options.cxx = options.cxx;
+  backend_options.verbose = options.verbose;
+  KernelCounterOptions counters;
+  counters.limits.sm_count = static_cast<unsigned int>(options.device.sm_count);
+  counters.limits.max_threads_per_sm = static_cast<unsigned int>(options.device.max_threads_per_sm);
+  counters.limits.max_blocks_per_sm = static_cast<unsigned int>(options.device.max_blocks_per_sm);
+  counters.limits.registers_per_sm = static_cast<unsigned int>(options.device.registers_per_sm);
+  counters.kernel_registers = registers;
+  counters.on_step = [&](const Step& step, const StitchEmuCounters& c,
+                         const std::vector<StitchEmuSite>& sites) {
+    counted[index_of.at(&step)] = c;
+    counted_sites[index_of.at(&step)] = sites;
+  };
+  counters.on_library = [&](const std::string& path) { library = path; };
+  backend_options.counters = counters;
+  std::unique_ptr<Backend> backend = make_host_backend(backend_options);
+  STITCH_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::create(program, *backend));
+  STITCH_RETURN_IF_ERROR(executor->run(random_inputs(program, options.seed)).status());
+  std::map<uint64_t, AccessLocation> locations;
+  if (!sass.empty()) {
+    std::set<uint64_t> offsets;
+    for (const auto& [index, sites] : counted_sites) {
+      for (const StitchEmuSite& site : sites) offsets.insert(site.offset);
+    }
+    STITCH_ASSIGN_OR_RETURN(locations, site_locations(library, offsets));
+  }
+
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step& step = program.steps[i];
+    if (step.kind == StepKind::kView) {
+      ++profile.view_steps;
+      continue;
+    }
+    if (step.kind == StepKind::kHost || (step.kind == StepKind::kKernel && !counted.count(i))) {
+      profile.host_steps.push_back(step.name);
+      continue;
+    }
+    StepProfile s;
+    s.step = i;
+    s.node = step.name;
+    s.op_type = step.op_type;
+    for (const StepTensor& t : step.inputs) s.ideal_bytes += t.bytes;
+    for (const StepTensor& t : step.outputs) s.ideal_bytes += t.bytes;
+    const cost_model::GroupCost analytic = analytic_cost(step, options.device);
+    s.flops = analytic.flops;
+    s.analytic_us = analytic.time_us;
+    if (step.kind == StepKind::kKernel) {
+      s.kind = "kernel";
+      s.kernel = step.kernel;
+      const ir::Attribute* composition =
+          program.model.graph.node(step.node).find_attribute("composition");
+      s.composition = composition != nullptr ? composition->s : "single op";
+      auto found = registers.find(step.kernel);
+      s.registers = found != registers.end() ? found->second : 0;
+      s.counters = counted.at(i);
+      std::optional<cost_model::InstructionEstimate> instructions;
+      if (auto kernel_sass = sass.find(step.kernel_file); kernel_sass != sass.end()) {
+        std::map<AccessLocation, uint64_t> requests;
+        for (const StitchEmuSite& site : counted_sites[i]) {
+          auto location = locations.find(site.offset);
+          if (location == locations.end()) continue;
+          AccessLocation key = location->second;
+          key.kind = static_cast<int>(site.kind);
+          requests[key] += site.requests;
+        }
+        s.instructions =
+            count_instructions(kernel_sass->second.kernels, requests, s.counters.warps);
+        instructions = s.instructions->estimate;
+      }
+      s.estimate =
+          cost_model::estimate_kernel(s.counters, instructions, s.registers, options.device);
+    } else {
+      s.kind = "library";
+      s.kernel = step.library;
+      s.composition = step.op_type;
+      s.estimate = cost_model::estimate_library_call(s.flops, s.ideal_bytes, half_precision(step),
+                                                     options.device);
+    }
+    profile.total_estimated_us += s.estimate.total_us;
+    profile.total_analytic_us += s.analytic_us;
+    profile.steps.push_back(std::move(s));
+  }
+  return profile;
+}
+
+std::string profile_json(const ProgramProfile& profile) {
+  using json = nlohmann::ordered_json;
+  json root;
+  root["schema"] = "stitchopt.profile/1";
+  root["device"] = profile.device;
+  root["method"] =
+      "emulated: every kernel ran once in the CUDA emulation with hardware counters, at its "
+      "real shapes on random inputs; no block sampling; estimates by docs/perf-model.md";
+  root["instructions"] = profile.instructions_method;
+  root["total_estimated_us"] = profile.total_estimated_us;
+  root["total_analytic_us"] = profile.total_analytic_us;
+  json kernels = json::array();
+  for (const StepProfile& s : profile.steps) {
+    const cost_model::KernelEstimate& e = s.estimate;
+    json k;
+    k["kernel"] = s.kernel;
+    k["kind"] = s.kind;
+    k["node"] = s.node;
+    k["op_type"] = s.op_type;
+    k["composition"] = s.composition;
+    k["dram_bytes"] = e.dram_bytes;
+    k["ideal_bytes"] = s.ideal_bytes;
+    k["requested_bytes"] = e.requested_bytes;
+    k["l2_bytes"] = e.l2_bytes;
+    k["sector_efficiency"] = e.sector_efficiency;
+    k["redundancy"] = e.redundancy;
+    k["estimated_us"] = e.total_us;
+    k["analytic_us"] = s.analytic_us;
+    k["bound"] = std::string(cost_model::bound_name(e.bound));
+    k["terms_us"] = {{"launch", e.launch_us},   {"dram", e.dram_us},     {"l2", e.l2_us},
+                     {"compute", e.compute_us}, {"shared", e.shared_us}, {"sync", e.sync_us}};
+    if (s.kind == "kernel") {
+      const StitchEmuCounters& c = s.counters;
+      k["launch"] = {{"launches", c.launches},
+                     {"cooperative", c.cooperative_launches > 0},
+                     {"blocks", c.blocks},
+                     {"warps", c.warps},
+                     {"threads", c.threads},
+                     {"block_threads", c.max_block_threads},
+                     {"shared_bytes_per_block", c.max_shared_bytes_per_block},
+                     {"registers", s.registers},
+                     {"sms_used", e.sms_used},
+                     {"occupancy", e.occupancy}};
+      k["global"] = {{"load_requests", c.global_load_requests},
+                     {"load_bytes", c.global_load_bytes},
+                     {"load_distinct_bytes", c.global_load_distinct_bytes},
+                     {"load_sectors", c.global_load_sectors},
+                     {"load_lines", c.global_load_lines},
+                     {"store_requests", c.global_store_requests},
+                     {"store_bytes", c.global_store_bytes},
+                     {"store_distinct_bytes", c.global_store_distinct_bytes},
+                     {"store_sectors", c.global_store_sectors},
+                     {"store_lines", c.global_store_lines},
+                     {"unique_load_bytes", c.global_unique_load_bytes},
+                     {"unique_load_sectors", c.global_unique_load_sectors},
+                     {"unique_store_bytes", c.global_unique_store_bytes},
+                     {"unique_store_sectors", c.global_unique_store_sectors}};
+      k["shared"] = {{"load_requests", c.shared_load_requests},
+                     {"store_requests", c.shared_store_requests},
+                     {"bytes", c.shared_bytes},
+                     {"wavefronts", c.shared_wavefronts},
+                     {"ideal_wavefronts", c.shared_ideal_wavefronts},
+                     {"max_wavefronts", c.shared_max_wavefronts}};
+      k["sync"] = {{"block_barriers", c.block_barriers},
+                   {"grid_barriers", c.grid_barriers},
+                   {"warp_shuffles", c.warp_shuffles},
+                   {"warp_votes", c.warp_votes},
+                   {"atomics", c.atomics},
+                   {"atomic_addresses", c.atomic_addresses},
+                   {"atomic_max_per_address", c.atomic_max_per_address}};
+      if (s.instructions.has_value()) {
+        const cost_model::InstructionEstimate& i = s.instructions->estimate;
+        k["instructions"] = {{"total", i.total()},
+                             {"fp32", i.fp32},
+                             {"fp64", i.fp64},
+                             {"integer", i.integer},
+                             {"special", i.special},
+                             {"memory", i.memory},
+                             {"control", i.control},
+                             {"static", s.instructions->static_instructions},
+                             {"anchors", s.instructions->anchors},
+                             {"matched_anchors", s.instructions->matched_anchors}};
+      }
+    } else {
+      k["flops"] = s.flops;
+    }
+    kernels.push_back(std::move(k));
+  }
+  root["kernels"] = std::move(kernels);
+  root["host_steps"] = profile.host_steps;
+  root["view_steps"] = profile.view_steps;
+  return root.dump(2) + "\n";
+}
+
+}  // namespace stitch::runtime

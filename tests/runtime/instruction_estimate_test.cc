@@ -1,0 +1,126 @@
+// runtime_stub/instruction_estimate.h on a hand-written nvdisasm listing whose weights
+// follow by hand: a prologue (once per warp), a loop whose load and store are matched
+// to counted requests, a nested loop without anchors, and a subroutine (weight 0).
+#include "runtime_stub/instruction_estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "emit/cuda/stitch_emu_counters.h"
+
+namespace stitch::runtime {
+namespace {
+
+constexpr const char* kListing = R"(	.target	sm_90
+
+//--------------------- .text.k_kernel    --------------------------
+	.section	.text.k_kernel,"ax",@progbits
+k_kernel:
+.text.k_kernel:
+	//## File "/out/kernels/k.cu", line 10
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   IMAD.WIDE.U32 R2, R0, 0x4, RZ ;
+.L_x_0:
+	//## File "/out/kernels/k.cu", line 20 inlined at "/out/kernels/k.cu", line 30
+	//## File "/out/kernels/k.cu", line 30
+        /*0020*/                   LDG.E R4, desc[UR4][R2.64] ;
+	//## File "/out/kernels/k.cu", line 31
+        /*0030*/                   FFMA R4, R4, 2, RZ ;
+.L_x_1:
+        /*0040*/                   MUFU.EX2 R5, R4 ;
+        /*0050*/               @P1 BRA `(.L_x_1) ;
+        /*0060*/                   DADD R6, R6, R8 ;
+        /*0070*/                   STG.E desc[UR4][R2.64], R4 ;
+        /*0080*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_div_u64) ;
+        /*0090*/               @P0 BRA `(.L_x_0) ;
+        /*00a0*/                   EXIT ;
+        .weak           $__internal_0_$__cuda_sm20_div_u64
+$__internal_0_$__cuda_sm20_div_u64:
+        /*00b0*/                   IMAD R0, R0, R1, RZ ;
+        /*00c0*/                   RET.REL.NODEC R2 `(k_kernel) ;
+
+//--------------------- .nv.info.k_kernel      --------------------------
+)";
+
+TEST(InstructionEstimate, ClassifiesOpcodes) {
+  EXPECT_EQ(classify_sass_opcode("FFMA"), InstructionClass::kFp32);
+  EXPECT_EQ(classify_sass_opcode("DFMA"), InstructionClass::kFp64);
+  EXPECT_EQ(classify_sass_opcode("F2F.F64.F32"), InstructionClass::kFp64);
+  EXPECT_EQ(classify_sass_opcode("I2F.U32"), InstructionClass::kSpecial);
+  EXPECT_EQ(classify_sass_opcode("MUFU.RCP"), InstructionClass::kSpecial);
+  EXPECT_EQ(classify_sass_opcode("IMAD.WIDE.U32"), InstructionClass::kInteger);
+  EXPECT_EQ(classify_sass_opcode("LDG.E.CONSTANT"), InstructionClass::kMemory);
+  EXPECT_EQ(classify_sass_opcode("BRA"), InstructionClass::kControl);
+  EXPECT_EQ(sass_access_kind("LDG.E.CONSTANT"), kStitchEmuGlobalLoad);
+  EXPECT_EQ(sass_access_kind("STS.128"), kStitchEmuSharedStore);
+  EXPECT_EQ(sass_access_kind("LDC.64"), -1);
+}
+
+TEST(InstructionEstimate, ParsesListing) {
+  Result<std::vector<SassKernel>> parsed = parse_sass(kListing);
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->size(), 1u);
+  const SassKernel& k = (*parsed)[0];
+  EXPECT_EQ(k.name, "k_kernel");
+  ASSERT_EQ(k.instructions.size(), 13u);
+  const SassInstruction& load = k.instructions[2];
+  EXPECT_EQ(load.opcode, "LDG.E");
+  EXPECT_EQ(load.file, "k.cu");
+  EXPECT_EQ(load.line, 20);
+  EXPECT_EQ(load.caller_line, 30);
+  EXPECT_EQ(k.instructions[4].line, 31);  // carried over from the previous annotation
+  EXPECT_EQ(k.instructions[5].target, 0x40);
+  EXPECT_EQ(k.instructions[9].target, 0x20);
+  EXPECT_FALSE(k.instructions[10].subroutine);
+  EXPECT_TRUE(k.instructions[11].subroutine);
+}
+
+TEST(InstructionEstimate, WeightsByLoopsAndAnchors) {
+  Result<std::vector<SassKernel>> parsed = parse_sass(kListing);
+  ASSERT_TRUE(parsed.is_ok());
+  // The load ran 100 warp-level requests (its location with the caller), the store 100
+  // (matched by line: the host compiler did not inline it the same way).
+  std::map<AccessLocation, uint64_t> requests = {
+      {{"k.cu", 20, "k.cu", 30, kStitchEmuGlobalLoad}, 100},
+      {{"k.cu", 31, "k.cu", 99, kStitchEmuGlobalStore}, 100},
+  };
+  const InstructionCount count = count_instructions(*parsed, requests, 8);
+  EXPECT_EQ(count.static_instructions, 11);
+  EXPECT_EQ(count.anchors, 2);
+  EXPECT_EQ(count.matched_anchors, 2);
+  // Outer loop [0x20, 0x90]: 8 instructions x 100, less the inner loop's 2 instructions,
+  // which have no anchor and so take the outer loop's 100 too. Prologue and EXIT: 8 each.
+  const cost_model::InstructionEstimate& e = count.estimate;
+  EXPECT_DOUBLE_EQ(e.integer, 8);            // IMAD.WIDE
+  EXPECT_DOUBLE_EQ(e.fp32, 100);             // FFMA
+  EXPECT_DOUBLE_EQ(e.special, 100);          // MUFU
+  EXPECT_DOUBLE_EQ(e.fp64, 100);             // DADD
+  EXPECT_DOUBLE_EQ(e.memory, 200);           // LDG, STG
+  EXPECT_DOUBLE_EQ(e.control, 8 + 300 + 8);  // S2R; 2 BRA + CALL; EXIT
+  // Without requests every loop runs once per warp.
+  const InstructionCount unmatched = count_instructions(*parsed, {}, 8);
+  EXPECT_EQ(unmatched.matched_anchors, 0);
+  EXPECT_DOUBLE_EQ(unmatched.estimate.total(), 11 * 8);
+}
+
+TEST(InstructionEstimate, ParsesAddr2line) {
+  const char* text =
+      "0x0000000000001233\n"
+      "/out/kernels/emu_counters_build/../k.cu:20\n"
+      " (inlined by) /out/kernels/k.cu:30\n"
+      " (inlined by) /out/kernels/k.cu:40\n"
+      "0x0000000000002000\n"
+      "/out/kernels/k.cu:31 (discriminator 2)\n";
+  const std::map<uint64_t, AccessLocation> locations = parse_addr2line(text);
+  ASSERT_EQ(locations.size(), 2u);
+  const AccessLocation& first = locations.at(0x1233);
+  EXPECT_EQ(first.file, "k.cu");
+  EXPECT_EQ(first.line, 20);
+  EXPECT_EQ(first.caller_file, "k.cu");
+  EXPECT_EQ(first.caller_line, 30);
+  const AccessLocation& second = locations.at(0x2000);
+  EXPECT_EQ(second.line, 31);
+  EXPECT_EQ(second.caller_line, 0);
+}
+
+}  // namespace
+}  // namespace stitch::runtime
