@@ -41,6 +41,26 @@ def compile_and_profile(stitchopt, model, out, unfused):
     return json.loads((out / "profile.json").read_text())
 
 
+def groups_against_parts(fused, unfused, report):
+    """Each fused launch (a fused node is named <kernel>_<group id>) against the sum of
+    the unfused launches of its nodes, by node name: [(kernel, fused us, parts us)]."""
+    unfused_us = {}
+    for k in unfused["kernels"]:
+        unfused_us[k["node"]] = unfused_us.get(k["node"], 0.0) + k["estimated_us"]
+    groups = {g["id"]: g for g in report["groups"]}
+    result = []
+    for k in fused["kernels"]:
+        suffix = k["node"].rsplit("_", 1)[-1]
+        if not k["node"].startswith("stitch_") or not suffix.isdigit():
+            continue
+        group = groups.get(int(suffix))
+        if group is None:
+            continue
+        parts = sum(unfused_us.get(n["name"], 0.0) for n in group["nodes"])
+        result.append((k["kernel"], k["composition"], k["estimated_us"], parts))
+    return result
+
+
 def within(analytic, emulated, fraction=0.25):
     return abs(analytic - emulated) <= fraction * emulated
 
@@ -65,6 +85,8 @@ def main():
                                           Path(temp) / (model["name"] + "_u"), True)
             print(f"{model['name']}: profiled fused and unfused in "
                   f"{time.monotonic() - start:.0f} s", file=sys.stderr)
+            report = json.loads((Path(temp) / (model["name"] + "_f") / "report.json").read_text())
+            versus = groups_against_parts(fused, unfused, report)
             kernels = [k for k in fused["kernels"] if k["kind"] == "kernel"]
             agree = sum(within(k["analytic_us"], k["estimated_us"]) for k in kernels)
             results.append({
@@ -76,6 +98,8 @@ def main():
                 "kernels": len(kernels),
                 "instructions": fused.get("instructions", ""),
                 "analytic_within_25pct": agree,
+                "groups": len(versus),
+                "groups_slower_than_parts": [v for v in versus if v[2] > v[3]],
                 "costliest": sorted(fused["kernels"], key=lambda k: -k["estimated_us"])[:5],
                 "worst_agreement": sorted(
                     kernels, key=lambda k: -abs(k["analytic_us"] - k["estimated_us"]) /
@@ -92,6 +116,12 @@ def main():
               f"{r['fused_launches']:>4}/{r['unfused_launches']:<4} "
               f"{r['analytic_within_25pct']:>9}/{r['kernels']:<3} kernels")
     print(f"analytic within 25% of emulated: {total_agree}/{total_kernels} kernels")
+    slower = [(r["model"], *v) for r in results for v in r["groups_slower_than_parts"]]
+    print(f"fused groups estimated slower than their nodes unfused: {len(slower)} of "
+          f"{sum(r['groups'] for r in results)}")
+    for model, kernel, composition, fused_us, parts_us in slower:
+        print(f"  {model:<14} {kernel:<12} {composition[:16]:<16} fused {fused_us:7.2f} us, "
+              f"parts unfused {parts_us:7.2f} us")
     for r in results:
         print(f"\n{r['model']}: five costliest launches")
         for k in r["costliest"]:

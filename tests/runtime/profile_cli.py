@@ -11,7 +11,8 @@ For gpt2_block (fused, and --unfused) and mlp:
     global memory, kernels.json's cooperative kernels report their grid barriers, and
     gpt2_block's global-composition attention kernel re-reads its operands
     (redundancy > 1), which the fused row-wise kernels do not need to;
-  - the fused model is estimated faster than the unfused one;
+  - the fused model is estimated faster than the unfused one, and no fused group slower
+    than its nodes unfused (matched by node name through report.json's groups);
   - the output directory stays an earlier stitchopt output (recompiling into it works);
   - with nvcc and nvdisasm (PyPI nvidia-cuda-nvdisasm in the test venv), every kernel has
     an instruction estimate from its SASS with most of its loads and stores matched to
@@ -139,6 +140,24 @@ def main():
             fused = profiles["gpt2_block"]["total_estimated_us"]
             unfused = profiles["gpt2_block_unfused"]["total_estimated_us"]
             check(fused < unfused, f"gpt2_block: fused {fused} us is not below unfused {unfused}")
+            # Each fused group (node <kernel>_<group id>) against its nodes unfused.
+            with open(os.path.join(work, "gpt2_block", "report.json")) as f:
+                groups = {g["id"]: g for g in json.load(f)["groups"]}
+            parts = {}
+            for k in profiles["gpt2_block_unfused"]["kernels"]:
+                parts[k["node"]] = parts.get(k["node"], 0.0) + k["estimated_us"]
+            compared = 0
+            for k in profiles["gpt2_block"]["kernels"]:
+                suffix = k["node"].rsplit("_", 1)[-1]
+                if not k["node"].startswith("stitch_") or not suffix.isdigit():
+                    continue
+                nodes = [n["name"] for n in groups[int(suffix)]["nodes"]]
+                alone = sum(parts.get(n, 0.0) for n in nodes)
+                compared += 1
+                check(k["estimated_us"] <= alone, f"gpt2_block: group {suffix} ({k['kernel']}) "
+                      f"estimated {k['estimated_us']:.2f} us, its {len(nodes)} nodes unfused "
+                      f"{alone:.2f} us")
+            check(compared >= 5, f"gpt2_block: only {compared} fused groups compared")
         out = os.path.join(work, "gpt2_block")
         entry = entries["gpt2_block"]
         flags = [p for flag in entry["input_shape_flags"] for p in ("--input-shape", flag)]

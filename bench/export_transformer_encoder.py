@@ -1,0 +1,32 @@
+#!/usr/bin/python3
+"""Exports the stock torch.nn.TransformerEncoder of issue 14 (2 layers, d_model 256, 8
+heads, feed-forward 1024, input [8, 64, 256]) with torch.onnx.export at opset 17, the
+way a new user would, for `stitchopt` and `stitchopt profile` (docs/benchmarks.md).
+
+Needs Debian's torch (apt-get install python3-torch python3-onnx; run with
+/usr/bin/python3). Fixed seed: the export is reproducible.
+
+    /usr/bin/python3 bench/export_transformer_encoder.py /tmp/encoder.onnx
+"""
+import sys
+
+import torch
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "encoder.onnx"
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024,
+                                             dropout=0.0, batch_first=True)
+    # Training mode with dropout 0 computes the same function and keeps the export off
+    # the fused inference fast path (aten::_transformer_encoder_layer_fwd), which has no
+    # ONNX form.
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).train()
+    x = torch.randn(8, 64, 256)
+    torch.onnx.export(model, (x,), path, opset_version=17, input_names=["x"], output_names=["y"])
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
