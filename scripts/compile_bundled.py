@@ -7,7 +7,7 @@ into OUT/<model>/ with the given stitchopt, so two builds can be compared:
     scripts/compile_bundled.py --compare /tmp/before /tmp/after
 
 --compare lists every file that differs, ignoring report.json's timings (the only
-fields that vary between runs) and the emulation's build products.
+fields that vary between runs), the emulation's build products and profile.json.
 """
 import argparse
 import json
@@ -38,7 +38,8 @@ def comparable(path):
 
 def files(root):
     return {str(p.relative_to(root)) for p in root.rglob("*")
-            if p.is_file() and "emu_build" not in p.parts}
+            if p.is_file() and "emu_build" not in p.parts
+            and "emu_counters_build" not in p.parts and p.name != "profile.json"}
 
 
 def compare(before, after):
