@@ -38,13 +38,6 @@ void print_phase(Verbosity verbosity, const emit::PhaseTiming& phase) {
   }
 }
 
-// The architecture --ptxas compiles for: the profile's GPU generation.
-std::string ptxas_arch(const cost_model::DeviceProfile& profile) {
-  if (profile.name.rfind("v100", 0) == 0) return "sm_70";
-  if (profile.name.rfind("a100", 0) == 0) return "sm_80";
-  return "sm_90";  // h100, h200 and calibrated profiles of recent GPUs
-}
-
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -128,7 +121,7 @@ Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, b
     return Status::invalid_input(
         "--ptxas needs nvcc (set CUDACXX or install the CUDA toolkit); none was found");
   }
-  const std::string arch = ptxas_arch(profile);
+  const std::string arch = cost_model::sass_architecture(profile);
   return timer.time("ptxas", [&]() -> Status {
     std::map<std::string, emit::PtxasStats> by_kernel;
     for (const emit::EmittedKernel& kernel : compiled.kernels) {
@@ -144,21 +137,6 @@ Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, b
     }
     return Status::ok();
   });
-}
-
-// --device: a built-in profile name ("h100") or the path of a profile .json.
-Result<cost_model::DeviceProfile> load_profile(const std::string& device) {
-  if (device.size() > 5 && device.ends_with(".json")) {
-    return cost_model::load_device_profile(device);
-  }
-  Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(device);
-  if (builtin.is_ok()) return builtin;
-  std::string names;
-  for (const std::string& name : cost_model::builtin_device_profile_names()) {
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  return Status::invalid_input("--device " + device + ": no such device profile; use one of " +
-                               names + " or the path of a profile .json");
 }
 
 }  // namespace
@@ -180,7 +158,7 @@ Status run_compile(const CompileOptions& options) {
   STITCH_RETURN_IF_ERROR(check_output_directory(options.output_directory, output_options));
   std::optional<cost_model::DeviceProfile> profile;
   if (options.fuse) {
-    STITCH_ASSIGN_OR_RETURN(profile, load_profile(options.device));
+    STITCH_ASSIGN_OR_RETURN(profile, cost_model::resolve_device_profile(options.device));
     if (options.launch_latency_us >= 0) profile->launch_latency_us = options.launch_latency_us;
   }
   onnx_import::ImportOptions import_options;

@@ -402,15 +402,9 @@ int profile_command(int argc, char** argv) {
   }
   const CompiledFor compiled_for = read_compiled_for(out_dir);
   if (device_name.empty()) device_name = compiled_for.device;
-  Result<cost_model::DeviceProfile> device =
-      device_name.find('/') != std::string::npos || device_name.ends_with(".json")
-          ? cost_model::load_device_profile(device_name)
-          : cost_model::builtin_device_profile(device_name);
+  Result<cost_model::DeviceProfile> device = cost_model::resolve_device_profile(device_name);
   if (!device.is_ok()) return report_error(device.status());
   options.device = *device;
-  // SASS of the profile's GPU generation (CUDA 13 has no sm_70: V100 gets sm_80's).
-  options.arch =
-      device->name.rfind("a100", 0) == 0 || device->name.rfind("v100", 0) == 0 ? "sm_80" : "sm_90";
   options.kernel_registers = compiled_for.registers;
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());

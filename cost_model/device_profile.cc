@@ -289,6 +289,23 @@ Result<DeviceProfile> builtin_device_profile(std::string_view name) {
                                "\"; known devices: " + known + " (or pass a profile JSON file)");
 }
 
+Result<DeviceProfile> resolve_device_profile(const std::string& device) {
+  if (device.size() > 5 && device.ends_with(".json")) return load_device_profile(device);
+  Result<DeviceProfile> builtin = builtin_device_profile(device);
+  if (builtin.is_ok()) return builtin;
+  std::string names;
+  for (const std::string& name : builtin_device_profile_names()) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return Status::invalid_input("--device " + device + ": no such device profile; use one of " +
+                               names + " or the path of a profile .json");
+}
+
+std::string sass_architecture(const DeviceProfile& profile) {
+  if (profile.name.rfind("v100", 0) == 0 || profile.name.rfind("a100", 0) == 0) return "sm_80";
+  return "sm_90";
+}
+
 std::vector<std::string> builtin_device_profile_names() {
   std::vector<std::string> names;
   for (const auto& entry : detail::builtin_profile_texts()) names.emplace_back(entry.first);

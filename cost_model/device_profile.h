@@ -73,6 +73,16 @@ Result<DeviceProfile> load_device_profile(const std::string& path);
 // writes; parse_device_profile(device_profile_json(p)) gives p back.
 std::string device_profile_json(const DeviceProfile& profile);
 
+// --device: a built-in profile name ("h100") or the path of a profile .json. An
+// unknown name is an error listing the known ones.
+Result<DeviceProfile> resolve_device_profile(const std::string& device);
+
+// The SASS architecture kernels are compiled for when stitchopt reads their machine
+// code (--ptxas, `profile`'s instruction estimate): sm_80 for the A100 and V100
+// profiles (CUDA 13 has no sm_70), sm_90 for H100, H200 and calibrated profiles of
+// recent GPUs.
+std::string sass_architecture(const DeviceProfile& profile);
+
 // "v100", "a100", "h100", "h200": the profiles compiled into the binary. An unknown
 // name is an error listing the known ones.
 Result<DeviceProfile> builtin_device_profile(std::string_view name);

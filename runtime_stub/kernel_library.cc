@@ -126,13 +126,14 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
 
 }  // namespace
 
-Result<std::string> build_kernel_library(const Program& program,
-                                         const KernelLibraryRecipe& recipe) {
-  if (program.kernels_dir.empty()) {
-    return Status::invalid_input(program.out_dir +
-                                 ": has no kernels/ directory (compiled with --no-codegen?): "
-                                 "recompile the model to run its kernels");
-  }
+namespace {
+
+// The compile commands of `sources` (the first `extra` of them recipe.extra_sources,
+// the rest kernel files), each stamped with its command line, its text, the shared
+// headers and the compiler binary.
+Result<std::vector<BuildCommand>> compile_commands(const KernelLibraryRecipe& recipe,
+                                                   const std::vector<fs::path>& sources,
+                                                   size_t extra) {
   std::error_code error;
   fs::create_directories(recipe.build_dir, error);
   if (error) {
@@ -151,35 +152,59 @@ Result<std::string> build_kernel_library(const Program& program,
     shared_hash = fnv1a(shared_hash, std::to_string(compiler_stat.st_size) + ":" +
                                          std::to_string(compiler_stat.st_mtime));
   }
-
-  std::set<fs::path> kernel_sources;
-  for (const Step& step : program.steps) {
-    if (step.kind == StepKind::kKernel)
-      kernel_sources.insert(fs::path(program.kernels_dir) / step.kernel_file);
-  }
-  std::vector<fs::path> sources(recipe.extra_sources);
-  sources.insert(sources.end(), kernel_sources.begin(), kernel_sources.end());
   std::vector<BuildCommand> compiles;
   for (size_t index = 0; index < sources.size(); ++index) {
     const fs::path& source = sources[index];
-    const bool is_kernel = index >= recipe.extra_sources.size();
     std::optional<std::string> text = read_file(source);
     if (!text) return Status::invalid_input("cannot read kernel source " + source.string());
     BuildCommand command;
-    command.output = recipe.build_dir / (source.filename().string() + ".o");
+    command.output = recipe.build_dir / (source.filename().string() + recipe.object_suffix);
     command.log = recipe.build_dir / (source.filename().string() + ".log");
     command.argv = {recipe.compiler};
     command.argv.insert(command.argv.end(), recipe.compile_flags.begin(),
                         recipe.compile_flags.end());
-    if (is_kernel) {
+    if (index >= extra) {
       command.argv.insert(command.argv.end(), recipe.kernel_flags.begin(),
                           recipe.kernel_flags.end());
     }
-    command.argv.insert(command.argv.end(), {"-c", source.string(), "-o", command.output.string()});
+    command.argv.insert(command.argv.end(),
+                        {recipe.phase_flag, source.string(), "-o", command.output.string()});
     uint64_t hash = fnv1a(shared_hash, support::command_line_text(command.argv));
     command.stamp = hex(fnv1a(hash, *text)) + "\n";
     compiles.push_back(std::move(command));
   }
+  return compiles;
+}
+
+// The kernel files the program's kernel steps run, each once, sorted.
+std::vector<fs::path> kernel_sources(const Program& program) {
+  std::set<fs::path> sources;
+  for (const Step& step : program.steps) {
+    if (step.kind == StepKind::kKernel) {
+      sources.insert(fs::path(program.kernels_dir) / step.kernel_file);
+    }
+  }
+  return {sources.begin(), sources.end()};
+}
+
+Status no_kernels_directory(const Program& program) {
+  return Status::invalid_input(program.out_dir +
+                               ": has no kernels/ directory (compiled with --no-codegen?): "
+                               "recompile the model to run its kernels");
+}
+
+size_t build_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+}  // namespace
+
+Result<std::string> build_kernel_library(const Program& program,
+                                         const KernelLibraryRecipe& recipe) {
+  if (program.kernels_dir.empty()) return no_kernels_directory(program);
+  std::vector<fs::path> sources(recipe.extra_sources);
+  const std::vector<fs::path> kernels = kernel_sources(program);
+  sources.insert(sources.end(), kernels.begin(), kernels.end());
+  STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles,
+                          compile_commands(recipe, sources, recipe.extra_sources.size()));
   BuildCommand link;
   link.output = recipe.build_dir / recipe.library_name;
   link.log = recipe.build_dir / (recipe.library_name + ".log");
@@ -193,14 +218,28 @@ Result<std::string> build_kernel_library(const Program& program,
   }
   link.stamp = hex(fnv1a(link_hash, support::command_line_text(link.argv))) + "\n";
 
-  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  Status built = run_build(compiles, jobs, recipe.verbose);
+  Status built = run_build(compiles, build_jobs(), recipe.verbose);
   if (built.is_ok()) built = run_build({link}, 1, recipe.verbose);
   if (!built.is_ok()) {
     return built.with_prefix("building " + link.output.string() + " from " + program.kernels_dir +
                              ": ");
   }
   return link.output.string();
+}
+
+Result<std::map<std::string, CompiledSource>> build_kernel_objects(
+    const Program& program, const KernelLibraryRecipe& recipe) {
+  if (program.kernels_dir.empty()) return no_kernels_directory(program);
+  const std::vector<fs::path> sources = kernel_sources(program);
+  STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles, compile_commands(recipe, sources, 0));
+  STITCH_RETURN_IF_ERROR(run_build(compiles, build_jobs(), recipe.verbose)
+                             .with_prefix("compiling " + program.kernels_dir + ": "));
+  std::map<std::string, CompiledSource> compiled;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    compiled[fs::relative(sources[i], program.kernels_dir).string()] = {compiles[i].output,
+                                                                        compiles[i].log};
+  }
+  return compiled;
 }
 
 }  // namespace stitch::runtime

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,28 @@ struct KernelLibraryRecipe {
   std::filesystem::path build_dir;                   // objects, logs, stamps and the library
   std::string library_name;                          // e.g. "libstitch_kernels.so"
   bool verbose = false;                              // print every command run
+  // Each source is compiled by "PHASE_FLAG SOURCE -o SOURCE_NAME + OBJECT_SUFFIX".
+  std::string phase_flag = "-c";
+  std::string object_suffix = ".o";
+};
+
+// One compiled source: its output and the log holding the compiler's output (kept
+// while the output is up to date, so a reader sees what the compiler printed).
+struct CompiledSource {
+  std::filesystem::path output;
+  std::filesystem::path log;
 };
 
 // The sources of the program's kernel steps (each once, sorted) with
 // recipe.extra_sources, compiled and linked into build_dir/library_name; returns its
 // path.
 Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe);
+
+// The compile half alone, for the kernel sources only (recipe.extra_sources,
+// link_flags and library_name are not used): each kernel step's file compiled once,
+// by its kernel_file (relative to Program::kernels_dir). `profile` compiles cubins
+// this way (nvcc -cubin).
+Result<std::map<std::string, CompiledSource>> build_kernel_objects(
+    const Program& program, const KernelLibraryRecipe& recipe);
 
 }  // namespace stitch::runtime

@@ -6,15 +6,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <list>
-#include <regex>
+#include <fstream>
 #include <set>
-#include <thread>
+#include <sstream>
 
 #include "cost_model/cost_model.h"
+#include "emit/ptxas_stats.h"
 #include "ir/core/dtype.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
+#include "runtime_stub/kernel_library.h"
 #include "support/subprocess.h"
 
 namespace stitch::runtime {
@@ -43,68 +44,41 @@ struct KernelSass {
   int registers = 0;
 };
 
-// Compiles each kernel file with nvcc -cubin -lineinfo (ptxas -v for the registers),
-// in parallel, and disassembles it with nvdisasm -gi. Errors name the tool and file.
+// Compiles each kernel file with nvcc -cubin -lineinfo (ptxas -v for the registers)
+// through the kernel library's stamped, parallel build (a rerun on the same output
+// reuses the cubins), and disassembles it with nvdisasm -gi. Errors name the tool and
+// file.
 Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
                                                       const ProfileOptions& options,
                                                       const std::string& nvcc,
                                                       const std::string& nvdisasm) {
-  namespace fs = std::filesystem;
-  const fs::path kernels(program.kernels_dir);
-  const fs::path build = kernels / "emu_counters_build";
-  std::error_code error;
-  fs::create_directories(build, error);
-  std::set<std::string> files;
-  for (const Step& step : program.steps) {
-    if (step.kind == StepKind::kKernel) files.insert(step.kernel_file);
-  }
-  std::map<std::string, KernelSass> result;
-  std::vector<std::string> pending(files.begin(), files.end());
-  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  std::list<std::pair<support::Process, std::string>> running;
-  support::ProcessOptions compile_options;
-  compile_options.timeout_seconds = 300;
-  auto cubin = [&](const std::string& file) {
-    return (build / (file + "." + options.arch + ".cubin")).string();
-  };
-  Status failure;
-  while (!pending.empty() || !running.empty()) {
-    while (failure.is_ok() && !pending.empty() && running.size() < jobs) {
-      const std::string file = pending.back();
-      pending.pop_back();
-      std::vector<std::string> argv = {
-          nvcc, "-cubin",         "-arch=" + options.arch,   "-lineinfo", "-Xptxas",  "-v",
-          "-I", kernels.string(), (kernels / file).string(), "-o",        cubin(file)};
-      running.emplace_back(support::Process::start(argv, compile_options), file);
-    }
-    if (!failure.is_ok()) pending.clear();
-    if (running.empty()) break;
-    auto& [process, file] = running.front();
-    const support::ProcessResult& compiled = process.wait();
-    if (!compiled.succeeded() && failure.is_ok()) {
-      failure = Status::internal("nvcc failed on " + file + " (" + compiled.failure() + "):\n" +
-                                 compiled.output.substr(0, 4000));
-    } else if (compiled.succeeded()) {
-      KernelSass& sass = result[file];
-      static const std::regex kRegisters(R"(Used (\d+) registers)");
-      for (auto it =
-               std::sregex_iterator(compiled.output.begin(), compiled.output.end(), kRegisters);
-           it != std::sregex_iterator(); ++it) {
-        sass.registers = std::max(sass.registers, std::stoi((*it)[1].str()));
-      }
-    }
-    running.pop_front();
-  }
-  STITCH_RETURN_IF_ERROR(failure);
+  const std::string arch = cost_model::sass_architecture(options.device);
+  KernelLibraryRecipe recipe;
+  recipe.compiler = nvcc;
+  recipe.compile_flags = {"-arch=" + arch, "-lineinfo", "-Xptxas", "-v", "-I", program.kernels_dir};
+  recipe.headers = {std::filesystem::path(program.kernels_dir) / "stitch_prelude.cuh"};
+  recipe.build_dir = std::filesystem::path(program.kernels_dir) / "emu_counters_build";
+  recipe.phase_flag = "-cubin";
+  recipe.object_suffix = "." + arch + ".cubin";
+  recipe.verbose = options.verbose;
+  STITCH_ASSIGN_OR_RETURN(auto cubins, build_kernel_objects(program, recipe));
   support::ProcessOptions disassemble;
   disassemble.timeout_seconds = 120;
   disassemble.max_captured_bytes = size_t{256} << 20;
-  for (auto& [file, sass] : result) {
+  std::map<std::string, KernelSass> result;
+  for (const auto& [file, cubin] : cubins) {
+    KernelSass& sass = result[file];
+    std::ifstream log(cubin.log);
+    std::stringstream ptxas;
+    ptxas << log.rdbuf();
+    STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
+                            emit::parse_ptxas_output(ptxas.str()));
+    sass.registers = emit::summarize_ptxas(functions).registers;
     const support::ProcessResult listed =
-        support::run_process({nvdisasm, "-gi", "-c", cubin(file)}, disassemble);
+        support::run_process({nvdisasm, "-gi", "-c", cubin.output.string()}, disassemble);
     if (!listed.succeeded()) {
-      return Status::internal("nvdisasm failed on " + cubin(file) + " (" + listed.failure() +
-                              "):\n" + listed.output.substr(0, 4000));
+      return Status::internal("nvdisasm failed on " + cubin.output.string() + " (" +
+                              listed.failure() + "):\n" + listed.output.substr(0, 4000));
     }
     STITCH_ASSIGN_OR_RETURN(sass.kernels, parse_sass(listed.output));
   }
@@ -163,7 +137,8 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
           "$STITCH_NVDISASM; docs/perf-model.md)";
     } else {
       STITCH_ASSIGN_OR_RETURN(sass, kernel_sass(program, options, nvcc, nvdisasm));
-      profile.instructions_method = "SASS " + options.arch + " (nvcc -lineinfo, nvdisasm -gi), " +
+      profile.instructions_method = "SASS " + cost_model::sass_architecture(options.device) +
+                                    " (nvcc -lineinfo, nvdisasm -gi), " +
                                     "weighted by the emulated run's access counts";
       for (const Step& step : program.steps) {
         if (step.kind == StepKind::kKernel && sass.count(step.kernel_file) &&
@@ -176,8 +151,6 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   std::map<size_t, StitchEmuCounters> counted;
   std::map<size_t, std::vector<StitchEmuSite>> counted_sites;
   std::string library;
-  std::map<const Step*, size_t> index_of;
-  for (size_t i = 0; i < program.steps.size(); ++i) index_of[&program.steps[i]] = i;
 
   HostBackendOptions backend_options;
   backend_options.emulate = true;
@@ -191,8 +164,9 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   counters.kernel_registers = registers;
   counters.on_step = [&](const Step& step, const StitchEmuCounters& c,
                          const std::vector<StitchEmuSite>& sites) {
-    counted[index_of.at(&step)] = c;
-    counted_sites[index_of.at(&step)] = sites;
+    const auto index = static_cast<size_t>(&step - program.steps.data());
+    counted[index] = c;
+    counted_sites[index] = sites;
   };
   counters.on_library = [&](const std::string& path) { library = path; };
   backend_options.counters = counters;

@@ -56,11 +56,11 @@ struct ProfileOptions {
   bool verbose = false;
   std::map<std::string, int> kernel_registers;  // by kernel name (ptxas)
   // The instruction estimate (instruction_estimate.h): nvcc and nvdisasm (empty: found
-  // on PATH, $STITCH_NVDISASM, the CUDA toolkit), the architecture to compile for.
+  // on PATH, $STITCH_NVDISASM, the CUDA toolkit); the SASS is for the device's
+  // generation (cost_model::sass_architecture).
   bool instructions = true;
   std::string nvcc;
   std::string nvdisasm;
-  std::string arch = "sm_90";
 };
 
 Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options);
