@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -22,6 +23,7 @@
 #include "emit/report.h"
 #include "ir/core/verifier.h"
 #include "onnx_import/importer.h"
+#include "runtime_stub/candidate_timer.h"
 #include "support/escape.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
@@ -196,6 +198,17 @@ Status run_compile(const CompileOptions& options) {
   }
   compile_options.profile = profile;
   compile_options.planner = options.planner;
+  std::unique_ptr<fusion::CandidateTimer> candidate_timer;
+  if (options.fuse && options.score == "emulated") {
+    runtime::EmulatedTimerOptions timer_options;
+    timer_options.profile.device = *profile;
+    timer_options.profile.nvdisasm = options.nvdisasm;
+    timer_options.profile.verbose = options.verbosity == Verbosity::kVerbose;
+    timer_options.work_dir = (staged.path() / "score").string();
+    timer_options.max_candidates = options.score_candidates;
+    candidate_timer = runtime::make_emulated_timer(std::move(timer_options));
+    compile_options.planner.timer = candidate_timer.get();
+  }
   compile_options.codegen = options.codegen;
   driver::CompileObserver observer;
   observer.phase_done = phase_done;

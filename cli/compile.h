@@ -30,6 +30,11 @@ struct CompileOptions {
   double min_compression = 0;      // --min-compression: exit 3 below it (0: no gate)
   bool codegen = true;             // false: --no-codegen (no out/kernels/)
   bool ptxas = false;              // --ptxas: registers/spills/shared memory from nvcc
+  // --score: "analytic" (the cost model alone) or "emulated" (candidates the analytic
+  // score is unsure of are timed by the emulated profile: runtime_stub/candidate_timer.h).
+  std::string score = "analytic";
+  int score_candidates = 48;  // --score-candidates: most distinct kernels timed
+  std::string nvdisasm;       // --nvdisasm: for the emulated score's instruction estimate
 };
 
 // Imports and verifies the model, compiles it with driver::compile (driver/compile.h)

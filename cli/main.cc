@@ -121,6 +121,18 @@ int run(int argc, char** argv) {
   app.add_flag("--ptxas", options.ptxas,
                "compile every kernel with nvcc and put ptxas registers, spills and shared "
                "memory into the report");
+  app.add_option("--score", options.score,
+                 "how candidates are scored: analytic (the cost model, default) or emulated "
+                 "(candidates with a GEMM, the global composition or a close alternative are "
+                 "run in the CUDA emulation and scored by their estimated time; "
+                 "docs/cost-model.md)")
+      ->check(CLI::IsMember({"analytic", "emulated"}));
+  app.add_option("--score-candidates", options.score_candidates,
+                 "--score emulated: the most distinct candidate kernels to time (1 to 4096)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--nvdisasm", options.nvdisasm,
+                 "--score emulated: nvdisasm for the instruction estimate (default: "
+                 "$STITCH_NVDISASM, PATH, the CUDA toolkit)");
   bool no_simplify = false;
   app.add_flag("--no-simplify", no_simplify,
                "skip simplification: write the imported model back unchanged");

@@ -70,6 +70,28 @@ std::vector<fs::directory_entry> sorted_entries(const fs::path& directory, std::
   return entries;
 }
 
+// The first entry of a kernels directory (KERNELS) that stitchopt does not write
+// there, as "SHOWN/name", or "".
+std::string first_foreign_kernel_entry(const fs::path& kernels, const std::string& shown) {
+  static const std::set<std::string> kKernelFiles = {"kernels.h", "kernels.json", "CMakeLists.txt",
+                                                     "stitch_prelude.cuh"};
+  // Build products of `stitchopt run` and `profile` (host emulation, nvcc) inside kernels/.
+  static const std::set<std::string> kKernelBuildDirectories = {"emu_build", "emu_counters_build",
+                                                                "build"};
+  static const std::regex kKernelSource(R"([A-Za-z0-9_]+\.cu)");
+  std::error_code error;
+  for (const fs::directory_entry& inner : sorted_entries(kernels, error)) {
+    const std::string inner_name = inner.path().filename().string();
+    fs::file_status inner_status = inner.symlink_status(error);
+    bool ours = fs::is_regular_file(inner_status)
+                    ? kKernelFiles.count(inner_name) || std::regex_match(inner_name, kKernelSource)
+                    : fs::is_directory(inner_status) && kKernelBuildDirectories.count(inner_name);
+    if (!ours) return shown + "/" + inner_name;
+  }
+  if (error) return shown + " (unreadable: " + error.message() + ")";
+  return "";
+}
+
 // The first entry of `directory` that stitchopt does not write there (relative
 // path), or "" when the directory is an earlier stitchopt output.
 std::string first_foreign_entry(const fs::path& directory) {
@@ -77,12 +99,6 @@ std::string first_foreign_entry(const fs::path& directory) {
     return "report.json with the stitchopt report schema is missing";
   static const std::set<std::string> kFiles = {"model.fused.onnx", "report.json", "plan.dot",
                                                "plan.svg", "profile.json"};
-  static const std::set<std::string> kKernelFiles = {"kernels.h", "kernels.json", "CMakeLists.txt",
-                                                     "stitch_prelude.cuh"};
-  // Build products of `stitchopt run` and `profile` (host emulation, nvcc) inside kernels/.
-  static const std::set<std::string> kKernelBuildDirectories = {"emu_build", "emu_counters_build",
-                                                                "build"};
-  static const std::regex kKernelSource(R"([A-Za-z0-9_]+\.cu)");
   static const std::regex kIrDump(R"([0-9]+-[A-Za-z0-9_-]+\.ir)");
   std::error_code error;
   for (const fs::directory_entry& entry : sorted_entries(directory, error)) {
@@ -90,19 +106,45 @@ std::string first_foreign_entry(const fs::path& directory) {
     fs::file_status status = entry.symlink_status(error);
     if (fs::is_symlink(status)) return name + " (a symbolic link)";
     if (kFiles.count(name) && fs::is_regular_file(status)) continue;
-    if ((name == "kernels" || name == "ir") && fs::is_directory(status)) {
+    if (name == "kernels" && fs::is_directory(status)) {
+      if (std::string foreign = first_foreign_kernel_entry(entry.path(), name); !foreign.empty()) {
+        return foreign;
+      }
+      continue;
+    }
+    if (name == "ir" && fs::is_directory(status)) {
       for (const fs::directory_entry& inner : sorted_entries(entry.path(), error)) {
         const std::string inner_name = inner.path().filename().string();
         fs::file_status inner_status = inner.symlink_status(error);
-        bool ours = false;
-        if (name == "kernels") {
-          ours = fs::is_regular_file(inner_status)
-                     ? kKernelFiles.count(inner_name) || std::regex_match(inner_name, kKernelSource)
-                     : fs::is_directory(inner_status) && kKernelBuildDirectories.count(inner_name);
-        } else {
-          ours = fs::is_regular_file(inner_status) && std::regex_match(inner_name, kIrDump);
+        if (!fs::is_regular_file(inner_status) || !std::regex_match(inner_name, kIrDump)) {
+          return name + "/" + inner_name;
         }
-        if (!ours) return name + "/" + inner_name;
+      }
+      if (error) return name + " (unreadable: " + error.message() + ")";
+      continue;
+    }
+    // `--score emulated`'s probe outputs, one per timing round: score/N/, each a
+    // model and its kernels.
+    if (name == "score" && fs::is_directory(status)) {
+      static const std::regex kRound("[0-9]+");
+      for (const fs::directory_entry& round : sorted_entries(entry.path(), error)) {
+        const std::string round_name = round.path().filename().string();
+        const std::string shown = name + "/" + round_name;
+        if (!std::regex_match(round_name, kRound) ||
+            !fs::is_directory(round.symlink_status(error))) {
+          return shown;
+        }
+        for (const fs::directory_entry& inner : sorted_entries(round.path(), error)) {
+          const std::string inner_name = inner.path().filename().string();
+          fs::file_status inner_status = inner.symlink_status(error);
+          if (inner_name == "model.fused.onnx" && fs::is_regular_file(inner_status)) continue;
+          if (inner_name == "kernels" && fs::is_directory(inner_status)) {
+            std::string foreign = first_foreign_kernel_entry(inner.path(), shown + "/kernels");
+            if (!foreign.empty()) return foreign;
+            continue;
+          }
+          return shown + "/" + inner_name;
+        }
       }
       if (error) return name + " (unreadable: " + error.message() + ")";
       continue;

@@ -111,46 +111,61 @@ emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
 // Phases 2 to 4 on the simplified model.
 Status fuse(const ir::Model& model, const CompileOptions& options, const CompileObserver& observer,
             emit::PhaseTimer& timer, CompiledModel& compiled) {
-  const cost_model::DeviceProfile& profile = *options.profile;
-  std::optional<emit::KernelSharing> sharing;
-  std::vector<emit::FusedGroup> groups;
-  auto plan_and_share = [&]() -> Result<fusion::PlannerResult> {
-    Result<fusion::PlannerResult> result =
-        fusion::plan_fusion(model.graph, profile, options.planner);
-    if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
-    groups = fused_groups(*result);
-    STITCH_ASSIGN_OR_RETURN(sharing, emit::share_kernels(model, groups));
-    return result;
-  };
-  Result<fusion::PlannerResult> planned = timer.time("plan", plan_and_share);
+  Result<fusion::PlannerResult> planned =
+      timer.time("plan", [&]() -> Result<fusion::PlannerResult> {
+        Result<fusion::PlannerResult> result =
+            fusion::plan_fusion(model.graph, *options.profile, options.planner);
+        if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
+        return result;
+      });
   if (!planned.is_ok()) return planned.status();
-  const size_t num_groups = planned->groups.size();
-  const size_t num_unfused = planned->unfused.size();
-  emit::ReportPlan& plan = compiled.report.plan.emplace(emit::ReportPlan{
-      std::move(planned).value(), sharing->kernel_names, sharing->distinct_kernels, {}, {}});
-  plan.group_codegen.resize(num_groups);
-  plan.unfused_codegen.resize(num_unfused);
-
-  if (options.codegen) {
-    STITCH_RETURN_IF_ERROR(timer.time("codegen", [&] {
-      return generate_kernels(model.graph, profile, *sharing, observer, compiled.kernels, plan);
-    }));
-  }
-  Result<emit::FusedModel> fused = timer.time("rewrite", [&] {
-    for (size_t index = 0; index < groups.size(); ++index) {
-      groups[index].attributes =
-          fused_node_attributes(model.graph, plan.result.groups[index],
-                                sharing->kernel_names[index], plan.group_codegen[index])
-              .to_attributes();
-    }
-    return emit::build_fused_model(model, groups, *sharing);
-  });
-  if (!fused.is_ok()) return fused.status();
-  compiled.rewritten = std::move(fused->model);
+  STITCH_ASSIGN_OR_RETURN(EmittedPlan emitted,
+                          emit_plan(model, std::move(planned).value(), *options.profile,
+                                    options.codegen, observer, &timer));
+  compiled.report.plan = std::move(emitted.plan);
+  compiled.kernels = std::move(emitted.kernels);
+  compiled.rewritten = std::move(emitted.rewritten);
   return Status::ok();
 }
 
 }  // namespace
+
+Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult planned,
+                              const cost_model::DeviceProfile& profile, bool codegen,
+                              const CompileObserver& observer, emit::PhaseTimer* timer) {
+  std::vector<emit::FusedGroup> groups = fused_groups(planned);
+  STITCH_ASSIGN_OR_RETURN(emit::KernelSharing sharing, emit::share_kernels(model, groups));
+  const size_t num_groups = planned.groups.size();
+  const size_t num_unfused = planned.unfused.size();
+  EmittedPlan emitted{
+      emit::ReportPlan{std::move(planned), sharing.kernel_names, sharing.distinct_kernels, {}, {}},
+      {},
+      {}};
+  emit::ReportPlan& plan = emitted.plan;
+  plan.group_codegen.resize(num_groups);
+  plan.unfused_codegen.resize(num_unfused);
+  auto timed = [&](const char* phase, auto&& work) -> Status {
+    return timer != nullptr ? timer->time(phase, work) : work();
+  };
+  if (codegen) {
+    STITCH_RETURN_IF_ERROR(timed("codegen", [&] {
+      return generate_kernels(model.graph, profile, sharing, observer, emitted.kernels, plan);
+    }));
+  }
+  std::optional<emit::FusedModel> fused;
+  STITCH_RETURN_IF_ERROR(timed("rewrite", [&]() -> Status {
+    for (size_t index = 0; index < groups.size(); ++index) {
+      groups[index].attributes =
+          fused_node_attributes(model.graph, plan.result.groups[index], sharing.kernel_names[index],
+                                plan.group_codegen[index])
+              .to_attributes();
+    }
+    STITCH_ASSIGN_OR_RETURN(fused, emit::build_fused_model(model, groups, sharing));
+    return Status::ok();
+  }));
+  emitted.rewritten = std::move(fused->model);
+  return emitted;
+}
 
 Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
                               const CompileObserver& observer) {

@@ -5,12 +5,14 @@
 // Phases, in order, each timed (CompileObserver::phase_done):
 //  1. simplify  ir/passes' pipeline to a fixed point, then ir::verify (a pass that
 //               breaks an invariant is our bug: an internal error);
-//  2. plan      fusion::plan_fusion, and which groups share one kernel
-//               (emit::share_kernels, decided once, before any code exists, so
-//               that codegen emits each distinct kernel once under its final name);
+//  2. plan      fusion::plan_fusion (with PlannerOptions::timer, candidates scored
+//               by their emulated time: runtime_stub/candidate_timer.h);
 //  3. codegen   one kernel per distinct group that is not a library call, and a
 //               single-op kernel per unfused node that launches a generated one;
-//               a group the emitter cannot express gets a warning and no kernel;
+//               a group the emitter cannot express gets a warning and no kernel.
+//               Which groups share one kernel is decided first (emit::share_kernels,
+//               before any code exists, so each distinct kernel is emitted once
+//               under its final name), with or without codegen;
 //  4. rewrite   each group's fused-node attributes (emit/fused_node_attributes.h),
 //               built once from the plan and the codegen, and the rewritten model.
 // Without a device profile (--no-fusion) only phase 1 runs; without codegen
@@ -72,6 +74,20 @@ struct CompiledModel {
   // The plan; nullptr without fusion.
   const fusion::PlannerResult* plan() const { return report.plan ? &report.plan->result : nullptr; }
 };
+
+// Phases 3 and 4 for a plan made on `model`: which groups share a kernel
+// (emit::share_kernels), codegen (when `codegen`) and the rewrite. compile() calls it
+// after planning; the emulated candidate timer (runtime_stub/candidate_timer.h) on
+// its probe models. `timer`, when given, times the phases "codegen" and "rewrite".
+struct EmittedPlan {
+  emit::ReportPlan plan;                     // the plan with kernel names and codegen
+  std::vector<emit::EmittedKernel> kernels;  // as CompiledModel::kernels
+  ir::Model rewritten;                       // as CompiledModel::rewritten
+};
+Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult planned,
+                              const cost_model::DeviceProfile& profile, bool codegen,
+                              const CompileObserver& observer = {},
+                              emit::PhaseTimer* timer = nullptr);
 
 // Precondition: ir::verify(model) holds. Errors: a pass or the planner failing on
 // the model (prefixed with options.model_path), or an internal error.

@@ -23,6 +23,14 @@ nlohmann::ordered_json node_json(const ir::Graph& graph, ir::NodeId id) {
   return {{"name", node.name}, {"op", node.op_type}, {"origin", node.origin}};
 }
 
+// groups[].timing / scoring.rejected[] (docs/report-schema.md); null when untimed.
+nlohmann::ordered_json timing_json(const std::optional<fusion::CandidateTiming>& timing) {
+  if (!timing) return nullptr;
+  return {{"method", timing->method},           {"fused_us", timing->fused_us},
+          {"unfused_us", timing->unfused_us},   {"saved_us", timing->saved_us()},
+          {"composition", timing->composition}, {"bound", timing->bound}};
+}
+
 // groups[].codegen / unfused[].codegen (docs/report-schema.md); null when absent.
 nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen,
                                     size_t index) {
@@ -119,6 +127,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     json["kernels"] = kernels;
     json["groups"] = nullptr;
     json["unfused"] = nullptr;
+    json["scoring"] = nullptr;
     json["solver"] = nullptr;
     json["modeled"] = nullptr;
     return dump_json(json);
@@ -149,6 +158,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
          {"bytes_saved", group.bytes_saved},
          {"predicted_time_us", group.predicted_time_us},
          {"shared_memory_bytes", group.shared_memory_bytes},
+         {"timing", timing_json(group.timing)},
          {"codegen", codegen_json(report.plan->group_codegen, index)},
          {"nodes", nodes}});
   }
@@ -163,6 +173,20 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     unfused.push_back(entry);
   }
   json["unfused"] = unfused;
+  ordered_json rejected = ordered_json::array();
+  for (const fusion::RejectedCandidate& candidate : plan.rejected) {
+    ordered_json nodes = ordered_json::array();
+    for (ir::NodeId id : candidate.nodes) nodes.push_back(graph.node(id).name);
+    ordered_json entry = timing_json(candidate.timing);
+    entry["analytic_score_us"] = candidate.analytic_score_us;
+    entry["nodes"] = nodes;
+    rejected.push_back(entry);
+  }
+  json["scoring"] = {{"method", plan.score_method},
+                     {"rounds", plan.timing_rounds},
+                     {"timed_candidates", plan.timed_candidates},
+                     {"untimed_dropped", plan.untimed_dropped},
+                     {"rejected", rejected}};
   const fusion::SolverStatistics& solver = plan.solver_statistics;
   const fusion::CandidateStatistics& candidates = plan.candidate_statistics;
   json["solver"] = {{"candidates",

@@ -20,6 +20,18 @@ enum class PatternSource {
   kEpilogue,      // a cuBLASLt/cuDNN call with its bias/residual/ReLU epilogue (fusion/epilogue.h)
 };
 
+// Execution-based scoring (FusionStitching 4.3, fusion/planner.h's CandidateTimer): a
+// candidate's estimated time run as one kernel against its nodes run as the plan runs
+// nodes left alone (single-op kernels; GEMMs and Convs as library calls; views free).
+struct CandidateTiming {
+  std::string method;       // "emulated": the emulated profile (docs/perf-model.md)
+  double fused_us = 0;      // the candidate's kernel, launch included
+  double unfused_us = 0;    // its launching nodes, one launch each
+  std::string composition;  // the fused kernel's: thread, warp, block, global
+  std::string bound;        // what limits the fused kernel (cost_model::bound_name)
+  double saved_us() const { return unfused_us - fused_us; }
+};
+
 struct Pattern {
   std::vector<ir::NodeId> nodes;  // sorted ascending, no duplicates
   PatternSource source = PatternSource::kSubstitution;
@@ -30,6 +42,9 @@ struct Pattern {
   std::string infeasible_reason;    // set when the cost model refused the pattern
   // Epilogue patterns only: the library and what its call applies after the product.
   std::optional<LibraryEpilogue> epilogue;
+  // Set when a CandidateTimer timed the pattern: score_us is then timing->saved_us().
+  std::optional<CandidateTiming> timing;
+  double analytic_score_us = 0.0;  // f(P) of the cost model, kept when timed
 };
 
 }  // namespace stitch::fusion

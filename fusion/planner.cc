@@ -2,6 +2,7 @@
 #include "fusion/planner.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "fusion/epilogue.h"
 #include "ir/core/op_registry.h"
@@ -9,7 +10,145 @@
 namespace stitch::fusion {
 namespace {
 
-GroupCategory category_of(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+bool contains_gemm(const ir::Graph& graph, const Pattern& pattern) {
+  return std::any_of(pattern.nodes.begin(), pattern.nodes.end(), [&](ir::NodeId id) {
+    return ir::op_kind(graph.node(id)) == ir::OpKind::kGemm;
+  });
+}
+
+// Candidates whose analytic score is within `ratio` of the best analytic score among
+// the candidates sharing one of their nodes (the plan's choice between them turns on
+// a margin the model does not resolve). Library epilogues (cuBLASLt/cuDNN calls, not
+// generated kernels) are never timed.
+std::vector<char> close_scores(const ir::Graph& graph, const std::vector<Pattern>& candidates,
+                               double ratio) {
+  std::vector<double> best(static_cast<size_t>(graph.node_capacity()), 0.0);
+  std::vector<int> sharing(static_cast<size_t>(graph.node_capacity()), 0);
+  for (const Pattern& pattern : candidates) {
+    if (pattern.source == PatternSource::kEpilogue) continue;
+    for (ir::NodeId id : pattern.nodes) {
+      best[static_cast<size_t>(id)] = std::max(best[static_cast<size_t>(id)], pattern.score_us);
+      ++sharing[static_cast<size_t>(id)];
+    }
+  }
+  std::vector<char> close(candidates.size(), 0);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Pattern& pattern = candidates[i];
+    if (pattern.source == PatternSource::kEpilogue) continue;
+    close[i] = static_cast<char>(
+        std::any_of(pattern.nodes.begin(), pattern.nodes.end(), [&](ir::NodeId id) {
+          return sharing[static_cast<size_t>(id)] > 1 &&
+                 pattern.score_us >= (1.0 - ratio) * best[static_cast<size_t>(id)];
+        }));
+  }
+  return close;
+}
+
+// The timing rounds (planner.h, CandidateTimer): candidates end timed, trusted
+// analytic, or dropped; rejected ones go to result.rejected.
+Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const PlannerOptions& options,
+                     std::vector<Pattern>& candidates, PlannerResult& result) {
+  result.score_method = std::string(timer.method());
+  STITCH_ASSIGN_OR_RETURN(std::vector<char> must, timer.untrusted(graph, candidates));
+  STITCH_CHECK(must.size() == candidates.size()) << "one answer per candidate";
+  const std::vector<char> close = close_scores(graph, candidates, options.close_score_ratio);
+  std::vector<char> wanted(candidates.size(), 0);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Pattern& pattern = candidates[i];
+    pattern.analytic_score_us = pattern.score_us;
+    if (pattern.source == PatternSource::kEpilogue) continue;
+    must[i] = static_cast<char>(must[i] || contains_gemm(graph, pattern));
+    wanted[i] = static_cast<char>(must[i] || close[i]);
+  }
+  std::vector<char> dropped(candidates.size(), 0);
+  std::vector<char> tried(candidates.size(), 0);
+  for (int round = 0; round < options.max_timing_rounds; ++round) {
+    // Each node's best live candidate; those wanting a timing are timed this round.
+    std::vector<int64_t> best(static_cast<size_t>(graph.node_capacity()), -1);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (dropped[i]) continue;
+      for (ir::NodeId id : candidates[i].nodes) {
+        int64_t& held = best[static_cast<size_t>(id)];
+        if (held < 0 || candidates[i].score_us > candidates[static_cast<size_t>(held)].score_us) {
+          held = static_cast<int64_t>(i);
+        }
+      }
+    }
+    // Where a node's best candidate must be timed, its best trusted alternative is
+    // timed too, so that the plan weighs the two by the same yardstick.
+    std::vector<int64_t> best_trusted(static_cast<size_t>(graph.node_capacity()), -1);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (dropped[i] || must[i] || candidates[i].source == PatternSource::kEpilogue) continue;
+      for (ir::NodeId id : candidates[i].nodes) {
+        int64_t& held = best_trusted[static_cast<size_t>(id)];
+        if (held < 0 || candidates[i].score_us > candidates[static_cast<size_t>(held)].score_us) {
+          held = static_cast<int64_t>(i);
+        }
+      }
+    }
+    std::vector<size_t> which;
+    auto ask = [&](int64_t i) {
+      if (i >= 0 && !tried[static_cast<size_t>(i)]) {
+        tried[static_cast<size_t>(i)] = 1;
+        which.push_back(static_cast<size_t>(i));
+      }
+    };
+    for (size_t node = 0; node < best.size(); ++node) {
+      int64_t i = best[node];
+      if (i < 0 || !wanted[static_cast<size_t>(i)]) continue;
+      ask(i);
+      if (must[static_cast<size_t>(i)]) ask(best_trusted[node]);
+    }
+    if (which.empty()) break;
+    std::sort(which.begin(), which.end());
+    ++result.timing_rounds;
+    STITCH_ASSIGN_OR_RETURN(std::vector<std::optional<CandidateTiming>> timings,
+                            timer.time(graph, candidates, which));
+    STITCH_CHECK(timings.size() == which.size()) << "one timing per candidate timed";
+    for (size_t k = 0; k < which.size(); ++k) {
+      Pattern& pattern = candidates[which[k]];
+      if (!timings[k]) {
+        if (must[which[k]]) dropped[which[k]] = 1;  // cannot be trusted untimed
+        continue;
+      }
+      ++result.timed_candidates;
+      pattern.timing = timings[k];
+      pattern.score_us = timings[k]->saved_us();
+      if (pattern.score_us <= 0) {
+        dropped[which[k]] = 1;
+        result.rejected.push_back(
+            RejectedCandidate{pattern.nodes, *timings[k], pattern.analytic_score_us});
+      }
+    }
+  }
+  std::vector<Pattern> kept;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!dropped[i] && must[i] && !candidates[i].timing) {
+      dropped[i] = 1;
+      ++result.untimed_dropped;
+    }
+    if (!dropped[i]) kept.push_back(std::move(candidates[i]));
+  }
+  candidates = std::move(kept);
+  return Status::ok();
+}
+
+// Why `id`, outside every group, is alone when a timed candidate held it.
+std::string rejected_reason(const ir::Graph& graph, const RejectedCandidate& rejected) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "its candidate pattern of %zu nodes (from %s) was estimated slower fused "
+                "(%.2f us, %s composition, %s-bound) than unfused (%.2f us) by the %s profile",
+                rejected.nodes.size(), graph.node(rejected.nodes.front()).display_name().c_str(),
+                rejected.timing.fused_us, rejected.timing.composition.c_str(),
+                rejected.timing.bound.c_str(), rejected.timing.unfused_us,
+                rejected.timing.method.c_str());
+  return text;
+}
+
+}  // namespace
+
+GroupCategory group_category(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
   bool has_reduction = false;
   for (ir::NodeId id : nodes) {
     ir::OpKind kind = ir::op_kind(graph.node(id));
@@ -18,8 +157,6 @@ GroupCategory category_of(const ir::Graph& graph, const std::vector<ir::NodeId>&
   }
   return has_reduction ? GroupCategory::kReduction : GroupCategory::kElementwise;
 }
-
-}  // namespace
 
 std::string_view pattern_source_name(PatternSource source) {
   switch (source) {
@@ -53,6 +190,9 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   Partition partition = partition_graph(graph, options.partition);
   std::vector<Pattern> candidates = generate_candidates(
       graph, partition, profile, options.score, options.candidates, result.candidate_statistics);
+  if (options.timer != nullptr) {
+    STITCH_RETURN_IF_ERROR(apply_timings(graph, *options.timer, options, candidates, result));
+  }
   STITCH_ASSIGN_OR_RETURN(FusionPlan plan, solve_plan(graph, candidates, options.plan));
   STITCH_RETURN_IF_ERROR(verify_plan(graph, plan));
   result.solver_statistics = plan.statistics;
@@ -61,6 +201,18 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   std::vector<char> in_some_candidate(static_cast<size_t>(graph.node_capacity()), 0);
   for (const Pattern& pattern : candidates) {
     for (ir::NodeId id : pattern.nodes) in_some_candidate[static_cast<size_t>(id)] = 1;
+  }
+  // The first rejected candidate (by first node) holding each node, for its reason.
+  std::sort(
+      result.rejected.begin(), result.rejected.end(),
+      [](const RejectedCandidate& a, const RejectedCandidate& b) { return a.nodes < b.nodes; });
+  std::vector<int32_t> rejected_of(static_cast<size_t>(graph.node_capacity()), -1);
+  for (size_t i = 0; i < result.rejected.size(); ++i) {
+    for (ir::NodeId id : result.rejected[i].nodes) {
+      if (rejected_of[static_cast<size_t>(id)] < 0) {
+        rejected_of[static_cast<size_t>(id)] = static_cast<int32_t>(i);
+      }
+    }
   }
   std::vector<int> order(plan.chosen.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -78,12 +230,13 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
       group.category = GroupCategory::kLibrary;
       group.epilogue = pattern.epilogue;
     } else {
-      group.category = category_of(graph, pattern.nodes);
+      group.category = group_category(graph, pattern.nodes);
     }
     group.score_us = pattern.score_us;
     group.bytes_saved = pattern.bytes_saved;
     group.shared_memory_bytes = pattern.shared_memory_bytes;
     group.predicted_time_us = cost_model::estimate_group(graph, pattern.nodes, profile).time_us;
+    group.timing = pattern.timing;
     for (ir::NodeId id : pattern.nodes) {
       group_of[static_cast<size_t>(id)] = static_cast<int32_t>(result.groups.size());
     }
@@ -97,7 +250,10 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   for (ir::NodeId id : graph.node_ids()) {
     const ir::Node& node = graph.node(id);
     bool launches = cost_model::launches_work(node);
-    bool library = is_library_call(node, partition);
+    // A GEMM the plan leaves alone runs in cuBLAS whatever its size: one launch either
+    // way, and cuBLAS's tensor-core tiles beat a one-thread-per-output kernel. Only a
+    // fused group computes a small GEMM in generated code.
+    bool library = is_library_call(node, partition) || ir::op_kind(node) == ir::OpKind::kGemm;
     if (launches && !library) ++result.memory_intensive_before;
     if (group_of[static_cast<size_t>(id)] >= 0) continue;
     UnfusedNode unfused;
@@ -111,6 +267,8 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
       if (!library) ++result.memory_intensive_after;
       if (partition.role(id) == NodeRole::kPartition) {
         unfused.reason = partition.decision(id).reason();
+      } else if (int32_t rejected = rejected_of[static_cast<size_t>(id)]; rejected >= 0) {
+        unfused.reason = rejected_reason(graph, result.rejected[static_cast<size_t>(rejected)]);
       } else if (in_some_candidate[static_cast<size_t>(id)]) {
         unfused.reason = "its candidate patterns lost to overlapping ones in the plan";
       } else {

@@ -27,11 +27,46 @@
 
 namespace stitch::fusion {
 
+// Execution-based scoring (FusionStitching 4.3): FS times candidate kernels on the
+// GPU; without one, runtime_stub/candidate_timer.h estimates them in the CUDA
+// emulation. Timing every candidate is too slow (hundreds per model, seconds each),
+// so the planner times lazily, best first (plan_fusion, "timing rounds"):
+//  - a candidate the analytic score cannot be trusted on must be timed before it is
+//    planned: one with a GEMM inside (CUDA-core GEMM code) or one the code generator
+//    composes globally (grid barriers, intermediates through the workspace:
+//    CandidateTimer::untrusted);
+//  - a candidate whose analytic score is within close_score_ratio of the best
+//    overlapping candidate's is timed too (the plan's choice turns on a margin the
+//    model does not resolve);
+//  - each round, every node looks at the best-scoring candidate holding it; those
+//    that need timing and have none are timed together; a timed candidate's score
+//    becomes the time it saves (unfused - fused), and one that saves nothing is
+//    dropped (PlannerResult::rejected, with its figures in the report). Rounds repeat
+//    while some node's best candidate still needs timing, at most max_timing_rounds;
+//    then candidates that must be timed and were not are dropped.
+class CandidateTimer {
+ public:
+  virtual ~CandidateTimer() = default;
+  virtual std::string_view method() const = 0;  // "emulated" (later: "measured")
+  // Per candidate: whether its kernel needs a composition the analytic score cannot
+  // see the cost of (the global composition).
+  virtual Result<std::vector<char>> untrusted(const ir::Graph& graph,
+                                              const std::vector<Pattern>& candidates) = 0;
+  // Times candidates[which[i]] for each i: its timing, or nullopt when it cannot be
+  // timed (no kernel, a node without one, over the timer's budget).
+  virtual Result<std::vector<std::optional<CandidateTiming>>> time(
+      const ir::Graph& graph, const std::vector<Pattern>& candidates,
+      const std::vector<size_t>& which) = 0;
+};
+
 struct PlannerOptions {
   PartitionOptions partition;
   CandidateOptions candidates;
   cost_model::ScoreOptions score;
   PlanOptions plan;
+  CandidateTimer* timer = nullptr;  // null: the analytic score alone (`--score analytic`)
+  double close_score_ratio = 0.1;   // "close": within 10% of the best overlapping score
+  int max_timing_rounds = 4;
 };
 
 struct PlannedGroup {
@@ -44,12 +79,20 @@ struct PlannedGroup {
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;
-  double predicted_time_us = 0;  // estimate_group of the fused kernel
+  double predicted_time_us = 0;           // estimate_group of the fused kernel
+  std::optional<CandidateTiming> timing;  // when a CandidateTimer timed it
+};
+
+// A candidate a CandidateTimer found no faster fused than its nodes unfused.
+struct RejectedCandidate {
+  std::vector<ir::NodeId> nodes;
+  CandidateTiming timing;
+  double analytic_score_us = 0;  // what the analytic model had scored it
 };
 
 // How a node outside every group runs.
 enum class UnfusedKind {
-  kLibraryCall,  // a large GEMM or a Conv: cuBLAS/cuDNN
+  kLibraryCall,  // a GEMM of any size or a Conv: cuBLAS/cuDNN
   kKernel,       // a single-op kernel
   kNoKernel,     // launches no work: a view of its input or a constant
 };
@@ -63,8 +106,13 @@ struct UnfusedNode {
 };
 
 struct PlannerResult {
-  std::vector<PlannedGroup> groups;  // in order of their first node id
-  std::vector<UnfusedNode> unfused;  // every live node outside the groups, by id
+  std::vector<PlannedGroup> groups;         // in order of their first node id
+  std::vector<UnfusedNode> unfused;         // every live node outside the groups, by id
+  std::vector<RejectedCandidate> rejected;  // timed and slower fused, by first node id
+  std::string score_method = "analytic";    // or the CandidateTimer's method()
+  int64_t timed_candidates = 0;             // candidates a CandidateTimer timed
+  int64_t timing_rounds = 0;
+  int64_t untimed_dropped = 0;  // needed timing, were not timed: not planned
   CandidateStatistics candidate_statistics;
   SolverStatistics solver_statistics;
   cost_model::PlanEstimate estimate;
@@ -73,6 +121,10 @@ struct PlannerResult {
   // Non-library groups + unfused launching nodes that are not library calls.
   int64_t memory_intensive_after = 0;
 };
+
+// kGemm when a node of `nodes` is a GEMM, else kReduction with a reduction, else
+// kElementwise: a (non-library) group's category.
+GroupCategory group_category(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes);
 
 Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::DeviceProfile& profile,
                                   const PlannerOptions& options);

@@ -22,13 +22,14 @@ For gpt2_block (fused, and --unfused) and mlp:
 Exit 0 when every check passes; one line per failure otherwise.
 """
 import argparse
-import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_harness import Harness, venv_nvdisasm  # noqa: E402
 
 BOUNDS = {"memory", "compute", "shared", "barrier", "launch", "library"}
 
@@ -40,27 +41,15 @@ def main():
     args = parser.parse_args()
     with open(os.path.join(args.models, "manifest.json")) as f:
         entries = {e["name"]: e for e in json.load(f)["models"]}
-    failures = []
-    nvdisasm = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages",
-                                             "nvidia", "cu*", "bin", "nvdisasm")))
+    harness = Harness(args.stitchopt)
+    failures, stitchopt, check = harness.failures, harness.stitchopt, harness.check
+    nvdisasm = venv_nvdisasm()
     nvcc = shutil.which("nvcc") or (os.path.exists("/usr/local/cuda/bin/nvcc") and
                                     "/usr/local/cuda/bin/nvcc")
     sass = bool(nvdisasm and nvcc)
-    disassembler = ["--nvdisasm", nvdisasm[-1]] if nvdisasm else []
+    disassembler = ["--nvdisasm", nvdisasm] if nvdisasm else []
     if not sass:
         print("note: nvcc or nvdisasm missing: the instruction estimate is not checked")
-
-    def stitchopt(*argv, expect=0):
-        proc = subprocess.run([args.stitchopt, *argv], capture_output=True, text=True, timeout=900)
-        text = proc.stdout + proc.stderr
-        if proc.returncode != expect:
-            failures.append(f"stitchopt {' '.join(argv)}: exit {proc.returncode}, "
-                            f"expected {expect}:\n{text[-3000:]}")
-        return text
-
-    def check(condition, message):
-        if not condition:
-            failures.append(message)
 
     with tempfile.TemporaryDirectory() as work:
         profiles = {}

@@ -13,3 +13,11 @@ if(TARGET stitchopt)
                    --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
   set_tests_properties(runtime.profile PROPERTIES TIMEOUT 900)
 endif()
+
+# stitchopt --score emulated end to end (tests/runtime/score_emulated.py).
+if(TARGET stitchopt)
+  add_test(NAME runtime.score_emulated
+           COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/score_emulated.py
+                   --stitchopt $<TARGET_FILE:stitchopt>)
+  set_tests_properties(runtime.score_emulated PROPERTIES TIMEOUT 900)
+endif()

@@ -1,0 +1,173 @@
+// The planner's timing rounds (fusion/planner.h, CandidateTimer): which candidates
+// are timed, how timings become scores, what is dropped and what the report hears.
+// The timer here answers from a table so that each rule shows; the emulated timer
+// itself is exercised end to end by tests/runtime/score_emulated.py.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fusion/planner.h"
+#include "ir/core/op_registry.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace stitch::fusion {
+namespace {
+
+using test_util::h100;
+using test_util::node_named;
+using test_util::parse_ir;
+
+// Attention in miniature: two small batched GEMMs (fusible) around a softmax.
+constexpr const char* kAttention = R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "attention" (%q: f32[4,16,8], %k: f32[4,8,16], %v: f32[4,16,8]) {
+  %axes: i64[1] = dense<i64[1]>[2]
+  %s: f32[4,16,16] = MatMul(%q, %k) {name="qk"}
+  %m: f32[4,16,1] = ReduceMax(%s) {name="max", axes=[2], keepdims=1}
+  %d: f32[4,16,16] = Sub(%s, %m) {name="sub"}
+  %e: f32[4,16,16] = Exp(%d) {name="exp"}
+  %z: f32[4,16,1] = ReduceSum(%e, %axes) {name="sum", keepdims=1}
+  %p: f32[4,16,16] = Div(%e, %z) {name="div"}
+  %o: f32[4,16,8] = MatMul(%p, %v) {name="pv"}
+  return %o
+}
+)";
+
+bool has_gemm(const ir::Graph& graph, const Pattern& pattern) {
+  return std::any_of(pattern.nodes.begin(), pattern.nodes.end(), [&](ir::NodeId id) {
+    return ir::op_kind(graph.node(id)) == ir::OpKind::kGemm;
+  });
+}
+
+// Candidates with a GEMM take 100 us fused against 50 unfused; the others 5 against
+// 5 per node less 1 (bigger groups save more). `time_gemm` false: candidates with a
+// GEMM cannot be timed.
+class TableTimer : public CandidateTimer {
+ public:
+  explicit TableTimer(bool time_gemm) : time_gemm_(time_gemm) {}
+  std::string_view method() const override { return "table"; }
+  Result<std::vector<char>> untrusted(const ir::Graph&,
+                                      const std::vector<Pattern>& candidates) override {
+    return std::vector<char>(candidates.size(), 0);
+  }
+  Result<std::vector<std::optional<CandidateTiming>>> time(
+      const ir::Graph& graph, const std::vector<Pattern>& candidates,
+      const std::vector<size_t>& which) override {
+    std::vector<std::optional<CandidateTiming>> timings;
+    for (size_t index : which) {
+      asked.push_back(candidates[index].nodes);
+      bool gemm = has_gemm(graph, candidates[index]);
+      if (gemm && !time_gemm_) {
+        timings.emplace_back();
+        continue;
+      }
+      double launches = static_cast<double>(candidates[index].nodes.size());
+      timings.push_back(CandidateTiming{"table", gemm ? 100.0 : 5.0,
+                                        gemm ? 50.0 : 5.0 * launches - 1.0,
+                                        gemm ? "global" : "warp", "memory"});
+    }
+    return timings;
+  }
+  std::vector<std::vector<ir::NodeId>> asked;
+
+ private:
+  bool time_gemm_;
+};
+
+TEST(PlannerTimingTest, SlowerFusedCandidatesAreRejectedAndSaid) {
+  ir::Model model = parse_ir(kAttention);
+  const ir::Graph& graph = model.graph;
+  // Without a timer the analytic score fuses a GEMM with the softmax.
+  Result<PlannerResult> analytic = plan_fusion(graph, h100(), PlannerOptions{});
+  ASSERT_TRUE(analytic.is_ok()) << analytic.status().message();
+  ASSERT_FALSE(analytic->groups.empty());
+  EXPECT_EQ(analytic->groups.front().category, GroupCategory::kGemm);
+  EXPECT_EQ(analytic->score_method, "analytic");
+
+  TableTimer timer(/*time_gemm=*/true);
+  PlannerOptions options;
+  options.timer = &timer;
+  Result<PlannerResult> result = plan_fusion(graph, h100(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_EQ(result->score_method, "table");
+  EXPECT_GE(result->timing_rounds, 1);
+  // The GEMM candidates were timed (they must be), found slower, and rejected.
+  ASSERT_FALSE(result->rejected.empty());
+  for (const RejectedCandidate& rejected : result->rejected) {
+    EXPECT_DOUBLE_EQ(rejected.timing.fused_us, 100.0);
+    EXPECT_GT(rejected.analytic_score_us, 0.0);
+  }
+  // The softmax alone is the group, scored by its timing: 5 * 5 - 1 - 5 us saved.
+  std::string groups;
+  for (const PlannedGroup& planned : result->groups) {
+    groups += "[";
+    for (ir::NodeId id : planned.nodes) groups += graph.node(id).name + " ";
+    groups += "] ";
+  }
+  ASSERT_EQ(result->groups.size(), 1u) << groups;
+  const PlannedGroup& group = result->groups.front();
+  EXPECT_EQ(group.category, GroupCategory::kReduction);
+  ASSERT_TRUE(group.timing.has_value());
+  EXPECT_DOUBLE_EQ(group.score_us, 19.0);
+  EXPECT_EQ(group.nodes,
+            (std::vector<ir::NodeId>{node_named(graph, "max"), node_named(graph, "sub"),
+                                     node_named(graph, "exp"), node_named(graph, "sum"),
+                                     node_named(graph, "div")}));
+  // Both GEMMs run alone, in cuBLAS, and say why.
+  for (const char* name : {"qk", "pv"}) {
+    auto unfused =
+        std::find_if(result->unfused.begin(), result->unfused.end(),
+                     [&](const UnfusedNode& node) { return node.node == node_named(graph, name); });
+    ASSERT_NE(unfused, result->unfused.end()) << name;
+    EXPECT_EQ(unfused->kind, UnfusedKind::kLibraryCall);
+    EXPECT_NE(unfused->reason.find("estimated slower fused (100.00 us, global composition"),
+              std::string::npos)
+        << unfused->reason;
+    EXPECT_NE(unfused->reason.find("than unfused (50.00 us) by the table profile"),
+              std::string::npos)
+        << unfused->reason;
+  }
+  // The softmax was timed as the trusted alternative of a GEMM candidate, in the
+  // same round.
+  const std::vector<ir::NodeId>& softmax = group.nodes;
+  EXPECT_NE(std::find(timer.asked.begin(), timer.asked.end(), softmax), timer.asked.end());
+}
+
+TEST(PlannerTimingTest, UntimedCandidatesThatMustBeTimedAreDropped) {
+  ir::Model model = parse_ir(kAttention);
+  const ir::Graph& graph = model.graph;
+  TableTimer timer(/*time_gemm=*/false);
+  PlannerOptions options;
+  options.timer = &timer;
+  Result<PlannerResult> result = plan_fusion(graph, h100(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_GT(result->untimed_dropped, 0);
+  EXPECT_TRUE(result->rejected.empty());
+  for (const PlannedGroup& group : result->groups) {
+    EXPECT_NE(group.category, GroupCategory::kGemm);
+  }
+}
+
+TEST(PlannerTimingTest, UnfusedGemmsAreLibraryCallsWhateverTheirSize) {
+  ir::Model model = parse_ir(kAttention);
+  PlannerOptions options;
+  options.candidates.substitution = false;
+  options.candidates.exploratory = false;
+  options.candidates.packing = false;
+  options.candidates.epilogue = false;
+  Result<PlannerResult> result = plan_fusion(model.graph, h100(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  int library = 0;
+  for (const UnfusedNode& node : result->unfused) {
+    if (node.kind == UnfusedKind::kLibraryCall) ++library;
+  }
+  EXPECT_EQ(library, 2);
+  // The two GEMMs are library calls before and after: 5 memory-intensive kernels.
+  EXPECT_EQ(result->memory_intensive_before, 5);
+  EXPECT_EQ(result->memory_intensive_after, 5);
+}
+
+}  // namespace
+}  // namespace stitch::fusion
