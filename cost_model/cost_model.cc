@@ -753,8 +753,16 @@ PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain
   return score;
 }
 
+double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile) {
+  const double instructions = shape.thread_gemm_macs * kThreadGemmInstructionsPerMac +
+                              shape.tiled_gemm_macs * kTiledGemmInstructionsPerMac;
+  // Warp instructions: one per 32 lanes; four schedulers per SM issue one each a cycle.
+  const double issue_per_second = static_cast<double>(profile.sm_count) * 4.0 * profile.sm_clock_hz;
+  return instructions / profile.warp_size / issue_per_second * 1e6;
+}
+
 GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
-                         const DeviceProfile& profile) {
+                         const DeviceProfile& profile, const KernelShape* shape) {
   NodeSet set(graph, nodes);
   GroupCost cost;
   bool any_launch = false;
@@ -774,9 +782,21 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
   for (ValueId root : set.external_inputs()) bytes += value_bytes(graph, root);
   cost.bytes = bytes;
   if (!any_launch) return cost;
-  cost.time_us =
+  const double plain =
       std::max(memory_time_us(profile, static_cast<double>(bytes)), compute_seconds * 1e6) +
       profile.launch_latency_us;
+  cost.time_us = plain;
+  if (shape != nullptr) {
+    // The composition's costs, as the emulated profile counts them: the workspace
+    // round trip with the bytes, CUDA-core GEMM issue time with the compute, grid
+    // barriers after both.
+    const double memory =
+        memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes));
+    const double compute = std::max(compute_seconds * 1e6, cuda_core_gemm_us(*shape, profile));
+    cost.time_us = profile.launch_latency_us + std::max(memory, compute) +
+                   static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;
+    cost.charge_us = cost.time_us - plain;
+  }
   return cost;
 }
 

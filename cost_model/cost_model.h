@@ -174,15 +174,44 @@ class PatternScorer {
 PatternScore score_epilogue(const ir::Graph& graph, const std::vector<ir::NodeId>& chain,
                             const DeviceProfile& profile, const ScoreOptions& options);
 
+// What the code generator makes of a group, as far as the analytic estimate charges
+// it (emit::kernel_shape builds it from the group's schedule; docs/cost-model.md,
+// "Composition charges").
+struct KernelShape {
+  bool global = false;          // the global composition (stages, grid barriers)
+  int grid_barriers = 0;        // stitch_grid_sync calls per launch
+  int64_t workspace_bytes = 0;  // intermediates stitched through global memory
+  double thread_gemm_macs = 0;  // multiply-adds of GEMMs computed one output per thread
+  double tiled_gemm_macs = 0;   // multiply-adds of a GEMM computed from shared tiles
+};
+
+// Issued SASS instructions per multiply-add of the generated CUDA-core GEMMs, per
+// lane, as `stitchopt profile --emulate` measures them (docs/cost-model.md,
+// "Composition charges"): the one-thread-per-output loop of the global composition
+// (index math of both operands, two loads, the fp64 multiply-add; 59.7 on the
+// TransformerEncoder's attention kernel) and the shared-tile loop of the block
+// composition (tile loads included; 10.3 on the same model's tiled QK^T, 23 on
+// logistic_regression's 256x10x100, where loading the tiles dominates).
+inline constexpr double kThreadGemmInstructionsPerMac = 60;
+inline constexpr double kTiledGemmInstructionsPerMac = 10;
+
+// Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
+// x SMs x clock).
+double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile);
+
 // Kernel time of a group run as one kernel: max(bytes moved / bandwidth via M,
-// flops / peak) + phi.
+// flops / peak) + phi. With the group's KernelShape, the composition's costs the
+// emulated profile sees are charged too: phi + max(M(bytes + 2 x workspace bytes),
+// flops / peak, CUDA-core GEMM issue time) + grid barriers x grid_barrier_us, and
+// charge_us is what that adds.
 struct GroupCost {
   int64_t bytes = 0;
   double flops = 0;
   double time_us = 0;
+  double charge_us = 0;
 };
 GroupCost estimate_group(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
-                         const DeviceProfile& profile);
+                         const DeviceProfile& profile, const KernelShape* shape = nullptr);
 
 struct PlanEstimate {
   int64_t bytes_before = 0;

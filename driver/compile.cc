@@ -7,6 +7,7 @@
 #include "emit/fused_model.h"
 #include "emit/fused_node_attributes.h"
 #include "emit/group_boundary.h"
+#include "emit/schedule.h"
 #include "ir/core/verifier.h"
 
 namespace stitch::driver {
@@ -113,8 +114,12 @@ Status fuse(const ir::Model& model, const CompileOptions& options, const Compile
             emit::PhaseTimer& timer, CompiledModel& compiled) {
   Result<fusion::PlannerResult> planned =
       timer.time("plan", [&]() -> Result<fusion::PlannerResult> {
+        fusion::PlannerOptions planner = options.planner;
+        if (!planner.kernel_shape) {
+          planner.kernel_shape = emit::kernel_shape_oracle(*options.profile);
+        }
         Result<fusion::PlannerResult> result =
-            fusion::plan_fusion(model.graph, *options.profile, options.planner);
+            fusion::plan_fusion(model.graph, *options.profile, planner);
         if (!result.is_ok()) return result.status().with_prefix(options.model_path + ": ");
         return result;
       });

@@ -157,6 +157,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
          {"score_us", group.score_us},
          {"bytes_saved", group.bytes_saved},
          {"predicted_time_us", group.predicted_time_us},
+         {"composition_charge_us", group.charge_us},
          {"shared_memory_bytes", group.shared_memory_bytes},
          {"timing", timing_json(group.timing)},
          {"codegen", codegen_json(report.plan->group_codegen, index)},
@@ -185,7 +186,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
   json["scoring"] = {{"method", plan.score_method},
                      {"rounds", plan.timing_rounds},
                      {"timed_candidates", plan.timed_candidates},
-                     {"untimed_dropped", plan.untimed_dropped},
+                     {"untimable", plan.untimable},
                      {"rejected", rejected}};
   const fusion::SolverStatistics& solver = plan.solver_statistics;
   const fusion::CandidateStatistics& candidates = plan.candidate_statistics;

@@ -2,6 +2,7 @@
 #include "emit/schedule.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include "emit/op_lowering.h"
@@ -890,6 +891,49 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     plan_single_stage(group, use, profile, &schedule);
   }
   return schedule;
+}
+
+}  // namespace stitch::emit
+
+namespace stitch::emit {
+
+cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule) {
+  cost_model::KernelShape shape;
+  shape.global = schedule.composition == Composition::kGlobal;
+  shape.grid_barriers = schedule.cooperative ? std::max(schedule.levels - 1, 0) : 0;
+  shape.workspace_bytes = schedule.workspace_bytes;
+  for (ir::NodeId id : schedule.boundary.ordered_nodes) {
+    const ir::Node& node = graph.node(id);
+    if (ir::op_kind(node) != ir::OpKind::kGemm) continue;
+    const std::optional<ir::GemmShape> gemm = ir::gemm_shape(graph, node);
+    if (!gemm) continue;
+    const double macs = static_cast<double>(gemm->batch) * static_cast<double>(gemm->m) *
+                        static_cast<double>(gemm->n) * static_cast<double>(gemm->k);
+    (id == schedule.tiled_gemm ? shape.tiled_gemm_macs : shape.thread_gemm_macs) += macs;
+  }
+  return shape;
+}
+
+KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile) {
+  struct Cache {
+    const ir::Graph* graph = nullptr;
+    std::vector<int32_t> positions;
+  };
+  auto cache = std::make_shared<Cache>();
+  return [profile, cache](
+             const ir::Graph& graph,
+             const std::vector<ir::NodeId>& nodes) -> std::optional<cost_model::KernelShape> {
+    if (cache->graph != &graph) {
+      Result<std::vector<int32_t>> positions = topological_positions(graph);
+      if (!positions.is_ok()) return std::nullopt;
+      cache->graph = &graph;
+      cache->positions = std::move(positions).value();
+    }
+    Result<GroupSchedule> schedule =
+        build_schedule(graph, group_boundary(graph, nodes, cache->positions), profile);
+    if (!schedule.is_ok()) return std::nullopt;
+    return kernel_shape(graph, *schedule);
+  };
 }
 
 }  // namespace stitch::emit

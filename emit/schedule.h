@@ -68,10 +68,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
 #include "emit/group_boundary.h"
 #include "ir/core/graph.h"
@@ -174,6 +177,20 @@ inline constexpr int64_t kBlockScratchBytes = 32 * 4;
 // "name (OpType)" and the fix.
 Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
                                      const cost_model::DeviceProfile& profile);
+
+// What the analytic estimate charges for the schedule's composition
+// (cost_model::KernelShape): grid barriers of a cooperative launch (stages - 1), the
+// workspace, and the multiply-adds of its GEMMs, tiled (from shared memory) or one
+// output per thread.
+cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule);
+
+// kernel_shape of a group's schedule by its nodes, nullopt when the group has none
+// (the emitter cannot express it); the planner's PlannerOptions::kernel_shape. The
+// graph's topological positions are computed on the first call and kept while the
+// calls name the same graph (which must not change meanwhile).
+using KernelShapeOracle = std::function<std::optional<cost_model::KernelShape>(
+    const ir::Graph&, const std::vector<ir::NodeId>&)>;
+KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile);
 
 // Dims of a value (precondition: static shape).
 const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value);

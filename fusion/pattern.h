@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_model/cost_model.h"
 #include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 
@@ -42,6 +43,10 @@ struct Pattern {
   std::string infeasible_reason;    // set when the cost model refused the pattern
   // Epilogue patterns only: the library and what its call applies after the product.
   std::optional<LibraryEpilogue> epilogue;
+  // The code generator's composition of the pattern (PlannerOptions::kernel_shape),
+  // when known; score_us has had its charge (charge_us) taken off.
+  std::optional<cost_model::KernelShape> shape;
+  double charge_us = 0;
   // Set when a CandidateTimer timed the pattern: score_us is then timing->saved_us().
   std::optional<CandidateTiming> timing;
   double analytic_score_us = 0.0;  // f(P) of the cost model, kept when timed

@@ -44,8 +44,10 @@ std::vector<char> close_scores(const ir::Graph& graph, const std::vector<Pattern
   return close;
 }
 
-// The timing rounds (planner.h, CandidateTimer): candidates end timed, trusted
-// analytic, or dropped; rejected ones go to result.rejected.
+// The timing rounds (planner.h, CandidateTimer): each round solves the plan with the
+// scores so far and times the chosen candidates that want a timing, with the best
+// other candidate holding each of their nodes; rejected candidates go to
+// result.rejected and leave `candidates`.
 Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const PlannerOptions& options,
                      std::vector<Pattern>& candidates, PlannerResult& result) {
   result.score_method = std::string(timer.method());
@@ -62,27 +64,30 @@ Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const Planne
   }
   std::vector<char> dropped(candidates.size(), 0);
   std::vector<char> tried(candidates.size(), 0);
-  for (int round = 0; round < options.max_timing_rounds; ++round) {
-    // Each node's best live candidate; those wanting a timing are timed this round.
-    std::vector<int64_t> best(static_cast<size_t>(graph.node_capacity()), -1);
+  bool converged = false;
+  for (int round = 0; round < options.max_timing_rounds && !converged; ++round) {
+    std::vector<size_t> live;  // index in `candidates` of each live candidate
+    std::vector<Pattern> pool;
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (dropped[i]) continue;
-      for (ir::NodeId id : candidates[i].nodes) {
-        int64_t& held = best[static_cast<size_t>(id)];
-        if (held < 0 || candidates[i].score_us > candidates[static_cast<size_t>(held)].score_us) {
-          held = static_cast<int64_t>(i);
-        }
-      }
+      live.push_back(i);
+      pool.push_back(candidates[i]);
     }
-    // Where a node's best candidate must be timed, its best trusted alternative is
-    // timed too, so that the plan weighs the two by the same yardstick.
-    std::vector<int64_t> best_trusted(static_cast<size_t>(graph.node_capacity()), -1);
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (dropped[i] || must[i] || candidates[i].source == PatternSource::kEpilogue) continue;
+    STITCH_ASSIGN_OR_RETURN(FusionPlan plan, solve_plan(graph, pool, options.plan));
+    // Each node's two best live candidates (generated kernels), for the alternatives.
+    std::vector<std::pair<int64_t, int64_t>> best(static_cast<size_t>(graph.node_capacity()),
+                                                  {-1, -1});
+    auto score = [&](int64_t i) { return candidates[static_cast<size_t>(i)].score_us; };
+    for (size_t i : live) {
+      if (candidates[i].source == PatternSource::kEpilogue) continue;
+      const auto index = static_cast<int64_t>(i);
       for (ir::NodeId id : candidates[i].nodes) {
-        int64_t& held = best_trusted[static_cast<size_t>(id)];
-        if (held < 0 || candidates[i].score_us > candidates[static_cast<size_t>(held)].score_us) {
-          held = static_cast<int64_t>(i);
+        auto& [first, second] = best[static_cast<size_t>(id)];
+        if (first < 0 || score(index) > score(first)) {
+          second = first;
+          first = index;
+        } else if (second < 0 || score(index) > score(second)) {
+          second = index;
         }
       }
     }
@@ -93,13 +98,24 @@ Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const Planne
         which.push_back(static_cast<size_t>(i));
       }
     };
-    for (size_t node = 0; node < best.size(); ++node) {
-      int64_t i = best[node];
-      if (i < 0 || !wanted[static_cast<size_t>(i)]) continue;
-      ask(i);
-      if (must[static_cast<size_t>(i)]) ask(best_trusted[node]);
+    // A chosen candidate that wants a timing is timed with its alternatives; a chosen
+    // trusted one, with those of its alternatives that want one (the composition
+    // charges may have ranked them too low or too high).
+    for (int chosen : plan.chosen) {
+      const size_t i = live[static_cast<size_t>(chosen)];
+      if (wanted[i]) ask(static_cast<int64_t>(i));
+      for (ir::NodeId id : candidates[i].nodes) {
+        const auto& [first, second] = best[static_cast<size_t>(id)];
+        const int64_t alternative = first == static_cast<int64_t>(i) ? second : first;
+        if (alternative >= 0 && (wanted[i] || wanted[static_cast<size_t>(alternative)])) {
+          ask(alternative);
+        }
+      }
     }
-    if (which.empty()) break;
+    if (which.empty()) {
+      converged = true;
+      break;
+    }
     std::sort(which.begin(), which.end());
     ++result.timing_rounds;
     STITCH_ASSIGN_OR_RETURN(std::vector<std::optional<CandidateTiming>> timings,
@@ -108,7 +124,10 @@ Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const Planne
     for (size_t k = 0; k < which.size(); ++k) {
       Pattern& pattern = candidates[which[k]];
       if (!timings[k]) {
-        if (must[which[k]]) dropped[which[k]] = 1;  // cannot be trusted untimed
+        if (must[which[k]]) {  // cannot be trusted, and cannot be timed
+          dropped[which[k]] = 1;
+          ++result.untimable;
+        }
         continue;
       }
       ++result.timed_candidates;
@@ -123,14 +142,39 @@ Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const Planne
   }
   std::vector<Pattern> kept;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!dropped[i] && must[i] && !candidates[i].timing) {
+    // Out of rounds: what cannot be trusted untimed is not planned.
+    if (!converged && !dropped[i] && must[i] && !candidates[i].timing) {
       dropped[i] = 1;
-      ++result.untimed_dropped;
+      ++result.untimable;
     }
     if (!dropped[i]) kept.push_back(std::move(candidates[i]));
   }
   candidates = std::move(kept);
   return Status::ok();
+}
+
+// Charges each candidate what its composition costs (PlannerOptions::kernel_shape);
+// candidates left with nothing to gain are dropped.
+void apply_charges(const ir::Graph& graph, const cost_model::DeviceProfile& profile,
+                   const PlannerOptions& options, std::vector<Pattern>& candidates,
+                   PlannerResult& result) {
+  std::vector<Pattern> kept;
+  for (Pattern& pattern : candidates) {
+    if (pattern.source != PatternSource::kEpilogue) {
+      pattern.shape = options.kernel_shape(graph, pattern.nodes);
+      if (pattern.shape) {
+        pattern.charge_us =
+            cost_model::estimate_group(graph, pattern.nodes, profile, &*pattern.shape).charge_us;
+        pattern.score_us -= pattern.charge_us;
+        if (pattern.score_us <= 0) {
+          ++result.charged_out;
+          continue;
+        }
+      }
+    }
+    kept.push_back(std::move(pattern));
+  }
+  candidates = std::move(kept);
 }
 
 // Why `id`, outside every group, is alone when a timed candidate held it.
@@ -190,6 +234,7 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
   Partition partition = partition_graph(graph, options.partition);
   std::vector<Pattern> candidates = generate_candidates(
       graph, partition, profile, options.score, options.candidates, result.candidate_statistics);
+  if (options.kernel_shape) apply_charges(graph, profile, options, candidates, result);
   if (options.timer != nullptr) {
     STITCH_RETURN_IF_ERROR(apply_timings(graph, *options.timer, options, candidates, result));
   }
@@ -235,7 +280,10 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     group.score_us = pattern.score_us;
     group.bytes_saved = pattern.bytes_saved;
     group.shared_memory_bytes = pattern.shared_memory_bytes;
-    group.predicted_time_us = cost_model::estimate_group(graph, pattern.nodes, profile).time_us;
+    group.predicted_time_us = cost_model::estimate_group(graph, pattern.nodes, profile,
+                                                         pattern.shape ? &*pattern.shape : nullptr)
+                                  .time_us;
+    group.charge_us = pattern.charge_us;
     group.timing = pattern.timing;
     for (ir::NodeId id : pattern.nodes) {
       group_of[static_cast<size_t>(id)] = static_cast<int32_t>(result.groups.size());

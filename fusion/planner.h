@@ -10,6 +10,7 @@
 // one launch, a cuBLASLt/cuDNN call, not a memory-intensive kernel.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,20 +31,24 @@ namespace stitch::fusion {
 // Execution-based scoring (FusionStitching 4.3): FS times candidate kernels on the
 // GPU; without one, runtime_stub/candidate_timer.h estimates them in the CUDA
 // emulation. Timing every candidate is too slow (hundreds per model, seconds each),
-// so the planner times lazily, best first (plan_fusion, "timing rounds"):
-//  - a candidate the analytic score cannot be trusted on must be timed before it is
-//    planned: one with a GEMM inside (CUDA-core GEMM code) or one the code generator
-//    composes globally (grid barriers, intermediates through the workspace:
-//    CandidateTimer::untrusted);
-//  - a candidate whose analytic score is within close_score_ratio of the best
-//    overlapping candidate's is timed too (the plan's choice turns on a margin the
-//    model does not resolve);
-//  - each round, every node looks at the best-scoring candidate holding it; those
-//    that need timing and have none are timed together; a timed candidate's score
-//    becomes the time it saves (unfused - fused), and one that saves nothing is
-//    dropped (PlannerResult::rejected, with its figures in the report). Rounds repeat
-//    while some node's best candidate still needs timing, at most max_timing_rounds;
-//    then candidates that must be timed and were not are dropped.
+// so the planner times lazily, the plan first (plan_fusion, "timing rounds"):
+//  - a candidate wants a timing when its analytic score is least sure: a GEMM inside
+//    (CUDA-core GEMM code), a composition the code generator makes global (grid
+//    barriers, intermediates through the workspace: CandidateTimer::untrusted), or a
+//    score within close_score_ratio of the best overlapping candidate's;
+//  - each round solves the plan with the scores so far, and times every chosen
+//    candidate that wants a timing and has none, with, for each of its nodes, the
+//    best-scoring other candidate holding it (so the plan weighs the alternatives by
+//    the same yardstick), and for a chosen trusted candidate, those alternatives
+//    that want a timing; a timed candidate's score becomes the time
+//    it saves (unfused - fused), and one that saves nothing is dropped
+//    (PlannerResult::rejected, with its figures in the report);
+//  - rounds repeat until the plan's chosen candidates are all timed or trusted (the
+//    timer's budget bounds them: over it, it answers nullopt), at most
+//    max_timing_rounds; untimed candidates keep their analytic score (composition
+//    charges included), except those with a GEMM or the global composition that the
+//    timer could not time or that were left untimed when the rounds ran out
+//    (PlannerResult::untimable), which are dropped.
 class CandidateTimer {
  public:
   virtual ~CandidateTimer() = default;
@@ -64,9 +69,17 @@ struct PlannerOptions {
   CandidateOptions candidates;
   cost_model::ScoreOptions score;
   PlanOptions plan;
+  // The composition the code generator would give a candidate (emit::kernel_shape_
+  // oracle; the driver sets it): each candidate's score is charged what that
+  // composition costs beyond bytes and launches (cost_model::estimate_group with the
+  // shape: grid barriers, the workspace round trip, CUDA-core GEMM issue time), and
+  // one whose score is no longer positive is not planned. Empty: no charges.
+  std::function<std::optional<cost_model::KernelShape>(const ir::Graph&,
+                                                       const std::vector<ir::NodeId>&)>
+      kernel_shape;
   CandidateTimer* timer = nullptr;  // null: the analytic score alone (`--score analytic`)
   double close_score_ratio = 0.1;   // "close": within 10% of the best overlapping score
-  int max_timing_rounds = 4;
+  int max_timing_rounds = 32;       // each round times at least one candidate more
 };
 
 struct PlannedGroup {
@@ -79,7 +92,8 @@ struct PlannedGroup {
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;
-  double predicted_time_us = 0;           // estimate_group of the fused kernel
+  double predicted_time_us = 0;           // estimate_group of the fused kernel (with its shape)
+  double charge_us = 0;                   // what its composition costs beyond bytes and launches
   std::optional<CandidateTiming> timing;  // when a CandidateTimer timed it
 };
 
@@ -109,10 +123,11 @@ struct PlannerResult {
   std::vector<PlannedGroup> groups;         // in order of their first node id
   std::vector<UnfusedNode> unfused;         // every live node outside the groups, by id
   std::vector<RejectedCandidate> rejected;  // timed and slower fused, by first node id
-  std::string score_method = "analytic";    // or the CandidateTimer's method()
-  int64_t timed_candidates = 0;             // candidates a CandidateTimer timed
+  int64_t charged_out = 0;                // candidates the composition charges left with score <= 0
+  std::string score_method = "analytic";  // or the CandidateTimer's method()
+  int64_t timed_candidates = 0;           // candidates a CandidateTimer timed
   int64_t timing_rounds = 0;
-  int64_t untimed_dropped = 0;  // needed timing, were not timed: not planned
+  int64_t untimable = 0;  // needed a timing and got none: not planned
   CandidateStatistics candidate_statistics;
   SolverStatistics solver_statistics;
   cost_model::PlanEstimate estimate;

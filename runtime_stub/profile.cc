@@ -12,6 +12,7 @@
 
 #include "cost_model/cost_model.h"
 #include "emit/ptxas_stats.h"
+#include "emit/schedule.h"
 #include "ir/core/dtype.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
@@ -21,12 +22,16 @@
 namespace stitch::runtime {
 namespace {
 
-// What the planner's formula says about the step's body run as one launch.
+// What the planner's formula says about the step's body run as one launch: a
+// kernel's with the composition charges of its schedule (emit::kernel_shape), as
+// report.json's predicted_time_us.
 cost_model::GroupCost analytic_cost(const Step& step, const cost_model::DeviceProfile& device) {
   const ir::Graph& graph = step.body.graph;
   const std::vector<ir::NodeId> nodes = graph.node_ids();
   if (nodes.empty()) return {};
-  return cost_model::estimate_group(graph, nodes, device);
+  std::optional<cost_model::KernelShape> shape;
+  if (step.kind == StepKind::kKernel) shape = emit::kernel_shape_oracle(device)(graph, nodes);
+  return cost_model::estimate_group(graph, nodes, device, shape ? &*shape : nullptr);
 }
 
 bool half_precision(const Step& step) {

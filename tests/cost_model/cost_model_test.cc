@@ -342,6 +342,38 @@ TEST(EstimateTest, ComputeBoundGemm) {
   expect_relative(estimate_group(model.graph, {0}, profile).time_us, 8388.608 + 5);
 }
 
+TEST(EstimateTest, CompositionCharges) {
+  ir::Model model = parse(kChain, kChainInputs);
+  DeviceProfile profile = test_profile();
+  // CUDA-core GEMM issue time: 1e6 multiply-adds one output per thread (60
+  // instructions each) and 1e6 from shared tiles (10 each): 7e7 instructions / 32
+  // lanes / (4 x 80 SMs x 1.5 GHz) = 4.557291666... us.
+  KernelShape gemms;
+  gemms.thread_gemm_macs = 1e6;
+  gemms.tiled_gemm_macs = 1e6;
+  expect_relative(cuda_core_gemm_us(gemms, profile), 7e7 / 32 / 4.8e11 * 1e6);
+
+  // The chain in the global composition: 2 grid barriers and t (4 MiB) through the
+  // workspace, written and read back: phi + M(12 MiB + 8 MiB) + 2 x 1.5 us; the
+  // charge is what that adds to the plain estimate (M(12 MiB) + phi).
+  KernelShape global;
+  global.global = true;
+  global.grid_barriers = 2;
+  global.workspace_bytes = 4194304;
+  GroupCost plain = estimate_group(model.graph, {0, 1}, profile);
+  EXPECT_DOUBLE_EQ(plain.charge_us, 0.0);
+  GroupCost charged = estimate_group(model.graph, {0, 1}, profile, &global);
+  const double expected = 5 + memory_time_us(profile, 12582912.0 + 8388608.0) + 3.0;
+  expect_relative(charged.time_us, expected);
+  expect_relative(charged.charge_us, expected - 34.77170821621419);
+  EXPECT_EQ(charged.bytes, plain.bytes);
+
+  // GEMM issue time above the memory time replaces it in the max.
+  KernelShape heavy;
+  heavy.thread_gemm_macs = 1e9;  // 3906.25 us of issue
+  expect_relative(estimate_group(model.graph, {0, 1}, profile, &heavy).time_us, 5 + 3906.25);
+}
+
 TEST(ScoreEpilogueTest, GemmBiasRelu) {
   // Two f32[1024,1024] intermediates (4 MiB each), each neither written nor read:
   // V_saved = 2 * 2 * 4 MiB = 16777216; bw(16 MiB) = 100e9 + 900e9 * 0.4 = 460e9;

@@ -11,6 +11,7 @@
 #include "fusion/planner.h"
 #include "ir/core/op_registry.h"
 #include "tests/fusion/fusion_test_util.h"
+#include "tests/mini_attention_ir.h"
 
 namespace stitch::fusion {
 namespace {
@@ -20,20 +21,7 @@ using test_util::node_named;
 using test_util::parse_ir;
 
 // Attention in miniature: two small batched GEMMs (fusible) around a softmax.
-constexpr const char* kAttention = R"(stitchopt.ir 1
-model ir_version=8 opsets={"":17}
-graph "attention" (%q: f32[4,16,8], %k: f32[4,8,16], %v: f32[4,16,8]) {
-  %axes: i64[1] = dense<i64[1]>[2]
-  %s: f32[4,16,16] = MatMul(%q, %k) {name="qk"}
-  %m: f32[4,16,1] = ReduceMax(%s) {name="max", axes=[2], keepdims=1}
-  %d: f32[4,16,16] = Sub(%s, %m) {name="sub"}
-  %e: f32[4,16,16] = Exp(%d) {name="exp"}
-  %z: f32[4,16,1] = ReduceSum(%e, %axes) {name="sum", keepdims=1}
-  %p: f32[4,16,16] = Div(%e, %z) {name="div"}
-  %o: f32[4,16,8] = MatMul(%p, %v) {name="pv"}
-  return %o
-}
-)";
+constexpr const char* kAttention = test_samples::kMiniAttention;
 
 bool has_gemm(const ir::Graph& graph, const Pattern& pattern) {
   return std::any_of(pattern.nodes.begin(), pattern.nodes.end(), [&](ir::NodeId id) {
@@ -143,10 +131,37 @@ TEST(PlannerTimingTest, UntimedCandidatesThatMustBeTimedAreDropped) {
   options.timer = &timer;
   Result<PlannerResult> result = plan_fusion(graph, h100(), options);
   ASSERT_TRUE(result.is_ok()) << result.status().message();
-  EXPECT_GT(result->untimed_dropped, 0);
+  EXPECT_GT(result->untimable, 0);
   EXPECT_TRUE(result->rejected.empty());
   for (const PlannedGroup& group : result->groups) {
     EXPECT_NE(group.category, GroupCategory::kGemm);
+  }
+}
+
+TEST(PlannerTimingTest, CompositionChargesDropWhatTheyOutweigh) {
+  ir::Model model = parse_ir(kAttention);
+  const ir::Graph& graph = model.graph;
+  // A composition where the GEMMs take a second of CUDA-core issue time each.
+  PlannerOptions options;
+  int asked = 0;
+  options.kernel_shape =
+      [&](const ir::Graph& g,
+          const std::vector<ir::NodeId>& nodes) -> std::optional<cost_model::KernelShape> {
+    ++asked;
+    cost_model::KernelShape shape;
+    for (ir::NodeId id : nodes) {
+      if (ir::op_kind(g.node(id)) == ir::OpKind::kGemm) shape.thread_gemm_macs += 1e12;
+    }
+    return shape;
+  };
+  Result<PlannerResult> result = plan_fusion(graph, h100(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_GT(asked, 0);
+  EXPECT_GT(result->charged_out, 0);
+  ASSERT_FALSE(result->groups.empty());
+  for (const PlannedGroup& group : result->groups) {
+    EXPECT_NE(group.category, GroupCategory::kGemm);
+    EXPECT_DOUBLE_EQ(group.charge_us, 0.0);  // the softmax: nothing to charge
   }
 }
 

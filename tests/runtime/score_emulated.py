@@ -116,8 +116,8 @@ def main():
                   f"nodes of rejected {rejected['nodes']} do not say why: "
                   f"{[reasons[n] for n in alone]}")
         print(f"emulated scoring: {scoring['rounds']} rounds, {scoring['timed_candidates']} "
-              f"timed, {len(scoring['rejected'])} rejected, {scoring['untimed_dropped']} dropped "
-              f"untimed; groups: " +
+              f"timed, {len(scoring['rejected'])} rejected, {scoring['untimable']} "
+              f"untimable; groups: " +
               "; ".join(f"{g['category']}:{(g['codegen'] or {}).get('composition')}"
                         f"[{len(g['nodes'])}]" for g in report["groups"]))
 

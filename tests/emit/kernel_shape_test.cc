@@ -1,0 +1,89 @@
+// emit::kernel_shape: what the analytic estimate charges for a group's composition
+// (docs/cost-model.md, "Composition charges"), read from the schedule the code
+// generator builds for the group.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cost_model/device_profile.h"
+#include "emit/schedule.h"
+#include "ir/text/text.h"
+#include "tests/mini_attention_ir.h"
+
+namespace stitch::emit {
+namespace {
+
+ir::Model parse(const std::string& text) {
+  Result<ir::Model> model = ir::parse_model(text, "test.ir");
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return std::move(model).value();
+}
+
+cost_model::DeviceProfile h100() {
+  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
+  EXPECT_TRUE(profile.is_ok()) << profile.status().message();
+  return std::move(profile).value();
+}
+
+// Attention in miniature: QK^T, a softmax over its rows, PV.
+constexpr const char* kAttention = test_samples::kMiniAttention;
+
+std::vector<ir::NodeId> named(const ir::Graph& graph, const std::vector<std::string>& names) {
+  std::vector<ir::NodeId> ids;
+  for (const std::string& name : names) {
+    for (ir::NodeId id : graph.node_ids()) {
+      if (graph.node(id).name == name) ids.push_back(id);
+    }
+  }
+  EXPECT_EQ(ids.size(), names.size());
+  return ids;
+}
+
+TEST(KernelShapeTest, GlobalAttentionHasBarriersWorkspaceAndThreadGemms) {
+  ir::Model model = parse(kAttention);
+  const ir::Graph& graph = model.graph;
+  std::vector<ir::NodeId> all = named(graph, {"qk", "max", "sub", "exp", "sum", "div", "pv"});
+  std::optional<cost_model::KernelShape> shape = kernel_shape_oracle(h100())(graph, all);
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_TRUE(shape->global);
+  EXPECT_GT(shape->grid_barriers, 0);
+  EXPECT_GT(shape->workspace_bytes, 0);
+  // Both GEMMs one output per thread: 4 x 16 x 16 x 8 multiply-adds each.
+  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 2.0 * 4 * 16 * 16 * 8);
+  EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 0.0);
+}
+
+TEST(KernelShapeTest, RowWiseSoftmaxIsNotCharged) {
+  ir::Model model = parse(kAttention);
+  const ir::Graph& graph = model.graph;
+  std::optional<cost_model::KernelShape> shape =
+      kernel_shape_oracle(h100())(graph, named(graph, {"max", "sub", "exp", "sum", "div"}));
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_FALSE(shape->global);
+  EXPECT_EQ(shape->grid_barriers, 0);
+  EXPECT_EQ(shape->workspace_bytes, 0);
+  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs + shape->tiled_gemm_macs, 0.0);
+}
+
+TEST(KernelShapeTest, GemmWithSameIndexEpilogueIsTiled) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "gemm" (%a: f32[4,32,16], %b: f32[4,16,32]) {
+  %c: f32[4,32,32] = MatMul(%a, %b) {name="mm"}
+  %y: f32[4,32,32] = Relu(%c) {name="relu"}
+  return %y
+}
+)");
+  const ir::Graph& graph = model.graph;
+  std::optional<cost_model::KernelShape> shape =
+      kernel_shape_oracle(h100())(graph, named(graph, {"mm", "relu"}));
+  ASSERT_TRUE(shape.has_value());
+  EXPECT_FALSE(shape->global);
+  EXPECT_EQ(shape->grid_barriers, 0);
+  EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 4.0 * 32 * 32 * 16);
+  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 0.0);
+}
+
+}  // namespace
+}  // namespace stitch::emit
