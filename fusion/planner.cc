@@ -51,8 +51,11 @@ std::vector<char> close_scores(const ir::Graph& graph, const std::vector<Pattern
 Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const PlannerOptions& options,
                      std::vector<Pattern>& candidates, PlannerResult& result) {
   result.score_method = std::string(timer.method());
-  STITCH_ASSIGN_OR_RETURN(std::vector<char> must, timer.untrusted(graph, candidates));
-  STITCH_CHECK(must.size() == candidates.size()) << "one answer per candidate";
+  // The global composition, as PlannerOptions::kernel_shape found it for the charges.
+  std::vector<char> must(candidates.size(), 0);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    must[i] = static_cast<char>(candidates[i].shape && candidates[i].shape->global);
+  }
   const std::vector<char> close = close_scores(graph, candidates, options.close_score_ratio);
   std::vector<char> wanted(candidates.size(), 0);
   for (size_t i = 0; i < candidates.size(); ++i) {

@@ -34,7 +34,8 @@ namespace stitch::fusion {
 // so the planner times lazily, the plan first (plan_fusion, "timing rounds"):
 //  - a candidate wants a timing when its analytic score is least sure: a GEMM inside
 //    (CUDA-core GEMM code), a composition the code generator makes global (grid
-//    barriers, intermediates through the workspace: CandidateTimer::untrusted), or a
+//    barriers, intermediates through the workspace: Pattern::shape, from
+//    PlannerOptions::kernel_shape), or a
 //    score within close_score_ratio of the best overlapping candidate's;
 //  - each round solves the plan with the scores so far, and times every chosen
 //    candidate that wants a timing and has none, with, for each of its nodes, the
@@ -53,10 +54,6 @@ class CandidateTimer {
  public:
   virtual ~CandidateTimer() = default;
   virtual std::string_view method() const = 0;  // "emulated" (later: "measured")
-  // Per candidate: whether its kernel needs a composition the analytic score cannot
-  // see the cost of (the global composition).
-  virtual Result<std::vector<char>> untrusted(const ir::Graph& graph,
-                                              const std::vector<Pattern>& candidates) = 0;
   // Times candidates[which[i]] for each i: its timing, or nullopt when it cannot be
   // timed (no kernel, a node without one, over the timer's budget).
   virtual Result<std::vector<std::optional<CandidateTiming>>> time(

@@ -37,7 +37,7 @@ struct NodeCost {
 // A distinct subgraph copied into the probe model: a candidate's nodes (one group)
 // or one node alone.
 struct Probe {
-  std::vector<ir::NodeId> nodes;  // in the planner's graph, topological order
+  std::vector<ir::NodeId> nodes;  // in the planner's graph
   bool fused = false;
   std::string text;       // its canonical group text (the cache key)
   std::string step_name;  // the probe model's node (fused node or copied node) name
@@ -55,12 +55,11 @@ bool half_precision(const ir::Graph& graph, ir::NodeId id) {
   return false;
 }
 
-// Copies the probes' nodes into one model, each probe a disjoint subgraph whose
-// external inputs are graph inputs (constants stay constants) and whose outputs read
-// outside it (or graph outputs) are graph outputs. Returns the copied node ids per
-// probe.
-ir::Model probe_model(const ir::Graph& graph, std::vector<Probe>& probes,
-                      std::vector<std::vector<ir::NodeId>>& copied) {
+// Copies the probes' nodes into one model, each probe a disjoint subgraph over its
+// group boundary (emit/group_boundary.h): its inputs become graph inputs (constants
+// stay constants), its outputs graph outputs. Returns the copied node ids per probe.
+ir::Model probe_model(const ir::Graph& graph, const std::vector<int32_t>& positions,
+                      std::vector<Probe>& probes, std::vector<std::vector<ir::NodeId>>& copied) {
   ir::Model model;
   model.ir_version = 8;
   model.producer_name = "stitchopt";
@@ -70,14 +69,10 @@ ir::Model probe_model(const ir::Graph& graph, std::vector<Probe>& probes,
   copied.assign(probes.size(), {});
   for (size_t p = 0; p < probes.size(); ++p) {
     const std::string prefix = "p" + std::to_string(p) + "_";
+    const emit::GroupBoundary boundary = emit::group_boundary(graph, probes[p].nodes, positions);
     std::map<ir::ValueId, ir::ValueId> value_of;
-    std::vector<char> inside(static_cast<size_t>(graph.node_capacity()), 0);
-    for (ir::NodeId id : probes[p].nodes) inside[static_cast<size_t>(id)] = 1;
-    auto copy_input = [&](ir::ValueId v) -> ir::ValueId {
-      if (v == ir::kNoId) return ir::kNoId;
-      if (auto found = value_of.find(v); found != value_of.end()) return found->second;
+    for (ir::ValueId v : boundary.inputs) {
       const ir::Value& value = graph.value(v);
-      ir::ValueId copy = ir::kNoId;
       std::optional<ir::Tensor> constant;
       if (value.constant != nullptr) {
         constant = *value.constant;
@@ -85,27 +80,22 @@ ir::Model probe_model(const ir::Graph& graph, std::vector<Probe>& probes,
         constant = ir::constant_node_value(graph.node(value.producer));
       }
       if (constant) {
-        copy = out.add_initializer(prefix + value.name, std::move(*constant));
+        value_of[v] = out.add_initializer(prefix + value.name, std::move(*constant));
       } else {
-        copy = out.add_value(prefix + value.name, value.type);
-        out.add_graph_input(copy);
+        value_of[v] = out.add_value(prefix + value.name, value.type);
+        out.add_graph_input(value_of[v]);
       }
-      value_of[v] = copy;
-      return copy;
-    };
-    for (ir::NodeId id : probes[p].nodes) {
+    }
+    for (ir::NodeId id : boundary.ordered_nodes) {
       const ir::Node& node = graph.node(id);
       std::vector<ir::ValueId> inputs;
-      for (ir::ValueId v : node.inputs) inputs.push_back(copy_input(v));
+      for (ir::ValueId v : node.inputs) inputs.push_back(v == ir::kNoId ? v : value_of.at(v));
       std::vector<ir::ValueId> outputs;
       for (ir::ValueId v : node.outputs) {
-        if (v == ir::kNoId) {
-          outputs.push_back(ir::kNoId);
-          continue;
+        if (v != ir::kNoId) {
+          value_of[v] = out.add_value(prefix + graph.value(v).name, graph.value(v).type);
         }
-        ir::ValueId copy = out.add_value(prefix + graph.value(v).name, graph.value(v).type);
-        value_of[v] = copy;
-        outputs.push_back(copy);
+        outputs.push_back(v == ir::kNoId ? v : value_of.at(v));
       }
       ir::NodeId made = out.add_node(node.op_type, inputs, outputs, node.domain,
                                      prefix + "n" + std::to_string(id));
@@ -116,17 +106,7 @@ ir::Model probe_model(const ir::Graph& graph, std::vector<Probe>& probes,
       copied[p].push_back(made);
       if (!probes[p].fused) probes[p].step_name = made_node.name;
     }
-    for (ir::NodeId id : probes[p].nodes) {
-      for (ir::ValueId v : graph.node(id).outputs) {
-        if (v == ir::kNoId) continue;
-        const ir::Value& value = graph.value(v);
-        bool read_outside = value.is_graph_output ||
-                            std::any_of(value.users.begin(), value.users.end(), [&](ir::Use use) {
-                              return !inside[static_cast<size_t>(use.node)];
-                            });
-        if (read_outside) out.add_graph_output(value_of.at(v));
-      }
-    }
+    for (ir::ValueId v : boundary.outputs) out.add_graph_output(value_of.at(v));
   }
   for (const auto& [domain, version] : opsets) {
     // Nodes made by a pass may carry no version: the opset the ONNX 1.12 tools know.
@@ -148,8 +128,6 @@ class EmulatedTimer : public fusion::CandidateTimer {
   explicit EmulatedTimer(EmulatedTimerOptions options) : options_(std::move(options)) {}
 
   std::string_view method() const override { return "emulated"; }
-  Result<std::vector<char>> untrusted(const ir::Graph& graph,
-                                      const std::vector<fusion::Pattern>& candidates) override;
   Result<std::vector<std::optional<fusion::CandidateTiming>>> time(
       const ir::Graph& graph, const std::vector<fusion::Pattern>& candidates,
       const std::vector<size_t>& which) override;
@@ -179,21 +157,6 @@ class EmulatedTimer : public fusion::CandidateTimer {
   int distinct_kernels_ = 0;                     // fused probes profiled, for the budget
   int rounds_ = 0;                               // probe outputs written
 };
-
-Result<std::vector<char>> EmulatedTimer::untrusted(const ir::Graph& graph,
-                                                   const std::vector<fusion::Pattern>& candidates) {
-  STITCH_ASSIGN_OR_RETURN(positions_, emit::topological_positions(graph));
-  std::vector<char> global(candidates.size(), 0);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (candidates[i].source == fusion::PatternSource::kEpilogue) continue;
-    Result<emit::GroupSchedule> schedule =
-        emit::build_schedule(graph, emit::group_boundary(graph, candidates[i].nodes, positions_),
-                             options_.profile.device);
-    global[i] =
-        static_cast<char>(schedule.is_ok() && schedule->composition == emit::Composition::kGlobal);
-  }
-  return global;
-}
 
 NodeCost EmulatedTimer::node_cost(const ir::Graph& graph, ir::NodeId id,
                                   std::vector<Probe>& probes) {
@@ -233,12 +196,6 @@ Result<std::vector<std::optional<fusion::CandidateTiming>>> EmulatedTimer::time(
   if (positions_.empty()) {
     STITCH_ASSIGN_OR_RETURN(positions_, emit::topological_positions(graph));
   }
-  auto in_order = [&](std::vector<ir::NodeId> nodes) {
-    std::sort(nodes.begin(), nodes.end(), [&](ir::NodeId a, ir::NodeId b) {
-      return positions_[static_cast<size_t>(a)] < positions_[static_cast<size_t>(b)];
-    });
-    return nodes;
-  };
   // The kernel text of each candidate asked for (one probe per distinct text: the
   // same candidate in identical layers is profiled once), and the probes this round
   // needs: new fused kernels within the budget and the single nodes they hold.
@@ -265,7 +222,7 @@ Result<std::vector<std::optional<fusion::CandidateTiming>>> EmulatedTimer::time(
     texts[k] = key;
     if (!known) {
       ++distinct_kernels_;
-      probes.push_back(Probe{in_order(pattern.nodes), true, std::move(key), "", -1, "", ""});
+      probes.push_back(Probe{pattern.nodes, true, std::move(key), "", -1, "", ""});
     }
   }
   if (options_.profile.verbose) {
@@ -319,7 +276,7 @@ Result<std::vector<std::optional<fusion::CandidateTiming>>> EmulatedTimer::time(
 
 Status EmulatedTimer::run_probes(const ir::Graph& graph, std::vector<Probe>& probes) {
   std::vector<std::vector<ir::NodeId>> copied;
-  ir::Model model = probe_model(graph, probes, copied);
+  ir::Model model = probe_model(graph, positions_, probes, copied);
   fusion::PlannerResult plan;
   for (size_t p = 0; p < probes.size(); ++p) {
     if (probes[p].fused) {

@@ -36,10 +36,6 @@ class TableTimer : public CandidateTimer {
  public:
   explicit TableTimer(bool time_gemm) : time_gemm_(time_gemm) {}
   std::string_view method() const override { return "table"; }
-  Result<std::vector<char>> untrusted(const ir::Graph&,
-                                      const std::vector<Pattern>& candidates) override {
-    return std::vector<char>(candidates.size(), 0);
-  }
   Result<std::vector<std::optional<CandidateTiming>>> time(
       const ir::Graph& graph, const std::vector<Pattern>& candidates,
       const std::vector<size_t>& which) override {
