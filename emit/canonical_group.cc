@@ -80,7 +80,16 @@ std::string canonical_group_text(const ir::Model& model, const GroupBoundary& bo
   std::string text = "in";
   for (size_t i = 0; i < boundary.inputs.size(); ++i) {
     names[boundary.inputs[i]] = "x" + std::to_string(i);
-    text += " x" + std::to_string(i) + ":" + ir::to_string(graph.value(boundary.inputs[i]).type);
+    const ir::Value& input = graph.value(boundary.inputs[i]);
+    text += " x" + std::to_string(i) + ":" + ir::to_string(input.type);
+    // The code generator folds integer constant operands into the kernel text
+    // (Slice starts, Pad pads, reduction axes, Trilu k: emit/cuda_text.h
+    // constant_ints), so their values are part of what the kernel computes.
+    if (input.constant != nullptr && (ir::dtype_is_integer(input.constant->dtype) ||
+                                      input.constant->dtype == ir::DType::kBool)) {
+      text += '=';
+      append_tensor(text, *input.constant);
+    }
   }
   text += "\nout";
   for (size_t i = 0; i < boundary.outputs.size(); ++i) {

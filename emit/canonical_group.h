@@ -6,7 +6,9 @@
 // outputs y0.., internal values t0.. in order of first definition) and lists, per
 // node in topological order, the op type, domain, opset, the input and output
 // wiring by those names, every attribute with its exact value (floats by their
-// bits, tensors by dtype, dims and bytes), and the type of every value. Node names,
+// bits, tensors by dtype, dims and bytes), the type of every value, and the value of
+// every integer or boolean constant input (the code generator folds those operands,
+// e.g. Slice starts or reduction axes, into the kernel text). Node names,
 // doc strings and origins are left out: they differ between identical groups.
 // Strings are written with their length first, so no model text can make two
 // different groups print the same.

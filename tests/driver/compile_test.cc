@@ -93,6 +93,41 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
   EXPECT_EQ(plan.kernels_fused, 2);
 }
 
+// Two Slice -> Relu layers that differ only in the Slice's constant starts and ends
+// (a Conv between them keeps them in two groups): the code generator folds those
+// values into the kernel, so the groups must not share one (a shared kernel read the
+// first layer's rows for both).
+TEST(DriverTest, GroupsThatDifferInFoldedConstantsGetTheirOwnKernels) {
+  Result<ir::Model> model = ir::parse_model(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%x: f32[1,1,8,16]) {
+  %s0: i64[1] = dense<i64[1]>[0]
+  %e0: i64[1] = dense<i64[1]>[4]
+  %s1: i64[1] = dense<i64[1]>[4]
+  %e1: i64[1] = dense<i64[1]>[8]
+  %ax: i64[1] = dense<i64[1]>[2]
+  %w: f32[1,1,1,1] = dense<f32[1,1,1,1]>[2]
+  %a: f32[1,1,4,16] = Slice(%x, %s0, %e0, %ax) {name="slice0"}
+  %y1: f32[1,1,4,16] = Relu(%a) {name="relu0"}
+  %c: f32[1,1,8,16] = Conv(%y1, %w) {name="conv", pads=[2,0,2,0]}
+  %b: f32[1,1,4,16] = Slice(%c, %s1, %e1, %ax) {name="slice1"}
+  %y2: f32[1,1,4,16] = Relu(%b) {name="relu1"}
+  return %y1, %y2
+}
+)",
+                                            "slices.ir");
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  Result<CompiledModel> compiled = compile(*model, fusing_options());
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  ASSERT_NE(compiled->plan(), nullptr);
+  ASSERT_EQ(compiled->plan()->groups.size(), 2u);
+  ASSERT_EQ(compiled->kernels.size(), 2u);
+  EXPECT_EQ(compiled->report.plan->distinct_kernels, 2);
+  // The second layer's kernel reads rows 4..7 of the Conv's output.
+  EXPECT_NE(compiled->kernels[1].source.find("64 + i"), std::string::npos)
+      << compiled->kernels[1].source;
+}
+
 TEST(DriverTest, PhasesAreTimedAndObservedInOrder) {
   std::vector<std::string> observed;
   CompileObserver observer;

@@ -70,6 +70,36 @@ graph "g" (%a: f32[4,8], %b: f32[4,8], %c: f32[2,8]) {
   EXPECT_NE(text_of(model, {"sub1"}), text_of(model, {"sub3"}));
 }
 
+// The code generator folds integer constant operands (Slice starts and ends,
+// reduction axes) into the kernel: two groups that differ only in those values are
+// different kernels. Float constants are data the kernel reads through a pointer
+// (per-layer weights), so groups that differ only in them still share one kernel.
+TEST(CanonicalGroupTest, FoldedIntegerConstantsArePartOfTheText) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%x: f32[8,16]) {
+  %s0: i64[1] = dense<i64[1]>[0]
+  %e0: i64[1] = dense<i64[1]>[4]
+  %s1: i64[1] = dense<i64[1]>[4]
+  %e1: i64[1] = dense<i64[1]>[8]
+  %s2: i64[1] = dense<i64[1]>[0]
+  %e2: i64[1] = dense<i64[1]>[4]
+  %w0: f32[16] = dense<f32[16]>[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+  %w1: f32[16] = dense<f32[16]>[2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]
+  %a: f32[4,16] = Slice(%x, %s0, %e0) {name="slice0"}
+  %ya: f32[4,16] = Mul(%a, %w0) {name="mul0"}
+  %b: f32[4,16] = Slice(%x, %s1, %e1) {name="slice1"}
+  %yb: f32[4,16] = Mul(%b, %w0) {name="mul1"}
+  %c: f32[4,16] = Slice(%x, %s2, %e2) {name="slice2"}
+  %yc: f32[4,16] = Mul(%c, %w1) {name="mul2"}
+  return %ya, %yb, %yc
+}
+)");
+  const std::string first = text_of(model, {"slice0", "mul0"});
+  EXPECT_NE(text_of(model, {"slice1", "mul1"}), first);  // starts 4, ends 8
+  EXPECT_EQ(text_of(model, {"slice2", "mul2"}), first);  // same starts, other weights
+}
+
 // A string attribute cannot forge the text of another group: strings carry their
 // length.
 TEST(CanonicalGroupTest, StringsAreLengthPrefixed) {
