@@ -2,8 +2,11 @@
 #include "driver/compile.h"
 
 #include <chrono>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
+#include "emit/canonical_group.h"
 #include "emit/fused_model.h"
 #include "emit/fused_node_attributes.h"
 #include "emit/group_boundary.h"
@@ -40,10 +43,13 @@ std::vector<emit::FusedGroup> fused_groups(const fusion::PlannerResult& plan) {
 }
 
 // Phase 3: the kernels of the distinct groups and of the unfused nodes that launch a
-// generated kernel, into `kernels` and the report's codegen.
-Status generate_kernels(const ir::Graph& graph, const cost_model::DeviceProfile& profile,
+// generated kernel, into `kernels` and the report's codegen. Unfused nodes with the
+// same canonical text (emit/canonical_group.h) launch one kernel, as identical groups
+// do: an unrolled RNN's hundreds of identical steps compile a handful of kernels.
+Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile& profile,
                         const emit::KernelSharing& sharing, const CompileObserver& observer,
                         std::vector<emit::EmittedKernel>& kernels, emit::ReportPlan& plan) {
+  const ir::Graph& graph = model.graph;
   const fusion::PlannerResult& result = plan.result;
   for (size_t index = 0; index < result.groups.size(); ++index) {
     if (result.groups[index].category == fusion::GroupCategory::kLibrary) continue;
@@ -68,18 +74,34 @@ Status generate_kernels(const ir::Graph& graph, const cost_model::DeviceProfile&
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions, emit::topological_positions(graph));
   int single = 0;
+  std::unordered_map<std::string, size_t> single_by_text;  // canonical text -> kernels index
+  std::vector<std::pair<size_t, size_t>> shared;           // (unfused index, kernels index)
   for (size_t index = 0; index < result.unfused.size(); ++index) {
     const fusion::UnfusedNode& node = result.unfused[index];
     if (node.kind != fusion::UnfusedKind::kKernel) continue;
+    const emit::GroupBoundary boundary = emit::group_boundary(graph, {node.node}, positions);
+    std::string text = emit::canonical_group_text(model, boundary);
+    if (auto owner = single_by_text.find(text); owner != single_by_text.end()) {
+      emit::SharedLaunch launch{graph.node(node.node).name, {}};
+      for (ir::ValueId output : boundary.outputs)
+        launch.outputs.push_back(graph.value(output).name);
+      kernels[owner->second].shared_by.push_back(std::move(launch));
+      shared.emplace_back(index, owner->second);
+      continue;
+    }
     // Ops without an index function (pooling, RNNs, Resize...) run as library calls
     // or on the reference path; the report leaves their codegen null.
     Result<emit::EmittedKernel> kernel =
-        emit::emit_kernel(graph, emit::group_boundary(graph, {node.node}, positions),
-                          "stitch_s" + std::to_string(single), profile);
+        emit::emit_kernel(graph, boundary, "stitch_s" + std::to_string(single), profile);
     if (!kernel.is_ok()) continue;
     ++single;
+    single_by_text.emplace(std::move(text), kernels.size());
     kernels.push_back(kernel.value());
     plan.unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+  }
+  // The report shows a shared kernel's code under each node that launches it.
+  for (const auto& [index, owner] : shared) {
+    plan.unfused_codegen[index] = emit::ReportCodegen{kernels[owner], std::nullopt};
   }
   return Status::ok();
 }
@@ -154,7 +176,7 @@ Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult plan
   };
   if (codegen) {
     STITCH_RETURN_IF_ERROR(timed("codegen", [&] {
-      return generate_kernels(model.graph, profile, sharing, observer, emitted.kernels, plan);
+      return generate_kernels(model, profile, sharing, observer, emitted.kernels, plan);
     }));
   }
   std::optional<emit::FusedModel> fused;

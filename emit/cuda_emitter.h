@@ -57,6 +57,14 @@ struct OpSchedule {
   std::string template_entry;  // e.g. "reduce_1[GRID,WARP,CTA]S"; "" for inlined ops
 };
 
+// An unfused node that launches a single-op kernel emitted for another, identical
+// node (same canonical text, emit/canonical_group.h): its name and the values it
+// writes (its group_boundary outputs), by which the runtime finds its kernel.
+struct SharedLaunch {
+  std::string node;
+  std::vector<std::string> outputs;
+};
+
 struct EmittedKernel {
   std::string name;                   // the kernel (C identifier)
   std::string file;                   // "<name>.cu"
@@ -73,6 +81,10 @@ struct EmittedKernel {
   std::string shared_memory_fallback;    // "", "regional to global"
   std::vector<std::string> fused_nodes;  // "name (OpType)", topological order
   double predicted_time_us = 0;
+  // Single-op kernels: the other unfused nodes that launch this kernel (the source
+  // names the first node's values). Empty for fused kernels: a fused node names its
+  // kernel in the rewritten model.
+  std::vector<SharedLaunch> shared_by;
 };
 
 // Emits the kernel for the group with `boundary` (group_boundary of a convex group's

@@ -89,6 +89,14 @@ std::string render_kernels_json(const std::vector<EmittedKernel>& kernels,
     entry["compositions"] = std::move(compositions);
     entry["fused_nodes"] = kernel.fused_nodes;
     entry["predicted_time_us"] = kernel.predicted_time_us;
+    nlohmann::ordered_json shared_by = nlohmann::ordered_json::array();
+    for (const SharedLaunch& launch : kernel.shared_by) {
+      nlohmann::ordered_json item;
+      item["node"] = launch.node;
+      item["outputs"] = launch.outputs;
+      shared_by.push_back(std::move(item));
+    }
+    entry["shared_by"] = std::move(shared_by);
     list.push_back(std::move(entry));
   }
   root["kernels"] = std::move(list);

@@ -8,7 +8,9 @@
 //                        (`stitchopt run` refuses any other model), and per kernel:
 //                        name, file, launcher, inputs/outputs (value name, ONNX dtype
 //                        name, shape), workspace bytes, grid, block, shared bytes,
-//                        cooperative, template, composition, per-op schedules
+//                        cooperative, template, composition, per-op schedules,
+//                        and for a single-op kernel the other unfused nodes that
+//                        launch it (shared_by: node name, output value names)
 //   CMakeLists.txt       builds libstitch_kernels.so with nvcc (architectures 80;90)
 // Kernels are written in the order given; two kernels with one name are an error.
 #pragma once

@@ -222,15 +222,33 @@ namespace {
 Result<std::map<std::string, std::string>> single_op_kernels(
     const std::map<std::string, nlohmann::json>& kernels, const fs::path& kernels_dir) {
   std::map<std::string, std::string> single_op_kernel;
-  for (const auto& [name, entry] : kernels) {
-    if (entry.at("fused_nodes").size() != 1) continue;
-    for (const nlohmann::json& output : entry.at("outputs")) {
-      if (!single_op_kernel.emplace(output.at("name").get<std::string>(), name).second) {
-        return Status::invalid_input((kernels_dir / "kernels.json").string() +
-                                     ": two kernels write " + output.at("name").dump() +
-                                     "; recompile the model");
+  auto add = [&](const std::string& output, const std::string& name) -> Status {
+    if (!single_op_kernel.emplace(output, name).second) {
+      return Status::invalid_input((kernels_dir / "kernels.json").string() +
+                                   ": two kernels write " + nlohmann::json(output).dump() +
+                                   "; recompile the model");
+    }
+    return Status::ok();
+  };
+  try {
+    for (const auto& [name, entry] : kernels) {
+      if (entry.at("fused_nodes").size() != 1) continue;
+      for (const nlohmann::json& output : entry.at("outputs")) {
+        STITCH_RETURN_IF_ERROR(add(output.at("name").get<std::string>(), name));
+      }
+      // The other unfused nodes that launch the same kernel (identical single ops).
+      if (auto shared_by = entry.find("shared_by"); shared_by != entry.end()) {
+        for (const nlohmann::json& launch : *shared_by) {
+          for (const nlohmann::json& output : launch.at("outputs")) {
+            STITCH_RETURN_IF_ERROR(add(output.get<std::string>(), name));
+          }
+        }
       }
     }
+  } catch (const nlohmann::json::exception& failure) {
+    return Status::invalid_input((kernels_dir / "kernels.json").string() +
+                                 ": not a stitchopt kernels.json (" + failure.what() +
+                                 "); recompile the model");
   }
   return single_op_kernel;
 }

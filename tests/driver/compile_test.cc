@@ -128,6 +128,37 @@ graph "g" (%x: f32[1,1,8,16]) {
       << compiled->kernels[1].source;
 }
 
+// Unfused, the two layers' identical ops launch one kernel each kind (as identical
+// groups do): three kernels for six nodes, the second layer's nodes listed in
+// shared_by with the values they write, and the report shows the shared code for both.
+TEST(DriverTest, IdenticalUnfusedNodesShareOneSingleOpKernel) {
+  CompileOptions options = fusing_options();
+  options.planner.candidates.substitution = false;
+  options.planner.candidates.exploratory = false;
+  options.planner.candidates.epilogue = false;
+  Result<CompiledModel> compiled = compile(two_layers(), options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  ASSERT_NE(compiled->plan(), nullptr);
+  ASSERT_TRUE(compiled->plan()->groups.empty());
+  ASSERT_EQ(compiled->kernels.size(), 3u);
+  std::vector<std::string> shared;
+  for (const emit::EmittedKernel& kernel : compiled->kernels) {
+    ASSERT_EQ(kernel.fused_nodes.size(), 1u);
+    ASSERT_EQ(kernel.shared_by.size(), 1u) << kernel.name;
+    shared.push_back(kernel.shared_by[0].node);
+  }
+  EXPECT_EQ(shared, (std::vector<std::string>{"mul2", "add2", "relu2"}));
+  EXPECT_EQ(compiled->kernels[2].shared_by[0].outputs, std::vector<std::string>{"y2"});
+  const emit::ReportPlan& plan = *compiled->report.plan;
+  int with_code = 0;
+  for (const std::optional<emit::ReportCodegen>& codegen : plan.unfused_codegen) {
+    if (!codegen) continue;
+    ++with_code;
+    EXPECT_EQ(codegen->kernel.name.rfind("stitch_s", 0), 0u);
+  }
+  EXPECT_EQ(with_code, 6);
+}
+
 TEST(DriverTest, PhasesAreTimedAndObservedInOrder) {
   std::vector<std::string> observed;
   CompileObserver observer;

@@ -13,7 +13,8 @@ For bundled models: compile, then
   - a directory that is no stitchopt output, or a kernels.json whose signature does
     not match the node, is exit 2.
 gpt2_block has a view step (an aliased buffer); mlp is also run unfused (--unfused:
-every op its own generated kernel), the baseline `bench` compares with.
+every op its own generated kernel), the baseline `bench` compares with, and so is
+rnn_unrolled, whose identical steps share single-op kernels (kernels.json shared_by).
 Exit 0 when every check passes; one line per failure otherwise.
 """
 import argparse
@@ -27,6 +28,13 @@ import sys
 import tempfile
 
 MODELS = ["mlp", "word2vec", "bert", "gpt2_block", "resnet"]
+
+
+def count_kernel_nodes(out):
+    """Unfused nodes of report.json that launch a generated kernel."""
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    return sum(1 for node in report["unfused"] if node["codegen"] is not None)
 
 
 def main():
@@ -57,6 +65,20 @@ def main():
         out = os.path.join(work, "mlp_unfused")
         stitchopt(os.path.join(args.models, entries["mlp"]["file"]), "-o", out, "-q", "--unfused")
         outs["mlp_unfused"] = out
+        # Unfused, the unrolled RNN's identical steps launch shared single-op kernels
+        # (kernels.json shared_by): each node must still find its kernel and match.
+        entry = entries["rnn_unrolled"]
+        flags = [part for flag in entry["input_shape_flags"] for part in ("--input-shape", flag)]
+        out = os.path.join(work, "rnn_unrolled_unfused")
+        stitchopt(os.path.join(args.models, entry["file"]), "-o", out, "-q", "--unfused", *flags)
+        outs["rnn_unrolled_unfused"] = out
+        with open(os.path.join(out, "kernels", "kernels.json")) as f:
+            listed = json.load(f)["kernels"]
+        shared = sum(len(k["shared_by"]) for k in listed)
+        launching = count_kernel_nodes(out)
+        if not shared or len(listed) + shared != launching:
+            failures.append(f"rnn_unrolled --unfused: {len(listed)} kernels and {shared} shared "
+                            f"launches for {launching} nodes that launch a generated kernel")
 
         for name, out in outs.items():
             for mode in ("--cpu", "--emulate"):
