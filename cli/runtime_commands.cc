@@ -393,6 +393,11 @@ int profile_command(int argc, char** argv) {
   bool no_instructions = false;
   app.add_flag("--no-instructions", no_instructions,
                "skip the instruction estimate from SASS (no nvcc or nvdisasm runs)");
+  app.add_option("--sample-blocks", options.sample_blocks,
+                 "count the requests of this many blocks of a larger grid, spread over it, and "
+                 "scale them (unique bytes, barriers and atomics always come from every block); "
+                 "0: every block")
+      ->check(CLI::Range(0u, 1u << 30));
   app.add_flag("-v,--verbose", options.verbose, "print the commands that build the kernels");
   if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
   options.instructions = !no_instructions;
@@ -413,6 +418,12 @@ int profile_command(int argc, char** argv) {
 
   std::printf("device: %s (estimates, docs/perf-model.md); every block of every kernel ran\n",
               device->name.c_str());
+  if (profile->sampled_launches > 0) {
+    std::printf(
+        "sampling: %lld launches of more than %u blocks counted the requests of every "
+        "k-th block and scaled them (--sample-blocks 0 counts every block)\n",
+        static_cast<long long>(profile->sampled_launches), profile->sample_blocks);
+  }
   std::printf("instructions: %s\n", profile->instructions_method.c_str());
   std::printf("%-12s %-9s %-16s %9s %9s %9s %6s %6s %6s %9s %9s %9s  %s\n", "kernel", "kind",
               "composition", "requested", "dram", "ideal", "sector", "redund", "barr", "instr",

@@ -208,6 +208,7 @@ class HostBackend : public Backend {
     }
     recipe.extra_sources = {source};
     recipe.headers = {header, counters_header, kernels / "stitch_prelude.cuh"};
+    recipe.precompiled_header = header.filename().string();
     recipe.library_name =
         counting ? "libstitch_kernels_emu_counters.so" : "libstitch_kernels_emu.so";
     recipe.verbose = options_.verbose;

@@ -195,16 +195,79 @@ Status no_kernels_directory(const Program& program) {
 
 size_t build_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// Whether `compiler` is GCC (its --version names the Free Software Foundation; clang's
+// says "clang"): GCC's precompiled headers are what KernelLibraryRecipe asks for.
+bool is_gcc(const std::string& compiler) {
+  support::ProcessOptions options;
+  options.timeout_seconds = 30;
+  const support::ProcessResult result = support::run_process({compiler, "--version"}, options);
+  return result.succeeded() && result.output.find("clang") == std::string::npos &&
+         result.output.find("Free Software Foundation") != std::string::npos;
+}
+
+// The precompiled header's build step (build_dir/stitch_pch.h, which includes the
+// recipe's header, compiled as a C++ header with the kernels' flags), or nothing when
+// the recipe asks for none, the compiler is not GCC or there are too few kernels for
+// it to pay. Adds "-include build_dir/stitch_pch.h" to `recipe`'s kernel flags.
+Result<std::optional<BuildCommand>> precompiled_header(KernelLibraryRecipe& recipe,
+                                                       size_t kernels) {
+  if (recipe.precompiled_header.empty() || kernels < kMinKernelsForPrecompiledHeader ||
+      !is_gcc(recipe.compiler)) {
+    return std::optional<BuildCommand>();
+  }
+  std::error_code error;
+  fs::create_directories(recipe.build_dir, error);
+  const fs::path header = recipe.build_dir / "stitch_pch.h";
+  const std::string text =
+      "// Precompiled once for every kernel of this build (kernel_library.h).\n"
+      "#include \"" +
+      recipe.precompiled_header + "\"\n";
+  if (read_file(header).value_or("") != text) {
+    std::ofstream file(header, std::ios::binary | std::ios::trunc);
+    file << text;
+    if (!file) return Status::invalid_input("cannot write " + header.string());
+  }
+  BuildCommand command;
+  command.output = header.string() + ".gch";
+  command.log = header.string() + ".log";
+  command.argv = {recipe.compiler};
+  command.argv.insert(command.argv.end(), recipe.compile_flags.begin(), recipe.compile_flags.end());
+  command.argv.insert(command.argv.end(), recipe.kernel_flags.begin(), recipe.kernel_flags.end());
+  command.argv.insert(command.argv.end(),
+                      {"-x", "c++-header", "-c", header.string(), "-o", command.output.string()});
+  uint64_t hash = fnv1a(kFnvOffset, support::command_line_text(command.argv));
+  for (const fs::path& shared : recipe.headers) hash = fnv1a(hash, read_file(shared).value_or(""));
+  struct stat compiler_stat {};
+  if (stat(recipe.compiler.c_str(), &compiler_stat) == 0) {
+    hash = fnv1a(
+        hash, std::to_string(compiler_stat.st_size) + ":" + std::to_string(compiler_stat.st_mtime));
+  }
+  command.stamp = hex(fnv1a(hash, text)) + "\n";
+  // -Winvalid-pch: a kernel's log says so when GCC could not use it (it then parses
+  // the header itself: slower, same code).
+  recipe.kernel_flags.insert(recipe.kernel_flags.end(),
+                             {"-Winvalid-pch", "-include", header.string()});
+  return std::optional<BuildCommand>(std::move(command));
+}
+
 }  // namespace
 
-Result<std::string> build_kernel_library(const Program& program,
-                                         const KernelLibraryRecipe& recipe) {
+Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& given) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
+  KernelLibraryRecipe recipe = given;
   std::vector<fs::path> sources(recipe.extra_sources);
   const std::vector<fs::path> kernels = kernel_sources(program);
+  STITCH_ASSIGN_OR_RETURN(std::optional<BuildCommand> pch,
+                          precompiled_header(recipe, kernels.size()));
   sources.insert(sources.end(), kernels.begin(), kernels.end());
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles,
                           compile_commands(recipe, sources, recipe.extra_sources.size()));
+  if (pch) {
+    // Each kernel object depends on the precompiled state: its stamp holds the header's.
+    for (size_t i = recipe.extra_sources.size(); i < compiles.size(); ++i) {
+      compiles[i].stamp = hex(fnv1a(fnv1a(kFnvOffset, compiles[i].stamp), pch->stamp)) + "\n";
+    }
+  }
   BuildCommand link;
   link.output = recipe.build_dir / recipe.library_name;
   link.log = recipe.build_dir / (recipe.library_name + ".log");
@@ -218,7 +281,8 @@ Result<std::string> build_kernel_library(const Program& program,
   }
   link.stamp = hex(fnv1a(link_hash, support::command_line_text(link.argv))) + "\n";
 
-  Status built = run_build(compiles, build_jobs(), recipe.verbose);
+  Status built = pch ? run_build({*pch}, 1, recipe.verbose) : Status::ok();
+  if (built.is_ok()) built = run_build(compiles, build_jobs(), recipe.verbose);
   if (built.is_ok()) built = run_build({link}, 1, recipe.verbose);
   if (!built.is_ok()) {
     return built.with_prefix("building " + link.output.string() + " from " + program.kernels_dir +
@@ -227,19 +291,46 @@ Result<std::string> build_kernel_library(const Program& program,
   return link.output.string();
 }
 
-Result<std::map<std::string, CompiledSource>> build_kernel_objects(
-    const Program& program, const KernelLibraryRecipe& recipe) {
+Result<std::vector<UnitySource>> build_kernel_units(const Program& program,
+                                                    const KernelLibraryRecipe& recipe,
+                                                    size_t units) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
-  const std::vector<fs::path> sources = kernel_sources(program);
+  const std::vector<fs::path> kernels = kernel_sources(program);
+  units = std::max<size_t>(1, std::min(units, kernels.size()));
+  std::error_code error;
+  fs::create_directories(recipe.build_dir, error);
+  if (error) {
+    return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
+                                 error.message());
+  }
+  std::vector<UnitySource> result(kernels.empty() ? 0 : units);
+  std::vector<fs::path> sources;
+  for (size_t unit = 0; unit < result.size(); ++unit) {
+    std::string text = "// Unity translation unit of stitchopt profile (kernel_library.h).\n";
+    for (size_t k = unit * kernels.size() / units; k < (unit + 1) * kernels.size() / units; ++k) {
+      std::optional<std::string> kernel = read_file(kernels[k]);
+      if (!kernel) return Status::invalid_input("cannot read kernel source " + kernels[k].string());
+      // Kernel file names are identifiers + ".cu" (program.cc checks kernels.json).
+      const std::string name = kernels[k].filename().string();
+      text += "#line 1 \"" + name + "\"\n" + *kernel;
+      if (!kernel->empty() && kernel->back() != '\n') text += '\n';
+      result[unit].kernel_files.push_back(fs::relative(kernels[k], program.kernels_dir).string());
+    }
+    const fs::path source = recipe.build_dir / ("stitch_unity_" + std::to_string(unit) + ".cu");
+    if (read_file(source).value_or("") != text) {
+      std::ofstream file(source, std::ios::binary | std::ios::trunc);
+      file << text;
+      if (!file) return Status::invalid_input("cannot write " + source.string());
+    }
+    sources.push_back(source);
+  }
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles, compile_commands(recipe, sources, 0));
   STITCH_RETURN_IF_ERROR(run_build(compiles, build_jobs(), recipe.verbose)
                              .with_prefix("compiling " + program.kernels_dir + ": "));
-  std::map<std::string, CompiledSource> compiled;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    compiled[fs::relative(sources[i], program.kernels_dir).string()] = {compiles[i].output,
-                                                                        compiles[i].log};
+  for (size_t unit = 0; unit < result.size(); ++unit) {
+    result[unit].compiled = {compiles[unit].output, compiles[unit].log};
   }
-  return compiled;
+  return result;
 }
 
 }  // namespace stitch::runtime

@@ -1,5 +1,7 @@
 #include "runtime_stub/profile.h"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -7,8 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "cost_model/cost_model.h"
 #include "emit/ptxas_stats.h"
@@ -49,10 +53,11 @@ struct KernelSass {
   int registers = 0;
 };
 
-// Compiles each kernel file with nvcc -cubin -lineinfo (ptxas -v for the registers)
-// through the kernel library's stamped, parallel build (a rerun on the same output
-// reuses the cubins), and disassembles it with nvdisasm -gi. Errors name the tool and
-// file.
+// Compiles the kernel files with nvcc -cubin -lineinfo (ptxas -v for the registers) as
+// one unity translation unit per core (kernel_library.h, build_kernel_units: nvcc's
+// and nvdisasm's cost is per process, 0.5 s each, not per kernel), reused on a rerun,
+// and disassembles each cubin with nvdisasm -gi; each function goes back to its kernel
+// file by name (<kernel>_kernel). Errors name the tool and file.
 Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
                                                       const ProfileOptions& options,
                                                       const std::string& nvcc,
@@ -66,26 +71,59 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
   recipe.phase_flag = "-cubin";
   recipe.object_suffix = "." + arch + ".cubin";
   recipe.verbose = options.verbose;
-  STITCH_ASSIGN_OR_RETURN(auto cubins, build_kernel_objects(program, recipe));
+  const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  STITCH_ASSIGN_OR_RETURN(std::vector<UnitySource> units,
+                          build_kernel_units(program, recipe, jobs));
+  std::map<std::string, std::string> file_of_function;
+  for (const Step& step : program.steps) {
+    if (step.kind == StepKind::kKernel)
+      file_of_function[step.kernel + "_kernel"] = step.kernel_file;
+  }
   support::ProcessOptions disassemble;
-  disassemble.timeout_seconds = 120;
-  disassemble.max_captured_bytes = size_t{256} << 20;
+  disassemble.timeout_seconds = 300;
+  disassemble.max_captured_bytes = size_t{1} << 30;
   std::map<std::string, KernelSass> result;
-  for (const auto& [file, cubin] : cubins) {
-    KernelSass& sass = result[file];
-    std::ifstream log(cubin.log);
+  std::map<std::string, std::vector<emit::PtxasStats>> functions_of_file;
+  // One nvdisasm per unit, as many at a time as there are cores.
+  std::list<std::pair<size_t, support::Process>> running;
+  size_t next = 0;
+  while (next < units.size() || !running.empty()) {
+    while (next < units.size() && running.size() < jobs) {
+      running.emplace_back(
+          next, support::Process::start(
+                    {nvdisasm, "-gi", "-c", units[next].compiled.output.string()}, disassemble));
+      ++next;
+    }
+    auto finished = std::find_if(running.begin(), running.end(),
+                                 [](auto& entry) { return entry.second.poll(); });
+    if (finished == running.end()) {
+      usleep(5000);
+      continue;
+    }
+    const UnitySource& unit = units[finished->first];
+    const support::ProcessResult listed = finished->second.result();
+    running.erase(finished);
+    if (!listed.succeeded()) {
+      return Status::internal("nvdisasm failed on " + unit.compiled.output.string() + " (" +
+                              listed.failure() + "):\n" + listed.output.substr(0, 4000));
+    }
+    std::ifstream log(unit.compiled.log);
     std::stringstream ptxas;
     ptxas << log.rdbuf();
     STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
                             emit::parse_ptxas_output(ptxas.str()));
-    sass.registers = emit::summarize_ptxas(functions).registers;
-    const support::ProcessResult listed =
-        support::run_process({nvdisasm, "-gi", "-c", cubin.output.string()}, disassemble);
-    if (!listed.succeeded()) {
-      return Status::internal("nvdisasm failed on " + cubin.output.string() + " (" +
-                              listed.failure() + "):\n" + listed.output.substr(0, 4000));
+    for (emit::PtxasStats& function : functions) {
+      auto file = file_of_function.find(function.function);
+      if (file != file_of_function.end()) functions_of_file[file->second].push_back(function);
     }
-    STITCH_ASSIGN_OR_RETURN(sass.kernels, parse_sass(listed.output));
+    STITCH_ASSIGN_OR_RETURN(std::vector<SassKernel> kernels, parse_sass(listed.output));
+    for (SassKernel& kernel : kernels) {
+      auto file = file_of_function.find(kernel.name);
+      if (file != file_of_function.end()) result[file->second].kernels.push_back(std::move(kernel));
+    }
+  }
+  for (auto& [file, functions] : functions_of_file) {
+    result[file].registers = emit::summarize_ptxas(functions).registers;
   }
   return result;
 }
@@ -166,6 +204,8 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   counters.limits.max_threads_per_sm = static_cast<unsigned int>(options.device.max_threads_per_sm);
   counters.limits.max_blocks_per_sm = static_cast<unsigned int>(options.device.max_blocks_per_sm);
   counters.limits.registers_per_sm = static_cast<unsigned int>(options.device.registers_per_sm);
+  counters.limits.sample_blocks = options.sample_blocks;
+  profile.sample_blocks = options.sample_blocks;
   counters.kernel_registers = registers;
   counters.on_step = [&](const Step& step, const StitchEmuCounters& c,
                          const std::vector<StitchEmuSite>& sites) {
@@ -215,6 +255,7 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
       auto found = registers.find(step.kernel);
       s.registers = found != registers.end() ? found->second : 0;
       s.counters = counted.at(i);
+      if (s.counters.counted_blocks < s.counters.blocks) ++profile.sampled_launches;
       std::optional<cost_model::InstructionEstimate> instructions;
       if (auto kernel_sass = sass.find(step.kernel_file); kernel_sass != sass.end()) {
         std::map<AccessLocation, uint64_t> requests;
@@ -245,14 +286,27 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   return profile;
 }
 
+std::string sampling_text(const ProgramProfile& profile) {
+  std::string text =
+      "emulated: every kernel ran once in the CUDA emulation with hardware counters, at its "
+      "real shapes on random inputs; ";
+  if (profile.sampled_launches == 0) {
+    text += "every block's requests counted";
+  } else {
+    text += std::to_string(profile.sampled_launches) + " launches of more than " +
+            std::to_string(profile.sample_blocks) +
+            " blocks had the requests of every k-th block counted and scaled (--sample-blocks; "
+            "unique bytes, barriers and atomics of every block)";
+  }
+  return text + "; estimates by docs/perf-model.md";
+}
+
 std::string profile_json(const ProgramProfile& profile) {
   using json = nlohmann::ordered_json;
   json root;
   root["schema"] = "stitchopt.profile/1";
   root["device"] = profile.device;
-  root["method"] =
-      "emulated: every kernel ran once in the CUDA emulation with hardware counters, at its "
-      "real shapes on random inputs; no block sampling; estimates by docs/perf-model.md";
+  root["method"] = sampling_text(profile);
   root["instructions"] = profile.instructions_method;
   root["total_estimated_us"] = profile.total_estimated_us;
   root["total_analytic_us"] = profile.total_analytic_us;
@@ -283,6 +337,7 @@ std::string profile_json(const ProgramProfile& profile) {
                      {"blocks", c.blocks},
                      {"warps", c.warps},
                      {"threads", c.threads},
+                     {"counted_blocks", c.counted_blocks},
                      {"block_threads", c.max_block_threads},
                      {"shared_bytes_per_block", c.max_shared_bytes_per_block},
                      {"registers", s.registers},

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -117,6 +118,7 @@ struct Block {
   unsigned int at_barrier = 0;  // under barrier_mutex
   unsigned char* arena = nullptr;
   size_t arena_bytes = 0;  // requested by the kernel; 0 until the first request
+  bool counted = true;     // the counters record its requests (block sampling)
 #if defined(STITCH_EMU_THREADS)
   std::mutex barrier_mutex;                 // __syncthreads
   std::mutex warp_mutexes[kMaxBlockWarps];  // warp collectives, one per warp
@@ -422,6 +424,8 @@ void finish_thread(EmuThread& t) {
 
 // Lays out the threads of `block_count` consecutive blocks starting at linear block
 // `first_block` into d (threads must hold block_count * block_threads entries).
+bool block_counted(unsigned long long linear_block);  // the counters' block sampling
+
 void init_domain(Domain& d, const char* kernel, bool cooperative, const std::function<void()>& body,
                  dim3 grid, dim3 block, unsigned long long first_block, unsigned int block_count,
                  EmuThread* threads, unsigned char* arenas) {
@@ -449,6 +453,7 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
     blk.at_barrier = 0;
     blk.arena = arenas + static_cast<size_t>(b) * kMaxStaticSharedBytes;
     blk.arena_bytes = 0;
+    blk.counted = block_counted(linear_block);
     for (unsigned int i = 0; i < block_threads; ++i) {
       EmuThread& t = blk.threads[i];
       t.thread_idx = uint3{i % block.x, i / block.x % block.y, i / block.x / block.y};
@@ -665,8 +670,13 @@ struct CounterState {
   bool on = false;
   StitchEmuLimits limits{};
   StitchEmuCounters totals{};
-  std::vector<CounterRegion> regions;  // sorted by begin, disjoint
-  std::vector<AccessRecord> records;   // of the running domain
+  // The running launch's requests (count_request), folded into `totals` and
+  // `site_requests` at its end, scaled when it was sampled (fold_launch_counters).
+  StitchEmuCounters launch{};
+  std::map<std::pair<uintptr_t, int>, uint64_t> launch_site_requests;
+  unsigned long long sample_stride = 1;  // of the running launch: every block counted
+  std::vector<CounterRegion> regions;    // sorted by begin, disjoint
+  std::vector<AccessRecord> records;     // of the running domain
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> occurrences;
   std::unordered_map<uintptr_t, uint64_t> atomic_hits;
   size_t launch_dynamic_shared_bytes = 0;
@@ -690,6 +700,7 @@ void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site)
   const uintptr_t arena = reinterpret_cast<uintptr_t>(t->block->arena);
   AccessRecord record{t->domain_warp, 0, site, 0, size, AccessKind::kGlobalLoad};
   if (address >= arena && address < arena + kMaxStaticSharedBytes) {
+    if (!t->block->counted) return;
     record.kind = store ? AccessKind::kSharedStore : AccessKind::kSharedLoad;
     record.address = address - arena;
   } else {
@@ -703,6 +714,7 @@ void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site)
     const size_t offset = address - region.begin;
     const size_t count = std::min<size_t>(size, region.end - address);
     set_bits(store ? region.stored : region.loaded, offset, count);
+    if (!t->block->counted) return;  // sampled out: its bytes count as unique, no requests
     record.kind = store ? AccessKind::kGlobalStore : AccessKind::kGlobalLoad;
     record.address = address;
   }
@@ -717,9 +729,9 @@ size_t count_distinct(std::vector<uint64_t>& values) {
 
 // Folds the records of one request [first, last) into the totals.
 void count_request(const AccessRecord* first, const AccessRecord* last) {
-  StitchEmuCounters& c = g_counters.totals;
+  StitchEmuCounters& c = g_counters.launch;
   const AccessKind kind = first->kind;
-  ++g_counters.site_requests[{first->site, static_cast<int>(kind)}];
+  ++g_counters.launch_site_requests[{first->site, static_cast<int>(kind)}];
   uint64_t bytes = 0;
   static std::vector<uint64_t> units;  // counting is single-threaded
   units.clear();
@@ -808,9 +820,63 @@ void flush_domain_counters() {
   g_counters.occurrences.clear();
 }
 
+// Whether block `linear_block` of the running launch has its requests counted: runs of
+// kSampleRun consecutive blocks, every sample_stride-th run. A run of 32 rows covers
+// every alignment a row of 4-byte elements can have to a 128-byte line, so a sample
+// of runs sees the sectors and lines an evenly strided sample would alias with.
+constexpr unsigned long long kSampleRun = 32;
+bool block_counted(unsigned long long linear_block) {
+  return g_counters.sample_stride <= 1 ||
+         (linear_block / kSampleRun) % g_counters.sample_stride == 0;
+}
+
+// The end of a launch of `blocks` blocks: its requests into the totals, scaled by
+// blocks / counted blocks when it was sampled (rounded to the nearest count).
+void fold_launch_counters(unsigned long long blocks) {
+  unsigned long long counted = 0;
+  for (unsigned long long b = 0; b < blocks; b += kSampleRun) {
+    if (block_counted(b)) counted += std::min(kSampleRun, blocks - b);
+  }
+  const double scale = static_cast<double>(blocks) / static_cast<double>(counted);
+  auto scaled = [scale](unsigned long long value) {
+    return static_cast<unsigned long long>(std::llround(static_cast<double>(value) * scale));
+  };
+  StitchEmuCounters& c = g_counters.totals;
+  const StitchEmuCounters& l = g_counters.launch;
+  c.counted_blocks += counted;
+  c.global_load_requests += scaled(l.global_load_requests);
+  c.global_load_bytes += scaled(l.global_load_bytes);
+  c.global_load_distinct_bytes += scaled(l.global_load_distinct_bytes);
+  c.global_load_sectors += scaled(l.global_load_sectors);
+  c.global_load_lines += scaled(l.global_load_lines);
+  c.global_store_requests += scaled(l.global_store_requests);
+  c.global_store_bytes += scaled(l.global_store_bytes);
+  c.global_store_distinct_bytes += scaled(l.global_store_distinct_bytes);
+  c.global_store_sectors += scaled(l.global_store_sectors);
+  c.global_store_lines += scaled(l.global_store_lines);
+  c.shared_load_requests += scaled(l.shared_load_requests);
+  c.shared_store_requests += scaled(l.shared_store_requests);
+  c.shared_bytes += scaled(l.shared_bytes);
+  c.shared_wavefronts += scaled(l.shared_wavefronts);
+  c.shared_ideal_wavefronts += scaled(l.shared_ideal_wavefronts);
+  c.shared_max_wavefronts = std::max(c.shared_max_wavefronts, l.shared_max_wavefronts);
+  for (const auto& [key, requests] : g_counters.launch_site_requests) {
+    g_counters.site_requests[key] += scaled(requests);
+  }
+  g_counters.launch = StitchEmuCounters{};
+  g_counters.launch_site_requests.clear();
+  g_counters.sample_stride = 1;
+}
+
 void count_launch(bool cooperative, unsigned long long blocks, unsigned int block_threads,
                   size_t dynamic_shared_bytes) {
   StitchEmuCounters& c = g_counters.totals;
+  // Runs of kSampleRun blocks, every stride-th: about sample_blocks blocks counted.
+  const unsigned long long sample = g_counters.limits.sample_blocks;
+  const unsigned long long runs = (blocks + kSampleRun - 1) / kSampleRun;
+  const unsigned long long wanted_runs = std::max(1ULL, sample / kSampleRun);
+  g_counters.sample_stride =
+      sample != 0 && blocks > sample ? (runs + wanted_runs - 1) / wanted_runs : 1;
   ++c.launches;
   if (cooperative) ++c.cooperative_launches;
   c.blocks += blocks;
@@ -824,7 +890,9 @@ void count_launch(bool cooperative, unsigned long long blocks, unsigned int bloc
 
 #else
 bool counting() { return false; }
+bool block_counted(unsigned long long) { return true; }
 void flush_domain_counters() {}
+void fold_launch_counters(unsigned long long) {}
 void count_launch(bool, unsigned long long, unsigned int, size_t) {}
 #endif
 
@@ -1006,7 +1074,10 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
     init_domain(d, name, true, body, grid, block, 0, count, storage.threads.get(),
                 storage.arenas.get());
     run_domain(d);
-    if (counting()) flush_domain_counters();
+    if (counting()) {
+      flush_domain_counters();
+      fold_launch_counters(block_count);
+    }
     return cudaSuccess;
   }
   std::atomic<unsigned long long> next_block{0};
@@ -1038,6 +1109,7 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
   run_blocks();
   for (std::thread& h : helpers) h.join();
 #endif
+  if (counting()) fold_launch_counters(block_count);
   return cudaSuccess;
 }
 
@@ -1089,6 +1161,9 @@ int stitch_emu_counters_begin(const StitchEmuRegion* regions, int region_count,
   g_counters.occurrences.clear();
   g_counters.atomic_hits.clear();
   g_counters.site_requests.clear();
+  g_counters.launch = StitchEmuCounters{};
+  g_counters.launch_site_requests.clear();
+  g_counters.sample_stride = 1;
   g_counters.sites.clear();
   g_counters.on = true;
   return 0;

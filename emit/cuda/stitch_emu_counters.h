@@ -20,6 +20,12 @@ struct StitchEmuLimits {
   unsigned int max_blocks_per_sm;
   unsigned int registers_per_sm;
   unsigned int registers_per_thread;  // from ptxas; 0: unknown (32 assumed)
+  // Block sampling: a launch of more blocks than this counts the requests of runs of
+  // 32 consecutive blocks, every k-th run from block 0 (about sample_blocks blocks in
+  // all), and scales them by blocks / counted blocks; 0 counts every block. Unique
+  // bytes and sectors, barriers, warp collectives and atomics always come from every
+  // block.
+  unsigned int sample_blocks;
 };
 struct StitchEmuCounters {
   // Launch geometry.
@@ -69,6 +75,8 @@ struct StitchEmuCounters {
   unsigned long long atomics;
   unsigned long long atomic_addresses;
   unsigned long long atomic_max_per_address;
+  // Blocks whose requests were counted (== blocks unless a launch was sampled).
+  unsigned long long counted_blocks;
 };
 // One access site of the counted window: the return address of its __tsan_* call as an
 // offset into the shared object (or executable) that holds it, what it accesses, and

@@ -186,6 +186,47 @@ TEST(EmuCounters, CooperativeGridLimitedByOccupancy) {
   EXPECT_EQ(run(6, b, &too_many_registers, cudaErrorCooperativeLaunchTooLarge).launches, 0u);
 }
 
+// Block sampling (StitchEmuLimits::sample_blocks): 128 blocks of 8 threads, each one
+// request of 32 bytes (one sector, one line) per direction. Counting runs of 32
+// consecutive blocks, every 4th run (blocks 0-31 here), and scaling by 128 / 32 gives
+// the exact figures when every block does the same; unique bytes always come from
+// every block.
+TEST(EmuCounters, SampledBlocksScaleToTheExactFigures) {
+  static Buffers b;
+  const StitchEmuLimits exact{2, 2048, 32, 65536, 0, 0};
+  const StitchEmuLimits sampled{2, 2048, 32, 65536, 0, 32};
+  const StitchEmuCounters all = run(7, b, &exact);
+  const StitchEmuCounters some = run(7, b, &sampled);
+  EXPECT_EQ(all.blocks, 128u);
+  EXPECT_EQ(all.counted_blocks, 128u);
+  EXPECT_EQ(some.counted_blocks, 32u);
+  for (const StitchEmuCounters* c : {&all, &some}) {
+    EXPECT_EQ(c->global_load_requests, 128u);
+    EXPECT_EQ(c->global_load_bytes, 4096u);
+    EXPECT_EQ(c->global_load_sectors, 128u);
+    EXPECT_EQ(c->global_load_lines, 128u);
+    EXPECT_EQ(c->global_store_requests, 128u);
+    EXPECT_EQ(c->global_store_sectors, 128u);
+    EXPECT_EQ(c->global_unique_load_bytes, 4096u);
+    EXPECT_EQ(c->global_unique_store_bytes, 4096u);
+  }
+  // A grid of at most sample_blocks blocks is counted exactly.
+  const StitchEmuLimits enough{2, 2048, 32, 65536, 0, 128};
+  EXPECT_EQ(run(7, b, &enough).counted_blocks, 128u);
+}
+
+// The limit of sampling: when only blocks 0-31 store, the sample (blocks 0-31) scaled
+// by 4 counts four times the store requests. Unique bytes stay exact.
+TEST(EmuCounters, SamplingAssumesBlocksRunTheSameCode) {
+  static Buffers b;
+  const StitchEmuLimits exact{2, 2048, 32, 65536, 0, 0};
+  const StitchEmuLimits sampled{2, 2048, 32, 65536, 0, 32};
+  EXPECT_EQ(run(8, b, &exact).global_store_requests, 32u);
+  const StitchEmuCounters c = run(8, b, &sampled);
+  EXPECT_EQ(c.global_store_requests, 128u);
+  EXPECT_EQ(c.global_unique_store_bytes, 1024u);
+}
+
 TEST(EmuCounters, BeginTwiceAndEndWithoutBeginFail) {
   StitchEmuCounters c{};
   EXPECT_EQ(stitch_emu_counters_end(&c), -1);
