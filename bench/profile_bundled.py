@@ -8,10 +8,20 @@ model (bound, sector efficiency, redundancy), and how often the planner's analyt
 estimate is within 25% of the emulated estimate.
 
     bench/profile_bundled.py --stitchopt build/bin/stitchopt [--models bert,vit] [--json F]
+                             [--check bench/profile_gates.json | --record bench/profile_gates.json]
+
+--check applies the gates of issue 14 against the recorded thresholds (the ctest
+bench.profile_gates runs it over every bundled model; exit 1 names each failed gate):
+every model is estimated faster fused than unfused, and at least by its recorded
+speedup; no fused group is estimated slower than its nodes unfused; the analytic
+estimate is within the tolerance of the emulated one for the recorded fraction of
+kernels. --record rewrites the per-model speedups from this run (less a margin), after
+an intended change; the other gates stay as they are.
 """
 import argparse
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -65,12 +75,64 @@ def within(analytic, emulated, fraction=0.25):
     return abs(analytic - emulated) <= fraction * emulated
 
 
+# --record keeps this much below each measured speedup, so that a change that moves
+# an estimate by a few percent does not need a new recording.
+SPEEDUP_MARGIN = 0.03
+
+
+def check_gates(results, gates):
+    """The failed gates, one line each (empty when every gate holds)."""
+    failures = []
+    recorded = gates["min_speedup"]
+    for r in results:
+        speedup = r["unfused_us"] / r["fused_us"]
+        if r["fused_us"] >= r["unfused_us"]:
+            failures.append(f"{r['model']}: estimated {r['fused_us']:.1f} us fused, not faster "
+                            f"than {r['unfused_us']:.1f} us unfused")
+        if r["model"] not in recorded:
+            failures.append(f"{r['model']}: no recorded speedup in the gates file (run --record)")
+        elif speedup < recorded[r["model"]]:
+            failures.append(f"{r['model']}: estimated speedup {speedup:.3f}x is below the recorded "
+                            f"{recorded[r['model']]:.3f}x")
+    slower = sum(len(r["groups_slower_than_parts"]) for r in results)
+    if slower > gates["max_groups_slower_than_parts"]:
+        failures.append(f"{slower} fused groups are estimated slower than their nodes unfused "
+                        f"(at most {gates['max_groups_slower_than_parts']})")
+    agree = sum(r["analytic_within_25pct"] for r in results)
+    kernels = sum(r["kernels"] for r in results)
+    if kernels and agree < gates["min_analytic_agreement"] * kernels:
+        failures.append(f"the analytic estimate is within {gates['analytic_tolerance']:.0%} of the "
+                        f"emulated one for {agree}/{kernels} kernels "
+                        f"({agree / kernels:.1%}), below {gates['min_analytic_agreement']:.0%}")
+    return failures
+
+
+def record_gates(results, gates, path):
+    for r in results:
+        speedup = r["unfused_us"] / r["fused_us"]
+        gates["min_speedup"][r["model"]] = math.floor(speedup * (1 - SPEEDUP_MARGIN) * 1000) / 1000
+    gates["min_speedup"] = dict(sorted(gates["min_speedup"].items()))
+    Path(path).write_text(json.dumps(gates, indent=2) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stitchopt", default=str(ROOT / "build" / "bin" / "stitchopt"))
     parser.add_argument("--models", help="comma-separated model names (default: all)")
     parser.add_argument("--json", help="also write the figures to this file")
+    gate = parser.add_mutually_exclusive_group()
+    gate.add_argument("--check", help="a gates file (bench/profile_gates.json): exit 1 when a "
+                      "gate fails")
+    gate.add_argument("--record", help="a gates file: rewrite its per-model speedups from this run")
     args = parser.parse_args()
+    gates = None
+    if args.check or args.record:
+        gates = json.loads(Path(args.check or args.record).read_text())
+        if gates.get("schema") != "stitchopt.profile_gates/1":
+            print(f"{args.check or args.record}: not a stitchopt.profile_gates/1 file",
+                  file=sys.stderr)
+            return 2
+    tolerance = gates["analytic_tolerance"] if gates else 0.25
     manifest = json.loads((ROOT / "models" / "manifest.json").read_text())
     wanted = set(args.models.split(",")) if args.models else None
     results = []
@@ -88,7 +150,7 @@ def main():
             report = json.loads((Path(temp) / (model["name"] + "_f") / "report.json").read_text())
             versus = groups_against_parts(fused, unfused, report)
             kernels = [k for k in fused["kernels"] if k["kind"] == "kernel"]
-            agree = sum(within(k["analytic_us"], k["estimated_us"]) for k in kernels)
+            agree = sum(within(k["analytic_us"], k["estimated_us"], tolerance) for k in kernels)
             results.append({
                 "model": model["name"],
                 "fused_us": fused["total_estimated_us"],
@@ -106,7 +168,7 @@ def main():
                     max(k["estimated_us"], 1e-9))[:3],
             })
     print(f"{'model':<20} {'fused us':>9} {'unfused us':>10} {'speedup':>7} "
-          f"{'launches':>9} {'analytic within 25%':>20}")
+          f"{'launches':>9} {f'analytic within {tolerance:.0%}':>20}")
     total_agree = total_kernels = 0
     for r in results:
         total_agree += r["analytic_within_25pct"]
@@ -115,7 +177,7 @@ def main():
               f"{r['unfused_us'] / r['fused_us']:6.2f}x "
               f"{r['fused_launches']:>4}/{r['unfused_launches']:<4} "
               f"{r['analytic_within_25pct']:>9}/{r['kernels']:<3} kernels")
-    print(f"analytic within 25% of emulated: {total_agree}/{total_kernels} kernels")
+    print(f"analytic within {tolerance:.0%} of emulated: {total_agree}/{total_kernels} kernels")
     slower = [(r["model"], *v) for r in results for v in r["groups_slower_than_parts"]]
     print(f"fused groups estimated slower than their nodes unfused: {len(slower)} of "
           f"{sum(r['groups'] for r in results)}")
@@ -131,6 +193,18 @@ def main():
                   f"instructions {k.get('instructions', {}).get('total', 0):.3g}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    if args.record:
+        record_gates(results, gates, args.record)
+        print(f"\nrecorded the per-model speedups into {args.record}")
+    if args.check:
+        failures = check_gates(results, gates)
+        print(f"\ngates ({args.check}): " + ("all hold" if not failures else
+                                             f"{len(failures)} failed"))
+        for failure in failures:
+            print(f"  FAILED {failure}")
+        if failures:
+            print("  (an intended change: rerun with --record and say why in the commit)")
+            return 1
     return 0
 
 

@@ -21,3 +21,15 @@ if(TARGET stitchopt)
                    --stitchopt $<TARGET_FILE:stitchopt>)
   set_tests_properties(runtime.score_emulated PROPERTIES TIMEOUT 900)
 endif()
+
+# Issue 14's gates over every bundled model's emulated profile (bench/profile_bundled.py
+# --check against the thresholds recorded in bench/profile_gates.json; docs/perf-model.md,
+# "Gates in CI"): fused faster than unfused, no fused group slower than its nodes,
+# the analytic estimate within 25% of the emulated one for 90% of kernels.
+if(TARGET stitchopt)
+  add_test(NAME runtime.profile_gates
+           COMMAND ${STITCH_PYTHON} ${PROJECT_SOURCE_DIR}/bench/profile_bundled.py
+                   --stitchopt $<TARGET_FILE:stitchopt>
+                   --check ${PROJECT_SOURCE_DIR}/bench/profile_gates.json)
+  set_tests_properties(runtime.profile_gates PROPERTIES TIMEOUT 1800)
+endif()
