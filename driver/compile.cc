@@ -203,6 +203,7 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
   report.model.node_count = model.graph.num_nodes();
   report.options.planner = options.planner;
   report.kernels.original = emit::count_original_kernels(model.graph);
+  report.kernels.host_shape_ops = emit::count_host_shape_ops(model.graph);
   if (options.simplify) {
     STITCH_RETURN_IF_ERROR(simplify(model, options, observer, timer, report));
   }

@@ -41,12 +41,16 @@ Result<std::string> function_bytes(const ir::Model& model, const GroupBoundary& 
     if (inserted) it->second = "t" + std::to_string(internal++);
     return it->second;
   };
-  for (ir::NodeId id : boundary.ordered_nodes) {
+  for (size_t index = 0; index < boundary.ordered_nodes.size(); ++index) {
     // share_kernels refused groups whose nodes read through a subgraph.
-    const ir::Node& node = graph.node(id);
+    const ir::Node& node = graph.node(boundary.ordered_nodes[index]);
     onnx::NodeProto* written = function.add_node();
     STITCH_RETURN_IF_ERROR(node_to_proto(node, value_name, written));
-    written->clear_name();  // names differ between identical groups
+    // Names differ between identical groups: the body's nodes are named by position.
+    // Not empty: ONNX Runtime names the nodes its own fusions make after the nodes they
+    // replace, and two empty names gave two "/GatherSliceToSplitFusion/" nodes, which
+    // it then refused as duplicates (a Swin transformer's window slicing).
+    written->set_name(kernel_name + "/n" + std::to_string(index));
     written->clear_doc_string();
   }
   // The fused node's own attributes (kernel, launch data) are declared so checkers

@@ -8,10 +8,47 @@
 
 namespace stitch::emit {
 
+namespace {
+
+// An integer tensor of at most kMaxShapeTensorElements elements with a known size.
+bool shape_tensor(const ir::Graph& graph, ir::ValueId id) {
+  const ir::TensorType& type = graph.value(id).type;
+  if (!type.is_static() || (type.dtype != ir::DType::kInt64 && type.dtype != ir::DType::kInt32)) {
+    return false;
+  }
+  int64_t elements = 1;
+  for (int64_t dim : type.dims) elements *= dim;
+  return elements <= kMaxShapeTensorElements;
+}
+
+}  // namespace
+
+bool is_host_shape_op(const ir::Graph& graph, const ir::Node& node) {
+  if (node.op_type == "Shape" || node.op_type == "Size") return node.domain.empty();
+  if (node.outputs.empty() || node.inputs.empty()) return false;
+  for (ir::ValueId output : node.outputs) {
+    if (output == ir::kNoId || !shape_tensor(graph, output)) return false;
+  }
+  for (ir::ValueId input : node.inputs) {
+    if (input != ir::kNoId && !shape_tensor(graph, input)) return false;
+  }
+  return true;
+}
+
 int64_t count_original_kernels(const ir::Graph& graph) {
   int64_t count = 0;
   for (ir::NodeId id : graph.node_ids()) {
-    if (cost_model::launches_work(graph.node(id))) ++count;
+    const ir::Node& node = graph.node(id);
+    if (cost_model::launches_work(node) && !is_host_shape_op(graph, node)) ++count;
+  }
+  return count;
+}
+
+int64_t count_host_shape_ops(const ir::Graph& graph) {
+  int64_t count = 0;
+  for (ir::NodeId id : graph.node_ids()) {
+    const ir::Node& node = graph.node(id);
+    if (cost_model::launches_work(node) && is_host_shape_op(graph, node)) ++count;
   }
   return count;
 }
@@ -113,15 +150,23 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                         {"nodes_added", pass.nodes_added},
                         {"seconds", pass.seconds}});
     }
+    ordered_json unknown_type_roots = ordered_json::array();
+    for (const ir::SimplifyStatistics::UnknownTypeRoot& root : statistics.unknown_type_roots) {
+      unknown_type_roots.push_back({{"node", root.node}, {"op", root.op_type}});
+    }
     json["simplify"] = {{"nodes_before", statistics.nodes_before},
                         {"nodes_after", statistics.nodes_after},
                         {"iterations", statistics.iterations},
                         {"reached_fixed_point", statistics.reached_fixed_point},
+                        {"types_refined", statistics.types_refined},
+                        {"unknown_types", statistics.unknown_types},
+                        {"unknown_type_roots", unknown_type_roots},
                         {"passes", passes}};
   } else {
     json["simplify"] = nullptr;
   }
   ordered_json kernels = {{"original", report.kernels.original},
+                          {"host_shape_ops", report.kernels.host_shape_ops},
                           {"after_simplify", report.kernels.after_simplify}};
   if (!report.plan.has_value()) {
     json["kernels"] = kernels;

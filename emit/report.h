@@ -1,4 +1,4 @@
-// The fusion report, out/report.json (schema "stitchopt.report/1", docs/report-schema.md).
+// The fusion report, out/report.json (schema "stitchopt.report/2", docs/report-schema.md).
 //
 // Keys come in a fixed order (nlohmann::ordered_json) so the same run gives the same
 // bytes; the only fields that differ between two runs are the phase timings.
@@ -21,7 +21,7 @@
 
 namespace stitch::emit {
 
-inline constexpr const char* kReportSchema = "stitchopt.report/1";
+inline constexpr const char* kReportSchema = "stitchopt.report/2";
 
 struct PhaseTiming {
   std::string name;
@@ -87,7 +87,8 @@ struct ReportPlan {
 
 struct ReportKernels {
   int64_t original = 0;        // see count_original_kernels
-  int64_t after_simplify = 0;  // the same count on the simplified graph
+  int64_t host_shape_ops = 0;  // see count_host_shape_ops, on the input model
+  int64_t after_simplify = 0;  // count_original_kernels on the simplified graph
 };
 
 struct Report {
@@ -100,10 +101,21 @@ struct Report {
   std::optional<ReportPlan> plan;  // absent with --no-fusion
 };
 
+// Shape arithmetic a GPU runtime keeps on the host: Shape and Size (they read a
+// tensor's shape, not its data), and nodes whose every input and output is an int32
+// or int64 tensor of at most kMaxShapeTensorElements elements (Gather of a dim,
+// Concat of dims, Div of a dim by the window size...). Exporters emit them wherever a
+// model computes sizes from x.size(); ONNX Runtime runs them on the CPU.
+inline constexpr int64_t kMaxShapeTensorElements = 64;
+bool is_host_shape_op(const ir::Graph& graph, const ir::Node& node);
+
 // Nodes of the input model that launch work on a device: every live node except
-// View ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity: no data movement) and
-// Constant nodes. Opaque ops count: they are somebody's kernel.
+// View ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity: no data movement),
+// Constant nodes and host shape ops (is_host_shape_op). Opaque ops count: they are
+// somebody's kernel.
 int64_t count_original_kernels(const ir::Graph& graph);
+// The host shape ops among the nodes that are not views or constants.
+int64_t count_host_shape_ops(const ir::Graph& graph);
 
 // The report as JSON text (2-space indent, trailing newline). `graph` is the graph
 // the plan was made on (the simplified one), for node names.

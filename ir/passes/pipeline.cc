@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 
+#include "ir/core/analysis.h"
 #include "ir/core/edit_distance.h"
 #include "ir/core/verifier.h"
 #include "ir/passes/algebraic_rewrites.h"
@@ -17,6 +18,7 @@
 #include "ir/passes/fold_conv_batchnorm.h"
 #include "ir/passes/noop_elimination.h"
 #include "ir/passes/shape_folding.h"
+#include "ir/shapes/shape_inference.h"
 #include "ir/text/text.h"
 
 namespace stitch::ir {
@@ -124,6 +126,30 @@ std::vector<std::string> split_pass_list(std::string_view list) {
   return names;
 }
 
+namespace {
+
+// Shape-folding + constant-folding iterations within one round (each resolves at
+// least one more level of shape computation; real models need a few dozen).
+constexpr int kMaxPartialEvaluationIterations = 256;
+
+bool is_static_type(const Graph& graph, ValueId value) {
+  const TensorType& type = graph.value(value).type;
+  return type.is_static() && type.dtype != DType::kUndefined;
+}
+
+// Values of live nodes whose type is not fully static.
+int64_t count_unknown_types(const Graph& graph) {
+  int64_t unknown = 0;
+  for (NodeId id : graph.node_ids()) {
+    for (ValueId output : graph.node(id).outputs) {
+      if (output != kNoId && !is_static_type(graph, output)) ++unknown;
+    }
+  }
+  return unknown;
+}
+
+}  // namespace
+
 Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& options) {
   auto find_pass = [&](std::string_view name) -> const Pass* {
     for (const Pass& pass : all_passes()) {
@@ -161,55 +187,96 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
     statistics.passes.push_back(PassStatistics{std::string(pass->name)});
   int dump_count = 0;
   std::vector<char> live_before;
+  // One pass run: its statistics, verification and dump. Returns whether it changed
+  // the graph.
+  auto run_pass = [&](size_t index) -> Result<bool> {
+    const Pass& pass = *selected[index];
+    PassStatistics& stats = statistics.passes[index];
+    // Node ids are stable within a round (compaction happens between rounds), so
+    // nodes removed are the live ones that died and nodes added the new ids.
+    int32_t capacity = graph.node_capacity();
+    live_before.assign(static_cast<size_t>(capacity), 0);
+    for (NodeId id : graph.node_ids()) live_before[static_cast<size_t>(id)] = 1;
+    const int64_t nodes_before = graph.num_nodes();
+    auto start = std::chrono::steady_clock::now();
+    Result<bool> changed = pass.run(graph, context);
+    stats.seconds += seconds_since(start);
+    ++stats.runs;
+    if (!changed.is_ok()) {
+      return changed.status().with_prefix("pass " + std::string(pass.name) + ": ");
+    }
+    if (!changed.value()) {
+      // The analyses stay valid only if "no change" is true of the nodes.
+      STITCH_CHECK(graph.node_capacity() == capacity && graph.num_nodes() == nodes_before)
+          << "pass " << pass.name << " changed the nodes but reported no change";
+      return false;
+    }
+    context.analyses.invalidate();
+    ++stats.changed_runs;
+    for (NodeId id = 0; id < graph.node_capacity(); ++id) {
+      bool was_live = id < capacity && live_before[static_cast<size_t>(id)];
+      bool is_live = !graph.node(id).dead;
+      if (was_live && !is_live) ++stats.nodes_removed;
+      if (!was_live && is_live) ++stats.nodes_added;
+    }
+    if (options.verify_each) {
+      Status verified = verify(model);
+      if (!verified.is_ok()) {
+        return Status::internal("the IR is invalid after pass " + std::string(pass.name) + ": " +
+                                verified.message());
+      }
+    }
+    if (pass.name == options.dump_ir_after) {
+      char prefix[16];
+      std::snprintf(prefix, sizeof(prefix), "%02d-", ++dump_count);
+      std::filesystem::path path =
+          std::filesystem::path(options.dump_directory) / (prefix + std::string(pass.name) + ".ir");
+      std::ofstream out(path, std::ios::binary);
+      out << print_model(model);
+      if (!out) return Status::invalid_input("cannot write " + path.string());
+    }
+    return true;
+  };
+  // Types refine as shape computations fold: a Reshape whose target became a constant
+  // gets a static output type, which shape folding needs to fold the Shape ops that
+  // read it. Inference merges with the types the model declared.
+  auto reinfer = [&](const std::string& when) -> Status {
+    const int64_t unknown_before = count_unknown_types(graph);
+    ShapeInferenceOptions inference;
+    inference.model_path = options.model_path;
+    STITCH_RETURN_IF_ERROR(infer_shapes(graph, context.default_opset, inference)
+                               .with_prefix("shape inference " + when + ": "));
+    statistics.types_refined += unknown_before - count_unknown_types(graph);
+    return Status::ok();
+  };
+  // Partial evaluation to a fixed point: shape-folding then constant-folding, with the
+  // types re-inferred in between, until neither folds anything (a Swin transformer's
+  // blocks each compute their window shapes from the previous block's output: one
+  // block per iteration). Only when both passes run, shape folding first.
+  size_t shape_folding = selected.size();
+  size_t constant_folding = selected.size();
+  for (size_t index = 0; index < selected.size(); ++index) {
+    if (selected[index]->name == "shape-folding") shape_folding = index;
+    if (selected[index]->name == "constant-folding") constant_folding = index;
+  }
+  const bool evaluate_to_fixed_point =
+      shape_folding < constant_folding && constant_folding < selected.size();
+
   for (int round = 0; round < options.max_iterations; ++round) {
     ++statistics.iterations;
     bool changed_in_round = false;
+    bool folded = false;
     for (size_t index = 0; index < selected.size(); ++index) {
-      const Pass& pass = *selected[index];
-      PassStatistics& stats = statistics.passes[index];
-      // Node ids are stable within a round (compaction happens between rounds), so
-      // nodes removed are the live ones that died and nodes added the new ids.
-      int32_t capacity = graph.node_capacity();
-      live_before.assign(static_cast<size_t>(capacity), 0);
-      for (NodeId id : graph.node_ids()) live_before[static_cast<size_t>(id)] = 1;
-      const int64_t nodes_before = graph.num_nodes();
-      auto start = std::chrono::steady_clock::now();
-      Result<bool> changed = pass.run(graph, context);
-      stats.seconds += seconds_since(start);
-      ++stats.runs;
-      if (!changed.is_ok()) {
-        return changed.status().with_prefix("pass " + std::string(pass.name) + ": ");
-      }
-      if (!changed.value()) {
-        // The analyses stay valid only if "no change" is true of the nodes.
-        STITCH_CHECK(graph.node_capacity() == capacity && graph.num_nodes() == nodes_before)
-            << "pass " << pass.name << " changed the nodes but reported no change";
-        continue;
-      }
-      context.analyses.invalidate();
-      ++stats.changed_runs;
-      changed_in_round = true;
-      for (NodeId id = 0; id < graph.node_capacity(); ++id) {
-        bool was_live = id < capacity && live_before[static_cast<size_t>(id)];
-        bool is_live = !graph.node(id).dead;
-        if (was_live && !is_live) ++stats.nodes_removed;
-        if (!was_live && is_live) ++stats.nodes_added;
-      }
-      if (options.verify_each) {
-        Status verified = verify(model);
-        if (!verified.is_ok()) {
-          return Status::internal("the IR is invalid after pass " + std::string(pass.name) + ": " +
-                                  verified.message());
-        }
-      }
-      if (pass.name == options.dump_ir_after) {
-        char prefix[16];
-        std::snprintf(prefix, sizeof(prefix), "%02d-", ++dump_count);
-        std::filesystem::path path = std::filesystem::path(options.dump_directory) /
-                                     (prefix + std::string(pass.name) + ".ir");
-        std::ofstream out(path, std::ios::binary);
-        out << print_model(model);
-        if (!out) return Status::invalid_input("cannot write " + path.string());
+      STITCH_ASSIGN_OR_RETURN(bool changed, run_pass(index));
+      changed_in_round = changed_in_round || changed;
+      if (index == shape_folding || index == constant_folding) folded = folded || changed;
+      if (!evaluate_to_fixed_point || index != constant_folding) continue;
+      for (int inner = 0; folded && inner < kMaxPartialEvaluationIterations; ++inner) {
+        STITCH_RETURN_IF_ERROR(
+            reinfer("while folding shapes in round " + std::to_string(round + 1)));
+        STITCH_ASSIGN_OR_RETURN(bool shapes, run_pass(shape_folding));
+        STITCH_ASSIGN_OR_RETURN(bool constants, run_pass(constant_folding));
+        folded = shapes || constants;
       }
     }
     graph.compact();
@@ -218,8 +285,25 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
       statistics.reached_fixed_point = true;
       break;
     }
+    // What the other passes changed (a decomposition, a removed no-op) may refine
+    // types too.
+    STITCH_RETURN_IF_ERROR(reinfer("after simplification round " + std::to_string(round + 1)));
   }
   statistics.nodes_after = graph.num_nodes();
+  statistics.unknown_types = count_unknown_types(graph);
+  if (statistics.unknown_types > 0) {
+    STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+    for (NodeId id : order) {
+      const Node& node = graph.node(id);
+      auto unknown = [&](ValueId value) { return value != kNoId && !is_static_type(graph, value); };
+      if (std::any_of(node.inputs.begin(), node.inputs.end(), unknown) ||
+          !std::any_of(node.outputs.begin(), node.outputs.end(), unknown)) {
+        continue;
+      }
+      if (statistics.unknown_type_roots.size() == kMaxUnknownTypeRoots) break;
+      statistics.unknown_type_roots.push_back({node.name, node.op_type});
+    }
+  }
   return statistics;
 }
 

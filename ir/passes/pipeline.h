@@ -42,7 +42,22 @@ struct SimplifyStatistics {
   bool reached_fixed_point = false;
   int64_t nodes_before = 0;
   int64_t nodes_after = 0;
+  // Node outputs whose type became fully static when shapes were re-inferred between
+  // rounds (net of those that became unknown, which should not happen).
+  int64_t types_refined = 0;
+  // After the last round: node outputs whose type is not fully static, and the nodes
+  // where unknown types start (an output not static though every input is: a
+  // data-dependent op such as NonZero, or an op without a shape rule), in
+  // topological order, at most kMaxUnknownTypeRoots of them.
+  int64_t unknown_types = 0;
+  struct UnknownTypeRoot {
+    std::string node;
+    std::string op_type;
+  };
+  std::vector<UnknownTypeRoot> unknown_type_roots;
 };
+
+inline constexpr size_t kMaxUnknownTypeRoots = 100;
 
 // Every pass, in default pipeline order.
 std::vector<Pass> list_passes();
@@ -55,8 +70,10 @@ std::vector<std::string> split_pass_list(std::string_view list);
 
 // Runs the selected passes in order, repeating the sequence until no pass changes
 // the graph (or max_iterations rounds, which the statistics report). Compacts the
-// graph's ids after each round. Errors: an unknown pass name (with "did you mean"),
-// a pass failure, a verifier failure under verify_each (naming the pass).
+// graph's ids after each round, then re-infers every type (ir/shapes), so that what
+// a round folded makes the types downstream static for the next. Errors: an unknown
+// pass name (with "did you mean"), a pass failure, a verifier failure under
+// verify_each (naming the pass), a re-inferred type contradicting the model's.
 Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& options);
 
 }  // namespace stitch::ir

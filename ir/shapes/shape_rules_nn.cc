@@ -532,7 +532,9 @@ RuleResult einsum_rule(const Context& ctx) {
 
 // LSTM: Y is [seq, dirs, batch, hidden] (layout 0) or [batch, seq, dirs, hidden]
 // (layout 1, opset 14); Y_h and Y_c are [dirs, batch, hidden] or [batch, dirs, hidden].
-RuleResult lstm_rule(const Context& ctx) {
+// LSTM, GRU and RNN: Y [seq, directions, batch, hidden] and the last states
+// [directions, batch, hidden] (batch first with layout=1, opset 14).
+RuleResult recurrent_rule(const Context& ctx) {
   STITCH_RETURN_IF_ERROR(check_type_class(ctx, 0, TypeClass::kFloat));
   for (size_t i : {1, 2, 3, 5, 6, 7}) STITCH_RETURN_IF_ERROR(check_same_dtype(ctx, i, 0));
   STITCH_RETURN_IF_ERROR(check_type_class(ctx, 4, TypeClass::kInteger));
@@ -547,8 +549,8 @@ RuleResult lstm_rule(const Context& ctx) {
   bool batch_first = ctx.opset >= 14 && ctx.node.int_attribute("layout", 0) != 0;
   if (x.has_shape && x.rank() != 3) {
     return ctx.error(input_label(ctx, 0) + " " + to_string(x) + " has rank " +
-                     std::to_string(x.rank()) +
-                     " but LSTM needs [seq_length, batch_size, input_size]; reshape the input");
+                     std::to_string(x.rank()) + " but " + ctx.node.op_type +
+                     " needs [seq_length, batch_size, input_size]; reshape the input");
   }
   int64_t seq = x.has_shape ? x.dims[batch_first ? 1 : 0] : kUnknownDim;
   int64_t batch = x.has_shape ? x.dims[batch_first ? 0 : 1] : kUnknownDim;
@@ -581,7 +583,9 @@ void add_nn_schemas(std::vector<OpSchema>& schemas) {
   schemas.push_back({"Resize", OpKind::kOpaque, 10, 1, 4, 1, 1, resize_rule});
   schemas.push_back({"TopK", OpKind::kOpaque, 7, 1, 2, 2, 2, topk_rule});
   schemas.push_back({"Einsum", OpKind::kOpaque, 12, 1, kVariadic, 1, 1, einsum_rule});
-  schemas.push_back({"LSTM", OpKind::kOpaque, 7, 3, 8, 0, 3, lstm_rule});
+  schemas.push_back({"LSTM", OpKind::kOpaque, 7, 3, 8, 0, 3, recurrent_rule});
+  schemas.push_back({"GRU", OpKind::kOpaque, 7, 3, 6, 0, 2, recurrent_rule});
+  schemas.push_back({"RNN", OpKind::kOpaque, 7, 3, 6, 0, 2, recurrent_rule});
 }
 
 }  // namespace stitch::ir::shape_rules

@@ -280,7 +280,7 @@ def output_tests(binary, source, work):
           f"\n  only in report: {[k for k in actual if k not in documented]}"
           f"\n  only in docs:   {[k for k in documented if k not in actual]}"
           f"\n  order differs:  {actual != documented}")
-    check("report schema", report["schema"] == "stitchopt.report/1")
+    check("report schema", report["schema"] == "stitchopt.report/2")
     check("report phases", [p["name"] for p in report["phases"]] == ["import", "verify", "simplify", "plan", "codegen", "rewrite", "kernels", "write"],
           str(report["phases"]))
     # A directory holding files stitchopt did not write is never replaced without

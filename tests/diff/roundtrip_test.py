@@ -5,7 +5,7 @@ For each model in MODELS_DIR/manifest.json:
   1. runs `stitchopt MODEL -o WORK/NAME/out [--input-shape NAME=d0,d1 ...]`
      and requires exit code 0;
   2. checks OUT/model.fused.onnx with onnx.checker.check_model(full_check=True);
-  3. checks OUT/report.json: schema "stitchopt.report/1", keys tool, model
+  3. checks OUT/report.json: schema "stitchopt.report/2", keys tool, model
      (path, sha256, opset, node_count; sha256/opset/node_count must match the
      input model), phases, kernels.original;
   4. runs the original and the rewritten model in onnxruntime (CPU, graph
@@ -44,7 +44,7 @@ import onnxruntime as ort
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from manifest_inputs import random_feeds  # noqa: E402
 
-REPORT_SCHEMA = "stitchopt.report/1"
+REPORT_SCHEMA = "stitchopt.report/2"
 
 
 class Failure(Exception):

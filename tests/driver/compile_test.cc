@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "emit/fused_node_attributes.h"
+#include "emit/report.h"
 #include "ir/core/verifier.h"
 #include "ir/text/text.h"
 
@@ -157,6 +158,42 @@ TEST(DriverTest, IdenticalUnfusedNodesShareOneSingleOpKernel) {
     EXPECT_EQ(codegen->kernel.name.rfind("stitch_s", 0), 0u);
   }
   EXPECT_EQ(with_code, 6);
+}
+
+// kernels.original counts what a GPU runtime launches: an exporter's shape arithmetic
+// (Shape -> Gather -> Div -> Unsqueeze -> Concat on int64 scalars) is host work,
+// counted apart in kernels.host_shape_ops; simplification folds it away.
+TEST(DriverTest, ShapeArithmeticIsCountedAsHostShapeOps) {
+  Result<ir::Model> model = ir::parse_model(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%x: f32[4,8]) {
+  %zero: i64[] = dense<i64[]>[0]
+  %two: i64[] = dense<i64[]>[2]
+  %axes: i64[1] = dense<i64[1]>[0]
+  %rest: i64[1] = dense<i64[1]>[-1]
+  %s: i64[2] = Shape(%x) {name="shape"}
+  %b: i64[] = Gather(%s, %zero) {name="gather", axis=0}
+  %h: i64[] = Div(%b, %two) {name="div"}
+  %u: i64[1] = Unsqueeze(%h, %axes) {name="unsqueeze"}
+  %t: i64[2] = Concat(%u, %rest) {name="concat", axis=0}
+  %e: f32[4,8] = Exp(%x) {name="exp"}
+  %r: f32[2,16] = Reshape(%e, %t) {name="reshape"}
+  %y: f32[2,16] = Relu(%r) {name="relu"}
+  return %y
+}
+)",
+                                            "shapes.ir");
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  EXPECT_TRUE(emit::is_host_shape_op(model->graph, model->graph.node(model->graph.node_ids()[0])));
+  Result<CompiledModel> compiled = compile(*model, fusing_options());
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().message();
+  // Exp and Relu launch work; Shape, Gather, Div and Concat are host shape ops
+  // (Unsqueeze and Reshape are views).
+  EXPECT_EQ(compiled->report.kernels.original, 2);
+  EXPECT_EQ(compiled->report.kernels.host_shape_ops, 4);
+  EXPECT_EQ(compiled->report.kernels.after_simplify, 2);
+  ASSERT_TRUE(compiled->report.simplify.has_value());
+  EXPECT_EQ(compiled->report.simplify->unknown_types, 0);
 }
 
 TEST(DriverTest, PhasesAreTimedAndObservedInOrder) {

@@ -542,6 +542,38 @@ add("LSTM_activations", "LSTM", lstm_inputs(4, 2, 3, 3, 1),
     {"hidden_size": 3, "activations": ["HardSigmoid", "Tanh", "Relu"], "activation_alpha": [0.3],
      "activation_beta": [0.4]}, opset=14, outputs=3)
 
+
+
+def gru_inputs(seq, batch, size, hidden, directions, gates=3, bias=True, h0=False, lens=None):
+    """GRU (gates=3) or RNN (gates=1) inputs: X, W, R, B, sequence_lens, initial_h."""
+    inputs = [rnd([seq, batch, size]), rnd([directions, gates * hidden, size], init=True),
+              rnd([directions, gates * hidden, hidden], init=True)]
+    inputs.append(rnd([directions, 2 * gates * hidden], init=True) if bias else ABSENT)
+    inputs.append(const(lens, "int32") if lens is not None else ABSENT)
+    inputs.append(rnd([directions, batch, hidden]) if h0 else ABSENT)
+    while inputs and inputs[-1] is ABSENT:
+        inputs.pop()
+    return inputs
+
+
+add("GRU_forward", "GRU", gru_inputs(5, 2, 3, 4, 1), {"hidden_size": 4}, opset=14, outputs=2)
+add("GRU_linear_before_reset", "GRU", gru_inputs(5, 2, 3, 4, 1, h0=True),
+    {"hidden_size": 4, "linear_before_reset": 1}, opset=14, outputs=2)
+add("GRU_reverse", "GRU", gru_inputs(4, 3, 2, 3, 1, h0=True), {"hidden_size": 3, "direction": "reverse"},
+    opset=14, outputs=2)
+add("GRU_bidirectional_lens", "GRU", gru_inputs(4, 2, 2, 3, 2, lens=[4, 2]),
+    {"hidden_size": 3, "direction": "bidirectional"}, opset=14, outputs=2)
+add("GRU_no_bias_clip", "GRU", gru_inputs(3, 2, 3, 2, 1, bias=False), {"hidden_size": 2, "clip": 0.5},
+    opset=14, outputs=2)
+add("GRU_activations", "GRU", gru_inputs(4, 2, 3, 3, 1),
+    {"hidden_size": 3, "activations": ["HardSigmoid", "Relu"], "activation_alpha": [0.3],
+     "activation_beta": [0.4]}, opset=14, outputs=2)
+add("RNN_forward", "RNN", gru_inputs(5, 2, 3, 4, 1, gates=1), {"hidden_size": 4}, opset=14, outputs=2)
+add("RNN_bidirectional_h0", "RNN", gru_inputs(4, 3, 2, 3, 2, gates=1, h0=True),
+    {"hidden_size": 3, "direction": "bidirectional"}, opset=14, outputs=2)
+add("RNN_relu_lens", "RNN", gru_inputs(5, 3, 2, 3, 1, gates=1, lens=[5, 2, 3]),
+    {"hidden_size": 3, "activations": ["Relu"]}, opset=14, outputs=2)
+
 # ---------------------------------------------------------------------------------
 # Running
 
