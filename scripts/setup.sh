@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format clang-tidy graphviz
   python3 python3-venv python3-pip
+  python3-torch python3-torchvision  # tests/exports: real torch.onnx.export output
 )
 
 missing=()

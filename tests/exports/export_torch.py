@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""Exports small PyTorch models that compute shapes, masks and indices at run time, as
+users' torch.onnx.export output does (issue 15), for tests/exports/check_exports.py.
+
+Runs under Debian's /usr/bin/python3 with python3-torch and python3-torchvision
+(scripts/setup.sh installs them), not the test venv. Weights are random with fixed
+seeds and the export is deterministic, so a file is the same byte for byte on every
+run of the same torch version. Each model is written at opset 14 and 17, with static
+shapes and with dynamic axes (compiled with --input-shape), as
+OUT/<name>_op<opset>_<static|dynamic>.onnx, plus OUT/manifest.json listing each file
+with its inputs' static shapes.
+
+    /usr/bin/python3 tests/exports/export_torch.py OUT_DIR [--only name,name]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+warnings.filterwarnings("ignore")
+
+
+class PositionIds(nn.Module):
+    """Token + position embeddings with positions from torch.arange(x.size(1))."""
+
+    def __init__(self):
+        super().__init__()
+        self.tokens = nn.Embedding(100, 32)
+        self.positions = nn.Embedding(64, 32)
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, ids):
+        positions = torch.arange(ids.size(1), device=ids.device).unsqueeze(0)
+        return self.norm(self.tokens(ids) + self.positions(positions))
+
+
+def attention(q, k, v, heads, mask=None):
+    b, l, d = q.shape
+    q = q.view(b, l, heads, d // heads).transpose(1, 2)
+    k = k.view(b, k.size(1), heads, d // heads).transpose(1, 2)
+    v = v.view(b, v.size(1), heads, d // heads).transpose(1, 2)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(d // heads)
+    if mask is not None:
+        scores = scores + mask
+    out = scores.softmax(-1) @ v
+    return out.transpose(1, 2).reshape(b, l, d)
+
+
+class CausalSelfAttention(nn.Module):
+    """A causal mask from torch.triu(torch.ones(L, L)) at run time."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        length = x.size(1)
+        mask = torch.triu(torch.ones(length, length, device=x.device), diagonal=1) * -1e4
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        return self.proj(attention(q, k, v, self.heads, mask))
+
+
+class Gpt2Block(nn.Module):
+    """A Hugging Face-style GPT-2 block in plain torch: pre-LN, causal attention, tanh GELU."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class BertBlock(nn.Module):
+    """A BERT layer in plain torch with a padding mask from the input ids (ids == 0)."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.embed = nn.Embedding(100, d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.heads = heads
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        padding = (ids == 0).to(x.dtype)[:, None, None, :] * -1e4
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        x = self.ln1(x + self.proj(attention(q, k, v, self.heads, padding)))
+        return self.ln2(x + self.out(F.gelu(self.fc(x))))
+
+
+class ComputedPad(nn.Module):
+    """F.pad to a multiple of 8 with sizes computed from the input, then a reduction."""
+
+    def forward(self, x):
+        pad = (8 - x.size(-1) % 8) % 8
+        y = F.pad(x, (0, pad))
+        return y.view(y.size(0), -1, 8).sum(-1).relu()
+
+
+class RollWindows(nn.Module):
+    """torch.roll by half a window, window partition and merge with computed sizes."""
+
+    def __init__(self, window=4, d=16):
+        super().__init__()
+        self.window = window
+        self.norm = nn.LayerNorm(d)
+        self.mix = nn.Linear(d, d)
+
+    def forward(self, x):  # [B, H, W, C]
+        b, h, w, c = x.shape
+        s = self.window
+        x = torch.roll(self.norm(x), shifts=(-(s // 2), -(s // 2)), dims=(1, 2))
+        windows = x.view(b, h // s, s, w // s, s, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, s * s, c)
+        windows = windows + self.mix(windows).softmax(1)
+        x = windows.view(b, h // s, w // s, s, s, c).permute(0, 1, 3, 2, 4, 5).reshape(b, h, w, c)
+        return torch.roll(x, shifts=(s // 2, s // 2), dims=(1, 2))
+
+
+class RelativePositionBias(nn.Module):
+    """Window attention with a relative-position-bias table gathered by an index buffer."""
+
+    def __init__(self, window=4, d=16, heads=2):
+        super().__init__()
+        self.window, self.heads = window, heads
+        self.table = nn.Parameter(torch.randn((2 * window - 1) ** 2, heads) * 0.02)
+        coords = torch.stack(torch.meshgrid(torch.arange(window), torch.arange(window), indexing="ij"))
+        flat = coords.flatten(1)
+        relative = (flat[:, :, None] - flat[:, None, :]).permute(1, 2, 0) + (window - 1)
+        self.register_buffer("index", relative[..., 0] * (2 * window - 1) + relative[..., 1])
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):  # [windows, N, C]
+        n = x.size(1)
+        bias = self.table[self.index.view(-1)].view(n, n, -1).permute(2, 0, 1).unsqueeze(0)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        b, l, d = q.shape
+        q = q.view(b, l, self.heads, -1).transpose(1, 2)
+        k = k.view(b, l, self.heads, -1).transpose(1, 2)
+        v = v.view(b, l, self.heads, -1).transpose(1, 2)
+        scores = q @ k.transpose(-1, -2) * (d // self.heads) ** -0.5 + bias
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, l, d)
+
+
+class Gru2(nn.Module):
+    """A two-layer GRU and a head on its last step."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(16, 32, num_layers=2, batch_first=True)
+        self.head = nn.Linear(32, 8)
+
+    def forward(self, x):
+        out, _ = self.gru(x)
+        return self.head(out[:, -1]).softmax(-1)
+
+
+def swin_tiny():
+    """torchvision's Swin transformer (shifted windows, masks built at run time) at
+    reduced width and depth."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2, 2], num_heads=[1, 2, 4],
+                           window_size=[7, 7], num_classes=10)
+
+
+def mnasnet():
+    import torchvision
+    return torchvision.models.mnasnet0_5(weights=None, num_classes=10)
+
+
+def regnet():
+    import torchvision
+    return torchvision.models.regnet_y_400mf(weights=None, num_classes=10)
+
+
+# name -> (constructor, inputs as (name, shape, dtype), dynamic axes per input)
+MODELS = {
+    "position_ids": (PositionIds, [("ids", [2, 16], "int64")], {"ids": {0: "batch", 1: "seq"}}),
+    "gpt2_block": (Gpt2Block, [("x", [2, 16, 32], "float32")], {"x": {0: "batch", 1: "seq"}}),
+    "bert_block": (BertBlock, [("ids", [2, 16], "int64")], {"ids": {0: "batch", 1: "seq"}}),
+    "computed_pad": (ComputedPad, [("x", [2, 4, 29], "float32")], {"x": {0: "batch"}}),
+    "roll_windows": (RollWindows, [("x", [1, 8, 8, 16], "float32")], {"x": {0: "batch"}}),
+    "relative_position_bias": (RelativePositionBias, [("x", [4, 16, 16], "float32")],
+                               {"x": {0: "windows"}}),
+    "gru2": (Gru2, [("x", [2, 12, 16], "float32")], {"x": {0: "batch"}}),
+    "swin_tiny": (swin_tiny, [("x", [1, 3, 56, 56], "float32")], {"x": {0: "batch"}}),
+    "mnasnet0_5": (mnasnet, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "regnet_y_400mf": (regnet, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+}
+
+
+def example(shape, dtype, generator):
+    if dtype == "int64":
+        return torch.randint(0, 100, shape, generator=generator)
+    return torch.randn(shape, generator=generator)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("--only", help="comma-separated model names")
+    args = parser.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    only = set(args.only.split(",")) if args.only else None
+    manifest = {"torch": torch.__version__, "models": []}
+    for name, (make, inputs, dynamic) in MODELS.items():
+        if only and name not in only:
+            continue
+        torch.manual_seed(0)
+        model = make().eval()
+        generator = torch.Generator().manual_seed(1)
+        examples = tuple(example(shape, dtype, generator) for _, shape, dtype in inputs)
+        for opset in (14, 17):
+            for kind in ("static", "dynamic"):
+                file = f"{name}_op{opset}_{kind}.onnx"
+                torch.onnx.export(model, examples, os.path.join(args.out_dir, file),
+                                  opset_version=opset,
+                                  input_names=[n for n, _, _ in inputs],
+                                  dynamic_axes=dynamic if kind == "dynamic" else None,
+                                  do_constant_folding=True)
+                manifest["models"].append({
+                    "name": name, "file": file, "opset": opset, "dynamic": kind == "dynamic",
+                    "inputs": [{"name": n, "shape": s, "dtype": d} for n, s, d in inputs]})
+                print(f"exported {file}", file=sys.stderr)
+    with open(os.path.join(args.out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
