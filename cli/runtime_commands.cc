@@ -420,8 +420,8 @@ int profile_command(int argc, char** argv) {
               device->name.c_str());
   if (profile->sampled_launches > 0) {
     std::printf(
-        "sampling: %lld launches of more than %u blocks counted the requests of every "
-        "k-th block and scaled them (--sample-blocks 0 counts every block)\n",
+        "sampling: %lld launches of more than %u blocks counted the requests of runs of 32 "
+        "blocks spread over the grid and scaled them (--sample-blocks 0 counts every block)\n",
         static_cast<long long>(profile->sampled_launches), profile->sample_blocks);
   }
   std::printf("instructions: %s\n", profile->instructions_method.c_str());

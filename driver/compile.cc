@@ -75,7 +75,6 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions, emit::topological_positions(graph));
   int single = 0;
   std::unordered_map<std::string, size_t> single_by_text;  // canonical text -> kernels index
-  std::vector<std::pair<size_t, size_t>> shared;           // (unfused index, kernels index)
   for (size_t index = 0; index < result.unfused.size(); ++index) {
     const fusion::UnfusedNode& node = result.unfused[index];
     if (node.kind != fusion::UnfusedKind::kKernel) continue;
@@ -86,7 +85,8 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       for (ir::ValueId output : boundary.outputs)
         launch.outputs.push_back(graph.value(output).name);
       kernels[owner->second].shared_by.push_back(std::move(launch));
-      shared.emplace_back(index, owner->second);
+      // The report shows the shared kernel's code under each node that launches it.
+      plan.unfused_codegen[index] = emit::ReportCodegen{kernels[owner->second], std::nullopt};
       continue;
     }
     // Ops without an index function (pooling, RNNs, Resize...) run as library calls
@@ -98,10 +98,6 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
     single_by_text.emplace(std::move(text), kernels.size());
     kernels.push_back(kernel.value());
     plan.unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
-  }
-  // The report shows a shared kernel's code under each node that launches it.
-  for (const auto& [index, owner] : shared) {
-    plan.unfused_codegen[index] = emit::ReportCodegen{kernels[owner], std::nullopt};
   }
   return Status::ok();
 }

@@ -36,19 +36,6 @@ using CountersSitesFn = int (*)(StitchEmuSite*, int);
 const char* const kCounterKernelFlags[] = {"-fsanitize=thread", "--param",
                                            "tsan-instrument-func-entry-exit=0"};
 
-Status write_if_different(const fs::path& path, const std::string& text) {
-  std::ifstream existing(path, std::ios::binary);
-  if (existing) {
-    std::stringstream current;
-    current << existing.rdbuf();
-    if (current.str() == text) return Status::ok();
-  }
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  if (!file) return Status::invalid_input("cannot write " + path.string());
-  return Status::ok();
-}
-
 class HostBackend : public Backend {
  public:
   explicit HostBackend(HostBackendOptions options) : options_(std::move(options)) {}

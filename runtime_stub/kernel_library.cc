@@ -126,7 +126,31 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
 
 }  // namespace
 
+Status write_if_different(const fs::path& path, const std::string& text) {
+  if (read_file(path) == text) return Status::ok();
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  if (!file) return Status::invalid_input("cannot write " + path.string());
+  return Status::ok();
+}
+
 namespace {
+
+// The headers every object may include and the compiler binary itself: part of every
+// compile command's stamp.
+uint64_t shared_inputs_hash(const KernelLibraryRecipe& recipe) {
+  uint64_t hash = kFnvOffset;
+  for (const fs::path& header : recipe.headers) {
+    hash = fnv1a(hash, header.filename().string());
+    hash = fnv1a(hash, read_file(header).value_or(""));
+  }
+  struct stat compiler_stat {};
+  if (stat(recipe.compiler.c_str(), &compiler_stat) == 0) {
+    hash = fnv1a(
+        hash, std::to_string(compiler_stat.st_size) + ":" + std::to_string(compiler_stat.st_mtime));
+  }
+  return hash;
+}
 
 // The compile commands of `sources` (the first `extra` of them recipe.extra_sources,
 // the rest kernel files), each stamped with its command line, its text, the shared
@@ -140,18 +164,7 @@ Result<std::vector<BuildCommand>> compile_commands(const KernelLibraryRecipe& re
     return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
                                  error.message());
   }
-  // The headers every object may include and the compiler binary itself are part of
-  // every object's stamp.
-  uint64_t shared_hash = kFnvOffset;
-  for (const fs::path& header : recipe.headers) {
-    shared_hash = fnv1a(shared_hash, header.filename().string());
-    shared_hash = fnv1a(shared_hash, read_file(header).value_or(""));
-  }
-  struct stat compiler_stat {};
-  if (stat(recipe.compiler.c_str(), &compiler_stat) == 0) {
-    shared_hash = fnv1a(shared_hash, std::to_string(compiler_stat.st_size) + ":" +
-                                         std::to_string(compiler_stat.st_mtime));
-  }
+  const uint64_t shared_hash = shared_inputs_hash(recipe);
   std::vector<BuildCommand> compiles;
   for (size_t index = 0; index < sources.size(); ++index) {
     const fs::path& source = sources[index];
@@ -222,11 +235,7 @@ Result<std::optional<BuildCommand>> precompiled_header(KernelLibraryRecipe& reci
       "// Precompiled once for every kernel of this build (kernel_library.h).\n"
       "#include \"" +
       recipe.precompiled_header + "\"\n";
-  if (read_file(header).value_or("") != text) {
-    std::ofstream file(header, std::ios::binary | std::ios::trunc);
-    file << text;
-    if (!file) return Status::invalid_input("cannot write " + header.string());
-  }
+  STITCH_RETURN_IF_ERROR(write_if_different(header, text));
   BuildCommand command;
   command.output = header.string() + ".gch";
   command.log = header.string() + ".log";
@@ -235,13 +244,7 @@ Result<std::optional<BuildCommand>> precompiled_header(KernelLibraryRecipe& reci
   command.argv.insert(command.argv.end(), recipe.kernel_flags.begin(), recipe.kernel_flags.end());
   command.argv.insert(command.argv.end(),
                       {"-x", "c++-header", "-c", header.string(), "-o", command.output.string()});
-  uint64_t hash = fnv1a(kFnvOffset, support::command_line_text(command.argv));
-  for (const fs::path& shared : recipe.headers) hash = fnv1a(hash, read_file(shared).value_or(""));
-  struct stat compiler_stat {};
-  if (stat(recipe.compiler.c_str(), &compiler_stat) == 0) {
-    hash = fnv1a(
-        hash, std::to_string(compiler_stat.st_size) + ":" + std::to_string(compiler_stat.st_mtime));
-  }
+  const uint64_t hash = fnv1a(shared_inputs_hash(recipe), support::command_line_text(command.argv));
   command.stamp = hex(fnv1a(hash, text)) + "\n";
   // -Winvalid-pch: a kernel's log says so when GCC could not use it (it then parses
   // the header itself: slower, same code).
@@ -291,9 +294,9 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
   return link.output.string();
 }
 
-Result<std::vector<UnitySource>> build_kernel_units(const Program& program,
-                                                    const KernelLibraryRecipe& recipe,
-                                                    size_t units) {
+Result<std::vector<CompiledSource>> build_kernel_units(const Program& program,
+                                                       const KernelLibraryRecipe& recipe,
+                                                       size_t units) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
   const std::vector<fs::path> kernels = kernel_sources(program);
   units = std::max<size_t>(1, std::min(units, kernels.size()));
@@ -303,9 +306,8 @@ Result<std::vector<UnitySource>> build_kernel_units(const Program& program,
     return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
                                  error.message());
   }
-  std::vector<UnitySource> result(kernels.empty() ? 0 : units);
   std::vector<fs::path> sources;
-  for (size_t unit = 0; unit < result.size(); ++unit) {
+  for (size_t unit = 0; unit < (kernels.empty() ? 0 : units); ++unit) {
     std::string text = "// Unity translation unit of stitchopt profile (kernel_library.h).\n";
     for (size_t k = unit * kernels.size() / units; k < (unit + 1) * kernels.size() / units; ++k) {
       std::optional<std::string> kernel = read_file(kernels[k]);
@@ -314,22 +316,16 @@ Result<std::vector<UnitySource>> build_kernel_units(const Program& program,
       const std::string name = kernels[k].filename().string();
       text += "#line 1 \"" + name + "\"\n" + *kernel;
       if (!kernel->empty() && kernel->back() != '\n') text += '\n';
-      result[unit].kernel_files.push_back(fs::relative(kernels[k], program.kernels_dir).string());
     }
     const fs::path source = recipe.build_dir / ("stitch_unity_" + std::to_string(unit) + ".cu");
-    if (read_file(source).value_or("") != text) {
-      std::ofstream file(source, std::ios::binary | std::ios::trunc);
-      file << text;
-      if (!file) return Status::invalid_input("cannot write " + source.string());
-    }
+    STITCH_RETURN_IF_ERROR(write_if_different(source, text));
     sources.push_back(source);
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles, compile_commands(recipe, sources, 0));
   STITCH_RETURN_IF_ERROR(run_build(compiles, build_jobs(), recipe.verbose)
                              .with_prefix("compiling " + program.kernels_dir + ": "));
-  for (size_t unit = 0; unit < result.size(); ++unit) {
-    result[unit].compiled = {compiles[unit].output, compiles[unit].log};
-  }
+  std::vector<CompiledSource> result;
+  for (const BuildCommand& compile : compiles) result.push_back({compile.output, compile.log});
   return result;
 }
 

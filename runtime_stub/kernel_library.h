@@ -48,16 +48,14 @@ struct CompiledSource {
   std::filesystem::path log;
 };
 
+// Writes `text` to `path` unless the file already holds it (so that its mtime, and the
+// build steps stamped with it, stay put).
+Status write_if_different(const std::filesystem::path& path, const std::string& text);
+
 // The sources of the program's kernel steps (each once, sorted) with
 // recipe.extra_sources, compiled and linked into build_dir/library_name; returns its
 // path.
 Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& recipe);
-
-// A unity translation unit: several kernel files compiled as one.
-struct UnitySource {
-  CompiledSource compiled;
-  std::vector<std::string> kernel_files;  // relative to Program::kernels_dir, sorted
-};
 
 // The compile half alone, for the kernel sources only (recipe.extra_sources,
 // link_flags, library_name and precompiled_header are not used), in at most `units`
@@ -68,8 +66,8 @@ struct UnitySource {
 // their SASS this way (nvcc -cubin takes 1.2 s for 32 small kernels as one unit, 18 s
 // one by one). Sound because every name a kernel file defines starts with its kernel
 // name (emit: <kernel>_kernel, <kernel>_launch, <kernel>_workspace_bytes).
-Result<std::vector<UnitySource>> build_kernel_units(const Program& program,
-                                                    const KernelLibraryRecipe& recipe,
-                                                    size_t units);
+Result<std::vector<CompiledSource>> build_kernel_units(const Program& program,
+                                                       const KernelLibraryRecipe& recipe,
+                                                       size_t units);
 
 }  // namespace stitch::runtime

@@ -72,7 +72,7 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
   recipe.object_suffix = "." + arch + ".cubin";
   recipe.verbose = options.verbose;
   const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  STITCH_ASSIGN_OR_RETURN(std::vector<UnitySource> units,
+  STITCH_ASSIGN_OR_RETURN(std::vector<CompiledSource> units,
                           build_kernel_units(program, recipe, jobs));
   std::map<std::string, std::string> file_of_function;
   for (const Step& step : program.steps) {
@@ -90,8 +90,8 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
   while (next < units.size() || !running.empty()) {
     while (next < units.size() && running.size() < jobs) {
       running.emplace_back(
-          next, support::Process::start(
-                    {nvdisasm, "-gi", "-c", units[next].compiled.output.string()}, disassemble));
+          next, support::Process::start({nvdisasm, "-gi", "-c", units[next].output.string()},
+                                        disassemble));
       ++next;
     }
     auto finished = std::find_if(running.begin(), running.end(),
@@ -100,14 +100,14 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
       usleep(5000);
       continue;
     }
-    const UnitySource& unit = units[finished->first];
+    const CompiledSource& unit = units[finished->first];
     const support::ProcessResult listed = finished->second.result();
     running.erase(finished);
     if (!listed.succeeded()) {
-      return Status::internal("nvdisasm failed on " + unit.compiled.output.string() + " (" +
+      return Status::internal("nvdisasm failed on " + unit.output.string() + " (" +
                               listed.failure() + "):\n" + listed.output.substr(0, 4000));
     }
-    std::ifstream log(unit.compiled.log);
+    std::ifstream log(unit.log);
     std::stringstream ptxas;
     ptxas << log.rdbuf();
     STITCH_ASSIGN_OR_RETURN(std::vector<emit::PtxasStats> functions,
@@ -295,8 +295,9 @@ std::string sampling_text(const ProgramProfile& profile) {
   } else {
     text += std::to_string(profile.sampled_launches) + " launches of more than " +
             std::to_string(profile.sample_blocks) +
-            " blocks had the requests of every k-th block counted and scaled (--sample-blocks; "
-            "unique bytes, barriers and atomics of every block)";
+            " blocks had the requests of a sample of their blocks (runs of 32, spread over the "
+            "grid) counted and scaled (--sample-blocks; unique bytes, barriers and atomics of "
+            "every block)";
   }
   return text + "; estimates by docs/perf-model.md";
 }

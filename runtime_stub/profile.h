@@ -79,7 +79,7 @@ struct ProfileOptions {
 Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options);
 
 // What ran and what was counted, e.g. "emulated: ...; 3 launches of more than 128
-// blocks had the requests of every k-th block counted and scaled ...".
+// blocks had the requests of a sample of their blocks ... counted and scaled ...".
 std::string sampling_text(const ProgramProfile& profile);
 
 // OUT/profile.json ("schema": "stitchopt.profile/1", docs/report-schema.md).

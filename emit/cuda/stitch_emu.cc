@@ -422,9 +422,10 @@ void finish_thread(EmuThread& t) {
   }
 }
 
+bool block_counted(unsigned long long linear_block);  // the counters' block sampling
+
 // Lays out the threads of `block_count` consecutive blocks starting at linear block
 // `first_block` into d (threads must hold block_count * block_threads entries).
-bool block_counted(unsigned long long linear_block);  // the counters' block sampling
 
 void init_domain(Domain& d, const char* kernel, bool cooperative, const std::function<void()>& body,
                  dim3 grid, dim3 block, unsigned long long first_block, unsigned int block_count,
