@@ -22,6 +22,9 @@
 #include "emit/ptxas_stats.h"
 #include "emit/report.h"
 #include "ir/core/verifier.h"
+#include "ir/passes/pipeline.h"
+#include "ir/shapes/shape_inference.h"
+#include "ir/shapes/symbolic_dims.h"
 #include "onnx_import/importer.h"
 #include "runtime_stub/candidate_timer.h"
 #include "support/escape.h"
@@ -141,6 +144,30 @@ Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, b
   });
 }
 
+// `stitchopt run` plans memory for static shapes only, so an output whose shapes are
+// not all known is refused here rather than there: after simplification with static
+// inputs, only a data-dependent op (NonZero, Unique, a TopK k computed from data) or an
+// op without a shape rule leaves a shape unknown.
+Status check_static_types(const ir::Graph& graph, const std::string& model_path) {
+  const int64_t unknown = ir::count_unknown_types(graph);
+  if (unknown == 0) return Status::ok();
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::UnknownTypeRoot> roots, ir::unknown_type_roots(graph, 3));
+  std::string from;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    from += (i == 0                  ? ""
+             : i + 1 == roots.size() ? " and "
+                                     : ", ") +
+            roots[i].display_name +
+            (roots[i].reason == "data-dependent" ? ", whose output shape depends on tensor values"
+                                                 : ", which stitchopt has no shape rule for");
+  }
+  return Status::invalid_input(
+      model_path + ": " + std::to_string(unknown) +
+      " node outputs have no static shape after simplification, starting at " + from +
+      "; stitchopt compiles models whose shapes are all known at compile time: run that part "
+      "of the model outside stitchopt (split the graph before it)");
+}
+
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
@@ -165,6 +192,7 @@ Status run_compile(const CompileOptions& options) {
   }
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
+  import_options.symbolic_dims = true;  // explained below, after propagation
   // Read once: the bytes feed both the importer and the report's sha256.
   std::string model_bytes;
   Result<ir::Model> imported = timer.time("import", [&]() -> Result<ir::Model> {
@@ -176,6 +204,21 @@ Status run_compile(const CompileOptions& options) {
 
   Status verified = timer.time("verify", [&] { return ir::verify(model); });
   if (!verified.is_ok()) return verified.with_prefix(options.model_path + ": ");
+  if (!model.graph.dim_symbols.empty()) {
+    // Kernels are compiled for static shapes. The symbols went through shape
+    // inference; simplification refines them further (a Reshape of a folded target,
+    // a Shape of a static range). Then the error names the dims that decide the
+    // shapes, with the values the model forces. A pass failing on the symbolic graph
+    // only makes the explanation less precise.
+    if (options.simplify) {
+      ir::PipelineOptions pipeline = options.pipeline;
+      pipeline.model_path = options.model_path;
+      pipeline.dump_ir_after.clear();
+      (void)ir::run_passes(model, pipeline);
+    }
+    return Status::invalid_input(options.model_path + ": " +
+                                 ir::explain_symbolic_dims(model.graph));
+  }
 
   // The external data files are inputs too: --force never deletes them.
   for (ir::ValueId id = 0; id < model.graph.value_capacity(); ++id) {
@@ -222,6 +265,7 @@ Status run_compile(const CompileOptions& options) {
   };
   STITCH_ASSIGN_OR_RETURN(driver::CompiledModel compiled,
                           driver::compile(std::move(model), compile_options, observer));
+  STITCH_RETURN_IF_ERROR(check_static_types(compiled.simplified.graph, options.model_path));
   phases.insert(phases.end(), compiled.report.phases.begin(), compiled.report.phases.end());
   std::optional<emit::ReportPlan>& planned = compiled.report.plan;
   if (planned && options.codegen) {

@@ -151,8 +151,13 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                         {"seconds", pass.seconds}});
     }
     ordered_json unknown_type_roots = ordered_json::array();
-    for (const ir::SimplifyStatistics::UnknownTypeRoot& root : statistics.unknown_type_roots) {
-      unknown_type_roots.push_back({{"node", root.node}, {"op", root.op_type}});
+    for (const ir::UnknownTypeRoot& root : statistics.unknown_type_roots) {
+      unknown_type_roots.push_back(
+          {{"node", root.node}, {"op", root.op_type}, {"reason", root.reason}});
+    }
+    ordered_json kept = ordered_json::array();
+    for (const ir::SimplifyStatistics::KeptConstant& node : statistics.kept_constants) {
+      kept.push_back({{"node", node.node}, {"op", node.op_type}, {"reason", node.reason}});
     }
     json["simplify"] = {{"nodes_before", statistics.nodes_before},
                         {"nodes_after", statistics.nodes_after},
@@ -161,6 +166,12 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                         {"types_refined", statistics.types_refined},
                         {"unknown_types", statistics.unknown_types},
                         {"unknown_type_roots", unknown_type_roots},
+                        {"constant_folding",
+                         {{"folded_nodes", statistics.folded_nodes},
+                          {"folded_bytes", statistics.folded_bytes},
+                          {"max_folded_bytes", statistics.max_folded_constant_bytes},
+                          {"kept_nodes", statistics.kept_constant_nodes},
+                          {"kept", kept}}},
                         {"passes", passes}};
   } else {
     json["simplify"] = nullptr;

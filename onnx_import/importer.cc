@@ -41,6 +41,7 @@
 #include "onnx_import/node_schema_check.h"
 #include "onnx_import/tensor_proto.h"
 #include "support/escape.h"
+#include "support/strings.h"
 
 namespace stitch::onnx_import {
 namespace {
@@ -97,14 +98,7 @@ std::vector<std::string> dim_texts(const onnx::TypeProto& proto) {
   return texts;
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string text;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) text += separator;
-    text += parts[i];
-  }
-  return text;
-}
+using support::join;
 
 std::string dims_flag_text(const std::vector<int64_t>& dims) {
   std::vector<std::string> parts;
@@ -566,7 +560,33 @@ class Importer {
     return Status::ok();
   }
 
-  Status check_static_inputs() const {
+  // With ImportOptions::symbolic_dims, the dims --input-shape left open become
+  // symbols (ir::symbolic_dim): a dim_param names one (the same name, the same
+  // symbol), an unnamed dim is INPUT[AXIS]. Unranked inputs cannot be.
+  bool make_symbolic_inputs() {
+    ir::Graph& graph = model_.graph;
+    for (ir::ValueId id : runtime_inputs()) {
+      const ir::Value& input = graph.value(id);
+      if (!input.type.is_static() && !input.type.has_shape) return false;
+    }
+    for (ir::ValueId id : runtime_inputs()) {
+      ir::Value& input = graph.value(id);
+      const std::vector<std::string>& texts = input_dim_texts_.at(id);
+      for (size_t axis = 0; axis < input.type.dims.size(); ++axis) {
+        if (input.type.dims[axis] >= 0) continue;
+        std::string name =
+            texts[axis] != "?" ? texts[axis] : input.name + "[" + std::to_string(axis) + "]";
+        auto found = std::find(graph.dim_symbols.begin(), graph.dim_symbols.end(), name);
+        size_t index = static_cast<size_t>(found - graph.dim_symbols.begin());
+        if (found == graph.dim_symbols.end()) graph.dim_symbols.push_back(std::move(name));
+        input.type.dims[axis] = ir::symbolic_dim(index);
+      }
+    }
+    return true;
+  }
+
+  Status check_static_inputs() {
+    if (options_.symbolic_dims && make_symbolic_inputs()) return check_input_sizes();
     std::vector<std::string> listed;
     std::vector<std::string> flags;
     for (ir::ValueId id : runtime_inputs()) {
@@ -599,8 +619,9 @@ class Importer {
       const ir::Value& input = model_.graph.value(id);
       int64_t bytes = 16;
       bool overflow = false;
-      for (int64_t dim : input.type.dims)
-        overflow = overflow || __builtin_mul_overflow(bytes, dim, &bytes);
+      for (int64_t dim : input.type.dims) {
+        if (dim >= 0) overflow = overflow || __builtin_mul_overflow(bytes, dim, &bytes);
+      }
       if (overflow) {
         return error("graph input \"" + input.name + "\" has dims " + ir::to_string(input.type) +
                      " too large to address; give smaller dims with --input-shape " + input.name +

@@ -19,6 +19,12 @@ struct ImportOptions {
   // that has them is stitchopt's own output) unless this is set: `stitchopt run`
   // reads model.fused.onnx with it.
   bool allow_stitchopt_domain = false;
+  // Graph-input dims left symbolic or unknown after --input-shape become symbolic dims
+  // (ir::symbolic_dim, named by the model's dim_param or INPUT[AXIS]) instead of an
+  // error, so that shape inference and simplification propagate them and the caller
+  // can say which dims the model's shapes depend on (ir/shapes/symbolic_dims.h).
+  // Unranked inputs are still an error.
+  bool symbolic_dims = false;
 };
 
 // Accepts IR versions 3..10 and default-domain ("" or "ai.onnx") opsets 7..21; other

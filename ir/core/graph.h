@@ -96,6 +96,9 @@ class Graph {
  public:
   std::string name;
   std::string doc_string;
+  // Names of the symbolic dims (ir/core/tensor.h symbolic_dim): the importer gives
+  // them to graph-input dims --input-shape did not fix, when asked to.
+  std::vector<std::string> dim_symbols;
 
   // Adds a value; `name` must be unique (checked).
   ValueId add_value(std::string value_name, TensorType type);

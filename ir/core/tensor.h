@@ -12,8 +12,15 @@
 
 namespace stitch::ir {
 
-// A dimension is >= 0 when known, kUnknownDim when not.
+// A dimension is >= 0 when known, kUnknownDim when not, or symbolic: a dim of a graph
+// input that --input-shape did not fix, named by the model (its dim_param), encoded as
+// symbolic_dim(i) <= -2 with i indexing Graph::dim_symbols. Everything that reads dims
+// takes any negative dim as unknown; shape rules that copy a dim carry a symbol along,
+// which is all symbolic propagation needs (ir/shapes/symbolic_dims.h).
 constexpr int64_t kUnknownDim = -1;
+constexpr int64_t symbolic_dim(size_t index) { return -2 - static_cast<int64_t>(index); }
+constexpr bool is_symbolic_dim(int64_t dim) { return dim <= -2; }
+constexpr size_t symbol_index(int64_t dim) { return static_cast<size_t>(-2 - dim); }
 
 // The static type of a Value: element type and (when the rank is known) its dims.
 struct TensorType {

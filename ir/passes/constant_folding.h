@@ -47,10 +47,21 @@
 // inputs. Provenance: a folded value has no node, so it has no origin.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "ir/passes/pass.h"
 
 namespace stitch::ir {
 
 Result<bool> fold_constants(Graph& graph, PassContext& context);
+
+// Why constant folding leaves `node` in the graph although every present input is
+// constant data (constant_data): "random op", "op of domain D", "has a subgraph",
+// "no reference evaluation", "result of B bytes over the N-byte limit and frees F",
+// or "the reference interpreter rejected it: ...". Nullopt when a run of
+// fold_constants would fold it, or an input is not constant data.
+std::optional<std::string> why_not_folded(const Graph& graph, const Node& node,
+                                          const PassContext& context);
 
 }  // namespace stitch::ir

@@ -495,8 +495,7 @@ Result<bool> decompose_batch_norm(Graph& graph, const Node& node, Builder& b, in
     const Tensor& variance = *params[3];
     int64_t channels = scale.num_elements();
     if (bias.num_elements() != channels || mean.num_elements() != channels ||
-        variance.num_elements() != channels ||
-        (type.dims[1] != kUnknownDim && type.dims[1] != channels)) {
+        variance.num_elements() != channels || (type.dims[1] >= 0 && type.dims[1] != channels)) {
       return false;
     }
     std::vector<double> multiplier(static_cast<size_t>(channels));
@@ -591,12 +590,12 @@ Result<bool> decompose_group_norm(Graph& graph, const Node& node, Builder& b, in
   for (int64_t axis = 2; axis < rank; ++axis) {
     int64_t dim = type.dims[static_cast<size_t>(axis)];
     if (dim == 0) return false;
-    if (dim == kUnknownDim) {
+    if (dim < 0) {  // unknown or symbolic
       ++unknown;
     } else {
       group_size *= dim;
     }
-    back_shape.push_back(dim == kUnknownDim ? -1 : dim);
+    back_shape.push_back(dim < 0 ? -1 : dim);
   }
   if (unknown > 1 || (unknown == 1 && type.dims[0] == 0)) return false;
   bool per_group_affine = node_opset < 21;

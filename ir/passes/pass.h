@@ -44,7 +44,18 @@ struct PassContext {
   // Constant folding never creates a constant larger than this, so weights are not
   // duplicated (e.g. by folding Transpose(W) into a second copy of W).
   int64_t max_folded_constant_bytes = 1 << 20;
+  // What shape folding and constant folding evaluated, over every run: nodes replaced
+  // by their values, and the bytes of those values (docs/report-schema.md,
+  // simplify.constant_folding).
+  int64_t folded_nodes = 0;
+  int64_t folded_bytes = 0;
   AnalysisCache analyses;
+
+  // Counts one node about to be replaced by `results`.
+  void count_fold(const std::vector<Tensor>& results) {
+    ++folded_nodes;
+    for (const Tensor& tensor : results) folded_bytes += static_cast<int64_t>(tensor.bytes.size());
+  }
 };
 
 // A pass: a named rewrite of the graph, registered in pipeline.cc's table. `run`

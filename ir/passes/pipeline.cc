@@ -132,22 +132,6 @@ namespace {
 // least one more level of shape computation; real models need a few dozen).
 constexpr int kMaxPartialEvaluationIterations = 256;
 
-bool is_static_type(const Graph& graph, ValueId value) {
-  const TensorType& type = graph.value(value).type;
-  return type.is_static() && type.dtype != DType::kUndefined;
-}
-
-// Values of live nodes whose type is not fully static.
-int64_t count_unknown_types(const Graph& graph) {
-  int64_t unknown = 0;
-  for (NodeId id : graph.node_ids()) {
-    for (ValueId output : graph.node(id).outputs) {
-      if (output != kNoId && !is_static_type(graph, output)) ++unknown;
-    }
-  }
-  return unknown;
-}
-
 }  // namespace
 
 Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& options) {
@@ -291,17 +275,22 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
   }
   statistics.nodes_after = graph.num_nodes();
   statistics.unknown_types = count_unknown_types(graph);
+  statistics.folded_nodes = context.folded_nodes;
+  statistics.folded_bytes = context.folded_bytes;
+  statistics.max_folded_constant_bytes = context.max_folded_constant_bytes;
   if (statistics.unknown_types > 0) {
-    STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
-    for (NodeId id : order) {
-      const Node& node = graph.node(id);
-      auto unknown = [&](ValueId value) { return value != kNoId && !is_static_type(graph, value); };
-      if (std::any_of(node.inputs.begin(), node.inputs.end(), unknown) ||
-          !std::any_of(node.outputs.begin(), node.outputs.end(), unknown)) {
-        continue;
+    STITCH_ASSIGN_OR_RETURN(statistics.unknown_type_roots,
+                            unknown_type_roots(graph, kMaxUnknownTypeRoots));
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  for (NodeId id : order) {
+    const Node& node = graph.node(id);
+    if (constant_folding == selected.size()) continue;  // the pass did not run
+    if (std::optional<std::string> why = why_not_folded(graph, node, context)) {
+      ++statistics.kept_constant_nodes;
+      if (statistics.kept_constants.size() < kMaxKeptConstants) {
+        statistics.kept_constants.push_back({node.name, node.op_type, std::move(*why)});
       }
-      if (statistics.unknown_type_roots.size() == kMaxUnknownTypeRoots) break;
-      statistics.unknown_type_roots.push_back({node.name, node.op_type});
     }
   }
   return statistics;

@@ -10,6 +10,7 @@
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 #include "ir/passes/pass.h"
+#include "ir/shapes/shape_inference.h"
 
 namespace stitch::ir {
 
@@ -50,12 +51,24 @@ struct SimplifyStatistics {
   // data-dependent op such as NonZero, or an op without a shape rule), in
   // topological order, at most kMaxUnknownTypeRoots of them.
   int64_t unknown_types = 0;
-  struct UnknownTypeRoot {
+  std::vector<UnknownTypeRoot> unknown_type_roots;
+  // Constant folding (partial evaluation): nodes evaluated and replaced by their
+  // values over the whole pipeline, and those values' bytes.
+  int64_t folded_nodes = 0;
+  int64_t folded_bytes = 0;
+  int64_t max_folded_constant_bytes = 0;  // the size rule's limit
+  // Nodes left after the last round although every input is constant, with why
+  // (ir::why_not_folded), in topological order, at most kMaxKeptConstants.
+  int64_t kept_constant_nodes = 0;
+  struct KeptConstant {
     std::string node;
     std::string op_type;
+    std::string reason;
   };
-  std::vector<UnknownTypeRoot> unknown_type_roots;
+  std::vector<KeptConstant> kept_constants;
 };
+
+inline constexpr size_t kMaxKeptConstants = 100;
 
 inline constexpr size_t kMaxUnknownTypeRoots = 100;
 

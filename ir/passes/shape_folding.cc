@@ -112,6 +112,7 @@ Result<bool> fold_shapes(Graph& graph, PassContext& context) {
       if (!value) continue;
       std::vector<Tensor> results;
       results.push_back(std::move(*value));
+      context.count_fold(results);
       replace_with_constants(graph, id, std::move(results));
       changed = true;
       continue;
@@ -126,6 +127,7 @@ Result<bool> fold_shapes(Graph& graph, PassContext& context) {
     }
     if (is_chain_op(node.op_type)) {
       if (std::optional<std::vector<Tensor>> results = evaluate_chain(graph, node, opset)) {
+        context.count_fold(*results);
         replace_with_constants(graph, id, std::move(*results));
         changed = true;
       }

@@ -583,6 +583,86 @@ KernelResult tile_kernel(const KernelContext& ctx) {
   return single(gather_by_axis_maps(x, dims, maps, ""));
 }
 
+// Whether element `index` of `x` is not zero (NaN is not zero; -0.0 is).
+std::vector<char> nonzero_mask(const Tensor& x, bool* ok) {
+  std::vector<char> mask(static_cast<size_t>(x.num_elements()));
+  *ok = visit_all(x.dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (size_t i = 0; i < mask.size(); ++i) {
+      mask[i] = load<S>(x.bytes.data(), static_cast<int64_t>(i)) != ComputeOf<S>{};
+    }
+  });
+  return mask;
+}
+
+// NonZero: i64[rank, count], the indices of the nonzero elements in row-major order.
+KernelResult nonzero_kernel(const KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  bool ok = false;
+  std::vector<char> mask = nonzero_mask(x, &ok);
+  if (!ok) return ctx.unsupported_dtype(0);
+  const auto count = static_cast<int64_t>(std::count(mask.begin(), mask.end(), 1));
+  const auto rank = static_cast<int64_t>(x.dims.size());
+  Tensor out = make_tensor(DType::kInt64, {rank, count});
+  const std::vector<int64_t> strides = row_major_strides(x.dims);
+  int64_t column = 0;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (!mask[i]) continue;
+    for (int64_t d = 0; d < rank; ++d) {
+      const auto axis = static_cast<size_t>(d);
+      const int64_t index = (static_cast<int64_t>(i) / strides[axis]) % x.dims[axis];
+      store<int64_t>(out.bytes.data(), d * count + column, index);
+    }
+    ++column;
+  }
+  return single(std::move(out));
+}
+
+// Compress: the slices along `axis` (or the elements of the flattened input) whose
+// condition entry is true; entries past the condition's length are dropped.
+KernelResult compress_kernel(const KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  if (ctx.input(1) == nullptr) return ctx.missing_input(1);
+  const Tensor& condition = *ctx.input(1);
+  if (condition.dtype != DType::kBool) return ctx.unsupported_dtype(1);
+  if (condition.dims.size() != 1) {
+    return ctx.error("condition has rank " + std::to_string(condition.dims.size()) +
+                     " but Compress takes a 1-D condition; reshape it");
+  }
+  const Attribute* axis_attribute = ctx.node.find_attribute("axis");
+  std::vector<int64_t> dims = {x.num_elements()};
+  int64_t axis = 0;
+  if (axis_attribute != nullptr) {
+    dims = x.dims;
+    STITCH_ASSIGN_OR_RETURN(axis,
+                            axis_of(ctx, axis_attribute->i, static_cast<int64_t>(x.dims.size())));
+  }
+  const auto a = static_cast<size_t>(axis);
+  const int64_t outer = dims_product(dims, 0, a);
+  const int64_t inner = dims_product(dims, a + 1, dims.size()) * dtype_size(x.dtype);
+  const int64_t length = std::min(dims[a], condition.num_elements());
+  if (condition.num_elements() > dims[a]) {
+    return ctx.error("condition has " + std::to_string(condition.num_elements()) +
+                     " entries but the axis has " + std::to_string(dims[a]) +
+                     "; give at most one entry per slice");
+  }
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < length; ++i) {
+    if (condition.int_at(i) != 0) kept.push_back(i);
+  }
+  std::vector<int64_t> out_dims = dims;
+  out_dims[a] = static_cast<int64_t>(kept.size());
+  Tensor out = make_tensor(x.dtype, out_dims);
+  char* to = out.bytes.data();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t slice : kept) {
+      std::memcpy(to, x.bytes.data() + (o * dims[a] + slice) * inner, static_cast<size_t>(inner));
+      to += inner;
+    }
+  }
+  return single(std::move(out));
+}
+
 KernelResult trilu_kernel(const KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   if (x.dims.size() < 2) {
@@ -807,6 +887,8 @@ void add_shape_kernels(KernelTable& table) {
   table["Pad"] = pad_kernel;
   table["Tile"] = tile_kernel;
   table["Trilu"] = trilu_kernel;
+  table["NonZero"] = nonzero_kernel;
+  table["Compress"] = compress_kernel;
   table["ScatterND"] = scatter_nd_kernel;
   table["CumSum"] = cumsum_kernel;
   table["Shape"] = shape_kernel;

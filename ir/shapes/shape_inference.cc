@@ -7,6 +7,7 @@
 // context and back), so the pass does little allocation beyond the output types.
 #include "ir/shapes/shape_inference.h"
 
+#include <algorithm>
 #include <deque>
 
 #include "ir/core/analysis.h"
@@ -35,7 +36,10 @@ TensorType merge(TensorType inferred, const TensorType& model) {
     inferred.dims = model.dims;
   } else if (model.has_shape && model.dims.size() == inferred.dims.size()) {
     for (size_t i = 0; i < inferred.dims.size(); ++i) {
-      if (inferred.dims[i] < 0) inferred.dims[i] = model.dims[i];
+      // A static dim from the model wins; a symbol beats the model's unknown.
+      if (inferred.dims[i] == kUnknownDim || (inferred.dims[i] < 0 && model.dims[i] >= 0)) {
+        inferred.dims[i] = model.dims[i];
+      }
     }
   }
   return inferred;
@@ -128,6 +132,45 @@ Status infer_shapes(Graph& graph, int64_t default_opset, const ShapeInferenceOpt
     input_names = std::move(ctx.input_names);
   }
   return Status::ok();
+}
+
+bool has_static_type(const Graph& graph, ValueId value) {
+  const TensorType& type = graph.value(value).type;
+  return type.is_static() && type.dtype != DType::kUndefined;
+}
+
+int64_t count_unknown_types(const Graph& graph) {
+  int64_t unknown = 0;
+  for (NodeId id : graph.node_ids()) {
+    for (ValueId output : graph.node(id).outputs) {
+      if (output != kNoId && !has_static_type(graph, output)) ++unknown;
+    }
+  }
+  return unknown;
+}
+
+Result<std::vector<UnknownTypeRoot>> unknown_type_roots(const Graph& graph, size_t limit) {
+  std::vector<UnknownTypeRoot> roots;
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  auto unknown = [&](ValueId value) { return value != kNoId && !has_static_type(graph, value); };
+  for (NodeId id : order) {
+    if (roots.size() == limit) break;
+    const Node& node = graph.node(id);
+    if (std::any_of(node.inputs.begin(), node.inputs.end(), unknown) ||
+        std::none_of(node.outputs.begin(), node.outputs.end(), unknown)) {
+      continue;
+    }
+    // Ops whose output size is data-dependent by definition, registered or not.
+    const bool data_dependent_op =
+        node.domain.empty() && (node.op_type == "Unique" || node.op_type == "NonMaxSuppression" ||
+                                node.op_type == "StringSplit");
+    const OpSchema* schema = find_op_schema(node.domain, node.op_type);
+    const bool has_rule = schema != nullptr && schema->infer;
+    roots.push_back({node.name, node.op_type,
+                     has_rule || data_dependent_op ? "data-dependent" : "no shape rule",
+                     node.display_name()});
+  }
+  return roots;
 }
 
 }  // namespace stitch::ir

@@ -408,6 +408,36 @@ RuleResult topk_rule(const Context& ctx) {
   return result;
 }
 
+// Ops whose output size depends on tensor values: the dims that do are unknown (the
+// report's unknown_type_roots names them as data-dependent), the others are typed.
+// NonZero: i64[rank(x), ?].
+RuleResult nonzero_rule(const Context& ctx) {
+  const TensorType& x = *input_type(ctx, 0);
+  ShapeInferenceResult result = make_result(ctx);
+  result.output_types[0] = x.has_shape ? TensorType::make(DType::kInt64, {x.rank(), kUnknownDim})
+                                       : unknown_dims(DType::kInt64, 2);
+  return result;
+}
+
+// Compress: x with the selected axis of unknown size, or a vector without an axis.
+RuleResult compress_rule(const Context& ctx) {
+  STITCH_RETURN_IF_ERROR(check_type_class(ctx, 1, TypeClass::kBool));
+  const TensorType& x = *input_type(ctx, 0);
+  ShapeInferenceResult result = make_result(ctx);
+  const Attribute* axis_attribute = ctx.node.find_attribute("axis");
+  if (axis_attribute == nullptr) {
+    result.output_types[0] = unknown_dims(x.dtype, 1);
+  } else if (x.has_shape) {
+    STITCH_ASSIGN_OR_RETURN(
+        int64_t axis, normalize_axis(ctx, axis_attribute->i, x.rank(), "the \"axis\" attribute"));
+    result.output_types[0] = x;
+    result.output_types[0].dims[static_cast<size_t>(axis)] = kUnknownDim;
+  } else {
+    result.output_types[0] = unknown_type(x.dtype);
+  }
+  return result;
+}
+
 // Einsum: the output shape from the equation's labels, implicit form included
 // (ellipsis dims, then the labels used once, alphabetically).
 RuleResult einsum_rule(const Context& ctx) {
@@ -582,6 +612,8 @@ void add_nn_schemas(std::vector<OpSchema>& schemas) {
   schemas.push_back({"GlobalMaxPool", OpKind::kOpaque, 7, 1, 1, 1, 1, global_pool_rule});
   schemas.push_back({"Resize", OpKind::kOpaque, 10, 1, 4, 1, 1, resize_rule});
   schemas.push_back({"TopK", OpKind::kOpaque, 7, 1, 2, 2, 2, topk_rule});
+  schemas.push_back({"NonZero", OpKind::kOpaque, 9, 1, 1, 1, 1, nonzero_rule});
+  schemas.push_back({"Compress", OpKind::kOpaque, 9, 2, 2, 1, 1, compress_rule});
   schemas.push_back({"Einsum", OpKind::kOpaque, 12, 1, kVariadic, 1, 1, einsum_rule});
   schemas.push_back({"LSTM", OpKind::kOpaque, 7, 3, 8, 0, 3, recurrent_rule});
   schemas.push_back({"GRU", OpKind::kOpaque, 7, 3, 6, 0, 2, recurrent_rule});

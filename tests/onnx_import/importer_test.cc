@@ -603,6 +603,41 @@ TEST_F(ImporterTest, SymbolicInputDimsAreOneErrorListingEveryInput) {
                 "give them with --input-shape image=1,3,128,224 --input-shape extra=<dims>");
 }
 
+// The CLI imports with symbolic_dims and explains after propagation
+// (ir/shapes/symbolic_dims.h): a dim_param names a symbol, the same name the same
+// symbol, an unnamed dim is INPUT[AXIS]; inference carries them.
+TEST_F(ImporterTest, SymbolicDimsOptionNamesOpenDims) {
+  ImportOptions options;
+  options.symbolic_dims = true;
+  Result<ir::Model> result = import(symbolic_model(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  const ir::Graph& graph = result->graph;
+  EXPECT_EQ(graph.dim_symbols, (std::vector<std::string>{"batch", "seq"}));
+  auto type_of = [&](const std::string& name) { return graph.value(*graph.find_value(name)).type; };
+  const std::vector<int64_t> symbolic = {ir::symbolic_dim(0), ir::symbolic_dim(1)};
+  EXPECT_EQ(type_of("attention_mask").dims, symbolic);
+  EXPECT_EQ(type_of("y").dims, symbolic);
+
+  ModelBuilder unnamed;
+  unnamed.input("image", kFloat, {"?", "3", "8", "8"});
+  unnamed.node("Relu", {"image"}, {"y"}, "relu");
+  unnamed.output("y", kFloat, {"?", "3", "8", "8"});
+  Result<ir::Model> image = import(unnamed, options);
+  ASSERT_TRUE(image.is_ok()) << image.status().message();
+  EXPECT_EQ(image->graph.dim_symbols, (std::vector<std::string>{"image[0]"}));
+
+  // An unranked input cannot be made symbolic: the plain error stays.
+  ModelBuilder unranked;
+  onnx::ValueInfoProto* extra = unranked.graph()->add_input();
+  extra->set_name("extra");
+  extra->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  unranked.node("Relu", {"extra"}, {"y"}, "relu");
+  unranked.output("y", kFloat, dims_of({2}));
+  EXPECT_EQ(error_of(unranked, options),
+            path_ + ": graph inputs have symbolic or unknown dims: extra [*]; give them with "
+                    "--input-shape extra=<dims>");
+}
+
 TEST_F(ImporterTest, InputShapeSpecializesInputsBeforeInference) {
   ImportOptions options;
   options.input_shapes["input_ids"] = {2, 16};

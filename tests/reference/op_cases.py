@@ -396,6 +396,13 @@ add("GroupNormalization_opset18", "GroupNormalization", [rnd([2, 4, 3, 3]), rnd(
     {"num_groups": 2}, opset=18)
 add("GroupNormalization_opset21", "GroupNormalization", [rnd([2, 6, 5]), rnd([6]), rnd([6])],
     {"num_groups": 3, "epsilon": 1e-3}, opset=21)
+add("NonZero_f32", "NonZero", [value([[0.0, 1.5, -0.0], [2.0, 0.0, float("nan")]])], opset=13)
+add("NonZero_bool", "NonZero", [rnd([2, 3, 4], "bool")], opset=13)
+add("NonZero_i64", "NonZero", [rnd([6], "int64", low=-1, high=2)], opset=13)
+add("Compress_axis1", "Compress", [rnd([3, 4]), value([True, False, True], "bool")], {"axis": 1}, opset=11)
+add("Compress_flat", "Compress", [rnd([2, 3], "int64", low=-5, high=5),
+                                  value([False, True, True, False, True, True], "bool")], opset=11)
+add("Compress_axis_neg", "Compress", [rnd([2, 3, 2]), value([False, True], "bool")], {"axis": -1}, opset=11)
 add("TopK_largest", "TopK", [rnd([3, 6]), const([3])], opset=11, outputs=2)
 add("TopK_smallest_axis0", "TopK", [rnd([5, 4]), const([2])], {"axis": 0, "largest": 0}, opset=11, outputs=2)
 add("TopK_opset7", "TopK", [rnd([3, 6])], {"k": 2}, opset=7, outputs=2)

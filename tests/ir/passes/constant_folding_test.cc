@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace stitch::ir {
@@ -86,13 +88,21 @@ TEST(ConstantFoldingTest, KeepsAnExpansionOverTheLimit) {
   ASSERT_TRUE(result.is_ok());
   EXPECT_FALSE(*result);
   EXPECT_FALSE(graph.node(expand).dead);
+  EXPECT_EQ(context.folded_nodes, 0);
+  // The report says why (simplify.constant_folding.kept).
+  EXPECT_EQ(why_not_folded(graph, graph.node(expand), context),
+            "its 4096-byte result is over the 1024-byte limit and frees only 12 bytes of "
+            "inputs");
 
   context.max_folded_constant_bytes = 4096;
+  EXPECT_EQ(why_not_folded(graph, graph.node(expand), context), std::nullopt);
   result = fold_constants(graph, context);
   ASSERT_TRUE(result.is_ok());
   EXPECT_TRUE(*result);
   EXPECT_TRUE(graph.node(expand).dead);
   EXPECT_EQ(graph.value(out).constant->num_elements(), 1024);
+  EXPECT_EQ(context.folded_nodes, 1);
+  EXPECT_EQ(context.folded_bytes, 4096);
 }
 
 TEST(ConstantFoldingTest, LeavesANodeTheInterpreterRejects) {
@@ -111,6 +121,30 @@ TEST(ConstantFoldingTest, LeavesANodeTheInterpreterRejects) {
   ASSERT_TRUE(result.is_ok());
   EXPECT_FALSE(*result);
   EXPECT_FALSE(graph.node(mod).dead);
+  std::optional<std::string> why = why_not_folded(graph, graph.node(mod), context);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->rfind("the reference interpreter rejected it: ", 0), 0u) << *why;
+}
+
+TEST(ConstantFoldingTest, SaysWhyRandomAndForeignOpsStay) {
+  Graph graph;
+  ValueId shape = graph.add_initializer("shape", Tensor::from_int64({1}, {4}));
+  ValueId noise = graph.add_value("noise", TensorType::make(DType::kFloat32, {4}));
+  NodeId random = graph.add_node("RandomNormalLike", {shape}, {noise}, "", "random");
+  ValueId custom = graph.add_value("custom", TensorType::make(DType::kFloat32, {4}));
+  NodeId foreign = graph.add_node("Custom", {shape}, {custom}, "com.example", "custom");
+  ValueId x = graph.add_value("x", TensorType::make(DType::kFloat32, {4}));
+  graph.add_graph_input(x);
+  ValueId sum = graph.add_value("sum", TensorType::make(DType::kFloat32, {4}));
+  NodeId add = graph.add_node("Add", {x, noise}, {sum}, "", "add");
+  graph.add_graph_output(sum);
+  graph.add_graph_output(custom);
+  PassContext context;
+  context.default_opset = 17;
+  EXPECT_EQ(why_not_folded(graph, graph.node(random), context),
+            "random op: its value changes from run to run");
+  EXPECT_EQ(why_not_folded(graph, graph.node(foreign), context), "op of domain com.example");
+  EXPECT_EQ(why_not_folded(graph, graph.node(add), context), std::nullopt);  // x is an input
 }
 
 // Integer division by zero and INT64_MIN / -1 fold by the interpreter's rule (0 and
