@@ -11,7 +11,9 @@ into --work (reused while the exporter and torch are unchanged), then for every 
   - `stitchopt run OUT --emulate` runs every generated kernel and matches the reference
     interpreter (exit 0), or --cpu when --no-emulate;
   - stitchopt launches fewer kernels than ONNX Runtime's optimized graph has work
-    nodes (views, constants and shape queries excluded).
+    nodes (views, constants and shape queries excluded);
+  - a dynamic-axes export compiled without --input-shape exits 2 with the message
+    that names each of its dynamic axes once (symbolic dims, ir/shapes/symbolic_dims.h).
 Prints a table (nodes, kernels original / host shape ops / fused, ORT work nodes,
 compile seconds); exit 1 with one line per failure.
 
@@ -27,12 +29,11 @@ import sys
 import time
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTER = os.path.join(HERE, "export_torch.py")
-NO_WORK = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Constant", "Shape", "Size"}
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+from ort_peer import fix_input_shapes, session, work_nodes  # noqa: E402
 
 
 def export(work, only):
@@ -65,29 +66,6 @@ def random_feeds(entry, seed=0):
     return feeds
 
 
-def session(path, optimized_path=None):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    if optimized_path:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.optimized_model_filepath = optimized_path
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-
-
-def fixed_shapes(path, entry, out_path):
-    """The model with its inputs' dims fixed (ONNX Runtime's optimizer then sees what
-    stitchopt sees with --input-shape)."""
-    model = onnx.load(path)
-    shapes = {spec["name"]: spec["shape"] for spec in entry["inputs"]}
-    for value in model.graph.input:
-        if value.name in shapes:
-            for dim, size in zip(value.type.tensor_type.shape.dim, shapes[value.name]):
-                dim.ClearField("dim_param")
-                dim.dim_value = size
-    onnx.save(model, out_path)
-    return out_path
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stitchopt", required=True)
@@ -109,6 +87,14 @@ def main():
         if entry["dynamic"]:
             for spec in entry["inputs"]:
                 command += ["--input-shape", f"{spec['name']}={','.join(map(str, spec['shape']))}"]
+        if entry["dynamic"]:
+            refused = subprocess.run(command[:5] + ["--force"], capture_output=True, text=True)
+            message = refused.stderr.strip()
+            named = all(message.count(f"{axis} (") == 1 for axis in entry["dynamic_axes"])
+            if refused.returncode != 2 or "graph inputs have symbolic dims" not in message \
+                    or not named:
+                failures.append(f"{file}: without --input-shape: exit {refused.returncode}, "
+                                f"{message}")
         start = time.monotonic()
         compiled = subprocess.run(command, capture_output=True, text=True)
         seconds = time.monotonic() - start
@@ -123,8 +109,10 @@ def main():
             failures.append(f"{file}: {simplify['unknown_types']} unknown types after "
                             f"simplification, starting at {roots}")
         feeds = random_feeds(entry)
-        reference = session(fixed_shapes(path, entry, os.path.join(out, "fixed.onnx")),
-                            os.path.join(out, "ort_optimized.onnx"))
+        shapes = {spec["name"]: spec["shape"] for spec in entry["inputs"]}
+        optimized = os.path.join(out, "ort_optimized.onnx")
+        reference = session(fix_input_shapes(path, shapes, os.path.join(out, "fixed.onnx")),
+                            optimized)
         expected = reference.run(None, feeds)
         got = session(os.path.join(out, "model.fused.onnx")).run(None, feeds)
         for index, (a, b) in enumerate(zip(got, expected)):
@@ -137,8 +125,7 @@ def main():
         if run.returncode != 0 or "outputs match the reference interpreter" not in run.stdout:
             failures.append(f"{file}: run {mode} exit {run.returncode}:\n"
                             f"{(run.stdout + run.stderr)[-1500:]}")
-        optimized = onnx.load(os.path.join(out, "ort_optimized.onnx"), load_external_data=False)
-        ort_work = sum(1 for node in optimized.graph.node if node.op_type not in NO_WORK)
+        ort_work = work_nodes(optimized)
         kernels = report["kernels"]
         if kernels["fused"] >= ort_work:
             failures.append(f"{file}: {kernels['fused']} kernels, ONNX Runtime's optimized graph "

@@ -13,11 +13,13 @@ with its inputs' static shapes.
     /usr/bin/python3 tests/exports/export_torch.py OUT_DIR [--only name,name]
 """
 import argparse
+import importlib
 import json
 import math
 import os
 import sys
 import warnings
+from functools import partial
 
 import torch
 import torch.nn as nn
@@ -190,6 +192,62 @@ def regnet():
     return torchvision.models.regnet_y_400mf(weights=None, num_classes=10)
 
 
+def torchvision_module(name):
+    # torchvision.models.<name> is shadowed by the builder function of the same name.
+    return importlib.import_module("torchvision.models." + name)
+
+
+def narrow_conv(block, factor, image_channels=3):
+    """`block` (a conv + BN + ReLU module) with in and out channels divided by
+    `factor`, except the image's channels: a whole network built from it is
+    `factor` times narrower with the same structure (every channel count of
+    GoogLeNet and Inception v3 divides by 4)."""
+    class Narrow(block):
+        def __init__(self, in_channels, out_channels, **kwargs):
+            if in_channels != image_channels:
+                in_channels //= factor
+            super().__init__(in_channels, out_channels // factor, **kwargs)
+    return Narrow
+
+
+def googlenet():
+    """torchvision's GoogLeNet, 4x narrower (no auxiliary heads in eval)."""
+    g = torchvision_module("googlenet")
+    conv = narrow_conv(g.BasicConv2d, 4)
+    model = g.GoogLeNet(num_classes=10, aux_logits=False, init_weights=True,
+                        blocks=[conv, partial(g.Inception, conv_block=conv), g.InceptionAux])
+    model.fc = nn.Linear(1024 // 4, 10)
+    return model
+
+
+def inception_v3():
+    """torchvision's Inception v3, 4x narrower, at its smallest input (75x75)."""
+    i = torchvision_module("inception")
+    conv = narrow_conv(i.BasicConv2d, 4)
+    blocks = [partial(b, conv_block=conv)
+              for b in (i.InceptionA, i.InceptionB, i.InceptionC, i.InceptionD, i.InceptionE)]
+    model = i.Inception3(num_classes=10, aux_logits=False, init_weights=True,
+                         inception_blocks=[conv] + blocks + [i.InceptionAux])
+    model.fc = nn.Linear(2048 // 4, 10)
+    return model
+
+
+def densenet121():
+    """torchvision's DenseNet-121 block structure (6, 12, 24, 16) at growth rate 8."""
+    return torchvision_module("densenet").DenseNet(growth_rate=8, block_config=(6, 12, 24, 16),
+                                                   num_init_features=16, num_classes=10)
+
+
+def resnext50():
+    """torchvision's ResNeXt-50 layout (3, 4, 6, 3 grouped bottlenecks of 4 channels
+    per group), 4x narrower: 8 groups instead of 32 and no 4x expansion."""
+    r = torchvision_module("resnet")
+
+    class NarrowBottleneck(r.Bottleneck):
+        expansion = 1
+    return r.ResNet(NarrowBottleneck, [3, 4, 6, 3], groups=8, width_per_group=4, num_classes=10)
+
+
 # name -> (constructor, inputs as (name, shape, dtype), dynamic axes per input)
 MODELS = {
     "position_ids": (PositionIds, [("ids", [2, 16], "int64")], {"ids": {0: "batch", 1: "seq"}}),
@@ -203,6 +261,10 @@ MODELS = {
     "swin_tiny": (swin_tiny, [("x", [1, 3, 56, 56], "float32")], {"x": {0: "batch"}}),
     "mnasnet0_5": (mnasnet, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
     "regnet_y_400mf": (regnet, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "densenet121": (densenet121, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "googlenet": (googlenet, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "inception_v3": (inception_v3, [("x", [1, 3, 75, 75], "float32")], {"x": {0: "batch"}}),
+    "resnext50_32x4d": (resnext50, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
 }
 
 
@@ -237,6 +299,8 @@ def main():
                                   do_constant_folding=True)
                 manifest["models"].append({
                     "name": name, "file": file, "opset": opset, "dynamic": kind == "dynamic",
+                    "dynamic_axes": sorted({axis for axes in dynamic.values()
+                                            for axis in axes.values()}),
                     "inputs": [{"name": n, "shape": s, "dtype": d} for n, s, d in inputs]})
                 print(f"exported {file}", file=sys.stderr)
     with open(os.path.join(args.out_dir, "manifest.json"), "w") as f:
