@@ -634,8 +634,9 @@ TEST_F(ImporterTest, SymbolicDimsOptionNamesOpenDims) {
   unranked.node("Relu", {"extra"}, {"y"}, "relu");
   unranked.output("y", kFloat, dims_of({2}));
   EXPECT_EQ(error_of(unranked, options),
-            path_ + ": graph inputs have symbolic or unknown dims: extra [*]; give them with "
-                    "--input-shape extra=<dims>");
+            path_ +
+                ": graph inputs have symbolic or unknown dims: extra [*]; give them with "
+                "--input-shape extra=<dims>");
 }
 
 TEST_F(ImporterTest, InputShapeSpecializesInputsBeforeInference) {
