@@ -15,7 +15,9 @@ bench.profile_gates runs it over every bundled model; exit 1 names each failed g
 every model is estimated faster fused than unfused, and at least by its recorded
 speedup; no fused group is estimated slower than its nodes unfused; the analytic
 estimate is within the tolerance of the emulated one for the recorded fraction of
-kernels. --record rewrites the per-model speedups from this run (less a margin), after
+kernels; and (issue 16, lean code) no float32 kernel, fused or unfused, has an FP64
+instruction or calls the software 64-bit divide in its SASS (nvdisasm over the
+profile's sm_90 cubins; kernels with float64 tensors excepted). --record rewrites the per-model speedups from this run (less a margin), after
 an intended change; the other gates stay as they are.
 """
 import argparse
@@ -23,6 +25,7 @@ import glob
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,6 +52,50 @@ def compile_and_profile(stitchopt, model, out, unfused):
     subprocess.run([stitchopt, "profile", str(out), "--emulate", *nvdisasm_flags()], check=True,
                    stdout=subprocess.DEVNULL)
     return json.loads((out / "profile.json").read_text())
+
+
+# SASS that lean float32 kernels never contain (issue 16): FP64 arithmetic or
+# conversions, and the software 64-bit integer divide.
+FP64_OPCODE = re.compile(r"\b(DADD|DMUL|DFMA|DSETP|DSET|DMNMX|DMMA)\b|\.F64\b")
+DIV64_CALL = re.compile(r"CALL\S*\s.*__cuda_sm\d+_(div|rem)_[us]64")
+SECTION = re.compile(r"\s*\.section\s+\.text\.([A-Za-z0-9_]+),")
+
+
+def sass_findings(out):
+    """[(kernel, what)] for every kernel of OUT whose SASS (the profile's cubins,
+    disassembled) has an FP64 instruction or calls the 64-bit divide, unless its source
+    holds float64 tensors (then FP64 is its arithmetic). None without nvdisasm."""
+    tool = nvdisasm_flags()
+    if not tool:
+        return None
+    findings = []
+    for cubin in sorted((out / "kernels" / "emu_counters_build").glob("*.cubin")):
+        text = subprocess.run([tool[1], str(cubin)], capture_output=True, text=True,
+                              check=True).stdout
+        function = None
+        seen = set()
+        for line in text.splitlines():
+            match = SECTION.match(line)
+            if match:
+                function = match.group(1)
+                continue
+            if line.lstrip().startswith(".section"):
+                function = None
+            if function is None or not function.endswith("_kernel"):
+                continue
+            what = None
+            if DIV64_CALL.search(line):
+                what = "calls the software 64-bit divide"
+            elif FP64_OPCODE.search(line) and "/*" in line:
+                what = "has FP64 instructions (" + line.split(";")[0].split("*/")[-1].strip() + ")"
+            if what is None or (function, what[:12]) in seen:
+                continue
+            source = out / "kernels" / (function[:-len("_kernel")] + ".cu")
+            if source.exists() and "double*" in source.read_text():
+                continue
+            seen.add((function, what[:12]))
+            findings.append((function[:-len("_kernel")], what))
+    return findings
 
 
 def groups_against_parts(fused, unfused, report):
@@ -98,6 +145,16 @@ def check_gates(results, gates):
     if slower > gates["max_groups_slower_than_parts"]:
         failures.append(f"{slower} fused groups are estimated slower than their nodes unfused "
                         f"(at most {gates['max_groups_slower_than_parts']})")
+    if "max_lean_code_findings" in gates:
+        findings = [(r["model"], k, what) for r in results for k, what in r["sass"] or []]
+        unchecked = [r["model"] for r in results if r["sass"] is None]
+        if unchecked:
+            failures.append(f"no nvdisasm: the SASS of {', '.join(unchecked)} was not checked "
+                            "(scripts/setup.sh installs nvidia-cuda-nvdisasm in the venv)")
+        if len(findings) > gates["max_lean_code_findings"]:
+            failures.append(f"{len(findings)} float32 kernels have FP64 instructions or call the "
+                            f"64-bit divide (at most {gates['max_lean_code_findings']}): " +
+                            "; ".join(f"{m} {k} {w}" for m, k, w in findings[:8]))
     agree = sum(r["analytic_within_25pct"] for r in results)
     kernels = sum(r["kernels"] for r in results)
     if kernels and agree < gates["min_analytic_agreement"] * kernels:
@@ -148,6 +205,12 @@ def main():
             print(f"{model['name']}: profiled fused and unfused in "
                   f"{time.monotonic() - start:.0f} s", file=sys.stderr)
             report = json.loads((Path(temp) / (model["name"] + "_f") / "report.json").read_text())
+            sass = None
+            if gates and "max_lean_code_findings" in gates:
+                fused_sass = sass_findings(Path(temp) / (model["name"] + "_f"))
+                unfused_sass = sass_findings(Path(temp) / (model["name"] + "_u"))
+                if fused_sass is not None and unfused_sass is not None:
+                    sass = fused_sass + [(k + " (unfused)", w) for k, w in unfused_sass]
             versus = groups_against_parts(fused, unfused, report)
             kernels = [k for k in fused["kernels"] if k["kind"] == "kernel"]
             agree = sum(within(k["analytic_us"], k["estimated_us"], tolerance) for k in kernels)
@@ -160,6 +223,7 @@ def main():
                 "kernels": len(kernels),
                 "instructions": fused.get("instructions", ""),
                 "analytic_within_25pct": agree,
+                "sass": sass,
                 "groups": len(versus),
                 "groups_slower_than_parts": [v for v in versus if v[2] > v[3]],
                 "costliest": sorted(fused["kernels"], key=lambda k: -k["estimated_us"])[:5],

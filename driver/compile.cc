@@ -51,10 +51,22 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
                         std::vector<emit::EmittedKernel>& kernels, emit::ReportPlan& plan) {
   const ir::Graph& graph = model.graph;
   const fusion::PlannerResult& result = plan.result;
+  // kernels index -> the other call sites of that kernel, for its header.
+  std::unordered_map<size_t, std::vector<std::string>> call_sites;
+  std::unordered_map<size_t, size_t> kernel_of_group;  // owner group -> kernels index
   for (size_t index = 0; index < result.groups.size(); ++index) {
     if (result.groups[index].category == fusion::GroupCategory::kLibrary) continue;
     if (size_t owner = sharing.owner[index]; owner != index) {
       plan.group_codegen[index] = plan.group_codegen[owner];
+      if (auto kernel = kernel_of_group.find(owner); kernel != kernel_of_group.end()) {
+        const std::vector<ir::NodeId>& nodes = result.groups[index].nodes;
+        std::string site = "group " + std::to_string(index) + ": " + graph.node(nodes.front()).name;
+        if (nodes.size() > 1) {
+          site += " .. " + graph.node(nodes.back()).name + " (" + std::to_string(nodes.size()) +
+                  " nodes)";
+        }
+        call_sites[kernel->second].push_back(std::move(site));
+      }
       continue;
     }
     Result<emit::EmittedKernel> kernel =
@@ -69,6 +81,7 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       }
       continue;
     }
+    kernel_of_group[index] = kernels.size();
     kernels.push_back(kernel.value());
     plan.group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
   }
@@ -98,6 +111,12 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
     single_by_text.emplace(std::move(text), kernels.size());
     kernels.push_back(kernel.value());
     plan.unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+  }
+  for (auto& [index, sites] : call_sites) emit::list_call_sites(kernels[index], sites);
+  for (emit::EmittedKernel& kernel : kernels) {
+    std::vector<std::string> sites;
+    for (const emit::SharedLaunch& launch : kernel.shared_by) sites.push_back(launch.node);
+    emit::list_call_sites(kernel, sites);
   }
   return Status::ok();
 }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "emit/cuda_text.h"
+
 namespace stitch::emit {
 namespace {
 
@@ -84,9 +86,11 @@ std::string canonical_group_text(const ir::Model& model, const GroupBoundary& bo
     text += " x" + std::to_string(i) + ":" + ir::to_string(input.type);
     // The code generator folds integer constant operands into the kernel text
     // (Slice starts, Pad pads, reduction axes, Trilu k: emit/cuda_text.h
-    // constant_ints), so their values are part of what the kernel computes.
-    if (input.constant != nullptr && (ir::dtype_is_integer(input.constant->dtype) ||
-                                      input.constant->dtype == ir::DType::kBool)) {
+    // constant_ints) and writes one-element constants as literals (is_baked_scalar),
+    // so their values are part of what the kernel computes.
+    if (input.constant != nullptr &&
+        (ir::dtype_is_integer(input.constant->dtype) || input.constant->dtype == ir::DType::kBool ||
+         is_baked_scalar(input))) {
       text += '=';
       append_tensor(text, *input.constant);
     }

@@ -242,6 +242,17 @@ std::string kernel_and_launchers(const ir::Graph& graph, const GroupSchedule& sc
 
 }  // namespace
 
+void list_call_sites(EmittedKernel& kernel, const std::vector<std::string>& sites) {
+  if (sites.empty()) return;
+  const size_t at = kernel.source.find("// Template: ");
+  if (at == std::string::npos) return;
+  std::string block = "// Also launched for " + std::to_string(sites.size()) +
+                      (sites.size() == 1 ? " more call site" : " more call sites") +
+                      " (the same computation on other tensors):\n";
+  for (const std::string& site : sites) block += "//   " + support::source_text(site) + "\n";
+  kernel.source.insert(at, block);
+}
+
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                                   const std::string& kernel_name,
                                   const cost_model::DeviceProfile& profile) {

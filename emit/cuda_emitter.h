@@ -87,6 +87,11 @@ struct EmittedKernel {
   std::vector<SharedLaunch> shared_by;
 };
 
+// Adds to `kernel`'s header, after its fused nodes, the other call sites that launch
+// the same kernel (identical groups of other layers, or identical unfused nodes), one
+// line each: a profiler user reading the .cu sees every place its time comes from.
+void list_call_sites(EmittedKernel& kernel, const std::vector<std::string>& sites);
+
 // Emits the kernel for the group with `boundary` (group_boundary of a convex group's
 // nodes, or of a single node). `kernel_name` must be a C identifier. An op without an
 // index function, a non-static shape or an unsupported dtype is an error naming the

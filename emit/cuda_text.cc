@@ -40,6 +40,14 @@ std::string element_literal(const ir::Tensor& tensor, const std::string& compute
   if (ir::dtype_is_float(tensor.dtype)) {
     const double value = tensor.float_at(0);
     if (!std::isfinite(value)) return float_literal(value);
+    if (tensor.dtype == DType::kFloat64) {
+      char buffer[64];
+      std::snprintf(buffer, sizeof(buffer), "%.17g", value);  // round-trips every double
+      std::string text = buffer;
+      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+      return "static_cast<" + compute + ">(" + text + ")";
+    }
+    if (compute == "float") return float_literal(value);  // f32, f16 and bf16 values
     return "static_cast<" + compute + ">(" + float_literal(value) + ")";
   }
   if (tensor.dtype == DType::kBool) return tensor.int_at(0) != 0 ? "true" : "false";
@@ -52,6 +60,16 @@ std::string element_literal(const ir::Tensor& tensor, const std::string& compute
                                ? "(-9223372036854775807LL - 1)"
                                : std::to_string(value) + "LL";
   return "static_cast<" + compute + ">(" + text + ")";
+}
+
+bool is_baked_scalar(const ir::Value& value) {
+  if (value.constant == nullptr || value.is_graph_input || value.producer != ir::kNoId)
+    return false;
+  const ir::Tensor& tensor = *value.constant;
+  const bool numeric = ir::dtype_is_float(tensor.dtype) || ir::dtype_is_integer(tensor.dtype) ||
+                       tensor.dtype == DType::kBool;
+  return numeric && tensor.num_elements() == 1 &&
+         static_cast<int64_t>(tensor.bytes.size()) == ir::dtype_size(tensor.dtype);
 }
 
 int64_t product(const std::vector<int64_t>& dims) {
@@ -181,14 +199,18 @@ std::string convert(DType from, DType to, const std::string& x) {
   if (from == to || compute_type(from) == target) return x;
   if (to == DType::kBool) return "(" + x + " != 0)";
   if (ir::dtype_is_float(from) && !ir::dtype_is_float(to)) {
-    std::string wide = "static_cast<double>(" + x + ")";
-    std::string in_range =
-        "(" + wide + " > -9.2233720368547758e18 && " + wide + " < 9.2233720368547758e18)";
+    // The range checks in the value's own type: -2^63, 2^63 and 2^64 are exact in
+    // float too, so a float never widens to double (no FP64 instruction).
+    const bool in_float = compute_type(from) == "float";
+    std::string wide = in_float ? x : "static_cast<double>(" + x + ")";
+    const std::string suffix = in_float ? "f" : "";
+    std::string in_range = "(" + wide + " > -9.2233720368547758e18" + suffix + " && " + wide +
+                           " < 9.2233720368547758e18" + suffix + ")";
     std::string fallback = "static_cast<" + target + ">(-9223372036854775807LL - 1)";
     if (to == DType::kUInt64) {
-      fallback = "((" + wide + " >= 0.0 && " + wide +
-                 " < 1.8446744073709552e19) ? static_cast<unsigned long long>(" + wide +
-                 ") : " + fallback + ")";
+      fallback = "((" + wide + " >= 0" + (in_float ? ".0f" : ".0") + " && " + wide +
+                 " < 1.8446744073709552e19" + suffix + ") ? static_cast<unsigned long long>(" +
+                 wide + ") : " + fallback + ")";
     }
     return "(" + in_range + " ? static_cast<" + target + ">(static_cast<long long>(" + wide +
            ")) : " + fallback + ")";

@@ -25,6 +25,12 @@ std::string empty_value_body(const std::string& compute);
 // Element 0 of `tensor` as a C expression of its compute type `compute`, valid in every
 // compile mode (infinities and NaN by their bits).
 std::string element_literal(const ir::Tensor& tensor, const std::string& compute);
+// Whether the kernel text holds `value`'s one element as a literal instead of reading
+// it through a pointer (issue 16, lean code): a numeric constant of one element that
+// is not a graph input (the runtime may override those). Such a value is part of the
+// kernel's canonical text (canonical_group.h), so groups that differ in it never
+// share a kernel.
+bool is_baked_scalar(const ir::Value& value);
 int64_t product(const std::vector<int64_t>& dims);
 std::string dims_text(const std::vector<int64_t>& dims);  // "[2,3]"
 

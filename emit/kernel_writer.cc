@@ -11,6 +11,19 @@ namespace stitch::emit {
 
 using ir::DType;
 
+namespace {
+
+// A flat index is never negative; saying so lets nvcc divide and take remainders by
+// constants as unsigned (a shift or a multiply-high) instead of with the sign
+// corrections a signed int needs (three more instructions per / or %). Only bodies
+// that divide need it.
+std::string assume_index(const std::string& body) {
+  if (body.find(" / ") == std::string::npos && body.find(" % ") == std::string::npos) return "";
+  return "    STITCH_ASSUME(i >= 0);\n";
+}
+
+}  // namespace
+
 KernelWriter::KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule)
     : graph_(graph), schedule_(schedule) {
   for (size_t i = 0; i < schedule.boundary.outputs.size(); ++i) {
@@ -82,11 +95,19 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
   std::string name = accessor_name(id);
   STITCH_ASSIGN_OR_RETURN(std::string storage, storage_type(dtype(id)));
   std::string ct = compute_type(dtype(id));
+  if (!produced_inside(id) && is_baked_scalar(graph_.value(id))) {
+    // A one-element constant is a literal: no parameter, no load per element.
+    defs_ << "  auto " << name << " = [&](index_t) -> " << ct << " { return "
+          << element_literal(*graph_.value(id).constant, ct) << "; };  // "
+          << support::source_text(graph_.value(id).name, 80) << "\n";
+    defined_.insert(id);
+    return name;
+  }
   if (!produced_inside(id)) {
     auto it = std::find(schedule_.boundary.inputs.begin(), schedule_.boundary.inputs.end(), id);
     STITCH_CHECK(it != schedule_.boundary.inputs.end()) << "value outside the group";
     used_inputs_.push_back(static_cast<size_t>(it - schedule_.boundary.inputs.begin()));
-    defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " { return "
+    defs_ << "  auto " << name << " = [&](index_t i) -> " << ct << " { return "
           << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
     defined_.insert(id);
     return name;
@@ -95,25 +116,25 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
   const std::string& base = names_.at(id);
   switch (value.storage) {
     case Storage::kOutput:
-      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](index_t i) -> " << ct << " { return "
             << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
       break;
     case Storage::kWorkspace:
       defs_ << "  " << storage << "* ws_" << base << " = reinterpret_cast<" << storage
             << "*>(workspace + " << value.offset << ");\n";
-      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](index_t i) -> " << ct << " { return "
             << load(dtype(id), "ws_" + base + "[i]") << "; };\n";
       break;
     case Storage::kShared:
       defs_ << "  " << storage << "* sh_" << base << " = reinterpret_cast<" << storage
             << "*>(smem + row_slot + " << value.offset << ");\n";
-      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long i) -> " << ct << " { return "
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](index_t i) -> " << ct << " { return "
             << load(dtype(id), "sh_" + base + "[i - row * " + num(value.row_elements) + "]")
             << "; };\n";
       break;
     case Storage::kRegister:
       defs_ << "  " << ct << " r_" << base << " = 0;\n";
-      defs_ << "  [[maybe_unused]] auto " << name << " = [&](long long) -> " << ct << " { return r_"
+      defs_ << "  [[maybe_unused]] auto " << name << " = [&](index_t) -> " << ct << " { return r_"
             << base << "; };\n";
       break;
   }
@@ -136,14 +157,15 @@ Status KernelWriter::define_inlined(ir::ValueId id) {
   if (readers >= 2 && ir::op_kind(node) != ir::OpKind::kView) {
     const std::string& base = names_.at(id);
     defs_ << "  " << ct << " c_" << base << " = 0;\n";
-    defs_ << "  long long ci_" << base << " = -1;\n";
-    defs_ << "  auto compute_" << base << " = [&](long long i) -> " << ct << " {\n"
-          << body << "  };\n";
-    defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " {\n"
+    defs_ << "  index_t ci_" << base << " = -1;\n";
+    defs_ << "  auto compute_" << base << " = [&](index_t i) -> " << ct << " {\n"
+          << assume_index(body) << body << "  };\n";
+    defs_ << "  auto " << name << " = [&](index_t i) -> " << ct << " {\n"
           << "    if (ci_" << base << " != i) {\n      c_" << base << " = compute_" << base
           << "(i);\n      ci_" << base << " = i;\n    }\n    return c_" << base << ";\n  };\n";
   } else {
-    defs_ << "  auto " << name << " = [&](long long i) -> " << ct << " {\n" << body << "  };\n";
+    defs_ << "  auto " << name << " = [&](index_t i) -> " << ct << " {\n"
+          << assume_index(body) << body << "  };\n";
   }
   defined_.insert(id);
   return Status::ok();
@@ -202,8 +224,8 @@ std::string KernelWriter::define_compute(ir::ValueId id, const std::string& body
     const ir::Node& node = graph_.node(graph_.value(id).producer);
     defs_ << "  // " << node.op_type << " " << comment_name(node) << ": "
           << ir::to_string(graph_.value(id).type) << note << "\n";
-    defs_ << "  auto " << name << " = [&](long long i) -> " << compute_type(dtype(id)) << " {\n"
-          << body << "  };\n";
+    defs_ << "  auto " << name << " = [&](index_t i) -> " << compute_type(dtype(id)) << " {\n"
+          << assume_index(body) << body << "  };\n";
   }
   return name;
 }
@@ -242,24 +264,23 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   }
   STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
   std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
-  code += indent + "for (long long i = tid; i < " + num(elements_of(graph_, id)) +
+  code += indent + "for (index_t i = tid; i < " + num(elements_of(graph_, id)) +
           "; i += threads) " + target + " = " + store(dtype(id), function + "(i)") + ";\n";
   return code;
 }
 
 std::string KernelWriter::row_lane() const {
-  return schedule_.composition == Composition::kWarp ? "lane"
-                                                     : "static_cast<long long>(threadIdx.x)";
+  return schedule_.composition == Composition::kWarp ? "lane" : "static_cast<index_t>(threadIdx.x)";
 }
 
 // The loop over the row positions j this thread visits: the whole row of `length`, or
 // the block's slice [j0, j1) when rows are split.
 std::string KernelWriter::row_loop(int64_t length) const {
   const bool split = schedule_.blocks_per_row >= 2;
-  const std::string first = split ? "j0 + static_cast<long long>(threadIdx.x)" : row_lane();
+  const std::string first = split ? "j0 + static_cast<index_t>(threadIdx.x)" : row_lane();
   const std::string width =
-      schedule_.composition == Composition::kWarp ? "32" : "static_cast<long long>(blockDim.x)";
-  return "for (long long j = " + first + "; j < " + (split ? std::string("j1") : num(length)) +
+      schedule_.composition == Composition::kWarp ? "32" : "static_cast<index_t>(blockDim.x)";
+  return "for (index_t j = " + first + "; j < " + (split ? std::string("j1") : num(length)) +
          "; j += " + width + ")";
 }
 
@@ -330,13 +351,13 @@ Result<std::string> KernelWriter::split_row_stages(const std::vector<ir::ValueId
   for (int phase = 0; phase < schedule_.levels; ++phase) {
     if (phase > 0) stages << "  stitch_grid_sync(barrier);\n";
     stages << "  // Phase " << phase << ": block (row, part) over the row slice [j0, j1)\n";
-    stages << "  for (long long vb = blockIdx.x; vb < " << schedule_.rows * parts
+    stages << "  for (index_t vb = blockIdx.x; vb < " << schedule_.rows * parts
            << "; vb += gridDim.x) {\n";
     stages << "    row = vb / " << parts << ";\n";
-    stages << "    const long long part = vb % " << parts << ";\n";
-    stages << "    [[maybe_unused]] const long long j0 = part * " << schedule_.slice << ";\n";
-    stages << "    [[maybe_unused]] const long long j1 = j0 + " << schedule_.slice << " < "
-           << length << " ? j0 + " << schedule_.slice << " : " << length << ";\n";
+    stages << "    const index_t part = vb % " << parts << ";\n";
+    stages << "    [[maybe_unused]] const index_t j0 = part * " << schedule_.slice << ";\n";
+    stages << "    [[maybe_unused]] const index_t j1 = j0 + " << schedule_.slice << " < " << length
+           << " ? j0 + " << schedule_.slice << " : " << length << ";\n";
     for (ir::ValueId id : written) {
       const ValueSchedule& value = schedule_.values.at(id);
       bool reduction = ir::op_kind(producer(id)) == ir::OpKind::kReduction;
@@ -367,10 +388,9 @@ Result<std::string> KernelWriter::row_stages(const std::vector<ir::ValueId>& wri
   const bool warp = schedule_.composition == Composition::kWarp;
   const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
   if (warp) {
-    stages << "  for (row = static_cast<long long>(blockIdx.x) * " << schedule_.rows_per_block
+    stages << "  for (row = static_cast<index_t>(blockIdx.x) * " << schedule_.rows_per_block
            << " + threadIdx.x / 32; row < " << schedule_.rows
-           << "; row += static_cast<long long>(gridDim.x) * " << schedule_.rows_per_block
-           << ") {\n";
+           << "; row += static_cast<index_t>(gridDim.x) * " << schedule_.rows_per_block << ") {\n";
   } else {
     stages << "  for (row = blockIdx.x; row < " << schedule_.rows << "; row += gridDim.x) {\n";
   }
@@ -393,9 +413,9 @@ Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>&
     // (no lower bound for the first part: blockIdx.x >= 0 is a warning in nvcc)
     stages << "  if (" << (first > 0 ? "blockIdx.x >= " + num(first) + " && " : std::string())
            << "blockIdx.x < " << first + blocks << ") {\n";
-    stages << "    tid = static_cast<long long>(blockIdx.x - " << first
+    stages << "    tid = static_cast<index_t>(blockIdx.x - " << first
            << ") * blockDim.x + threadIdx.x;\n";
-    stages << "    threads = static_cast<long long>(" << blocks << ") * blockDim.x;\n";
+    stages << "    threads = static_cast<index_t>(" << blocks << ") * blockDim.x;\n";
     for (ir::ValueId id : written) {
       if (!part.count(graph_.value(id).producer)) continue;
       STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "    "));
@@ -430,8 +450,32 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
 
 // The declarations before the accessors: the shared arena, the MatMul tiles, the row
 // and thread indices, the grid barrier and the split rows' partials.
+// 32-bit index math when every tensor the kernel touches has fewer than 2^30
+// elements: a flat index, and a grid-stride index plus the thread count, then stay
+// below 2^31 (issue 16: 64-bit multiplies and divides cost several instructions, a
+// 64-bit divide by a non-power of two a software routine).
+bool KernelWriter::narrow_indices() const {
+  constexpr int64_t kLimit = int64_t{1} << 30;
+  auto fits = [&](ir::ValueId id) {
+    if (id == ir::kNoId) return true;
+    const int64_t elements = graph_.value(id).type.num_elements();
+    return elements >= 0 && elements < kLimit;
+  };
+  for (ir::NodeId id : schedule_.boundary.ordered_nodes) {
+    const ir::Node& node = graph_.node(id);
+    if (!std::all_of(node.inputs.begin(), node.inputs.end(), fits) ||
+        !std::all_of(node.outputs.begin(), node.outputs.end(), fits)) {
+      return false;
+    }
+  }
+  return schedule_.workspace_bytes < kLimit;
+}
+
 std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) const {
   std::ostringstream body;
+  body << (narrow_indices()
+               ? "  using index_t = int;  // every tensor has fewer than 2^30 elements\n"
+               : "  using index_t = long long;  // a tensor has 2^30 elements or more\n");
   if (schedule_.shared_bytes > 0) {
     body << "  STITCH_SHARED_ARENA(smem, " << schedule_.shared_bytes << ");\n";
   }
@@ -448,8 +492,8 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
          << support::source_literal(graph_.value(matmul.inputs[1]).name) << "\n";
   } else if (is_row_local(schedule_)) {
     const bool warp = schedule_.composition == Composition::kWarp;
-    if (warp) body << "  const long long lane = threadIdx.x % 32;\n";
-    body << "  long long row = 0;\n";
+    if (warp) body << "  const index_t lane = threadIdx.x % 32;\n";
+    body << "  index_t row = 0;\n";
     if (schedule_.blocks_per_row >= 2) {
       body << barrier;
       for (ir::ValueId id : written) {
@@ -463,7 +507,7 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
     int64_t slot_bytes = schedule_.shared_bytes -
                          (schedule_.composition == Composition::kBlock ? kBlockScratchBytes : 0);
     if (slot_bytes > 0) {
-      body << "  const long long row_slot = "
+      body << "  const index_t row_slot = "
            << (warp ? "(threadIdx.x / 32) * " + num(slot_bytes / schedule_.rows_per_block)
                     : std::string("0"))
            << ";\n";
@@ -471,9 +515,9 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   } else {
     const char* qualifier = schedule_.composition == Composition::kPacking ? "" : "const ";
     body << "  " << qualifier
-         << "long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
+         << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
     body << "  " << qualifier
-         << "long long threads = static_cast<long long>(gridDim.x) * blockDim.x;\n";
+         << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
     if (schedule_.barrier_offset >= 0) body << barrier;
   }
   return body.str();

@@ -87,6 +87,8 @@ class KernelWriter {
   Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
 
+  bool narrow_indices() const;  // index_t is int (see prologue)
+
   const ir::Graph& graph_;
   const GroupSchedule& schedule_;
   std::map<ir::ValueId, std::string> names_;

@@ -124,11 +124,15 @@ bool reduces_per_thread_only(const ir::Node& node) {
   return lowering != nullptr && lowering->form != ReductionForm::kAccumulate;
 }
 
-int reduction_accumulator_bytes(const ir::Node& node) {
+int reduction_accumulator_bytes(const ir::Graph& graph, const ir::Node& node) {
   const ReductionLowering* lowering = find_reduction_lowering(node);
   const bool max_or_min = lowering != nullptr && (lowering->combine == ReduceCombine::kMax ||
                                                   lowering->combine == ReduceCombine::kMin);
-  return max_or_min ? 4 : 8;
+  const ir::DType input = graph.value(node.inputs[0]).type.dtype;
+  // float32, float16 and bfloat16 sums accumulate in float (Kahan per lane); float64
+  // and integer ones in 8 bytes.
+  const bool float_sum = ir::dtype_is_float(input) && input != ir::DType::kFloat64;
+  return max_or_min || float_sum ? 4 : 8;
 }
 
 std::optional<GemmForm> gemm_form(const ir::Node& node) {

@@ -107,9 +107,10 @@ const OpLowering* find_op_lowering(const ir::Node& node);
 const ReductionLowering* find_reduction_lowering(const ir::Node& node);
 // Reductions whose schedule keeps a thread per output (ArgMax, ArgMin, ReduceLogSumExp).
 bool reduces_per_thread_only(const ir::Node& node);
-// Bytes of a warp- or column-mapped reduction's accumulator: 4 (float) for max and
-// min, 8 (double) for sums and products.
-int reduction_accumulator_bytes(const ir::Node& node);
+// Bytes of a warp- or column-mapped reduction's accumulator: 4 (float) for max, min
+// and reductions of float32/float16/bfloat16 inputs, 8 (double, or 64-bit integer
+// sums held in double as before) otherwise.
+int reduction_accumulator_bytes(const ir::Graph& graph, const ir::Node& node);
 // The node's GEMM form, or nullopt.
 std::optional<GemmForm> gemm_form(const ir::Node& node);
 // Whether `reader` reads its operands after the first at element 0 (Clip's bounds).

@@ -106,9 +106,9 @@ AxisSplit split_around_axis(const Context& c) {
   split.axis = static_cast<size_t>(
       normalized_axis(c.node.int_attribute("axis", 0), static_cast<int64_t>(out_dims.size())));
   for (size_t d = split.axis + 1; d < out_dims.size(); ++d) split.inner *= out_dims[d];
-  split.body = "    const long long inner = i % " + num(split.inner) + ";\n" +
-               "    const long long a = (i / " + num(split.inner) + ") % " +
-               num(out_dims[split.axis]) + ";\n" + "    const long long outer = i / " +
+  split.body = "    const index_t inner = i % " + num(split.inner) + ";\n" +
+               "    const index_t a = (i / " + num(split.inner) + ") % " +
+               num(out_dims[split.axis]) + ";\n" + "    const index_t outer = i / " +
                num(split.inner * out_dims[split.axis]) + ";\n";
   return split;
 }
@@ -165,11 +165,12 @@ Result<std::string> gather(const Context& c) {
   int64_t count = product(c.dims(c.input(1)));
   STITCH_ASSIGN_OR_RETURN(std::string indices, c.accessor(c.input(1)));
   STITCH_ASSIGN_OR_RETURN(std::string bound, bounded_index(c, in.dims[a], count));
-  return "    const long long inner = i % " + num(inner) + ";\n" + "    const long long j = (i / " +
-         num(inner) + ") % " + num(count) + ";\n" + "    const long long outer = i / " +
+  return "    const index_t inner = i % " + num(inner) + ";\n" + "    const index_t j = (i / " +
+         num(inner) + ") % " + num(count) + ";\n" + "    const index_t outer = i / " +
          num(inner * count) + ";\n" + "    long long g = static_cast<long long>(" + indices +
          "(j));\n" + bound +
-         ret(in.x + "((outer * " + num(in.dims[a]) + " + g) * " + num(inner) + " + inner)");
+         ret(in.x + "((outer * " + num(in.dims[a]) + " + static_cast<index_t>(g)) * " + num(inner) +
+             " + inner)");
 }
 
 Result<std::string> gather_elements(const Context& c) {
@@ -181,14 +182,14 @@ Result<std::string> gather_elements(const Context& c) {
   STITCH_ASSIGN_OR_RETURN(std::string bound,
                           bounded_index(c, in.dims[axis], product(c.dims(c.input(1)))));
   return "    long long g = static_cast<long long>(" + indices + "(i));\n" + bound +
-         ret(in.x + "(" + strided_index(c.dims(c.output()), strides, "i") + " + g * " +
-             num(in.strides[axis]) + ")");
+         ret(in.x + "(" + strided_index(c.dims(c.output()), strides, "i") +
+             " + static_cast<index_t>(g) * " + num(in.strides[axis]) + ")");
 }
 
 Result<std::string> tile(const Context& c) {
   STITCH_ASSIGN_OR_RETURN(Source in, source(c));
   const std::vector<int64_t>& out_dims = c.dims(c.output());
-  std::string body = "    long long index = 0;\n";
+  std::string body = "    index_t index = 0;\n";
   std::vector<int64_t> out_strides = row_major_strides(out_dims);
   for (size_t d = 0; d < out_dims.size(); ++d) {
     if (in.dims[d] == 1) continue;
@@ -242,11 +243,11 @@ Result<std::string> pad(const Context& c) {
     begin[static_cast<size_t>(normalized_axis(pad_axes[k], in.rank))] = pads[k];
   }
   std::vector<int64_t> out_strides = row_major_strides(out_dims);
-  std::string body = "    long long index = 0;\n";
+  std::string body = "    index_t index = 0;\n";
   if (mode == "constant") body += "    bool inside = true;\n";
   for (size_t d = 0; d < in.dims.size(); ++d) {
     std::string coordinate = "c" + num(static_cast<int64_t>(d));
-    body += "    long long " + coordinate + " = (i / " + num(out_strides[d]) + ") % " +
+    body += "    index_t " + coordinate + " = (i / " + num(out_strides[d]) + ") % " +
             num(out_dims[d]) + " - " + num(begin[d]) + ";\n";
     STITCH_ASSIGN_OR_RETURN(std::string mapped, pad_coordinate(c, mode, coordinate, in.dims[d]));
     body += mapped + "    index += " + coordinate + " * " + num(in.strides[d]) + ";\n";
@@ -276,7 +277,7 @@ Result<std::string> trilu(const Context& c) {
   if (present && !given.empty()) k = given[0];
   int64_t cols = out_dims.back();
   int64_t rows = out_dims[out_dims.size() - 2];
-  return "    const long long col = i % " + num(cols) + ";\n    const long long row_index = (i / " +
+  return "    const index_t col = i % " + num(cols) + ";\n    const index_t row_index = (i / " +
          num(cols) + ") % " + num(rows) + ";\n" +
          ret("(col - row_index " + std::string(upper ? ">=" : "<=") + " " + num(k) + ") ? " + in.x +
              "(i) : static_cast<" + c.compute() + ">(0)");

@@ -5,6 +5,7 @@
 // ReductionLowering (op_lowering.h); accumulation order is fixed, so results are
 // deterministic.
 #include <algorithm>
+#include <cstdio>
 
 #include "emit/cuda_text.h"
 #include "emit/kernel_writer.h"
@@ -14,6 +15,17 @@ namespace stitch::emit {
 namespace {
 
 using ir::DType;
+
+// 1 / count as a literal of the accumulator's type: a mean multiplies by it instead
+// of dividing (an IEEE division by a value that is not a power of two is a call to a
+// slow path; the product is within an ulp of the quotient).
+std::string reciprocal(int64_t count, bool in_float) {
+  const double value = 1.0 / static_cast<double>(count);
+  if (in_float) return float_literal(value);
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+  return buffer;
+}
 
 // The reduction's result from its accumulator `a`, in double or in float math.
 std::string reduce_result(const ReductionLowering& spec, bool in_float) {
@@ -36,7 +48,7 @@ Result<ReductionLowering> reduce_spec(const ir::Node& node) {
 std::string row_result(const ReductionLowering& spec, int64_t length, const std::string& base,
                        DType dtype, const std::string& indent) {
   std::string code;
-  if (spec.mean) code += indent + "a = a / " + float_literal(static_cast<double>(length)) + ";\n";
+  if (spec.mean) code += indent + "a = a * " + reciprocal(length, true) + ";\n";
   return code + indent + "r_" + base + " = " + rounded(dtype, reduce_result(spec, true)) + ";\n";
 }
 
@@ -78,9 +90,42 @@ std::string float_block_combine(ReduceCombine kind, int64_t scratch_offset,
 std::string mapped_result(const ReductionLowering& spec, int64_t reduced, const std::string& type,
                           DType dtype) {
   const bool in_float = type == "float";
-  std::string value = spec.mean ? "(a / " + num(reduced) + (in_float ? ".0f)" : ".0)") : "a";
+  std::string value = spec.mean ? "(a * " + reciprocal(reduced, in_float) + ")" : "a";
   if (!spec.post.empty()) value = spec.post + (in_float ? "f(" : "(") + value + ")";
   return store(dtype, in_float ? value : "static_cast<float>(" + value + ")");
+}
+
+// Sequential sums of more elements than this use Kahan compensation.
+constexpr int64_t kKahanLength = 32;
+
+// `a`, the sum over r in [0, count) of `term`, an expression of `v` (the element
+// `element`, an expression of r), in `type`. A plain loop has error up to
+// (count - 1) u sum|x| (u = 2^-24 in float); compensated summation (Kahan) bounds it
+// by about 2u sum|x| whatever the length.
+std::string kahan_sum(const std::string& type, int64_t count, const std::string& element,
+                      const std::string& term, bool compensated) {
+  std::string code = "    " + type + " a = 0;\n";
+  if (compensated) {
+    code += "    " + type + " compensation = 0;  // Kahan: the low bits the sum lost\n";
+  }
+  code += "    for (index_t r = 0; r < " + num(count) + "; ++r) {\n";
+  code += "      const " + type + " v = " + element + ";\n";
+  if (!compensated) return code + "      a += " + term + ";\n    }\n";
+  code += "      const " + type + " y = (" + term + ") - compensation;\n";
+  code += "      const " + type + " t = a + y;\n";
+  code += "      compensation = (t - a) - y;\n";
+  code += "      a = t;\n    }\n";
+  return code;
+}
+
+// The statements adding `v` (already defined) to the accumulator `a` of a mapped
+// reduction; with `kahan`, also updating `compensation`.
+std::string accumulate(const ReductionLowering& spec, bool kahan, const std::string& acc,
+                       const std::string& indent) {
+  if (!kahan)
+    return indent + "a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+  return indent + "const " + acc + " y = (" + spec.pre + ") - compensation;\n" + indent + "const " +
+         acc + " t = a + y;\n" + indent + "compensation = (t - a) - y;\n" + indent + "a = t;\n";
 }
 
 }  // namespace
@@ -115,47 +160,52 @@ Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
   const bool floating = ir::dtype_is_float(in_type);
   const std::string ct = compute_type(in_type);
   std::string body =
-      "    const long long base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
+      "    const index_t base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
   std::string element = x + "(base + " + strided_index(red_dims, red_strides, "r") + ")";
   const ReductionLowering* lowering = find_reduction_lowering(node);
   const ReductionForm form = lowering != nullptr ? lowering->form : ReductionForm::kAccumulate;
   if (form == ReductionForm::kArgMax || form == ReductionForm::kArgMin) {
     bool last = node.int_attribute("select_last_index", 0) != 0;
     std::string cmp = form == ReductionForm::kArgMax ? ">" : "<";
-    body += "    " + ct + " best = " + x + "(base);\n    long long best_index = 0;\n";
-    body += "    for (long long r = 1; r < " + num(count) + "; ++r) {\n";
+    body += "    " + ct + " best = " + x + "(base);\n    index_t best_index = 0;\n";
+    body += "    for (index_t r = 1; r < " + num(count) + "; ++r) {\n";
     body += "      const " + ct + " v = " + element + ";\n";
     body += "      if (v " + cmp + " best" + (last ? " || v == best" : std::string()) +
             ") {\n        best = v;\n        best_index = r;\n      }\n    }\n";
     return body + "    return best_index;\n";
   }
+  // Float inputs accumulate in their compute type (float for float32, float16 and
+  // bfloat16: no FP64 instruction), sums with Kahan compensation past kKahanLength
+  // elements (docs/codegen.md, "Accumulation").
+  const bool in_float = ct == "float";
   if (form == ReductionForm::kLogSumExp) {
-    body += "    double m = " + x + "(base);\n";
-    body += "    for (long long r = 1; r < " + num(count) +
-            "; ++r) {\n      const double v = " + element + ";\n      m = v > m ? v : m;\n    }\n";
-    body += "    if (isinf(m)) m = 0.0;\n    double a = 0.0;\n";
-    body += "    for (long long r = 0; r < " + num(count) + "; ++r) a += exp(static_cast<double>(" +
-            element + ") - m);\n";
-    return body + "    return static_cast<" + ct + ">(log(a) + m);\n";
+    const std::string exp_fn = in_float ? "expf" : "exp";
+    const std::string log_fn = in_float ? "logf" : "log";
+    body += "    " + ct + " m = " + x + "(base);\n";
+    body += "    for (index_t r = 1; r < " + num(count) + "; ++r) {\n      const " + ct +
+            " v = " + element + ";\n      m = v > m ? v : m;\n    }\n";
+    body += "    if (isinf(m)) m = 0;\n";
+    body += kahan_sum(ct, count, element, exp_fn + "(v - m)", count > kKahanLength);
+    return body + "    return static_cast<" + ct + ">(" + log_fn + "(a) + m);\n";
   }
   STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
-  // Sums accumulate in double for float inputs (the interpreter does too).
-  std::string acc =
-      floating && (spec.combine == ReduceCombine::kSum || spec.combine == ReduceCombine::kProd)
-          ? "double"
-          : ct;
-  if (spec.combine == ReduceCombine::kSum || spec.combine == ReduceCombine::kProd) {
-    body += "    " + acc + " a = " + (spec.combine == ReduceCombine::kSum ? "0" : "1") + ";\n";
-    body += "    for (long long r = 0; r < " + num(count) + "; ++r) {\n";
+  const std::string& acc = ct;
+  if (spec.combine == ReduceCombine::kSum && floating) {
+    body += kahan_sum(acc, count, element, spec.pre, count > kKahanLength);
   } else {
-    body += "    " + acc + " a = " + x + "(base);\n";
-    body += "    for (long long r = 1; r < " + num(count) + "; ++r) {\n";
+    if (spec.combine == ReduceCombine::kSum || spec.combine == ReduceCombine::kProd) {
+      body += "    " + acc + " a = " + (spec.combine == ReduceCombine::kSum ? "0" : "1") + ";\n";
+      body += "    for (index_t r = 0; r < " + num(count) + "; ++r) {\n";
+    } else {
+      body += "    " + acc + " a = " + x + "(base);\n";
+      body += "    for (index_t r = 1; r < " + num(count) + "; ++r) {\n";
+    }
+    body += "      const " + acc + " v = " + element + ";\n";
+    body += "      a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", floating) +
+            ";\n    }\n";
   }
-  body += "      const " + acc + " v = " + element + ";\n";
-  body +=
-      "      a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", floating) + ";\n    }\n";
-  if (spec.mean) body += "    a = a / static_cast<" + acc + ">(" + num(count) + ");\n";
-  return body + "    return static_cast<" + ct + ">(" + reduce_result(spec, false) + ");\n";
+  if (spec.mean) body += "    a = a * " + reciprocal(count, in_float) + ";\n";
+  return body + "    return static_cast<" + ct + ">(" + reduce_result(spec, in_float) + ");\n";
 }
 
 // The result of a reduction over an empty set (every output element is the same): the
@@ -281,38 +331,45 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
     code += indent + "// a block per (tile of " + num(w_cols) + " columns, slice of " +
             num(value.slice) + " rows): threads over " + num(w_cols) + " columns x blockDim.x / " +
             num(w_cols) + " rows" + (split ? ", partials to the workspace" : "") + "\n";
-    code += indent + "for (long long item = tid / blockDim.x; item < " + num(value.items) +
+    code += indent + "for (index_t item = tid / blockDim.x; item < " + num(value.items) +
             "; item += threads / blockDim.x) {\n";
   } else {
     code += indent + "// a warp per (output, slice of " + num(value.slice) +
             "): lanes over the reduced elements" + (split ? ", partials to the workspace" : "") +
             "\n";
-    code += indent + "for (long long item = tid / 32; item < " + num(value.items) +
+    code += indent + "for (index_t item = tid / 32; item < " + num(value.items) +
             "; item += threads / 32) {\n";
   }
-  code += in_ + "const long long lane = threadIdx.x % 32;\n";
-  code += in_ + "const long long r0 = " +
+  code += in_ + "const index_t lane = threadIdx.x % 32;\n";
+  code += in_ + "const index_t r0 = " +
           (split ? "(item % " + num(slices) + ") * " + num(value.slice) : std::string("0")) + ";\n";
-  code += in_ + "const long long r1 = " +
+  code += in_ + "const index_t r1 = " +
           (split ? "r0 + " + num(value.slice) + " < " + num(value.reduced) + " ? r0 + " +
                        num(value.slice) + " : " + num(value.reduced)
                  : num(value.reduced)) +
           ";\n";
   code += in_ + acc + " a = " + identity(spec.combine, acc) + ";\n";
+  // Each lane's sequential part of a float sum is compensated (Kahan) when it is
+  // longer than kKahanLength terms; lanes then combine by a tree.
+  const int64_t slice_rows = split ? value.slice : value.reduced;
+  const int64_t lanes_per_slice = column ? std::max<int64_t>(schedule_.block / w_cols, 1) : 32;
+  const bool kahan = spec.combine == ReduceCombine::kSum && acc == "float" &&
+                     (slice_rows + lanes_per_slice - 1) / lanes_per_slice > kKahanLength;
+  if (kahan) code += in_ + acc + " compensation = 0;\n";
   const std::string element_offset = strided_index(red_dims, red_strides, "r");
   if (column) {
     const std::string column_lane =
         w_cols < 32 ? "threadIdx.x % " + num(w_cols) : std::string("lane");
-    code += in_ + "const long long o = " + item + " / " + num(col_tiles) + ";\n";
+    code += in_ + "const index_t o = " + item + " / " + num(col_tiles) + ";\n";
     code +=
-        in_ + "const long long c0 = " + item + " % " + num(col_tiles) + " * " + num(w_cols) + ";\n";
-    code += in_ + "const long long base = " + strided_index(kept_dims, kept_strides, "o") + ";\n";
+        in_ + "const index_t c0 = " + item + " % " + num(col_tiles) + " * " + num(w_cols) + ";\n";
+    code += in_ + "const index_t base = " + strided_index(kept_dims, kept_strides, "o") + ";\n";
     code += in_ + "if (c0 + " + column_lane + " < " + num(value.inner) + ") {\n";
-    code += in_ + "  const long long c = c0 + " + column_lane + ";\n";
-    code += in_ + "  for (long long r = r0 + threadIdx.x / " + num(w_cols) +
+    code += in_ + "  const index_t c = c0 + " + column_lane + ";\n";
+    code += in_ + "  for (index_t r = r0 + threadIdx.x / " + num(w_cols) +
             "; r < r1; r += blockDim.x / " + num(w_cols) + ") {\n";
     code += in_ + "    const " + acc + " v = " + x + "(base + " + element_offset + " + c);\n";
-    code += in_ + "    a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+    code += accumulate(spec, kahan, acc, in_ + "    ");
     code += in_ + "  }\n" + in_ + "}\n";
     if (w_cols < 32) code += shuffle_combine(spec.combine, acc, static_cast<int>(w_cols), in_);
     code += in_ + acc + "* columns = reinterpret_cast<" + acc + "*>(smem);  // [warps, " +
@@ -327,7 +384,7 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
         in_ + "  for (unsigned int q = 1; q < blockDim.x / 32; ++q) a = " +
         combine_text(spec.combine, "a", "columns[q * " + num(w_cols) + " + threadIdx.x]", true) +
         ";\n";
-    code += in_ + "  const long long i = o * " + num(value.inner) + " + c0 + threadIdx.x;\n";
+    code += in_ + "  const index_t i = o * " + num(value.inner) + " + c0 + threadIdx.x;\n";
     if (split) {
       code += in_ + "  " + partials_pointer(id) + "[i * " + num(slices) + " + item % " +
               num(slices) + "] = a;\n";
@@ -339,11 +396,11 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
     code += in_ + "}\n" + in_ + "__syncthreads();\n";
     return code + indent + "}\n";
   }
-  code += in_ + "const long long i = " + item + ";\n";
-  code += in_ + "const long long base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
-  code += in_ + "for (long long r = r0 + lane; r < r1; r += 32) {\n";
+  code += in_ + "const index_t i = " + item + ";\n";
+  code += in_ + "const index_t base = " + strided_index(kept_dims, kept_strides, "i") + ";\n";
+  code += in_ + "for (index_t r = r0 + lane; r < r1; r += 32) {\n";
   code += in_ + "  const " + acc + " v = " + x + "(base + " + element_offset + ");\n";
-  code += in_ + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+  code += accumulate(spec, kahan, acc, in_ + "  ");
   code += in_ + "}\n";
   code += shuffle_combine(spec.combine, acc, 1, in_);
   if (split) {
@@ -375,18 +432,17 @@ Result<std::string> KernelWriter::partials_code(ir::ValueId id, const std::strin
   std::string writer;
   const std::string acc = accumulator_type(value.accumulator_bytes);
   if (value.warp_combine()) {
-    code +=
-        indent + "for (long long i = tid / 32; i < " + num(outputs) + "; i += threads / 32) {\n";
-    code += in_ + "const long long lane = threadIdx.x % 32;\n";
+    code += indent + "for (index_t i = tid / 32; i < " + num(outputs) + "; i += threads / 32) {\n";
+    code += in_ + "const index_t lane = threadIdx.x % 32;\n";
     code += in_ + acc + " a = " + identity(spec.combine, acc) + ";\n";
-    code += in_ + "for (long long q = lane; q < " + num(slices) + "; q += 32) a = " +
+    code += in_ + "for (index_t q = lane; q < " + num(slices) + "; q += 32) a = " +
             combine_text(spec.combine, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
     code += shuffle_combine(spec.combine, acc, 1, in_);
     writer = "if (lane == 0) ";
   } else {
-    code += indent + "for (long long i = tid; i < " + num(outputs) + "; i += threads) {\n";
+    code += indent + "for (index_t i = tid; i < " + num(outputs) + "; i += threads) {\n";
     code += in_ + acc + " a = " + pt + "[i * " + num(slices) + "];\n";
-    code += in_ + "for (long long q = 1; q < " + num(slices) + "; ++q) a = " +
+    code += in_ + "for (index_t q = 1; q < " + num(slices) + "; ++q) a = " +
             combine_text(spec.combine, "a", pt + "[i * " + num(slices) + " + q]", true) + ";\n";
   }
   code +=
@@ -411,14 +467,14 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write,
   std::string in = indent + "  ";
   if (parts <= 32) {
     code += in + "float a = pt_" + base + "[row * " + num(parts) + "];\n";
-    code += in + "for (long long q = 1; q < " + num(parts) + "; ++q) a = " +
+    code += in + "for (index_t q = 1; q < " + num(parts) + "; ++q) a = " +
             combine_text(spec.combine, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) +
             ";\n";
   } else {
     // Many partials (a scalar over the whole GPU): the block's threads share the loads,
     // then a block reduction in a fixed order, so every block gets the same value.
     code += in + "float a = " + identity(spec.combine, "float") + ";\n";
-    code += in + "for (long long q = threadIdx.x; q < " + num(parts) + "; q += blockDim.x) a = " +
+    code += in + "for (index_t q = threadIdx.x; q < " + num(parts) + "; q += blockDim.x) a = " +
             combine_text(spec.combine, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) +
             ";\n";
     code += shuffle_combine(spec.combine, "float", 1, in);

@@ -231,7 +231,7 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   value->slice = ceil_div(reduced, slices);
   value->slices = ceil_div(reduced, value->slice);
   value->items = items * value->slices;
-  value->accumulator_bytes = reduction_accumulator_bytes(node);
+  value->accumulator_bytes = reduction_accumulator_bytes(graph, node);
   return Status::ok();
 }
 

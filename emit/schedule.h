@@ -119,7 +119,8 @@ struct ValueSchedule {
   int columns = 1;      // kColumn: W, consecutive columns per warp (power of two <= 32)
   int64_t slices = 1;   // warps (kWarp) or blocks (kColumn) sharing one output's or tile's range
   int64_t slice = 0;    // reduced elements (kWarp) or reduced rows (kColumn) per slice
-  int accumulator_bytes = 4;  // 8: sums and products accumulate in double, 4: max/min in float
+  int accumulator_bytes =
+      4;  // 4: float (float32/16 inputs, max/min), 8: double (float64, integers)
   // Sliced: a warp (more than 32 partials) or a thread combines an output's partials.
   bool warp_combine() const { return slices > 32; }
 };

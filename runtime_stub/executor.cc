@@ -238,8 +238,11 @@ Status Executor::enqueue_step(size_t index) {
   std::vector<void*> outputs;
   for (const StepTensor& input : step.inputs) inputs.push_back(address(input.value));
   for (const StepTensor& output : step.outputs) outputs.push_back(address(output.value));
-  if (step.kind == StepKind::kKernel && step.workspace_bytes > 0) {
-    STITCH_RETURN_IF_ERROR(backend_.zero(workspace_, step.workspace_bytes));
+  if (step.kind == StepKind::kKernel && step.grid_barrier &&
+      step.workspace_bytes >= kBarrierCounterBytes) {
+    // The barrier counter alone (issue 16: zeroing the whole workspace, megabytes, before
+    // every cooperative launch was a memset per launch).
+    STITCH_RETURN_IF_ERROR(backend_.zero(workspace_, kBarrierCounterBytes));
   }
   return backend_
       .run(step, inputs, outputs, step.kind == StepKind::kKernel ? workspace_ : nullptr, scratch_)

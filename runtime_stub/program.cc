@@ -388,6 +388,7 @@ Result<Program> load_program(const std::string& out_dir) {
       step.kernel = kernel;
       step.kernel_file = entry.at("file").get<std::string>();
       step.workspace_bytes = entry.at("workspace_bytes").get<int64_t>();
+      step.grid_barrier = entry.value("cooperative", false);
       STITCH_RETURN_IF_ERROR(check_signature(entry, step.inputs, "inputs", where));
       STITCH_RETURN_IF_ERROR(check_signature(entry, step.outputs, "outputs", where));
     }

@@ -41,6 +41,9 @@ struct StepTensor {
   int64_t bytes = 0;
 };
 
+// The grid barrier's counter (emit/cuda/stitch_prelude.cuh, stitch_grid_sync).
+inline constexpr int64_t kBarrierCounterBytes = 4;
+
 struct Step {
   StepKind kind = StepKind::kHost;
   ir::NodeId node = ir::kNoId;  // in Program::model.graph
@@ -49,9 +52,13 @@ struct Step {
   std::vector<StepTensor> inputs;
   std::vector<StepTensor> outputs;
   // kKernel: the kernels.json entry.
-  std::string kernel;           // launcher "<kernel>_launch"
-  std::string kernel_file;      // relative to Program::kernels_dir
-  int64_t workspace_bytes = 0;  // zeroed before every launch
+  std::string kernel;       // launcher "<kernel>_launch"
+  std::string kernel_file;  // relative to Program::kernels_dir
+  int64_t workspace_bytes = 0;
+  // kKernel: a cooperative launch, whose grid barrier counts in the first
+  // kBarrierCounterBytes of the workspace: the executor zeroes those (only those:
+  // every other workspace byte is written before it is read) before each launch.
+  bool grid_barrier = false;
   // kLibrary: "cuBLAS", "cuBLASLt" or "cuDNN", and the epilogue the plan decided
   // (fusion/library_epilogue.h): a fused node's attributes, or fusion::call_epilogue
   // of an unfused node; nullopt for a Gemm whose C is neither a bias nor a residual.

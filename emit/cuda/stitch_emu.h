@@ -428,6 +428,8 @@ STITCH_EMU_FLOAT16(__nv_bfloat16, bfloat16)
 
 // The kernel contract's portable primitives (stitch_prelude.cuh has the CUDA side).
 #define STITCH_KERNEL extern "C"
+// STITCH_ASSUME tells nvcc what it may assume; the emulation checks nothing.
+#define STITCH_ASSUME(condition) static_cast<void>(0)
 #define STITCH_DEVICE inline
 #define STITCH_SHARED_ARENA(name, bytes)                                     \
   static_assert((bytes) <= ::stitch_emu::kMaxStaticSharedBytes,              \

@@ -9,6 +9,8 @@
 //
 // Primitives (CUDA meaning; stitch_emu.h gives the emulated one):
 //   STITCH_KERNEL                 extern "C" __global__, before a kernel definition.
+//   STITCH_ASSUME(condition)      a fact the optimizer may use (nvcc: __builtin_assume;
+//                                 the emulation ignores it).
 //   STITCH_DEVICE                 __device__ __forceinline__, before a device helper.
 //   STITCH_SHARED_ARENA(n, B);    first statement of a kernel with shared memory:
 //                                 __shared__ __align__(16) unsigned char n[B]. B is a
@@ -63,6 +65,8 @@ typedef unsigned long uint64_t;
 #include <cuda_fp16.h>
 
 #define STITCH_KERNEL extern "C" __global__
+// A fact the optimizer may use (a flat index is never negative): nvcc's builtin.
+#define STITCH_ASSUME(condition) __builtin_assume(condition)
 #define STITCH_DEVICE __device__ __forceinline__
 #define STITCH_SHARED_ARENA(name, bytes) __shared__ __align__(16) unsigned char name[bytes]
 

@@ -104,7 +104,7 @@ TEST(CodegenGolden, ColumnReductionTilesAndSlices) {
   EXPECT_NE(kernel.template_text.find("reducemean_1[GRID-SPLIT_32-CTA-ROWS_8,WARP-COL_32]"),
             std::string::npos)
       << kernel.template_text;
-  EXPECT_EQ(kernel.launch.shared_bytes, 8 * 32 * 8);  // [warps, 32 columns] of double
+  EXPECT_EQ(kernel.launch.shared_bytes, 8 * 32 * 4);  // [warps, 32 columns] of float
   ASSERT_FALSE(kernel.ops.empty());
   EXPECT_EQ(kernel.ops[0].composition, "block");
 }

@@ -57,6 +57,12 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
   EXPECT_EQ(compiled->report.plan->kernel_names,
             (std::vector<std::string>{"stitch_k0", "stitch_k0"}));
   EXPECT_EQ(compiled->report.plan->distinct_kernels, 1);
+  // Its header names the other call site too (a profiler user sees both layers).
+  EXPECT_NE(compiled->kernels[0].source.find(
+                "// Also launched for 1 more call site (the same computation on other "
+                "tensors):\n//   group 1: mul2 .. relu2 (3 nodes)\n// Template: "),
+            std::string::npos)
+      << compiled->kernels[0].source.substr(0, 600);
 
   // The rewritten model: two stitchopt nodes calling the one function, with the
   // attributes the runtime reads back.
@@ -149,6 +155,8 @@ TEST(DriverTest, IdenticalUnfusedNodesShareOneSingleOpKernel) {
     shared.push_back(kernel.shared_by[0].node);
   }
   EXPECT_EQ(shared, (std::vector<std::string>{"mul2", "add2", "relu2"}));
+  EXPECT_NE(compiled->kernels[0].source.find("// Also launched for 1 more call site"),
+            std::string::npos);
   EXPECT_EQ(compiled->kernels[2].shared_by[0].outputs, std::vector<std::string>{"y2"});
   const emit::ReportPlan& plan = *compiled->report.plan;
   int with_code = 0;

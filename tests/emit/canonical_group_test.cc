@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "emit/cuda_text.h"
 #include "ir/text/text.h"
 
 namespace stitch::emit {
@@ -72,8 +73,9 @@ graph "g" (%a: f32[4,8], %b: f32[4,8], %c: f32[2,8]) {
 
 // The code generator folds integer constant operands (Slice starts and ends,
 // reduction axes) into the kernel: two groups that differ only in those values are
-// different kernels. Float constants are data the kernel reads through a pointer
-// (per-layer weights), so groups that differ only in them still share one kernel.
+// different kernels. Float constants of more than one element are data the kernel
+// reads through a pointer (per-layer weights), so groups that differ only in them
+// still share one kernel.
 TEST(CanonicalGroupTest, FoldedIntegerConstantsArePartOfTheText) {
   ir::Model model = parse(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}
@@ -98,6 +100,30 @@ graph "g" (%x: f32[8,16]) {
   const std::string first = text_of(model, {"slice0", "mul0"});
   EXPECT_NE(text_of(model, {"slice1", "mul1"}), first);  // starts 4, ends 8
   EXPECT_EQ(text_of(model, {"slice2", "mul2"}), first);  // same starts, other weights
+}
+
+// One-element constants are literals in the kernel text (emit::is_baked_scalar):
+// LayerNorms that differ only in epsilon are different kernels; a scalar that is a
+// graph input (a default the caller may override) stays a pointer and is shared.
+TEST(CanonicalGroupTest, BakedScalarConstantsArePartOfTheText) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%x: f32[8,16], %k: f32[] = dense<f32[]>[3]) {
+  %eps0: f32[] = dense<f32[]>[1e-05]
+  %eps1: f32[] = dense<f32[]>[1e-12]
+  %eps2: f32[] = dense<f32[]>[1e-05]
+  %a: f32[8,16] = Add(%x, %eps0) {name="add0"}
+  %b: f32[8,16] = Add(%x, %eps1) {name="add1"}
+  %c: f32[8,16] = Add(%x, %eps2) {name="add2"}
+  %d: f32[8,16] = Mul(%x, %k) {name="mul"}
+  return %a, %b, %c, %d
+}
+)");
+  const std::string first = text_of(model, {"add0"});
+  EXPECT_NE(text_of(model, {"add1"}), first);  // epsilon 1e-12
+  EXPECT_EQ(text_of(model, {"add2"}), first);  // the same value
+  EXPECT_TRUE(emit::is_baked_scalar(model.graph.value(*model.graph.find_value("eps0"))));
+  EXPECT_FALSE(emit::is_baked_scalar(model.graph.value(*model.graph.find_value("k"))));
 }
 
 // A string attribute cannot forge the text of another group: strings carry their

@@ -47,10 +47,15 @@ TEST(OpLoweringTest, ReductionAnswers) {
   EXPECT_TRUE(reduces_per_thread_only(OneNode("ReduceLogSumExp").node()));
   EXPECT_FALSE(reduces_per_thread_only(OneNode("ReduceSum").node()));
   EXPECT_FALSE(reduces_per_thread_only(OneNode("Softmax").node()));  // no entry
-  EXPECT_EQ(reduction_accumulator_bytes(OneNode("ReduceMax").node()), 4);
-  EXPECT_EQ(reduction_accumulator_bytes(OneNode("ReduceMin").node()), 4);
-  EXPECT_EQ(reduction_accumulator_bytes(OneNode("ReduceMean").node()), 8);
-  EXPECT_EQ(reduction_accumulator_bytes(OneNode("ReduceProd").node()), 8);
+  // Float32 sums and products accumulate in float (no FP64), float64 ones in double.
+  auto bytes = [](const OneNode& n) { return reduction_accumulator_bytes(n.graph, n.node()); };
+  EXPECT_EQ(bytes(OneNode("ReduceMax")), 4);
+  EXPECT_EQ(bytes(OneNode("ReduceMin")), 4);
+  EXPECT_EQ(bytes(OneNode("ReduceMean")), 4);
+  EXPECT_EQ(bytes(OneNode("ReduceProd")), 4);
+  OneNode wide("ReduceSum");
+  wide.graph.value(wide.node().inputs[0]).type.dtype = ir::DType::kFloat64;
+  EXPECT_EQ(bytes(wide), 8);
   const ReductionLowering* l2 = find_reduction_lowering(OneNode("ReduceL2").node());
   ASSERT_NE(l2, nullptr);
   EXPECT_EQ(l2->combine, ReduceCombine::kSum);

@@ -17,7 +17,7 @@ For gpt2_block (fused, and --unfused) and mlp:
   - with nvcc and nvdisasm (PyPI nvidia-cuda-nvdisasm in the test venv), every kernel has
     an instruction estimate from its SASS with most of its loads and stores matched to
     counted sites, and the attention kernel's CUDA-core GEMMs make it issue more
-    instructions than every row-wise kernel (4x); without them the profile says why;
+    instructions than every row-wise kernel (3x); without them the profile says why;
   - without --emulate, or on a directory that is no stitchopt output: exit 2.
 Exit 0 when every check passes; one line per failure otherwise.
 """
@@ -121,10 +121,11 @@ def main():
                     most = max(r["instructions"]["total"] for r in rowwise)
                     # Since the composition charges, the attention's QK^T runs in a
                     # kernel of its own; the global kernel still holds PV and the
-                    # projection's small GEMM on CUDA cores (6.5x on 2026-11-26).
-                    check(k["instructions"]["total"] > 4 * most,
+                    # projection's small GEMM on CUDA cores (6.5x on 2026-11-26; 3.8x
+                    # after issue 16's 32-bit indices and float accumulation).
+                    check(k["instructions"]["total"] > 3 * most,
                           f"gpt2_block: {k['kernel']} issues {k['instructions']['total']} "
-                          f"instructions, not 4x the row-wise kernels' {most}")
+                          f"instructions, not 3x the row-wise kernels' {most}")
             if not sass:
                 check("not estimated" in profiles["gpt2_block"]["instructions"],
                       "gpt2_block: no SASS, but profile.json does not say so")

@@ -9,7 +9,7 @@
 //   x: float[4096,96]
 // Outputs:
 //   y: float[4096,96]
-// Launch: grid 1056, block 256, shared 2048 bytes (requested 2048), cooperative, workspace 25344 bytes
+// Launch: grid 1056, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 13056 bytes
 // Predicted time: 7.932 us
 #include "stitch_prelude.cuh"
 
@@ -17,16 +17,18 @@ STITCH_KERNEL void stitch_column_center_kernel(
     const float* __restrict__ p_x,
     float* __restrict__ p_y,
     unsigned char* __restrict__ workspace) {
-  STITCH_SHARED_ARENA(smem, 2048);
-  const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
+  using index_t = int;  // every tensor has fewer than 2^30 elements
+  STITCH_SHARED_ARENA(smem, 1024);
+  const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);
-  auto v_x = [&](long long i) -> float { return p_x[i]; };
-  float* ws_m = reinterpret_cast<float*>(workspace + 24832);
-  [[maybe_unused]] auto v_m = [&](long long i) -> float { return ws_m[i]; };
-  double* pt_m = reinterpret_cast<double*>(workspace + 256);  // [96, 32] partials of "mean_0" (ReduceMean)
+  auto v_x = [&](index_t i) -> float { return p_x[i]; };
+  float* ws_m = reinterpret_cast<float*>(workspace + 12544);
+  [[maybe_unused]] auto v_m = [&](index_t i) -> float { return ws_m[i]; };
+  float* pt_m = reinterpret_cast<float*>(workspace + 256);  // [96, 32] partials of "mean_0" (ReduceMean)
   // Sub "sub_0" (Sub): f32[4096,96]
-  auto v_y = [&](long long i) -> float {
+  auto v_y = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_x(i);
     const float y = v_m((i % 96));
     return x - y;
@@ -34,28 +36,28 @@ STITCH_KERNEL void stitch_column_center_kernel(
   // Stage 0
   // "mean_0" (ReduceMean): partials
   // a block per (tile of 32 columns, slice of 128 rows): threads over 32 columns x blockDim.x / 32 rows, partials to the workspace
-  for (long long item = tid / blockDim.x; item < 96; item += threads / blockDim.x) {
-    const long long lane = threadIdx.x % 32;
-    const long long r0 = (item % 32) * 128;
-    const long long r1 = r0 + 128 < 4096 ? r0 + 128 : 4096;
-    double a = 0.0;
-    const long long o = (item / 32) / 3;
-    const long long c0 = (item / 32) % 3 * 32;
-    const long long base = 0;
+  for (index_t item = tid / blockDim.x; item < 96; item += threads / blockDim.x) {
+    const index_t lane = threadIdx.x % 32;
+    const index_t r0 = (item % 32) * 128;
+    const index_t r1 = r0 + 128 < 4096 ? r0 + 128 : 4096;
+    float a = 0.0f;
+    const index_t o = (item / 32) / 3;
+    const index_t c0 = (item / 32) % 3 * 32;
+    const index_t base = 0;
     if (c0 + lane < 96) {
-      const long long c = c0 + lane;
-      for (long long r = r0 + threadIdx.x / 32; r < r1; r += blockDim.x / 32) {
-        const double v = v_x(base + r * 96 + c);
+      const index_t c = c0 + lane;
+      for (index_t r = r0 + threadIdx.x / 32; r < r1; r += blockDim.x / 32) {
+        const float v = v_x(base + r * 96 + c);
         a = a + (v);
       }
     }
-    double* columns = reinterpret_cast<double*>(smem);  // [warps, 32]
+    float* columns = reinterpret_cast<float*>(smem);  // [warps, 32]
     columns[threadIdx.x / 32 * 32 + lane] = a;
     __syncthreads();
     if (threadIdx.x < 32 && c0 + threadIdx.x < 96) {
       a = columns[threadIdx.x];
       for (unsigned int q = 1; q < blockDim.x / 32; ++q) a = a + columns[q * 32 + threadIdx.x];
-      const long long i = o * 96 + c0 + threadIdx.x;
+      const index_t i = o * 96 + c0 + threadIdx.x;
       pt_m[i * 32 + item % 32] = a;
     }
     __syncthreads();
@@ -64,19 +66,19 @@ STITCH_KERNEL void stitch_column_center_kernel(
   // Stage 1
   // "mean_0" (ReduceMean) -> f32[1,96] (workspace)
   // combine the 32 partials of each output in slice order
-  for (long long i = tid; i < 96; i += threads) {
-    double a = pt_m[i * 32];
-    for (long long q = 1; q < 32; ++q) a = a + pt_m[i * 32 + q];
-    ws_m[i] = static_cast<float>((a / 4096.0));
+  for (index_t i = tid; i < 96; i += threads) {
+    float a = pt_m[i * 32];
+    for (index_t q = 1; q < 32; ++q) a = a + pt_m[i * 32 + q];
+    ws_m[i] = (a * 0.000244140625f);
   }
   stitch_grid_sync(barrier);
   // Stage 2
   // "sub_0" (Sub) -> f32[4096,96] (output)
-  for (long long i = tid; i < 393216; i += threads) p_y[i] = v_y(i);
+  for (index_t i = tid; i < 393216; i += threads) p_y[i] = v_y(i);
 }
 
 #ifndef __CUDACC_RTC__
-extern "C" size_t stitch_column_center_workspace_bytes(void) { return 25344; }
+extern "C" size_t stitch_column_center_workspace_bytes(void) { return 13056; }
 
 extern "C" cudaError_t stitch_column_center_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;

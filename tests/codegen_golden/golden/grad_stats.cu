@@ -13,7 +13,7 @@
 // Outputs:
 //   db: float[256]
 //   norm2: float[]
-// Launch: grid 128, block 256, shared 2048 bytes (requested 2048), cooperative, workspace 37120 bytes
+// Launch: grid 128, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 18688 bytes
 // Predicted time: 7.492 us
 #include "stitch_prelude.cuh"
 
@@ -22,65 +22,66 @@ STITCH_KERNEL void stitch_grad_stats_kernel(
     float* __restrict__ p_db,
     float* __restrict__ p_norm2,
     unsigned char* __restrict__ workspace) {
-  STITCH_SHARED_ARENA(smem, 2048);
-  const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
+  using index_t = int;  // every tensor has fewer than 2^30 elements
+  STITCH_SHARED_ARENA(smem, 1024);
+  const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);
-  auto v_dy = [&](long long i) -> float { return p_dy[i]; };
-  [[maybe_unused]] auto v_db = [&](long long i) -> float { return p_db[i]; };
-  double* pt_db = reinterpret_cast<double*>(workspace + 256);  // [256, 16] partials of "bias_grad" (ReduceSum)
+  auto v_dy = [&](index_t i) -> float { return p_dy[i]; };
+  [[maybe_unused]] auto v_db = [&](index_t i) -> float { return p_db[i]; };
+  float* pt_db = reinterpret_cast<float*>(workspace + 256);  // [256, 16] partials of "bias_grad" (ReduceSum)
   // Mul "square" (Mul): f32[2048,256]
-  auto v_sq = [&](long long i) -> float {
+  auto v_sq = [&](index_t i) -> float {
     const float x = v_dy(i);
     const float y = v_dy(i);
     return x * y;
   };
-  [[maybe_unused]] auto v_norm2 = [&](long long i) -> float { return p_norm2[i]; };
-  double* pt_norm2 = reinterpret_cast<double*>(workspace + 33024);  // [1, 512] partials of "norm2" (ReduceSum)
+  [[maybe_unused]] auto v_norm2 = [&](index_t i) -> float { return p_norm2[i]; };
+  float* pt_norm2 = reinterpret_cast<float*>(workspace + 16640);  // [1, 512] partials of "norm2" (ReduceSum)
   // Stage 0
   // "bias_grad" (ReduceSum): partials
   // a block per (tile of 32 columns, slice of 128 rows): threads over 32 columns x blockDim.x / 32 rows, partials to the workspace
-  for (long long item = tid / blockDim.x; item < 128; item += threads / blockDim.x) {
-    const long long lane = threadIdx.x % 32;
-    const long long r0 = (item % 16) * 128;
-    const long long r1 = r0 + 128 < 2048 ? r0 + 128 : 2048;
-    double a = 0.0;
-    const long long o = (item / 16) / 8;
-    const long long c0 = (item / 16) % 8 * 32;
-    const long long base = 0;
+  for (index_t item = tid / blockDim.x; item < 128; item += threads / blockDim.x) {
+    const index_t lane = threadIdx.x % 32;
+    const index_t r0 = (item % 16) * 128;
+    const index_t r1 = r0 + 128 < 2048 ? r0 + 128 : 2048;
+    float a = 0.0f;
+    const index_t o = (item / 16) / 8;
+    const index_t c0 = (item / 16) % 8 * 32;
+    const index_t base = 0;
     if (c0 + lane < 256) {
-      const long long c = c0 + lane;
-      for (long long r = r0 + threadIdx.x / 32; r < r1; r += blockDim.x / 32) {
-        const double v = v_dy(base + r * 256 + c);
+      const index_t c = c0 + lane;
+      for (index_t r = r0 + threadIdx.x / 32; r < r1; r += blockDim.x / 32) {
+        const float v = v_dy(base + r * 256 + c);
         a = a + (v);
       }
     }
-    double* columns = reinterpret_cast<double*>(smem);  // [warps, 32]
+    float* columns = reinterpret_cast<float*>(smem);  // [warps, 32]
     columns[threadIdx.x / 32 * 32 + lane] = a;
     __syncthreads();
     if (threadIdx.x < 32 && c0 + threadIdx.x < 256) {
       a = columns[threadIdx.x];
       for (unsigned int q = 1; q < blockDim.x / 32; ++q) a = a + columns[q * 32 + threadIdx.x];
-      const long long i = o * 256 + c0 + threadIdx.x;
+      const index_t i = o * 256 + c0 + threadIdx.x;
       pt_db[i * 16 + item % 16] = a;
     }
     __syncthreads();
   }
   // "norm2" (ReduceSum): partials
   // a warp per (output, slice of 1024): lanes over the reduced elements, partials to the workspace
-  for (long long item = tid / 32; item < 512; item += threads / 32) {
-    const long long lane = threadIdx.x % 32;
-    const long long r0 = (item % 512) * 1024;
-    const long long r1 = r0 + 1024 < 524288 ? r0 + 1024 : 524288;
-    double a = 0.0;
-    const long long i = (item / 512);
-    const long long base = 0;
-    for (long long r = r0 + lane; r < r1; r += 32) {
-      const double v = v_sq(base + r);
+  for (index_t item = tid / 32; item < 512; item += threads / 32) {
+    const index_t lane = threadIdx.x % 32;
+    const index_t r0 = (item % 512) * 1024;
+    const index_t r1 = r0 + 1024 < 524288 ? r0 + 1024 : 524288;
+    float a = 0.0f;
+    const index_t i = (item / 512);
+    const index_t base = 0;
+    for (index_t r = r0 + lane; r < r1; r += 32) {
+      const float v = v_sq(base + r);
       a = a + (v);
     }
     for (int offset = 16; offset > 0; offset /= 2) {
-      const double b = __shfl_xor_sync(0xffffffffu, a, offset);
+      const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
     }
     if (lane == 0) pt_norm2[i * 512 + item % 512] = a;
@@ -89,27 +90,27 @@ STITCH_KERNEL void stitch_grad_stats_kernel(
   // Stage 1
   // "bias_grad" (ReduceSum) -> f32[256] (output)
   // combine the 16 partials of each output in slice order
-  for (long long i = tid; i < 256; i += threads) {
-    double a = pt_db[i * 16];
-    for (long long q = 1; q < 16; ++q) a = a + pt_db[i * 16 + q];
-    p_db[i] = static_cast<float>(a);
+  for (index_t i = tid; i < 256; i += threads) {
+    float a = pt_db[i * 16];
+    for (index_t q = 1; q < 16; ++q) a = a + pt_db[i * 16 + q];
+    p_db[i] = a;
   }
   // "norm2" (ReduceSum) -> f32[] (output)
   // combine the 512 partials of each output in slice order
-  for (long long i = tid / 32; i < 1; i += threads / 32) {
-    const long long lane = threadIdx.x % 32;
-    double a = 0.0;
-    for (long long q = lane; q < 512; q += 32) a = a + pt_norm2[i * 512 + q];
+  for (index_t i = tid / 32; i < 1; i += threads / 32) {
+    const index_t lane = threadIdx.x % 32;
+    float a = 0.0f;
+    for (index_t q = lane; q < 512; q += 32) a = a + pt_norm2[i * 512 + q];
     for (int offset = 16; offset > 0; offset /= 2) {
-      const double b = __shfl_xor_sync(0xffffffffu, a, offset);
+      const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
     }
-    if (lane == 0) p_norm2[i] = static_cast<float>(a);
+    if (lane == 0) p_norm2[i] = a;
   }
 }
 
 #ifndef __CUDACC_RTC__
-extern "C" size_t stitch_grad_stats_workspace_bytes(void) { return 37120; }
+extern "C" size_t stitch_grad_stats_workspace_bytes(void) { return 18688; }
 
 extern "C" cudaError_t stitch_grad_stats_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;

@@ -23,12 +23,14 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
     const float* __restrict__ p_c,
     __half* __restrict__ p_r,
     float* __restrict__ p_t) {
-  long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  long long threads = static_cast<long long>(gridDim.x) * blockDim.x;
-  auto v_a = [&](long long i) -> float { return __half2float(p_a[i]); };
-  auto v_b = [&](long long i) -> float { return __half2float(p_b[i]); };
+  using index_t = int;  // every tensor has fewer than 2^30 elements
+  index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
+  auto v_a = [&](index_t i) -> float { return __half2float(p_a[i]); };
+  auto v_b = [&](index_t i) -> float { return __half2float(p_b[i]); };
   // Add "add_0" (Add): f16[1024,64]
-  auto v_s = [&](long long i) -> float {
+  auto v_s = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     return __half2float(__float2half_rn([&]() -> float {
       const float x = v_a(i);
       const float y = v_b((i % 64));
@@ -36,31 +38,31 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
     }()));
   };
   // Relu "relu_0" (Relu): f16[1024,64]
-  auto v_r = [&](long long i) -> float {
+  auto v_r = [&](index_t i) -> float {
     return __half2float(__float2half_rn([&]() -> float {
       const float x = v_s(i);
       return x < 0 ? static_cast<float>(0) : x;
     }()));
   };
-  auto v_c = [&](long long i) -> float { return p_c[i]; };
+  auto v_c = [&](index_t i) -> float { return p_c[i]; };
   // Tanh "tanh_0" (Tanh): f32[4096]
-  auto v_t = [&](long long i) -> float {
+  auto v_t = [&](index_t i) -> float {
     const float x = v_c(i);
     return tanhf(x);
   };
   // Part 0: blocks [0, 256)
   if (blockIdx.x < 256) {
-    tid = static_cast<long long>(blockIdx.x - 0) * blockDim.x + threadIdx.x;
-    threads = static_cast<long long>(256) * blockDim.x;
+    tid = static_cast<index_t>(blockIdx.x - 0) * blockDim.x + threadIdx.x;
+    threads = static_cast<index_t>(256) * blockDim.x;
     // "relu_0" (Relu) -> f16[1024,64] (output)
-    for (long long i = tid; i < 65536; i += threads) p_r[i] = __float2half_rn(v_r(i));
+    for (index_t i = tid; i < 65536; i += threads) p_r[i] = __float2half_rn(v_r(i));
   }
   // Part 1: blocks [256, 272)
   if (blockIdx.x >= 256 && blockIdx.x < 272) {
-    tid = static_cast<long long>(blockIdx.x - 256) * blockDim.x + threadIdx.x;
-    threads = static_cast<long long>(16) * blockDim.x;
+    tid = static_cast<index_t>(blockIdx.x - 256) * blockDim.x + threadIdx.x;
+    threads = static_cast<index_t>(16) * blockDim.x;
     // "tanh_0" (Tanh) -> f32[4096] (output)
-    for (long long i = tid; i < 4096; i += threads) p_t[i] = v_t(i);
+    for (index_t i = tid; i < 4096; i += threads) p_t[i] = v_t(i);
   }
 }
 

@@ -19,49 +19,54 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
     const float* __restrict__ p_x,
     const float* __restrict__ p_w,
     float* __restrict__ p_y) {
+  using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 4352);
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [4, 16] rows of "r"
   float* tile_b = reinterpret_cast<float*>(smem + 256);  // [16, 64] columns of "w"
-  auto v_x = [&](long long i) -> float { return p_x[i]; };
+  auto v_x = [&](index_t i) -> float { return p_x[i]; };
   // ReduceSum "reduce_0" (ReduceSum): f32[8,32,16] (computed into the shared tile)
-  auto compute_r = [&](long long i) -> float {
-    const long long base = i * 64;
-    double a = 0;
-    for (long long r = 0; r < 64; ++r) {
-      const double v = v_x(base + r);
-      a = a + (v);
+  auto compute_r = [&](index_t i) -> float {
+    const index_t base = i * 64;
+    float a = 0;
+    float compensation = 0;  // Kahan: the low bits the sum lost
+    for (index_t r = 0; r < 64; ++r) {
+      const float v = v_x(base + r);
+      const float y = (v) - compensation;
+      const float t = a + y;
+      compensation = (t - a) - y;
+      a = t;
     }
     return static_cast<float>(a);
   };
-  auto v_w = [&](long long i) -> float { return p_w[i]; };
+  auto v_w = [&](index_t i) -> float { return p_w[i]; };
   float r_y = 0;
-  [[maybe_unused]] auto v_y = [&](long long) -> float { return r_y; };
+  [[maybe_unused]] auto v_y = [&](index_t) -> float { return r_y; };
   // "dot_0" (MatMul) -> f32[8,32,64]: tiles of [4, 64] outputs of one batch per block
-  for (long long tile = blockIdx.x; tile < 64; tile += gridDim.x) {
-    const long long batch = tile / 8;
-    const long long m0 = tile % 8 * 4;
-    const long long n0 = 0;
-    const long long a_base = (batch) * 512;
-    const long long b_base = (batch) * 1024;
-    for (long long e = threadIdx.x; e < 64; e += blockDim.x) {
-      const long long m = m0 + e / 16;
+  for (index_t tile = blockIdx.x; tile < 64; tile += gridDim.x) {
+    const index_t batch = tile / 8;
+    const index_t m0 = tile % 8 * 4;
+    const index_t n0 = 0;
+    const index_t a_base = (batch) * 512;
+    const index_t b_base = (batch) * 1024;
+    for (index_t e = threadIdx.x; e < 64; e += blockDim.x) {
+      const index_t m = m0 + e / 16;
       tile_a[e] = m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
     }
-    for (long long e = threadIdx.x; e < 1024; e += blockDim.x) {
-      const long long n = n0 + e % 64;
+    for (index_t e = threadIdx.x; e < 1024; e += blockDim.x) {
+      const index_t n = n0 + e % 64;
       tile_b[e] = n < 64 ? static_cast<float>(v_w(b_base + (e / 64) * 64 + n)) : 0.0f;
     }
     __syncthreads();
-    for (long long e = threadIdx.x; e < 256; e += blockDim.x) {
-      const long long m = m0 + e / 64;
-      const long long n = n0 + e % 64;
+    for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
+      const index_t m = m0 + e / 64;
+      const index_t n = n0 + e % 64;
       if (m >= 32 || n >= 64) continue;
-      double sum = 0;
-      for (long long kk = 0; kk < 16; ++kk) {
-        sum += static_cast<double>(tile_a[(e / 64) * 16 + kk]) * static_cast<double>(tile_b[kk * 64 + e % 64]);
+      float sum = 0;
+      for (index_t kk = 0; kk < 16; ++kk) {
+        sum += tile_a[(e / 64) * 16 + kk] * tile_b[kk * 64 + e % 64];
       }
       r_y = static_cast<float>(sum);
-      const long long i = (batch * 32 + m) * 64 + n;
+      const index_t i = (batch * 32 + m) * 64 + n;
       // "dot_0" (MatMul) -> f32[8,32,64] (output)
       p_y[i] = v_y(i);
     }

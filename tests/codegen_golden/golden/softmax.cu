@@ -20,39 +20,42 @@
 STITCH_KERNEL void stitch_softmax_kernel(
     const float* __restrict__ p_x,
     float* __restrict__ p_y) {
+  using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 4096);
-  const long long lane = threadIdx.x % 32;
-  long long row = 0;
-  const long long row_slot = (threadIdx.x / 32) * 512;
-  auto v_x = [&](long long i) -> float { return p_x[i]; };
+  const index_t lane = threadIdx.x % 32;
+  index_t row = 0;
+  const index_t row_slot = (threadIdx.x / 32) * 512;
+  auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float r_m = 0;
-  [[maybe_unused]] auto v_m = [&](long long) -> float { return r_m; };
+  [[maybe_unused]] auto v_m = [&](index_t) -> float { return r_m; };
   // Sub "sub_0" (Sub): f32[64,128]
-  auto v_d = [&](long long i) -> float {
+  auto v_d = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_x(i);
     const float y = v_m((i / 128));
     return x - y;
   };
   // Exp "exp_0" (Exp): f32[64,128]
-  auto compute_e = [&](long long i) -> float {
+  auto compute_e = [&](index_t i) -> float {
     const float x = v_d(i);
     return expf(x);
   };
   float* sh_e = reinterpret_cast<float*>(smem + row_slot + 0);
-  [[maybe_unused]] auto v_e = [&](long long i) -> float { return sh_e[i - row * 128]; };
+  [[maybe_unused]] auto v_e = [&](index_t i) -> float { return sh_e[i - row * 128]; };
   float r_s = 0;
-  [[maybe_unused]] auto v_s = [&](long long) -> float { return r_s; };
+  [[maybe_unused]] auto v_s = [&](index_t) -> float { return r_s; };
   // Div "div_0" (Div): f32[64,128]
-  auto v_y = [&](long long i) -> float {
+  auto v_y = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_e(i);
     const float y = v_s((i / 128));
     return x / y;
   };
-  for (row = static_cast<long long>(blockIdx.x) * 8 + threadIdx.x / 32; row < 64; row += static_cast<long long>(gridDim.x) * 8) {
+  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 64; row += static_cast<index_t>(gridDim.x) * 8) {
     // "max_0" (ReduceMax) -> f32[64,1]
     {
       float a = v_x(row * 128);
-      for (long long j = lane; j < 128; j += 32) {
+      for (index_t j = lane; j < 128; j += 32) {
         const float v = v_x(row * 128 + j);
         a = ((v) > a || isnan((v))) ? (v) : a;
       }
@@ -63,12 +66,12 @@ STITCH_KERNEL void stitch_softmax_kernel(
       r_m = a;
     }
     // "exp_0" (Exp) -> f32[64,128]
-    for (long long j = lane; j < 128; j += 32) sh_e[j] = compute_e(row * 128 + j);
+    for (index_t j = lane; j < 128; j += 32) sh_e[j] = compute_e(row * 128 + j);
     __syncwarp(0xffffffffu);
     // "sum_0" (ReduceSum) -> f32[64,1]
     {
       float a = 0.0f;
-      for (long long j = lane; j < 128; j += 32) {
+      for (index_t j = lane; j < 128; j += 32) {
         const float v = v_e(row * 128 + j);
         a = a + (v);
       }
@@ -79,7 +82,7 @@ STITCH_KERNEL void stitch_softmax_kernel(
       r_s = a;
     }
     // "div_0" (Div) -> f32[64,128]
-    for (long long j = lane; j < 128; j += 32) p_y[row * 128 + j] = v_y(row * 128 + j);
+    for (index_t j = lane; j < 128; j += 32) p_y[row * 128 + j] = v_y(row * 128 + j);
     __syncwarp(0xffffffffu);
   }
 }

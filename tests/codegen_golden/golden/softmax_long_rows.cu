@@ -21,45 +21,48 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
     const float* __restrict__ p_x,
     float* __restrict__ p_y,
     unsigned char* __restrict__ workspace) {
+  using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
-  long long row = 0;
+  index_t row = 0;
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);
   float* pt_m = reinterpret_cast<float*>(workspace + 256);  // [64, 8] partials of "max_0" (ReduceMax)
   float* pt_s = reinterpret_cast<float*>(workspace + 7682304);  // [64, 8] partials of "sum_0" (ReduceSum)
-  auto v_x = [&](long long i) -> float { return p_x[i]; };
+  auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float r_m = 0;
-  [[maybe_unused]] auto v_m = [&](long long) -> float { return r_m; };
+  [[maybe_unused]] auto v_m = [&](index_t) -> float { return r_m; };
   // Sub "sub_0" (Sub): f32[64,30000]
-  auto v_d = [&](long long i) -> float {
+  auto v_d = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_x(i);
     const float y = v_m((i / 30000));
     return x - y;
   };
   // Exp "exp_0" (Exp): f32[64,30000]
-  auto compute_e = [&](long long i) -> float {
+  auto compute_e = [&](index_t i) -> float {
     const float x = v_d(i);
     return expf(x);
   };
   float* ws_e = reinterpret_cast<float*>(workspace + 2304);
-  [[maybe_unused]] auto v_e = [&](long long i) -> float { return ws_e[i]; };
+  [[maybe_unused]] auto v_e = [&](index_t i) -> float { return ws_e[i]; };
   float r_s = 0;
-  [[maybe_unused]] auto v_s = [&](long long) -> float { return r_s; };
+  [[maybe_unused]] auto v_s = [&](index_t) -> float { return r_s; };
   // Div "div_0" (Div): f32[64,30000]
-  auto v_y = [&](long long i) -> float {
+  auto v_y = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_e(i);
     const float y = v_s((i / 30000));
     return x / y;
   };
   // Phase 0: block (row, part) over the row slice [j0, j1)
-  for (long long vb = blockIdx.x; vb < 512; vb += gridDim.x) {
+  for (index_t vb = blockIdx.x; vb < 512; vb += gridDim.x) {
     row = vb / 8;
-    const long long part = vb % 8;
-    [[maybe_unused]] const long long j0 = part * 3750;
-    [[maybe_unused]] const long long j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
+    const index_t part = vb % 8;
+    [[maybe_unused]] const index_t j0 = part * 3750;
+    [[maybe_unused]] const index_t j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
     // "max_0" (ReduceMax) -> f32[64,1]
     {
       float a = v_x(row * 30000 + j0);
-      for (long long j = j0 + static_cast<long long>(threadIdx.x); j < j1; j += static_cast<long long>(blockDim.x)) {
+      for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_x(row * 30000 + j);
         a = ((v) > a || isnan((v))) ? (v) : a;
       }
@@ -79,24 +82,24 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
   }
   stitch_grid_sync(barrier);
   // Phase 1: block (row, part) over the row slice [j0, j1)
-  for (long long vb = blockIdx.x; vb < 512; vb += gridDim.x) {
+  for (index_t vb = blockIdx.x; vb < 512; vb += gridDim.x) {
     row = vb / 8;
-    const long long part = vb % 8;
-    [[maybe_unused]] const long long j0 = part * 3750;
-    [[maybe_unused]] const long long j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
+    const index_t part = vb % 8;
+    [[maybe_unused]] const index_t j0 = part * 3750;
+    [[maybe_unused]] const index_t j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
     // "max_0" (ReduceMax): combine the 8 partials of the row
     {
       float a = pt_m[row * 8];
-      for (long long q = 1; q < 8; ++q) a = (pt_m[row * 8 + q] > a || isnan(pt_m[row * 8 + q])) ? pt_m[row * 8 + q] : a;
+      for (index_t q = 1; q < 8; ++q) a = (pt_m[row * 8 + q] > a || isnan(pt_m[row * 8 + q])) ? pt_m[row * 8 + q] : a;
       r_m = a;
     }
     // "exp_0" (Exp) -> f32[64,30000]
-    for (long long j = j0 + static_cast<long long>(threadIdx.x); j < j1; j += static_cast<long long>(blockDim.x)) ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
+    for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
     __syncthreads();
     // "sum_0" (ReduceSum) -> f32[64,1]
     {
       float a = 0.0f;
-      for (long long j = j0 + static_cast<long long>(threadIdx.x); j < j1; j += static_cast<long long>(blockDim.x)) {
+      for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_e(row * 30000 + j);
         a = a + (v);
       }
@@ -116,19 +119,19 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
   }
   stitch_grid_sync(barrier);
   // Phase 2: block (row, part) over the row slice [j0, j1)
-  for (long long vb = blockIdx.x; vb < 512; vb += gridDim.x) {
+  for (index_t vb = blockIdx.x; vb < 512; vb += gridDim.x) {
     row = vb / 8;
-    const long long part = vb % 8;
-    [[maybe_unused]] const long long j0 = part * 3750;
-    [[maybe_unused]] const long long j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
+    const index_t part = vb % 8;
+    [[maybe_unused]] const index_t j0 = part * 3750;
+    [[maybe_unused]] const index_t j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
     // "sum_0" (ReduceSum): combine the 8 partials of the row
     {
       float a = pt_s[row * 8];
-      for (long long q = 1; q < 8; ++q) a = a + pt_s[row * 8 + q];
+      for (index_t q = 1; q < 8; ++q) a = a + pt_s[row * 8 + q];
       r_s = a;
     }
     // "div_0" (Div) -> f32[64,30000]
-    for (long long j = j0 + static_cast<long long>(threadIdx.x); j < j1; j += static_cast<long long>(blockDim.x)) p_y[row * 30000 + j] = v_y(row * 30000 + j);
+    for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) p_y[row * 30000 + j] = v_y(row * 30000 + j);
     __syncthreads();
   }
 }

@@ -22,28 +22,31 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(
     const float* __restrict__ p_x,
     float* __restrict__ p_y,
     unsigned char* __restrict__ workspace) {
+  using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
-  long long row = 0;
-  auto v_x = [&](long long i) -> float { return p_x[i]; };
+  index_t row = 0;
+  auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float r_m = 0;
-  [[maybe_unused]] auto v_m = [&](long long) -> float { return r_m; };
+  [[maybe_unused]] auto v_m = [&](index_t) -> float { return r_m; };
   // Sub "sub_0" (Sub): f32[1024,30000]
-  auto v_d = [&](long long i) -> float {
+  auto v_d = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_x(i);
     const float y = v_m((i / 30000));
     return x - y;
   };
   // Exp "exp_0" (Exp): f32[1024,30000]
-  auto compute_e = [&](long long i) -> float {
+  auto compute_e = [&](index_t i) -> float {
     const float x = v_d(i);
     return expf(x);
   };
   float* ws_e = reinterpret_cast<float*>(workspace + 0);
-  [[maybe_unused]] auto v_e = [&](long long i) -> float { return ws_e[i]; };
+  [[maybe_unused]] auto v_e = [&](index_t i) -> float { return ws_e[i]; };
   float r_s = 0;
-  [[maybe_unused]] auto v_s = [&](long long) -> float { return r_s; };
+  [[maybe_unused]] auto v_s = [&](index_t) -> float { return r_s; };
   // Div "div_0" (Div): f32[1024,30000]
-  auto v_y = [&](long long i) -> float {
+  auto v_y = [&](index_t i) -> float {
+    STITCH_ASSUME(i >= 0);
     const float x = v_e(i);
     const float y = v_s((i / 30000));
     return x / y;
@@ -52,7 +55,7 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(
     // "max_0" (ReduceMax) -> f32[1024,1]
     {
       float a = v_x(row * 30000);
-      for (long long j = static_cast<long long>(threadIdx.x); j < 30000; j += static_cast<long long>(blockDim.x)) {
+      for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_x(row * 30000 + j);
         a = ((v) > a || isnan((v))) ? (v) : a;
       }
@@ -69,12 +72,12 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(
       r_m = a;
     }
     // "exp_0" (Exp) -> f32[1024,30000]
-    for (long long j = static_cast<long long>(threadIdx.x); j < 30000; j += static_cast<long long>(blockDim.x)) ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
+    for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
     __syncthreads();
     // "sum_0" (ReduceSum) -> f32[1024,1]
     {
       float a = 0.0f;
-      for (long long j = static_cast<long long>(threadIdx.x); j < 30000; j += static_cast<long long>(blockDim.x)) {
+      for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_e(row * 30000 + j);
         a = a + (v);
       }
@@ -91,7 +94,7 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(
       r_s = a;
     }
     // "div_0" (Div) -> f32[1024,30000]
-    for (long long j = static_cast<long long>(threadIdx.x); j < 30000; j += static_cast<long long>(blockDim.x)) p_y[row * 30000 + j] = v_y(row * 30000 + j);
+    for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) p_y[row * 30000 + j] = v_y(row * 30000 + j);
     __syncthreads();
   }
 }
