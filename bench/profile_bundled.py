@@ -83,18 +83,20 @@ def sass_findings(out):
                 function = None
             if function is None or not function.endswith("_kernel"):
                 continue
-            what = None
             if DIV64_CALL.search(line):
-                what = "calls the software 64-bit divide"
+                kind, what = "div64", "calls the software 64-bit divide"
             elif FP64_OPCODE.search(line) and "/*" in line:
-                what = "has FP64 instructions (" + line.split(";")[0].split("*/")[-1].strip() + ")"
-            if what is None or (function, what[:12]) in seen:
+                instruction = line.split(";")[0].split("*/")[-1].strip()
+                kind, what = "fp64", f"has FP64 instructions ({instruction})"
+            else:
                 continue
-            source = out / "kernels" / (function[:-len("_kernel")] + ".cu")
-            if source.exists() and "double*" in source.read_text():
+            kernel = function[:-len("_kernel")]
+            if (kernel, kind) in seen:
                 continue
-            seen.add((function, what[:12]))
-            findings.append((function[:-len("_kernel")], what))
+            seen.add((kernel, kind))
+            source = out / "kernels" / (kernel + ".cu")
+            if not (source.exists() and "double*" in source.read_text()):
+                findings.append((kernel, what))
     return findings
 
 

@@ -25,6 +25,15 @@ std::string float_literal(double value) {
   return text + "f";
 }
 
+std::string double_literal(double value) {
+  if (!std::isfinite(value)) return float_literal(value);
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);  // round-trips every double
+  std::string text = buffer;
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  return text;
+}
+
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
@@ -41,11 +50,7 @@ std::string element_literal(const ir::Tensor& tensor, const std::string& compute
     const double value = tensor.float_at(0);
     if (!std::isfinite(value)) return float_literal(value);
     if (tensor.dtype == DType::kFloat64) {
-      char buffer[64];
-      std::snprintf(buffer, sizeof(buffer), "%.17g", value);  // round-trips every double
-      std::string text = buffer;
-      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-      return "static_cast<" + compute + ">(" + text + ")";
+      return "static_cast<" + compute + ">(" + double_literal(value) + ")";
     }
     if (compute == "float") return float_literal(value);  // f32, f16 and bf16 values
     return "static_cast<" + compute + ">(" + float_literal(value) + ")";

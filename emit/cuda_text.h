@@ -19,6 +19,9 @@ std::string num(int64_t value);
 // A float constant (attributes, fill values) as C: %.9g round-trips every float;
 // infinities and NaN, which have no literal, by their bits.
 std::string float_literal(double value);
+// A double constant as C: %.17g round-trips every double (infinities and NaN as
+// float_literal, which converts exactly).
+std::string double_literal(double value);
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims);
 // The body of the index function of a value without elements: no thread ever calls it.
 std::string empty_value_body(const std::string& compute);

@@ -5,7 +5,6 @@
 // ReductionLowering (op_lowering.h); accumulation order is fixed, so results are
 // deterministic.
 #include <algorithm>
-#include <cstdio>
 
 #include "emit/cuda_text.h"
 #include "emit/kernel_writer.h"
@@ -21,10 +20,7 @@ using ir::DType;
 // slow path; the product is within an ulp of the quotient).
 std::string reciprocal(int64_t count, bool in_float) {
   const double value = 1.0 / static_cast<double>(count);
-  if (in_float) return float_literal(value);
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  return buffer;
+  return in_float ? float_literal(value) : double_literal(value);
 }
 
 // The reduction's result from its accumulator `a`, in double or in float math.
@@ -98,6 +94,14 @@ std::string mapped_result(const ReductionLowering& spec, int64_t reduced, const 
 // Sequential sums of more elements than this use Kahan compensation.
 constexpr int64_t kKahanLength = 32;
 
+// The statements adding `term` to the accumulator `a` with Kahan compensation (the
+// low bits the sum lost kept in `compensation`), in `type`.
+std::string kahan_step(const std::string& type, const std::string& term,
+                       const std::string& indent) {
+  return indent + "const " + type + " y = (" + term + ") - compensation;\n" + indent + "const " +
+         type + " t = a + y;\n" + indent + "compensation = (t - a) - y;\n" + indent + "a = t;\n";
+}
+
 // `a`, the sum over r in [0, count) of `term`, an expression of `v` (the element
 // `element`, an expression of r), in `type`. A plain loop has error up to
 // (count - 1) u sum|x| (u = 2^-24 in float); compensated summation (Kahan) bounds it
@@ -110,22 +114,16 @@ std::string kahan_sum(const std::string& type, int64_t count, const std::string&
   }
   code += "    for (index_t r = 0; r < " + num(count) + "; ++r) {\n";
   code += "      const " + type + " v = " + element + ";\n";
-  if (!compensated) return code + "      a += " + term + ";\n    }\n";
-  code += "      const " + type + " y = (" + term + ") - compensation;\n";
-  code += "      const " + type + " t = a + y;\n";
-  code += "      compensation = (t - a) - y;\n";
-  code += "      a = t;\n    }\n";
-  return code;
+  code += compensated ? kahan_step(type, term, "      ") : "      a += " + term + ";\n";
+  return code + "    }\n";
 }
 
 // The statements adding `v` (already defined) to the accumulator `a` of a mapped
 // reduction; with `kahan`, also updating `compensation`.
 std::string accumulate(const ReductionLowering& spec, bool kahan, const std::string& acc,
                        const std::string& indent) {
-  if (!kahan)
-    return indent + "a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
-  return indent + "const " + acc + " y = (" + spec.pre + ") - compensation;\n" + indent + "const " +
-         acc + " t = a + y;\n" + indent + "compensation = (t - a) - y;\n" + indent + "a = t;\n";
+  if (kahan) return kahan_step(acc, spec.pre, indent);
+  return indent + "a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
 }
 
 }  // namespace

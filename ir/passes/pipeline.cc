@@ -282,10 +282,10 @@ Result<SimplifyStatistics> run_passes(Model& model, const PipelineOptions& optio
     STITCH_ASSIGN_OR_RETURN(statistics.unknown_type_roots,
                             unknown_type_roots(graph, kMaxUnknownTypeRoots));
   }
+  if (constant_folding == selected.size()) return statistics;  // nothing was tried
   STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
   for (NodeId id : order) {
     const Node& node = graph.node(id);
-    if (constant_folding == selected.size()) continue;  // the pass did not run
     if (std::optional<std::string> why = why_not_folded(graph, node, context)) {
       ++statistics.kept_constant_nodes;
       if (statistics.kept_constants.size() < kMaxKeptConstants) {

@@ -83,12 +83,12 @@ def main():
         file = entry["file"]
         path = os.path.join(models, file)
         out = os.path.join(args.work, "out", file[:-5])
-        command = [args.stitchopt, path, "-o", out, "-q", "--force"]
+        plain = [args.stitchopt, path, "-o", out, "-q", "--force"]
+        command = list(plain)
         if entry["dynamic"]:
             for spec in entry["inputs"]:
                 command += ["--input-shape", f"{spec['name']}={','.join(map(str, spec['shape']))}"]
-        if entry["dynamic"]:
-            refused = subprocess.run(command[:5] + ["--force"], capture_output=True, text=True)
+            refused = subprocess.run(plain, capture_output=True, text=True)
             message = refused.stderr.strip()
             named = all(message.count(f"{axis} (") == 1 for axis in entry["dynamic_axes"])
             if refused.returncode != 2 or "graph inputs have symbolic dims" not in message \
