@@ -96,10 +96,13 @@ int run(int argc, char** argv) {
                  "kernel launch latency phi in microseconds (overrides the profile)")
       ->check(finite_between(0, kMaxLaunchLatencyUs));
   bool no_exploratory = false;
+  bool no_attention = false;
   bool no_packing = false;
   bool no_epilogue = false;
   bool unfused = false;
   app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
+  app.add_flag("--no-attention", no_attention,
+               "no fused attention candidates: attention runs as GEMM and softmax kernels");
   app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
   app.add_flag("--no-epilogue", no_epilogue,
                "no bias/residual/ReLU epilogues folded into cuBLASLt/cuDNN library calls");
@@ -170,7 +173,11 @@ int run(int argc, char** argv) {
   options.planner.candidates.exploratory = !no_exploratory;
   options.planner.candidates.packing = !no_packing;
   options.planner.candidates.epilogue = !no_epilogue;
+  options.planner.candidates.attention = !no_attention;
+  options.planner.partition.attention = !no_attention;
   if (unfused) {
+    options.planner.candidates.attention = false;
+    options.planner.partition.attention = false;
     options.planner.candidates.substitution = false;
     options.planner.candidates.exploratory = false;
     options.planner.candidates.packing = false;

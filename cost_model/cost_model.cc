@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "ir/core/attention.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
@@ -288,6 +289,12 @@ class PatternScorer::Impl {
     external_last_reader_.assign(value_count, kNoId);
     parameter_seen_.assign(value_count, 0);
     largest_reader_.assign(value_count, 0);
+    attention_core_.assign(node_count, -1);
+    cores_ = ir::find_attention_cores(graph);
+    for (size_t c = 0; c < cores_.size(); ++c) {
+      for (NodeId id : cores_[c].nodes())
+        attention_core_[static_cast<size_t>(id)] = static_cast<int>(c);
+    }
   }
 
   PatternScore score(const std::vector<NodeId>& pattern);
@@ -452,9 +459,23 @@ class PatternScorer::Impl {
     STITCH_CHECK(ordered == nodes_.size()) << "pattern nodes form a cycle";
   }
 
+  // Whether `id` belongs to an attention core (ir/core/attention.h) whose every node
+  // is in the pattern: the fused attention schedule computes it, tiling both GEMMs
+  // over the keys and keeping the softmax's row state in registers.
+  bool in_whole_attention(NodeId id) const {
+    const int core = attention_core_[static_cast<size_t>(id)];
+    if (core < 0) return false;
+    for (NodeId member : cores_[static_cast<size_t>(core)].nodes()) {
+      if (member_[static_cast<size_t>(member)] != epoch_) return false;
+    }
+    return true;
+  }
+
   const Graph& graph_;
   const DeviceProfile profile_;  // copies: callers may pass temporaries
   const ScoreOptions options_;
+  std::vector<ir::AttentionCore> cores_;
+  std::vector<int> attention_core_;  // by node id: index into cores_, or -1
 
   std::vector<NodeFacts> facts_;  // by node id
 
@@ -507,7 +528,7 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
   }
   // 4. GEMMs too large for a fused kernel's shared-memory tiles.
   for (NodeId id : nodes_) {
-    if (facts(id).kind != OpKind::kGemm) continue;
+    if (facts(id).kind != OpKind::kGemm || in_whole_attention(id)) continue;
     const Node& node = graph_.node(id);
     const ir::GemmShape shape = ir::gemm_shape(graph_, node).value_or(ir::GemmShape{});
     int64_t multiply_adds = shape.m * shape.n * shape.k;
@@ -613,6 +634,7 @@ PatternScorer::Impl::StagingCost PatternScorer::Impl::staging_cost() {
                          kind == OpKind::kInjective) &&
                         after_reduction_[static_cast<size_t>(id)] != epoch_;
     if (!reduction && !recomputable) continue;
+    if (reduction && in_whole_attention(id)) continue;
     const Node& node = graph_.node(id);
     for (ValueId output : node.outputs) {
       if (output == kNoId) continue;

@@ -50,7 +50,10 @@
 // or output shape or dtype size is unknown, or a
 // reduction whose axes are unknown; an Opaque op (except Constant) or Conv; a GEMM
 // (MatMul, Gemm) above 64x64x64 = 262144 multiply-adds per batch (m*n*k; a fused
-// kernel holds its tiles in shared memory, bigger ones are library calls); more
+// kernel holds its tiles in shared memory, bigger ones are library calls) unless it
+// belongs to an attention core (ir/core/attention.h) that P holds whole (the
+// attention composition tiles it over the keys; the core's reductions add no
+// staging); more
 // reductions than options.max_reductions_per_kernel; a column or all reduction
 // together with a row reduction whose input shape differs (no single thread mapping
 // serves both); shared memory over profile.shared_memory_per_block_optin; kernel

@@ -29,7 +29,14 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
   if (reduction || ir::op_kind(node) == ir::OpKind::kGemm)
     dims = graph.value(node.inputs[0]).type.dims;
   std::vector<std::string> attrs;
-  if (is_row_local(schedule)) {
+  if (schedule.attention) {
+    // Batch dims over the grid, query rows in tiles per block, keys over a warp's lanes.
+    for (size_t d = 0; d < dims.size(); ++d) {
+      attrs.push_back(d + 2 < dims.size()    ? "GRID"
+                      : d + 2 == dims.size() ? "GRID-TILE_" + num(schedule.attention_tile_q)
+                                             : "WARP");
+    }
+  } else if (is_row_local(schedule)) {
     int64_t running = 1;
     for (size_t d = 0; d < dims.size(); ++d) {
       if (schedule.rows == 1) {  // a scalar: the whole value is the row
@@ -136,6 +143,13 @@ std::string composition_detail(const GroupSchedule& schedule) {
                      " phases separated by grid barriers"
                : std::string("a block per row"))
        << ")";
+  } else if (schedule.attention) {
+    const ir::AttentionCore& core = *schedule.attention;
+    cu << " (" << core.batch << " x [" << core.lq << ", " << core.d << "] queries against "
+       << core.lk << " keys with values of " << core.dv << ": a block per "
+       << schedule.attention_tile_q << " query rows of one batch x head, K/V tiles of 32 keys "
+       << "in shared memory, online softmax in registers, no scores in memory"
+       << (schedule.attention_tensor_cores ? "; tensor cores, mma.sync m16n8k16" : "") << ")";
   } else if (schedule.tiled_gemm != ir::kNoId) {
     cu << " (" << schedule.gemm_batch << " x [" << schedule.gemm_m << ", " << schedule.gemm_k
        << "] x [" << schedule.gemm_k << ", " << schedule.gemm_n << "] MatMul in ["

@@ -90,6 +90,21 @@ Result<std::string> KernelWriter::operand_value(ir::ValueId id, const std::strin
   return name + "(" + index + ")";
 }
 
+// Stores of the group outputs among `written` at flat index `i` (their accessors read
+// the element computed in registers).
+Result<std::string> KernelWriter::output_writes(const std::vector<ir::ValueId>& written,
+                                                const std::string& indent) {
+  std::string code;
+  for (ir::ValueId id : written) {
+    if (!output_index_.count(id)) continue;
+    STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
+    code += indent + "// " + comment_name(graph_.node(graph_.value(id).producer)) + " -> " +
+            ir::to_string(graph_.value(id).type) + " (output)\n";
+    code += indent + pointer_name(id) + "[i] = " + store(dtype(id), name + "(i)") + ";\n";
+  }
+  return code;
+}
+
 // Block composition of the group's MatMul: tiles of A and B through shared memory.
 Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>& written) {
   const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
@@ -149,14 +164,8 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
   code << "      r_" << names_.at(c) << " = "
        << load(dtype(c), store(dtype(c), "static_cast<" + ct + ">(sum)")) << ";\n";
   code << "      const index_t i = (batch * " << m << " + m) * " << n << " + n;\n";
-  for (ir::ValueId id : written) {
-    if (!output_index_.count(id)) continue;
-    STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
-    code << "      // " << comment_name(graph_.node(graph_.value(id).producer)) << " -> "
-         << ir::to_string(graph_.value(id).type) << " (output)\n";
-    code << "      " << pointer_name(id) << "[i] = " << store(dtype(id), name + "(i)") << ";\n";
-  }
-  code << "    }\n    __syncthreads();\n  }\n";
+  STITCH_ASSIGN_OR_RETURN(std::string writes, output_writes(written, "      "));
+  code << writes << "    }\n    __syncthreads();\n  }\n";
   return code.str();
 }
 

@@ -203,7 +203,12 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
     STITCH_ASSIGN_OR_RETURN(std::string x, accessor(context.input(0)));
     return "    return " + x + "(i);\n";
   }
-  if (kind == ir::OpKind::kGemm) return error(node, "is materialized, not inlined (emitter bug)");
+  // A GEMM is inlined only into the attention composition's tile loads (its prologue:
+  // a fine-grained projection recomputed per element read, schedule.h 1b.).
+  if (kind == ir::OpKind::kGemm) {
+    if (!schedule_.attention) return error(node, "is materialized, not inlined (emitter bug)");
+    return gemm_body(node);
+  }
   if (kind == ir::OpKind::kView) return pass_through_body(context);
   const OpLowering* lowering = find_op_lowering(node);
   if (lowering == nullptr || !lowering->inline_body) {
@@ -482,7 +487,37 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   const std::string barrier =
       "  unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + " +
       num(schedule_.barrier_offset) + ");\n";
-  if (schedule_.tiled_gemm != ir::kNoId) {
+  if (schedule_.attention && schedule_.attention_tensor_cores) {
+    const ir::AttentionCore& core = *schedule_.attention;
+    const std::string t = storage_type(core.dtype).value();
+    body << "  const index_t lane = threadIdx.x % 32;\n";
+    body << "  const index_t warp = threadIdx.x / 32;\n";
+    body << "  const index_t group = lane / 4;  // the fragments' row within 8\n";
+    body << "  const index_t quad = lane % 4;   // the fragments' column pair\n";
+    body << "  " << t << "* tile_q = reinterpret_cast<" << t << "*>(smem + "
+         << schedule_.attention_q_offset << ");  // [" << schedule_.attention_tile_q << ", "
+         << core.d << " + 8] query rows of "
+         << support::source_literal(graph_.value(core.query).name) << "\n";
+    body << "  " << t << "* tile_k = reinterpret_cast<" << t << "*>(smem + "
+         << schedule_.attention_k_offset << ");  // [32, " << core.d << " + 8] keys of "
+         << support::source_literal(graph_.value(core.key).name) << "\n";
+    body << "  " << t << "* tile_v = reinterpret_cast<" << t << "*>(smem + "
+         << schedule_.attention_v_offset << ");  // [32, " << core.dv << " + 8] values of "
+         << support::source_literal(graph_.value(core.value).name) << "\n";
+  } else if (schedule_.attention) {
+    const ir::AttentionCore& core = *schedule_.attention;
+    body << "  const index_t lane = threadIdx.x % 32;\n";
+    body << "  const index_t warp = threadIdx.x / 32;\n";
+    body << "  float* tile_q = reinterpret_cast<float*>(smem + " << schedule_.attention_q_offset
+         << ");  // [" << schedule_.attention_tile_q << ", " << core.d << "] query rows of "
+         << support::source_literal(graph_.value(core.query).name) << "\n";
+    body << "  float* tile_k = reinterpret_cast<float*>(smem + " << schedule_.attention_k_offset
+         << ");  // [32, " << core.d << " + 1] keys of "
+         << support::source_literal(graph_.value(core.key).name) << "\n";
+    body << "  float* tile_v = reinterpret_cast<float*>(smem + " << schedule_.attention_v_offset
+         << ");  // [32, " << core.dv << "] values of "
+         << support::source_literal(graph_.value(core.value).name) << "\n";
+  } else if (schedule_.tiled_gemm != ir::kNoId) {
     const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
     body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset
          << ");  // [" << schedule_.tile_m << ", " << schedule_.gemm_k << "] rows of "
@@ -526,7 +561,9 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
 Result<std::string> KernelWriter::write_body() {
   const std::vector<ir::ValueId> written = written_values();
   std::string stages;
-  if (schedule_.tiled_gemm != ir::kNoId) {
+  if (schedule_.attention) {
+    STITCH_ASSIGN_OR_RETURN(stages, attention_code(written));
+  } else if (schedule_.tiled_gemm != ir::kNoId) {
     STITCH_ASSIGN_OR_RETURN(stages, tiled_gemm_code(written));
   } else if (is_row_local(schedule_) && schedule_.blocks_per_row >= 2) {
     STITCH_ASSIGN_OR_RETURN(stages, split_row_stages(written));

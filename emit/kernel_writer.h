@@ -10,6 +10,7 @@
 //   reduction_emitter.cc  reductions: per-thread loops, warp/column mappings, partials,
 //                         row-local shuffles;
 //   gemm_emitter.cc       MatMul/Gemm per-thread bodies and the tiled MatMul;
+//   attention_emitter.cc  the attention composition (FlashAttention on CUDA cores);
 //   cuda_emitter.cc       (not a member) the kernel skeleton around the body.
 #pragma once
 
@@ -86,6 +87,19 @@ class KernelWriter {
   Result<std::string> gemm_body(const ir::Node& node);
   Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
+  Result<std::string> output_writes(const std::vector<ir::ValueId>& written,
+                                    const std::string& indent);
+
+  // attention_emitter.cc.
+  struct AttentionParts {
+    std::string q_value, k_value, v_value;  // operand reads at a tile load's index
+    std::string logits;                     // the score chain's accessor
+    std::string scores, output;             // the registers of S and O
+    std::string loop_header;                // comment, -inf, the tile loop's opening
+  };
+  Result<AttentionParts> attention_parts(const std::string& how);
+  Result<std::string> attention_code(const std::vector<ir::ValueId>& written);
+  Result<std::string> attention_mma_code(const std::vector<ir::ValueId>& written);
 
   bool narrow_indices() const;  // index_t is int (see prologue)
 

@@ -250,6 +250,29 @@ int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedul
   return outputs;
 }
 
+// Whether every value depending on `source` (a value computed in registers, one
+// element per thread) is read at its reader's own flat index (a same-shape
+// elementwise epilogue, views) and every group output depends on it: the outputs can
+// be written where `source`'s element is.
+bool outputs_at_same_index(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                           const std::set<ir::ValueId>& outputs, ir::ValueId source) {
+  std::set<ir::ValueId> after{source};
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    bool depends = false;
+    for (ir::ValueId input : node.inputs) {
+      if (input == ir::kNoId || !after.count(input)) continue;
+      if (!reads_at_same_index(graph, node, input)) return false;
+      depends = true;
+    }
+    for (ir::ValueId output : node.outputs) {
+      if (output != ir::kNoId && depends) after.insert(output);
+    }
+  }
+  return std::all_of(outputs.begin(), outputs.end(),
+                     [&](ir::ValueId output) { return after.count(output) > 0; });
+}
+
 // Block composition of one fine-grained (batched) MatMul (see schedule.h). Applies
 // when the group's only materialized values are the MatMul and reductions read only
 // by it as an operand, every value depending on the MatMul is read at its reader's
@@ -280,23 +303,7 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
       if (use.node != gemm) return false;
     }
   }
-  // Values depending on the MatMul: read at the same flat index only.
-  std::set<ir::ValueId> after{c};
-  for (ir::NodeId id : ordered) {
-    const ir::Node& node = graph.node(id);
-    bool depends = false;
-    for (ir::ValueId input : node.inputs) {
-      if (input == ir::kNoId || !after.count(input)) continue;
-      if (!reads_at_same_index(graph, node, input)) return false;
-      depends = true;
-    }
-    for (ir::ValueId output : node.outputs) {
-      if (output != ir::kNoId && depends) after.insert(output);
-    }
-  }
-  for (ir::ValueId output : outputs) {
-    if (!after.count(output)) return false;
-  }
+  if (!outputs_at_same_index(graph, ordered, outputs, c)) return false;
   const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, matmul);
   if (!shape) return false;
   const int64_t m = shape->m;
@@ -360,6 +367,129 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   return true;
 }
 
+// 1b. The attention composition (see schedule.h). Applies when the group holds one
+// attention core whole, every other materialized value is none (the prologue and
+// epilogue are index functions), every group output is the core's output or read
+// from it at the same flat index, and the tiles fit the per-block shared memory.
+// Returns false (schedule untouched) otherwise.
+bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                    const std::set<ir::ValueId>& outputs, const cost_model::DeviceProfile& profile,
+                    GroupSchedule* schedule) {
+  const std::set<ir::NodeId> inside(ordered.begin(), ordered.end());
+  std::optional<ir::AttentionCore> found;
+  for (ir::NodeId id : ordered) {
+    if (graph.node(id).op_type != "MatMul") continue;
+    std::optional<ir::AttentionCore> core = ir::match_attention(graph, id);
+    if (!core) continue;
+    const std::vector<ir::NodeId> nodes = core->nodes();
+    if (!std::all_of(nodes.begin(), nodes.end(),
+                     [&](ir::NodeId node) { return inside.count(node) > 0; })) {
+      continue;
+    }
+    if (found) return false;  // two cores: each is its own kernel
+    found = std::move(core);
+  }
+  if (!found) return false;
+  const ir::AttentionCore& core = *found;
+  const std::set<ir::ValueId> core_materialized = {core.scores,
+                                                   core.logits,
+                                                   graph.node(core.max).outputs[0],
+                                                   graph.node(core.exp).outputs[0],
+                                                   graph.node(core.sum).outputs[0],
+                                                   core.output};
+  // Other materialized values (a GEMM, a value several prologue nodes read): inlined
+  // into the tile loads, recomputed per read; a fine-grained GEMM's recomputation is
+  // what kernel_shape charges. No reduction, no group output.
+  std::set<ir::ValueId> recomputed;
+  for (const auto& [id, value] : schedule->values) {
+    if (!value.materialized || core_materialized.count(id)) continue;
+    const ir::Node& producer = graph.node(graph.value(id).producer);
+    if (outputs.count(id) || ir::op_kind(producer) == ir::OpKind::kReduction) return false;
+    if (ir::op_kind(producer) != ir::OpKind::kGemm) continue;
+    const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, producer);
+    if (!shape || shape->m * shape->n * shape->k > cost_model::kMaxFusedGemmMultiplyAdds)
+      return false;
+    recomputed.insert(id);
+  }
+  if (!outputs_at_same_index(graph, ordered, outputs, core.output)) return false;
+  // float16/bfloat16: the tensor-core variant when the head dims fit the m16n8k16
+  // fragments (d a multiple of 16, dv of 8, dv <= 128: its accumulators are dv / 2
+  // registers per lane): a warp per 16 query rows, up to 4 warps, 16-bit tiles.
+  const int64_t tc_warps = std::min<int64_t>(kAttentionWarps, (core.lq + 15) / 16);
+  const int64_t tc_q_bytes = align_to(16 * tc_warps * (core.d + 8) * 2, kSharedAlignment);
+  const int64_t tc_k_bytes = align_to(kAttentionTileKeys * (core.d + 8) * 2, kSharedAlignment);
+  const int64_t tc_v_bytes = align_to(kAttentionTileKeys * (core.dv + 8) * 2, kSharedAlignment);
+  const bool tensor_cores = core.dtype != ir::DType::kFloat32 && core.d % 16 == 0 &&
+                            core.dv % 8 == 0 && core.dv <= 128 &&
+                            tc_q_bytes + tc_k_bytes + tc_v_bytes <= profile.shared_memory_per_block;
+  // CUDA cores: rows per warp R, the most (up to 8) that still give every SM a block,
+  // no more than the query rows need; float tiles (K rows padded to d + 1).
+  const int64_t sm_count = std::max(1, profile.sm_count);
+  auto tiles = [&](int64_t rows_per_warp) {
+    const int64_t tile_q = rows_per_warp * kAttentionWarps;
+    return core.batch * ((core.lq + tile_q - 1) / tile_q);
+  };
+  auto bytes = [&](int64_t rows_per_warp) {
+    return align_to(rows_per_warp * kAttentionWarps * core.d * 4, kSharedAlignment) +
+           align_to(kAttentionTileKeys * (core.d + 1) * 4, kSharedAlignment) +
+           align_to(kAttentionTileKeys * core.dv * 4, kSharedAlignment);
+  };
+  int rows_per_warp = 1;
+  while (!tensor_cores && rows_per_warp < 8 && tiles(rows_per_warp * 2) >= sm_count &&
+         (rows_per_warp * 2 - 1) * kAttentionWarps < core.lq &&
+         bytes(rows_per_warp * 2) <= profile.shared_memory_per_block) {
+    rows_per_warp *= 2;
+  }
+  if (!tensor_cores && bytes(rows_per_warp) > profile.shared_memory_per_block) return false;
+
+  schedule->composition = Composition::kAttention;
+  schedule->attention = core;
+  schedule->attention_tensor_cores = tensor_cores;
+  schedule->attention_q_offset = 0;
+  if (tensor_cores) {
+    schedule->attention_warps = static_cast<int>(tc_warps);
+    schedule->attention_rows_per_warp = 16;
+    schedule->attention_tile_q = 16 * tc_warps;
+    schedule->attention_k_offset = tc_q_bytes;
+    schedule->attention_v_offset = tc_q_bytes + tc_k_bytes;
+    schedule->shared_bytes = tc_q_bytes + tc_k_bytes + tc_v_bytes;
+  } else {
+    schedule->attention_warps = kAttentionWarps;
+    schedule->attention_rows_per_warp = rows_per_warp;
+    schedule->attention_tile_q = static_cast<int64_t>(rows_per_warp) * kAttentionWarps;
+    schedule->attention_k_offset =
+        align_to(schedule->attention_tile_q * core.d * 4, kSharedAlignment);
+    schedule->attention_v_offset =
+        schedule->attention_k_offset +
+        align_to(kAttentionTileKeys * (core.d + 1) * 4, kSharedAlignment);
+    schedule->shared_bytes = bytes(rows_per_warp);
+  }
+  schedule->shared_bytes_requested = schedule->shared_bytes;
+  // The scores, the row max and sum and the output live in registers; the softmax's
+  // other values are never formed (x is the score chain inlined at each score).
+  schedule->materialized.clear();
+  for (ir::NodeId id : ordered) {
+    for (ir::ValueId output : graph.node(id).outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      const bool kept =
+          output == core.scores || output == core.output || id == core.max || id == core.sum;
+      value.materialized = kept;
+      value.storage = Storage::kRegister;
+      if (kept) schedule->materialized.push_back(output);
+    }
+  }
+  schedule->block = schedule->attention_warps * 32;
+  const int64_t q_tiles = (core.lq + schedule->attention_tile_q - 1) / schedule->attention_tile_q;
+  int64_t blocks_per_wave_now = static_cast<int64_t>(profile.sm_count) *
+                                std::max(1, profile.max_threads_per_sm / schedule->block);
+  schedule->grid = std::max<int64_t>(1, std::min(core.batch * q_tiles, blocks_per_wave_now));
+  schedule->attention_recompute = recomputed.empty() ? 1 : q_tiles;
+  schedule->cooperative = false;
+  schedule->workspace_bytes = 0;
+  return true;
+}
+
 }  // namespace
 
 std::string_view composition_name(Composition composition) {
@@ -374,6 +504,8 @@ std::string_view composition_name(Composition composition) {
       return "packing";
     case Composition::kGlobal:
       return "global";
+    case Composition::kAttention:
+      return "attention";
   }
   return "global";
 }
@@ -869,6 +1001,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     STITCH_RETURN_IF_ERROR(check_static(graph, graph.node(id)));
   }
   STITCH_RETURN_IF_ERROR(materialize(group, &schedule));
+  if (plan_attention(graph, group.ordered, group.outputs, profile, &schedule)) return schedule;
   mark_row_varying(group, &schedule);
 
   STITCH_ASSIGN_OR_RETURN(int64_t rows, reduction_rows(group));
@@ -909,6 +1042,14 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
     if (!gemm) continue;
     const double macs = static_cast<double>(gemm->batch) * static_cast<double>(gemm->m) *
                         static_cast<double>(gemm->n) * static_cast<double>(gemm->k);
+    if (schedule.attention) {
+      // The core's GEMMs from shared tiles; the prologue's recomputed per read.
+      const bool core =
+          id == schedule.attention->scores_gemm || id == schedule.attention->output_gemm;
+      (core ? shape.tiled_gemm_macs : shape.thread_gemm_macs) +=
+          core ? macs : macs * static_cast<double>(schedule.attention_recompute);
+      continue;
+    }
     (id == schedule.tiled_gemm ? shape.tiled_gemm_macs : shape.thread_gemm_macs) += macs;
   }
   return shape;

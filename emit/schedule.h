@@ -10,6 +10,18 @@
 //     recomputed per consumer); everything else (elementwise, broadcast, injective,
 //     view) is an index function inlined into its readers. Group outputs are
 //     written to global memory.
+//  1b. Attention: a group holding one attention core (ir/core/attention.h) whose
+//     other nodes are index functions feeding it (inlined into the tile loads) or a
+//     same-index epilogue of its output, and whose only materialized values are the
+//     core's: "attention" composition, FlashAttention's schedule on CUDA cores. A
+//     block per (batch x head, tile of query rows) loads its Q tile, then walks the
+//     keys in tiles of 32: K and V tiles staged in shared memory, each lane the score
+//     of one key (the dot product from shared memory, then the score chain: scale,
+//     masks), an online softmax per query row (running max and sum, the accumulator
+//     rescaled by exp(old max - new max)) and the P x V product accumulated in
+//     registers (lane c owns output columns c, c + 32, ...). The scores never reach
+//     memory and no grid barrier is needed; one launch. Rows per warp R grow (1, 2,
+//     4, 8) while the grid still fills the SMs, so a K/V tile serves 4R query rows.
 //  2. Row-local test (the dominant op fixes the mapping, AStitch 4.2): when the
 //     group has reductions, all of them reduce a trailing suffix of axes over the
 //     same number of rows R, every materialized value and output splits as
@@ -77,12 +89,13 @@
 #include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
 #include "emit/group_boundary.h"
+#include "ir/core/attention.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 
 namespace stitch::emit {
 
-enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal };
+enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal, kAttention };
 std::string_view composition_name(Composition composition);  // "thread", "warp", ...
 
 enum class Storage {
@@ -151,6 +164,23 @@ struct GroupSchedule {
   int64_t gemm_batch = 1, gemm_m = 1, gemm_n = 1, gemm_k = 1;
   int64_t tile_m = 1, tile_n = 1;
   int64_t tile_a_offset = 0, tile_b_offset = 0;  // bytes into the arena
+  // Attention composition (1b.): the group's attention core; a block of
+  // kAttentionWarps warps per (batch x head, tile of attention_tile_q query rows),
+  // attention_rows_per_warp rows per warp; the Q tile, a K tile of 32 keys (rows
+  // padded to d + 1 floats: no bank conflicts) and a V tile of 32 keys in the arena.
+  std::optional<ir::AttentionCore> attention;
+  // float16/bfloat16 with head dims that fit the fragments: the tensor-core variant,
+  // a warp per 16 query rows (attention_tile_q = 16 x warps), mma.sync m16n8k16 for
+  // both products, 16-bit tiles in the arena (rows padded by 8 elements).
+  bool attention_tensor_cores = false;
+  int attention_warps = 4;
+  int attention_rows_per_warp = 1;
+  int64_t attention_tile_q = 1;
+  int64_t attention_q_offset = 0, attention_k_offset = 0, attention_v_offset = 0;
+  // Fine-grained GEMMs of the prologue (Q/K/V projections) are inlined: each element
+  // is computed where a tile load reads it, up to this many times (the query tiles per
+  // batch x head: every block of a head reads all its keys and values).
+  int64_t attention_recompute = 1;
   // Packing: the group's independent parts (node ids), each over its own blocks.
   std::vector<std::vector<ir::NodeId>> parts;
   std::vector<int64_t> part_grids;  // blocks of each part, in order
@@ -168,6 +198,10 @@ struct GroupSchedule {
 // Warp or block composition with a warp or block per row (split rows included), as
 // opposed to the tiled MatMul's block composition.
 bool is_row_local(const GroupSchedule& schedule);
+
+// Warps per block of the attention composition; keys per K/V tile (one per lane).
+inline constexpr int kAttentionWarps = 4;
+inline constexpr int64_t kAttentionTileKeys = 32;
 
 // Row-local block composition: the arena's last kBlockScratchBytes hold one partial
 // per warp for block-wide reductions.

@@ -13,12 +13,14 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <span>
 #include <unordered_map>
 #include <utility>
 
 #include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
+#include "ir/core/attention.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
@@ -312,6 +314,30 @@ class CandidateGenerator {
     }
   }
 
+  // Each attention core alone and with its prologue (candidates.h, 5.).
+  void attention() {
+    for (const ir::AttentionCore& core : ir::find_attention_cores(graph_)) {
+      NodeSet nodes = core.nodes();
+      bool usable = true;
+      for (NodeId id : nodes) usable = usable && explorable_[static_cast<size_t>(id)];
+      if (!usable) continue;
+      evaluate(nodes, PatternSource::kAttention, -1, false);
+      // The prologue: operands of the core (and of what joined) produced by index
+      // functions whose every output only the set reads; with data movement alone
+      // (views, transposes, slices: an elementwise producer such as a bias add may be
+      // worth more in a library call's epilogue), with elementwise ops too, and with
+      // fine-grained GEMMs too (projections recomputed in the tile loads).
+      NodeSet previous = nodes;
+      for (Prologue level : {Prologue::kMoves, Prologue::kElementwise, Prologue::kGemms}) {
+        NodeSet grown = grow_prologue(nodes, level);
+        if (grown.size() > previous.size()) {
+          evaluate(grown, PatternSource::kAttention, -1, false);
+          previous = std::move(grown);
+        }
+      }
+    }
+  }
+
   void exploratory() {
     levels_.resize(static_cast<size_t>(std::max(options_.max_pattern_size, 1)));
     NodeSet seed_set(1);
@@ -476,6 +502,9 @@ class CandidateGenerator {
         case PatternSource::kEpilogue:
           ++statistics_.epilogue;
           break;
+        case PatternSource::kAttention:
+          ++statistics_.attention;
+          break;
       }
     }
     return patterns;
@@ -490,6 +519,60 @@ class CandidateGenerator {
 
  private:
   int32_t position(NodeId id) const { return position_[static_cast<size_t>(id)]; }
+
+  static constexpr size_t kMaxAttentionPattern = 64;
+
+  enum class Prologue { kMoves, kElementwise, kGemms };
+
+  // `nodes` and the producers of their operands that are inlinable, repeatedly.
+  NodeSet grow_prologue(const NodeSet& nodes, Prologue level) const {
+    std::set<NodeId> members(nodes.begin(), nodes.end());
+    for (bool grew = true; grew && members.size() < kMaxAttentionPattern;) {
+      grew = false;
+      for (NodeId member : NodeSet(members.begin(), members.end())) {
+        // A projection's operands stay outside: recomputing what feeds it per element
+        // read would multiply that work again.
+        if (ir::op_kind(graph_.node(member)) == ir::OpKind::kGemm &&
+            !std::binary_search(nodes.begin(), nodes.end(), member)) {
+          continue;
+        }
+        for (ir::ValueId input : graph_.node(member).inputs) {
+          if (input == ir::kNoId) continue;
+          const NodeId from = graph_.value(input).producer;
+          if (from == ir::kNoId || members.count(from) || !inlinable(from, members, level))
+            continue;
+          members.insert(from);
+          grew = true;
+        }
+      }
+    }
+    return NodeSet(members.begin(), members.end());
+  }
+
+  // An attention prologue node at `level`: data movement, elementwise or a
+  // fine-grained GEMM, explorable, and every output read only by `members` (so the
+  // group writes nothing more).
+  bool inlinable(NodeId id, const std::set<NodeId>& members, Prologue level) const {
+    const ir::Node& node = graph_.node(id);
+    if (!explorable_[static_cast<size_t>(id)]) return false;
+    const ir::OpKind kind = ir::op_kind(node);
+    const bool moves_data = kind == ir::OpKind::kView || kind == ir::OpKind::kInjective;
+    const bool computes = kind == ir::OpKind::kElementwise || kind == ir::OpKind::kBroadcast;
+    const bool gemm = kind == ir::OpKind::kGemm && partition_.role(id) == NodeRole::kBatchedGemm;
+    if (!moves_data && !(level >= Prologue::kElementwise && computes) &&
+        !(level == Prologue::kGemms && gemm)) {
+      return false;
+    }
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      const ir::Value& value = graph_.value(output);
+      if (value.is_graph_output) return false;
+      for (const ir::Use& use : value.users) {
+        if (!members.count(use.node)) return false;
+      }
+    }
+    return true;
+  }
 
   // Splits a segment into its connected components and evaluates each.
   void substitution_segment(const NodeSet& segment, int step) {
@@ -766,6 +849,7 @@ std::vector<Pattern> generate_candidates(const ir::Graph& graph, const Partition
   if (options.epilogue) {
     generator.add(generate_epilogue_candidates(graph, partition, profile, score_options));
   }
+  if (options.attention) generator.attention();
   std::vector<Pattern> patterns = generator.take_patterns();
   statistics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return patterns;

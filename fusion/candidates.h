@@ -46,6 +46,14 @@
 //    ReLU chain after it that cuBLASLt or cuDNN applies in the call
 //    (fusion/epilogue.h). Linear in the graph; not bounded by the time limit.
 //
+// 5. Attention (options.attention): each attention core (ir/core/attention.h), the
+//    fused attention schedule's unit, alone and with its prologue: the producers of
+//    Q, K, V and of the score chain's other operands (masks, scales) that are index
+//    functions (View, elementwise, broadcast, injective; no GEMM, reduction or
+//    partition op) and whose outputs only the growing set reads, added until none is
+//    left, so a QKV bias add, head Split, Reshape and Transpose are computed while
+//    the tiles are loaded. Linear in the graph; not bounded by the time limit.
+//
 // Postconditions: every returned pattern has >= 2 nodes, at least 2 of which launch
 // work, is convex, has no kPartition node (except the one library call of an
 // epilogue pattern), is feasible with score_us > 0; no two have the same nodes;
@@ -65,12 +73,13 @@
 namespace stitch::fusion {
 
 struct CandidateOptions {
-  // All four false: no candidate at all, every op its own kernel or library call
+  // All five false: no candidate at all, every op its own kernel or library call
   // (`stitchopt --unfused`, the baseline `stitchopt bench` compares fused runs with).
   bool substitution = true;
   bool exploratory = true;
   bool packing = true;
   bool epilogue = true;   // library calls with their bias / residual / ReLU epilogue
+  bool attention = true;  // attention cores (5. below)
   int max_operands = 10;  // seeds reading more inputs are skipped
   int max_pattern_size = 64;
   int max_patterns_per_seed = 16;
@@ -81,8 +90,8 @@ struct CandidateOptions {
 };
 
 struct CandidateStatistics {
-  int64_t substitution = 0, exploratory = 0, packing = 0, epilogue = 0, rejected_infeasible = 0,
-          rejected_non_convex = 0;
+  int64_t substitution = 0, exploratory = 0, packing = 0, epilogue = 0, attention = 0,
+          rejected_infeasible = 0, rejected_non_convex = 0;
   bool hit_time_limit = false;
   double seconds = 0;
 };

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cost_model/cost_model.h"
+#include "ir/core/attention.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
@@ -36,8 +37,9 @@ std::optional<std::string> non_static_value(const ir::Graph& graph, const ir::No
 }
 
 // Role of one live node, and for kPartition why it never fuses.
+// `in_attention`: the node is a GEMM of an attention core (ir/core/attention.h).
 std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::Node& node,
-                                             const PartitionOptions& options) {
+                                             const PartitionOptions& options, bool in_attention) {
   if (!node.domain.empty()) {
     return {NodeRole::kPartition,
             FusionDecision::forbid("op " + node.op_type + " of domain \"" + node.domain +
@@ -61,6 +63,10 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
   }
   if (kind == ir::OpKind::kConv) {
     return {NodeRole::kPartition, FusionDecision::forbid("Conv: cuDNN library call")};
+  }
+  if (kind == ir::OpKind::kGemm && in_attention) {
+    // The fused attention schedule tiles both GEMMs over the keys: no size limit.
+    return {NodeRole::kBatchedGemm, FusionDecision::allow()};
   }
   if (kind == ir::OpKind::kGemm) {
     // Shapes are static here (checked above).
@@ -115,8 +121,15 @@ Partition partition_graph(const ir::Graph& graph, const PartitionOptions& option
   auto capacity = static_cast<size_t>(graph.node_capacity());
   partition.roles.assign(capacity, NodeRole::kPartition);
   partition.decisions.assign(capacity, FusionDecision::forbid("dead node"));
+  std::vector<bool> attention(capacity, false);
+  for (const ir::AttentionCore& core :
+       options.attention ? ir::find_attention_cores(graph) : std::vector<ir::AttentionCore>()) {
+    attention[static_cast<size_t>(core.scores_gemm)] = true;
+    attention[static_cast<size_t>(core.output_gemm)] = true;
+  }
   for (ir::NodeId id : graph.node_ids()) {
-    auto [role, decision] = classify(graph, graph.node(id), options);
+    auto [role, decision] =
+        classify(graph, graph.node(id), options, attention[static_cast<size_t>(id)]);
     partition.roles[static_cast<size_t>(id)] = role;
     partition.decisions[static_cast<size_t>(id)] = std::move(decision);
   }

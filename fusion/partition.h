@@ -10,10 +10,13 @@
 //   kPartition       never fuses: Opaque ops (pools, Resize, control flow, unknown
 //                    ops), Shape/Size metadata ops, ops outside the default domain,
 //                    Conv (cuDNN), a GEMM with 2*m*n*k*batch >= large_gemm_flops
-//                    (cuBLAS), any op with an input or output whose shape is not
+//                    or over the fused 64x64x64 (cuBLAS) unless it belongs to an
+//                    attention core (ir/core/attention.h: the fused attention tiles
+//                    any size), any op with an input or output whose shape is not
 //                    static, and dead nodes. `decisions[id]` says why.
-//   kBatchedGemm     a MatMul/Gemm below the threshold, batched or 2-D
-//                    ("fine-grained gemm": it fuses through block composition).
+//   kBatchedGemm     a MatMul/Gemm below the threshold or of an attention core,
+//                    batched or 2-D ("fine-grained gemm": it fuses through block
+//                    composition or the fused attention).
 //   kColumnReduction a reduction over non-innermost axes (ir::classify_reduction).
 //   kScalarReduction a reduction over every axis.
 //   kFusible         everything else: elementwise, broadcast, injective, view, row
@@ -44,6 +47,8 @@ std::string_view node_role_name(NodeRole role);  // "fusible", "batched_gemm", .
 struct PartitionOptions {
   // A GEMM at least this big (2*m*n*k*batch flops) is a library call: 2 GFLOP.
   int64_t large_gemm_flops = 2LL << 30;
+  // GEMMs of attention cores fuse at any size (the fused attention schedule).
+  bool attention = true;
 };
 
 struct Partition {

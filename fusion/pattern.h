@@ -19,6 +19,7 @@ enum class PatternSource {
   kExploratory,   // Algorithm 2: producer/consumer expansion from a seed
   kPacking,       // independent groups in one launch (Apollo's parallelism stitching)
   kEpilogue,      // a cuBLASLt/cuDNN call with its bias/residual/ReLU epilogue (fusion/epilogue.h)
+  kAttention,     // an attention core and the index functions feeding it (ir/core/attention.h)
 };
 
 // Execution-based scoring (FusionStitching 4.3, fusion/planner.h's CandidateTimer): a

@@ -215,6 +215,8 @@ std::string_view pattern_source_name(PatternSource source) {
       return "packing";
     case PatternSource::kEpilogue:
       return "epilogue";
+    case PatternSource::kAttention:
+      return "attention";
   }
   return "unknown";
 }

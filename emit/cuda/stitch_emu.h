@@ -83,6 +83,26 @@ struct dim3 {
 struct uint3 {
   unsigned int x, y, z;
 };
+// CUDA's vector type for 128-bit loads and stores (generated code reads four floats at
+// once from 16-byte aligned addresses). A copy is one 16-byte access, as LDS.128 /
+// LDG.128 are on the GPU, so the counting emulation sees one request, not four: the
+// copy goes through a GCC vector member (a plain struct copy is split into four
+// float loads).
+typedef float stitch_emu_float_vector4 __attribute__((vector_size(16)));
+struct __align__(16) float4 {
+  union {
+    struct {
+      float x, y, z, w;
+    };
+    stitch_emu_float_vector4 vector;
+  };
+  float4() : vector{} {}
+  float4(const float4& other) : vector(other.vector) {}
+  float4& operator=(const float4& other) {
+    vector = other.vector;
+    return *this;
+  }
+};
 
 enum cudaError {
   cudaSuccess = 0,
@@ -431,6 +451,47 @@ STITCH_EMU_FLOAT16(__nv_bfloat16, bfloat16)
 // STITCH_ASSUME tells nvcc what it may assume; the emulation checks nothing.
 #define STITCH_ASSUME(condition) static_cast<void>(0)
 #define STITCH_DEVICE inline
+
+namespace stitch_emu {
+// mma.sync m16n8k16 with float accumulators, emulated: every lane gathers the A row
+// and B column elements its four accumulators need from the lanes PTX's fragment
+// layouts put them in (stitch_prelude.cuh), by shuffles, and accumulates the exact
+// products in k order in float. A warp collective like the instruction: all 32 lanes
+// call it with the same operand shapes.
+template <class Decode>
+inline void mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], Decode decode) {
+  const int lane = static_cast<int>(threadIdx.x % 32u);
+  const int group = lane / 4, quad = lane % 4;
+  for (int k = 0; k < 16; ++k) {
+    const int high = k & 1;
+    // A[group][k] and A[group + 8][k]: lane 4 group + (k % 8) / 2, registers 0/1 or 2/3.
+    const int a_lane = group * 4 + (k % 8) / 2;
+    const uint32_t a_top = __shfl_sync(0xffffffffu, a[k >= 8 ? 2 : 0], a_lane);
+    const uint32_t a_bottom = __shfl_sync(0xffffffffu, a[k >= 8 ? 3 : 1], a_lane);
+    for (int x = 0; x < 2; ++x) {
+      // B[k][2 quad + x]: lane 4 (2 quad + x) + (k % 8) / 2, register k / 8.
+      const uint32_t bits =
+          __shfl_sync(0xffffffffu, b[k >= 8 ? 1 : 0], (2 * quad + x) * 4 + (k % 8) / 2);
+      const float b_value = decode(bits, high);
+      d[x] += decode(a_top, high) * b_value;
+      d[2 + x] += decode(a_bottom, high) * b_value;
+    }
+  }
+}
+}  // namespace stitch_emu
+
+inline void stitch_mma_m16n8k16_f16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  ::stitch_emu::mma_m16n8k16(d, a, b, [](uint32_t bits, int high) {
+    return ::stitch_emu::half_bits_to_float(
+        static_cast<uint16_t>(high ? bits >> 16 : bits & 0xffffu));
+  });
+}
+inline void stitch_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  ::stitch_emu::mma_m16n8k16(d, a, b, [](uint32_t bits, int high) {
+    return ::stitch_emu::bfloat16_bits_to_float(
+        static_cast<uint16_t>(high ? bits >> 16 : bits & 0xffffu));
+  });
+}
 #define STITCH_SHARED_ARENA(name, bytes)                                     \
   static_assert((bytes) <= ::stitch_emu::kMaxStaticSharedBytes,              \
                 "shared arena above CUDA's 48 KiB static __shared__ limit"); \

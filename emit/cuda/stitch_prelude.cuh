@@ -70,6 +70,27 @@ typedef unsigned long uint64_t;
 #define STITCH_DEVICE __device__ __forceinline__
 #define STITCH_SHARED_ARENA(name, bytes) __shared__ __align__(16) unsigned char name[bytes]
 
+// Tensor-core multiply-accumulate for one warp (sm_80+; the attention composition in
+// float16/bfloat16): d += a x b, m16n8k16, float accumulators, in PTX's fragment
+// layouts (lane = 4 group + quad): a[r] holds A[group + 8 (r & 1)][2 quad + 8 (r >> 1)
+// + {0, 1}] (A 16 x 16, row-major), b[r] holds B[2 quad + 8 r + {0, 1}][group] (B 16 x
+// 8), d[i] is D[group + 8 (i >> 1)][2 quad + (i & 1)]; two 16-bit values per register,
+// the lower index in the low half. The emulation (stitch_emu.h) computes the same.
+STITCH_DEVICE void stitch_mma_m16n8k16_f16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+STITCH_DEVICE void stitch_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 // Grid-wide barrier on one workspace word, the scheme of cooperative_groups' grid.sync.
 // Each round, block 0 adds 0x80000000 - (blocks - 1) and every other block adds 1, so
 // the round's additions sum to exactly 0x80000000: bit 31 flips once, when the last block
@@ -117,8 +138,8 @@ cudaError_t stitch_launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3
   static_assert(sizeof...(Params) == sizeof...(Args), "kernel launched with the wrong arity");
   auto launch = [&](Params... params) {
     void* pointers[sizeof...(Params) + 1] = {static_cast<void*>(&params)..., nullptr};
-    return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block,
-                                       pointers, shared_dynamic_bytes, stream);
+    return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers,
+                                       shared_dynamic_bytes, stream);
   };
   return launch(static_cast<Params>(args)...);
 }
@@ -131,8 +152,7 @@ int stitch_max_coresident_blocks(Kernel* kernel, int block_threads, size_t share
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_threads,
                                                     shared_bytes) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) !=
-          cudaSuccess) {
+      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
     return 0;
   }
   return blocks_per_sm * sm_count;
@@ -143,9 +163,7 @@ int stitch_max_coresident_blocks(Kernel* kernel, int block_threads, size_t share
 
 // ---- helpers shared by every mode -------------------------------------------------------
 
-STITCH_DEVICE unsigned int stitch_block_threads() {
-  return blockDim.x * blockDim.y * blockDim.z;
-}
+STITCH_DEVICE unsigned int stitch_block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
 STITCH_DEVICE unsigned int stitch_thread_linear() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
@@ -221,6 +239,16 @@ STITCH_DEVICE float stitch_block_reduce_min(float v, float* scratch) {
 // Loads widen to float, stores narrow from float (the generated code computes in float).
 // Integer stores saturate and map NaN to 0, the same on every mode (a plain C++ cast of an
 // out-of-range float is undefined on the host, while CUDA's cvt.rzi saturates).
+// Two 16-bit floats as one mma fragment register, `lo` in the low half.
+STITCH_DEVICE uint32_t stitch_pack16(__half lo, __half hi) {
+  return static_cast<uint32_t>(__half_as_ushort(lo)) |
+         (static_cast<uint32_t>(__half_as_ushort(hi)) << 16);
+}
+STITCH_DEVICE uint32_t stitch_pack16(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return static_cast<uint32_t>(__bfloat16_as_ushort(lo)) |
+         (static_cast<uint32_t>(__bfloat16_as_ushort(hi)) << 16);
+}
+
 STITCH_DEVICE float stitch_load_f(const float* p) { return *p; }
 STITCH_DEVICE float stitch_load_f(const double* p) { return static_cast<float>(*p); }
 STITCH_DEVICE float stitch_load_f(const __half* p) { return __half2float(*p); }
@@ -255,10 +283,10 @@ STITCH_DEVICE T stitch_saturate_float(float v, float lowest, float limit, T min_
   if (v >= limit) return max_value;
   return static_cast<T>(v);
 }
-#define STITCH_INTEGER_STORE(T, lowest, limit, min_value, max_value)                         \
-  STITCH_DEVICE void stitch_store_f(T* p, float v) {                                        \
-    *p = stitch_saturate_float<T>(v, lowest, limit, static_cast<T>(min_value),              \
-                                  static_cast<T>(max_value));                                 \
+#define STITCH_INTEGER_STORE(T, lowest, limit, min_value, max_value)           \
+  STITCH_DEVICE void stitch_store_f(T* p, float v) {                           \
+    *p = stitch_saturate_float<T>(v, lowest, limit, static_cast<T>(min_value), \
+                                  static_cast<T>(max_value));                  \
   }
 STITCH_INTEGER_STORE(signed char, -128.0f, 128.0f, -128, 127)
 STITCH_INTEGER_STORE(unsigned char, 0.0f, 256.0f, 0, 255)

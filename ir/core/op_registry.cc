@@ -173,10 +173,6 @@ OpKind op_kind(const Node& node) {
   return schema == nullptr ? OpKind::kOpaque : schema->kind;
 }
 
-namespace {
-
-// The reduced axes of a Reduction node (normalized, sorted), or nullopt when they
-// are not known at compile time or the node reduces nothing.
 std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node& node,
                                                  int64_t rank) {
   const std::string& op = node.op_type;
@@ -231,8 +227,6 @@ std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node&
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   return axes;
 }
-
-}  // namespace
 
 ReductionKind classify_reduction(const Graph& graph, const Node& node) {
   if (op_kind(node) != OpKind::kReduction || node.inputs.empty() || node.inputs[0] == kNoId) {

@@ -105,6 +105,10 @@ std::vector<std::string_view> registered_op_types();
 std::pair<int64_t, int64_t> shape_op_range(const Node& node, int64_t opset, int64_t rank);
 // The kind of a node: Opaque for unknown ops and other domains.
 OpKind op_kind(const Node& node);
+// The reduced axes of a reduction node of input rank `rank` (normalized, sorted),
+// or nullopt when they are not known at compile time or the node reduces nothing.
+std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node& node,
+                                                 int64_t rank);
 // Row/column/all classification of a Reduction node from its input shape and axes;
 // kNone for non-reductions or when shapes are unknown.
 ReductionKind classify_reduction(const Graph& graph, const Node& node);

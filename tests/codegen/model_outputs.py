@@ -1,4 +1,5 @@
-"""The harness parts shared by emulated_kernels.py and compile_kernels.py.
+"""The harness parts shared by emulated_kernels.py, compile_kernels.py and the small-model
+checks (reduction_schedules.py, attention_schedules.py).
 
 Both check what stitchopt emits for the bundled models (models/manifest.json): the
 models selected with --model, each compiled by `stitchopt MODEL -o WORK/NAME` with the
@@ -93,3 +94,53 @@ def exit_status(failed, checked, missing, allow_missing, nothing_checked):
         print(f"FAIL: {nothing_checked}")
         return 1
     return 0
+
+
+def compile_kernel_dirs(kernel_dirs, nvrtc_check, failures):
+    """compile_kernels.py over the kernel directories (nvcc sm_80/sm_90, NVRTC with
+    nvrtc_check when given); prints its report and appends a failure when it fails.
+    The small-model checks (reduction_schedules.py, attention_schedules.py) end with it."""
+    import sys
+    command = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_kernels.py")]
+    for directory in kernel_dirs:
+        command += ["--kernels-dir", directory]
+    if nvrtc_check:
+        command += ["--nvrtc-check", nvrtc_check]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    print(proc.stdout.rstrip())
+    if proc.returncode == 77:
+        print("nvcc not found: the compile check is skipped")
+    elif proc.returncode != 0:
+        failures.append(f"compile_kernels.py exit {proc.returncode}:\n{proc.stdout}{proc.stderr}")
+
+
+def small_model_parser():
+    """The command line of the small-model checks: --stitchopt, --nvcc, --nvrtc-check, --keep."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--stitchopt", required=True)
+    parser.add_argument("--nvcc", action="store_true", help="also compile every kernel with nvcc")
+    parser.add_argument("--nvrtc-check", help="stitch_nvrtc_check, passed to compile_kernels.py")
+    parser.add_argument("--keep", help="write the models and outputs here instead of a temporary directory")
+    return parser
+
+
+def compile_small_model(stitchopt, model, work, name):
+    """Saves `model` as WORK/NAME.onnx and compiles it into WORK/NAME (replacing an earlier
+    output). Returns (out_dir, kernels): the codegen records of the fused groups and the
+    single-op kernels; raises Failure when stitchopt fails or generates no kernel."""
+    import onnx
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    out = os.path.join(work, name)
+    proc = subprocess.run([stitchopt, path, "-o", out, "-q", "--force"], capture_output=True, text=True,
+                          timeout=300)
+    if proc.returncode != 0:
+        raise Failure(f"{name}: stitchopt exit {proc.returncode}: {proc.stdout}{proc.stderr}")
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    kernels = [g["codegen"] for g in report["groups"] + report.get("unfused", []) if g.get("codegen")]
+    if not kernels:
+        raise Failure(f"{name}: the report has no generated kernel")
+    return out, kernels
+

@@ -22,10 +22,7 @@ this test writes small ONNX models that do, one per case below, and for each:
 Exit 0 when every case passes, 1 otherwise (one line per failure).
 Usage: reduction_schedules.py --stitchopt PATH [--nvcc] [--nvrtc-check PATH] [--keep DIR]
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -35,7 +32,7 @@ from onnx import helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from model_outputs import stitchopt_run  # noqa: E402
+from model_outputs import Failure, compile_kernel_dirs, compile_small_model, small_model_parser, stitchopt_run  # noqa: E402,E501
 OPSET = 17
 
 
@@ -162,12 +159,7 @@ CASES = [
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--stitchopt", required=True)
-    parser.add_argument("--nvcc", action="store_true", help="also compile every kernel with nvcc")
-    parser.add_argument("--nvrtc-check", help="stitch_nvrtc_check, passed to compile_kernels.py")
-    parser.add_argument("--keep", help="write the models and outputs here instead of a temporary directory")
-    args = parser.parse_args()
+    args = small_model_parser().parse_args()
     failures = []
     passed = 0
     with tempfile.TemporaryDirectory() as temporary:
@@ -175,20 +167,10 @@ def main():
         os.makedirs(work, exist_ok=True)
         kernel_dirs = []
         for name, m, attributes, composition in CASES:
-            path = os.path.join(work, name + ".onnx")
-            onnx.save(m, path)
-            out = os.path.join(work, name)
-            proc = subprocess.run([args.stitchopt, path, "-o", out, "-q"], capture_output=True, text=True,
-                                  timeout=300)
-            if proc.returncode != 0:
-                failures.append(f"{name}: stitchopt exit {proc.returncode}: {proc.stdout}{proc.stderr}")
-                continue
-            with open(os.path.join(out, "report.json")) as f:
-                report = json.load(f)
-            # Fused groups and single-op kernels ("unfused") both carry codegen.
-            kernels = [g["codegen"] for g in report["groups"] + report.get("unfused", []) if g.get("codegen")]
-            if not kernels:
-                failures.append(f"{name}: the report has no generated kernel")
+            try:
+                out, kernels = compile_small_model(args.stitchopt, m, work, name)
+            except Failure as failure:
+                failures.append(str(failure))
                 continue
             failed_before = len(failures)
             template = " ".join(k["template"] for k in kernels)
@@ -208,17 +190,7 @@ def main():
             print(f"PASS {name:22s} {'+'.join(compositions):14s} {template}")
             passed += 1
         if args.nvcc and kernel_dirs:
-            command = [sys.executable, os.path.join(HERE, "compile_kernels.py")]
-            for directory in kernel_dirs:
-                command += ["--kernels-dir", directory]
-            if args.nvrtc_check:
-                command += ["--nvrtc-check", args.nvrtc_check]
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
-            print(proc.stdout.rstrip())
-            if proc.returncode == 77:
-                print("nvcc not found: the compile check is skipped")
-            elif proc.returncode != 0:
-                failures.append(f"compile_kernels.py exit {proc.returncode}:\n{proc.stdout}{proc.stderr}")
+            compile_kernel_dirs(kernel_dirs, args.nvrtc_check, failures)
     for failure in failures:
         print("FAIL " + failure)
     print(f"{passed} of {len(CASES)} cases pass")

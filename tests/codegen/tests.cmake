@@ -12,7 +12,10 @@
 #   - codegen.nvcc_golden: the golden .cu files (tests/codegen_golden) through nvcc and NVRTC;
 #   - codegen.reduction_schedules: small models with column, scalar and mixed reductions
 #     get their own mappings, and their kernels match the reference (run --emulate) and
-#     compile with nvcc and NVRTC.
+#     compile with nvcc and NVRTC;
+#   - codegen.attention_schedules: small attention models (scale, masks, causal Where,
+#     head split, partial tiles, broadcast batch dims) get the attention composition,
+#     match the reference (run --emulate) and compile with nvcc and NVRTC.
 # stitchopt writes OUT/kernels/ (cli/compile.cc's codegen phase); a model without it
 # fails the model-wide tests. The tests use stitch_reference (tests/reference/tests.cmake),
 # stitch_nvrtc_check and STITCH_TSAN_TESTS (tests/cuda_emu/tests.cmake), which
@@ -63,6 +66,10 @@ function(stitch_add_codegen_tests)
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/reduction_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
   set_tests_properties(codegen.reduction_schedules PROPERTIES TIMEOUT 900)
+  add_test(NAME codegen.attention_schedules
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/attention_schedules.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.attention_schedules PROPERTIES TIMEOUT 900)
   add_test(NAME codegen.nvcc
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/compile_kernels.py
                    --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models

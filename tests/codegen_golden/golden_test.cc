@@ -139,6 +139,45 @@ TEST(CodegenGolden, ReductionAndBatchedGemm) {
   EXPECT_NE(kernel.template_text.find("]S;"), std::string::npos) << kernel.template_text;
 }
 
+// Attention with a scale and an additive mask (schedule.h, 1b.): one launch, no grid
+// barrier and no workspace; 40 keys leave a partial second key tile, dv = 20 leaves
+// lanes idle, and 8 batch x heads x 10 query tiles give a warp one row each.
+TEST(CodegenGolden, AttentionWithScaleAndMask) {
+  EmittedKernel kernel = emit_golden_case("attention_masked");
+  EXPECT_EQ(kernel.composition, "attention");
+  EXPECT_FALSE(kernel.launch.cooperative);
+  EXPECT_EQ(kernel.workspace_bytes, 0);
+  EXPECT_EQ(kernel.launch.block, 128);
+  EXPECT_EQ(kernel.launch.grid, 2 * 4 * 10);
+  EXPECT_NE(kernel.template_text.find("matmul_1[GRID,GRID,GRID-TILE_4,WARP]"), std::string::npos)
+      << kernel.template_text;
+  // The mask is read at the score's flat index; the scale is a literal.
+  EXPECT_NE(kernel.source.find("0.200000003f"), std::string::npos);
+  EXPECT_EQ(kernel.source.find("ws_"), std::string::npos) << "no score reaches memory";
+}
+
+// The projections of Q, K and V inlined into the tile loads (fine-grained GEMMs
+// recomputed per element read), the head split by Reshape and Transpose.
+TEST(CodegenGolden, AttentionWithProjectionsInlined) {
+  EmittedKernel kernel = emit_golden_case("attention_projection");
+  EXPECT_EQ(kernel.composition, "attention");
+  EXPECT_FALSE(kernel.launch.cooperative);
+  EXPECT_EQ(kernel.workspace_bytes, 0);
+}
+
+// float16 with a causal Where on tensor cores: mma.sync m16n8k16 for both products, a
+// warp per 16 query rows (40 rows: 3 warps, the last partial), 40 keys (a partial
+// second key tile), 16-bit tiles with padded rows.
+TEST(CodegenGolden, AttentionFloat16CausalOnTensorCores) {
+  EmittedKernel kernel = emit_golden_case("attention_f16_causal");
+  EXPECT_EQ(kernel.composition, "attention");
+  EXPECT_FALSE(kernel.launch.cooperative);
+  EXPECT_EQ(kernel.launch.block, 3 * 32);
+  EXPECT_EQ(kernel.launch.grid, 2 * 4);
+  EXPECT_NE(kernel.source.find("stitch_mma_m16n8k16_f16(s[nb], a, b)"), std::string::npos);
+  EXPECT_NE(kernel.source.find("stitch_mma_m16n8k16_f16(acc[c], a, b)"), std::string::npos);
+}
+
 TEST(CodegenGolden, UnsupportedOpNamesTheNode) {
   Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}

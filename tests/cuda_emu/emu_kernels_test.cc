@@ -77,6 +77,28 @@ TEST(EmuKernels, SoftmaxWarpPerRow) {
   }
 }
 
+// The emulated mma.sync m16n8k16 (float16, float accumulators) is D = A x B + C with
+// the fragments where PTX puts them: values exact in float16 (multiples of 1/8 in
+// [-2, 2)) make every product and sum exact, so the result must equal the host's.
+TEST(EmuKernels, MmaM16n8k16MatchesTheProductInPtxLayouts) {
+  std::mt19937 generator(11);
+  std::uniform_int_distribution<int> eighths(-16, 15);
+  std::vector<float> a(16 * 16), b(16 * 8), c(16 * 8), d(16 * 8, 0.0f);
+  for (float& v : a) v = static_cast<float>(eighths(generator)) / 8.0f;
+  for (float& v : b) v = static_cast<float>(eighths(generator)) / 8.0f;
+  for (float& v : c) v = static_cast<float>(eighths(generator));
+  const void* inputs[] = {a.data(), b.data(), c.data()};
+  void* outputs[] = {d.data()};
+  ASSERT_EQ(stitch_test_mma_launch(inputs, outputs, nullptr, nullptr), cudaSuccess);
+  for (int m = 0; m < 16; ++m) {
+    for (int n = 0; n < 8; ++n) {
+      float expected = c[m * 8 + n];
+      for (int k = 0; k < 16; ++k) expected += a[m * 16 + k] * b[k * 8 + n];
+      EXPECT_EQ(d[m * 8 + n], expected) << m << "," << n;
+    }
+  }
+}
+
 TEST(EmuKernels, TransposeThroughSharedTile) {
   const std::vector<float> x = random_floats(kTransposeRows * kTransposeCols, -1.0f, 1.0f, 3);
   std::vector<float> y(x.size(), 0.0f);

@@ -40,17 +40,35 @@ std::vector<ir::NodeId> named(const ir::Graph& graph, const std::vector<std::str
   return ids;
 }
 
-TEST(KernelShapeTest, GlobalAttentionHasBarriersWorkspaceAndThreadGemms) {
+// The whole attention is the attention composition: one launch, both GEMMs from
+// shared tiles, no barrier, no workspace.
+TEST(KernelShapeTest, AttentionCoreIsOneLaunchWithTiledGemms) {
   ir::Model model = parse(kAttention);
   const ir::Graph& graph = model.graph;
   std::vector<ir::NodeId> all = named(graph, {"qk", "max", "sub", "exp", "sum", "div", "pv"});
   std::optional<cost_model::KernelShape> shape = kernel_shape_oracle(h100())(graph, all);
   ASSERT_TRUE(shape.has_value());
+  EXPECT_FALSE(shape->global);
+  EXPECT_EQ(shape->grid_barriers, 0);
+  EXPECT_EQ(shape->workspace_bytes, 0);
+  // Both GEMMs from shared tiles: 4 x 16 x 16 x 8 multiply-adds each.
+  EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 2.0 * 4 * 16 * 16 * 8);
+  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 0.0);
+}
+
+// Without the second GEMM there is no attention core: QK^T read by the row max is
+// not at its own index, so the group is global, with barriers, a workspace and the
+// GEMM one output per thread.
+TEST(KernelShapeTest, ScoresAndSoftmaxWithoutPvAreGlobal) {
+  ir::Model model = parse(kAttention);
+  const ir::Graph& graph = model.graph;
+  std::vector<ir::NodeId> nodes = named(graph, {"qk", "max", "sub", "exp", "sum", "div"});
+  std::optional<cost_model::KernelShape> shape = kernel_shape_oracle(h100())(graph, nodes);
+  ASSERT_TRUE(shape.has_value());
   EXPECT_TRUE(shape->global);
   EXPECT_GT(shape->grid_barriers, 0);
   EXPECT_GT(shape->workspace_bytes, 0);
-  // Both GEMMs one output per thread: 4 x 16 x 16 x 8 multiply-adds each.
-  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 2.0 * 4 * 16 * 16 * 8);
+  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 4.0 * 16 * 16 * 8);
   EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 0.0);
 }
 

@@ -365,10 +365,11 @@ TEST(CandidatesTest, TinyTimeLimitKeepsSubstitutionPatterns) {
   EXPECT_GT(run.statistics.substitution, 0);
   EXPECT_EQ(run.statistics.exploratory, 0);
   EXPECT_EQ(run.statistics.packing, 0);
-  // Epilogue patterns are linear in the graph and not bounded by the time limit.
+  // Epilogue and attention patterns are linear in the graph and not bounded by the
+  // time limit.
   EXPECT_GT(run.statistics.epilogue, 0);
   EXPECT_EQ(static_cast<int64_t>(run.patterns.size()),
-            run.statistics.substitution + run.statistics.epilogue);
+            run.statistics.substitution + run.statistics.epilogue + run.statistics.attention);
 }
 
 // Every returned pattern is convex, checked here by brute force on a small graph.

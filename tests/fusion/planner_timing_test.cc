@@ -168,6 +168,8 @@ TEST(PlannerTimingTest, UnfusedGemmsAreLibraryCallsWhateverTheirSize) {
   options.candidates.exploratory = false;
   options.candidates.packing = false;
   options.candidates.epilogue = false;
+  options.candidates.attention = false;
+  options.partition.attention = false;
   Result<PlannerResult> result = plan_fusion(model.graph, h100(), options);
   ASSERT_TRUE(result.is_ok()) << result.status().message();
   int library = 0;

@@ -162,7 +162,8 @@ STITCH_KERNEL void stitch_test_histogram_kernel(const int* values, const float* 
   STITCH_SHARED_ARENA(smem, kHistogramBins * 4 + 16);
   unsigned int* local_bins = reinterpret_cast<unsigned int*>(smem);
   unsigned int* is_last = reinterpret_cast<unsigned int*>(smem + kHistogramBins * 4);
-  for (unsigned int b = threadIdx.x; b < static_cast<unsigned int>(kHistogramBins); b += blockDim.x) {
+  for (unsigned int b = threadIdx.x; b < static_cast<unsigned int>(kHistogramBins);
+       b += blockDim.x) {
     local_bins[b] = 0u;
   }
   __syncthreads();
@@ -183,7 +184,8 @@ STITCH_KERNEL void stitch_test_histogram_kernel(const int* values, const float* 
   }
   atomicAdd(&ws->sum, weight_sum);
   __syncthreads();
-  for (unsigned int b = threadIdx.x; b < static_cast<unsigned int>(kHistogramBins); b += blockDim.x) {
+  for (unsigned int b = threadIdx.x; b < static_cast<unsigned int>(kHistogramBins);
+       b += blockDim.x) {
     atomicAdd(&ws->bins[b], local_bins[b]);
   }
   __threadfence();
@@ -195,7 +197,8 @@ STITCH_KERNEL void stitch_test_histogram_kernel(const int* values, const float* 
   __syncthreads();
   if (*is_last == 0u) return;
   __threadfence();
-  for (unsigned int b = threadIdx.x; b < static_cast<unsigned int>(kHistogramBins); b += blockDim.x) {
+  for (unsigned int b = threadIdx.x; b < static_cast<unsigned int>(kHistogramBins);
+       b += blockDim.x) {
     bins[b] = atomicAdd(&ws->bins[b], 0u);
   }
   if (threadIdx.x == 0) {
@@ -210,10 +213,10 @@ STITCH_KERNEL void stitch_test_histogram_kernel(const int* values, const float* 
 // ---- 16-bit floats and narrowing stores -------------------------------------------------
 constexpr int kConvertCount = 64;
 
-STITCH_KERNEL void stitch_test_convert_kernel(const float* x, __half* half_out,
-                                              float* half_back, __nv_bfloat16* bf16_out,
-                                              float* bf16_back, signed char* int8_out,
-                                              unsigned char* uint8_out, int* int32_out) {
+STITCH_KERNEL void stitch_test_convert_kernel(const float* x, __half* half_out, float* half_back,
+                                              __nv_bfloat16* bf16_out, float* bf16_back,
+                                              signed char* int8_out, unsigned char* uint8_out,
+                                              int* int32_out) {
   const long long i = stitch_global_thread();
   if (i >= kConvertCount) return;
   const float v = stitch_load_f(x + i);
@@ -300,33 +303,60 @@ constexpr int kLaneThreads = 96;  // 3 warps
 constexpr int kLaneBlocks = 2;
 constexpr int kReverseBlocks = 1024;
 
-extern "C" cudaError_t stitch_test_row_sum_launch(const void* const* inputs,
-                                                  void* const* outputs, void*,
-                                                  cudaStream_t stream) {
+// ---- mma.sync m16n8k16: one warp, fragments built from row-major A [16, 16] and
+// B [16, 8] (float16 values) by PTX's layouts (lane = 4 group + quad; CUTLASS's
+// SM80_16x8x16_F32F16F16F32_TN traits spell the same), D [16, 8] written back by the
+// accumulator layout, starting from C. Stored as float, converted in the kernel.
+STITCH_KERNEL void stitch_test_mma_kernel(const float* a, const float* b, const float* c,
+                                          float* d) {
+  const int lane = static_cast<int>(threadIdx.x);
+  const int group = lane / 4, quad = lane % 4;
+  uint32_t a_regs[4], b_regs[2];
+  for (int r = 0; r < 4; ++r) {
+    const int row = group + 8 * (r & 1), col = 2 * quad + 8 * (r >> 1);
+    a_regs[r] =
+        stitch_pack16(__float2half_rn(a[row * 16 + col]), __float2half_rn(a[row * 16 + col + 1]));
+  }
+  for (int r = 0; r < 2; ++r) {
+    const int k = 2 * quad + 8 * r;
+    b_regs[r] =
+        stitch_pack16(__float2half_rn(b[k * 8 + group]), __float2half_rn(b[(k + 1) * 8 + group]));
+  }
+  float acc[4];
+  for (int i = 0; i < 4; ++i) acc[i] = c[(group + 8 * (i >> 1)) * 8 + 2 * quad + (i & 1)];
+  stitch_mma_m16n8k16_f16(acc, a_regs, b_regs);
+  for (int i = 0; i < 4; ++i) d[(group + 8 * (i >> 1)) * 8 + 2 * quad + (i & 1)] = acc[i];
+}
+
+extern "C" cudaError_t stitch_test_mma_launch(const void* const* inputs, void* const* outputs,
+                                              void*, cudaStream_t stream) {
+  return STITCH_LAUNCH(stitch_test_mma_kernel, dim3(1), dim3(32), 0, stream,
+                       static_cast<const float*>(inputs[0]), static_cast<const float*>(inputs[1]),
+                       static_cast<const float*>(inputs[2]), static_cast<float*>(outputs[0]));
+}
+
+extern "C" cudaError_t stitch_test_row_sum_launch(const void* const* inputs, void* const* outputs,
+                                                  void*, cudaStream_t stream) {
   return STITCH_LAUNCH(stitch_test_row_sum_kernel, dim3(kRowSumRows), dim3(kRowSumThreads), 0,
                        stream, static_cast<const float*>(inputs[0]),
                        static_cast<float*>(outputs[0]));
 }
 extern "C" size_t stitch_test_row_sum_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_test_softmax_launch(const void* const* inputs,
-                                                  void* const* outputs, void*,
-                                                  cudaStream_t stream) {
+extern "C" cudaError_t stitch_test_softmax_launch(const void* const* inputs, void* const* outputs,
+                                                  void*, cudaStream_t stream) {
   const unsigned int rows_per_block = kSoftmaxThreads / 32;
   const unsigned int blocks = (kSoftmaxRows + rows_per_block - 1) / rows_per_block;
-  return STITCH_LAUNCH(stitch_test_softmax_kernel, dim3(blocks), dim3(kSoftmaxThreads), 0,
-                       stream, static_cast<const float*>(inputs[0]),
-                       static_cast<float*>(outputs[0]));
+  return STITCH_LAUNCH(stitch_test_softmax_kernel, dim3(blocks), dim3(kSoftmaxThreads), 0, stream,
+                       static_cast<const float*>(inputs[0]), static_cast<float*>(outputs[0]));
 }
 extern "C" size_t stitch_test_softmax_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_test_transpose_launch(const void* const* inputs,
-                                                    void* const* outputs, void*,
-                                                    cudaStream_t stream) {
+extern "C" cudaError_t stitch_test_transpose_launch(const void* const* inputs, void* const* outputs,
+                                                    void*, cudaStream_t stream) {
   const dim3 grid((kTransposeCols + kTile - 1) / kTile, (kTransposeRows + kTile - 1) / kTile);
-  return STITCH_LAUNCH(stitch_test_transpose_kernel, grid, dim3(kTile, kTileRowsPerPass), 0,
-                       stream, static_cast<const float*>(inputs[0]),
-                       static_cast<float*>(outputs[0]));
+  return STITCH_LAUNCH(stitch_test_transpose_kernel, grid, dim3(kTile, kTileRowsPerPass), 0, stream,
+                       static_cast<const float*>(inputs[0]), static_cast<float*>(outputs[0]));
 }
 extern "C" size_t stitch_test_transpose_workspace_bytes(void) { return 0; }
 
@@ -334,66 +364,59 @@ extern "C" cudaError_t stitch_test_transpose_racy_launch(const void* const* inpu
                                                          void* const* outputs, void*,
                                                          cudaStream_t stream) {
   const dim3 grid((kTransposeCols + kTile - 1) / kTile, (kTransposeRows + kTile - 1) / kTile);
-  return STITCH_LAUNCH(stitch_test_transpose_racy_kernel, grid, dim3(kTile, kTileRowsPerPass),
-                       0, stream, static_cast<const float*>(inputs[0]),
+  return STITCH_LAUNCH(stitch_test_transpose_racy_kernel, grid, dim3(kTile, kTileRowsPerPass), 0,
+                       stream, static_cast<const float*>(inputs[0]),
                        static_cast<float*>(outputs[0]));
 }
 extern "C" size_t stitch_test_transpose_racy_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_test_variance_launch(const void* const* inputs,
-                                                   void* const* outputs, void* workspace,
-                                                   cudaStream_t stream) {
+extern "C" cudaError_t stitch_test_variance_launch(const void* const* inputs, void* const* outputs,
+                                                   void* workspace, cudaStream_t stream) {
   const int coresident =
       stitch_max_coresident_blocks(stitch_test_variance_kernel, kVarianceThreads, 0);
   if (coresident <= 0) return cudaErrorCooperativeLaunchTooLarge;
   const long long needed = (kVarianceCount + kVarianceThreads - 1) / kVarianceThreads;
   long long blocks = needed < coresident ? needed : coresident;
   blocks = blocks < kVarianceMaxBlocks ? blocks : kVarianceMaxBlocks;
-  return STITCH_LAUNCH_COOPERATIVE(stitch_test_variance_kernel,
-                                   dim3(static_cast<unsigned int>(blocks)),
-                                   dim3(kVarianceThreads), 0, stream,
-                                   static_cast<const float*>(inputs[0]),
-                                   static_cast<float*>(outputs[0]),
-                                   static_cast<unsigned char*>(workspace));
+  return STITCH_LAUNCH_COOPERATIVE(
+      stitch_test_variance_kernel, dim3(static_cast<unsigned int>(blocks)), dim3(kVarianceThreads),
+      0, stream, static_cast<const float*>(inputs[0]), static_cast<float*>(outputs[0]),
+      static_cast<unsigned char*>(workspace));
 }
 extern "C" size_t stitch_test_variance_workspace_bytes(void) {
   return kVariancePartialOffset + 2 * 4 * kVarianceMaxBlocks;
 }
 
-extern "C" cudaError_t stitch_test_histogram_launch(const void* const* inputs,
-                                                    void* const* outputs, void* workspace,
-                                                    cudaStream_t stream) {
+extern "C" cudaError_t stitch_test_histogram_launch(const void* const* inputs, void* const* outputs,
+                                                    void* workspace, cudaStream_t stream) {
   return STITCH_LAUNCH(stitch_test_histogram_kernel, dim3(kHistogramBlocks),
                        dim3(kHistogramThreads), 0, stream, static_cast<const int*>(inputs[0]),
-                       static_cast<const float*>(inputs[1]),
-                       static_cast<unsigned int*>(outputs[0]), static_cast<int*>(outputs[1]),
-                       static_cast<float*>(outputs[2]), static_cast<unsigned int*>(outputs[3]),
+                       static_cast<const float*>(inputs[1]), static_cast<unsigned int*>(outputs[0]),
+                       static_cast<int*>(outputs[1]), static_cast<float*>(outputs[2]),
+                       static_cast<unsigned int*>(outputs[3]),
                        static_cast<StitchTestHistogramWorkspace*>(workspace));
 }
 extern "C" size_t stitch_test_histogram_workspace_bytes(void) {
   return sizeof(StitchTestHistogramWorkspace);
 }
 
-extern "C" cudaError_t stitch_test_convert_launch(const void* const* inputs,
-                                                  void* const* outputs, void*,
-                                                  cudaStream_t stream) {
+extern "C" cudaError_t stitch_test_convert_launch(const void* const* inputs, void* const* outputs,
+                                                  void*, cudaStream_t stream) {
   return STITCH_LAUNCH(stitch_test_convert_kernel, dim3(1), dim3(kConvertCount), 0, stream,
                        static_cast<const float*>(inputs[0]), static_cast<__half*>(outputs[0]),
-                       static_cast<float*>(outputs[1]),
-                       static_cast<__nv_bfloat16*>(outputs[2]), static_cast<float*>(outputs[3]),
-                       static_cast<signed char*>(outputs[4]),
+                       static_cast<float*>(outputs[1]), static_cast<__nv_bfloat16*>(outputs[2]),
+                       static_cast<float*>(outputs[3]), static_cast<signed char*>(outputs[4]),
                        static_cast<unsigned char*>(outputs[5]), static_cast<int*>(outputs[6]));
 }
 extern "C" size_t stitch_test_convert_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_test_lanes_launch(const void* const* inputs,
-                                                void* const* outputs, void*,
-                                                cudaStream_t stream) {
-  return STITCH_LAUNCH(stitch_test_lanes_kernel, dim3(kLaneBlocks), dim3(kLaneThreads), 0,
-                       stream, static_cast<const float*>(inputs[0]),
-                       static_cast<float*>(outputs[0]), static_cast<float*>(outputs[1]),
-                       static_cast<float*>(outputs[2]), static_cast<float*>(outputs[3]),
-                       static_cast<float*>(outputs[4]), static_cast<unsigned int*>(outputs[5]));
+extern "C" cudaError_t stitch_test_lanes_launch(const void* const* inputs, void* const* outputs,
+                                                void*, cudaStream_t stream) {
+  return STITCH_LAUNCH(stitch_test_lanes_kernel, dim3(kLaneBlocks), dim3(kLaneThreads), 0, stream,
+                       static_cast<const float*>(inputs[0]), static_cast<float*>(outputs[0]),
+                       static_cast<float*>(outputs[1]), static_cast<float*>(outputs[2]),
+                       static_cast<float*>(outputs[3]), static_cast<float*>(outputs[4]),
+                       static_cast<unsigned int*>(outputs[5]));
 }
 extern "C" size_t stitch_test_lanes_workspace_bytes(void) { return 0; }
 
