@@ -102,7 +102,8 @@ int run(int argc, char** argv) {
   bool unfused = false;
   app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
   app.add_flag("--no-attention", no_attention,
-               "no fused attention candidates: attention runs as GEMM and softmax kernels");
+               "no fused attention: no kernel holds a whole attention core (it runs as GEMM and "
+               "softmax kernels)");
   app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
   app.add_flag("--no-epilogue", no_epilogue,
                "no bias/residual/ReLU epilogues folded into cuBLASLt/cuDNN library calls");

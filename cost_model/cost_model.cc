@@ -777,7 +777,8 @@ PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain
 
 double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile) {
   const double instructions = shape.thread_gemm_macs * kThreadGemmInstructionsPerMac +
-                              shape.tiled_gemm_macs * kTiledGemmInstructionsPerMac;
+                              shape.tiled_gemm_macs * kTiledGemmInstructionsPerMac +
+                              shape.attention_macs * kAttentionInstructionsPerMac;
   // Warp instructions: one per 32 lanes; four schedulers per SM issue one each a cycle.
   const double issue_per_second = static_cast<double>(profile.sm_count) * 4.0 * profile.sm_clock_hz;
   return instructions / profile.warp_size / issue_per_second * 1e6;

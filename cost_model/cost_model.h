@@ -186,6 +186,7 @@ struct KernelShape {
   int64_t workspace_bytes = 0;  // intermediates stitched through global memory
   double thread_gemm_macs = 0;  // multiply-adds of GEMMs computed one output per thread
   double tiled_gemm_macs = 0;   // multiply-adds of a GEMM computed from shared tiles
+  double attention_macs = 0;    // multiply-adds of a CUDA-core attention kernel's two GEMMs
 };
 
 // Issued SASS instructions per multiply-add of the generated CUDA-core GEMMs, per
@@ -197,6 +198,11 @@ struct KernelShape {
 // logistic_regression's 256x10x100, where loading the tiles dominates).
 inline constexpr double kThreadGemmInstructionsPerMac = 60;
 inline constexpr double kTiledGemmInstructionsPerMac = 10;
+// The attention composition on CUDA cores (docs/codegen.md): 4.6 on the
+// TransformerEncoder's attention (2.43M warp instructions for 16.8M multiply-adds,
+// tile loads, score chain and online softmax included). Its tensor-core variant issues
+// one mma per 2048 multiply-adds: its products are flops at the fp16 peak instead.
+inline constexpr double kAttentionInstructionsPerMac = 5;
 
 // Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
 // x SMs x clock).

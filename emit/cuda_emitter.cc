@@ -171,6 +171,9 @@ std::string header_comment(const EmittedKernel& kernel, const GroupSchedule& sch
   }
   cu << "// Template: " << support::source_text(kernel.template_text, 4096) << "\n";
   cu << "// Composition: " << kernel.composition << composition_detail(schedule);
+  if (!kernel.why.empty()) {
+    cu << "\n// Why this schedule: " << support::source_text(kernel.why, 4096);
+  }
   cu << "\n// Inputs:\n";
   for (const KernelTensor& t : kernel.inputs) {
     cu << "//   " << support::source_text(t.value_name) << ": " << ir::dtype_onnx_name(t.dtype)
@@ -294,6 +297,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   STITCH_ASSIGN_OR_RETURN(std::string body, writer.write_body());
 
   kernel.composition = std::string(composition_name(schedule.composition));
+  kernel.why = schedule.why;
   kernel.workspace_bytes = schedule.workspace_bytes;
   kernel.launch =
       LaunchConfig{schedule.grid, schedule.block, schedule.shared_bytes, schedule.cooperative};

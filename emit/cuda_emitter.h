@@ -75,6 +75,7 @@ struct EmittedKernel {
   LaunchConfig launch;
   std::string template_text;  // FusionStitching grammar, whole kernel
   std::string composition;    // the kernel's main composition
+  std::string why;            // why that composition (GroupSchedule::why)
   std::vector<OpSchedule> ops;
   int64_t shared_bytes_requested = 0;
   int64_t shared_bytes_allocated = 0;

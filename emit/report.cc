@@ -91,6 +91,7 @@ nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodege
   return {{"kernel", kernel.name},
           {"file", "kernels/" + kernel.file},
           {"composition", kernel.composition},
+          {"why", kernel.why},
           {"template", kernel.template_text},
           {"launch",
            {{"grid", kernel.launch.grid},

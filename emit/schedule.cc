@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "emit/cuda_text.h"
 #include "emit/op_lowering.h"
 #include "emit/shared_memory_plan.h"
 #include "ir/core/analysis.h"
@@ -37,6 +38,12 @@ int64_t blocks_per_wave(const cost_model::DeviceProfile& profile, const GroupSch
 }
 
 bool is_gemm(const ir::Node& node) { return ir::op_kind(node) == ir::OpKind::kGemm; }
+
+// A node as GroupSchedule::why names it: `name (OpType)`, without the quotes of
+// display_name() (the .cu header escapes quotes).
+std::string node_label(const ir::Node& node) {
+  return (node.name.empty() ? std::string("<unnamed>") : node.name) + " (" + node.op_type + ")";
+}
 
 // Reads of `operand` by `reader` at the reader's own flat index: a View op, or an
 // elementwise op whose operand has the output's shape (no broadcast).
@@ -281,14 +288,23 @@ bool outputs_at_same_index(const ir::Graph& graph, const std::vector<ir::NodeId>
 // (schedule untouched) otherwise.
 bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                      const std::set<ir::ValueId>& outputs, const cost_model::DeviceProfile& profile,
-                     GroupSchedule* schedule) {
+                     GroupSchedule* schedule, std::string* why_not) {
   ir::NodeId gemm = ir::kNoId;
   for (ir::NodeId id : ordered) {
     if (!is_gemm(graph.node(id))) continue;
-    if (gemm != ir::kNoId || gemm_form(graph.node(id)) != GemmForm::kMatMul) return false;
+    if (gemm != ir::kNoId) {
+      *why_not = "it holds two GEMMs (" + node_label(graph.node(gemm)) + ", " +
+                 node_label(graph.node(id)) + ")";
+      return false;
+    }
+    if (gemm_form(graph.node(id)) != GemmForm::kMatMul) {
+      *why_not = node_label(graph.node(id)) + " is a Gemm, not a MatMul";
+      return false;
+    }
     gemm = id;
   }
   if (gemm == ir::kNoId) return false;
+  *why_not = "MatMul " + node_label(graph.node(gemm));
   const ir::Node& matmul = graph.node(gemm);
   const ir::ValueId c = matmul.outputs[0];
   const std::vector<int64_t>& a_dims = dims_of(graph, matmul.inputs[0]);
@@ -298,12 +314,19 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   for (const auto& [id, value] : schedule->values) {
     if (!value.materialized || id == c) continue;
     const ir::Node& producer = graph.node(graph.value(id).producer);
-    if (ir::op_kind(producer) != ir::OpKind::kReduction || outputs.count(id)) return false;
-    for (const ir::Use& use : graph.value(id).users) {
-      if (use.node != gemm) return false;
+    bool fed_to_gemm = ir::op_kind(producer) == ir::OpKind::kReduction && !outputs.count(id);
+    for (const ir::Use& use : graph.value(id).users) fed_to_gemm = fed_to_gemm && use.node == gemm;
+    if (!fed_to_gemm) {
+      *why_not += " is not the only value to materialize (" + graph.value(id).name + ")";
+      return false;
     }
   }
-  if (!outputs_at_same_index(graph, ordered, outputs, c)) return false;
+  if (!outputs_at_same_index(graph, ordered, outputs, c)) {
+    *why_not +=
+        " is read at another index than its own (by a reduction, a broadcast or a "
+        "transpose)";
+    return false;
+  }
   const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, matmul);
   if (!shape) return false;
   const int64_t m = shape->m;
@@ -325,7 +348,10 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
       tile_n = (tile_n + 1) / 2;
     }
   }
-  if (bytes(tile_m, tile_n) > limit) return false;
+  if (bytes(tile_m, tile_n) > limit) {
+    *why_not += ": its tiles need more shared memory than a block has";
+    return false;
+  }
   auto tiles = [&](int64_t tm) {
     return batch * ((m + tm - 1) / tm) * ((n + tile_n - 1) / tile_n);
   };
@@ -648,9 +674,21 @@ void mark_row_varying(const GroupFacts& group, GroupSchedule* schedule) {
 
 // 2. (first part) The rows R every reduction reduces a trailing suffix over, or -1
 // when the reductions disagree or one cannot be row-local.
-Result<int64_t> reduction_rows(const GroupFacts& group) {
-  if (group.reductions.empty() || group.has_gemm) return -1;
+Result<int64_t> reduction_rows(const GroupFacts& group, std::string* why_not) {
   const ir::Graph& graph = group.graph;
+  if (group.reductions.empty()) {
+    *why_not = "no reduction gives it rows";
+    return -1;
+  }
+  if (group.has_gemm) {
+    for (ir::NodeId id : group.ordered) {
+      if (is_gemm(graph.node(id))) {
+        *why_not = "it holds the GEMM " + node_label(graph.node(id)) + ", which no row owns";
+        break;
+      }
+    }
+    return -1;
+  }
   int64_t rows = -1;
   for (ir::NodeId id : group.reductions) {
     const ir::Node& node = graph.node(id);
@@ -663,6 +701,8 @@ Result<int64_t> reduction_rows(const GroupFacts& group) {
     // map to warps, and rows_per_block would be 0; the global composition writes them.
     if (noop || !float_input || reduces_per_thread_only(node) ||
         elements_of(graph, node.inputs[0]) == 0) {
+      *why_not = "reduction " + node_label(node) +
+                 " keeps a thread per output (not a float sum/mean/max/min/prod, or empty)";
       return -1;
     }
     const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
@@ -672,8 +712,16 @@ Result<int64_t> reduction_rows(const GroupFacts& group) {
       if (axes[k] != p + static_cast<int64_t>(k)) suffix = false;
     }
     int64_t node_rows = product(in, 0, static_cast<size_t>(std::max<int64_t>(p, 0)));
+    if (!suffix) {
+      *why_not = "reduction " + node_label(node) + " does not reduce the last axes";
+      return -1;
+    }
     if (rows < 0) rows = node_rows;
-    if (!suffix || rows != node_rows) return -1;
+    if (rows != node_rows) {
+      *why_not = "its reductions reduce different rows (" + num(rows) + " and " + num(node_rows) +
+                 ", " + node_label(node) + ")";
+      return -1;
+    }
   }
   return rows;
 }
@@ -681,7 +729,8 @@ Result<int64_t> reduction_rows(const GroupFacts& group) {
 // 2. (second part) Materialized values and outputs must split as [rows, k]; an
 // invariant candidate that does not split is recomputed instead (inlined). Every read
 // of a row-varying value must stay inside its row.
-bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* schedule) {
+bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* schedule,
+                       std::string* why_not) {
   const ir::Graph& graph = group.graph;
   bool row_local = true;
   // Every value is visited even after a failure: the demotions of invariant values
@@ -704,6 +753,10 @@ bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* sch
         value.materialized = false;
         value.row_varying = false;
       } else {
+        if (row_local) {
+          *why_not = graph.value(output).name + " (" + ir::to_string(graph.value(output).type) +
+                     ") does not split into its " + num(rows) + " rows";
+        }
         row_local = false;
       }
     }
@@ -713,7 +766,10 @@ bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* sch
     const ir::Node& node = graph.node(id);
     for (ir::ValueId input : node.inputs) {
       if (!group.row_varying_input(schedule->values, input)) continue;
-      if (!read_is_row_local(graph, node, input, rows)) return false;
+      if (!read_is_row_local(graph, node, input, rows)) {
+        *why_not = node_label(node) + " reads " + graph.value(input).name + " across its rows";
+        return false;
+      }
     }
   }
   return true;
@@ -1001,27 +1057,51 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     STITCH_RETURN_IF_ERROR(check_static(graph, graph.node(id)));
   }
   STITCH_RETURN_IF_ERROR(materialize(group, &schedule));
-  if (plan_attention(graph, group.ordered, group.outputs, profile, &schedule)) return schedule;
+  if (plan_attention(graph, group.ordered, group.outputs, profile, &schedule)) {
+    schedule.why = "it holds the attention core " +
+                   node_label(graph.node(schedule.attention->scores_gemm)) + " .. " +
+                   node_label(graph.node(schedule.attention->output_gemm)) +
+                   " whole: its scores never leave the chip";
+    return schedule;
+  }
   mark_row_varying(group, &schedule);
 
-  STITCH_ASSIGN_OR_RETURN(int64_t rows, reduction_rows(group));
-  if (rows >= 0 && rows_split_values(group, rows, &schedule)) {
+  std::string not_row_local;
+  STITCH_ASSIGN_OR_RETURN(int64_t rows, reduction_rows(group, &not_row_local));
+  if (rows >= 0 && rows_split_values(group, rows, &schedule, &not_row_local)) {
     STITCH_CHECK(rows > 0) << "a row-local group without rows";
     plan_row_launch(group, rows, profile, &schedule);
+    schedule.why = "every reduction reduces the last axes of the same " + num(rows) +
+                   " rows and every read stays in its row";
     if (schedule.blocks_per_row >= 2) {
+      schedule.why +=
+          "; the rows fill too few blocks, so each is split across " + num(schedule.blocks_per_row);
       plan_split_rows(graph, group.ordered, group.outputs, &schedule);
       return schedule;
     }
     STITCH_RETURN_IF_ERROR(plan_row_storage(group, profile, &schedule));
     return schedule;
   }
-  if (plan_tiled_gemm(graph, group.ordered, group.outputs, profile, &schedule)) return schedule;
+  std::string not_tiled;
+  if (plan_tiled_gemm(graph, group.ordered, group.outputs, profile, &schedule, &not_tiled)) {
+    schedule.why = "one fine-grained " + not_tiled +
+                   " whose readers read it at their own index: A and B tiles in shared memory";
+    return schedule;
+  }
   STITCH_ASSIGN_OR_RETURN(MappingUse use, plan_levels(group, profile, &schedule));
   plan_global_launch(group, profile, &schedule);
   if (schedule.cooperative) {
     schedule.composition = Composition::kGlobal;
+    schedule.why = "not row-local: " + not_row_local;
+    if (!not_tiled.empty()) schedule.why += "; not a tiled MatMul: " + not_tiled;
+    schedule.why += "; so " + num(schedule.levels) + " stages separated by grid barriers";
   } else {
     plan_single_stage(group, use, profile, &schedule);
+    schedule.why = schedule.composition == Composition::kPacking
+                       ? num(static_cast<int64_t>(schedule.parts.size())) +
+                             " independent parts, each over its own blocks"
+                       : "one stage: every value is computed where it is read, or by its own "
+                         "thread mapping";
   }
   return schedule;
 }
@@ -1046,8 +1126,11 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
       // The core's GEMMs from shared tiles; the prologue's recomputed per read.
       const bool core =
           id == schedule.attention->scores_gemm || id == schedule.attention->output_gemm;
-      (core ? shape.tiled_gemm_macs : shape.thread_gemm_macs) +=
-          core ? macs : macs * static_cast<double>(schedule.attention_recompute);
+      if (!core) {
+        shape.thread_gemm_macs += macs * static_cast<double>(schedule.attention_recompute);
+      } else if (!schedule.attention_tensor_cores) {
+        shape.attention_macs += macs;
+      }
       continue;
     }
     (id == schedule.tiled_gemm ? shape.tiled_gemm_macs : shape.thread_gemm_macs) += macs;

@@ -193,6 +193,9 @@ struct GroupSchedule {
   std::string shared_memory_fallback;  // "" or "regional to global"
   int64_t workspace_bytes = 0;         // intermediates + barrier counter
   int64_t barrier_offset = -1;         // workspace offset of the grid-barrier counter
+  // Why this composition: the facts that chose it, or for the global composition why
+  // the row-local and tiled-MatMul tests failed (the .cu header's "Why" line).
+  std::string why;
 };
 
 // Warp or block composition with a warp or block per row (split rows included), as
@@ -215,8 +218,9 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
 
 // What the analytic estimate charges for the schedule's composition
 // (cost_model::KernelShape): grid barriers of a cooperative launch (stages - 1), the
-// workspace, and the multiply-adds of its GEMMs, tiled (from shared memory) or one
-// output per thread.
+// workspace, and the multiply-adds of its GEMMs: tiled (from shared memory), one
+// output per thread (the attention prologue's projections times attention_recompute),
+// or in the CUDA-core attention kernel's loops (none on tensor cores).
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule);
 
 // kernel_shape of a group's schedule by its nodes, nullopt when the group has none

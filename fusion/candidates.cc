@@ -522,6 +522,19 @@ class CandidateGenerator {
 
   static constexpr size_t kMaxAttentionPattern = 64;
 
+  // Without attention candidates (options.attention false), no pattern may hold a
+  // whole attention core either: the schedule would give it the attention composition.
+  bool holds_attention_core(const NodeSet& nodes) {
+    if (options_.attention) return false;
+    if (!no_attention_cores_) no_attention_cores_ = ir::find_attention_cores(graph_);
+    for (const ir::AttentionCore& core : *no_attention_cores_) {
+      const std::vector<NodeId> core_nodes = core.nodes();
+      if (std::includes(nodes.begin(), nodes.end(), core_nodes.begin(), core_nodes.end()))
+        return true;
+    }
+    return false;
+  }
+
   enum class Prologue { kMoves, kElementwise, kGemms };
 
   // `nodes` and the producers of their operands that are inlinable, repeatedly.
@@ -701,7 +714,7 @@ class CandidateGenerator {
     }
     int launching = 0;
     for (NodeId id : nodes) launching += launching_[static_cast<size_t>(id)] ? 1 : 0;
-    if (launching < 2) return Outcome::kDropped;
+    if (launching < 2 || holds_attention_core(nodes)) return Outcome::kDropped;
     cost_model::PatternScore score = scorer_.score(nodes);
     if (!score.feasible) {
       ++statistics_.rejected_infeasible;
@@ -823,6 +836,7 @@ class CandidateGenerator {
   };
   std::vector<ExploreLevel> levels_;   // by the size of the set being extended
   std::vector<uint64_t> convex_mask_;  // convex()'s scratch
+  std::optional<std::vector<ir::AttentionCore>> no_attention_cores_;  // holds_attention_core
   int patterns_this_seed_ = 0;
 };
 

@@ -79,7 +79,7 @@ struct CandidateOptions {
   bool exploratory = true;
   bool packing = true;
   bool epilogue = true;   // library calls with their bias / residual / ReLU epilogue
-  bool attention = true;  // attention cores (5. below)
+  bool attention = true;  // attention cores (5. below); false: no pattern holds a whole core
   int max_operands = 10;  // seeds reading more inputs are skipped
   int max_pattern_size = 64;
   int max_patterns_per_seed = 16;

@@ -51,9 +51,9 @@ TEST(KernelShapeTest, AttentionCoreIsOneLaunchWithTiledGemms) {
   EXPECT_FALSE(shape->global);
   EXPECT_EQ(shape->grid_barriers, 0);
   EXPECT_EQ(shape->workspace_bytes, 0);
-  // Both GEMMs from shared tiles: 4 x 16 x 16 x 8 multiply-adds each.
-  EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 2.0 * 4 * 16 * 16 * 8);
-  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 0.0);
+  // Both GEMMs in the attention kernel's loops: 4 x 16 x 16 x 8 multiply-adds each.
+  EXPECT_DOUBLE_EQ(shape->attention_macs, 2.0 * 4 * 16 * 16 * 8);
+  EXPECT_DOUBLE_EQ(shape->thread_gemm_macs + shape->tiled_gemm_macs, 0.0);
 }
 
 // Without the second GEMM there is no attention core: QK^T read by the row max is
