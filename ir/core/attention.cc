@@ -54,8 +54,10 @@ class Matcher {
       return fail("the softmax does not subtract the ReduceMax of its input over the last axis");
     }
     core.max = max->id;
-    // x = chain(S): back through single-reader elementwise ops of the scores' shape.
-    const std::vector<int64_t>& score_dims = graph_.value(core.logits).type.dims;
+    // x = chain(S): back through single-reader ops that read the previous value at
+    // their own flat index: elementwise ops whose chain operand has their output's
+    // dims, and views (Reshape, Squeeze, ...: a window mask added in another shape).
+    const int64_t score_elements = graph_.value(core.logits).type.num_elements();
     ValueId current = core.logits;
     for (int step = 0;; ++step) {
       const Value& value = graph_.value(current);
@@ -67,19 +69,27 @@ class Matcher {
         break;
       }
       const OpKind kind = op_kind(node);
-      if ((kind != OpKind::kElementwise && kind != OpKind::kBroadcast) || node.outputs.size() != 1)
+      if ((kind != OpKind::kElementwise && kind != OpKind::kBroadcast && kind != OpKind::kView) ||
+          node.outputs.size() != 1) {
         return fail("node " + node.display_name() +
-                    " between QK^T and the softmax is not elementwise");
-      // The input continuing the chain: the one of the scores' shape produced by a
-      // MatMul or an elementwise op; exactly one.
+                    " between QK^T and the softmax is not elementwise or a view");
+      }
+      // The input continuing the chain: a view's data input, else the one input of the
+      // output's dims produced by a MatMul, an elementwise op or a view; exactly one.
       ValueId next = kNoId;
-      for (ValueId input : node.inputs) {
-        if (input == kNoId || graph_.value(input).type.dims != score_dims) continue;
+      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+        const ValueId input = node.inputs[slot];
+        if (input == kNoId || (kind == OpKind::kView && slot != 0)) continue;
+        const TensorType& type = graph_.value(input).type;
+        if (type.num_elements() != score_elements ||
+            (kind != OpKind::kView && type.dims != value.type.dims)) {
+          continue;
+        }
         const NodeId from = graph_.value(input).producer;
         if (from == kNoId) continue;
         const OpKind from_kind = op_kind(graph_.node(from));
         if (from_kind != OpKind::kElementwise && from_kind != OpKind::kBroadcast &&
-            graph_.node(from).op_type != "MatMul") {
+            from_kind != OpKind::kView && graph_.node(from).op_type != "MatMul") {
           continue;
         }
         if (next != kNoId)
@@ -106,8 +116,11 @@ class Matcher {
         o_shape->k != s_shape->n) {
       return fail("the two GEMMs' shapes do not chain");
     }
+    // The softmax's rows are the scores' rows: the same dims for S, x and P (a view in
+    // the chain only reshapes in between).
+    const std::vector<int64_t>& score_dims = graph_.value(core.scores).type.dims;
     if (graph_.value(core.probs).type.dims != score_dims ||
-        graph_.value(core.scores).type.dims != score_dims) {
+        graph_.value(core.logits).type.dims != score_dims) {
       return fail("the softmax does not keep the scores' shape");
     }
     core.batch_dims = s_shape->batch_dims;

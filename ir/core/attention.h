@@ -4,10 +4,13 @@
 //
 // An attention core is
 //   S = MatMul(Q, K)                      Q [..., Lq, d], K [..., d, Lk] (K^T as read)
-//   x = chain(S)                          elementwise ops, each with S's shape, reading the
-//                                         previous value once and anything not depending
-//                                         on S: a scale (Mul/Div), an additive mask or
-//                                         bias (Add), a causal mask (Where), ...
+//   x = chain(S)                          ops reading the previous value at their own
+//                                         flat index: elementwise ops (their chain operand
+//                                         not broadcast; anything not depending on S as
+//                                         the other operands: a scale, an additive mask
+//                                         or bias, a causal Where) and views (a Swin
+//                                         window mask is added in [B, nW, h, N, N]); x
+//                                         has S's dims again
 //   m = ReduceMax(x, last axis, keepdims)   the Softmax over the last axis,
 //   e = Exp(Sub(x, m))                      as the decompose pass opens it
 //   z = ReduceSum(e, last axis, keepdims)

@@ -51,7 +51,9 @@ bool is_random_op(std::string_view op_type) {
 bool dropout_in_inference(const Graph& graph, const Node& node) {
   if (node.inputs.size() < 3 || node.inputs[2] == kNoId) return true;
   const Tensor* mode = constant_data(graph, node.inputs[2]);
-  return mode != nullptr && mode->num_elements() == 1 && mode->int_at(0) == 0;
+  if (mode != nullptr && mode->num_elements() == 1 && mode->int_at(0) == 0) return true;
+  const Tensor* ratio = node.inputs[1] == kNoId ? nullptr : constant_data(graph, node.inputs[1]);
+  return ratio != nullptr && ratio->num_elements() == 1 && ratio->float_at(0) == 0.0;
 }
 
 bool read_by_subgraph(const Graph& graph, ValueId value) {

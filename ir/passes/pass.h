@@ -74,8 +74,9 @@ const Tensor* constant_data(const Graph& graph, ValueId value);
 // Ops whose result changes from run to run: never folded or merged.
 bool is_random_op(std::string_view op_type);
 
-// Whether a Dropout node is the identity: no training_mode input, or a constant
-// false one.
+// Whether a Dropout node is the identity: no training_mode input, a constant false
+// one, or a constant ratio of 0 (training mode then keeps every element and scales by
+// 1 / (1 - 0): torchvision's Swin exports its attention dropout so).
 bool dropout_in_inference(const Graph& graph, const Node& node);
 
 // Whether a subgraph reads `value` (a use past its node's explicit inputs): the

@@ -4,7 +4,8 @@
 Each case below is a small ONNX model holding scaled dot-product attention in one of
 the forms exporters write: a scale (Mul or Div), an additive padding mask or bias, a
 causal mask through Where, the head split (Split, Reshape, Transpose) before it,
-partial tiles (key counts and query rows that are not multiples of the tiles, head
+Swin's window mask added through views, partial tiles (key counts and query rows
+that are not multiples of the tiles, head
 dims that are not multiples of 4 or 32), broadcast batch dims, several key tiles
 (the online softmax rescales), GEMMs over the fused 64x64x64 limit, and float16 /
 bfloat16 on tensor cores and on CUDA cores. For each:
@@ -135,6 +136,27 @@ def case_head_split():
     return model("head_split", [("x", [b, l, 3 * h * d])], nodes, [("y", [b, l, h * d])], inits)
 
 
+def case_window_mask():
+    # Swin's shifted windows: S of [windows x batch, heads, N, N] plus a relative
+    # position bias, viewed as [batch, windows, heads, N, N] to add the window mask, and
+    # viewed back before the Softmax: views inside the score chain.
+    b, w, h, n, d = 2, 4, 3, 16, 8
+    bias = np.random.default_rng(5).standard_normal((1, h, n, n)).astype(np.float32)
+    mask = np.where(np.random.default_rng(6).random((1, w, 1, n, n)) < 0.3, -100.0, 0.0).astype(np.float32)
+    nodes = [transpose_keys("k"), node("MatMul", ["q", "k_t"], ["s"]),
+             node("Add", ["s", "bias"], ["biased"]),
+             node("Reshape", ["biased", "windows"], ["by_window"]),
+             node("Add", ["by_window", "mask"], ["masked"]),
+             node("Reshape", ["masked", "flat"], ["x"]),
+             node("Softmax", ["x"], ["p"], axis=-1), node("MatMul", ["p", "v"], ["o"])]
+    inits = [const("bias", bias), const("mask", mask),
+             const("windows", np.array([b, w, h, n, n], np.int64)),
+             const("flat", np.array([b * w, h, n, n], np.int64))]
+    shape = [b * w, h, n, d]
+    return model("window_mask", [("q", shape), ("k", shape), ("v", shape)], nodes, [("o", shape)],
+                 inits)
+
+
 def case_many_tiles():
     # 300 keys in ten tiles, scores scaled up so the running max moves often.
     nodes, inits = attention("q", "k_t", "v", "o", scale=4.0)
@@ -176,6 +198,7 @@ CASES = [
     ("causal", case_causal(), True),
     ("bias_odd_dims", case_bias_odd_dims(), True),
     ("head_split", case_head_split(), True),
+    ("window_mask", case_window_mask(), True),
     ("many_tiles", case_many_tiles(), True),
     ("broadcast_batch", case_broadcast_batch(), True),
     ("over_gemm_limit", case_over_gemm_limit(), True),
