@@ -10,12 +10,10 @@
 //   sum (ReduceSum)
 //   div (Div)
 //   pv (MatMul)
-// Template: matmul_1[GRID,GRID,GRID-TILE_48,WARP]; reducemax_1[GRID,GRID,GRID-TILE_48,WARP];
-// reducesum_1[GRID,GRID,GRID-TILE_48,WARP]; matmul_2[GRID,GRID,GRID-TILE_48,WARP]; Composition:
-// attention (8 x [40, 32] queries against 40 keys with values of 16: a block per 48 query rows of
-// one batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores
-// in memory; tensor cores, mma.sync m16n8k16) Why this schedule: it holds the attention core qk
-// (MatMul) .. pv (MatMul) whole: its scores never leave the chip Inputs:
+// Template: matmul_1[GRID,GRID,GRID-TILE_48,WARP]; reducemax_1[GRID,GRID,GRID-TILE_48,WARP]; reducesum_1[GRID,GRID,GRID-TILE_48,WARP]; matmul_2[GRID,GRID,GRID-TILE_48,WARP];
+// Composition: attention (8 x [40, 32] queries against 40 keys with values of 16: a block per 48 query rows of one batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores in memory; tensor cores, mma.sync m16n8k16)
+// Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its scores never leave the chip
+// Inputs:
 //   q: float16[2,4,40,32]
 //   k: float16[2,4,32,40]
 //   scale: float16[]
@@ -29,18 +27,19 @@
 // Predicted time: 6.986 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__ p_q,
-                                                      const __half* __restrict__ p_k,
-                                                      const bool* __restrict__ p_causal,
-                                                      const __half* __restrict__ p_v,
-                                                      __half* __restrict__ p_o) {
+STITCH_KERNEL void stitch_attention_f16_causal_kernel(
+    const __half* __restrict__ p_q,
+    const __half* __restrict__ p_k,
+    const bool* __restrict__ p_causal,
+    const __half* __restrict__ p_v,
+    __half* __restrict__ p_o) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 7936);
   const index_t lane = threadIdx.x % 32;
   const index_t warp = threadIdx.x / 32;
-  const index_t group = lane / 4;                           // the fragments' row within 8
-  const index_t quad = lane % 4;                            // the fragments' column pair
-  __half* tile_q = reinterpret_cast<__half*>(smem + 0);     // [48, 32 + 8] query rows of "q"
+  const index_t group = lane / 4;  // the fragments' row within 8
+  const index_t quad = lane % 4;   // the fragments' column pair
+  __half* tile_q = reinterpret_cast<__half*>(smem + 0);  // [48, 32 + 8] query rows of "q"
   __half* tile_k = reinterpret_cast<__half*>(smem + 3840);  // [32, 32 + 8] keys of "k"
   __half* tile_v = reinterpret_cast<__half*>(smem + 6400);  // [32, 16 + 8] values of "v"
   auto v_q = [&](index_t i) -> float { return __half2float(p_q[i]); };
@@ -64,8 +63,9 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
   index_t ci_x = -1;
   auto compute_x = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
-    return __half2float(
-        __float2half_rn([&]() -> float { return v_causal((i % 1600)) ? v_t(i) : v_fill(0); }()));
+    return __half2float(__float2half_rn([&]() -> float {
+      return v_causal((i % 1600)) ? v_t(i) : v_fill(0);
+    }()));
   };
   auto v_x = [&](index_t i) -> float {
     if (ci_x != i) {
@@ -76,21 +76,18 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
   };
   float r_o = 0;
   [[maybe_unused]] auto v_o = [&](index_t) -> float { return r_o; };
-  // Attention "qk" (MatMul) .. "pv" (MatMul): 8 x [40, 32] queries, 40 keys, values of 16; tensor
-  // cores (mma m16n8k16, float accumulators), a warp per 16 query rows, keys in tiles of 32, online
-  // softmax
+  // Attention "qk" (MatMul) .. "pv" (MatMul): 8 x [40, 32] queries, 40 keys, values of 16; tensor cores (mma m16n8k16, float accumulators), a warp per 16 query rows, keys in tiles of 32, online softmax
   const float neg_inf = __uint_as_float(0xff800000u);  // the running max before any key
   for (index_t tile = blockIdx.x; tile < 8; tile += gridDim.x) {
     const index_t bh = tile / 1;
     const index_t q0 = tile % 1 * 48;
-    const index_t q_base = (bh)*1280;
-    const index_t k_base = (bh)*1280;
-    const index_t v_base = (bh)*640;
+    const index_t q_base = (bh) * 1280;
+    const index_t k_base = (bh) * 1280;
+    const index_t v_base = (bh) * 640;
     __syncthreads();  // the previous tile's readers are done
     for (index_t e = threadIdx.x; e < 1536; e += blockDim.x) {
       const index_t m = q0 + e / 32;
-      tile_q[(e / 32) * 40 + e % 32] =
-          __float2half_rn(m < 40 ? static_cast<float>(v_q(q_base + m * 32 + e % 32)) : 0.0f);
+      tile_q[(e / 32) * 40 + e % 32] = __float2half_rn(m < 40 ? static_cast<float>(v_q(q_base + m * 32 + e % 32)) : 0.0f);
     }
     float row_max[2] = {neg_inf, neg_inf}, row_sum[2] = {0.0f, 0.0f};
     float acc[2][4];
@@ -101,13 +98,11 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
       __syncthreads();  // the previous K/V tile's readers are done
       for (index_t e = threadIdx.x; e < 1024; e += blockDim.x) {
         const index_t j = k0 + e / 32;
-        tile_k[(e / 32) * 40 + e % 32] =
-            __float2half_rn(j < 40 ? static_cast<float>(v_k(k_base + (e % 32) * 40 + j)) : 0.0f);
+        tile_k[(e / 32) * 40 + e % 32] = __float2half_rn(j < 40 ? static_cast<float>(v_k(k_base + (e % 32) * 40 + j)) : 0.0f);
       }
       for (index_t e = threadIdx.x; e < 512; e += blockDim.x) {
         const index_t j = k0 + e / 16;
-        tile_v[(e / 16) * 24 + e % 16] =
-            __float2half_rn(j < 40 ? static_cast<float>(v_v(v_base + j * 16 + e % 16)) : 0.0f);
+        tile_v[(e / 16) * 24 + e % 16] = __float2half_rn(j < 40 ? static_cast<float>(v_v(v_base + j * 16 + e % 16)) : 0.0f);
       }
       __syncthreads();
       float s[4][4];
@@ -116,15 +111,11 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
 #pragma unroll
       for (index_t kb = 0; kb < 32; kb += 16) {
         const index_t qc = kb + 2 * quad;
-        const uint32_t a[4] = {*reinterpret_cast<const uint32_t*>(tile_q + r0 * 40 + qc),
-                               *reinterpret_cast<const uint32_t*>(tile_q + (r0 + 8) * 40 + qc),
-                               *reinterpret_cast<const uint32_t*>(tile_q + r0 * 40 + qc + 8),
-                               *reinterpret_cast<const uint32_t*>(tile_q + (r0 + 8) * 40 + qc + 8)};
+        const uint32_t a[4] = {*reinterpret_cast<const uint32_t*>(tile_q + r0 * 40 + qc), *reinterpret_cast<const uint32_t*>(tile_q + (r0 + 8) * 40 + qc), *reinterpret_cast<const uint32_t*>(tile_q + r0 * 40 + qc + 8), *reinterpret_cast<const uint32_t*>(tile_q + (r0 + 8) * 40 + qc + 8)};
 #pragma unroll
         for (int nb = 0; nb < 4; ++nb) {
           const index_t key = nb * 8 + group;
-          const uint32_t b[2] = {*reinterpret_cast<const uint32_t*>(tile_k + key * 40 + qc),
-                                 *reinterpret_cast<const uint32_t*>(tile_k + key * 40 + qc + 8)};
+          const uint32_t b[2] = {*reinterpret_cast<const uint32_t*>(tile_k + key * 40 + qc), *reinterpret_cast<const uint32_t*>(tile_k + key * 40 + qc + 8)};
           stitch_mma_m16n8k16_f16(s[nb], a, b);
         }
       }
@@ -146,8 +137,7 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
       for (int h = 0; h < 2; ++h) {
         float tile_max = neg_inf;
 #pragma unroll
-        for (int nb = 0; nb < 4; ++nb)
-          tile_max = fmaxf(tile_max, fmaxf(s[nb][2 * h], s[nb][2 * h + 1]));
+        for (int nb = 0; nb < 4; ++nb) tile_max = fmaxf(tile_max, fmaxf(s[nb][2 * h], s[nb][2 * h + 1]));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
         const float new_max = fmaxf(row_max[h], tile_max);
@@ -172,18 +162,12 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
       }
 #pragma unroll
       for (int ks = 0; ks < 2; ++ks) {
-        const uint32_t a[4] = {
-            stitch_pack16(__float2half_rn(s[2 * ks][0]), __float2half_rn(s[2 * ks][1])),
-            stitch_pack16(__float2half_rn(s[2 * ks][2]), __float2half_rn(s[2 * ks][3])),
-            stitch_pack16(__float2half_rn(s[2 * ks + 1][0]), __float2half_rn(s[2 * ks + 1][1])),
-            stitch_pack16(__float2half_rn(s[2 * ks + 1][2]), __float2half_rn(s[2 * ks + 1][3]))};
+        const uint32_t a[4] = {stitch_pack16(__float2half_rn(s[2 * ks][0]), __float2half_rn(s[2 * ks][1])), stitch_pack16(__float2half_rn(s[2 * ks][2]), __float2half_rn(s[2 * ks][3])), stitch_pack16(__float2half_rn(s[2 * ks + 1][0]), __float2half_rn(s[2 * ks + 1][1])), stitch_pack16(__float2half_rn(s[2 * ks + 1][2]), __float2half_rn(s[2 * ks + 1][3]))};
         const index_t key = ks * 16 + 2 * quad;
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
           const index_t n = c * 8 + group;
-          const uint32_t b[2] = {
-              stitch_pack16(tile_v[(key)*24 + n], tile_v[(key + 1) * 24 + n]),
-              stitch_pack16(tile_v[(key + 8) * 24 + n], tile_v[(key + 9) * 24 + n])};
+          const uint32_t b[2] = {stitch_pack16(tile_v[(key) * 24 + n], tile_v[(key + 1) * 24 + n]), stitch_pack16(tile_v[(key + 8) * 24 + n], tile_v[(key + 9) * 24 + n])};
           stitch_mma_m16n8k16_f16(acc[c], a, b);
         }
       }
@@ -210,9 +194,7 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(const __half* __restrict__
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_attention_f16_causal_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_attention_f16_causal_launch(const void* const* inputs,
-                                                          void* const* outputs, void* workspace,
-                                                          cudaStream_t stream) {
+extern "C" cudaError_t stitch_attention_f16_causal_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const __half* p_q = static_cast<const __half*>(inputs[0]);
@@ -220,7 +202,6 @@ extern "C" cudaError_t stitch_attention_f16_causal_launch(const void* const* inp
   const bool* p_causal = static_cast<const bool*>(inputs[3]);
   const __half* p_v = static_cast<const __half*>(inputs[6]);
   __half* p_o = static_cast<__half*>(outputs[0]);
-  return STITCH_LAUNCH(stitch_attention_f16_causal_kernel, 8, 96, 0, stream, p_q, p_k, p_causal,
-                       p_v, p_o);
+  return STITCH_LAUNCH(stitch_attention_f16_causal_kernel, 8, 96, 0, stream, p_q, p_k, p_causal, p_v, p_o);
 }
 #endif  // __CUDACC_RTC__

@@ -10,12 +10,10 @@
 //   sum (ReduceSum)
 //   div (Div)
 //   pv (MatMul)
-// Template: matmul_1[GRID,GRID,GRID-TILE_4,WARP]; reducemax_1[GRID,GRID,GRID-TILE_4,WARP];
-// reducesum_1[GRID,GRID,GRID-TILE_4,WARP]; matmul_2[GRID,GRID,GRID-TILE_4,WARP]; Composition:
-// attention (8 x [40, 24] queries against 40 keys with values of 20: a block per 4 query rows of
-// one batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores
-// in memory) Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its
-// scores never leave the chip Inputs:
+// Template: matmul_1[GRID,GRID,GRID-TILE_4,WARP]; reducemax_1[GRID,GRID,GRID-TILE_4,WARP]; reducesum_1[GRID,GRID,GRID-TILE_4,WARP]; matmul_2[GRID,GRID,GRID-TILE_4,WARP];
+// Composition: attention (8 x [40, 24] queries against 40 keys with values of 20: a block per 4 query rows of one batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores in memory)
+// Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its scores never leave the chip
+// Inputs:
 //   q: float[2,4,40,24]
 //   k: float[2,4,24,40]
 //   scale: float[]
@@ -28,17 +26,18 @@
 // Predicted time: 6.637 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_attention_masked_kernel(const float* __restrict__ p_q,
-                                                  const float* __restrict__ p_k,
-                                                  const float* __restrict__ p_mask,
-                                                  const float* __restrict__ p_v,
-                                                  float* __restrict__ p_o) {
+STITCH_KERNEL void stitch_attention_masked_kernel(
+    const float* __restrict__ p_q,
+    const float* __restrict__ p_k,
+    const float* __restrict__ p_mask,
+    const float* __restrict__ p_v,
+    float* __restrict__ p_o) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 6144);
   const index_t lane = threadIdx.x % 32;
   const index_t warp = threadIdx.x / 32;
-  float* tile_q = reinterpret_cast<float*>(smem + 0);     // [4, 24] query rows of "q"
-  float* tile_k = reinterpret_cast<float*>(smem + 384);   // [32, 24 + 1] keys of "k"
+  float* tile_q = reinterpret_cast<float*>(smem + 0);  // [4, 24] query rows of "q"
+  float* tile_k = reinterpret_cast<float*>(smem + 384);  // [32, 24 + 1] keys of "k"
   float* tile_v = reinterpret_cast<float*>(smem + 3584);  // [32, 20] values of "v"
   auto v_q = [&](index_t i) -> float { return p_q[i]; };
   auto v_k = [&](index_t i) -> float { return p_k[i]; };
@@ -71,15 +70,14 @@ STITCH_KERNEL void stitch_attention_masked_kernel(const float* __restrict__ p_q,
   };
   float r_o = 0;
   [[maybe_unused]] auto v_o = [&](index_t) -> float { return r_o; };
-  // Attention "qk" (MatMul) .. "pv" (MatMul): 8 x [40, 24] queries, 40 keys, values of 20; a block
-  // per 4 query rows (1 per warp), keys in tiles of 32 (one per lane), online softmax
+  // Attention "qk" (MatMul) .. "pv" (MatMul): 8 x [40, 24] queries, 40 keys, values of 20; a block per 4 query rows (1 per warp), keys in tiles of 32 (one per lane), online softmax
   const float neg_inf = __uint_as_float(0xff800000u);  // the running max before any key
   for (index_t tile = blockIdx.x; tile < 80; tile += gridDim.x) {
     const index_t bh = tile / 10;
     const index_t q0 = tile % 10 * 4;
-    const index_t q_base = (bh)*960;
-    const index_t k_base = (bh)*960;
-    const index_t v_base = (bh)*800;
+    const index_t q_base = (bh) * 960;
+    const index_t k_base = (bh) * 960;
+    const index_t v_base = (bh) * 800;
     __syncthreads();  // the previous tile's readers are done
     for (index_t e = threadIdx.x; e < 96; e += blockDim.x) {
       const index_t m = q0 + e / 24;
@@ -97,8 +95,7 @@ STITCH_KERNEL void stitch_attention_masked_kernel(const float* __restrict__ p_q,
       __syncthreads();  // the previous K/V tile's readers are done
       for (index_t e = threadIdx.x; e < 768; e += blockDim.x) {
         const index_t j = k0 + e / 24;
-        tile_k[(e / 24) * 25 + e % 24] =
-            j < 40 ? static_cast<float>(v_k(k_base + (e % 24) * 40 + j)) : 0.0f;
+        tile_k[(e / 24) * 25 + e % 24] = j < 40 ? static_cast<float>(v_k(k_base + (e % 24) * 40 + j)) : 0.0f;
       }
       for (index_t e = threadIdx.x; e < 640; e += blockDim.x) {
         const index_t j = k0 + e / 20;
@@ -178,9 +175,7 @@ STITCH_KERNEL void stitch_attention_masked_kernel(const float* __restrict__ p_q,
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_attention_masked_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_attention_masked_launch(const void* const* inputs,
-                                                      void* const* outputs, void* workspace,
-                                                      cudaStream_t stream) {
+extern "C" cudaError_t stitch_attention_masked_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const float* p_q = static_cast<const float*>(inputs[0]);
@@ -188,7 +183,6 @@ extern "C" cudaError_t stitch_attention_masked_launch(const void* const* inputs,
   const float* p_mask = static_cast<const float*>(inputs[3]);
   const float* p_v = static_cast<const float*>(inputs[5]);
   float* p_o = static_cast<float*>(outputs[0]);
-  return STITCH_LAUNCH(stitch_attention_masked_kernel, 80, 128, 0, stream, p_q, p_k, p_mask, p_v,
-                       p_o);
+  return STITCH_LAUNCH(stitch_attention_masked_kernel, 80, 128, 0, stream, p_q, p_k, p_mask, p_v, p_o);
 }
 #endif  // __CUDACC_RTC__

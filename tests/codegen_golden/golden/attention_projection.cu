@@ -17,12 +17,10 @@
 //   sum (ReduceSum)
 //   div (Div)
 //   pv (MatMul)
-// Template: matmul_4[GRID,GRID,GRID-TILE_4,WARP]; reducemax_1[GRID,GRID,GRID-TILE_4,WARP];
-// reducesum_1[GRID,GRID,GRID-TILE_4,WARP]; matmul_5[GRID,GRID,GRID-TILE_4,WARP]; Composition:
-// attention (8 x [16, 8] queries against 16 keys with values of 8: a block per 4 query rows of one
-// batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores in
-// memory) Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its
-// scores never leave the chip Inputs:
+// Template: matmul_4[GRID,GRID,GRID-TILE_4,WARP]; reducemax_1[GRID,GRID,GRID-TILE_4,WARP]; reducesum_1[GRID,GRID,GRID-TILE_4,WARP]; matmul_5[GRID,GRID,GRID-TILE_4,WARP];
+// Composition: attention (8 x [16, 8] queries against 16 keys with values of 8: a block per 4 query rows of one batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores in memory)
+// Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its scores never leave the chip
+// Inputs:
 //   x: float[2,16,32]
 //   wq: float[32,32]
 //   heads: int64[4]
@@ -35,17 +33,18 @@
 // Predicted time: 6.696 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ p_x,
-                                                      const float* __restrict__ p_wq,
-                                                      const float* __restrict__ p_wk,
-                                                      const float* __restrict__ p_wv,
-                                                      float* __restrict__ p_o) {
+STITCH_KERNEL void stitch_attention_projection_kernel(
+    const float* __restrict__ p_x,
+    const float* __restrict__ p_wq,
+    const float* __restrict__ p_wk,
+    const float* __restrict__ p_wv,
+    float* __restrict__ p_o) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 2304);
   const index_t lane = threadIdx.x % 32;
   const index_t warp = threadIdx.x / 32;
-  float* tile_q = reinterpret_cast<float*>(smem + 0);     // [4, 8] query rows of "q"
-  float* tile_k = reinterpret_cast<float*>(smem + 128);   // [32, 8 + 1] keys of "k"
+  float* tile_q = reinterpret_cast<float*>(smem + 0);  // [4, 8] query rows of "q"
+  float* tile_k = reinterpret_cast<float*>(smem + 128);  // [32, 8 + 1] keys of "k"
   float* tile_v = reinterpret_cast<float*>(smem + 1280);  // [32, 8] values of "v"
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   auto v_wq = [&](index_t i) -> float { return p_wq[i]; };
@@ -55,7 +54,7 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
     const index_t n = i % 32;
     const index_t m = (i / 32) % 16;
     const index_t batch = i / 512;
-    const index_t a_base = (batch)*512 + m * 32;
+    const index_t a_base = (batch) * 512 + m * 32;
     const index_t b_base = (0) * 1024 + n;
     float sum = 0;
     for (index_t kk = 0; kk < 32; ++kk) {
@@ -64,7 +63,9 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
     return static_cast<float>(sum);
   };
   // Reshape "query_heads" (Reshape): f32[2,16,4,8]
-  auto v_qr = [&](index_t i) -> float { return v_qp(i); };
+  auto v_qr = [&](index_t i) -> float {
+    return v_qp(i);
+  };
   // Transpose "query_t" (Transpose): f32[2,4,16,8]
   auto v_q = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
@@ -77,7 +78,7 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
     const index_t n = i % 32;
     const index_t m = (i / 32) % 16;
     const index_t batch = i / 512;
-    const index_t a_base = (batch)*512 + m * 32;
+    const index_t a_base = (batch) * 512 + m * 32;
     const index_t b_base = (0) * 1024 + n;
     float sum = 0;
     for (index_t kk = 0; kk < 32; ++kk) {
@@ -86,7 +87,9 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
     return static_cast<float>(sum);
   };
   // Reshape "key_heads" (Reshape): f32[2,16,4,8]
-  auto v_kr = [&](index_t i) -> float { return v_kp(i); };
+  auto v_kr = [&](index_t i) -> float {
+    return v_kp(i);
+  };
   // Transpose "key_t" (Transpose): f32[2,4,8,16]
   auto v_k = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
@@ -99,7 +102,7 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
     const index_t n = i % 32;
     const index_t m = (i / 32) % 16;
     const index_t batch = i / 512;
-    const index_t a_base = (batch)*512 + m * 32;
+    const index_t a_base = (batch) * 512 + m * 32;
     const index_t b_base = (0) * 1024 + n;
     float sum = 0;
     for (index_t kk = 0; kk < 32; ++kk) {
@@ -108,7 +111,9 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
     return static_cast<float>(sum);
   };
   // Reshape "value_heads" (Reshape): f32[2,16,4,8]
-  auto v_vr = [&](index_t i) -> float { return v_vp(i); };
+  auto v_vr = [&](index_t i) -> float {
+    return v_vp(i);
+  };
   // Transpose "value_t" (Transpose): f32[2,4,16,8]
   auto v_v = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
@@ -118,15 +123,14 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
   [[maybe_unused]] auto v_s = [&](index_t) -> float { return r_s; };
   float r_o = 0;
   [[maybe_unused]] auto v_o = [&](index_t) -> float { return r_o; };
-  // Attention "qk" (MatMul) .. "pv" (MatMul): 8 x [16, 8] queries, 16 keys, values of 8; a block
-  // per 4 query rows (1 per warp), keys in tiles of 32 (one per lane), online softmax
+  // Attention "qk" (MatMul) .. "pv" (MatMul): 8 x [16, 8] queries, 16 keys, values of 8; a block per 4 query rows (1 per warp), keys in tiles of 32 (one per lane), online softmax
   const float neg_inf = __uint_as_float(0xff800000u);  // the running max before any key
   for (index_t tile = blockIdx.x; tile < 32; tile += gridDim.x) {
     const index_t bh = tile / 4;
     const index_t q0 = tile % 4 * 4;
-    const index_t q_base = (bh)*128;
-    const index_t k_base = (bh)*128;
-    const index_t v_base = (bh)*128;
+    const index_t q_base = (bh) * 128;
+    const index_t k_base = (bh) * 128;
+    const index_t v_base = (bh) * 128;
     __syncthreads();  // the previous tile's readers are done
     for (index_t e = threadIdx.x; e < 32; e += blockDim.x) {
       const index_t m = q0 + e / 8;
@@ -144,8 +148,7 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
       __syncthreads();  // the previous K/V tile's readers are done
       for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
         const index_t j = k0 + e / 8;
-        tile_k[(e / 8) * 9 + e % 8] =
-            j < 16 ? static_cast<float>(v_k(k_base + (e % 8) * 16 + j)) : 0.0f;
+        tile_k[(e / 8) * 9 + e % 8] = j < 16 ? static_cast<float>(v_k(k_base + (e % 8) * 16 + j)) : 0.0f;
       }
       for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
         const index_t j = k0 + e / 8;
@@ -225,9 +228,7 @@ STITCH_KERNEL void stitch_attention_projection_kernel(const float* __restrict__ 
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_attention_projection_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_attention_projection_launch(const void* const* inputs,
-                                                          void* const* outputs, void* workspace,
-                                                          cudaStream_t stream) {
+extern "C" cudaError_t stitch_attention_projection_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const float* p_x = static_cast<const float*>(inputs[0]);
@@ -235,7 +236,6 @@ extern "C" cudaError_t stitch_attention_projection_launch(const void* const* inp
   const float* p_wk = static_cast<const float*>(inputs[3]);
   const float* p_wv = static_cast<const float*>(inputs[4]);
   float* p_o = static_cast<float*>(outputs[0]);
-  return STITCH_LAUNCH(stitch_attention_projection_kernel, 32, 128, 0, stream, p_x, p_wq, p_wk,
-                       p_wv, p_o);
+  return STITCH_LAUNCH(stitch_attention_projection_kernel, 32, 128, 0, stream, p_x, p_wq, p_wk, p_wv, p_o);
 }
 #endif  // __CUDACC_RTC__

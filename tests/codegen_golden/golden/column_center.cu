@@ -5,18 +5,19 @@
 //   sub_0 (Sub)
 // Template: reducemean_1[GRID-SPLIT_32-CTA-ROWS_8,WARP-COL_32]; sub_1[GRID,CTA];
 // Composition: global (3 stages separated by grid barriers)
-// Why this schedule: not row-local: reduction mean_0 (ReduceMean) does not reduce the last axes; so
-// 3 stages separated by grid barriers Inputs:
+// Why this schedule: not row-local: reduction mean_0 (ReduceMean) does not reduce the last axes; so 3 stages separated by grid barriers
+// Inputs:
 //   x: float[4096,96]
 // Outputs:
 //   y: float[4096,96]
-// Launch: grid 1056, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 13056
-// bytes Predicted time: 7.932 us
+// Launch: grid 1056, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 13056 bytes
+// Predicted time: 7.932 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_column_center_kernel(const float* __restrict__ p_x,
-                                               float* __restrict__ p_y,
-                                               unsigned char* __restrict__ workspace) {
+STITCH_KERNEL void stitch_column_center_kernel(
+    const float* __restrict__ p_x,
+    float* __restrict__ p_y,
+    unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 1024);
   const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -25,8 +26,7 @@ STITCH_KERNEL void stitch_column_center_kernel(const float* __restrict__ p_x,
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float* ws_m = reinterpret_cast<float*>(workspace + 12544);
   [[maybe_unused]] auto v_m = [&](index_t i) -> float { return ws_m[i]; };
-  float* pt_m =
-      reinterpret_cast<float*>(workspace + 256);  // [96, 32] partials of "mean_0" (ReduceMean)
+  float* pt_m = reinterpret_cast<float*>(workspace + 256);  // [96, 32] partials of "mean_0" (ReduceMean)
   // Sub "sub_0" (Sub): f32[4096,96]
   auto v_y = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
@@ -36,8 +36,7 @@ STITCH_KERNEL void stitch_column_center_kernel(const float* __restrict__ p_x,
   };
   // Stage 0
   // "mean_0" (ReduceMean): partials
-  // a block per (tile of 32 columns, slice of 128 rows): threads over 32 columns x blockDim.x / 32
-  // rows, partials to the workspace
+  // a block per (tile of 32 columns, slice of 128 rows): threads over 32 columns x blockDim.x / 32 rows, partials to the workspace
   for (index_t item = tid / blockDim.x; item < 96; item += threads / blockDim.x) {
     const index_t lane = threadIdx.x % 32;
     const index_t r0 = (item % 32) * 128;
@@ -82,8 +81,7 @@ STITCH_KERNEL void stitch_column_center_kernel(const float* __restrict__ p_x,
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_column_center_workspace_bytes(void) { return 13056; }
 
-extern "C" cudaError_t stitch_column_center_launch(const void* const* inputs, void* const* outputs,
-                                                   void* workspace, cudaStream_t stream) {
+extern "C" cudaError_t stitch_column_center_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   const float* p_x = static_cast<const float*>(inputs[0]);
   float* p_y = static_cast<float*>(outputs[0]);
@@ -91,7 +89,6 @@ extern "C" cudaError_t stitch_column_center_launch(const void* const* inputs, vo
   long long grid = 1056;
   const long long resident = stitch_max_coresident_blocks(stitch_column_center_kernel, 256, 0);
   if (resident > 0 && grid > resident) grid = resident;
-  return STITCH_LAUNCH_COOPERATIVE(stitch_column_center_kernel, static_cast<unsigned int>(grid),
-                                   256, 0, stream, p_x, p_y, workspace_bytes);
+  return STITCH_LAUNCH_COOPERATIVE(stitch_column_center_kernel, static_cast<unsigned int>(grid), 256, 0, stream, p_x, p_y, workspace_bytes);
 }
 #endif  // __CUDACC_RTC__

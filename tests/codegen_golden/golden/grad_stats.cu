@@ -4,23 +4,25 @@
 //   bias_grad (ReduceSum)
 //   square (Mul)
 //   norm2 (ReduceSum)
-// Template: reducesum_1[GRID-SPLIT_16-CTA-ROWS_8,WARP-COL_32];
-// reducesum_2[GRID-SPLIT_512-WARP,GRID-SPLIT_512-WARP]; Composition: global (2 stages separated by
-// grid barriers) Why this schedule: not row-local: reduction bias_grad (ReduceSum) does not reduce
-// the last axes; so 2 stages separated by grid barriers Inputs:
+// Template: reducesum_1[GRID-SPLIT_16-CTA-ROWS_8,WARP-COL_32]; reducesum_2[GRID-SPLIT_512-WARP,GRID-SPLIT_512-WARP];
+// Composition: global (2 stages separated by grid barriers)
+// Why this schedule: not row-local: reduction bias_grad (ReduceSum) does not reduce the last axes; so 2 stages separated by grid barriers
+// Inputs:
 //   dy: float[2048,256]
 //   axes0: int64[1]
 //   all: int64[2]
 // Outputs:
 //   db: float[256]
 //   norm2: float[]
-// Launch: grid 128, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 18688
-// bytes Predicted time: 7.492 us
+// Launch: grid 128, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 18688 bytes
+// Predicted time: 7.492 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_grad_stats_kernel(const float* __restrict__ p_dy,
-                                            float* __restrict__ p_db, float* __restrict__ p_norm2,
-                                            unsigned char* __restrict__ workspace) {
+STITCH_KERNEL void stitch_grad_stats_kernel(
+    const float* __restrict__ p_dy,
+    float* __restrict__ p_db,
+    float* __restrict__ p_norm2,
+    unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 1024);
   const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -28,8 +30,7 @@ STITCH_KERNEL void stitch_grad_stats_kernel(const float* __restrict__ p_dy,
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);
   auto v_dy = [&](index_t i) -> float { return p_dy[i]; };
   [[maybe_unused]] auto v_db = [&](index_t i) -> float { return p_db[i]; };
-  float* pt_db =
-      reinterpret_cast<float*>(workspace + 256);  // [256, 16] partials of "bias_grad" (ReduceSum)
+  float* pt_db = reinterpret_cast<float*>(workspace + 256);  // [256, 16] partials of "bias_grad" (ReduceSum)
   // Mul "square" (Mul): f32[2048,256]
   auto v_sq = [&](index_t i) -> float {
     const float x = v_dy(i);
@@ -37,12 +38,10 @@ STITCH_KERNEL void stitch_grad_stats_kernel(const float* __restrict__ p_dy,
     return x * y;
   };
   [[maybe_unused]] auto v_norm2 = [&](index_t i) -> float { return p_norm2[i]; };
-  float* pt_norm2 =
-      reinterpret_cast<float*>(workspace + 16640);  // [1, 512] partials of "norm2" (ReduceSum)
+  float* pt_norm2 = reinterpret_cast<float*>(workspace + 16640);  // [1, 512] partials of "norm2" (ReduceSum)
   // Stage 0
   // "bias_grad" (ReduceSum): partials
-  // a block per (tile of 32 columns, slice of 128 rows): threads over 32 columns x blockDim.x / 32
-  // rows, partials to the workspace
+  // a block per (tile of 32 columns, slice of 128 rows): threads over 32 columns x blockDim.x / 32 rows, partials to the workspace
   for (index_t item = tid / blockDim.x; item < 128; item += threads / blockDim.x) {
     const index_t lane = threadIdx.x % 32;
     const index_t r0 = (item % 16) * 128;
@@ -114,8 +113,7 @@ STITCH_KERNEL void stitch_grad_stats_kernel(const float* __restrict__ p_dy,
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_grad_stats_workspace_bytes(void) { return 18688; }
 
-extern "C" cudaError_t stitch_grad_stats_launch(const void* const* inputs, void* const* outputs,
-                                                void* workspace, cudaStream_t stream) {
+extern "C" cudaError_t stitch_grad_stats_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   const float* p_dy = static_cast<const float*>(inputs[0]);
   float* p_db = static_cast<float*>(outputs[0]);
@@ -124,7 +122,6 @@ extern "C" cudaError_t stitch_grad_stats_launch(const void* const* inputs, void*
   long long grid = 128;
   const long long resident = stitch_max_coresident_blocks(stitch_grad_stats_kernel, 256, 0);
   if (resident > 0 && grid > resident) grid = resident;
-  return STITCH_LAUNCH_COOPERATIVE(stitch_grad_stats_kernel, static_cast<unsigned int>(grid), 256,
-                                   0, stream, p_dy, p_db, p_norm2, workspace_bytes);
+  return STITCH_LAUNCH_COOPERATIVE(stitch_grad_stats_kernel, static_cast<unsigned int>(grid), 256, 0, stream, p_dy, p_db, p_norm2, workspace_bytes);
 }
 #endif  // __CUDACC_RTC__

@@ -10,10 +10,10 @@
 //   div_0 (Div)
 //   mul_0 (Mul)
 //   add_1 (Add)
-// Template: reducemean_1[GRID,GRID-WARP_8,CTA]; reducemean_2[GRID,GRID-WARP_8,CTA];
-// add_2[GRID,GRID-WARP_8,CTA]; Composition: warp (32 rows of 64, a warp per row, 8 rows per block)
-// Why this schedule: every reduction reduces the last axes of the same 32 rows and every read stays
-// in its row Inputs:
+// Template: reducemean_1[GRID,GRID-WARP_8,CTA]; reducemean_2[GRID,GRID-WARP_8,CTA]; add_2[GRID,GRID-WARP_8,CTA];
+// Composition: warp (32 rows of 64, a warp per row, 8 rows per block)
+// Why this schedule: every reduction reduces the last axes of the same 32 rows and every read stays in its row
+// Inputs:
 //   x: float[2,16,64]
 //   two: float[]
 //   eps: float[]
@@ -25,10 +25,11 @@
 // Predicted time: 6.939 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_layernorm_kernel(const float* __restrict__ p_x,
-                                           const float* __restrict__ p_gamma,
-                                           const float* __restrict__ p_beta,
-                                           float* __restrict__ p_y) {
+STITCH_KERNEL void stitch_layernorm_kernel(
+    const float* __restrict__ p_x,
+    const float* __restrict__ p_gamma,
+    const float* __restrict__ p_beta,
+    float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   const index_t lane = threadIdx.x % 32;
   index_t row = 0;
@@ -95,8 +96,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(const float* __restrict__ p_x,
     const float y = v_beta((i % 64));
     return x + y;
   };
-  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 32;
-       row += static_cast<index_t>(gridDim.x) * 8) {
+  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 32; row += static_cast<index_t>(gridDim.x) * 8) {
     // "mean_0" (ReduceMean) -> f32[2,16,1]
     {
       float a = 0.0f;
@@ -134,8 +134,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(const float* __restrict__ p_x,
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_layernorm_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_layernorm_launch(const void* const* inputs, void* const* outputs,
-                                               void* workspace, cudaStream_t stream) {
+extern "C" cudaError_t stitch_layernorm_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const float* p_x = static_cast<const float*>(inputs[0]);

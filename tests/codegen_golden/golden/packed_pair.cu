@@ -18,10 +18,12 @@
 // Predicted time: 6.929 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_packed_pair_kernel(const __half* __restrict__ p_a,
-                                             const __half* __restrict__ p_b,
-                                             const float* __restrict__ p_c,
-                                             __half* __restrict__ p_r, float* __restrict__ p_t) {
+STITCH_KERNEL void stitch_packed_pair_kernel(
+    const __half* __restrict__ p_a,
+    const __half* __restrict__ p_b,
+    const float* __restrict__ p_c,
+    __half* __restrict__ p_r,
+    float* __restrict__ p_t) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
@@ -68,8 +70,7 @@ STITCH_KERNEL void stitch_packed_pair_kernel(const __half* __restrict__ p_a,
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_packed_pair_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_packed_pair_launch(const void* const* inputs, void* const* outputs,
-                                                 void* workspace, cudaStream_t stream) {
+extern "C" cudaError_t stitch_packed_pair_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const __half* p_a = static_cast<const __half*>(inputs[0]);

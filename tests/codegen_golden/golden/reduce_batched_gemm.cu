@@ -4,9 +4,9 @@
 //   reduce_0 (ReduceSum)
 //   dot_0 (MatMul)
 // Template: reducesum_1[GRID,GRID,GRID,THREAD]S; matmul_1[GRID,GRID-TILE_4x64,THREAD];
-// Composition: block (8 x [32, 16] x [16, 64] MatMul in [4, 64] output tiles, A and B tiles in
-// shared memory) Why this schedule: one fine-grained MatMul dot_0 (MatMul) whose readers read it at
-// their own index: A and B tiles in shared memory Inputs:
+// Composition: block (8 x [32, 16] x [16, 64] MatMul in [4, 64] output tiles, A and B tiles in shared memory)
+// Why this schedule: one fine-grained MatMul dot_0 (MatMul) whose readers read it at their own index: A and B tiles in shared memory
+// Inputs:
 //   x: float[8,32,16,64]
 //   axes: int64[1]
 //   w: float[8,16,64]
@@ -16,12 +16,13 @@
 // Predicted time: 7.304 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(const float* __restrict__ p_x,
-                                                     const float* __restrict__ p_w,
-                                                     float* __restrict__ p_y) {
+STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
+    const float* __restrict__ p_x,
+    const float* __restrict__ p_w,
+    float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 4352);
-  float* tile_a = reinterpret_cast<float*>(smem + 0);    // [4, 16] rows of "r"
+  float* tile_a = reinterpret_cast<float*>(smem + 0);  // [4, 16] rows of "r"
   float* tile_b = reinterpret_cast<float*>(smem + 256);  // [16, 64] columns of "w"
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   // ReduceSum "reduce_0" (ReduceSum): f32[8,32,16] (computed into the shared tile)
@@ -31,7 +32,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(const float* __restrict__ p
     float compensation = 0;  // Kahan: the low bits the sum lost
     for (index_t r = 0; r < 64; ++r) {
       const float v = v_x(base + r);
-      const float y = (v)-compensation;
+      const float y = (v) - compensation;
       const float t = a + y;
       compensation = (t - a) - y;
       a = t;
@@ -46,8 +47,8 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(const float* __restrict__ p
     const index_t batch = tile / 8;
     const index_t m0 = tile % 8 * 4;
     const index_t n0 = 0;
-    const index_t a_base = (batch)*512;
-    const index_t b_base = (batch)*1024;
+    const index_t a_base = (batch) * 512;
+    const index_t b_base = (batch) * 1024;
     for (index_t e = threadIdx.x; e < 64; e += blockDim.x) {
       const index_t m = m0 + e / 16;
       tile_a[e] = m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
@@ -77,9 +78,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(const float* __restrict__ p
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_reduce_batched_gemm_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_reduce_batched_gemm_launch(const void* const* inputs,
-                                                         void* const* outputs, void* workspace,
-                                                         cudaStream_t stream) {
+extern "C" cudaError_t stitch_reduce_batched_gemm_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const float* p_x = static_cast<const float*>(inputs[0]);

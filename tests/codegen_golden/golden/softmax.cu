@@ -6,10 +6,10 @@
 //   exp_0 (Exp)
 //   sum_0 (ReduceSum)
 //   div_0 (Div)
-// Template: reducemax_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; reducesum_1[GRID-WARP_8,CTA];
-// div_1[GRID-WARP_8,CTA]; Composition: warp (64 rows of 128, a warp per row, 8 rows per block) Why
-// this schedule: every reduction reduces the last axes of the same 64 rows and every read stays in
-// its row Inputs:
+// Template: reducemax_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; reducesum_1[GRID-WARP_8,CTA]; div_1[GRID-WARP_8,CTA];
+// Composition: warp (64 rows of 128, a warp per row, 8 rows per block)
+// Why this schedule: every reduction reduces the last axes of the same 64 rows and every read stays in its row
+// Inputs:
 //   x: float[64,128]
 //   axes: int64[1]
 // Outputs:
@@ -18,7 +18,9 @@
 // Predicted time: 7.021 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_softmax_kernel(const float* __restrict__ p_x, float* __restrict__ p_y) {
+STITCH_KERNEL void stitch_softmax_kernel(
+    const float* __restrict__ p_x,
+    float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 4096);
   const index_t lane = threadIdx.x % 32;
@@ -50,8 +52,7 @@ STITCH_KERNEL void stitch_softmax_kernel(const float* __restrict__ p_x, float* _
     const float y = v_s((i / 128));
     return x / y;
   };
-  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 64;
-       row += static_cast<index_t>(gridDim.x) * 8) {
+  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 64; row += static_cast<index_t>(gridDim.x) * 8) {
     // "max_0" (ReduceMax) -> f32[64,1]
     {
       float a = v_x(row * 128);
@@ -90,8 +91,7 @@ STITCH_KERNEL void stitch_softmax_kernel(const float* __restrict__ p_x, float* _
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_softmax_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_softmax_launch(const void* const* inputs, void* const* outputs,
-                                             void* workspace, cudaStream_t stream) {
+extern "C" cudaError_t stitch_softmax_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const float* p_x = static_cast<const float*>(inputs[0]);

@@ -6,30 +6,28 @@
 //   exp_0 (Exp)
 //   sum_0 (ReduceSum)
 //   div_0 (Div)
-// Template: reducemax_1[GRID-SPLIT_8,CTA]; exp_1[GRID-SPLIT_8,CTA]; reducesum_1[GRID-SPLIT_8,CTA];
-// div_1[GRID-SPLIT_8,CTA]; Composition: block (64 rows of 30000, each row split across 8 blocks of
-// 3750 elements, 3 phases separated by grid barriers) Why this schedule: every reduction reduces
-// the last axes of the same 64 rows and every read stays in its row; the rows fill too few blocks,
-// so each is split across 8 Inputs:
+// Template: reducemax_1[GRID-SPLIT_8,CTA]; exp_1[GRID-SPLIT_8,CTA]; reducesum_1[GRID-SPLIT_8,CTA]; div_1[GRID-SPLIT_8,CTA];
+// Composition: block (64 rows of 30000, each row split across 8 blocks of 3750 elements, 3 phases separated by grid barriers)
+// Why this schedule: every reduction reduces the last axes of the same 64 rows and every read stays in its row; the rows fill too few blocks, so each is split across 8
+// Inputs:
 //   x: float[64,30000]
 //   axes: int64[1]
 // Outputs:
 //   y: float[64,30000]
-// Launch: grid 512, block 512, shared 128 bytes (requested 128), cooperative, workspace 7684352
-// bytes Predicted time: 12.126 us
+// Launch: grid 512, block 512, shared 128 bytes (requested 128), cooperative, workspace 7684352 bytes
+// Predicted time: 12.126 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_softmax_long_rows_kernel(const float* __restrict__ p_x,
-                                                   float* __restrict__ p_y,
-                                                   unsigned char* __restrict__ workspace) {
+STITCH_KERNEL void stitch_softmax_long_rows_kernel(
+    const float* __restrict__ p_x,
+    float* __restrict__ p_y,
+    unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
   index_t row = 0;
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);
-  float* pt_m =
-      reinterpret_cast<float*>(workspace + 256);  // [64, 8] partials of "max_0" (ReduceMax)
-  float* pt_s =
-      reinterpret_cast<float*>(workspace + 7682304);  // [64, 8] partials of "sum_0" (ReduceSum)
+  float* pt_m = reinterpret_cast<float*>(workspace + 256);  // [64, 8] partials of "max_0" (ReduceMax)
+  float* pt_s = reinterpret_cast<float*>(workspace + 7682304);  // [64, 8] partials of "sum_0" (ReduceSum)
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float r_m = 0;
   [[maybe_unused]] auto v_m = [&](index_t) -> float { return r_m; };
@@ -65,8 +63,7 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(const float* __restrict__ p_x
     // "max_0" (ReduceMax) -> f32[64,1]
     {
       float a = v_x(row * 30000 + j0);
-      for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1;
-           j += static_cast<index_t>(blockDim.x)) {
+      for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_x(row * 30000 + j);
         a = ((v) > a || isnan((v))) ? (v) : a;
       }
@@ -78,8 +75,7 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(const float* __restrict__ p_x
       if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;
       __syncthreads();
       a = partials[0];
-      for (unsigned int w = 1; w < blockDim.x / 32; ++w)
-        a = (partials[w] > a || isnan(partials[w])) ? partials[w] : a;
+      for (unsigned int w = 1; w < blockDim.x / 32; ++w) a = (partials[w] > a || isnan(partials[w])) ? partials[w] : a;
       __syncthreads();
       if (threadIdx.x == 0) pt_m[row * 8 + part] = a;
     }
@@ -95,20 +91,16 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(const float* __restrict__ p_x
     // "max_0" (ReduceMax): combine the 8 partials of the row
     {
       float a = pt_m[row * 8];
-      for (index_t q = 1; q < 8; ++q)
-        a = (pt_m[row * 8 + q] > a || isnan(pt_m[row * 8 + q])) ? pt_m[row * 8 + q] : a;
+      for (index_t q = 1; q < 8; ++q) a = (pt_m[row * 8 + q] > a || isnan(pt_m[row * 8 + q])) ? pt_m[row * 8 + q] : a;
       r_m = a;
     }
     // "exp_0" (Exp) -> f32[64,30000]
-    for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1;
-         j += static_cast<index_t>(blockDim.x))
-      ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
+    for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
     __syncthreads();
     // "sum_0" (ReduceSum) -> f32[64,1]
     {
       float a = 0.0f;
-      for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1;
-           j += static_cast<index_t>(blockDim.x)) {
+      for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_e(row * 30000 + j);
         a = a + (v);
       }
@@ -140,9 +132,7 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(const float* __restrict__ p_x
       r_s = a;
     }
     // "div_0" (Div) -> f32[64,30000]
-    for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1;
-         j += static_cast<index_t>(blockDim.x))
-      p_y[row * 30000 + j] = v_y(row * 30000 + j);
+    for (index_t j = j0 + static_cast<index_t>(threadIdx.x); j < j1; j += static_cast<index_t>(blockDim.x)) p_y[row * 30000 + j] = v_y(row * 30000 + j);
     __syncthreads();
   }
 }
@@ -150,9 +140,7 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(const float* __restrict__ p_x
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_softmax_long_rows_workspace_bytes(void) { return 7684352; }
 
-extern "C" cudaError_t stitch_softmax_long_rows_launch(const void* const* inputs,
-                                                       void* const* outputs, void* workspace,
-                                                       cudaStream_t stream) {
+extern "C" cudaError_t stitch_softmax_long_rows_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   const float* p_x = static_cast<const float*>(inputs[0]);
   float* p_y = static_cast<float*>(outputs[0]);
@@ -160,7 +148,6 @@ extern "C" cudaError_t stitch_softmax_long_rows_launch(const void* const* inputs
   long long grid = 512;
   const long long resident = stitch_max_coresident_blocks(stitch_softmax_long_rows_kernel, 512, 0);
   if (resident > 0 && grid > resident) grid = resident;
-  return STITCH_LAUNCH_COOPERATIVE(stitch_softmax_long_rows_kernel, static_cast<unsigned int>(grid),
-                                   512, 0, stream, p_x, p_y, workspace_bytes);
+  return STITCH_LAUNCH_COOPERATIVE(stitch_softmax_long_rows_kernel, static_cast<unsigned int>(grid), 512, 0, stream, p_x, p_y, workspace_bytes);
 }
 #endif  // __CUDACC_RTC__

@@ -8,8 +8,8 @@
 //   div_0 (Div)
 // Template: reducemax_1[GRID,CTA]; exp_1[GRID,CTA]; reducesum_1[GRID,CTA]; div_1[GRID,CTA];
 // Composition: block (1024 rows of 30000, a block per row)
-// Why this schedule: every reduction reduces the last axes of the same 1024 rows and every read
-// stays in its row Inputs:
+// Why this schedule: every reduction reduces the last axes of the same 1024 rows and every read stays in its row
+// Inputs:
 //   x: float[1024,30000]
 //   axes: int64[1]
 // Outputs:
@@ -19,9 +19,10 @@
 // Predicted time: 88.667 us
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(const float* __restrict__ p_x,
-                                                        float* __restrict__ p_y,
-                                                        unsigned char* __restrict__ workspace) {
+STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(
+    const float* __restrict__ p_x,
+    float* __restrict__ p_y,
+    unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
   index_t row = 0;
@@ -55,8 +56,7 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(const float* __restrict_
     // "max_0" (ReduceMax) -> f32[1024,1]
     {
       float a = v_x(row * 30000);
-      for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000;
-           j += static_cast<index_t>(blockDim.x)) {
+      for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_x(row * 30000 + j);
         a = ((v) > a || isnan((v))) ? (v) : a;
       }
@@ -68,21 +68,17 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(const float* __restrict_
       if (threadIdx.x % 32 == 0) partials[threadIdx.x / 32] = a;
       __syncthreads();
       a = partials[0];
-      for (unsigned int w = 1; w < blockDim.x / 32; ++w)
-        a = (partials[w] > a || isnan(partials[w])) ? partials[w] : a;
+      for (unsigned int w = 1; w < blockDim.x / 32; ++w) a = (partials[w] > a || isnan(partials[w])) ? partials[w] : a;
       __syncthreads();
       r_m = a;
     }
     // "exp_0" (Exp) -> f32[1024,30000]
-    for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000;
-         j += static_cast<index_t>(blockDim.x))
-      ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
+    for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) ws_e[row * 30000 + j] = compute_e(row * 30000 + j);
     __syncthreads();
     // "sum_0" (ReduceSum) -> f32[1024,1]
     {
       float a = 0.0f;
-      for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000;
-           j += static_cast<index_t>(blockDim.x)) {
+      for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) {
         const float v = v_e(row * 30000 + j);
         a = a + (v);
       }
@@ -99,9 +95,7 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(const float* __restrict_
       r_s = a;
     }
     // "div_0" (Div) -> f32[1024,30000]
-    for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000;
-         j += static_cast<index_t>(blockDim.x))
-      p_y[row * 30000 + j] = v_y(row * 30000 + j);
+    for (index_t j = static_cast<index_t>(threadIdx.x); j < 30000; j += static_cast<index_t>(blockDim.x)) p_y[row * 30000 + j] = v_y(row * 30000 + j);
     __syncthreads();
   }
 }
@@ -109,14 +103,11 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(const float* __restrict_
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_softmax_many_long_rows_workspace_bytes(void) { return 122880000; }
 
-extern "C" cudaError_t stitch_softmax_many_long_rows_launch(const void* const* inputs,
-                                                            void* const* outputs, void* workspace,
-                                                            cudaStream_t stream) {
+extern "C" cudaError_t stitch_softmax_many_long_rows_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   const float* p_x = static_cast<const float*>(inputs[0]);
   float* p_y = static_cast<float*>(outputs[0]);
   unsigned char* workspace_bytes = static_cast<unsigned char*>(workspace);
-  return STITCH_LAUNCH(stitch_softmax_many_long_rows_kernel, 528, 512, 0, stream, p_x, p_y,
-                       workspace_bytes);
+  return STITCH_LAUNCH(stitch_softmax_many_long_rows_kernel, 528, 512, 0, stream, p_x, p_y, workspace_bytes);
 }
 #endif  // __CUDACC_RTC__
