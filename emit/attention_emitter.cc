@@ -28,7 +28,7 @@ namespace stitch::emit {
 Result<KernelWriter::AttentionParts> KernelWriter::attention_parts(const std::string& how) {
   const ir::AttentionCore& core = *schedule_.attention;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
-  const int64_t tile_q = schedule_.attention_tile_q;
+  const int64_t tile_q = schedule_.attention_tile_q();
   const int64_t q_tiles = (lq + tile_q - 1) / tile_q;
   auto batch_of = [&](ir::ValueId operand) {
     const std::vector<int64_t>& operand_dims = dims(operand);
@@ -72,7 +72,7 @@ Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>&
   const ir::AttentionCore& core = *schedule_.attention;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
   const int64_t rows = schedule_.attention_rows_per_warp;
-  const int64_t tile_q = schedule_.attention_tile_q;
+  const int64_t tile_q = schedule_.attention_tile_q();
   const int64_t columns = (dv + 31) / 32;  // output columns per lane
   // Bounds checks only where the shapes leave partial tiles.
   const bool partial_keys = lk % 32 != 0;
@@ -208,7 +208,7 @@ Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>&
 Result<std::string> KernelWriter::attention_mma_code(const std::vector<ir::ValueId>& written) {
   const ir::AttentionCore& core = *schedule_.attention;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
-  const int64_t tile_q = schedule_.attention_tile_q;
+  const int64_t tile_q = schedule_.attention_tile_q();
   const int64_t q_stride = d + 8, k_stride = d + 8, v_stride = dv + 8;  // padded rows
   const int64_t n_blocks = dv / 8;
   const bool partial_keys = lk % 32 != 0;

@@ -33,7 +33,7 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
     // Batch dims over the grid, query rows in tiles per block, keys over a warp's lanes.
     for (size_t d = 0; d < dims.size(); ++d) {
       attrs.push_back(d + 2 < dims.size()    ? "GRID"
-                      : d + 2 == dims.size() ? "GRID-TILE_" + num(schedule.attention_tile_q)
+                      : d + 2 == dims.size() ? "GRID-TILE_" + num(schedule.attention_tile_q())
                                              : "WARP");
     }
   } else if (is_row_local(schedule)) {
@@ -147,7 +147,7 @@ std::string composition_detail(const GroupSchedule& schedule) {
     const ir::AttentionCore& core = *schedule.attention;
     cu << " (" << core.batch << " x [" << core.lq << ", " << core.d << "] queries against "
        << core.lk << " keys with values of " << core.dv << ": a block per "
-       << schedule.attention_tile_q << " query rows of one batch x head, K/V tiles of 32 keys "
+       << schedule.attention_tile_q() << " query rows of one batch x head, K/V tiles of 32 keys "
        << "in shared memory, online softmax in registers, no scores in memory"
        << (schedule.attention_tensor_cores ? "; tensor cores, mma.sync m16n8k16" : "") << ")";
   } else if (schedule.tiled_gemm != ir::kNoId) {

@@ -487,35 +487,27 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   const std::string barrier =
       "  unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + " +
       num(schedule_.barrier_offset) + ");\n";
-  if (schedule_.attention && schedule_.attention_tensor_cores) {
+  if (schedule_.attention) {
+    // The tiles: 16-bit rows padded by 8 elements on tensor cores, float with the K
+    // rows padded by one on CUDA cores.
     const ir::AttentionCore& core = *schedule_.attention;
-    const std::string t = storage_type(core.dtype).value();
+    const bool tensor_cores = schedule_.attention_tensor_cores;
+    const std::string t = tensor_cores ? storage_type(core.dtype).value() : "float";
+    const std::string q_pad = tensor_cores ? " + 8" : "", k_pad = tensor_cores ? " + 8" : " + 1";
     body << "  const index_t lane = threadIdx.x % 32;\n";
     body << "  const index_t warp = threadIdx.x / 32;\n";
-    body << "  const index_t group = lane / 4;  // the fragments' row within 8\n";
-    body << "  const index_t quad = lane % 4;   // the fragments' column pair\n";
-    body << "  " << t << "* tile_q = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.attention_q_offset << ");  // [" << schedule_.attention_tile_q << ", "
-         << core.d << " + 8] query rows of "
+    if (tensor_cores) {
+      body << "  const index_t group = lane / 4;  // the fragments' row within 8\n";
+      body << "  const index_t quad = lane % 4;   // the fragments' column pair\n";
+    }
+    body << "  " << t << "* tile_q = reinterpret_cast<" << t << "*>(smem + 0);  // ["
+         << schedule_.attention_tile_q() << ", " << core.d << q_pad << "] query rows of "
          << support::source_literal(graph_.value(core.query).name) << "\n";
     body << "  " << t << "* tile_k = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.attention_k_offset << ");  // [32, " << core.d << " + 8] keys of "
+         << schedule_.attention_k_offset << ");  // [32, " << core.d << k_pad << "] keys of "
          << support::source_literal(graph_.value(core.key).name) << "\n";
     body << "  " << t << "* tile_v = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.attention_v_offset << ");  // [32, " << core.dv << " + 8] values of "
-         << support::source_literal(graph_.value(core.value).name) << "\n";
-  } else if (schedule_.attention) {
-    const ir::AttentionCore& core = *schedule_.attention;
-    body << "  const index_t lane = threadIdx.x % 32;\n";
-    body << "  const index_t warp = threadIdx.x / 32;\n";
-    body << "  float* tile_q = reinterpret_cast<float*>(smem + " << schedule_.attention_q_offset
-         << ");  // [" << schedule_.attention_tile_q << ", " << core.d << "] query rows of "
-         << support::source_literal(graph_.value(core.query).name) << "\n";
-    body << "  float* tile_k = reinterpret_cast<float*>(smem + " << schedule_.attention_k_offset
-         << ");  // [32, " << core.d << " + 1] keys of "
-         << support::source_literal(graph_.value(core.key).name) << "\n";
-    body << "  float* tile_v = reinterpret_cast<float*>(smem + " << schedule_.attention_v_offset
-         << ");  // [32, " << core.dv << "] values of "
+         << schedule_.attention_v_offset << ");  // [32, " << core.dv << q_pad << "] values of "
          << support::source_literal(graph_.value(core.value).name) << "\n";
   } else if (schedule_.tiled_gemm != ir::kNoId) {
     const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);

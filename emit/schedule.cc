@@ -304,36 +304,44 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     gemm = id;
   }
   if (gemm == ir::kNoId) return false;
-  *why_not = "MatMul " + node_label(graph.node(gemm));
+  const std::string label = "MatMul " + node_label(graph.node(gemm));
   const ir::Node& matmul = graph.node(gemm);
   const ir::ValueId c = matmul.outputs[0];
   const std::vector<int64_t>& a_dims = dims_of(graph, matmul.inputs[0]);
   const std::vector<int64_t>& b_dims = dims_of(graph, matmul.inputs[1]);
-  if (a_dims.size() < 2 || b_dims.size() < 2 || !ir::dtype_is_float(graph.value(c).type.dtype))
+  if (a_dims.size() < 2 || b_dims.size() < 2 || !ir::dtype_is_float(graph.value(c).type.dtype)) {
+    *why_not = label + " multiplies a vector or integers";
     return false;
+  }
   for (const auto& [id, value] : schedule->values) {
     if (!value.materialized || id == c) continue;
     const ir::Node& producer = graph.node(graph.value(id).producer);
     bool fed_to_gemm = ir::op_kind(producer) == ir::OpKind::kReduction && !outputs.count(id);
     for (const ir::Use& use : graph.value(id).users) fed_to_gemm = fed_to_gemm && use.node == gemm;
     if (!fed_to_gemm) {
-      *why_not += " is not the only value to materialize (" + graph.value(id).name + ")";
+      *why_not = label + " is not the only value to materialize (" + graph.value(id).name + ")";
       return false;
     }
   }
   if (!outputs_at_same_index(graph, ordered, outputs, c)) {
-    *why_not +=
-        " is read at another index than its own (by a reduction, a broadcast or a "
-        "transpose)";
+    *why_not = label +
+               " is read at another index than its own (by a reduction, a broadcast or a "
+               "transpose)";
     return false;
   }
   const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, matmul);
-  if (!shape) return false;
+  if (!shape) {
+    *why_not = label + " has no static m, n, k";
+    return false;
+  }
   const int64_t m = shape->m;
   const int64_t k = shape->k;
   const int64_t n = shape->n;
   // Zero-size: nothing to tile (k == 0 makes C zeros); the global composition writes it.
-  if (elements_of(graph, c) == 0 || k == 0) return false;
+  if (elements_of(graph, c) == 0 || k == 0) {
+    *why_not = label + " has no element to tile (or k = 0)";
+    return false;
+  }
   const int64_t batch = shape->batch;
   int64_t tile_n = std::min<int64_t>(n, 64);
   int64_t tile_m = std::min<int64_t>(m, 64);
@@ -349,7 +357,7 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     }
   }
   if (bytes(tile_m, tile_n) > limit) {
-    *why_not += ": its tiles need more shared memory than a block has";
+    *why_not = label + ": its tiles need more shared memory than a block has";
     return false;
   }
   auto tiles = [&](int64_t tm) {
@@ -366,7 +374,10 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
       {graph.value(matmul.inputs[1]).name + " tile", position, position, k * tile_n * 4}};
   SharedMemoryPlan plan = plan_shared_memory(
       requests, [](size_t, size_t) { return false; }, limit);
-  if (!plan.fallback.empty()) return false;
+  if (!plan.fallback.empty()) {
+    *why_not = label + ": its tiles need more shared memory than a block has";
+    return false;
+  }
 
   schedule->composition = Composition::kBlock;
   schedule->tiled_gemm = gemm;
@@ -471,20 +482,17 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   schedule->composition = Composition::kAttention;
   schedule->attention = core;
   schedule->attention_tensor_cores = tensor_cores;
-  schedule->attention_q_offset = 0;
   if (tensor_cores) {
     schedule->attention_warps = static_cast<int>(tc_warps);
     schedule->attention_rows_per_warp = 16;
-    schedule->attention_tile_q = 16 * tc_warps;
     schedule->attention_k_offset = tc_q_bytes;
     schedule->attention_v_offset = tc_q_bytes + tc_k_bytes;
     schedule->shared_bytes = tc_q_bytes + tc_k_bytes + tc_v_bytes;
   } else {
     schedule->attention_warps = kAttentionWarps;
     schedule->attention_rows_per_warp = rows_per_warp;
-    schedule->attention_tile_q = static_cast<int64_t>(rows_per_warp) * kAttentionWarps;
     schedule->attention_k_offset =
-        align_to(schedule->attention_tile_q * core.d * 4, kSharedAlignment);
+        align_to(schedule->attention_tile_q() * core.d * 4, kSharedAlignment);
     schedule->attention_v_offset =
         schedule->attention_k_offset +
         align_to(kAttentionTileKeys * (core.d + 1) * 4, kSharedAlignment);
@@ -506,7 +514,8 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
     }
   }
   schedule->block = schedule->attention_warps * 32;
-  const int64_t q_tiles = (core.lq + schedule->attention_tile_q - 1) / schedule->attention_tile_q;
+  const int64_t tile_q = schedule->attention_tile_q();
+  const int64_t q_tiles = (core.lq + tile_q - 1) / tile_q;
   int64_t blocks_per_wave_now = static_cast<int64_t>(profile.sm_count) *
                                 std::max(1, profile.max_threads_per_sm / schedule->block);
   schedule->grid = std::max<int64_t>(1, std::min(core.batch * q_tiles, blocks_per_wave_now));
@@ -1084,7 +1093,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
   }
   std::string not_tiled;
   if (plan_tiled_gemm(graph, group.ordered, group.outputs, profile, &schedule, &not_tiled)) {
-    schedule.why = "one fine-grained " + not_tiled +
+    schedule.why = "one fine-grained MatMul " + node_label(graph.node(schedule.tiled_gemm)) +
                    " whose readers read it at their own index: A and B tiles in shared memory";
     return schedule;
   }

@@ -165,18 +165,20 @@ struct GroupSchedule {
   int64_t tile_m = 1, tile_n = 1;
   int64_t tile_a_offset = 0, tile_b_offset = 0;  // bytes into the arena
   // Attention composition (1b.): the group's attention core; a block of
-  // kAttentionWarps warps per (batch x head, tile of attention_tile_q query rows),
-  // attention_rows_per_warp rows per warp; the Q tile, a K tile of 32 keys (rows
-  // padded to d + 1 floats: no bank conflicts) and a V tile of 32 keys in the arena.
+  // attention_warps warps per (batch x head, tile of attention_tile_q() query rows),
+  // attention_rows_per_warp rows per warp; the Q tile (at the arena's start), a K tile
+  // of 32 keys (rows padded to d + 1 floats: no bank conflicts) and a V tile of 32 keys.
   std::optional<ir::AttentionCore> attention;
   // float16/bfloat16 with head dims that fit the fragments: the tensor-core variant,
-  // a warp per 16 query rows (attention_tile_q = 16 x warps), mma.sync m16n8k16 for
-  // both products, 16-bit tiles in the arena (rows padded by 8 elements).
+  // a warp per 16 query rows, mma.sync m16n8k16 for both products, 16-bit tiles in the
+  // arena (rows padded by 8 elements).
   bool attention_tensor_cores = false;
   int attention_warps = 4;
   int attention_rows_per_warp = 1;
-  int64_t attention_tile_q = 1;
-  int64_t attention_q_offset = 0, attention_k_offset = 0, attention_v_offset = 0;
+  int64_t attention_k_offset = 0, attention_v_offset = 0;  // bytes into the arena
+  int64_t attention_tile_q() const {
+    return static_cast<int64_t>(attention_rows_per_warp) * attention_warps;
+  }
   // Fine-grained GEMMs of the prologue (Q/K/V projections) are inlined: each element
   // is computed where a tile load reads it, up to this many times (the query tiles per
   // batch x head: every block of a head reads all its keys and values).

@@ -20,7 +20,6 @@
 
 #include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
-#include "ir/core/attention.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
@@ -266,6 +265,8 @@ class CandidateGenerator {
       explorable_[static_cast<size_t>(id)] =
           partition_.role(id) != NodeRole::kPartition && !is_constant_node(graph.node(id));
     }
+    for (const ir::AttentionCore& core : partition_.attention_cores)
+      core_nodes_.push_back(core.nodes());
     successors_.assign(capacity, {});
     predecessors_.assign(capacity, {});
     for (NodeId id : order_) {
@@ -316,8 +317,8 @@ class CandidateGenerator {
 
   // Each attention core alone and with its prologue (candidates.h, 5.).
   void attention() {
-    for (const ir::AttentionCore& core : ir::find_attention_cores(graph_)) {
-      NodeSet nodes = core.nodes();
+    for (const ir::AttentionCore& core : partition_.attention_cores) {
+      const NodeSet nodes = core.nodes();
       bool usable = true;
       for (NodeId id : nodes) usable = usable && explorable_[static_cast<size_t>(id)];
       if (!usable) continue;
@@ -524,15 +525,11 @@ class CandidateGenerator {
 
   // Without attention candidates (options.attention false), no pattern may hold a
   // whole attention core either: the schedule would give it the attention composition.
-  bool holds_attention_core(const NodeSet& nodes) {
+  bool holds_attention_core(const NodeSet& nodes) const {
     if (options_.attention) return false;
-    if (!no_attention_cores_) no_attention_cores_ = ir::find_attention_cores(graph_);
-    for (const ir::AttentionCore& core : *no_attention_cores_) {
-      const std::vector<NodeId> core_nodes = core.nodes();
-      if (std::includes(nodes.begin(), nodes.end(), core_nodes.begin(), core_nodes.end()))
-        return true;
-    }
-    return false;
+    return std::any_of(core_nodes_.begin(), core_nodes_.end(), [&](const NodeSet& core) {
+      return std::includes(nodes.begin(), nodes.end(), core.begin(), core.end());
+    });
   }
 
   enum class Prologue { kMoves, kElementwise, kGemms };
@@ -836,7 +833,7 @@ class CandidateGenerator {
   };
   std::vector<ExploreLevel> levels_;   // by the size of the set being extended
   std::vector<uint64_t> convex_mask_;  // convex()'s scratch
-  std::optional<std::vector<ir::AttentionCore>> no_attention_cores_;  // holds_attention_core
+  std::vector<NodeSet> core_nodes_;    // the nodes of each attention core (holds_attention_core)
   int patterns_this_seed_ = 0;
 };
 

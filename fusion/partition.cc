@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "cost_model/cost_model.h"
-#include "ir/core/attention.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
@@ -121,11 +120,11 @@ Partition partition_graph(const ir::Graph& graph, const PartitionOptions& option
   auto capacity = static_cast<size_t>(graph.node_capacity());
   partition.roles.assign(capacity, NodeRole::kPartition);
   partition.decisions.assign(capacity, FusionDecision::forbid("dead node"));
+  partition.attention_cores = ir::find_attention_cores(graph);
   std::vector<bool> attention(capacity, false);
-  for (const ir::AttentionCore& core :
-       options.attention ? ir::find_attention_cores(graph) : std::vector<ir::AttentionCore>()) {
-    attention[static_cast<size_t>(core.scores_gemm)] = true;
-    attention[static_cast<size_t>(core.output_gemm)] = true;
+  for (const ir::AttentionCore& core : partition.attention_cores) {
+    attention[static_cast<size_t>(core.scores_gemm)] = options.attention;
+    attention[static_cast<size_t>(core.output_gemm)] = options.attention;
   }
   for (ir::NodeId id : graph.node_ids()) {
     auto [role, decision] =

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "fusion/fusion_decision.h"
+#include "ir/core/attention.h"
 #include "ir/core/graph.h"
 
 namespace stitch::fusion {
@@ -54,6 +55,9 @@ struct PartitionOptions {
 struct Partition {
   std::vector<NodeRole> roles;            // by node id; kPartition for dead nodes too
   std::vector<FusionDecision> decisions;  // by node id: forbid(why) for kPartition, else allow
+  // Every attention core of the graph (ir::find_attention_cores), found once for the
+  // candidates whether or not options.attention exempts their GEMMs.
+  std::vector<ir::AttentionCore> attention_cores;
 
   NodeRole role(ir::NodeId node) const { return roles[static_cast<size_t>(node)]; }
   const FusionDecision& decision(ir::NodeId node) const {
