@@ -120,9 +120,49 @@ def groups_against_parts(fused, unfused, report):
     return result
 
 
+# Ops that make a kernel compute-intensive: a kernel holding one is not judged by the
+# memory gates below.
+COMPUTE_OPS = {"MatMul", "Gemm", "Conv", "ConvTranspose", "MatMulInteger", "QLinearMatMul"}
+
+
+def memory_kernel_findings(fused, report, min_bytes, min_sector_efficiency, min_bandwidth):
+    """[(kernel, what)] for each generated memory-bound kernel (no GEMM or convolution
+    among its nodes) moving at least `min_bytes` of DRAM traffic whose sector efficiency
+    or estimated bandwidth is below the gate. Its bandwidth is the fraction of the
+    profile's bandwidth at its size it reaches: its memory term over its time after the
+    launch, max(M(dram bytes), L2 sectors / L2 bandwidth) / (estimate - launch); a gather
+    from a table that stays in L2 runs at L2 speed (its waste in sectors is what the
+    sector efficiency judges)."""
+    groups = {g["id"]: g for g in report["groups"]}
+    findings, seen = [], set()
+    for k in fused["kernels"]:
+        suffix = k["node"].rsplit("_", 1)[-1]
+        if k["kind"] != "kernel" or k["kernel"] in seen or k["dram_bytes"] < min_bytes:
+            continue
+        group = groups.get(int(suffix)) if suffix.isdigit() else None
+        if group and any(n["op"] in COMPUTE_OPS for n in group["nodes"]):
+            continue
+        seen.add(k["kernel"])
+        running = k["estimated_us"] - k["terms_us"]["launch"]
+        memory_us = max(k["terms_us"]["dram"], k["terms_us"]["l2"])
+        bandwidth = memory_us / running if running > 0 else 1.0
+        if k["sector_efficiency"] < min_sector_efficiency:
+            findings.append((k["kernel"], f"sector efficiency {k['sector_efficiency']:.2f} "
+                             f"({k['dram_bytes'] / 1e6:.1f} MB, {k['composition']})"))
+        if bandwidth < min_bandwidth:
+            findings.append((k["kernel"], f"{bandwidth:.0%} of the profile's bandwidth at its "
+                             f"size ({k['dram_bytes'] / 1e6:.1f} MB, {k['composition']}, "
+                             f"bound {k['bound']})"))
+    return findings
+
+
 def within(analytic, emulated, fraction=0.25):
     return abs(analytic - emulated) <= fraction * emulated
 
+
+# Issue 16's gate on memory-bound kernels (bench/profile_gates.json can override it).
+MEMORY_GATE = {"min_dram_bytes": 1 << 20, "min_sector_efficiency": 0.9,
+               "min_bandwidth_fraction": 0.7}
 
 # --record keeps this much below each measured speedup, so that a change that moves
 # an estimate by a few percent does not need a new recording.
@@ -157,6 +197,14 @@ def check_gates(results, gates):
             failures.append(f"{len(findings)} float32 kernels have FP64 instructions or call the "
                             f"64-bit divide (at most {gates['max_lean_code_findings']}): " +
                             "; ".join(f"{m} {k} {w}" for m, k, w in findings[:8]))
+    if "memory_kernels" in gates:
+        findings = [(r["model"], k, what) for r in results for k, what in r["memory"]]
+        if findings:
+            g = gates["memory_kernels"]
+            failures.append(f"{len(findings)} memory-bound kernels over {g['min_dram_bytes']} bytes "
+                            f"miss sector efficiency >= {g['min_sector_efficiency']} or bandwidth "
+                            f">= {g['min_bandwidth_fraction']:.0%}: " +
+                            "; ".join(f"{m} {k} {w}" for m, k, w in findings))
     agree = sum(r["analytic_within_25pct"] for r in results)
     kernels = sum(r["kernels"] for r in results)
     if kernels and agree < gates["min_analytic_agreement"] * kernels:
@@ -215,6 +263,10 @@ def main():
                     sass = fused_sass + [(k + " (unfused)", w) for k, w in unfused_sass]
             versus = groups_against_parts(fused, unfused, report)
             kernels = [k for k in fused["kernels"] if k["kind"] == "kernel"]
+            memory_gate = (gates or {}).get("memory_kernels", MEMORY_GATE)
+            memory = memory_kernel_findings(fused, report, memory_gate["min_dram_bytes"],
+                                            memory_gate["min_sector_efficiency"],
+                                            memory_gate["min_bandwidth_fraction"])
             agree = sum(within(k["analytic_us"], k["estimated_us"], tolerance) for k in kernels)
             results.append({
                 "model": model["name"],
@@ -226,6 +278,7 @@ def main():
                 "instructions": fused.get("instructions", ""),
                 "analytic_within_25pct": agree,
                 "sass": sass,
+                "memory": memory,
                 "groups": len(versus),
                 "groups_slower_than_parts": [v for v in versus if v[2] > v[3]],
                 "costliest": sorted(fused["kernels"], key=lambda k: -k["estimated_us"])[:5],
@@ -250,6 +303,10 @@ def main():
     for model, kernel, composition, fused_us, parts_us in slower:
         print(f"  {model:<14} {kernel:<12} {composition[:16]:<16} fused {fused_us:7.2f} us, "
               f"parts unfused {parts_us:7.2f} us")
+    memory = [(r["model"], k, what) for r in results for k, what in r["memory"]]
+    print(f"memory-bound kernels over 1 MB below sector efficiency or bandwidth: {len(memory)}")
+    for model, kernel, what in memory:
+        print(f"  {model:<14} {kernel:<12} {what}")
     for r in results:
         print(f"\n{r['model']}: five costliest launches")
         for k in r["costliest"]:

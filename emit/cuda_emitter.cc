@@ -36,6 +36,10 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
                       : d + 2 == dims.size() ? "GRID-TILE_" + num(schedule.attention_tile_q())
                                              : "WARP");
     }
+  } else if (schedule.composition == Composition::kTranspose) {
+    for (size_t d = 0; d < dims.size(); ++d) {
+      attrs.push_back(d + 2 < dims.size() ? "GRID" : "GRID-TILE_32x32S");
+    }
   } else if (is_row_local(schedule)) {
     int64_t running = 1;
     for (size_t d = 0; d < dims.size(); ++d) {
@@ -52,6 +56,7 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
         std::string attr = "GRID";
         if (last_row_dim && schedule.composition == Composition::kWarp) {
           attr = "GRID-WARP_" + num(schedule.rows_per_block);
+          if (schedule.lanes_per_row < 32) attr += "-LANES_" + num(schedule.lanes_per_row);
         } else if (last_row_dim && schedule.blocks_per_row >= 2) {
           attr = "GRID-SPLIT_" + num(schedule.blocks_per_row);
         }
@@ -135,14 +140,24 @@ std::string composition_detail(const GroupSchedule& schedule) {
   std::ostringstream cu;
   if (is_row_local(schedule)) {
     cu << " (" << schedule.rows << " rows of " << schedule.row_length << ", "
-       << (schedule.composition == Composition::kWarp
-               ? "a warp per row, " + num(schedule.rows_per_block) + " rows per block"
+       << (schedule.composition == Composition::kWarp && schedule.lanes_per_row < 32
+               ? num(schedule.lanes_per_row) + " lanes per row, " +
+                     num(32 / schedule.lanes_per_row) + " rows per warp, " +
+                     num(schedule.rows_per_block) + " rows per block"
+           : schedule.composition == Composition::kWarp
+               ? "a warp per row, " + num(schedule.rows_per_block) +
+                     (schedule.rows_per_block == 1 ? " row per block" : " rows per block")
            : schedule.blocks_per_row >= 2
                ? "each row split across " + num(schedule.blocks_per_row) + " blocks of " +
                      num(schedule.slice) + " elements, " + num(schedule.levels) +
                      " phases separated by grid barriers"
                : std::string("a block per row"))
        << ")";
+  } else if (schedule.composition == Composition::kTranspose) {
+    cu << " ([" << schedule.transpose_batch << ", " << schedule.transpose_rows << ", "
+       << schedule.transpose_cols << "] -> [" << schedule.transpose_batch << ", "
+       << schedule.transpose_cols << ", " << schedule.transpose_rows
+       << "]: a block per 32 x 32 tile through shared memory)";
   } else if (schedule.attention) {
     const ir::AttentionCore& core = *schedule.attention;
     cu << " (" << core.batch << " x [" << core.lq << ", " << core.d << "] queries against "

@@ -278,13 +278,22 @@ std::string KernelWriter::row_lane() const {
   return schedule_.composition == Composition::kWarp ? "lane" : "static_cast<index_t>(threadIdx.x)";
 }
 
+// Whether a warp's row groups can run past the last row (warps holding several rows
+// whose count does not divide the rows): their row is clamped to the last one, read
+// but not written (`row_in`), so that every lane stays in the warp's shuffles.
+bool KernelWriter::row_guarded() const {
+  return schedule_.composition == Composition::kWarp && schedule_.lanes_per_row < 32 &&
+         schedule_.rows % (32 / schedule_.lanes_per_row) != 0;
+}
+
 // The loop over the row positions j this thread visits: the whole row of `length`, or
 // the block's slice [j0, j1) when rows are split.
 std::string KernelWriter::row_loop(int64_t length) const {
   const bool split = schedule_.blocks_per_row >= 2;
   const std::string first = split ? "j0 + static_cast<index_t>(threadIdx.x)" : row_lane();
-  const std::string width =
-      schedule_.composition == Composition::kWarp ? "32" : "static_cast<index_t>(blockDim.x)";
+  const std::string width = schedule_.composition == Composition::kWarp
+                                ? num(schedule_.lanes_per_row)
+                                : "static_cast<index_t>(blockDim.x)";
   return "for (index_t j = " + first + "; j < " + (split ? std::string("j1") : num(length)) +
          "; j += " + width + ")";
 }
@@ -309,7 +318,10 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
   } else {
     target = "ws_" + base + "[" + index + "]";
   }
-  code += indent + row_loop(k) + " " + target + " = " +
+  // A clamped row group computes but does not write (shared rows are its own).
+  const bool guarded =
+      row_guarded() && (output_index_.count(id) || value.storage == Storage::kWorkspace);
+  code += indent + (guarded ? "if (row_in) " : "") + row_loop(k) + " " + target + " = " +
           store(dtype(id), function + "(" + index + ")") + ";\n";
   if (value.materialized) code += indent + sync + "\n";
   return code;
@@ -392,7 +404,20 @@ Result<std::string> KernelWriter::row_stages(const std::vector<ir::ValueId>& wri
   std::ostringstream stages;
   const bool warp = schedule_.composition == Composition::kWarp;
   const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
-  if (warp) {
+  if (warp && schedule_.lanes_per_row < 32) {
+    // The loop runs over the warp's first row, the same for all its lanes, so that
+    // every lane reaches the shuffles; each group of lanes_per_row takes its row.
+    const int lanes = schedule_.lanes_per_row;
+    stages << "  for (index_t first = static_cast<index_t>(blockIdx.x) * "
+           << schedule_.rows_per_block << " + threadIdx.x / 32 * " << 32 / lanes << "; first < "
+           << schedule_.rows << "; first += static_cast<index_t>(gridDim.x) * "
+           << schedule_.rows_per_block << ") {\n";
+    stages << "    row = first + threadIdx.x % 32 / " << lanes << ";\n";
+    if (row_guarded()) {
+      stages << "    const bool row_in = row < " << schedule_.rows << ";\n";
+      stages << "    if (!row_in) row = " << schedule_.rows - 1 << ";\n";
+    }
+  } else if (warp) {
     stages << "  for (row = static_cast<index_t>(blockIdx.x) * " << schedule_.rows_per_block
            << " + threadIdx.x / 32; row < " << schedule_.rows
            << "; row += static_cast<index_t>(gridDim.x) * " << schedule_.rows_per_block << ") {\n";
@@ -405,6 +430,45 @@ Result<std::string> KernelWriter::row_stages(const std::vector<ir::ValueId>& wri
   }
   stages << "    " << sync << "\n  }\n";
   return stages.str();
+}
+
+// Transpose composition (schedule.h): a block per 32 x 32 tile of one batch. The
+// block's 8 warps read 4 tile rows each along the input's contiguous axis, then write
+// 4 tile columns each along the output's; the tile's rows are padded by one element,
+// so a warp reading a column hits 32 different banks.
+Result<std::string> KernelWriter::transpose_code() {
+  const ir::Node& node = graph_.node(schedule_.boundary.ordered_nodes.at(0));
+  const ir::ValueId in = node.inputs[0], out = node.outputs[0];
+  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(in));
+  const std::string type = compute_type(dtype(in));
+  const int64_t rows = schedule_.transpose_rows, cols = schedule_.transpose_cols;
+  const int64_t row_tiles = (rows + 31) / 32, col_tiles = (cols + 31) / 32;
+  const int64_t tiles = schedule_.transpose_batch * row_tiles * col_tiles;
+  std::ostringstream code;
+  code << "  " << type << "* tile = reinterpret_cast<" << type
+       << "*>(smem + 0);  // [32, 32 + 1]\n";
+  code << "  const index_t x = threadIdx.x % 32;\n";
+  code << "  const index_t y = threadIdx.x / 32;\n";
+  code << "  // " << comment_name(node) << ": [" << schedule_.transpose_batch << ", " << rows
+       << ", " << cols << "] -> [" << schedule_.transpose_batch << ", " << cols << ", " << rows
+       << "]\n";
+  code << "  for (index_t t = blockIdx.x; t < " << tiles << "; t += gridDim.x) {\n";
+  code << "    const index_t b = t / " << row_tiles * col_tiles << ";\n";
+  code << "    const index_t r0 = t / " << col_tiles << " % " << row_tiles << " * 32;\n";
+  code << "    const index_t c0 = t % " << col_tiles << " * 32;\n";
+  code << "    for (index_t k = y; k < 32; k += 8) {\n";
+  code << "      if (r0 + k < " << rows << " && c0 + x < " << cols << ") tile[k * 33 + x] = " << x
+       << "((b * " << rows << " + r0 + k) * " << cols << " + c0 + x);\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "    for (index_t k = y; k < 32; k += 8) {\n";
+  code << "      if (c0 + k < " << cols << " && r0 + x < " << rows << ") " << pointer_name(out)
+       << "[(b * " << cols << " + c0 + k) * " << rows
+       << " + r0 + x] = " << store(dtype(out), "tile[x * 33 + k]") << ";\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "  }\n";
+  return code.str();
 }
 
 // Packing: each independent part over its own range of blocks.
@@ -509,6 +573,8 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
     body << "  " << t << "* tile_v = reinterpret_cast<" << t << "*>(smem + "
          << schedule_.attention_v_offset << ");  // [32, " << core.dv << q_pad << "] values of "
          << support::source_literal(graph_.value(core.value).name) << "\n";
+  } else if (schedule_.composition == Composition::kTranspose) {
+    // transpose_code declares its tile and indices.
   } else if (schedule_.tiled_gemm != ir::kNoId) {
     const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
     body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset
@@ -519,7 +585,12 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
          << support::source_literal(graph_.value(matmul.inputs[1]).name) << "\n";
   } else if (is_row_local(schedule_)) {
     const bool warp = schedule_.composition == Composition::kWarp;
-    if (warp) body << "  const index_t lane = threadIdx.x % 32;\n";
+    if (warp && schedule_.lanes_per_row < 32) {
+      body << "  const index_t lane = threadIdx.x % " << schedule_.lanes_per_row
+           << ";  // within the row's " << schedule_.lanes_per_row << " lanes\n";
+    } else if (warp) {
+      body << "  const index_t lane = threadIdx.x % 32;\n";
+    }
     body << "  index_t row = 0;\n";
     if (schedule_.blocks_per_row >= 2) {
       body << barrier;
@@ -535,7 +606,8 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
                          (schedule_.composition == Composition::kBlock ? kBlockScratchBytes : 0);
     if (slot_bytes > 0) {
       body << "  const index_t row_slot = "
-           << (warp ? "(threadIdx.x / 32) * " + num(slot_bytes / schedule_.rows_per_block)
+           << (warp ? "(threadIdx.x / " + num(schedule_.lanes_per_row) + ") * " +
+                          num(slot_bytes / schedule_.rows_per_block)
                     : std::string("0"))
            << ";\n";
     }
@@ -555,6 +627,8 @@ Result<std::string> KernelWriter::write_body() {
   std::string stages;
   if (schedule_.attention) {
     STITCH_ASSIGN_OR_RETURN(stages, attention_code(written));
+  } else if (schedule_.composition == Composition::kTranspose) {
+    STITCH_ASSIGN_OR_RETURN(stages, transpose_code());
   } else if (schedule_.tiled_gemm != ir::kNoId) {
     STITCH_ASSIGN_OR_RETURN(stages, tiled_gemm_code(written));
   } else if (is_row_local(schedule_) && schedule_.blocks_per_row >= 2) {

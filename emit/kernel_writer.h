@@ -64,6 +64,7 @@ class KernelWriter {
   std::vector<ir::ValueId> written_values() const;
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
   std::string row_lane() const;
+  bool row_guarded() const;
   std::string row_loop(int64_t length) const;
   Result<std::string> row_code(ir::ValueId id, const std::string& indent);
   Result<std::string> split_row_stages(const std::vector<ir::ValueId>& written);
@@ -99,6 +100,7 @@ class KernelWriter {
   };
   Result<AttentionParts> attention_parts(const std::string& how);
   Result<std::string> attention_code(const std::vector<ir::ValueId>& written);
+  Result<std::string> transpose_code();
   Result<std::string> attention_mma_code(const std::vector<ir::ValueId>& written);
 
   bool narrow_indices() const;  // index_t is int (see prologue)

@@ -165,10 +165,19 @@ Result<std::string> gather(const Context& c) {
   int64_t count = product(c.dims(c.input(1)));
   STITCH_ASSIGN_OR_RETURN(std::string indices, c.accessor(c.input(1)));
   STITCH_ASSIGN_OR_RETURN(std::string bound, bounded_index(c, in.dims[a], count));
+  int64_t outer = 1;
+  for (size_t d = 0; d < a; ++d) outer *= in.dims[d];
+  const std::string lookup = "    long long g = static_cast<long long>(" + indices + "(j));\n";
+  if (outer == 1) {
+    // Gathering along the first axis (embeddings): i < count x inner, so no outer
+    // coordinate and no wrap of j.
+    return "    const index_t inner = i % " + num(inner) + ";\n" + "    const index_t j = i / " +
+           num(inner) + ";\n" + lookup + bound +
+           ret(in.x + "(static_cast<index_t>(g) * " + num(inner) + " + inner)");
+  }
   return "    const index_t inner = i % " + num(inner) + ";\n" + "    const index_t j = (i / " +
          num(inner) + ") % " + num(count) + ";\n" + "    const index_t outer = i / " +
-         num(inner * count) + ";\n" + "    long long g = static_cast<long long>(" + indices +
-         "(j));\n" + bound +
+         num(inner * count) + ";\n" + lookup + bound +
          ret(in.x + "((outer * " + num(in.dims[a]) + " + static_cast<index_t>(g)) * " + num(inner) +
              " + inner)");
 }

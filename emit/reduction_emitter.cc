@@ -59,10 +59,12 @@ std::string identity(ReduceCombine kind, const std::string& type) {
 }
 
 // Lanes of a warp combine their accumulators `a` (of `type`) by xor shuffles over the
-// offsets 16 down to `lowest`: every lane ends with the combination of its group.
+// offsets `highest` down to `lowest`: every lane ends with the combination of its
+// group (the aligned 2 x highest lanes around it).
 std::string shuffle_combine(ReduceCombine kind, const std::string& type, int lowest,
-                            const std::string& indent) {
-  return indent + "for (int offset = 16; " +
+                            const std::string& indent, int highest = 16) {
+  if (highest < lowest) return "";
+  return indent + "for (int offset = " + num(highest) + "; " +
          (lowest == 1 ? std::string("offset > 0") : "offset >= " + num(lowest)) +
          "; offset /= 2) {\n" + indent + "  const " + type +
          " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent +
@@ -259,7 +261,7 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
   code += in + "  const float v = " + element + ";\n";
   code += in + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n" + in +
           "}\n";
-  code += shuffle_combine(spec.combine, "float", 1, in);
+  code += shuffle_combine(spec.combine, "float", 1, in, warp ? schedule_.lanes_per_row / 2 : 16);
   if (!warp) {
     code += float_block_combine(spec.combine, schedule_.shared_bytes - kBlockScratchBytes, in);
   }
@@ -271,8 +273,8 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
   }
   code += row_result(spec, length, base, dtype(id), in);
   if (output_index_.count(id)) {
-    code += in + "if (" + row_lane() + " == 0) " + pointer_name(id) +
-            "[row] = " + store(dtype(id), "r_" + base) + ";\n";
+    code += in + "if (" + row_lane() + " == 0" + (row_guarded() ? " && row_in" : "") + ") " +
+            pointer_name(id) + "[row] = " + store(dtype(id), "r_" + base) + ";\n";
   }
   return code + indent + "}\n";
 }

@@ -16,7 +16,8 @@ namespace stitch::emit {
 namespace {
 
 constexpr int kGlobalBlock = 256;
-constexpr int kWarpRowsPerBlock = 8;
+constexpr int kWarpsPerBlock = 8;        // warp composition: at most, when rows allow
+constexpr int kElementsPerLane = 4;      // short rows: lanes per row so that each reads 4
 constexpr int64_t kWarpRowLimit = 1024;  // longer rows get a block each
 constexpr int64_t kWorkspaceAlignment = 256;
 constexpr int64_t kMinSliceElements = 1024;  // split rows: at least 2 elements per thread
@@ -236,6 +237,10 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
   int64_t slices = std::min(units / std::max<int64_t>(items, 1), ceil_div(reduced, min_slice));
   slices = std::max<int64_t>(slices, 1);
   value->slice = ceil_div(reduced, slices);
+  // A warp's slice of whole 128-byte lines: one starting inside a sector costs every
+  // access of the warp one sector more.
+  if (value->mapping == ReductionMapping::kWarp && slices >= 2)
+    value->slice = align_to(value->slice, 32);
   value->slices = ceil_div(reduced, value->slice);
   value->items = items * value->slices;
   value->accumulator_bytes = reduction_accumulator_bytes(graph, node);
@@ -541,6 +546,8 @@ std::string_view composition_name(Composition composition) {
       return "global";
     case Composition::kAttention:
       return "attention";
+    case Composition::kTranspose:
+      return "transpose";
   }
   return "global";
 }
@@ -804,10 +811,25 @@ void plan_row_launch(const GroupFacts& group, int64_t rows,
   }
   bool warp = schedule->row_length <= kWarpRowLimit;
   schedule->composition = warp ? Composition::kWarp : Composition::kBlock;
-  schedule->rows_per_block =
-      warp ? static_cast<int>(std::min<int64_t>(kWarpRowsPerBlock, rows)) : 1;
+  schedule->rows_per_block = 1;
   if (warp) {
-    schedule->block = 32 * schedule->rows_per_block;
+    // Short rows share a warp (OneFlow's warp softmax/LayerNorm: a thread group per
+    // row): per-row work (index math, shuffles, the result's store) is spread over
+    // 32 / lanes rows, and the rows' elements stay contiguous across the warp.
+    int lanes = 1;
+    while (lanes < 32 && lanes * kElementsPerLane < schedule->row_length) lanes *= 2;
+    schedule->lanes_per_row = lanes;
+    const int64_t rows_per_warp = 32 / lanes;
+    const int64_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
+    // Warps per block: the most (up to 8) that still give two blocks per SM, so that
+    // small row counts spread over the SMs instead of filling a few.
+    int per_block = kWarpsPerBlock;
+    while (per_block > 1 && warps < 2 * static_cast<int64_t>(profile.sm_count) * per_block) {
+      per_block /= 2;
+    }
+    per_block = static_cast<int>(std::min<int64_t>(per_block, warps));
+    schedule->rows_per_block = static_cast<int>(per_block * rows_per_warp);
+    schedule->block = 32 * per_block;
   } else {
     int64_t threads = std::min<int64_t>(512, align_to(schedule->row_length, 32));
     schedule->block = static_cast<int>(std::min<int64_t>(threads, profile.max_threads_per_block));
@@ -822,7 +844,9 @@ void plan_row_launch(const GroupFacts& group, int64_t rows,
     int64_t split = std::min(wave / std::max<int64_t>(rows, 1),
                              (length + kMinSliceElements - 1) / kMinSliceElements);
     if (split >= 2) {
-      schedule->slice = (length + split - 1) / split;
+      // Slices of whole 128-byte lines (32 elements of 4 bytes): a slice starting
+      // inside a sector makes every warp access of the block touch one sector more.
+      schedule->slice = align_to((length + split - 1) / split, 32);
       schedule->blocks_per_row = static_cast<int>((length + schedule->slice - 1) / schedule->slice);
     }
   }
@@ -1055,6 +1079,74 @@ void plan_single_stage(const GroupFacts& group, const MappingUse& use,
   }
 }
 
+// 1c. The transpose composition (see schedule.h): a group of one Transpose reading
+// from outside the group. Its dims collapse (size-1 dims dropped, input axes that stay
+// adjacent in the output merged) to a batched swap of the last two; both swapped dims
+// of at least kTransposeTileMin elements (narrower ones read or write in short runs
+// either way).
+constexpr int64_t kTransposeTile = 32;
+constexpr int64_t kTransposeTileMin = 8;
+
+bool plan_transpose(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                    const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+  if (ordered.size() != 1) return false;
+  const ir::Node& node = graph.node(ordered[0]);
+  if (node.op_type != "Transpose" || !node.domain.empty() || node.inputs.size() != 1) return false;
+  const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
+  std::vector<int64_t> perm = node.ints_attribute("perm", {});
+  if (perm.empty()) {
+    for (size_t d = in.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  }
+  if (perm.size() != in.size()) return false;
+  // Output positions of the input axes of size > 1, merged where consecutive input
+  // axes stay consecutive in the output.
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (first output position, elements)
+  std::vector<int64_t> output_position(in.size());
+  for (size_t o = 0; o < perm.size(); ++o) {
+    if (perm[o] < 0 || perm[o] >= static_cast<int64_t>(in.size())) return false;
+    output_position[static_cast<size_t>(perm[o])] = static_cast<int64_t>(o);
+  }
+  int64_t previous = -2;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1) continue;
+    if (!runs.empty() && output_position[d] == previous + 1) {
+      runs.back().second *= in[d];
+    } else {
+      runs.emplace_back(output_position[d], in[d]);
+    }
+    previous = output_position[d];
+  }
+  // Batched swap: the runs' output order is 0, 1, ..., k-1, k+1, k. Leading runs that
+  // stay in order merge into one batch.
+  const size_t n = runs.size();
+  if (n < 2) return false;
+  for (size_t r = 0; r + 2 < n; ++r) {
+    if (runs[r].first > runs[r + 1].first) return false;
+  }
+  if (n >= 3 && runs[n - 3].first > runs[n - 1].first) return false;
+  if (runs[n - 2].first < runs[n - 1].first) return false;
+  const int64_t rows = runs[n - 2].second, cols = runs[n - 1].second;
+  if (rows < kTransposeTileMin || cols < kTransposeTileMin) return false;
+  int64_t batch = 1;
+  for (size_t r = 0; r + 2 < n; ++r) batch *= runs[r].second;
+  schedule->composition = Composition::kTranspose;
+  schedule->transpose_batch = batch;
+  schedule->transpose_rows = rows;
+  schedule->transpose_cols = cols;
+  schedule->block = 256;
+  const int64_t tile_bytes =
+      kTransposeTile * (kTransposeTile + 1) *
+      std::max<int64_t>(4, ir::dtype_size(graph.value(node.inputs[0]).type.dtype));
+  schedule->shared_bytes = tile_bytes;
+  schedule->shared_bytes_requested = tile_bytes;
+  const int64_t tiles = batch * ((rows + kTransposeTile - 1) / kTransposeTile) *
+                        ((cols + kTransposeTile - 1) / kTransposeTile);
+  schedule->grid = std::max<int64_t>(1, std::min(tiles, blocks_per_wave(profile, *schedule)));
+  schedule->cooperative = false;
+  schedule->workspace_bytes = 0;
+  return true;
+}
+
 }  // namespace
 
 Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
@@ -1071,6 +1163,14 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                    node_label(graph.node(schedule.attention->scores_gemm)) + " .. " +
                    node_label(graph.node(schedule.attention->output_gemm)) +
                    " whole: its scores never leave the chip";
+    return schedule;
+  }
+  if (plan_transpose(graph, group.ordered, profile, &schedule)) {
+    schedule.why = "a Transpose that moves its input's last axis ([" +
+                   num(schedule.transpose_batch) + ", " + num(schedule.transpose_rows) + ", " +
+                   num(schedule.transpose_cols) +
+                   "] -> [.., cols, rows]): 32 x 32 tiles through shared memory keep both the "
+                   "reads and the writes coalesced";
     return schedule;
   }
   mark_row_varying(group, &schedule);

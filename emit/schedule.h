@@ -95,7 +95,7 @@
 
 namespace stitch::emit {
 
-enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal, kAttention };
+enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal, kAttention, kTranspose };
 std::string_view composition_name(Composition composition);  // "thread", "warp", ...
 
 enum class Storage {
@@ -148,13 +148,24 @@ struct GroupSchedule {
   bool row_local = false;
   int64_t rows = 0;
   int64_t row_length = 0;  // the longest row (k) among the group's values
-  int rows_per_block = 1;  // warp composition: warps per block
+  int rows_per_block = 1;  // warp composition: rows per block
+  // Warp composition: the lanes that share a row, a power of two; a warp holds
+  // 32 / lanes_per_row rows (short rows: each lane still reads several elements).
+  int lanes_per_row = 32;
   // Block composition with split rows (AStitch 4.2, few long rows): each row is cut
   // into `blocks_per_row` slices of `slice` elements, one block per (row, slice);
   // reductions write per-slice partials to the workspace, and `levels` phases are
   // separated by stitch_grid_sync (a phase combines the partials it reads).
   int blocks_per_row = 1;
   int64_t slice = 0;
+  // Transpose composition: one Transpose that moves its input's last axis, as the
+  // batched swap [batch, rows, cols] -> [batch, cols, rows] of its collapsed dims; a
+  // block per 32 x 32 tile, read along the input's rows and written along the
+  // output's rows through a shared tile (XLA's tiled transpose, CUDA's transpose
+  // sample).
+  int64_t transpose_batch = 0;  // 0: not this composition
+  int64_t transpose_rows = 0;
+  int64_t transpose_cols = 0;
   // Block composition of a fine-grained (batched) MatMul (FS Fig. 1, 5(d)): each block
   // owns tiles of [tile_m, tile_n] output elements of one batch; it loads the
   // [tile_m, k] rows of A and the [k, tile_n] columns of B into the shared arena (a

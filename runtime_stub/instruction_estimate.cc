@@ -216,11 +216,12 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
       int64_t begin, end;
       double executions = 0;
       int parent = -1;
+      std::vector<double> anchor_executions;  // of its matched anchors
     };
     std::vector<Loop> loops;
     for (const SassInstruction& i : code) {
       if (i.target >= 0 && i.target <= i.address && !i.subroutine) {
-        loops.push_back({i.target, i.address});
+        loops.push_back({i.target, i.address, 0, -1, {}});
       }
     }
     std::sort(loops.begin(), loops.end(),
@@ -256,7 +257,18 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
       if (executions < 0) continue;
       ++count.matched_anchors;
       const int loop = innermost(i.address);
-      if (loop >= 0) loops[loop].executions = std::max(loops[loop].executions, executions);
+      if (loop >= 0) loops[loop].anchor_executions.push_back(executions);
+    }
+    // A loop runs as often as the median of its anchors (the upper one): the most
+    // executed would count a load that nvcc hoisted or merged across unrolled
+    // iterations (one SASS load for several counted executions of its source line)
+    // at the unmerged count, and weigh the whole loop by it.
+    for (Loop& loop : loops) {
+      std::vector<double>& runs = loop.anchor_executions;
+      if (runs.empty()) continue;
+      std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2),
+                       runs.end());
+      loop.executions = runs[runs.size() / 2];
     }
     // A loop without a matched anchor executes as often as its parent (or once per warp).
     for (size_t l = loops.size(); l-- > 0;) {

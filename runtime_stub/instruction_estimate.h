@@ -11,8 +11,9 @@
 //      the emulated run counted (emit/cuda/stitch_emu_counters.h, mapped to source
 //      lines with addr2line); an anchor's executions are its sites' warp-level
 //      requests divided among the SASS anchors of the same location.
-//   4. Weights: an instruction executes as often as the most-executed anchor of its
-//      innermost loop (an enclosing loop's when that loop has none), and once per
+//   4. Weights: an instruction executes as often as the median anchor of its
+//      innermost loop (an enclosing loop's when that loop has none; the median, as
+//      nvcc merges loads of one source line across unrolled iterations), and once per
 //      launched warp outside loops. Subroutines nvcc calls (__cuda_sm20_div_u64, the
 //      *_slowpath of IEEE division and square root) weigh 0: their fast paths (32-bit
 //      operands, normal numbers) run inline.

@@ -25,7 +25,6 @@ Usage: attention_schedules.py --stitchopt PATH [--nvcc] [--nvrtc-check PATH] [--
 import math
 import os
 import sys
-import tempfile
 
 import numpy as np
 import onnx
@@ -34,7 +33,7 @@ from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from model_outputs import Failure, compile_kernel_dirs, compile_small_model, small_model_parser, stitchopt_run  # noqa: E402,E501
+from model_outputs import run_small_model_cases  # noqa: E402
 
 OPSET = 17
 
@@ -210,39 +209,14 @@ CASES = [
 ]
 
 
-def main():
-    args = small_model_parser().parse_args()
-    failures = []
-    passed = 0
-    with tempfile.TemporaryDirectory() as temporary:
-        work = args.keep or temporary
-        os.makedirs(work, exist_ok=True)
-        kernel_dirs = []
-        for name, m, expect_attention in CASES:
-            try:
-                out, kernels = compile_small_model(args.stitchopt, m, work, name)
-            except Failure as failure:
-                failures.append(str(failure))
-                continue
-            compositions = [k["composition"] for k in kernels]
-            if ("attention" in compositions) != expect_attention:
-                failures.append(f"{name}: compositions {compositions}, attention expected: {expect_attention}")
-                continue
-            matched, text = stitchopt_run(args.stitchopt, out, len(m.graph.output), ["--emulate"])
-            if not matched:
-                failures.append(f"{name} (--emulate): {text}")
-                continue
-            kernel_dirs.append(os.path.join(out, "kernels"))
-            templates = " ".join(k["template"] for k in kernels if k["composition"] == "attention")
-            print(f"PASS {name:18s} {'+'.join(compositions):28s} {templates}")
-            passed += 1
-        if args.nvcc and kernel_dirs:
-            compile_kernel_dirs(kernel_dirs, args.nvrtc_check, failures)
-    for failure in failures:
-        print("FAIL " + failure)
-    print(f"{passed} of {len(CASES)} cases pass")
-    return 1 if failures else 0
+def check(name, expected, kernels, out):
+    (expect_attention,) = expected
+    compositions = [k["composition"] for k in kernels]
+    if ("attention" in compositions) != expect_attention:
+        return [f"{name}: compositions {compositions}, attention expected: {expect_attention}"], ""
+    templates = " ".join(k["template"] for k in kernels if k["composition"] == "attention")
+    return [], f"{'+'.join(compositions):28s} {templates}"
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_small_model_cases(CASES, check))

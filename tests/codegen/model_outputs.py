@@ -144,3 +144,44 @@ def compile_small_model(stitchopt, model, work, name):
         raise Failure(f"{name}: the report has no generated kernel")
     return out, kernels
 
+
+
+def run_small_model_cases(cases, check):
+    """The small-model checks' main: for each (name, model, *expected) of `cases`,
+    compiles the model, calls check(name, expected, kernels) for the failures of its
+    plan (a list of lines; the summary after PASS when empty, else the failures),
+    runs it under `stitchopt run --emulate` against the reference, and with --nvcc
+    compiles every kernel. Prints PASS/FAIL lines and returns the exit status."""
+    import sys
+    import tempfile
+    args = small_model_parser().parse_args()
+    failures = []
+    passed = 0
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.keep or temporary
+        os.makedirs(work, exist_ok=True)
+        kernel_dirs = []
+        for name, model, *expected in cases:
+            try:
+                out, kernels = compile_small_model(args.stitchopt, model, work, name)
+            except Failure as failure:
+                failures.append(str(failure))
+                continue
+            problems, summary = check(name, expected, kernels, out)
+            failures.extend(problems)
+            matched, text = stitchopt_run(args.stitchopt, out, len(model.graph.output), ["--emulate"])
+            if not matched:
+                failures.append(f"{name} (--emulate): {text}")
+                continue
+            kernel_dirs.append(os.path.join(out, "kernels"))
+            if problems:
+                continue
+            print(f"PASS {name:22s} {summary}")
+            passed += 1
+        if args.nvcc and kernel_dirs:
+            compile_kernel_dirs(kernel_dirs, args.nvrtc_check, failures)
+    for failure in failures:
+        print("FAIL " + failure)
+    print(f"{passed} of {len(cases)} cases pass")
+    sys.stdout.flush()
+    return 1 if failures else 0

@@ -24,7 +24,6 @@ Usage: reduction_schedules.py --stitchopt PATH [--nvcc] [--nvrtc-check PATH] [--
 """
 import os
 import sys
-import tempfile
 
 import onnx
 from onnx import TensorProto as T
@@ -32,7 +31,7 @@ from onnx import helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from model_outputs import Failure, compile_kernel_dirs, compile_small_model, small_model_parser, stitchopt_run  # noqa: E402,E501
+from model_outputs import run_small_model_cases  # noqa: E402
 OPSET = 17
 
 
@@ -148,6 +147,31 @@ CASES = [
             reduce("ReduceSum", "s", "y", [1], 0)],
            [("y", T.FLOAT, [64])], [helper.make_tensor("one", T.FLOAT, [], [1.0])]),
      [], None),
+    # Short rows share a warp (4 lanes per row of 12, 8 rows per warp); 1003 rows leave
+    # the last warp's groups past the end: they read the last row and write nothing.
+    ("short_rows_softmax",
+     model("short_rows_softmax", [("x", T.FLOAT, [1003, 12])],
+           [reduce("ReduceMax", "x", "m", [1], 1), node("Sub", ["x", "m"], ["d"]),
+            node("Exp", ["d"], ["e"]), reduce("ReduceSum", "e", "s", [1], 1),
+            node("Div", ["e", "s"], ["y"])],
+           [("y", T.FLOAT, [1003, 12]), ("m", T.FLOAT, [1003, 1])]),
+     ["LANES_4"], "warp"),
+    # The recommender's interaction: gathered embedding rows of 32, 8 lanes per row.
+    ("embedding_dot_rows",
+     model("embedding_dot_rows", [("u", T.INT64, [999]), ("v", T.INT64, [999])],
+           [node("Gather", ["table_u", "u"], ["eu"]), node("Gather", ["table_v", "v"], ["ev"]),
+            node("Mul", ["eu", "ev"], ["p"]), reduce("ReduceSum", "p", "s", [1], 0),
+            node("Sigmoid", ["s"], ["y"])],
+           [("y", T.FLOAT, [999])],
+           [helper.make_tensor("table_u", T.FLOAT, [50, 32], [((i * 7) % 13 - 6) / 10 for i in range(1600)]),
+            helper.make_tensor("table_v", T.FLOAT, [60, 32], [((i * 5) % 11 - 5) / 10 for i in range(1920)])]),
+     ["LANES_8"], "warp"),
+    # float16 rows of 6 (2 lanes per row, 16 rows per warp), 77 rows.
+    ("short_rows_f16",
+     model("short_rows_f16", [("x", T.FLOAT16, [77, 6])],
+           [reduce("ReduceMean", "x", "m", [1], 1), node("Sub", ["x", "m"], ["y"])],
+           [("y", T.FLOAT16, [77, 6])]),
+     ["LANES_2"], "warp"),
     # A scalar product of a few hundred elements: one warp, no split.
     ("scalar_prod",
      model("scalar_prod", [("x", T.FLOAT, [4, 50])],
@@ -158,44 +182,18 @@ CASES = [
 ]
 
 
-def main():
-    args = small_model_parser().parse_args()
-    failures = []
-    passed = 0
-    with tempfile.TemporaryDirectory() as temporary:
-        work = args.keep or temporary
-        os.makedirs(work, exist_ok=True)
-        kernel_dirs = []
-        for name, m, attributes, composition in CASES:
-            try:
-                out, kernels = compile_small_model(args.stitchopt, m, work, name)
-            except Failure as failure:
-                failures.append(str(failure))
-                continue
-            failed_before = len(failures)
-            template = " ".join(k["template"] for k in kernels)
-            compositions = [k["composition"] for k in kernels]
-            for attribute in attributes:
-                if attribute not in template:
-                    failures.append(f"{name}: template {template!r} lacks {attribute!r}")
-            if composition and composition not in compositions:
-                failures.append(f"{name}: compositions {compositions}, expected {composition}")
-            matched, text = stitchopt_run(args.stitchopt, out, len(m.graph.output), ["--emulate"])
-            if not matched:
-                failures.append(f"{name} (--emulate): {text}")
-                continue
-            kernel_dirs.append(os.path.join(out, "kernels"))
-            if len(failures) > failed_before:
-                continue
-            print(f"PASS {name:22s} {'+'.join(compositions):14s} {template}")
-            passed += 1
-        if args.nvcc and kernel_dirs:
-            compile_kernel_dirs(kernel_dirs, args.nvrtc_check, failures)
-    for failure in failures:
-        print("FAIL " + failure)
-    print(f"{passed} of {len(CASES)} cases pass")
-    return 1 if failures else 0
+def check(name, expected, kernels, out):
+    attributes, composition = expected
+    problems = []
+    template = " ".join(k["template"] for k in kernels)
+    compositions = [k["composition"] for k in kernels]
+    for attribute in attributes:
+        if attribute not in template:
+            problems.append(f"{name}: template {template!r} lacks {attribute!r}")
+    if composition and composition not in compositions:
+        problems.append(f"{name}: compositions {compositions}, expected {composition}")
+    return problems, f"{'+'.join(compositions):14s} {template}"
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_small_model_cases(CASES, check))

@@ -15,7 +15,10 @@
 #     compile with nvcc and NVRTC;
 #   - codegen.attention_schedules: small attention models (scale, masks, causal Where,
 #     head split, partial tiles, broadcast batch dims) get the attention composition,
-#     match the reference (run --emulate) and compile with nvcc and NVRTC.
+#     match the reference (run --emulate) and compile with nvcc and NVRTC;
+#   - codegen.layout_schedules: small Transpose models get the transpose composition
+#     (or keep the thread mapping where it does not apply), match the reference (run
+#     --emulate) and compile with nvcc and NVRTC.
 # stitchopt writes OUT/kernels/ (cli/compile.cc's codegen phase); a model without it
 # fails the model-wide tests. The tests use stitch_reference (tests/reference/tests.cmake),
 # stitch_nvrtc_check and STITCH_TSAN_TESTS (tests/cuda_emu/tests.cmake), which
@@ -70,6 +73,10 @@ function(stitch_add_codegen_tests)
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/attention_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
   set_tests_properties(codegen.attention_schedules PROPERTIES TIMEOUT 900)
+  add_test(NAME codegen.layout_schedules
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/layout_schedules.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.layout_schedules PROPERTIES TIMEOUT 900)
   add_test(NAME codegen.nvcc
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/compile_kernels.py
                    --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models

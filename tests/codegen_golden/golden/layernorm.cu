@@ -10,8 +10,8 @@
 //   div_0 (Div)
 //   mul_0 (Mul)
 //   add_1 (Add)
-// Template: reducemean_1[GRID,GRID-WARP_8,CTA]; reducemean_2[GRID,GRID-WARP_8,CTA]; add_2[GRID,GRID-WARP_8,CTA];
-// Composition: warp (32 rows of 64, a warp per row, 8 rows per block)
+// Template: reducemean_1[GRID,GRID-WARP_2-LANES_16,CTA]; reducemean_2[GRID,GRID-WARP_2-LANES_16,CTA]; add_2[GRID,GRID-WARP_2-LANES_16,CTA];
+// Composition: warp (32 rows of 64, 16 lanes per row, 2 rows per warp, 2 rows per block)
 // Why this schedule: every reduction reduces the last axes of the same 32 rows and every read stays in its row
 // Inputs:
 //   x: float[2,16,64]
@@ -21,7 +21,7 @@
 //   beta: float[64]
 // Outputs:
 //   y: float[2,16,64]
-// Launch: grid 4, block 256, shared 0 bytes (requested 0), workspace 0 bytes
+// Launch: grid 16, block 32, shared 0 bytes (requested 0), workspace 0 bytes
 // Predicted time: 6.939 us
 #include "stitch_prelude.cuh"
 
@@ -31,7 +31,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     const float* __restrict__ p_beta,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
-  const index_t lane = threadIdx.x % 32;
+  const index_t lane = threadIdx.x % 16;  // within the row's 16 lanes
   index_t row = 0;
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float r_mean = 0;
@@ -96,15 +96,16 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     const float y = v_beta((i % 64));
     return x + y;
   };
-  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 32; row += static_cast<index_t>(gridDim.x) * 8) {
+  for (index_t first = static_cast<index_t>(blockIdx.x) * 2 + threadIdx.x / 32 * 2; first < 32; first += static_cast<index_t>(gridDim.x) * 2) {
+    row = first + threadIdx.x % 32 / 16;
     // "mean_0" (ReduceMean) -> f32[2,16,1]
     {
       float a = 0.0f;
-      for (index_t j = lane; j < 64; j += 32) {
+      for (index_t j = lane; j < 64; j += 16) {
         const float v = v_x(row * 64 + j);
         a = a + (v);
       }
-      for (int offset = 16; offset > 0; offset /= 2) {
+      for (int offset = 8; offset > 0; offset /= 2) {
         const float b = __shfl_xor_sync(0xffffffffu, a, offset);
         a = a + b;
       }
@@ -114,11 +115,11 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     // "mean_1" (ReduceMean) -> f32[2,16,1]
     {
       float a = 0.0f;
-      for (index_t j = lane; j < 64; j += 32) {
+      for (index_t j = lane; j < 64; j += 16) {
         const float v = v_sq(row * 64 + j);
         a = a + (v);
       }
-      for (int offset = 16; offset > 0; offset /= 2) {
+      for (int offset = 8; offset > 0; offset /= 2) {
         const float b = __shfl_xor_sync(0xffffffffu, a, offset);
         a = a + b;
       }
@@ -126,7 +127,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(
       r_var = a;
     }
     // "add_1" (Add) -> f32[2,16,64]
-    for (index_t j = lane; j < 64; j += 32) p_y[row * 64 + j] = v_y(row * 64 + j);
+    for (index_t j = lane; j < 64; j += 16) p_y[row * 64 + j] = v_y(row * 64 + j);
     __syncwarp(0xffffffffu);
   }
 }
@@ -141,6 +142,6 @@ extern "C" cudaError_t stitch_layernorm_launch(const void* const* inputs, void* 
   const float* p_gamma = static_cast<const float*>(inputs[3]);
   const float* p_beta = static_cast<const float*>(inputs[4]);
   float* p_y = static_cast<float*>(outputs[0]);
-  return STITCH_LAUNCH(stitch_layernorm_kernel, 4, 256, 0, stream, p_x, p_gamma, p_beta, p_y);
+  return STITCH_LAUNCH(stitch_layernorm_kernel, 16, 32, 0, stream, p_x, p_gamma, p_beta, p_y);
 }
 #endif  // __CUDACC_RTC__

@@ -6,15 +6,15 @@
 //   exp_0 (Exp)
 //   sum_0 (ReduceSum)
 //   div_0 (Div)
-// Template: reducemax_1[GRID-WARP_8,CTA]; exp_1[GRID-WARP_8,CTA]S; reducesum_1[GRID-WARP_8,CTA]; div_1[GRID-WARP_8,CTA];
-// Composition: warp (64 rows of 128, a warp per row, 8 rows per block)
+// Template: reducemax_1[GRID-WARP_1,CTA]; exp_1[GRID-WARP_1,CTA]S; reducesum_1[GRID-WARP_1,CTA]; div_1[GRID-WARP_1,CTA];
+// Composition: warp (64 rows of 128, a warp per row, 1 row per block)
 // Why this schedule: every reduction reduces the last axes of the same 64 rows and every read stays in its row
 // Inputs:
 //   x: float[64,128]
 //   axes: int64[1]
 // Outputs:
 //   y: float[64,128]
-// Launch: grid 8, block 256, shared 4096 bytes (requested 4096), workspace 0 bytes
+// Launch: grid 64, block 32, shared 512 bytes (requested 512), workspace 0 bytes
 // Predicted time: 7.021 us
 #include "stitch_prelude.cuh"
 
@@ -22,7 +22,7 @@ STITCH_KERNEL void stitch_softmax_kernel(
     const float* __restrict__ p_x,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
-  STITCH_SHARED_ARENA(smem, 4096);
+  STITCH_SHARED_ARENA(smem, 512);
   const index_t lane = threadIdx.x % 32;
   index_t row = 0;
   const index_t row_slot = (threadIdx.x / 32) * 512;
@@ -52,7 +52,7 @@ STITCH_KERNEL void stitch_softmax_kernel(
     const float y = v_s((i / 128));
     return x / y;
   };
-  for (row = static_cast<index_t>(blockIdx.x) * 8 + threadIdx.x / 32; row < 64; row += static_cast<index_t>(gridDim.x) * 8) {
+  for (row = static_cast<index_t>(blockIdx.x) * 1 + threadIdx.x / 32; row < 64; row += static_cast<index_t>(gridDim.x) * 1) {
     // "max_0" (ReduceMax) -> f32[64,1]
     {
       float a = v_x(row * 128);
@@ -96,6 +96,6 @@ extern "C" cudaError_t stitch_softmax_launch(const void* const* inputs, void* co
   (void)workspace;
   const float* p_x = static_cast<const float*>(inputs[0]);
   float* p_y = static_cast<float*>(outputs[0]);
-  return STITCH_LAUNCH(stitch_softmax_kernel, 8, 256, 0, stream, p_x, p_y);
+  return STITCH_LAUNCH(stitch_softmax_kernel, 64, 32, 0, stream, p_x, p_y);
 }
 #endif  // __CUDACC_RTC__

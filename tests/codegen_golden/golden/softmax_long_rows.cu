@@ -7,7 +7,7 @@
 //   sum_0 (ReduceSum)
 //   div_0 (Div)
 // Template: reducemax_1[GRID-SPLIT_8,CTA]; exp_1[GRID-SPLIT_8,CTA]; reducesum_1[GRID-SPLIT_8,CTA]; div_1[GRID-SPLIT_8,CTA];
-// Composition: block (64 rows of 30000, each row split across 8 blocks of 3750 elements, 3 phases separated by grid barriers)
+// Composition: block (64 rows of 30000, each row split across 8 blocks of 3776 elements, 3 phases separated by grid barriers)
 // Why this schedule: every reduction reduces the last axes of the same 64 rows and every read stays in its row; the rows fill too few blocks, so each is split across 8
 // Inputs:
 //   x: float[64,30000]
@@ -58,8 +58,8 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
   for (index_t vb = blockIdx.x; vb < 512; vb += gridDim.x) {
     row = vb / 8;
     const index_t part = vb % 8;
-    [[maybe_unused]] const index_t j0 = part * 3750;
-    [[maybe_unused]] const index_t j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
+    [[maybe_unused]] const index_t j0 = part * 3776;
+    [[maybe_unused]] const index_t j1 = j0 + 3776 < 30000 ? j0 + 3776 : 30000;
     // "max_0" (ReduceMax) -> f32[64,1]
     {
       float a = v_x(row * 30000 + j0);
@@ -86,8 +86,8 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
   for (index_t vb = blockIdx.x; vb < 512; vb += gridDim.x) {
     row = vb / 8;
     const index_t part = vb % 8;
-    [[maybe_unused]] const index_t j0 = part * 3750;
-    [[maybe_unused]] const index_t j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
+    [[maybe_unused]] const index_t j0 = part * 3776;
+    [[maybe_unused]] const index_t j1 = j0 + 3776 < 30000 ? j0 + 3776 : 30000;
     // "max_0" (ReduceMax): combine the 8 partials of the row
     {
       float a = pt_m[row * 8];
@@ -123,8 +123,8 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
   for (index_t vb = blockIdx.x; vb < 512; vb += gridDim.x) {
     row = vb / 8;
     const index_t part = vb % 8;
-    [[maybe_unused]] const index_t j0 = part * 3750;
-    [[maybe_unused]] const index_t j1 = j0 + 3750 < 30000 ? j0 + 3750 : 30000;
+    [[maybe_unused]] const index_t j0 = part * 3776;
+    [[maybe_unused]] const index_t j1 = j0 + 3776 < 30000 ? j0 + 3776 : 30000;
     // "sum_0" (ReduceSum): combine the 8 partials of the row
     {
       float a = pt_s[row * 8];

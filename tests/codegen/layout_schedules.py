@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Layout changes: the transpose composition, checked end to end.
+
+A Transpose that moves its input's last axis reads or writes with a stride when one
+thread writes each output element (sector efficiency 1/8 for float32). The transpose
+composition (docs/codegen.md, "Transpose") moves it through 32 x 32 tiles in shared
+memory instead. This test writes small ONNX models holding such Transposes (alone in
+their kernel: fused with nothing, so the planner leaves them single ops), and for each:
+
+  1. `stitchopt MODEL -o OUT` must give the Transpose the expected composition
+     ("transpose", or "thread" for the layouts it does not take: a permutation that
+     keeps the last axis, a swapped axis narrower than 8);
+  2. `stitchopt run OUT --emulate` runs the emitted .cu against the CUDA emulation
+     layer on seeded random inputs and compares every output with the reference
+     interpreter: exit 0 and "all N outputs match" are required;
+  3. with --nvcc, every emitted kernel also goes through compile_kernels.py (nvcc
+     sm_80/sm_90 with warnings as errors, and NVRTC with --nvrtc-check).
+
+Exit 0 when every case passes, 1 otherwise (one line per failure).
+Usage: layout_schedules.py --stitchopt PATH [--nvcc] [--nvrtc-check PATH] [--keep DIR]
+"""
+import os
+import sys
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from model_outputs import run_small_model_cases  # noqa: E402
+OPSET = 17
+
+
+def transpose_model(name, dtype, dims, perm):
+    out_dims = [dims[p] for p in perm] if perm else list(reversed(dims))
+    attrs = {"perm": perm} if perm else {}
+    node = helper.make_node("Transpose", ["x"], ["y"], name="transpose", **attrs)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", dtype, dims)],
+                              [helper.make_tensor_value_info("y", dtype, out_dims)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                          producer_name="tests/codegen/layout_schedules.py")
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+# (name, model, expected composition, expected text in the composition line or None)
+CASES = [
+    # A weight transpose as Gemm(transB=1) of a training graph decomposes to: tiles that
+    # do not divide either side.
+    ("weight_2d", transpose_model("weight_2d", T.FLOAT, [70, 100], [1, 0]), "transpose",
+     "[1, 70, 100] -> [1, 100, 70]"),
+    # NCHW -> NHWC: H and W stay adjacent and merge, a batch of 3.
+    ("nchw_to_nhwc", transpose_model("nchw_to_nhwc", T.FLOAT, [3, 40, 9, 7], [0, 2, 3, 1]),
+     "transpose", "[3, 40, 63] -> [3, 63, 40]"),
+    # The ViT patch tokens: [batch, channels, patches] -> [batch, patches, channels], with
+    # a size-1 axis that drops out, in float16.
+    ("tokens_f16", transpose_model("tokens_f16", T.FLOAT16, [2, 1, 48, 33], [0, 1, 3, 2]),
+     "transpose", "[2, 48, 33] -> [2, 33, 48]"),
+    # Keys transposed per head: [b, s, h, d] -> [b, h, d, s]; h and d merge.
+    ("keys_per_head", transpose_model("keys_per_head", T.FLOAT, [2, 37, 4, 16], [0, 2, 3, 1]),
+     "transpose", "[2, 37, 64] -> [2, 64, 37]"),
+    # The default permutation reverses every axis: not a batched swap, thread mapping.
+    ("reverse_3d", transpose_model("reverse_3d", T.FLOAT, [9, 10, 11], None), "thread", None),
+    # The head split keeps the last axis in place: every access is already contiguous.
+    ("heads_keep_last", transpose_model("heads_keep_last", T.FLOAT, [2, 16, 4, 32], [0, 2, 1, 3]),
+     "thread", None),
+    # A swapped axis narrower than 8: thread mapping.
+    ("narrow_cols", transpose_model("narrow_cols", T.FLOAT, [500, 3], [1, 0]), "thread", None),
+    # int64 elements use an 8-byte tile.
+    ("int64_2d", transpose_model("int64_2d", T.INT64, [33, 65], [1, 0]), "transpose",
+     "[1, 33, 65] -> [1, 65, 33]"),
+]
+
+
+def check(name, expected, kernels, out):
+    composition, detail = expected
+    problems = []
+    compositions = [k["composition"] for k in kernels]
+    if compositions != [composition]:
+        problems.append(f"{name}: compositions {compositions}, expected [{composition!r}]")
+    if detail:
+        kernels_dir = os.path.join(out, "kernels")
+        source = "".join(open(os.path.join(kernels_dir, f)).read()
+                         for f in sorted(os.listdir(kernels_dir)) if f.endswith(".cu"))
+        if detail not in source:
+            problems.append(f"{name}: no kernel says {detail!r}")
+    return problems, "+".join(compositions)
+
+
+if __name__ == "__main__":
+    sys.exit(run_small_model_cases(CASES, check))
