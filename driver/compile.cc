@@ -10,6 +10,7 @@
 #include "emit/fused_model.h"
 #include "emit/fused_node_attributes.h"
 #include "emit/group_boundary.h"
+#include "emit/kernel_name.h"
 #include "emit/schedule.h"
 #include "ir/core/verifier.h"
 
@@ -32,7 +33,8 @@ Status simplify(ir::Model& model, const CompileOptions& options, const CompileOb
 }
 
 // The plan's groups as the rewrite takes them, without attributes yet: a group's
-// kernel is named after its position (identical groups then share the first name).
+// kernel is named after its position, then described by share_kernels (identical
+// groups share the first's name; the fused node keeps `stitch_k<N>_<group>`).
 std::vector<emit::FusedGroup> fused_groups(const fusion::PlannerResult& plan) {
   std::vector<emit::FusedGroup> groups;
   for (size_t index = 0; index < plan.groups.size(); ++index) {
@@ -86,13 +88,24 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
     plan.group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions, emit::topological_positions(graph));
+  // Unfused nodes by canonical text first, so that a shared kernel's name describes
+  // every node that launches it.
+  std::vector<std::string> texts(result.unfused.size());
+  std::unordered_map<std::string, std::vector<std::vector<ir::NodeId>>> sites_by_text;
+  for (size_t index = 0; index < result.unfused.size(); ++index) {
+    const fusion::UnfusedNode& node = result.unfused[index];
+    if (node.kind != fusion::UnfusedKind::kKernel) continue;
+    texts[index] =
+        emit::canonical_group_text(model, emit::group_boundary(graph, {node.node}, positions));
+    sites_by_text[texts[index]].push_back({node.node});
+  }
   int single = 0;
   std::unordered_map<std::string, size_t> single_by_text;  // canonical text -> kernels index
   for (size_t index = 0; index < result.unfused.size(); ++index) {
     const fusion::UnfusedNode& node = result.unfused[index];
     if (node.kind != fusion::UnfusedKind::kKernel) continue;
     const emit::GroupBoundary boundary = emit::group_boundary(graph, {node.node}, positions);
-    std::string text = emit::canonical_group_text(model, boundary);
+    const std::string& text = texts[index];
     if (auto owner = single_by_text.find(text); owner != single_by_text.end()) {
       emit::SharedLaunch launch{graph.node(node.node).name, {}};
       for (ir::ValueId output : boundary.outputs)
@@ -105,10 +118,13 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
     // Ops without an index function (pooling, RNNs, Resize...) run as library calls
     // or on the reference path; the report leaves their codegen null.
     Result<emit::EmittedKernel> kernel =
-        emit::emit_kernel(graph, boundary, "stitch_s" + std::to_string(single), profile);
+        emit::emit_kernel(graph, boundary,
+                          "stitch_s" + std::to_string(single) + "_" +
+                              emit::kernel_description(graph, sites_by_text.at(text)),
+                          profile);
     if (!kernel.is_ok()) continue;
     ++single;
-    single_by_text.emplace(std::move(text), kernels.size());
+    single_by_text.emplace(text, kernels.size());
     kernels.push_back(kernel.value());
     plan.unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
   }
@@ -176,7 +192,8 @@ Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult plan
                               const cost_model::DeviceProfile& profile, bool codegen,
                               const CompileObserver& observer, emit::PhaseTimer* timer) {
   std::vector<emit::FusedGroup> groups = fused_groups(planned);
-  STITCH_ASSIGN_OR_RETURN(emit::KernelSharing sharing, emit::share_kernels(model, groups));
+  STITCH_ASSIGN_OR_RETURN(emit::KernelSharing sharing,
+                          emit::share_kernels(model, groups, /*describe=*/true));
   const size_t num_groups = planned.groups.size();
   const size_t num_unfused = planned.unfused.size();
   EmittedPlan emitted{

@@ -12,6 +12,7 @@
 
 #include "emit/canonical_group.h"
 #include "emit/group_boundary.h"
+#include "emit/kernel_name.h"
 #include "emit/onnx_proto_convert.h"
 
 namespace stitch::emit {
@@ -74,7 +75,8 @@ Result<std::string> function_bytes(const ir::Model& model, const GroupBoundary& 
 
 }  // namespace
 
-Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups) {
+Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups,
+                                    bool describe) {
   const ir::Graph& graph = model.graph;
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> position, topological_positions(graph));
 
@@ -101,17 +103,25 @@ Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<Fu
     }
     auto [it, inserted] =
         owner_by_signature.try_emplace(canonical_group_text(model, boundary), index);
-    if (inserted) {
-      std::string kernel_name = group.kernel_name;
-      while (taken.contains(kernel_name)) kernel_name += "_";
-      taken.insert(kernel_name);
-      sharing.kernel_names.push_back(std::move(kernel_name));
-      ++sharing.distinct_kernels;
-    } else {
-      sharing.kernel_names.push_back(sharing.kernel_names[it->second]);
-    }
     sharing.owner.push_back(it->second);
     sharing.boundaries.push_back(std::move(boundary));
+  }
+  // Names once every kernel's call sites are known (a described name covers them all).
+  std::map<size_t, std::vector<std::vector<ir::NodeId>>> sites;
+  for (size_t index = 0; index < groups.size(); ++index) {
+    sites[sharing.owner[index]].push_back(groups[index].nodes);
+  }
+  for (size_t index = 0; index < groups.size(); ++index) {
+    if (sharing.owner[index] != index) {
+      sharing.kernel_names.push_back(sharing.kernel_names[sharing.owner[index]]);
+      continue;
+    }
+    std::string kernel_name = groups[index].kernel_name;
+    if (describe) kernel_name += "_" + kernel_description(graph, sites[index]);
+    while (taken.contains(kernel_name)) kernel_name += "_";
+    taken.insert(kernel_name);
+    sharing.kernel_names.push_back(std::move(kernel_name));
+    ++sharing.distinct_kernels;
   }
   return sharing;
 }

@@ -48,8 +48,8 @@ struct FusedGroup {
 // can emit each distinct kernel once, under its final name.
 struct KernelSharing {
   // Per input group: the kernel name it ends up with (shared by identical groups;
-  // FusedGroup::kernel_name, with "_" appended while it names a stitchopt function the
-  // model already has).
+  // FusedGroup::kernel_name, described when asked, with "_" appended while it names
+  // a stitchopt function the model already has).
   std::vector<std::string> kernel_names;
   std::vector<size_t> owner;  // per group: the first group (in input order) with its kernel
   int64_t distinct_kernels = 0;
@@ -64,7 +64,11 @@ struct FusedModel {
 
 // Precondition: groups are disjoint, convex and contain no node with subgraphs.
 // The groups' attributes play no part: sharing can be decided before they exist.
-Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups);
+// With `describe`, a kernel's name is its owner's kernel_name, '_' and
+// kernel_description over every group that launches it (emit/kernel_name.h):
+// `stitch_k3` -> `stitch_k3_layer_0_layernorm`.
+Result<KernelSharing> share_kernels(const ir::Model& model, const std::vector<FusedGroup>& groups,
+                                    bool describe = false);
 
 // Precondition: `sharing` is share_kernels(model, groups') where groups' differ from
 // `groups` at most in attributes, and groups sharing a kernel have the same attribute

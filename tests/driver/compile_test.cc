@@ -49,13 +49,14 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
   EXPECT_EQ(plan.groups[0].nodes.size(), 3u);
   EXPECT_EQ(plan.groups[0].category, fusion::GroupCategory::kElementwise);
 
-  // One distinct kernel, named after the first group, shared by both.
+  // One distinct kernel, named after the first group and what it computes, shared
+  // by both.
   ASSERT_EQ(compiled->kernels.size(), 1u);
-  EXPECT_EQ(compiled->kernels[0].name, "stitch_k0");
-  EXPECT_EQ(compiled->kernels[0].file, "stitch_k0.cu");
-  EXPECT_NE(compiled->kernels[0].source.find("stitch_k0"), std::string::npos);
+  EXPECT_EQ(compiled->kernels[0].name, "stitch_k0_mul_add_relu");
+  EXPECT_EQ(compiled->kernels[0].file, "stitch_k0_mul_add_relu.cu");
+  EXPECT_NE(compiled->kernels[0].source.find("stitch_k0_mul_add_relu"), std::string::npos);
   EXPECT_EQ(compiled->report.plan->kernel_names,
-            (std::vector<std::string>{"stitch_k0", "stitch_k0"}));
+            (std::vector<std::string>{"stitch_k0_mul_add_relu", "stitch_k0_mul_add_relu"}));
   EXPECT_EQ(compiled->report.plan->distinct_kernels, 1);
   // Its header names the other call site too (a profiler user sees both layers).
   EXPECT_NE(compiled->kernels[0].source.find(
@@ -74,13 +75,13 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
   for (ir::NodeId id : rewritten.graph.node_ids()) {
     const ir::Node& node = rewritten.graph.node(id);
     EXPECT_EQ(node.domain, "stitchopt");
-    EXPECT_EQ(node.op_type, "stitch_k0");
+    EXPECT_EQ(node.op_type, "stitch_k0_mul_add_relu");
     Result<emit::FusedNodeAttributes> attributes = emit::FusedNodeAttributes::from_node(node);
     ASSERT_TRUE(attributes.is_ok()) << attributes.status().message();
-    EXPECT_EQ(attributes->kernel, "stitch_k0");
+    EXPECT_EQ(attributes->kernel, "stitch_k0_mul_add_relu");
     EXPECT_EQ(attributes->category, fusion::GroupCategory::kElementwise);
     ASSERT_TRUE(attributes->codegen.has_value());
-    EXPECT_EQ(attributes->codegen->source, "kernels/stitch_k0.cu");
+    EXPECT_EQ(attributes->codegen->source, "kernels/stitch_k0_mul_add_relu.cu");
     EXPECT_EQ(attributes->codegen->grid, compiled->kernels[0].launch.grid);
     // Written once, read back the same.
     EXPECT_EQ(attributes->to_attributes().size(), node.attributes.size());
