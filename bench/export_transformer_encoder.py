@@ -6,7 +6,10 @@ way a new user would, for `stitchopt` and `stitchopt profile` (docs/benchmarks.m
 Needs Debian's torch (apt-get install python3-torch python3-onnx; run with
 /usr/bin/python3). Fixed seed: the export is reproducible.
 
-    /usr/bin/python3 bench/export_transformer_encoder.py /tmp/encoder.onnx
+    /usr/bin/python3 bench/export_transformer_encoder.py /tmp/encoder.onnx [--sequence-first]
+
+--sequence-first exports PyTorch's default layout instead (batch_first=False, input
+[64, 8, 256]): its attention moves rows between [S, B, E] and [B, S, E] around the heads.
 """
 import sys
 
@@ -14,15 +17,17 @@ import torch
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "encoder.onnx"
+    args = [a for a in sys.argv[1:] if a != "--sequence-first"]
+    sequence_first = "--sequence-first" in sys.argv[1:]
+    path = args[0] if args else "encoder.onnx"
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024,
-                                             dropout=0.0, batch_first=True)
+                                             dropout=0.0, batch_first=not sequence_first)
     # Training mode with dropout 0 computes the same function and keeps the export off
     # the fused inference fast path (aten::_transformer_encoder_layer_fwd), which has no
     # ONNX form.
     model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).train()
-    x = torch.randn(8, 64, 256)
+    x = torch.randn(64, 8, 256) if sequence_first else torch.randn(8, 64, 256)
     torch.onnx.export(model, (x,), path, opset_version=17, input_names=["x"], output_names=["y"])
     print(f"wrote {path}")
     return 0

@@ -301,16 +301,16 @@ def main():
     print(f"fused groups estimated slower than their nodes unfused: {len(slower)} of "
           f"{sum(r['groups'] for r in results)}")
     for model, kernel, composition, fused_us, parts_us in slower:
-        print(f"  {model:<14} {kernel:<12} {composition[:16]:<16} fused {fused_us:7.2f} us, "
+        print(f"  {model:<14} {kernel:<36} {composition[:16]:<16} fused {fused_us:7.2f} us, "
               f"parts unfused {parts_us:7.2f} us")
     memory = [(r["model"], k, what) for r in results for k, what in r["memory"]]
     print(f"memory-bound kernels over 1 MB below sector efficiency or bandwidth: {len(memory)}")
     for model, kernel, what in memory:
-        print(f"  {model:<14} {kernel:<12} {what}")
+        print(f"  {model:<14} {kernel:<36} {what}")
     for r in results:
         print(f"\n{r['model']}: five costliest launches")
         for k in r["costliest"]:
-            print(f"  {k['kernel']:<12} {k['composition'][:16]:<16} {k['estimated_us']:8.2f} us "
+            print(f"  {k['kernel']:<36} {k['composition'][:36]:<36} {k['estimated_us']:8.2f} us "
                   f"(model {k['analytic_us']:.2f}) {k['bound']:<8} sector eff "
                   f"{k['sector_efficiency']:.2f} redundancy {k['redundancy']:.1f} "
                   f"instructions {k.get('instructions', {}).get('total', 0):.3g}")

@@ -425,22 +425,34 @@ int profile_command(int argc, char** argv) {
         static_cast<long long>(profile->sampled_launches), profile->sample_blocks);
   }
   std::printf("instructions: %s\n", profile->instructions_method.c_str());
-  std::printf("%-12s %-9s %-16s %9s %9s %9s %6s %6s %6s %9s %9s %9s  %s\n", "kernel", "kind",
-              "composition", "requested", "dram", "ideal", "sector", "redund", "barr", "instr",
-              "est us", "model us", "bound");
+  // Columns as wide as the longest kernel name (readable names run to 60 characters;
+  // a library call's composition column holds its group's kernel name).
+  int kernel_width = 12, composition_width = 16;
+  for (const runtime::StepProfile& s : profile->steps) {
+    kernel_width = std::max(kernel_width, static_cast<int>(support::printable(s.kernel).size()));
+    composition_width =
+        std::max(composition_width, static_cast<int>(support::printable(s.composition).size()));
+  }
+  kernel_width = std::min(kernel_width, 64);
+  composition_width = std::min(composition_width, 64);
+  std::printf("%-*s %-9s %-*s %9s %9s %9s %6s %6s %6s %9s %9s %9s  %s\n", kernel_width, "kernel",
+              "kind", composition_width, "composition", "requested", "dram", "ideal", "sector",
+              "redund", "barr", "instr", "est us", "model us", "bound");
   for (const runtime::StepProfile& s : profile->steps) {
     const cost_model::KernelEstimate& e = s.estimate;
     const unsigned long long barriers = s.counters.block_barriers + s.counters.grid_barriers;
     const std::string instructions =
         s.instructions.has_value() ? bytes_text(s.instructions->estimate.total()) : "-";
-    std::printf("%-12s %-9s %-16s %9s %9s %9s %6.2f %6.1f %6llu %9s %9.2f %9.2f  %s\n",
-                support::printable(s.kernel).substr(0, 12).c_str(), s.kind.c_str(),
-                support::printable(s.composition).substr(0, 16).c_str(),
-                bytes_text(static_cast<double>(e.requested_bytes)).c_str(),
-                bytes_text(static_cast<double>(e.dram_bytes)).c_str(),
-                bytes_text(static_cast<double>(s.ideal_bytes)).c_str(), e.sector_efficiency,
-                e.redundancy, barriers, instructions.c_str(), e.total_us, s.analytic_us,
-                std::string(cost_model::bound_name(e.bound)).c_str());
+    std::printf(
+        "%-*s %-9s %-*s %9s %9s %9s %6.2f %6.1f %6llu %9s %9.2f %9.2f  %s\n", kernel_width,
+        support::printable(s.kernel).substr(0, static_cast<size_t>(kernel_width)).c_str(),
+        s.kind.c_str(), composition_width,
+        support::printable(s.composition).substr(0, static_cast<size_t>(composition_width)).c_str(),
+        bytes_text(static_cast<double>(e.requested_bytes)).c_str(),
+        bytes_text(static_cast<double>(e.dram_bytes)).c_str(),
+        bytes_text(static_cast<double>(s.ideal_bytes)).c_str(), e.sector_efficiency, e.redundancy,
+        barriers, instructions.c_str(), e.total_us, s.analytic_us,
+        std::string(cost_model::bound_name(e.bound)).c_str());
   }
   std::printf("total: %.2f us estimated (%zu launches; the planner's model says %.2f us)",
               profile->total_estimated_us, profile->steps.size(), profile->total_analytic_us);

@@ -309,13 +309,20 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
                      ir::to_string(graph_.value(id).type) + "\n";
   const int64_t k = value.row_elements;
   const std::string index = "row * " + num(k) + " + j";
-  STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+  std::string function;
   std::string target;
-  if (output_index_.count(id)) {
+  if (value.rows_moved) {
+    // The Transpose's operand at this row, written to the row it moves it to.
+    STITCH_ASSIGN_OR_RETURN(function, accessor(producer(id).inputs[0]));
+    target = pointer_name(id) + "[" + moved_row(id) + " * " + num(k) + " + j]";
+  } else if (output_index_.count(id)) {
+    STITCH_ASSIGN_OR_RETURN(function, value_function(id));
     target = pointer_name(id) + "[" + index + "]";
   } else if (value.storage == Storage::kShared) {
+    STITCH_ASSIGN_OR_RETURN(function, value_function(id));
     target = "sh_" + base + "[j]";
   } else {
+    STITCH_ASSIGN_OR_RETURN(function, value_function(id));
     target = "ws_" + base + "[" + index + "]";
   }
   // A clamped row group computes but does not write (shared rows are its own).
@@ -325,6 +332,29 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
           store(dtype(id), function + "(" + index + ")") + ";\n";
   if (value.materialized) code += indent + sync + "\n";
   return code;
+}
+
+// The row a Transpose that moves whole rows (rows_moved) writes the current row to:
+// the row's coordinates over the operand's row axes, each scaled by the stride of
+// the output axis it moves to.
+std::string KernelWriter::moved_row(ir::ValueId id) const {
+  const ir::Node& node = producer(id);
+  const std::vector<int64_t>& in = dims(node.inputs[0]);
+  const std::vector<int64_t>& out = dims(id);
+  const std::vector<int64_t> perm = transpose_perm(node, in.size());
+  // The row axes: the leading axes of the rows' elements (schedule.cc checked that
+  // the Transpose leaves the others in place).
+  size_t q = 0;
+  for (int64_t running = 1; q < in.size() && running < schedule_.rows; ++q) running *= in[q];
+  std::vector<int64_t> out_strides(q, 1);
+  for (size_t d = q; d-- > 1;) out_strides[d - 1] = out_strides[d] * out[d];
+  std::vector<int64_t> strides(q, 0);
+  for (size_t d = 0; d < q; ++d) strides[static_cast<size_t>(perm[d])] = out_strides[d];
+  return "(" +
+         strided_index(
+             std::vector<int64_t>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(q)), strides,
+             "row") +
+         ")";
 }
 
 // Whether computing `written` (its producer's operands, through inlined values) reads

@@ -65,6 +65,7 @@ class KernelWriter {
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
   std::string row_lane() const;
   bool row_guarded() const;
+  std::string moved_row(ir::ValueId id) const;
   std::string row_loop(int64_t length) const;
   Result<std::string> row_code(ir::ValueId id, const std::string& indent);
   Result<std::string> split_row_stages(const std::vector<ir::ValueId>& written);

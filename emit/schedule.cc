@@ -552,6 +552,14 @@ std::string_view composition_name(Composition composition) {
   return "global";
 }
 
+std::vector<int64_t> transpose_perm(const ir::Node& node, size_t rank) {
+  std::vector<int64_t> perm = node.ints_attribute("perm", {});
+  if (perm.empty()) {
+    for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  }
+  return perm;
+}
+
 bool is_row_local(const GroupSchedule& schedule) {
   return schedule.row_local && schedule.tiled_gemm == ir::kNoId &&
          (schedule.composition == Composition::kWarp ||
@@ -742,6 +750,30 @@ Result<int64_t> reduction_rows(const GroupFacts& group, std::string* why_not) {
   return rows;
 }
 
+// A Transpose of a row-varying `operand` that moves whole rows (the axes after the
+// rows' stay in place at the end), writing a group output that nothing else in the
+// group reads: each row is written where it lands (issue 16 part 2), not read back
+// from another row. PyTorch's sequence-first layers ([S, B, E] <-> [B, S, E]).
+bool moves_whole_rows(const GroupFacts& group, const ir::Node& reader, ir::ValueId operand,
+                      int64_t rows) {
+  if (reader.op_type != "Transpose" || !reader.domain.empty() || reader.inputs.size() != 1) {
+    return false;
+  }
+  const ir::ValueId out = reader.outputs[0];
+  if (!group.outputs.count(out)) return false;
+  for (const ir::Use& use : group.graph.value(out).users) {
+    if (group.inside.count(use.node)) return false;
+  }
+  const std::vector<int64_t>& in = dims_of(group.graph, operand);
+  const int q = split_at_rows(in, rows);
+  const std::vector<int64_t> perm = transpose_perm(reader, in.size());
+  if (q < 0 || perm.size() != in.size()) return false;
+  for (size_t d = static_cast<size_t>(q); d < in.size(); ++d) {
+    if (perm[d] != static_cast<int64_t>(d)) return false;
+  }
+  return true;
+}
+
 // 2. (second part) Materialized values and outputs must split as [rows, k]; an
 // invariant candidate that does not split is recomputed instead (inlined). Every read
 // of a row-varying value must stay inside its row.
@@ -783,6 +815,10 @@ bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* sch
     for (ir::ValueId input : node.inputs) {
       if (!group.row_varying_input(schedule->values, input)) continue;
       if (!read_is_row_local(graph, node, input, rows)) {
+        if (moves_whole_rows(group, node, input, rows)) {
+          schedule->values[node.outputs[0]].rows_moved = true;
+          continue;
+        }
         *why_not = node_label(node) + " reads " + graph.value(input).name + " across its rows";
         return false;
       }
@@ -1093,10 +1129,7 @@ bool plan_transpose(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   const ir::Node& node = graph.node(ordered[0]);
   if (node.op_type != "Transpose" || !node.domain.empty() || node.inputs.size() != 1) return false;
   const std::vector<int64_t>& in = dims_of(graph, node.inputs[0]);
-  std::vector<int64_t> perm = node.ints_attribute("perm", {});
-  if (perm.empty()) {
-    for (size_t d = in.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
-  }
+  const std::vector<int64_t> perm = transpose_perm(node, in.size());
   if (perm.size() != in.size()) return false;
   // Output positions of the input axes of size > 1, merged where consecutive input
   // axes stay consecutive in the output.
@@ -1182,6 +1215,11 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     plan_row_launch(group, rows, profile, &schedule);
     schedule.why = "every reduction reduces the last axes of the same " + num(rows) +
                    " rows and every read stays in its row";
+    for (const auto& [id, value] : schedule.values) {
+      if (!value.rows_moved) continue;
+      schedule.why += "; " + node_label(graph.node(graph.value(id).producer)) +
+                      " moves whole rows, so each row is written where it lands";
+    }
     if (schedule.blocks_per_row >= 2) {
       schedule.why +=
           "; the rows fill too few blocks, so each is split across " + num(schedule.blocks_per_row);

@@ -98,6 +98,9 @@ namespace stitch::emit {
 enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal, kAttention, kTranspose };
 std::string_view composition_name(Composition composition);  // "thread", "warp", ...
 
+// The permutation of a Transpose over `rank` axes (its default reverses them).
+std::vector<int64_t> transpose_perm(const ir::Node& node, size_t rank);
+
 enum class Storage {
   kRegister,   // inlined: recomputed at each reader's index, or a row result in a register
   kShared,     // per warp/block row buffer in the shared arena
@@ -122,6 +125,9 @@ struct ValueSchedule {
   int64_t partial_offset = -1;  // split rows, reductions: workspace offset of the partials
   bool row_varying = false;
   int64_t row_elements = 0;  // row-local: elements of this value per row (k)
+  // Row-local: a group output written through a Transpose that moves whole rows of a
+  // row-varying value; the row loop writes each row where the Transpose puts it.
+  bool rows_moved = false;
   // Reductions of the thread, packing and global compositions (5.). With slices >= 2
   // the partials ([output, slice] accumulators at partial_offset) are written one stage
   // before `level`, where they are combined.
