@@ -210,6 +210,7 @@ std::string header_comment(const EmittedKernel& kernel, const GroupSchedule& sch
   char predicted[64];
   std::snprintf(predicted, sizeof(predicted), "%.3f", kernel.predicted_time_us);
   cu << "// Predicted time: " << predicted << " us\n";
+  if (!kernel.estimate.empty()) cu << "// " << kernel.estimate << "\n";
   return cu.str();
 }
 
@@ -291,6 +292,28 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::
   return emit_kernel(graph, group_boundary(graph, nodes), kernel_name, profile);
 }
 
+namespace {
+
+// The profile's analytic figures for the schedule (issue 16 part 4): what the
+// planner weighs, term by term, so a reader of the .cu sees why it is fast or slow.
+std::string estimate_line(const ir::Graph& graph, const GroupSchedule& schedule,
+                          const cost_model::DeviceProfile& profile) {
+  const cost_model::KernelShape shape = kernel_shape(graph, schedule);
+  const cost_model::GroupCost cost =
+      cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile, &shape);
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "Estimate on %s (analytic): %lld bytes moved (%.2f us at the bandwidth curve), "
+                "%.3g flops, launch %.2f us, schedule charge %.2f us: %.2f us; `stitchopt "
+                "profile OUT --emulate` gives the emulated figures (profile.json)",
+                support::source_text(profile.name, 40).c_str(), static_cast<long long>(cost.bytes),
+                cost_model::memory_time_us(profile, static_cast<double>(cost.bytes)), cost.flops,
+                profile.launch_latency_us, cost.charge_us, cost.time_us);
+  return text;
+}
+
+}  // namespace
+
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& boundary,
                                   const std::string& kernel_name,
                                   const cost_model::DeviceProfile& profile) {
@@ -321,6 +344,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   kernel.shared_memory_fallback = schedule.shared_memory_fallback;
   kernel.predicted_time_us =
       cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile).time_us;
+  kernel.estimate = estimate_line(graph, schedule, profile);
   record_template(graph, schedule, &kernel);
 
   kernel.source = header_comment(kernel, schedule) + "#include \"stitch_prelude.cuh\"\n\n" +

@@ -82,6 +82,9 @@ struct EmittedKernel {
   std::string shared_memory_fallback;    // "", "regional to global"
   std::vector<std::string> fused_nodes;  // "name (OpType)", topological order
   double predicted_time_us = 0;
+  // The analytic estimate's terms for the .cu header ("Estimate on h100: ..."), with
+  // the schedule's own charges (docs/cost-model.md).
+  std::string estimate;
   // Single-op kernels: the other unfused nodes that launch this kernel (the source
   // names the first node's values). Empty for fused kernels: a fused node names its
   // kernel in the rewritten model.
