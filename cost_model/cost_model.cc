@@ -791,10 +791,15 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
   bool any_launch = false;
   double compute_seconds = 0;
   int64_t bytes = 0;
+  double gathered_bytes = 0;  // read through L2 once per gathered element
   for (NodeId id : set.nodes()) {
     const Node& node = graph.node(id);
     if (!launches_work(node)) continue;
     any_launch = true;
+    if ((node.op_type == "Gather" || node.op_type == "GatherElements") && node.domain.empty() &&
+        !node.outputs.empty() && node.outputs[0] != kNoId) {
+      gathered_bytes += static_cast<double>(value_bytes(graph, node.outputs[0]));
+    }
     double flops = node_flops(graph, node);
     cost.flops += flops;
     compute_seconds += flops / node_peak_flops(graph, node, profile);
@@ -805,16 +810,20 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
   for (ValueId root : set.external_inputs()) bytes += value_bytes(graph, root);
   cost.bytes = bytes;
   if (!any_launch) return cost;
-  const double plain =
-      std::max(memory_time_us(profile, static_cast<double>(bytes)), compute_seconds * 1e6) +
-      profile.launch_latency_us;
+  // A gather reads each of its elements from L2 however small the table it gathers
+  // from (an embedding table stays in L2 and moves once from DRAM).
+  const double l2_us =
+      profile.l2_bytes_per_second > 0 ? gathered_bytes / profile.l2_bytes_per_second * 1e6 : 0.0;
+  const double plain = std::max({memory_time_us(profile, static_cast<double>(bytes)), l2_us,
+                                 compute_seconds * 1e6}) +
+                       profile.launch_latency_us;
   cost.time_us = plain;
   if (shape != nullptr) {
     // The composition's costs, as the emulated profile counts them: the workspace
     // round trip with the bytes, CUDA-core GEMM issue time with the compute, grid
     // barriers after both.
-    const double memory =
-        memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes));
+    const double memory = std::max(
+        memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes)), l2_us);
     const double compute = std::max(compute_seconds * 1e6, cuda_core_gemm_us(*shape, profile));
     cost.time_us = profile.launch_latency_us + std::max(memory, compute) +
                    static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;

@@ -92,7 +92,9 @@
 // output element (transcendental 4), Broadcast/Injective/View 0, reduction 1 per
 // input element (compound reductions 4), MatMul/Gemm 2*m*n*k per batch (+ m*n for
 // Gemm's C), Conv 2 * output elements * (weight elements / output channels),
-// Opaque 0. time = max(M(bytes), sum of flops / peak) + phi, with the fp16 peak
+// Opaque 0. time = max(M(bytes), gathered bytes / L2 bandwidth, sum of flops / peak)
+// + phi (gathered bytes: the outputs of Gather and GatherElements, each element read
+// from L2 however small its table), with the fp16 peak
 // for f16/bf16 outputs and the fp32 peak otherwise; a group without launching
 // nodes takes 0. estimate_plan sums single-node kernels (before) against the
 // groups plus the remaining launching nodes alone (after).

@@ -102,6 +102,42 @@ TEST(InstructionEstimate, WeightsByLoopsAndAnchors) {
   EXPECT_DOUBLE_EQ(unmatched.estimate.total(), 11 * 8);
 }
 
+// A loop of three loads: two unrolled copies of line 40 (one SASS load each) and one
+// load of line 41 that nvcc merged across four unrolled iterations (the recommender's
+// embedding id), so its location counted 4 requests per trip.
+constexpr const char* kMergedListing = R"(	.target	sm_90
+
+//--------------------- .text.m_kernel    --------------------------
+	.section	.text.m_kernel,"ax",@progbits
+m_kernel:
+.text.m_kernel:
+.L_x_0:
+	//## File "/out/kernels/m.cu", line 41
+        /*0000*/                   LDG.E.64 R6, desc[UR4][R2.64] ;
+	//## File "/out/kernels/m.cu", line 40
+        /*0010*/                   LDG.E R4, desc[UR4][R2.64] ;
+        /*0020*/                   LDG.E R5, desc[UR4][R2.64+0x20] ;
+        /*0030*/                   FFMA R4, R4, R5, RZ ;
+        /*0040*/               @P0 BRA `(.L_x_0) ;
+        /*0050*/                   EXIT ;
+)";
+
+TEST(InstructionEstimate, LoopRunsAsOftenAsItsMedianAnchor) {
+  Result<std::vector<SassKernel>> parsed = parse_sass(kMergedListing);
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  // 50 trips: line 40's two loads ran 100 requests (50 each), line 41's merged load 200.
+  std::map<AccessLocation, uint64_t> requests = {
+      {{"m.cu", 40, "", 0, kStitchEmuGlobalLoad}, 100},
+      {{"m.cu", 41, "", 0, kStitchEmuGlobalLoad}, 200},
+  };
+  const InstructionCount count = count_instructions(*parsed, requests, 1);
+  EXPECT_EQ(count.matched_anchors, 3);
+  // The anchors say 200, 50, 50: the loop runs 50 times (the most executed would say 200).
+  EXPECT_DOUBLE_EQ(count.estimate.fp32, 50);
+  EXPECT_DOUBLE_EQ(count.estimate.memory, 150);
+  EXPECT_DOUBLE_EQ(count.estimate.control, 50 + 1);  // BRA; EXIT once per warp
+}
+
 TEST(InstructionEstimate, ParsesAddr2line) {
   const char* text =
       "0x0000000000001233\n"
