@@ -1083,6 +1083,98 @@ std::vector<std::vector<ir::NodeId>> independent_parts(const GroupFacts& group) 
   return parts;
 }
 
+// 3a. Cheap producers recomputed (issue 16 part 2). In the global composition a
+// materialized elementwise value costs a stage (a grid barrier) and a round trip
+// through the workspace; inlined, every read evaluates its expression again (up to
+// materialized values and the group's inputs). It is inlined when that expression is
+// small and the profile's estimate of the extra evaluations (their flops at the fp32
+// peak, their operand reads at L2 bandwidth) is below one grid barrier plus the round
+// trip: an unrolled GRU's new hidden state, read by the next step's three GEMMs.
+constexpr int kRecomputeMaxOps = 32;
+constexpr int kRecomputeMaxLeaves = 16;
+
+// The ops and the operand reads of one evaluation of `id`'s producer, through the
+// values it inlines; false past the limits.
+bool expression_cost(const GroupFacts& group, const GroupSchedule& schedule, ir::ValueId id,
+                     int* ops, int* leaves) {
+  const ir::Node& node = group.graph.node(group.graph.value(id).producer);
+  const ir::OpKind kind = ir::op_kind(node);
+  if (kind != ir::OpKind::kElementwise && kind != ir::OpKind::kBroadcast &&
+      kind != ir::OpKind::kView && kind != ir::OpKind::kInjective) {
+    return false;
+  }
+  *ops += kind == ir::OpKind::kElementwise || kind == ir::OpKind::kBroadcast ? 1 : 0;
+  for (ir::ValueId input : node.inputs) {
+    if (input == ir::kNoId) continue;
+    const ir::Value& value = group.graph.value(input);
+    auto it = schedule.values.find(input);
+    if (value.producer == ir::kNoId || !group.inside.count(value.producer) ||
+        it == schedule.values.end() || it->second.materialized) {
+      if (!value.is_initializer() || value.type.num_elements() != 1)
+        ++*leaves;  // literals are free
+    } else if (!expression_cost(group, schedule, input, ops, leaves)) {
+      return false;
+    }
+    if (*ops > kRecomputeMaxOps || *leaves > kRecomputeMaxLeaves) return false;
+  }
+  return true;
+}
+
+// Returns the producers it inlined, for GroupSchedule::why.
+std::vector<std::string> recompute_cheap_producers(const GroupFacts& group,
+                                                   const cost_model::DeviceProfile& profile,
+                                                   GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  std::vector<std::string> recomputed;
+  // A whole attention core keeps its softmax staged here: the attention composition is
+  // what it should get (no grid barrier), and a cheaper-looking global kernel holding
+  // one would take its place in the plan.
+  std::set<ir::NodeId> attention;
+  for (ir::NodeId id : group.ordered) {
+    if (!is_gemm(graph.node(id))) continue;
+    if (std::optional<ir::AttentionCore> core = ir::match_attention(graph, id)) {
+      for (ir::NodeId member : core->nodes()) attention.insert(member);
+    }
+  }
+  for (ir::NodeId id : group.ordered) {  // producers first: their decisions stand
+    const ir::Node& node = graph.node(id);
+    const ir::OpKind kind = ir::op_kind(node);
+    if (kind != ir::OpKind::kElementwise && kind != ir::OpKind::kBroadcast) continue;
+    if (attention.count(id)) continue;
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      ValueSchedule& value = schedule->values[output];
+      if (!value.materialized) continue;
+      int ops = 0, leaves = 0;
+      if (!expression_cost(group, *schedule, output, &ops, &leaves)) continue;
+      const double elements = static_cast<double>(elements_of(graph, output));
+      double reads = 0;
+      for (const ir::Use& use : graph.value(output).users) {
+        if (!group.inside.count(use.node)) continue;
+        const ir::Node& reader = graph.node(use.node);
+        if (is_gemm(reader)) {
+          const std::optional<ir::GemmShape> gemm = ir::gemm_shape(graph, reader);
+          if (!gemm) continue;
+          reads += static_cast<double>(gemm->batch * gemm->m * gemm->n * gemm->k);
+        } else {
+          reads += std::max(elements, static_cast<double>(elements_of(graph, reader.outputs[0])));
+        }
+      }
+      const double bytes = elements * ir::dtype_size(graph.value(output).type.dtype);
+      const double recompute_us =
+          (reads - elements) *
+          (ops / profile.fp32_flops_per_second + leaves * 4.0 / profile.l2_bytes_per_second) * 1e6;
+      const double materialize_us =
+          profile.grid_barrier_us + 2 * bytes / profile.l2_bytes_per_second * 1e6;
+      if (recompute_us < materialize_us) {
+        value.materialized = false;
+        recomputed.push_back(node_label(node));
+      }
+    }
+  }
+  return recomputed;
+}
+
 // 3. A single-stage group: packing when it has independent parts (each over its own
 // blocks), else block (column reductions), warp (warp reductions) or thread.
 void plan_single_stage(const GroupFacts& group, const MappingUse& use,
@@ -1235,6 +1327,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                    " whose readers read it at their own index: A and B tiles in shared memory";
     return schedule;
   }
+  const std::vector<std::string> recomputed = recompute_cheap_producers(group, profile, &schedule);
   STITCH_ASSIGN_OR_RETURN(MappingUse use, plan_levels(group, profile, &schedule));
   plan_global_launch(group, profile, &schedule);
   if (schedule.cooperative) {
@@ -1249,6 +1342,20 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                              " independent parts, each over its own blocks"
                        : "one stage: every value is computed where it is read, or by its own "
                          "thread mapping";
+  }
+  if (!recomputed.empty()) {
+    // The first few by name: an unrolled RNN inlines one per step.
+    std::string names;
+    for (size_t r = 0; r < recomputed.size() && r < 3; ++r) {
+      names += (r ? ", " : "") + recomputed[r];
+    }
+    if (recomputed.size() > 3) {
+      names += " and " + num(static_cast<int64_t>(recomputed.size() - 3)) + " more";
+    }
+    schedule.why +=
+        "; recomputed at each read rather than materialized behind a grid barrier "
+        "(estimated cheaper): " +
+        names;
   }
   return schedule;
 }
