@@ -91,12 +91,13 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
   // Unfused nodes by canonical text first, so that a shared kernel's name describes
   // every node that launches it.
   std::vector<std::string> texts(result.unfused.size());
+  std::vector<emit::GroupBoundary> boundaries(result.unfused.size());
   std::unordered_map<std::string, std::vector<std::vector<ir::NodeId>>> sites_by_text;
   for (size_t index = 0; index < result.unfused.size(); ++index) {
     const fusion::UnfusedNode& node = result.unfused[index];
     if (node.kind != fusion::UnfusedKind::kKernel) continue;
-    texts[index] =
-        emit::canonical_group_text(model, emit::group_boundary(graph, {node.node}, positions));
+    boundaries[index] = emit::group_boundary(graph, {node.node}, positions);
+    texts[index] = emit::canonical_group_text(model, boundaries[index]);
     sites_by_text[texts[index]].push_back({node.node});
   }
   int single = 0;
@@ -104,7 +105,7 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
   for (size_t index = 0; index < result.unfused.size(); ++index) {
     const fusion::UnfusedNode& node = result.unfused[index];
     if (node.kind != fusion::UnfusedKind::kKernel) continue;
-    const emit::GroupBoundary boundary = emit::group_boundary(graph, {node.node}, positions);
+    const emit::GroupBoundary& boundary = boundaries[index];
     const std::string& text = texts[index];
     if (auto owner = single_by_text.find(text); owner != single_by_text.end()) {
       emit::SharedLaunch launch{graph.node(node.node).name, {}};

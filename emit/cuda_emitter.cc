@@ -296,11 +296,8 @@ namespace {
 
 // The profile's analytic figures for the schedule (issue 16 part 4): what the
 // planner weighs, term by term, so a reader of the .cu sees why it is fast or slow.
-std::string estimate_line(const ir::Graph& graph, const GroupSchedule& schedule,
+std::string estimate_line(const cost_model::GroupCost& cost,
                           const cost_model::DeviceProfile& profile) {
-  const cost_model::KernelShape shape = kernel_shape(graph, schedule);
-  const cost_model::GroupCost cost =
-      cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile, &shape);
   char text[512];
   std::snprintf(text, sizeof(text),
                 "Estimate on %s (analytic): %lld bytes moved (%.2f us at the bandwidth curve), "
@@ -342,9 +339,12 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   kernel.shared_bytes_requested = schedule.shared_bytes_requested;
   kernel.shared_bytes_allocated = schedule.shared_bytes;
   kernel.shared_memory_fallback = schedule.shared_memory_fallback;
-  kernel.predicted_time_us =
-      cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile).time_us;
-  kernel.estimate = estimate_line(graph, schedule, profile);
+  // One estimate: the predicted time is its plain part, without the schedule's charge.
+  const cost_model::KernelShape shape = kernel_shape(graph, schedule);
+  const cost_model::GroupCost cost =
+      cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile, &shape);
+  kernel.predicted_time_us = cost.time_us - cost.charge_us;
+  kernel.estimate = estimate_line(cost, profile);
   record_template(graph, schedule, &kernel);
 
   kernel.source = header_comment(kernel, schedule) + "#include \"stitch_prelude.cuh\"\n\n" +

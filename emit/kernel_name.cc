@@ -61,11 +61,12 @@ std::vector<std::string> what(const ir::Graph& graph, const std::vector<ir::Node
     const std::string& op = graph.node(id).op_type;
     if (count[op]++ == 0) order.push_back(op);
   }
-  auto has = [&](const char* op, int at_least = 1) {
+  auto number = [&](const char* op) {
     auto it = count.find(op);
-    return it != count.end() && it->second >= at_least;
+    return it == count.end() ? 0 : it->second;
   };
-  const int gemms = (has("MatMul") ? count["MatMul"] : 0) + (has("Gemm") ? count["Gemm"] : 0);
+  auto has = [&](const char* op, int at_least = 1) { return number(op) >= at_least; };
+  const int gemms = number("MatMul") + number("Gemm");
   const bool softmax = has("ReduceMax") && has("Exp") && has("ReduceSum");
   std::vector<std::string> words;
   if (softmax && gemms >= 2) return {"attention"};

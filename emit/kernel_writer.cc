@@ -309,20 +309,17 @@ Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& in
                      ir::to_string(graph_.value(id).type) + "\n";
   const int64_t k = value.row_elements;
   const std::string index = "row * " + num(k) + " + j";
-  std::string function;
+  // Rows moved by a Transpose: its operand at this row, written to the row it lands on.
+  STITCH_ASSIGN_OR_RETURN(std::string function,
+                          value.rows_moved ? accessor(producer(id).inputs[0]) : value_function(id));
   std::string target;
   if (value.rows_moved) {
-    // The Transpose's operand at this row, written to the row it moves it to.
-    STITCH_ASSIGN_OR_RETURN(function, accessor(producer(id).inputs[0]));
     target = pointer_name(id) + "[" + moved_row(id) + " * " + num(k) + " + j]";
   } else if (output_index_.count(id)) {
-    STITCH_ASSIGN_OR_RETURN(function, value_function(id));
     target = pointer_name(id) + "[" + index + "]";
   } else if (value.storage == Storage::kShared) {
-    STITCH_ASSIGN_OR_RETURN(function, value_function(id));
     target = "sh_" + base + "[j]";
   } else {
-    STITCH_ASSIGN_OR_RETURN(function, value_function(id));
     target = "ws_" + base + "[" + index + "]";
   }
   // A clamped row group computes but does not write (shared rows are its own).

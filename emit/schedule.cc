@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "emit/cuda_text.h"
@@ -1129,24 +1130,31 @@ std::vector<std::string> recompute_cheap_producers(const GroupFacts& group,
   // A whole attention core keeps its softmax staged here: the attention composition is
   // what it should get (no grid barrier), and a cheaper-looking global kernel holding
   // one would take its place in the plan.
-  std::set<ir::NodeId> attention;
-  for (ir::NodeId id : group.ordered) {
-    if (!is_gemm(graph.node(id))) continue;
-    if (std::optional<ir::AttentionCore> core = ir::match_attention(graph, id)) {
-      for (ir::NodeId member : core->nodes()) attention.insert(member);
+  // Looked up once, and only for groups with a value to recompute (the planner's
+  // schedule oracle builds schedules for every candidate).
+  std::optional<std::set<ir::NodeId>> attention;
+  auto in_attention = [&](ir::NodeId id) {
+    if (!attention) {
+      attention.emplace();
+      for (ir::NodeId gemm : group.ordered) {
+        if (!is_gemm(graph.node(gemm))) continue;
+        if (std::optional<ir::AttentionCore> core = ir::match_attention(graph, gemm)) {
+          for (ir::NodeId member : core->nodes()) attention->insert(member);
+        }
+      }
     }
-  }
+    return attention->count(id) > 0;
+  };
   for (ir::NodeId id : group.ordered) {  // producers first: their decisions stand
     const ir::Node& node = graph.node(id);
     const ir::OpKind kind = ir::op_kind(node);
     if (kind != ir::OpKind::kElementwise && kind != ir::OpKind::kBroadcast) continue;
-    if (attention.count(id)) continue;
     for (ir::ValueId output : node.outputs) {
       if (output == ir::kNoId) continue;
       ValueSchedule& value = schedule->values[output];
       if (!value.materialized) continue;
       int ops = 0, leaves = 0;
-      if (!expression_cost(group, *schedule, output, &ops, &leaves)) continue;
+      if (!expression_cost(group, *schedule, output, &ops, &leaves) || in_attention(id)) continue;
       const double elements = static_cast<double>(elements_of(graph, output));
       double reads = 0;
       for (const ir::Use& use : graph.value(output).users) {

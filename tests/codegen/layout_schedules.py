@@ -38,13 +38,7 @@ def transpose_model(name, dtype, dims, perm):
     out_dims = [dims[p] for p in perm] if perm else list(reversed(dims))
     attrs = {"perm": perm} if perm else {}
     node = helper.make_node("Transpose", ["x"], ["y"], name="transpose", **attrs)
-    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", dtype, dims)],
-                              [helper.make_tensor_value_info("y", dtype, out_dims)])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                          producer_name="tests/codegen/layout_schedules.py")
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    return m
+    return graph_model(name, [("x", dtype, dims)], [node], [("y", dtype, out_dims)])
 
 
 def graph_model(name, inputs, nodes, outputs, initializers=()):
