@@ -23,15 +23,29 @@
 // Launch latency phi: 1000 back-to-back empty launches between two events, divided
 // by 1000, in microseconds; the median over `repetitions` batches.
 //
+// L2 bandwidth: the same copy over a quarter of the L2 (source and destination an
+// eighth each), not flushed, after a warm-up: bytes read plus written over the median
+// time.
+//
+// Grid barrier: stitch_grid_sync, the barrier every generated cooperative kernel uses
+// (taken from the embedded prelude, emit::embedded_stitch_prelude, so what is timed is
+// what is emitted), 1000 times in a cooperative launch of one 256-thread block per SM,
+// the usual grid of a barrier kernel; the median launch over `repetitions`, less one
+// launch latency, over 1000.
+//
 // Device fields come from cudaGetDeviceProperties. Peak DRAM bandwidth is
 // 2 (DDR) x memory clock x bus width (cudaDevAttrMemoryClockRate, still an attribute
 // in CUDA 13 though cudaDeviceProp lost the field); when the driver reports no clock,
 // the shipped profile's value for the same GPU, else the highest measured bandwidth.
-// fp32/fp16 peaks are not reported by CUDA: they come from the shipped profile whose
-// name appears in the device name and whose SM count matches (an "H100 PCIe" with 114
-// SMs is not the shipped SXM "h100"), else an estimate: SMs x clock x 128 FP32 lanes
-// x 2 (FMA) for fp32 and twice that for fp16 (the half2 rate, not tensor cores), said
-// on stderr with --verbose.
+// The SM clock is cudaDevAttrClockRate (the boost clock) and blocks per SM
+// cudaDevAttrMaxBlocksPerMultiprocessor (cudaDeviceProp lost both fields in CUDA 13).
+// fp32/fp16/fp64 peaks, block_barrier_cycles, atomic_same_address_ns and
+// library_efficiency are not measured: they come from the shipped profile whose name
+// appears in the device name and whose SM count matches (an "H100 PCIe" with 114 SMs is
+// not the shipped SXM "h100"). Without one, the fp32 peak is SMs x clock x 128 FP32
+// lanes x 2 (FMA), fp16 twice that (the half2 rate, not tensor cores), and the rest come
+// from the shipped profile of the nearest architecture (v100 for sm_7x, a100 for sm_8x,
+// h100 from sm_90), fp64 scaled by the clock and SM ratio; the profile's note says so.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -48,6 +62,7 @@
 #include <string>
 #include <vector>
 
+#include "emit/kernel_directory.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
 #include "runtime_stub/cuda/cuda_timing.h"
 
@@ -65,6 +80,13 @@ extern "C" __global__ void stitch_calibrate_copy(const float4* __restrict__ x,
 }
 extern "C" __global__ void stitch_calibrate_empty() {}
 )";
+// Appended after the prelude's stitch_grid_sync (calibration_source()).
+constexpr const char* kBarrierSource = R"(
+extern "C" __global__ void stitch_calibrate_grid_barrier(unsigned int* counter, int rounds) {
+  for (int round = 0; round < rounds; ++round) stitch_grid_sync(counter);
+}
+)";
+constexpr int kBarrierRounds = 1000;
 constexpr int kCopyBlock = 256;
 constexpr int kLaunchBatch = 1000;
 constexpr int64_t kBytesPerElement = 2 * 16;  // one float4 read, one written
@@ -77,6 +99,7 @@ struct DriverApi {
   PFN_cuModuleUnload_v2000 module_unload = nullptr;
   PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuLaunchCooperativeKernel_v9000 launch_cooperative_kernel = nullptr;
   PFN_cuGetErrorString_v6000 get_error_string = nullptr;
 
   Status check(CUresult result, std::string_view call) const {
@@ -115,6 +138,8 @@ Result<DriverApi> load_driver_api() {
   STITCH_RETURN_IF_ERROR(driver_entry_point("cuModuleUnload", &api.module_unload));
   STITCH_RETURN_IF_ERROR(driver_entry_point("cuModuleGetFunction", &api.module_get_function));
   STITCH_RETURN_IF_ERROR(driver_entry_point("cuLaunchKernel", &api.launch_kernel));
+  STITCH_RETURN_IF_ERROR(
+      driver_entry_point("cuLaunchCooperativeKernel", &api.launch_cooperative_kernel));
   return api;
 }
 
@@ -157,9 +182,25 @@ Status nvrtc_status(nvrtcResult result, std::string_view call) {
   return Status::internal(std::string(call) + ": " + nvrtcGetErrorString(result));
 }
 
+// The calibration kernels: the copy and the empty kernel, and the grid-barrier kernel
+// over the prelude's stitch_grid_sync, cut out of the embedded prelude (the prelude
+// as a whole includes headers NVRTC would need the toolkit's include directory for).
+Result<std::string> calibration_source() {
+  const std::string_view prelude = emit::embedded_stitch_prelude();
+  const std::string_view signature = "STITCH_DEVICE void stitch_grid_sync(";
+  const size_t begin = prelude.find(signature);
+  const size_t end = begin == std::string_view::npos ? begin : prelude.find("\n}\n", begin);
+  if (end == std::string_view::npos) {
+    return Status::internal("the embedded prelude has no stitch_grid_sync to calibrate");
+  }
+  return std::string(kCalibrationSource) + "#define STITCH_DEVICE __device__ __forceinline__\n" +
+         std::string(prelude.substr(begin, end + 3 - begin)) + kBarrierSource;
+}
+
 // The calibration kernels as a cubin for sm_<major><minor>, or as PTX for the newest
 // older architecture NVRTC supports.
 Result<std::string> compile_calibration_kernels(int major, int minor, bool verbose) {
+  STITCH_ASSIGN_OR_RETURN(const std::string source, calibration_source());
   int count = 0;
   STITCH_RETURN_IF_ERROR(
       nvrtc_status(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs"));
@@ -185,8 +226,8 @@ Result<std::string> compile_calibration_kernels(int major, int minor, bool verbo
 
   NvrtcProgram program;
   STITCH_RETURN_IF_ERROR(
-      nvrtc_status(nvrtcCreateProgram(program.receive(), kCalibrationSource, "stitch_calibrate.cu",
-                                      0, nullptr, nullptr),
+      nvrtc_status(nvrtcCreateProgram(program.receive(), source.c_str(), "stitch_calibrate.cu", 0,
+                                      nullptr, nullptr),
                    "nvrtcCreateProgram"));
   const char* options[] = {option.c_str()};
   nvrtcResult compiled = nvrtcCompileProgram(program.get(), 1, options);
@@ -261,6 +302,7 @@ struct DeviceFacts {
   int clock_khz = 0;
   int memory_clock_khz = 0;
   int bus_bits = 0;
+  int max_blocks_per_sm = 0;
 };
 
 Status check_options(const CalibrationOptions& options) {
@@ -305,11 +347,17 @@ Result<DeviceFacts> open_device(const CalibrationOptions& options) {
                           attribute(cudaDevAttrMemoryClockRate, "MemoryClockRate"));
   STITCH_ASSIGN_OR_RETURN(facts.bus_bits,
                           attribute(cudaDevAttrGlobalMemoryBusWidth, "GlobalMemoryBusWidth"));
+  STITCH_ASSIGN_OR_RETURN(facts.max_blocks_per_sm, attribute(cudaDevAttrMaxBlocksPerMultiprocessor,
+                                                             "MaxBlocksPerMultiprocessor"));
+  if (facts.clock_khz <= 0 || facts.max_blocks_per_sm <= 0) {
+    return Status::unavailable("the driver reports no SM clock or blocks per SM for device " +
+                               std::to_string(options.device));
+  }
   return facts;
 }
 
-// The bandwidth curve M(V) into profile.bandwidth_curve; returns the highest
-// bandwidth measured.
+// The bandwidth curve M(V) into profile.bandwidth_curve and the L2 bandwidth into
+// profile.l2_bytes_per_second; returns the highest DRAM bandwidth measured.
 Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaStream_t stream,
                                  const cudaDeviceProp& properties,
                                  const CalibrationOptions& options,
@@ -372,9 +420,56 @@ Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaS
                 << " bytes: " << bytes_per_second / 1e9 << " GB/s\n";
     }
   }
+  // L2: a copy of a quarter of the L2, read and written, kept there (no flush).
+  const int64_t l2_elements = std::clamp<int64_t>(
+      std::max(properties.l2CacheSize, 0) / (4 * kBytesPerElement), 1, max_elements);
+  for (int i = 0; i < 3; ++i) STITCH_RETURN_IF_ERROR(launch_copy(l2_elements));
+  std::vector<double> l2_seconds;
+  for (int i = 0; i < options.repetitions; ++i) {
+    STITCH_ASSIGN_OR_RETURN(double milliseconds,
+                            time_on_stream(stream, [&] { return launch_copy(l2_elements); }));
+    l2_seconds.push_back(std::max(milliseconds, 5e-4) * 1e-3);
+  }
+  profile.l2_bytes_per_second =
+      static_cast<double>(l2_elements * kBytesPerElement) / median(l2_seconds);
+  if (options.verbose) {
+    std::cerr << "calibrate: L2 " << l2_elements * kBytesPerElement
+              << " bytes: " << profile.l2_bytes_per_second / 1e9 << " GB/s\n";
+  }
   // The buffers are freed on return: nothing may still read them.
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
   return max_measured;
+}
+
+// One grid barrier in microseconds: kBarrierRounds barriers in one cooperative launch
+// of one block per SM, less the launch latency, over kBarrierRounds; the median over
+// `repetitions` launches. The counter needs no reset between launches (each round
+// returns its low bits to 0, stitch_prelude.cuh).
+Result<double> measure_grid_barrier(const DriverApi& driver, CUfunction barrier,
+                                    cudaStream_t stream, const cudaDeviceProp& properties,
+                                    double launch_latency_us, const CalibrationOptions& options) {
+  OwnedDeviceMemory counter;
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMalloc(counter.receive(), sizeof(unsigned int)), "cudaMalloc(barrier)"));
+  STITCH_RETURN_IF_ERROR(cuda_status(
+      cudaMemsetAsync(counter.get(), 0, sizeof(unsigned int), stream), "cudaMemsetAsync"));
+  const unsigned int blocks = static_cast<unsigned int>(properties.multiProcessorCount);
+  auto launch = [&]() -> Status {
+    void* pointer = counter.get();
+    int rounds = kBarrierRounds;
+    void* arguments[] = {&pointer, &rounds};
+    return driver.check(driver.launch_cooperative_kernel(barrier, blocks, 1, 1, kCopyBlock, 1, 1, 0,
+                                                         stream, arguments),
+                        "cuLaunchCooperativeKernel(grid barrier)");
+  };
+  STITCH_RETURN_IF_ERROR(launch());  // warm-up
+  std::vector<double> barrier_us;
+  for (int i = 0; i < options.repetitions; ++i) {
+    STITCH_ASSIGN_OR_RETURN(double milliseconds, time_on_stream(stream, launch));
+    barrier_us.push_back(std::max(milliseconds * 1e3 - launch_latency_us, 1e-3) / kBarrierRounds);
+  }
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  return median(barrier_us);
 }
 
 // Launch latency phi in microseconds: the median over batches of back-to-back launches.
@@ -412,8 +507,8 @@ std::optional<cost_model::DeviceProfile> shipped_profile(const cudaDeviceProp& p
 
 // The profile's device fields and peaks, from the device's facts, the shipped
 // profile when one matches, and the highest measured bandwidth.
-void describe_device(const DeviceFacts& facts, double max_measured,
-                     const CalibrationOptions& options, cost_model::DeviceProfile& profile) {
+Status describe_device(const DeviceFacts& facts, double max_measured,
+                       const CalibrationOptions& options, cost_model::DeviceProfile& profile) {
   const cudaDeviceProp& properties = facts.properties;
   const std::optional<cost_model::DeviceProfile> shipped = shipped_profile(properties);
   if (shipped) {
@@ -427,8 +522,9 @@ void describe_device(const DeviceFacts& facts, double max_measured,
   profile.sku = properties.name;
   profile.note =
       "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
-      "plus written, L2 flushed, median of each size) and launch_latency_us (back-to-back "
-      "empty kernels).";
+      "plus written, L2 flushed, median of each size), l2_bytes_per_second (the copy over "
+      "a quarter of the L2, not flushed), launch_latency_us (back-to-back empty kernels) "
+      "and grid_barrier_us (the emitted stitch_grid_sync, one block per SM).";
   profile.sm_count = properties.multiProcessorCount;
   profile.max_threads_per_block = properties.maxThreadsPerBlock;
   profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
@@ -446,20 +542,42 @@ void describe_device(const DeviceFacts& facts, double max_measured,
   } else {
     profile.peak_dram_bytes_per_second = max_measured;
   }
+  profile.sm_clock_hz = facts.clock_khz * 1e3;
+  profile.max_blocks_per_sm = facts.max_blocks_per_sm;
   if (shipped) {
     profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
     profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
-    return;
+    profile.fp64_flops_per_second = shipped->fp64_flops_per_second;
+    profile.block_barrier_cycles = shipped->block_barrier_cycles;
+    profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
+    profile.library_efficiency = shipped->library_efficiency;
+    return Status::ok();
   }
   profile.fp32_flops_per_second =
       static_cast<double>(properties.multiProcessorCount) * facts.clock_khz * 1e3 * 128 * 2;
   profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
-  profile.note += " fp32/fp16 peaks are estimates (no shipped profile matches this GPU).";
+  const std::string nearest =
+      properties.major >= 9 ? "h100" : (properties.major == 8 ? "a100" : "v100");
+  STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile reference,
+                          cost_model::builtin_device_profile(nearest));
+  profile.fp64_flops_per_second = reference.fp64_flops_per_second *
+                                  (profile.sm_count * profile.sm_clock_hz) /
+                                  (reference.sm_count * reference.sm_clock_hz);
+  profile.block_barrier_cycles = reference.block_barrier_cycles;
+  profile.atomic_same_address_ns = reference.atomic_same_address_ns;
+  profile.library_efficiency = reference.library_efficiency;
+  profile.note +=
+      " fp32/fp16 peaks are estimates (no shipped profile matches this GPU); fp64, "
+      "block_barrier_cycles, atomic_same_address_ns and library_efficiency come "
+      "from the shipped " +
+      nearest + " profile.";
   if (options.verbose) {
     std::cerr << "calibrate: no shipped profile matches " << properties.name
               << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
-                 "that: no tensor cores)\n";
+                 "that: no tensor cores), the rest from the shipped "
+              << nearest << " profile\n";
   }
+  return Status::ok();
 }
 
 }  // namespace
@@ -482,12 +600,16 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
       driver.check(driver.module_load_data(module.receive(), image.data()), "cuModuleLoadData"));
   CUfunction copy = nullptr;
   CUfunction empty = nullptr;
+  CUfunction barrier = nullptr;
   STITCH_RETURN_IF_ERROR(
       driver.check(driver.module_get_function(&copy, module.get(), "stitch_calibrate_copy"),
                    "cuModuleGetFunction"));
   STITCH_RETURN_IF_ERROR(
       driver.check(driver.module_get_function(&empty, module.get(), "stitch_calibrate_empty"),
                    "cuModuleGetFunction"));
+  STITCH_RETURN_IF_ERROR(driver.check(
+      driver.module_get_function(&barrier, module.get(), "stitch_calibrate_grid_barrier"),
+      "cuModuleGetFunction"));
 
   OwnedStream stream;
   STITCH_RETURN_IF_ERROR(
@@ -500,7 +622,12 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
                           measure_launch_latency(driver, empty, stream.get(), options));
   if (options.verbose)
     std::cerr << "calibrate: launch latency " << profile.launch_latency_us << " us\n";
-  describe_device(facts, max_measured, options, profile);
+  STITCH_ASSIGN_OR_RETURN(profile.grid_barrier_us,
+                          measure_grid_barrier(driver, barrier, stream.get(), properties,
+                                               profile.launch_latency_us, options));
+  if (options.verbose)
+    std::cerr << "calibrate: grid barrier " << profile.grid_barrier_us << " us\n";
+  STITCH_RETURN_IF_ERROR(describe_device(facts, max_measured, options, profile));
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
   return profile;
 }
