@@ -9,14 +9,17 @@ namespace stitch::runtime::cuda {
 namespace {
 
 // A bias for `output`: its dims, right-aligned, are 1 except the channel axis, which
-// equals the output's; its data is then channel-contiguous. The plan only ever binds
-// such a bias; checked because the library reads one value per channel.
+// equals the output's; or, for the op's own bias input (Conv's B, whose one dim is the
+// output channel whatever the rank), a vector of the output's channels. Its data is
+// then channel-contiguous. The plan only ever binds such a bias; checked because the
+// library reads one value per channel.
 bool is_channel_vector(const ir::TensorType& operand, const ir::TensorType& output,
-                       size_t channel_axis) {
+                       size_t channel_axis, bool own_bias) {
   if (operand.dtype != output.dtype || !operand.is_static() ||
       operand.dims.size() > output.dims.size()) {
     return false;
   }
+  if (own_bias && operand.dims.size() == 1) return operand.dims[0] == output.dims[channel_axis];
   size_t offset = output.dims.size() - operand.dims.size();
   for (size_t axis = 0; axis < output.dims.size(); ++axis) {
     int64_t dim = axis >= offset ? operand.dims[axis - offset] : 1;
@@ -107,7 +110,10 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
   if (bound->bias != ir::kNoId) {
     chain->bias_input = step_input_index(step, body, bound->bias);
     const ir::TensorType& type = body.value(bound->bias).type;
-    if (chain->bias_input < 0 || !is_channel_vector(type, chain->output, channel_axis)) {
+    // Conv(X, W, B): B is per output channel (ONNX Conv); an Add's operand broadcasts.
+    const bool own_bias =
+        op.op_type == "Conv" && op.inputs.size() > 2 && op.inputs[2] == bound->bias;
+    if (chain->bias_input < 0 || !is_channel_vector(type, chain->output, channel_axis, own_bias)) {
       return "the bias " + ir::to_string(type) + " is not a step input with one value per " +
              "channel of " + ir::to_string(chain->output);
     }

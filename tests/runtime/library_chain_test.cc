@@ -1,0 +1,67 @@
+// Tests for read_library_chain (runtime_stub/cuda/cuda_library_step.h), which the GPU
+// backend uses to bind a library step's call and epilogue to the step's inputs. It is
+// plain C++ (no CUDA call), so it is tested here on real compiled outputs: on an H100
+// (2026-11-26, docs/benchmarks.md) every Conv with a bias of resnet and vit ran on the
+// host because Conv's own 1-D bias B was checked as a right-aligned broadcast.
+#include "runtime_stub/cuda/cuda_library_step.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "runtime_stub/program.h"
+
+namespace stitch::runtime::cuda {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `stitchopt models/<model> -o <temp>` with the built binary; the output directory.
+std::string compile_bundled(const std::string& model, const std::string& flags) {
+  const fs::path out = fs::temp_directory_path() / ("stitch_library_chain_" + model);
+  fs::remove_all(out);
+  const std::string command = std::string(STITCH_BINARY_DIR) + "/bin/stitchopt " +
+                              STITCH_SOURCE_DIR + "/models/" + model + ".onnx -o " + out.string() +
+                              " -q " + flags;
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return out.string();
+}
+
+// Every cuDNN Conv step of the output binds: the call, its bias and residual are step
+// inputs of the right shapes (what the cuDNN plan needs to take the step off the host).
+void expect_every_conv_binds(const std::string& model, const std::string& flags, int at_least) {
+  const std::string out = compile_bundled(model, flags);
+  Result<Program> program = load_program(out);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  int convolutions = 0;
+  int with_bias = 0;
+  for (const Step& step : program->steps) {
+    if (step.kind != StepKind::kLibrary || step.library != "cuDNN") continue;
+    LibraryChain chain;
+    Result<std::string> why = read_library_chain(step, /*channel_last=*/false, &chain);
+    ASSERT_TRUE(why.is_ok()) << why.status().message();
+    if (chain.op == nullptr || chain.op->op_type != "Conv") continue;
+    ++convolutions;
+    EXPECT_EQ(*why, "") << step.name;
+    if (chain.bias_input >= 0) {
+      ++with_bias;
+      EXPECT_EQ(step.inputs[static_cast<size_t>(chain.bias_input)].type.num_elements(),
+                chain.output.dims[1])
+          << step.name;
+    }
+  }
+  EXPECT_GE(convolutions, at_least) << model;
+  EXPECT_GE(with_bias, at_least) << model;
+  fs::remove_all(out);
+}
+
+TEST(LibraryChainTest, ConvBiasBindsAsOneValuePerOutputChannel) {
+  expect_every_conv_binds("resnet", "", 6);
+  expect_every_conv_binds("resnet", "--unfused", 6);
+  expect_every_conv_binds("vit", "", 1);
+}
+
+}  // namespace
+}  // namespace stitch::runtime::cuda
