@@ -12,8 +12,9 @@
 namespace stitch::emit {
 
 // Body of compute_<v>(i) for a MatMul or Gemm output element (thread composition
-// over k; fine-grained GEMMs only: at most 64x64x64 per batch).
-Result<std::string> KernelWriter::gemm_body(const ir::Node& node) {
+// over k; fine-grained GEMMs only: at most 64x64x64 per batch). With `lanes` (a MatMul
+// only), the body of lane `lane`'s part: k from the lane in steps of 32, the raw sum.
+Result<std::string> KernelWriter::gemm_body(const ir::Node& node, bool lanes) {
   const ir::ValueId out = node.outputs[0];
   const std::vector<int64_t>& out_dims = dims(out);
   if (product(out_dims) == 0) return empty_value_body(compute_type(dtype(out)));
@@ -70,10 +71,45 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node) {
           num(m * k) + " + m * " + num(k) + ";\n";
   body += "    const index_t b_base = (" + broadcast_index(batch, b_batch, "batch") + ") * " +
           num(k * n) + " + n;\n";
-  body += "    " + acc + " sum = 0;\n    for (index_t kk = 0; kk < " + num(k) + "; ++kk) {\n";
+  body += "    " + acc + " sum = 0;\n    for (index_t kk = " + (lanes ? "lane" : "0") + "; kk < " +
+          num(k) + (lanes ? "; kk += 32) {\n" : "; ++kk) {\n");
   body += "      sum += static_cast<" + acc + ">(" + a + "(a_base + kk)) * static_cast<" + acc +
           ">(" + b + "(b_base + kk * " + num(n) + "));\n    }\n";
-  return body + "    return static_cast<" + compute_type(dtype(out)) + ">(sum);\n";
+  return body + (lanes ? "    return sum;\n"
+                       : "    return static_cast<" + compute_type(dtype(out)) + ">(sum);\n");
+}
+
+// A stage writing MatMul `id` a warp per output element (ValueSchedule::lanes_over_k):
+// each lane sums its k terms, shuffles combine the 32 sums in a fixed tree order, and
+// lane 0 writes the element.
+Result<std::string> KernelWriter::lane_gemm_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  if (gemm_form(node) != GemmForm::kMatMul) {
+    return Status::internal("lanes over k planned for " + node.display_name() +
+                            ", which is not a MatMul");
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string body, gemm_body(node, /*lanes=*/true));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const std::string acc = compute_type(dtype(id));
+  const std::string in_ = indent + "  ";
+  const int64_t outputs = elements_of(graph_, id);
+  std::string code = indent + "// a warp per output element: lanes over k, shuffles combine\n";
+  code += indent + "for (index_t i = " + warp_loop_start() + "; i < " + num(outputs) +
+          "; i += threads / 32) {\n";
+  code += in_ + "const index_t lane = threadIdx.x % 32;\n";
+  // The body's lines are written for a lambda at the kernel's top level (4 spaces).
+  std::string nested;
+  for (size_t start = 0; start < body.size();) {
+    size_t end = body.find('\n', start);
+    end = end == std::string::npos ? body.size() : end + 1;
+    nested += in_ + "  " + body.substr(start, end - start).substr(std::min<size_t>(4, end - start));
+    start = end;
+  }
+  code += in_ + acc + " a = [&]() -> " + acc + " {\n" + nested + in_ + "}();\n";
+  code += shuffle_combine(ReduceCombine::kSum, acc, 1, in_);
+  code += in_ + "if (lane == 0) " + target_array(id) + "[i] = " + store(dtype(id), "a") + ";\n";
+  loop_offset_ = (loop_offset_ + 32 * outputs) % (int64_t{1} << 30);
+  return code + indent + "}\n";
 }
 
 // The value of a MatMul operand at flat index `index` for a tile load: a reduction

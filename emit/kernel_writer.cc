@@ -261,6 +261,10 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   std::string code = indent + "// " + comment_name(node) + " -> " +
                      ir::to_string(graph_.value(id).type) +
                      (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") + "\n";
+  if (value.lanes_over_k) {
+    STITCH_ASSIGN_OR_RETURN(std::string lanes, lane_gemm_code(id, indent));
+    return code + lanes;
+  }
   if (value.mapping != ReductionMapping::kThread) {
     STITCH_ASSIGN_OR_RETURN(std::string mapped, value.slices >= 2
                                                     ? partials_code(id, indent)
@@ -269,9 +273,24 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   }
   STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
   std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
-  code += indent + "for (index_t i = tid; i < " + num(elements_of(graph_, id)) +
-          "; i += threads) " + target + " = " + store(dtype(id), function + "(i)") + ";\n";
+  const int64_t elements = elements_of(graph_, id);
+  // Thread (tid + threads - offset) % threads takes element offset % threads first: a
+  // rotation of the grid, so every element still has exactly one thread.
+  const std::string first = loop_offset_ == 0
+                                ? std::string("tid")
+                                : "(tid + threads - " + num(loop_offset_) + " % threads) % threads";
+  loop_offset_ = (loop_offset_ + elements) % (int64_t{1} << 30);
+  code += indent + "for (index_t i = " + first + "; i < " + num(elements) + "; i += threads) " +
+          target + " = " + store(dtype(id), function + "(i)") + ";\n";
   return code;
+}
+
+// The first item of a warp-per-item loop: the warp after the stage's earlier loops
+// (loop_offset_ threads), modulo the grid's warps, as stage_code's thread loops.
+std::string KernelWriter::warp_loop_start() {
+  const int64_t warps_before = loop_offset_ / 32;
+  if (warps_before == 0) return "tid / 32";
+  return "(tid / 32 + threads / 32 - " + num(warps_before) + " % (threads / 32)) % (threads / 32)";
 }
 
 std::string KernelWriter::row_lane() const {
@@ -512,6 +531,7 @@ Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>&
     stages << "    tid = static_cast<index_t>(blockIdx.x - " << first
            << ") * blockDim.x + threadIdx.x;\n";
     stages << "    threads = static_cast<index_t>(" << blocks << ") * blockDim.x;\n";
+    loop_offset_ = 0;
     for (ir::ValueId id : written) {
       if (!part.count(graph_.value(id).producer)) continue;
       STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "    "));
@@ -530,6 +550,7 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
   for (int level = 0; level < schedule_.levels; ++level) {
     if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
     if (schedule_.levels > 1) stages << "  // Stage " << level << "\n";
+    loop_offset_ = 0;
     for (ir::ValueId id : written) {
       const ValueSchedule& value = schedule_.values.at(id);
       if (value.slices >= 2 && value.level - 1 == level) {

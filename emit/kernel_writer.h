@@ -86,7 +86,9 @@ class KernelWriter {
   std::string partials_pointer(ir::ValueId id);
 
   // gemm_emitter.cc.
-  Result<std::string> gemm_body(const ir::Node& node);
+  Result<std::string> gemm_body(const ir::Node& node, bool lanes = false);
+  Result<std::string> lane_gemm_code(ir::ValueId id, const std::string& indent);
+  std::string warp_loop_start();
   Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
   Result<std::string> output_writes(const std::vector<ir::ValueId>& written,
@@ -109,6 +111,12 @@ class KernelWriter {
   const ir::Graph& graph_;
   const GroupSchedule& schedule_;
   std::map<ir::ValueId, std::string> names_;
+  // Elements of the current stage's grid-stride loops written so far: the next loop
+  // starts at that thread (modulo the grid), so that a stage's small loops (an
+  // unrolled RNN step's GEMMs of a few hundred outputs) run side by side on different
+  // blocks instead of one after another on the first block (measured on an H100,
+  // docs/benchmarks.md). Reset at each stage and each packed part.
+  int64_t loop_offset_ = 0;
   std::map<ir::ValueId, size_t> output_index_;
   std::set<ir::NodeId> inside_;
   std::set<ir::ValueId> defined_;

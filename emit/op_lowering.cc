@@ -91,6 +91,19 @@ std::string combine_text(ReduceCombine kind, const std::string& a, const std::st
   return "(" + b + cmp + a + nan + ") ? " + b + " : " + a;
 }
 
+// Lanes of a warp combine their accumulators `a` (of `type`) by xor shuffles over the
+// offsets `highest` down to `lowest`: every lane ends with the combination of its
+// group (the aligned 2 x highest lanes around it).
+std::string shuffle_combine(ReduceCombine kind, const std::string& type, int lowest,
+                            const std::string& indent, int highest) {
+  if (highest < lowest) return "";
+  return indent + "for (int offset = " + num(highest) + "; " +
+         (lowest == 1 ? std::string("offset > 0") : "offset >= " + num(lowest)) +
+         "; offset /= 2) {\n" + indent + "  const " + type +
+         " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent +
+         "  a = " + combine_text(kind, "a", "b", true) + ";\n" + indent + "}\n";
+}
+
 ir::ValueId OpLoweringContext::input(size_t k) const {
   return k < node.inputs.size() ? node.inputs[k] : ir::kNoId;
 }

@@ -62,6 +62,12 @@ enum class ReduceCombine { kSum, kProd, kMax, kMin };
 std::string combine_text(ReduceCombine kind, const std::string& a, const std::string& b,
                          bool floating);
 
+// Lanes of a warp combine their accumulators `a` (of `type`) by xor shuffles over the
+// offsets `highest` down to `lowest`: every lane ends with the combination of its
+// group (the aligned 2 x highest lanes around it).
+std::string shuffle_combine(ReduceCombine kind, const std::string& type, int lowest,
+                            const std::string& indent, int highest = 16);
+
 // How a reduction's per-thread loop is written: an accumulation (the combine, pre and
 // post below), an arg-reduction's index search, or a max-shifted log-sum-exp.
 enum class ReductionForm { kAccumulate, kArgMax, kArgMin, kLogSumExp };

@@ -58,19 +58,6 @@ std::string identity(ReduceCombine kind, const std::string& type) {
                                      : "__uint_as_float(0x7f800000u)";
 }
 
-// Lanes of a warp combine their accumulators `a` (of `type`) by xor shuffles over the
-// offsets `highest` down to `lowest`: every lane ends with the combination of its
-// group (the aligned 2 x highest lanes around it).
-std::string shuffle_combine(ReduceCombine kind, const std::string& type, int lowest,
-                            const std::string& indent, int highest = 16) {
-  if (highest < lowest) return "";
-  return indent + "for (int offset = " + num(highest) + "; " +
-         (lowest == 1 ? std::string("offset > 0") : "offset >= " + num(lowest)) +
-         "; offset /= 2) {\n" + indent + "  const " + type +
-         " b = __shfl_xor_sync(0xffffffffu, a, offset);\n" + indent +
-         "  a = " + combine_text(kind, "a", "b", true) + ";\n" + indent + "}\n";
-}
-
 // Row-local block reductions: after shuffle_combine, every thread of the block gets the
 // combination of the warps' float results, through the 32-float scratch at
 // `scratch_offset` of the arena, in warp order.
@@ -337,8 +324,9 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
     code += indent + "// a warp per (output, slice of " + num(value.slice) +
             "): lanes over the reduced elements" + (split ? ", partials to the workspace" : "") +
             "\n";
-    code += indent + "for (index_t item = tid / 32; item < " + num(value.items) +
+    code += indent + "for (index_t item = " + warp_loop_start() + "; item < " + num(value.items) +
             "; item += threads / 32) {\n";
+    loop_offset_ = (loop_offset_ + 32 * value.items) % (int64_t{1} << 30);
   }
   code += in_ + "const index_t lane = threadIdx.x % 32;\n";
   code += in_ + "const index_t r0 = " +

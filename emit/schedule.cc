@@ -17,9 +17,10 @@ namespace stitch::emit {
 namespace {
 
 constexpr int kGlobalBlock = 256;
-constexpr int kWarpsPerBlock = 8;        // warp composition: at most, when rows allow
-constexpr int kElementsPerLane = 4;      // short rows: lanes per row so that each reads 4
-constexpr int64_t kWarpRowLimit = 1024;  // longer rows get a block each
+constexpr int kWarpsPerBlock = 8;             // warp composition: at most, when rows allow
+constexpr int kElementsPerLane = 4;           // short rows: lanes per row so that each reads 4
+constexpr int64_t kFewRowsLaneElements = 16;  // few rows: a block each past this per lane
+constexpr int64_t kWarpRowLimit = 1024;       // longer rows get a block each
 constexpr int64_t kWorkspaceAlignment = 256;
 constexpr int64_t kMinSliceElements = 1024;  // split rows: at least 2 elements per thread
 
@@ -252,6 +253,7 @@ Status plan_reduction_mapping(const ir::Graph& graph, const ir::Node& node,
 // block per column work item; a warp per output when it combines partials.
 int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value) {
   const int64_t outputs = elements_of(graph, id);
+  if (value.lanes_over_k) return 32 * outputs;
   switch (value.mapping) {
     case ReductionMapping::kThread:
       return outputs;
@@ -830,8 +832,9 @@ bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* sch
 
 // 2. Row-local launch: a warp per row (short rows, several rows per block) or a block
 // per row, and for few long rows the split across blocks.
-void plan_row_launch(const GroupFacts& group, int64_t rows,
-                     const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+// Returns what the why line says of the choice when it is not the plain one.
+std::string plan_row_launch(const GroupFacts& group, int64_t rows,
+                            const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   const ir::Graph& graph = group.graph;
   schedule->row_local = true;
   schedule->rows = rows;
@@ -846,8 +849,19 @@ void plan_row_launch(const GroupFacts& group, int64_t rows,
         std::max(schedule->row_length,
                  elements_of(graph, graph.node(id).inputs[0]) / std::max<int64_t>(rows, 1));
   }
-  bool warp = schedule->row_length <= kWarpRowLimit;
+  // A warp per row for short rows; a block per row (split across blocks when few) for
+  // long ones, and for rows too few to give two warps per SM when each lane would walk
+  // more than kFewRowsLaneElements elements: vae's 32 rows of 784, a warp each, left
+  // 100 of 132 SMs idle and took 19 us on an H100 (docs/benchmarks.md).
+  const bool few_rows = rows < 2 * static_cast<int64_t>(profile.sm_count) &&
+                        schedule->row_length > 32 * kFewRowsLaneElements;
+  bool warp = schedule->row_length <= kWarpRowLimit && !few_rows;
   schedule->composition = warp ? Composition::kWarp : Composition::kBlock;
+  std::string note;
+  if (few_rows && schedule->row_length <= kWarpRowLimit) {
+    note = "; a block per row: " + num(rows) + " rows of " + num(schedule->row_length) +
+           " are too few for a warp each";
+  }
   schedule->rows_per_block = 1;
   if (warp) {
     // Short rows share a warp (OneFlow's warp softmax/LayerNorm: a thread group per
@@ -887,6 +901,7 @@ void plan_row_launch(const GroupFacts& group, int64_t rows,
       schedule->blocks_per_row = static_cast<int>((length + schedule->slice - 1) / schedule->slice);
     }
   }
+  return note;
 }
 
 // 2. Row-local storage: row buffers of materialized non-reduction values in the shared
@@ -961,6 +976,20 @@ struct MappingUse {
   bool column = false;  // a block per column tile: shuffles and shared memory
 };
 
+// Whether a MatMul the stages write is computed a warp per output element
+// (ValueSchedule::lanes_over_k): k of at least 32 (every lane has a term) and outputs
+// that one wave of warps holds.
+bool lanes_over_k(const ir::Graph& graph, const ir::Node& node,
+                  const cost_model::DeviceProfile& profile) {
+  if (node.op_type != "MatMul" || node.inputs.size() < 2 || node.outputs.empty()) return false;
+  const ir::TensorType& a = graph.value(node.inputs[0]).type;
+  const ir::TensorType& out = graph.value(node.outputs[0]).type;
+  if (!a.is_static() || !out.is_static() || a.dims.empty()) return false;
+  const int64_t outputs = out.num_elements();
+  return a.dims.back() >= 32 && outputs > 0 &&
+         outputs * 32 <= static_cast<int64_t>(profile.sm_count) * profile.max_threads_per_sm;
+}
+
 // 3./4. Levels of the global composition; 5. reduction mappings (a reduction cut into
 // slices writes its partials one level before its result).
 Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::DeviceProfile& profile,
@@ -985,6 +1014,11 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
         if (value.mapping == ReductionMapping::kWarp) use.warp = true;
         if (value.mapping == ReductionMapping::kColumn) use.column = true;
       }
+      if ((value.materialized || group.outputs.count(output)) &&
+          lanes_over_k(group.graph, node, profile)) {
+        value.lanes_over_k = true;
+        use.warp = true;
+      }
       if (value.materialized || group.outputs.count(output)) {
         value.level = depends + (value.slices >= 2 ? 2 : 1);
         max_level = std::max(max_level, value.level);
@@ -995,12 +1029,20 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
   return use;
 }
 
+constexpr int64_t kSideBySideBlocksPerSm = 2;
+
 // 4. Workspace of the global composition (barrier counter, partials, materialized
 // values), the block and the grid.
 void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile& profile,
                         GroupSchedule* schedule) {
   const ir::Graph& graph = group.graph;
+  // Threads: the largest value's, or the busiest stage's, whose loops run side by side
+  // (each starts where the stage's previous one ended, KernelWriter::stage_code), up to
+  // kSideBySideBlocksPerSm blocks per SM: more blocks make every grid barrier slower
+  // (each block's arrival is an atomic on one counter).
   int64_t work = 1;
+  std::map<int, int64_t> stage_work;
+  int64_t side_by_side = 1;
   int64_t workspace = 0;
   if (schedule->levels > 1) {
     schedule->barrier_offset = 0;
@@ -1011,7 +1053,10 @@ void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile
       if (output == ir::kNoId) continue;
       ValueSchedule& value = schedule->values[output];
       if (value.materialized || group.outputs.count(output)) {
-        work = std::max(work, stage_threads(graph, output, value));
+        const int64_t threads = stage_threads(graph, output, value);
+        work = std::max(work, threads);
+        stage_work[value.level] += threads;
+        side_by_side = std::max(side_by_side, stage_work[value.level]);
       }
       if (!value.materialized) continue;
       schedule->materialized.push_back(output);
@@ -1030,6 +1075,8 @@ void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile
     }
   }
   schedule->workspace_bytes = workspace;
+  work = std::max(work, std::min<int64_t>(side_by_side, kSideBySideBlocksPerSm * profile.sm_count *
+                                                            kGlobalBlock));
   schedule->block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
   // Column reductions combine their warps' columns through shared memory.
   for (const auto& [id, value] : schedule->values) {
@@ -1312,9 +1359,9 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
   STITCH_ASSIGN_OR_RETURN(int64_t rows, reduction_rows(group, &not_row_local));
   if (rows >= 0 && rows_split_values(group, rows, &schedule, &not_row_local)) {
     STITCH_CHECK(rows > 0) << "a row-local group without rows";
-    plan_row_launch(group, rows, profile, &schedule);
+    const std::string launch_note = plan_row_launch(group, rows, profile, &schedule);
     schedule.why = "every reduction reduces the last axes of the same " + num(rows) +
-                   " rows and every read stays in its row";
+                   " rows and every read stays in its row" + launch_note;
     for (const auto& [id, value] : schedule.values) {
       if (!value.rows_moved) continue;
       schedule.why += "; " + node_label(graph.node(graph.value(id).producer)) +

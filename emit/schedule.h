@@ -140,6 +140,12 @@ struct ValueSchedule {
   int64_t slice = 0;    // reduced elements (kWarp) or reduced rows (kColumn) per slice
   int accumulator_bytes =
       4;  // 4: float (float32/16 inputs, max/min), 8: double (float64, integers)
+  // A MatMul of the thread, packing or global composition computed a warp per output
+  // element: the lanes stride over k and shuffles combine their sums. For small outputs
+  // with k >= 32, where a thread per element would walk k dependent loads alone: an
+  // unrolled RNN's [4, 64] x [64, 64] steps measured 2.8x slower on an H100 that way
+  // (docs/benchmarks.md).
+  bool lanes_over_k = false;
   // Sliced: a warp (more than 32 partials) or a thread combines an output's partials.
   bool warp_combine() const { return slices > 32; }
 };

@@ -14,7 +14,7 @@
 // Outputs:
 //   db: float[256]
 //   norm2: float[]
-// Launch: grid 128, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 18688 bytes
+// Launch: grid 192, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 18688 bytes
 // Predicted time: 7.492 us
 // Estimate on h100 (analytic): 2098204 bytes moved (2.49 us at the bandwidth curve), 1.57e+06 flops, launch 5.00 us, schedule charge 1.51 us: 9.01 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
@@ -120,7 +120,7 @@ extern "C" cudaError_t stitch_grad_stats_launch(const void* const* inputs, void*
   float* p_db = static_cast<float*>(outputs[0]);
   float* p_norm2 = static_cast<float*>(outputs[1]);
   unsigned char* workspace_bytes = static_cast<unsigned char*>(workspace);
-  long long grid = 128;
+  long long grid = 192;
   const long long resident = stitch_max_coresident_blocks(stitch_grad_stats_kernel, 256, 0);
   if (resident > 0 && grid > resident) grid = resident;
   return STITCH_LAUNCH_COOPERATIVE(stitch_grad_stats_kernel, static_cast<unsigned int>(grid), 256, 0, stream, p_dy, p_db, p_norm2, workspace_bytes);
