@@ -7,19 +7,27 @@ Needs Debian's torch (apt-get install python3-torch python3-onnx; run with
 /usr/bin/python3). Fixed seed: the export is reproducible.
 
     /usr/bin/python3 bench/export_transformer_encoder.py /tmp/encoder.onnx [--sequence-first]
+        [--batch B] [--sequence S]
 
 --sequence-first exports PyTorch's default layout instead (batch_first=False, input
 [64, 8, 256]): its attention moves rows between [S, B, E] and [B, S, E] around the heads.
+--batch and --sequence change the input's shape (default 8 and 64), not the weights:
+bench/gpu/ times a larger one that fills the GPU.
 """
+import argparse
 import sys
 
 import torch
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--sequence-first"]
-    sequence_first = "--sequence-first" in sys.argv[1:]
-    path = args[0] if args else "encoder.onnx"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", nargs="?", default="encoder.onnx")
+    parser.add_argument("--sequence-first", action="store_true")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--sequence", type=int, default=64)
+    args = parser.parse_args()
+    sequence_first, path = args.sequence_first, args.path
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024,
                                              dropout=0.0, batch_first=not sequence_first)
@@ -27,7 +35,8 @@ def main():
     # the fused inference fast path (aten::_transformer_encoder_layer_fwd), which has no
     # ONNX form.
     model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).train()
-    x = torch.randn(64, 8, 256) if sequence_first else torch.randn(8, 64, 256)
+    batch, sequence = args.batch, args.sequence
+    x = torch.randn(sequence, batch, 256) if sequence_first else torch.randn(batch, sequence, 256)
     torch.onnx.export(model, (x,), path, opset_version=17, input_names=["x"], output_names=["y"])
     print(f"wrote {path}")
     return 0

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Stages what bench/gpu/device_run.sh needs on a lent GPU machine, which has CUDA but
+not Debian's ONNX, protobuf or GLPK, and cannot install anything:
+
+    .venv/bin/python bench/gpu/prepare.py [--stitchopt build/bin/stitchopt] [--stage build/gpu]
+        [--estimates build/gpu_estimates]
+
+- STAGE/bin/stitchopt (stripped) and STAGE/lib/: its CUDA plugin and every shared
+  library the two need beyond the C/C++ runtime and CUDA's own (cuDNN and cuBLAS come
+  from the GPU machine's wheels),
+- STAGE/models/: the TransformerEncoder exports (bench/export_transformer_encoder.py,
+  Debian's torch) at [8, 64, 256] and [32, 128, 256],
+- STAGE/jobs.tsv: every bundled model fused and --unfused, and the encoders fused,
+  --unfused and --no-attention (name, model, flags),
+- with --estimates: each job compiled here and profiled with `stitchopt profile
+  --emulate` (the h100 profile): the estimates bench/gpu/compare.py puts beside the
+  measured times.
+
+The stage is build/ output (ignored): name it in the device tool's `carry`.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+import profile_bundled  # noqa: E402  (nvdisasm_flags)
+
+# Libraries the GPU machine has (or must supply itself): the C and C++ runtimes, zlib and
+# CUDA's.
+SYSTEM_PREFIXES = ("libc.so", "libm.so", "libdl.so", "librt.so", "libpthread.so", "ld-linux",
+                   "libstdc++.so", "libgcc_s.so", "linux-vdso", "libcuda.so", "libcudart.so",
+                   "libcublas", "libcudnn", "libnvrtc", "libnvJitLink", "libz.so")
+ENCODER_SHAPES = [(8, 64), (32, 128)]
+
+
+def shared_libraries(binary):
+    """{name: path} of what `ldd binary` resolves, minus SYSTEM_PREFIXES."""
+    found = {}
+    for line in subprocess.run(["ldd", str(binary)], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == "=>" and not parts[0].startswith(SYSTEM_PREFIXES):
+            found[parts[0]] = parts[2]
+    return found
+
+
+def jobs(stage):
+    """[(name, model path relative to ROOT, [flags])]."""
+    manifest = json.loads((ROOT / "models" / "manifest.json").read_text())
+    result = []
+    for model in manifest["models"]:
+        flags = [f"--input-shape={flag}" for flag in model.get("input_shape_flags", [])]
+        path = f"models/{model['file']}"
+        result.append((model["name"], path, flags))
+        result.append((model["name"] + "_unfused", path, flags + ["--unfused"]))
+    for batch, sequence in ENCODER_SHAPES:
+        name = f"encoder_{batch}x{sequence}"
+        path = os.path.relpath(stage / "models" / f"{name}.onnx", ROOT)
+        result.append((name, path, []))
+        result.append((name + "_unfused", path, ["--unfused"]))
+        result.append((name + "_noattn", path, ["--no-attention"]))
+    return result
+
+
+def estimate(stitchopt, estimates, job):
+    name, model, flags = job
+    out = estimates / name
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([stitchopt, str(ROOT / model), "-o", str(out), "-q", *flags], check=True)
+    subprocess.run([stitchopt, "profile", str(out), "--emulate",
+                    *profile_bundled.nvdisasm_flags()], check=True, stdout=subprocess.DEVNULL)
+    return name
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stitchopt", default=str(ROOT / "build" / "bin" / "stitchopt"))
+    parser.add_argument("--stage", default=str(ROOT / "build" / "gpu"))
+    parser.add_argument("--estimates", help="also compile and profile every job here")
+    args = parser.parse_args()
+    stitchopt = Path(args.stitchopt).resolve()
+    # Where stitchopt looks for it (runtime_stub/cuda_loader.cc): beside it, or ../lib.
+    candidates = [directory / "libstitch_runtime_cuda.so"
+                  for directory in (stitchopt.parent, stitchopt.parent.parent / "lib")]
+    plugin = next((c for c in candidates if c.exists()), None)
+    if plugin is None:
+        sys.exit(f"no CUDA plugin beside {stitchopt}: build with the CUDA toolkit and cuDNN")
+    stage = Path(args.stage).resolve()
+    shutil.rmtree(stage, ignore_errors=True)
+    for sub in ("bin", "lib", "models"):
+        (stage / sub).mkdir(parents=True)
+    shutil.copy2(stitchopt, stage / "bin" / "stitchopt")
+    shutil.copy2(plugin, stage / "lib" / plugin.name)
+    libraries = {**shared_libraries(stitchopt), **shared_libraries(plugin)}
+    for name, path in sorted(libraries.items()):
+        shutil.copy2(path, stage / "lib" / name)
+    subprocess.run(["strip", str(stage / "bin" / "stitchopt"), *map(str, (stage / "lib").glob("*"))],
+                   check=True)
+    for batch, sequence in ENCODER_SHAPES:
+        subprocess.run(["/usr/bin/python3", str(ROOT / "bench" / "export_transformer_encoder.py"),
+                        str(stage / "models" / f"encoder_{batch}x{sequence}.onnx"),
+                        "--batch", str(batch), "--sequence", str(sequence)],
+                       check=True, stdout=subprocess.DEVNULL)
+    all_jobs = jobs(stage)
+    (stage / "jobs.tsv").write_text(
+        "".join(f"{name}\t{model}\t{' '.join(flags)}\n" for name, model, flags in all_jobs))
+    size = sum(f.stat().st_size for f in stage.rglob("*") if f.is_file())
+    print(f"staged {len(all_jobs)} jobs, {len(libraries)} libraries "
+          f"({', '.join(sorted(libraries))}), {size / 2**20:.1f} MiB in {stage}")
+    if args.estimates:
+        estimates = Path(args.estimates).resolve()
+        estimates.mkdir(parents=True, exist_ok=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            for name in pool.map(lambda job: estimate(stitchopt, estimates, job), all_jobs):
+                print(f"estimated {name}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
