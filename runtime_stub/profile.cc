@@ -357,7 +357,8 @@ std::string profile_json(const ProgramProfile& profile) {
                      {"unique_load_bytes", c.global_unique_load_bytes},
                      {"unique_load_sectors", c.global_unique_load_sectors},
                      {"unique_store_bytes", c.global_unique_store_bytes},
-                     {"unique_store_sectors", c.global_unique_store_sectors}};
+                     {"unique_store_sectors", c.global_unique_store_sectors},
+                     {"load_chain", c.global_load_chain}};
       k["shared"] = {{"load_requests", c.shared_load_requests},
                      {"store_requests", c.shared_store_requests},
                      {"bytes", c.shared_bytes},

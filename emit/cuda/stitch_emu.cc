@@ -681,6 +681,13 @@ struct CounterState {
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> occurrences;
   std::unordered_map<uintptr_t, uint64_t> atomic_hits;
   size_t launch_dynamic_shared_bytes = 0;
+  // The running launch's critical path (StitchEmuCounters::global_load_chain): the
+  // busiest warp's load requests summed over the grid barriers' phases (cooperative),
+  // or the most of any block's warp (blocks run side by side), times its waves.
+  unsigned long long launch_chain_sum = 0;
+  unsigned long long launch_chain_max = 0;
+  unsigned long long launch_waves = 1;
+  std::vector<unsigned long long> warp_loads;  // of the running domain, by warp
   // Warp-level requests per (site, kind) of the window, and the list end() leaves.
   std::map<std::pair<uintptr_t, int>, uint64_t> site_requests;
   std::vector<StitchEmuSite> sites;
@@ -732,6 +739,11 @@ size_t count_distinct(std::vector<uint64_t>& values) {
 void count_request(const AccessRecord* first, const AccessRecord* last) {
   StitchEmuCounters& c = g_counters.launch;
   const AccessKind kind = first->kind;
+  if (kind == AccessKind::kGlobalLoad) {
+    std::vector<unsigned long long>& loads = g_counters.warp_loads;
+    if (loads.size() <= first->warp) loads.resize(first->warp + 1, 0);
+    ++loads[first->warp];
+  }
   ++g_counters.launch_site_requests[{first->site, static_cast<int>(kind)}];
   uint64_t bytes = 0;
   static std::vector<uint64_t> units;  // counting is single-threaded
@@ -798,8 +810,9 @@ void count_request(const AccessRecord* first, const AccessRecord* last) {
   c.shared_max_wavefronts = std::max<unsigned long long>(c.shared_max_wavefronts, wavefronts);
 }
 
-// The end of a domain: its records become requests.
-void flush_domain_counters() {
+// The end of a domain, or of a phase of it (a grid barrier): its records become
+// requests; returns the most global load requests of one of its warps.
+unsigned long long flush_domain_counters() {
   std::vector<AccessRecord>& records = g_counters.records;
   std::sort(records.begin(), records.end(), [](const AccessRecord& a, const AccessRecord& b) {
     if (a.kind != b.kind) return a.kind < b.kind;
@@ -819,7 +832,20 @@ void flush_domain_counters() {
   }
   records.clear();
   g_counters.occurrences.clear();
+  unsigned long long busiest = 0;
+  for (unsigned long long loads : g_counters.warp_loads) busiest = std::max(busiest, loads);
+  g_counters.warp_loads.clear();
+  return busiest;
 }
+
+// The critical path (StitchEmuCounters::global_load_chain): a cooperative launch's
+// phases follow one another; the blocks of an ordinary launch run side by side, its
+// waves one after another.
+void end_phase(unsigned long long busiest) { g_counters.launch_chain_sum += busiest; }
+void end_block(unsigned long long busiest) {
+  g_counters.launch_chain_max = std::max(g_counters.launch_chain_max, busiest);
+}
+void set_launch_waves(unsigned long long waves) { g_counters.launch_waves = waves; }
 
 // Whether block `linear_block` of the running launch has its requests counted: runs of
 // kSampleRun consecutive blocks, every sample_stride-th run. A run of 32 rows covers
@@ -861,6 +887,11 @@ void fold_launch_counters(unsigned long long blocks) {
   c.shared_wavefronts += scaled(l.shared_wavefronts);
   c.shared_ideal_wavefronts += scaled(l.shared_ideal_wavefronts);
   c.shared_max_wavefronts = std::max(c.shared_max_wavefronts, l.shared_max_wavefronts);
+  c.global_load_chain +=
+      g_counters.launch_chain_sum + g_counters.launch_chain_max * g_counters.launch_waves;
+  g_counters.launch_chain_sum = 0;
+  g_counters.launch_chain_max = 0;
+  g_counters.launch_waves = 1;
   for (const auto& [key, requests] : g_counters.launch_site_requests) {
     g_counters.site_requests[key] += scaled(requests);
   }
@@ -892,7 +923,10 @@ void count_launch(bool cooperative, unsigned long long blocks, unsigned int bloc
 #else
 bool counting() { return false; }
 bool block_counted(unsigned long long) { return true; }
-void flush_domain_counters() {}
+unsigned long long flush_domain_counters() { return 0; }
+void end_phase(unsigned long long) {}
+void end_block(unsigned long long) {}
+void set_launch_waves(unsigned long long) {}
 void fold_launch_counters(unsigned long long) {}
 void count_launch(bool, unsigned long long, unsigned int, size_t) {}
 #endif
@@ -939,7 +973,11 @@ void grid_sync(unsigned int* counter, const char* file, int line) {
   BarrierLock lock = lock_grid_barrier(d);
   if (!arrive(t, lock, Wait::kGrid, file, line, d.at_grid_barrier, d.thread_count)) return;
 #if defined(STITCH_EMU_COUNTERS)
-  if (counting()) ++g_counters.totals.grid_barriers;
+  if (counting()) {
+    ++g_counters.totals.grid_barriers;
+    // Every thread waits here: the phase's requests are complete.
+    end_phase(flush_domain_counters());
+  }
 #endif
   for (unsigned int i = 0; i < d.thread_count; ++i) release(d.threads[i], t);
 }
@@ -1076,7 +1114,7 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
                 storage.arenas.get());
     run_domain(d);
     if (counting()) {
-      flush_domain_counters();
+      end_phase(flush_domain_counters());
       fold_launch_counters(block_count);
     }
     return cudaSuccess;
@@ -1092,7 +1130,7 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
       init_domain(d, name, false, body, grid, block, b, 1, storage.threads.get(),
                   storage.arenas.get());
       run_domain(d);
-      if (counting()) flush_domain_counters();
+      if (counting()) end_block(flush_domain_counters());
     }
   };
   if (counting()) count_launch(false, block_count, threads, dynamic_shared_bytes);
@@ -1110,7 +1148,12 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
   run_blocks();
   for (std::thread& h : helpers) h.join();
 #endif
-  if (counting()) fold_launch_counters(block_count);
+  if (counting()) {
+    const unsigned long long resident = static_cast<unsigned long long>(
+        std::max(1, max_coresident_blocks(static_cast<int>(threads))));
+    set_launch_waves((block_count + resident - 1) / resident);
+    fold_launch_counters(block_count);
+  }
   return cudaSuccess;
 }
 

@@ -77,6 +77,11 @@ struct StitchEmuCounters {
   unsigned long long atomic_max_per_address;
   // Blocks whose requests were counted (== blocks unless a launch was sampled).
   unsigned long long counted_blocks;
+  // Latency: the global load requests of the busiest warp of each phase (a launch, or
+  // the stretch between two grid barriers), summed over the phases; a launch of more
+  // blocks than are co-resident counts its busiest warp once per wave. A warp waits on
+  // its requests; this is the launch's critical path of them.
+  unsigned long long global_load_chain;
 };
 // One access site of the counted window: the return address of its __tsan_* call as an
 // offset into the shared object (or executable) that holds it, what it accesses, and

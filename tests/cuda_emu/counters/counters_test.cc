@@ -63,6 +63,17 @@ TEST(EmuCounters, CoalescedCopy) {
   EXPECT_EQ(c.global_unique_store_sectors, 128u);
   EXPECT_EQ(c.shared_load_requests + c.shared_store_requests, 0u);
   EXPECT_EQ(c.block_barriers + c.grid_barriers + c.warp_shuffles + c.atomics, 0u);
+  // Every warp waits on one load; the four blocks are co-resident (one wave).
+  EXPECT_EQ(c.global_load_chain, 1u);
+}
+
+TEST(EmuCounters, LoadChainCountsEachWave) {
+  static Buffers b;
+  // One SM holding 512 threads: the 4 blocks of 256 run in two waves of 2.
+  const StitchEmuLimits limits{1, 512, 32, 65536, 0};
+  const StitchEmuCounters c = run(0, b, &limits);
+  EXPECT_EQ(c.global_load_requests, 32u);
+  EXPECT_EQ(c.global_load_chain, 2u);
 }
 
 TEST(EmuCounters, SitesCountTheirRequests) {
@@ -168,6 +179,9 @@ TEST(EmuCounters, GridBarrierOfACooperativeLaunch) {
   EXPECT_EQ(c.grid_barriers, 1u);
   EXPECT_EQ(c.global_load_requests, 32u * 3u);
   EXPECT_EQ(c.global_store_requests, 32u * 2u);
+  // The busiest warp of each phase: one load (x) before the barrier, two (y twice)
+  // after it; the phases follow one another.
+  EXPECT_EQ(c.global_load_chain, 1u + 2u);
   // y is read after it was written: its bytes are unique once per direction.
   EXPECT_EQ(c.global_unique_load_bytes, 4096u + 4096u);
   EXPECT_EQ(c.global_unique_store_bytes, 4096u);
