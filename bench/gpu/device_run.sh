@@ -14,6 +14,7 @@
 # 4. `stitchopt calibrate -v`, `stitchopt run -v` on the outputs named in
 #    $VERBOSE_RUNS (what runs where, and why a step stays on the host),
 # 5. the PyTorch peers (bench/gpu/torch_peer.py), unless $SKIP_TORCH is set.
+# With CALIBRATE_ONLY set, step 4's calibrate alone.
 # Everything lands in $OUT (or /tmp/gpu_out): env.txt, compile.log, run.log, bench.log,
 # calibrated.json, calibrate.log, verbose.log, torch.log. bench/gpu/compare.py turns
 # them into docs/benchmarks.md's tables.
@@ -35,6 +36,10 @@ export STITCH_RUNTIME_CUDA=$PWD/$STAGE/lib/libstitch_runtime_cuda.so
 exec $PWD/$STAGE/bin/stitchopt "\$@"
 WRAPPER
 chmod +x "$BIN"
+if [ -n "${CALIBRATE_ONLY:-}" ]; then
+  "$BIN" calibrate -v -o "$RESULTS/calibrated.json" 2>&1 | grep -v "^calibrate: [0-9]* bytes:"
+  exit "${PIPESTATUS[0]}"
+fi
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv
