@@ -22,20 +22,7 @@ set -u
 STAGE=${1:-build/gpu}
 RESULTS=${OUT:-/tmp/gpu_out}
 mkdir -p "$RESULTS"
-# stitchopt runs through a wrapper that alone sees the carried libraries and CUDA's
-# (the toolkit's, then the wheels'), so that python3 and nvcc keep their own.
-LIBS=$PWD/$STAGE/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib
-for dir in $(python3 -c "import glob, nvidia; print(' '.join(sorted({d for p in nvidia.__path__ for d in glob.glob(p + '/*/lib')})))" 2>/dev/null); do
-  LIBS=$LIBS:$dir
-done
-BIN=/tmp/stitchopt-wrapper
-cat >"$BIN" <<WRAPPER
-#!/bin/bash
-export LD_LIBRARY_PATH=$LIBS\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
-export STITCH_RUNTIME_CUDA=$PWD/$STAGE/lib/libstitch_runtime_cuda.so
-exec $PWD/$STAGE/bin/stitchopt "\$@"
-WRAPPER
-chmod +x "$BIN"
+source "$(dirname "$0")/wrapper.sh"  # BIN: stitchopt with its libraries
 if [ -n "${CALIBRATE_ONLY:-}" ]; then
   "$BIN" calibrate -v -o "$RESULTS/calibrated.json" 2>&1 | grep -v "^calibrate: [0-9]* bytes:"
   exit "${PIPESTATUS[0]}"
