@@ -200,11 +200,14 @@ struct KernelShape {
 // logistic_regression's 256x10x100, where loading the tiles dominates).
 inline constexpr double kThreadGemmInstructionsPerMac = 60;
 inline constexpr double kTiledGemmInstructionsPerMac = 10;
-// The attention composition on CUDA cores (docs/codegen.md): 4.6 on the
+// The attention composition on CUDA cores (docs/codegen.md): 4.6 issued on the
 // TransformerEncoder's attention (2.43M warp instructions for 16.8M multiply-adds,
-// tile loads, score chain and online softmax included). Its tensor-core variant issues
-// one mma per 2048 multiply-adds: its products are flops at the fp16 peak instead.
-inline constexpr double kAttentionInstructionsPerMac = 5;
+// tile loads, score chain and online softmax included), but the kernel issues below
+// the 4 per SM and clock this charge assumes: on an H100 the [32, 128, 256] encoder's
+// (268M multiply-adds) ran 59.7 us after its launch, 7.5 at full issue
+// (docs/benchmarks.md, 2026-11-26). Its tensor-core variant issues one mma per 2048
+// multiply-adds: its products are flops at the fp16 peak instead.
+inline constexpr double kAttentionInstructionsPerMac = 7.5;
 
 // Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
 // x SMs x clock).
