@@ -80,8 +80,8 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node, bool lanes) {
 }
 
 // A stage writing MatMul `id` a warp per output element (ValueSchedule::lanes_over_k):
-// each lane sums its k terms, shuffles combine the 32 sums in a fixed tree order, and
-// lane 0 writes the element.
+// lanes_<v>(i, lane) sums the lane's k terms, shuffles combine the 32 sums in a fixed
+// tree order, and lane 0 writes the element.
 Result<std::string> KernelWriter::lane_gemm_code(ir::ValueId id, const std::string& indent) {
   const ir::Node& node = graph_.node(graph_.value(id).producer);
   if (gemm_form(node) != GemmForm::kMatMul) {
@@ -91,24 +91,19 @@ Result<std::string> KernelWriter::lane_gemm_code(ir::ValueId id, const std::stri
   STITCH_ASSIGN_OR_RETURN(std::string body, gemm_body(node, /*lanes=*/true));
   STITCH_RETURN_IF_ERROR(accessor(id).status());
   const std::string acc = compute_type(dtype(id));
+  const std::string lanes = "lanes_" + names_.at(id);
+  defs_ << "  // MatMul " << comment_name(node) << ": lane `lane`'s part of element i\n"
+        << "  auto " << lanes << " = [&](index_t i, index_t lane) -> " << acc << " {\n"
+        << body << "  };\n";
   const std::string in_ = indent + "  ";
   const int64_t outputs = elements_of(graph_, id);
   std::string code = indent + "// a warp per output element: lanes over k, shuffles combine\n";
-  code += indent + "for (index_t i = " + warp_loop_start() + "; i < " + num(outputs) +
-          "; i += threads / 32) {\n";
+  code += indent + "for (index_t i = " + loop_start(outputs, /*per_warp=*/true) + "; i < " +
+          num(outputs) + "; i += threads / 32) {\n";
   code += in_ + "const index_t lane = threadIdx.x % 32;\n";
-  // The body's lines are written for a lambda at the kernel's top level (4 spaces).
-  std::string nested;
-  for (size_t start = 0; start < body.size();) {
-    size_t end = body.find('\n', start);
-    end = end == std::string::npos ? body.size() : end + 1;
-    nested += in_ + "  " + body.substr(start, end - start).substr(std::min<size_t>(4, end - start));
-    start = end;
-  }
-  code += in_ + acc + " a = [&]() -> " + acc + " {\n" + nested + in_ + "}();\n";
+  code += in_ + acc + " a = " + lanes + "(i, lane);\n";
   code += shuffle_combine(ReduceCombine::kSum, acc, 1, in_);
   code += in_ + "if (lane == 0) " + target_array(id) + "[i] = " + store(dtype(id), "a") + ";\n";
-  loop_offset_ = (loop_offset_ + 32 * outputs) % (int64_t{1} << 30);
   return code + indent + "}\n";
 }
 

@@ -274,23 +274,24 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
   std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
   const int64_t elements = elements_of(graph_, id);
-  // Thread (tid + threads - offset) % threads takes element offset % threads first: a
-  // rotation of the grid, so every element still has exactly one thread.
-  const std::string first = loop_offset_ == 0
-                                ? std::string("tid")
-                                : "(tid + threads - " + num(loop_offset_) + " % threads) % threads";
-  loop_offset_ = (loop_offset_ + elements) % (int64_t{1} << 30);
-  code += indent + "for (index_t i = " + first + "; i < " + num(elements) + "; i += threads) " +
-          target + " = " + store(dtype(id), function + "(i)") + ";\n";
+  code += indent + "for (index_t i = " + loop_start(elements, /*per_warp=*/false) + "; i < " +
+          num(elements) + "; i += threads) " + target + " = " + store(dtype(id), function + "(i)") +
+          ";\n";
   return code;
 }
 
-// The first item of a warp-per-item loop: the warp after the stage's earlier loops
-// (loop_offset_ threads), modulo the grid's warps, as stage_code's thread loops.
-std::string KernelWriter::warp_loop_start() {
-  const int64_t warps_before = loop_offset_ / 32;
-  if (warps_before == 0) return "tid / 32";
-  return "(tid / 32 + threads / 32 - " + num(warps_before) + " % (threads / 32)) % (threads / 32)";
+// The first item of a stage's grid-stride loop over `items` (threads, or warps with
+// `per_warp`): the thread or warp after the stage's earlier loops (loop_offset_
+// threads), modulo the grid. (tid + threads - offset) % threads is a rotation of the
+// grid, so every item still has exactly one thread or warp. Advances loop_offset_.
+std::string KernelWriter::loop_start(int64_t items, bool per_warp) {
+  const int64_t before = per_warp ? loop_offset_ / 32 : loop_offset_;
+  loop_offset_ = (loop_offset_ + (per_warp ? 32 : 1) * items) % (int64_t{1} << 30);
+  const std::string id = per_warp ? "tid / 32" : "tid";
+  if (before == 0) return id;
+  const std::string count = per_warp ? "threads / 32" : "threads";
+  const std::string modulus = per_warp ? "(threads / 32)" : "threads";
+  return "(" + id + " + " + count + " - " + num(before) + " % " + modulus + ") % " + modulus;
 }
 
 std::string KernelWriter::row_lane() const {

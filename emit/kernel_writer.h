@@ -63,6 +63,7 @@ class KernelWriter {
   // kernel_writer.cc: stages.
   std::vector<ir::ValueId> written_values() const;
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
+  std::string loop_start(int64_t items, bool per_warp);
   std::string row_lane() const;
   bool row_guarded() const;
   std::string moved_row(ir::ValueId id) const;
@@ -88,7 +89,6 @@ class KernelWriter {
   // gemm_emitter.cc.
   Result<std::string> gemm_body(const ir::Node& node, bool lanes = false);
   Result<std::string> lane_gemm_code(ir::ValueId id, const std::string& indent);
-  std::string warp_loop_start();
   Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
   Result<std::string> output_writes(const std::vector<ir::ValueId>& written,

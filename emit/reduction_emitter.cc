@@ -324,9 +324,8 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
     code += indent + "// a warp per (output, slice of " + num(value.slice) +
             "): lanes over the reduced elements" + (split ? ", partials to the workspace" : "") +
             "\n";
-    code += indent + "for (index_t item = " + warp_loop_start() + "; item < " + num(value.items) +
-            "; item += threads / 32) {\n";
-    loop_offset_ = (loop_offset_ + 32 * value.items) % (int64_t{1} << 30);
+    code += indent + "for (index_t item = " + loop_start(value.items, /*per_warp=*/true) +
+            "; item < " + num(value.items) + "; item += threads / 32) {\n";
   }
   code += in_ + "const index_t lane = threadIdx.x % 32;\n";
   code += in_ + "const index_t r0 = " +

@@ -1014,12 +1014,11 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
         if (value.mapping == ReductionMapping::kWarp) use.warp = true;
         if (value.mapping == ReductionMapping::kColumn) use.column = true;
       }
-      if ((value.materialized || group.outputs.count(output)) &&
-          lanes_over_k(group.graph, node, profile)) {
-        value.lanes_over_k = true;
-        use.warp = true;
-      }
       if (value.materialized || group.outputs.count(output)) {
+        if (lanes_over_k(group.graph, node, profile)) {
+          value.lanes_over_k = true;
+          use.warp = true;
+        }
         value.level = depends + (value.slices >= 2 ? 2 : 1);
         max_level = std::max(max_level, value.level);
       }

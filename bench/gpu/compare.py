@@ -42,15 +42,8 @@ def parse_bench(text):
 
 
 def parse_run(text):
-    """{output: (rc, last line)}."""
-    result, name = {}, None
-    for line in text.splitlines():
-        if m := re.match(r"^=== (\S+) rc=(\d+)", line):
-            name = m[1]
-            result[name] = [int(m[2]), ""]
-        elif name and line.strip():
-            result[name][1] = line.strip()
-    return result
+    """{output: `stitchopt run`'s exit status}."""
+    return {m[1]: int(m[2]) for m in re.finditer(r"^=== (\S+) rc=(\d+)", text, re.M)}
 
 
 def fmt(value, digits=1):
@@ -90,7 +83,7 @@ def main():
         f, u = bench[name], bench.get(name + "_unfused", {})
         ef = profiles.get(name, {}).get("total_estimated_us")
         eu = profiles.get(name + "_unfused", {}).get("total_estimated_us")
-        match = [runs[n][0] == 0 for n in (name, name + "_unfused") if n in runs]
+        match = [runs[n] == 0 for n in (name, name + "_unfused") if n in runs]
         print(f"| {name} | {fmt(ef)} | {fmt(eu)} | {fmt(ratio(eu, ef), 2)} "
               f"| {fmt(f.get('e2e_us'))} | {fmt(u.get('e2e_us'))} "
               f"| {fmt(ratio(u.get('e2e_us'), f.get('e2e_us')), 2)} "

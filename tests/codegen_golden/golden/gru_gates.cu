@@ -47,16 +47,68 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
   auto v_wz = [&](index_t i) -> float { return p_wz[i]; };
   float* ws_xz = reinterpret_cast<float*>(workspace + 256);
   [[maybe_unused]] auto v_xz = [&](index_t i) -> float { return ws_xz[i]; };
+  // MatMul "x_z" (MatMul): lane `lane`'s part of element i
+  auto lanes_xz = [&](index_t i, index_t lane) -> float {
+    const index_t n = i % 64;
+    const index_t m = (i / 64) % 4;
+    const index_t batch = i / 256;
+    const index_t a_base = (batch) * 128 + m * 32;
+    const index_t b_base = (batch) * 2048 + n;
+    float sum = 0;
+    for (index_t kk = lane; kk < 32; kk += 32) {
+      sum += static_cast<float>(v_x(a_base + kk)) * static_cast<float>(v_wz(b_base + kk * 64));
+    }
+    return sum;
+  };
   auto v_h = [&](index_t i) -> float { return p_h[i]; };
   auto v_uz = [&](index_t i) -> float { return p_uz[i]; };
   float* ws_hz = reinterpret_cast<float*>(workspace + 1280);
   [[maybe_unused]] auto v_hz = [&](index_t i) -> float { return ws_hz[i]; };
+  // MatMul "h_z" (MatMul): lane `lane`'s part of element i
+  auto lanes_hz = [&](index_t i, index_t lane) -> float {
+    const index_t n = i % 64;
+    const index_t m = (i / 64) % 4;
+    const index_t batch = i / 256;
+    const index_t a_base = (batch) * 256 + m * 64;
+    const index_t b_base = (batch) * 4096 + n;
+    float sum = 0;
+    for (index_t kk = lane; kk < 64; kk += 32) {
+      sum += static_cast<float>(v_h(a_base + kk)) * static_cast<float>(v_uz(b_base + kk * 64));
+    }
+    return sum;
+  };
   auto v_wn = [&](index_t i) -> float { return p_wn[i]; };
   float* ws_xn = reinterpret_cast<float*>(workspace + 2304);
   [[maybe_unused]] auto v_xn = [&](index_t i) -> float { return ws_xn[i]; };
+  // MatMul "x_n" (MatMul): lane `lane`'s part of element i
+  auto lanes_xn = [&](index_t i, index_t lane) -> float {
+    const index_t n = i % 64;
+    const index_t m = (i / 64) % 4;
+    const index_t batch = i / 256;
+    const index_t a_base = (batch) * 128 + m * 32;
+    const index_t b_base = (batch) * 2048 + n;
+    float sum = 0;
+    for (index_t kk = lane; kk < 32; kk += 32) {
+      sum += static_cast<float>(v_x(a_base + kk)) * static_cast<float>(v_wn(b_base + kk * 64));
+    }
+    return sum;
+  };
   auto v_un = [&](index_t i) -> float { return p_un[i]; };
   float* ws_hn = reinterpret_cast<float*>(workspace + 3328);
   [[maybe_unused]] auto v_hn = [&](index_t i) -> float { return ws_hn[i]; };
+  // MatMul "h_n" (MatMul): lane `lane`'s part of element i
+  auto lanes_hn = [&](index_t i, index_t lane) -> float {
+    const index_t n = i % 64;
+    const index_t m = (i / 64) % 4;
+    const index_t batch = i / 256;
+    const index_t a_base = (batch) * 256 + m * 64;
+    const index_t b_base = (batch) * 4096 + n;
+    float sum = 0;
+    for (index_t kk = lane; kk < 64; kk += 32) {
+      sum += static_cast<float>(v_h(a_base + kk)) * static_cast<float>(v_un(b_base + kk * 64));
+    }
+    return sum;
+  };
   // Add "z_sum" (Add): f32[4,64]
   auto v_sz = [&](index_t i) -> float {
     const float x = v_xz(i);
@@ -88,23 +140,25 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
   };
   auto v_wo = [&](index_t i) -> float { return p_wo[i]; };
   [[maybe_unused]] auto v_y = [&](index_t i) -> float { return p_y[i]; };
+  // MatMul "out" (MatMul): lane `lane`'s part of element i
+  auto lanes_y = [&](index_t i, index_t lane) -> float {
+    const index_t n = i % 64;
+    const index_t m = (i / 64) % 4;
+    const index_t batch = i / 256;
+    const index_t a_base = (batch) * 256 + m * 64;
+    const index_t b_base = (batch) * 4096 + n;
+    float sum = 0;
+    for (index_t kk = lane; kk < 64; kk += 32) {
+      sum += static_cast<float>(v_zn(a_base + kk)) * static_cast<float>(v_wo(b_base + kk * 64));
+    }
+    return sum;
+  };
   // Stage 0
   // "x_z" (MatMul) -> f32[4,64] (workspace)
   // a warp per output element: lanes over k, shuffles combine
   for (index_t i = tid / 32; i < 256; i += threads / 32) {
     const index_t lane = threadIdx.x % 32;
-    float a = [&]() -> float {
-      const index_t n = i % 64;
-      const index_t m = (i / 64) % 4;
-      const index_t batch = i / 256;
-      const index_t a_base = (batch) * 128 + m * 32;
-      const index_t b_base = (batch) * 2048 + n;
-      float sum = 0;
-      for (index_t kk = lane; kk < 32; kk += 32) {
-        sum += static_cast<float>(v_x(a_base + kk)) * static_cast<float>(v_wz(b_base + kk * 64));
-      }
-      return sum;
-    }();
+    float a = lanes_xz(i, lane);
     for (int offset = 16; offset > 0; offset /= 2) {
       const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
@@ -115,18 +169,7 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
   // a warp per output element: lanes over k, shuffles combine
   for (index_t i = (tid / 32 + threads / 32 - 256 % (threads / 32)) % (threads / 32); i < 256; i += threads / 32) {
     const index_t lane = threadIdx.x % 32;
-    float a = [&]() -> float {
-      const index_t n = i % 64;
-      const index_t m = (i / 64) % 4;
-      const index_t batch = i / 256;
-      const index_t a_base = (batch) * 256 + m * 64;
-      const index_t b_base = (batch) * 4096 + n;
-      float sum = 0;
-      for (index_t kk = lane; kk < 64; kk += 32) {
-        sum += static_cast<float>(v_h(a_base + kk)) * static_cast<float>(v_uz(b_base + kk * 64));
-      }
-      return sum;
-    }();
+    float a = lanes_hz(i, lane);
     for (int offset = 16; offset > 0; offset /= 2) {
       const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
@@ -137,18 +180,7 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
   // a warp per output element: lanes over k, shuffles combine
   for (index_t i = (tid / 32 + threads / 32 - 512 % (threads / 32)) % (threads / 32); i < 256; i += threads / 32) {
     const index_t lane = threadIdx.x % 32;
-    float a = [&]() -> float {
-      const index_t n = i % 64;
-      const index_t m = (i / 64) % 4;
-      const index_t batch = i / 256;
-      const index_t a_base = (batch) * 128 + m * 32;
-      const index_t b_base = (batch) * 2048 + n;
-      float sum = 0;
-      for (index_t kk = lane; kk < 32; kk += 32) {
-        sum += static_cast<float>(v_x(a_base + kk)) * static_cast<float>(v_wn(b_base + kk * 64));
-      }
-      return sum;
-    }();
+    float a = lanes_xn(i, lane);
     for (int offset = 16; offset > 0; offset /= 2) {
       const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
@@ -159,18 +191,7 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
   // a warp per output element: lanes over k, shuffles combine
   for (index_t i = (tid / 32 + threads / 32 - 768 % (threads / 32)) % (threads / 32); i < 256; i += threads / 32) {
     const index_t lane = threadIdx.x % 32;
-    float a = [&]() -> float {
-      const index_t n = i % 64;
-      const index_t m = (i / 64) % 4;
-      const index_t batch = i / 256;
-      const index_t a_base = (batch) * 256 + m * 64;
-      const index_t b_base = (batch) * 4096 + n;
-      float sum = 0;
-      for (index_t kk = lane; kk < 64; kk += 32) {
-        sum += static_cast<float>(v_h(a_base + kk)) * static_cast<float>(v_un(b_base + kk * 64));
-      }
-      return sum;
-    }();
+    float a = lanes_hn(i, lane);
     for (int offset = 16; offset > 0; offset /= 2) {
       const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
@@ -183,18 +204,7 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
   // a warp per output element: lanes over k, shuffles combine
   for (index_t i = tid / 32; i < 256; i += threads / 32) {
     const index_t lane = threadIdx.x % 32;
-    float a = [&]() -> float {
-      const index_t n = i % 64;
-      const index_t m = (i / 64) % 4;
-      const index_t batch = i / 256;
-      const index_t a_base = (batch) * 256 + m * 64;
-      const index_t b_base = (batch) * 4096 + n;
-      float sum = 0;
-      for (index_t kk = lane; kk < 64; kk += 32) {
-        sum += static_cast<float>(v_zn(a_base + kk)) * static_cast<float>(v_wo(b_base + kk * 64));
-      }
-      return sum;
-    }();
+    float a = lanes_y(i, lane);
     for (int offset = 16; offset > 0; offset /= 2) {
       const float b = __shfl_xor_sync(0xffffffffu, a, offset);
       a = a + b;
