@@ -333,6 +333,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
 
   kernel.composition = std::string(composition_name(schedule.composition));
   kernel.why = schedule.why;
+  kernel.vector_width = schedule.vector_width;
   kernel.workspace_bytes = schedule.workspace_bytes;
   kernel.launch =
       LaunchConfig{schedule.grid, schedule.block, schedule.shared_bytes, schedule.cooperative};

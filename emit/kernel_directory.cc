@@ -77,6 +77,7 @@ std::string render_kernels_json(const std::vector<EmittedKernel>& kernels,
     entry["cooperative"] = kernel.launch.cooperative;
     entry["template"] = kernel.template_text;
     entry["composition"] = kernel.composition;
+    entry["vector_width"] = kernel.vector_width;
     nlohmann::ordered_json compositions = nlohmann::ordered_json::array();
     for (const OpSchedule& op : kernel.ops) {
       nlohmann::ordered_json item;

@@ -107,6 +107,27 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
     auto it = std::find(schedule_.boundary.inputs.begin(), schedule_.boundary.inputs.end(), id);
     STITCH_CHECK(it != schedule_.boundary.inputs.end()) << "value outside the group";
     used_inputs_.push_back(static_cast<size_t>(it - schedule_.boundary.inputs.begin()));
+    if (schedule_.vector_inputs.count(id)) {
+      // A 16-byte window, loaded at the start of each run of 4 elements (stage_code);
+      // element by element when a pointer is not 16-byte aligned.
+      const std::string pointer = pointer_name(id), window = "w_" + names_.at(id);
+      defs_ << "  float4 " << window << "{};  // elements [i & ~3, (i & ~3) + 4) of " << pointer
+            << " in the current run\n";
+      defs_ << "  auto " << name << " = [&](index_t i) -> float { return vec4 ? stitch_lane4("
+            << window << ", static_cast<int>(i & 3)) : " << pointer << "[i]; };\n";
+      defined_.insert(id);
+      return name;
+    }
+    if (schedule_.vector_uniform_inputs.count(id)) {
+      // One element per run of 4, loaded at the run's start (stage_code).
+      const std::string reg = "u_" + names_.at(id);
+      defs_ << "  " << ct << " " << reg << " = 0;  // the element of " << pointer_name(id)
+            << " the current run reads\n";
+      defs_ << "  auto " << name << " = [&](index_t i) -> " << ct << " { return vec4 ? " << reg
+            << " : " << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
+      defined_.insert(id);
+      return name;
+    }
     defs_ << "  auto " << name << " = [&](index_t i) -> " << ct << " { return "
           << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
     defined_.insert(id);
@@ -277,6 +298,104 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   code += indent + "for (index_t i = " + loop_start(elements, /*per_warp=*/false) + "; i < " +
           num(elements) + "; i += threads) " + target + " = " + store(dtype(id), function + "(i)") +
           ";\n";
+  return code;
+}
+
+// The thread composition's 128-bit path (GroupSchedule::vector_width): outputs of one
+// element count whose inputs are read through the same index maps share one loop, so
+// that a run's windows are loaded once and a value two outputs read is computed once
+// per element (its compute_ cache). Each iteration loads the run's windows and
+// registers, computes four consecutive elements of each output (element by element)
+// and stores them with one 128-bit store per output; the scalar loop, when a pointer is
+// not 16-byte aligned (`vec4`, the prologue), writes the same outputs element by
+// element.
+Result<std::string> KernelWriter::vector_stages(const std::vector<ir::ValueId>& written,
+                                                const std::string& indent) {
+  using Maps = std::map<ir::ValueId, BroadcastSteps>;
+  auto maps_of = [&](ir::ValueId id) {
+    auto it = schedule_.vector_maps.find(id);
+    return it == schedule_.vector_maps.end() ? Maps{} : it->second;
+  };
+  struct Loop {
+    int64_t elements;
+    Maps maps;
+    std::vector<ir::ValueId> outputs;
+  };
+  std::vector<Loop> loops;
+  for (ir::ValueId id : written) {
+    const int64_t elements = elements_of(graph_, id);
+    const Maps maps = maps_of(id);
+    auto fits = [&](const Loop& loop) {
+      if (loop.elements != elements) return false;
+      for (const auto& [input, steps] : maps) {
+        auto it = loop.maps.find(input);
+        if (it != loop.maps.end() && it->second != steps) return false;
+      }
+      return true;
+    };
+    auto loop = std::find_if(loops.begin(), loops.end(), fits);
+    if (loop == loops.end()) {
+      loops.push_back({elements, maps, {id}});
+    } else {
+      loop->maps.insert(maps.begin(), maps.end());
+      loop->outputs.push_back(id);
+    }
+  }
+  std::string code;
+  const char* lanes[] = {"x", "y", "z", "w"};
+  for (const Loop& loop : loops) {
+    std::vector<std::string> functions;
+    for (ir::ValueId id : loop.outputs) {
+      code += indent + "// " + comment_name(producer(id)) + " -> " +
+              ir::to_string(graph_.value(id).type) + " (output)\n";
+      STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+      functions.push_back(function);
+    }
+    std::vector<std::string> loads;
+    bool broadcast = false;
+    for (const auto& [input, steps] : loop.maps) {
+      if (!defined_.count(input)) continue;
+      std::string index = "i";
+      for (const auto& [operand, reader] : steps) {
+        index = broadcast_index(reader, operand, index == "i" ? index : "(" + index + ")");
+      }
+      broadcast = broadcast || index != "i";
+      loads.push_back(schedule_.vector_inputs.count(input)
+                          ? "w_" + names_.at(input) + " = *reinterpret_cast<const float4*>(" +
+                                pointer_name(input) + " + " + index + ");"
+                          : "u_" + names_.at(input) + " = " +
+                                load(dtype(input), pointer_name(input) + "[" + index + "]") + ";");
+    }
+    const int64_t runs = loop.elements / 4;
+    code += indent + "if (vec4) {\n";
+    code += indent + "  for (index_t q = " + loop_start(runs, /*per_warp=*/false) + "; q < " +
+            num(runs) + "; q += threads) {\n";
+    code += indent + "    const index_t i = q * 4;\n";
+    if (broadcast) code += indent + "    STITCH_ASSUME(i >= 0);\n";
+    for (const std::string& line : loads) code += indent + "    " + line + "\n";
+    for (size_t o = 0; o < loop.outputs.size(); ++o) {
+      code += indent + "    float4 o" + num(static_cast<int64_t>(o)) + ";\n";
+    }
+    for (int k = 0; k < 4; ++k) {
+      for (size_t o = 0; o < loop.outputs.size(); ++o) {
+        code += indent + "    o" + num(static_cast<int64_t>(o)) + "." + lanes[k] + " = " +
+                functions[o] + "(i" + (k ? " + " + num(k) : std::string()) + ");\n";
+      }
+    }
+    for (size_t o = 0; o < loop.outputs.size(); ++o) {
+      code += indent + "    *reinterpret_cast<float4*>(" + pointer_name(loop.outputs[o]) +
+              " + i) = o" + num(static_cast<int64_t>(o)) + ";\n";
+    }
+    code += indent + "  }\n";
+    code += indent + "} else {\n";
+    code += indent + "  for (index_t i = tid; i < " + num(loop.elements) + "; i += threads) {\n";
+    for (size_t o = 0; o < loop.outputs.size(); ++o) {
+      code += indent + "    " + pointer_name(loop.outputs[o]) +
+              "[i] = " + store(dtype(loop.outputs[o]), functions[o] + "(i)") + ";\n";
+    }
+    code += indent + "  }\n";
+    code += indent + "}\n";
+  }
   return code;
 }
 
@@ -533,10 +652,18 @@ Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>&
            << ") * blockDim.x + threadIdx.x;\n";
     stages << "    threads = static_cast<index_t>(" << blocks << ") * blockDim.x;\n";
     loop_offset_ = 0;
+    std::vector<ir::ValueId> part_written;
     for (ir::ValueId id : written) {
-      if (!part.count(graph_.value(id).producer)) continue;
-      STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "    "));
+      if (part.count(graph_.value(id).producer)) part_written.push_back(id);
+    }
+    if (schedule_.vector_width == 4) {
+      STITCH_ASSIGN_OR_RETURN(std::string code, vector_stages(part_written, "    "));
       stages << code;
+    } else {
+      for (ir::ValueId id : part_written) {
+        STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "    "));
+        stages << code;
+      }
     }
     stages << "  }\n";
     first += blocks;
@@ -552,6 +679,11 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
     if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
     if (schedule_.levels > 1) stages << "  // Stage " << level << "\n";
     loop_offset_ = 0;
+    if (schedule_.vector_width == 4) {
+      STITCH_ASSIGN_OR_RETURN(std::string code, vector_stages(written, "  "));
+      stages << code;
+      continue;
+    }
     for (ir::ValueId id : written) {
       const ValueSchedule& value = schedule_.values.at(id);
       if (value.slices >= 2 && value.level - 1 == level) {
@@ -667,6 +799,21 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
     body << "  " << qualifier
          << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
     if (schedule_.barrier_offset >= 0) body << barrier;
+    if (schedule_.vector_width == 4) {
+      // The vector path's condition, the same for every thread: every pointer it reads
+      // or writes four floats at a time is 16-byte aligned.
+      std::string aligned;
+      auto add = [&](ir::ValueId id) {
+        aligned += (aligned.empty() ? "" : " && ") + std::string("stitch_aligned16(") +
+                   pointer_name(id) + ")";
+      };
+      for (ir::ValueId id : schedule_.boundary.inputs) {
+        if (schedule_.vector_inputs.count(id) && defined_.count(id)) add(id);
+      }
+      for (ir::ValueId id : schedule_.boundary.outputs) add(id);
+      body << "  const bool vec4 = " << aligned
+           << ";  // 128-bit loads and stores, else one element per thread\n";
+    }
   }
   return body.str();
 }

@@ -73,6 +73,8 @@ class KernelWriter {
   Result<std::string> row_stages(const std::vector<ir::ValueId>& written);
   Result<std::string> packing_stages(const std::vector<ir::ValueId>& written);
   Result<std::string> global_stages(const std::vector<ir::ValueId>& written);
+  Result<std::string> vector_stages(const std::vector<ir::ValueId>& written,
+                                    const std::string& indent);
   std::string prologue(const std::vector<ir::ValueId>& written) const;
   bool reads_through_registers(ir::ValueId written, ir::ValueId target) const;
 

@@ -83,7 +83,9 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost_model/cost_model.h"
@@ -94,6 +96,10 @@
 #include "ir/core/status.h"
 
 namespace stitch::emit {
+
+// Broadcasting reads on the way from an output to one of its operands: (operand dims,
+// reader dims) pairs, the output's reader first.
+using BroadcastSteps = std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>;
 
 enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal, kAttention, kTranspose };
 std::string_view composition_name(Composition composition);  // "thread", "warp", ...
@@ -209,6 +215,22 @@ struct GroupSchedule {
   // Packing: the group's independent parts (node ids), each over its own blocks.
   std::vector<std::vector<ir::NodeId>> parts;
   std::vector<int64_t> part_grids;  // blocks of each part, in order
+  // Thread composition over float32 (3., issue 16 part 3): each thread writes
+  // vector_width = 4 consecutive elements of every output with one 128-bit store, in
+  // runs of 4 aligned elements. The inputs in vector_inputs are read at aligned runs of
+  // 4 consecutive indices through one index map (same-shape elementwise reads, views,
+  // broadcasts along leading axes whose last axis, a multiple of 4, is the output's):
+  // a 16-byte window loaded once per run holds every element the run reads. Those in
+  // vector_uniform_inputs are read at one index per run (a per-row scale): one load
+  // per run into a register. vector_maps[output][input] is the input's index map from
+  // that output's flat index (the broadcasts on the way). Any other read of memory
+  // leaves the kernel scalar. The kernel checks that every pointer it reads or writes
+  // 16 bytes at a time is 16-byte aligned and otherwise runs a scalar loop (XLA's
+  // vectorized elementwise loops, with the alignment checked instead of assumed).
+  int vector_width = 1;
+  std::set<ir::ValueId> vector_inputs;
+  std::set<ir::ValueId> vector_uniform_inputs;
+  std::map<ir::ValueId, std::map<ir::ValueId, BroadcastSteps>> vector_maps;
   // Launch.
   int64_t grid = 1;
   int block = 32;

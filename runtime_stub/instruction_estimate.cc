@@ -217,6 +217,7 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
       double executions = 0;
       int parent = -1;
       std::vector<double> anchor_executions;  // of its matched anchors
+      int anchors = 0;                        // matched or not
     };
     std::vector<Loop> loops;
     for (const SassInstruction& i : code) {
@@ -240,12 +241,15 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
         }
       }
     }
+    int64_t kernel_matched = 0;
     for (const SassInstruction& i : code) {
       if (i.subroutine) continue;
       ++count.static_instructions;
       const int kind = sass_access_kind(i.opcode);
       if (kind < 0) continue;
       ++count.anchors;
+      const int anchor_loop = innermost(i.address);
+      if (anchor_loop >= 0) ++loops[static_cast<size_t>(anchor_loop)].anchors;
       const AccessLocation exact{i.file, i.line, i.caller_file, i.caller_line, kind};
       const AccessLocation line{i.file, i.line, "", 0, kind};
       double executions = -1;
@@ -256,8 +260,8 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
       }
       if (executions < 0) continue;
       ++count.matched_anchors;
-      const int loop = innermost(i.address);
-      if (loop >= 0) loops[loop].anchor_executions.push_back(executions);
+      ++kernel_matched;
+      if (anchor_loop >= 0) loops[anchor_loop].anchor_executions.push_back(executions);
     }
     // A loop runs as often as the median of its anchors (the upper one): the most
     // executed would count a load that nvcc hoisted or merged across unrolled
@@ -270,9 +274,16 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
                        runs.end());
       loop.executions = runs[runs.size() / 2];
     }
-    // A loop without a matched anchor executes as often as its parent (or once per warp).
+    // A loop with loads or stores none of which the emulated run executed, in a kernel
+    // whose other accesses matched, never ran there (a branch not taken: the scalar
+    // fallback of a 128-bit path when every pointer was aligned). A loop without
+    // anchors executes as often as its parent (or once per warp).
     for (size_t l = loops.size(); l-- > 0;) {
       if (loops[l].executions > 0) continue;
+      if (kernel_matched > 0 && loops[l].anchors > 0 && loops[l].anchor_executions.empty()) {
+        count.unexecuted_anchors += loops[l].anchors;
+        continue;  // 0
+      }
       const int parent = loops[l].parent;
       loops[l].executions =
           parent >= 0 ? loops[static_cast<size_t>(parent)].executions : static_cast<double>(warps);
@@ -330,6 +341,10 @@ std::map<uint64_t, AccessLocation> parse_addr2line(std::string_view text) {
     const size_t colon = line.rfind(':');
     if (colon == std::string_view::npos) continue;
     const int number = std::atoi(std::string(line.substr(colon + 1)).c_str());
+    // The emulation's own inline helpers (a float4 copy is one 16-byte access in
+    // stitch_emu.h) are not in the SASS: the access belongs to the kernel line that
+    // copies, one frame out.
+    if (base_name(line.substr(0, colon)) == "stitch_emu.h") continue;
     AccessLocation& location = locations[*current];
     if (depth == 0) {
       location.file = base_name(line.substr(0, colon));

@@ -16,7 +16,9 @@
 //      nvcc merges loads of one source line across unrolled iterations), and once per
 //      launched warp outside loops. Subroutines nvcc calls (__cuda_sm20_div_u64, the
 //      *_slowpath of IEEE division and square root) weigh 0: their fast paths (32-bit
-//      operands, normal numbers) run inline.
+//      operands, normal numbers) run inline. A loop whose anchors all went unmatched
+//      while other anchors of the kernel matched never ran in the emulation (the
+//      scalar fallback of a 128-bit path) and weighs 0 too.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +75,9 @@ struct InstructionCount {
   int64_t static_instructions = 0;
   int64_t anchors = 0;          // SASS loads and stores
   int64_t matched_anchors = 0;  // of them, matched to counted sites
+  // Of the unmatched, those in loops none of whose anchors matched while others of the
+  // kernel did: loops the emulated run never entered, weighted 0.
+  int64_t unexecuted_anchors = 0;
 };
 
 // The weighted instruction counts of `kernels` (every kernel of one .cu file a launch

@@ -383,7 +383,8 @@ std::string profile_json(const ProgramProfile& profile) {
                              {"control", i.control},
                              {"static", s.instructions->static_instructions},
                              {"anchors", s.instructions->anchors},
-                             {"matched_anchors", s.instructions->matched_anchors}};
+                             {"matched_anchors", s.instructions->matched_anchors},
+                             {"unexecuted_anchors", s.instructions->unexecuted_anchors}};
       }
     } else {
       k["flops"] = s.flops;

@@ -184,6 +184,17 @@ STITCH_DEVICE unsigned int stitch_lane_id() { return stitch_thread_linear() % 32
 STITCH_DEVICE unsigned int stitch_warp_id() { return stitch_thread_linear() / 32u; }
 STITCH_DEVICE long long stitch_ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
+// 128-bit accesses (the thread composition's vector path, docs/codegen.md): a pointer
+// read or written four floats at a time must be 16-byte aligned, which the kernel
+// checks before taking that path; stitch_lane4 selects lane k of a float4 without
+// indexing it (an indexed float4 would live in local memory).
+STITCH_DEVICE bool stitch_aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+STITCH_DEVICE float stitch_lane4(const float4& v, int k) {
+  return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+}
+
 struct StitchSumOp {
   STITCH_DEVICE float operator()(float a, float b) const { return a + b; }
 };

@@ -1,6 +1,6 @@
 // emu_driver: runs one generated kernel on the CPU through the emulation layer.
 //
-// Usage: emu_driver KERNEL [--input FILE]... [--output FILE:BYTES]...
+// Usage: emu_driver KERNEL [--input FILE]... [--output FILE:BYTES]... [--misalign]
 //
 // Built by tests/codegen/emulated_kernels.py, once per distinct kernel, from this
 // file, the kernel's .cu compiled as C++ with -DSTITCH_EMULATION, and the emulation
@@ -24,6 +24,9 @@
 //  6. writes each output's bytes to its FILE and prints one line
 //     "launch_seconds=S workspace_bytes=N".
 // Buffers are 256-byte aligned like cudaMalloc's, so vectorized loads are legal.
+// With --misalign, every input and output starts 4 bytes past such an address (a view
+// into a larger buffer): a kernel with a 128-bit path must take its scalar loop and
+// still match (the workspace stays aligned: the runtime owns it).
 //
 // Exit codes: 0 success; 1 the kernel failed (launcher error, guard or input
 // corrupted; one line on stderr says which buffer); 2 usage or I/O error.
@@ -55,19 +58,19 @@ constexpr unsigned char kUnwrittenOutputByte = 0xFF;
 // One device-like buffer: [guard | payload | guard], payload 256-byte aligned.
 class GuardedBuffer {
  public:
-  GuardedBuffer(std::string label, size_t bytes, unsigned char fill)
-      : label_(std::move(label)), bytes_(bytes) {
+  GuardedBuffer(std::string label, size_t bytes, unsigned char fill, size_t offset = 0)
+      : label_(std::move(label)), bytes_(bytes), offset_(offset) {
     storage_.reset(static_cast<unsigned char*>(
-        std::aligned_alloc(kAlignment, kGuardBytes * 2 + round_up(bytes))));
+        std::aligned_alloc(kAlignment, kGuardBytes * 2 + round_up(bytes + offset))));
     if (!storage_) {
       std::fprintf(stderr, "emu_driver: cannot allocate %zu bytes for %s\n", bytes, label_.c_str());
       std::exit(2);
     }
-    std::memset(storage_.get(), kGuardByte, kGuardBytes * 2 + round_up(bytes));
+    std::memset(storage_.get(), kGuardByte, kGuardBytes * 2 + round_up(bytes + offset));
     std::memset(data(), fill, bytes);
   }
 
-  unsigned char* data() { return storage_.get() + kGuardBytes; }
+  unsigned char* data() { return storage_.get() + kGuardBytes + offset_; }
   size_t bytes() const { return bytes_; }
   const std::string& label() const { return label_; }
 
@@ -75,14 +78,14 @@ class GuardedBuffer {
   // offset from the payload start (negative: before it).
   bool guards_intact(int64_t& bad_offset) const {
     const unsigned char* base = storage_.get();
-    for (size_t i = 0; i < kGuardBytes; ++i) {
+    for (size_t i = 0; i < kGuardBytes + offset_; ++i) {
       if (base[i] != kGuardByte) {
-        bad_offset = static_cast<int64_t>(i) - static_cast<int64_t>(kGuardBytes);
+        bad_offset = static_cast<int64_t>(i) - static_cast<int64_t>(kGuardBytes + offset_);
         return false;
       }
     }
-    const unsigned char* tail = base + kGuardBytes + bytes_;
-    size_t tail_bytes = round_up(bytes_) - bytes_ + kGuardBytes;
+    const unsigned char* tail = base + kGuardBytes + offset_ + bytes_;
+    size_t tail_bytes = round_up(bytes_ + offset_) - bytes_ - offset_ + kGuardBytes;
     for (size_t i = 0; i < tail_bytes; ++i) {
       if (tail[i] != kGuardByte) {
         bad_offset = static_cast<int64_t>(bytes_ + i);
@@ -101,13 +104,14 @@ class GuardedBuffer {
   };
   std::string label_;
   size_t bytes_;
+  size_t offset_;  // of the payload past its 256-byte aligned start
   std::unique_ptr<unsigned char, Free> storage_;
 };
 
 [[noreturn]] void usage(const char* message) {
   std::fprintf(stderr,
                "emu_driver: %s\nusage: emu_driver KERNEL [--input FILE]... "
-               "[--output FILE:BYTES]...\n",
+               "[--output FILE:BYTES]... [--misalign]\n",
                message);
   std::exit(2);
 }
@@ -140,8 +144,13 @@ int main(int argc, char** argv) {
   const std::string kernel = argv[1];
   std::vector<std::string> input_files;
   std::vector<std::pair<std::string, size_t>> output_files;
+  size_t misalign = 0;
   for (int i = 2; i < argc; ++i) {
     std::string flag = argv[i];
+    if (flag == "--misalign") {
+      misalign = 4;
+      continue;
+    }
     if (i + 1 >= argc) usage((flag + " needs a value").c_str());
     std::string value = argv[++i];
     if (flag == "--input") {
@@ -167,14 +176,14 @@ int main(int argc, char** argv) {
   buffers.reserve(input_files.size() + output_files.size() + 1);
   for (size_t i = 0; i < input_files.size(); ++i) {
     input_copies.push_back(read_bytes(input_files[i]));
-    buffers.emplace_back("input " + std::to_string(i), input_copies.back().size(), 0);
+    buffers.emplace_back("input " + std::to_string(i), input_copies.back().size(), 0, misalign);
     if (!input_copies.back().empty()) {
       std::memcpy(buffers.back().data(), input_copies.back().data(), input_copies.back().size());
     }
   }
   for (size_t i = 0; i < output_files.size(); ++i) {
     buffers.emplace_back("output " + std::to_string(i), output_files[i].second,
-                         kUnwrittenOutputByte);
+                         kUnwrittenOutputByte, misalign);
   }
   const size_t workspace_size = workspace_bytes();
   buffers.emplace_back("workspace", workspace_size, 0);

@@ -28,7 +28,9 @@ For each bundled model (models/manifest.json) or a prepared output directory:
         integers and bool: equal
      where a is the kernel's value and b the reference's; NaN must meet NaN and an
      infinity the same infinity. Outputs the kernel never writes read as NaN/-1
-     (the driver fills them with 0xFF bytes), so they fail.
+     (the driver fills them with 0xFF bytes), so they fail. A kernel with a 128-bit
+     path (kernels.json vector_width 4) runs its first instance a second time on
+     buffers 4 bytes past alignment (emu_driver --misalign): its scalar fallback;
 
 Prints one line per kernel instance (PASS/FAIL, model, kernel, output shapes,
 max error, emulation seconds) and a summary; exits 1 if any kernel failed, did
@@ -354,11 +356,14 @@ def check_layout(name, array, spec):
                       f"the reference has {array.dtype}{list(array.shape)}")
 
 
-def run_instance(binary, kernel, instance, values, work, timeout, tsan):
-    """Runs one kernel instance; returns (max error, seconds, problems)."""
+def run_instance(binary, kernel, instance, values, work, timeout, tsan, misalign=False):
+    """Runs one kernel instance; returns (max error, seconds, problems).
+
+    misalign: every input and output 4 bytes past a 256-byte boundary (emu_driver
+    --misalign), which sends a kernel with a 128-bit path down its scalar loop."""
     input_names, output_names = instance
     directory = tempfile.mkdtemp(prefix=kernel["name"] + "_", dir=work)
-    command = [binary, kernel["name"]]
+    command = [binary, kernel["name"]] + (["--misalign"] if misalign else [])
     for index, (name, spec) in enumerate(zip(input_names, kernel["inputs"])):
         array = values[name]
         check_layout(name, array, spec)
@@ -451,11 +456,19 @@ def check_output_dir(label, out_dir, feeds, args, builder, tally, work):
             count = warnings.count("warning:")
             print(f"note {label} {kernel['name']}: {count} C++ compiler warnings (emulation "
                   f"build; nvcc's -Werror check is codegen.nvcc):\n{warnings.strip()[:1500]}")
-        for number, instance in enumerate(instances[kernel["name"]]):
+        # A kernel with a 128-bit path (kernels.json vector_width 4) runs its first
+        # instance twice: aligned buffers (the vector path) and misaligned ones (the
+        # scalar loop it falls back to).
+        runs = [(number, instance, False) for number, instance in
+                enumerate(instances[kernel["name"]])]
+        if kernel.get("vector_width", 1) > 1 and runs:
+            runs.append((runs[0][0], runs[0][1], True))
+        for number, instance, misalign in runs:
             name = kernel["name"] + (f"#{number}" if len(instances[kernel["name"]]) > 1 else "")
+            name += " (misaligned: scalar path)" if misalign else ""
             try:
                 worst, seconds, problems = run_instance(binary, kernel, instance, values, work,
-                                                        args.kernel_timeout, args.tsan)
+                                                        args.kernel_timeout, args.tsan, misalign)
             except Failure as error:
                 tally.fail(f"FAIL {label} {name} [{shapes}]: {error}")
                 continue

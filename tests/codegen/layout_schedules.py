@@ -18,6 +18,9 @@ their kernel: fused with nothing, so the planner leaves them single ops), and fo
   3. with --nvcc, every emitted kernel also goes through compile_kernels.py (nvcc
      sm_80/sm_90 with warnings as errors, and NVRTC with --nvrtc-check).
 
+The vector_bias_scale case checks the thread composition's 128-bit path (4 elements per
+thread, 16-byte windows) the same way.
+
 Exit 0 when every case passes, 1 otherwise (one line per failure).
 Usage: layout_schedules.py --stitchopt PATH [--nvcc] [--nvrtc-check PATH] [--keep DIR]
 """
@@ -97,6 +100,19 @@ CASES = [
      "thread", None),
     # A swapped axis narrower than 8: thread mapping.
     ("narrow_cols", transpose_model("narrow_cols", T.FLOAT, [500, 3], [1, 0]), "thread", None),
+    # 128-bit accesses (issue 16 part 3): a per-row scale (one element per run), a bias
+    # along the last axis of 36 (a window at i % 36) and a residual; two outputs in one
+    # loop.
+    ("vector_bias_scale",
+     graph_model("vector_bias_scale", [("x", F, [24, 36]), ("r", F, [24, 36]), ("s", F, [24, 1])],
+                 [helper.make_node("Mul", ["x", "s"], ["xs"], name="row_scale"),
+                  helper.make_node("Add", ["xs", "b"], ["xb"], name="bias"),
+                  helper.make_node("Add", ["xb", "r"], ["y0"], name="residual"),
+                  helper.make_node("Relu", ["y0"], ["y"], name="relu"),
+                  helper.make_node("Sigmoid", ["y0"], ["z"], name="gate")],
+                 [("y", F, [24, 36]), ("z", F, [24, 36])],
+                 [helper.make_tensor("b", F, [36], [(i % 7 - 3) / 4 for i in range(36)])]),
+     "thread", "128-bit loads and stores"),
     # int64 elements use an 8-byte tile.
     ("int64_2d", transpose_model("int64_2d", T.INT64, [33, 65], [1, 0]), "transpose",
      "[1, 33, 65] -> [1, 65, 33]"),

@@ -146,6 +146,87 @@ TEST(CodegenGolden, FewLongRowsTakeABlockEach) {
   EXPECT_EQ(kernel.launch.block, 512);
 }
 
+// Elementwise over float32 with a broadcast bias along the last axis and a per-row
+// scale (schedule.h, 3b.): 4 elements per thread, one 128-bit load per run of x, r and
+// b, one scalar load per run of s, one 128-bit store per run of y and z, both outputs
+// in one loop; a scalar loop when a pointer is not 16-byte aligned.
+TEST(CodegenGolden, VectorAccesses) {
+  EmittedKernel kernel = emit_golden_case("vector_bias_scale");
+  EXPECT_EQ(kernel.composition, "thread");
+  EXPECT_EQ(kernel.vector_width, 4);
+  EXPECT_EQ(kernel.launch.grid * kernel.launch.block, 64 * 256 / 4);
+  const std::string& cu = kernel.source;
+  for (const char* load :
+       {"w_x = *reinterpret_cast<const float4*>(p_x + i);",
+        "w_r = *reinterpret_cast<const float4*>(p_r + i);",
+        "w_b = *reinterpret_cast<const float4*>(p_b + (i % 256));", "u_s = p_s[(i / 256)];"}) {
+    EXPECT_NE(cu.find(load), std::string::npos) << load;
+  }
+  EXPECT_NE(cu.find("const bool vec4 = stitch_aligned16(p_x) && stitch_aligned16(p_b) && "
+                    "stitch_aligned16(p_r) && stitch_aligned16(p_y) && stitch_aligned16(p_z);"),
+            std::string::npos);
+  // Both outputs in one loop: the residual sum both read is computed once per element.
+  EXPECT_NE(cu.find("o0.x = v_y(i);\n      o1.x = v_z(i);"), std::string::npos);
+  EXPECT_NE(cu.find("*reinterpret_cast<float4*>(p_y + i) = o0;"), std::string::npos);
+  EXPECT_NE(cu.find("*reinterpret_cast<float4*>(p_z + i) = o1;"), std::string::npos);
+}
+
+// Independent parts (packing) take the 128-bit path too, each part over a quarter of
+// the blocks it had.
+TEST(CodegenGolden, VectorAccessesInPacking) {
+  Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "two_parts" (%x: f32[64,256], %w: f32[32,128]) {
+  %y: f32[64,256] = Relu(%x) {name="relu"}
+  %z: f32[32,128] = Sigmoid(%w) {name="gate"}
+  return %y, %z
+}
+)",
+                                                "two_parts.ir", "stitch_two_parts");
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  EXPECT_EQ(kernel->composition, "packing");
+  EXPECT_EQ(kernel->vector_width, 4);
+  EXPECT_EQ(kernel->launch.grid * kernel->launch.block, (64 * 256 + 32 * 128) / 4);
+  EXPECT_NE(kernel->source.find("w_w = *reinterpret_cast<const float4*>(p_w + i);"),
+            std::string::npos);
+}
+
+// Reads that no 16-byte window serves keep the kernel scalar: a transposed read, a
+// broadcast along the last axis of a row whose length is not a multiple of 4, and an
+// integer tensor.
+TEST(CodegenGolden, VectorAccessesRefused) {
+  const char* cases[] = {
+      R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "transposed" (%x: f32[64,256], %b: f32[256,64]) {
+  %t: f32[64,256] = Transpose(%b) {name="t", perm=[1, 0]}
+  %y: f32[64,256] = Add(%x, %t) {name="add"}
+  return %y
+}
+)",
+      R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "odd_rows" (%x: f32[64,30], %s: f32[64,1]) {
+  %y: f32[64,30] = Mul(%x, %s) {name="scale"}
+  return %y
+}
+)",
+      R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "integer_input" (%x: i32[64,256]) {
+  %y: f32[64,256] = Cast(%x) {name="cast", to=1}
+  return %y
+}
+)"};
+  for (const char* text : cases) {
+    Result<EmittedKernel> kernel = emit_all_nodes(text, "refused.ir", "stitch_refused");
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    EXPECT_EQ(kernel->composition, "thread") << text;
+    EXPECT_EQ(kernel->vector_width, 1) << text;
+    EXPECT_EQ(kernel->source.find("float4"), std::string::npos) << text;
+  }
+}
+
 TEST(CodegenGolden, PackedPair) {
   EXPECT_EQ(emit_golden_case("packed_pair").composition, "packing");
 }

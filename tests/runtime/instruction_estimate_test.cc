@@ -158,5 +158,45 @@ TEST(InstructionEstimate, ParsesAddr2line) {
   EXPECT_EQ(second.caller_line, 0);
 }
 
+// Two loops: the vector loop the emulated run executed (line 50) and the scalar
+// fallback it never entered (line 60), as a 128-bit path's kernel compiles.
+constexpr const char* kFallbackListing = R"(	.target	sm_90
+
+//--------------------- .text.v_kernel    --------------------------
+	.section	.text.v_kernel,"ax",@progbits
+v_kernel:
+.text.v_kernel:
+.L_x_0:
+	//## File "/out/kernels/v.cu", line 50
+        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0010*/                   FADD R4, R4, R5 ;
+        /*0020*/               @P0 BRA `(.L_x_0) ;
+.L_x_1:
+	//## File "/out/kernels/v.cu", line 60
+        /*0030*/                   LDG.E R6, desc[UR4][R2.64] ;
+        /*0040*/                   FADD R6, R6, R6 ;
+        /*0050*/               @P1 BRA `(.L_x_1) ;
+        /*0060*/                   EXIT ;
+)";
+
+TEST(InstructionEstimate, LoopNeverEnteredWeighsNothing) {
+  Result<std::vector<SassKernel>> parsed = parse_sass(kFallbackListing);
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  std::map<AccessLocation, uint64_t> requests = {
+      {{"v.cu", 50, "", 0, kStitchEmuGlobalLoad}, 40},
+  };
+  const InstructionCount count = count_instructions(*parsed, requests, 4);
+  EXPECT_EQ(count.anchors, 2);
+  EXPECT_EQ(count.matched_anchors, 1);
+  EXPECT_EQ(count.unexecuted_anchors, 1);
+  EXPECT_DOUBLE_EQ(count.estimate.fp32, 40);  // the vector loop's FADD only
+  EXPECT_DOUBLE_EQ(count.estimate.memory, 40);
+  EXPECT_DOUBLE_EQ(count.estimate.control, 40 + 4);  // its BRA; EXIT once per warp
+  // Without any matched anchor nothing says which loops ran: each runs once per warp.
+  const InstructionCount unmatched = count_instructions(*parsed, {}, 4);
+  EXPECT_EQ(unmatched.unexecuted_anchors, 0);
+  EXPECT_DOUBLE_EQ(unmatched.estimate.total(), 7 * 4);
+}
+
 }  // namespace
 }  // namespace stitch::runtime
