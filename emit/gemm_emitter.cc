@@ -103,7 +103,13 @@ Result<std::string> KernelWriter::lane_gemm_code(ir::ValueId id, const std::stri
   code += in_ + "const index_t lane = threadIdx.x % 32;\n";
   code += in_ + acc + " a = " + lanes + "(i, lane);\n";
   code += shuffle_combine(ReduceCombine::kSum, acc, 1, in_);
-  code += in_ + "if (lane == 0) " + target_array(id) + "[i] = " + store(dtype(id), "a") + ";\n";
+  STITCH_ASSIGN_OR_RETURN(std::string epilogues, epilogue_writes(id, in_ + "  "));
+  if (epilogues.empty()) {
+    code += in_ + "if (lane == 0) " + target_array(id) + "[i] = " + store(dtype(id), "a") + ";\n";
+  } else {
+    code += in_ + "if (lane == 0) {\n" + in_ + "  " + target_array(id) +
+            "[i] = " + store(dtype(id), "a") + ";\n" + epilogues + in_ + "}\n";
+  }
   return code + indent + "}\n";
 }
 

@@ -295,9 +295,27 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
   std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
   const int64_t elements = elements_of(graph_, id);
+  STITCH_ASSIGN_OR_RETURN(std::string epilogues, epilogue_writes(id, indent + "  "));
   code += indent + "for (index_t i = " + loop_start(elements, /*per_warp=*/false) + "; i < " +
-          num(elements) + "; i += threads) " + target + " = " + store(dtype(id), function + "(i)") +
-          ";\n";
+          num(elements) + "; i += threads) ";
+  if (epilogues.empty()) {
+    return code + target + " = " + store(dtype(id), function + "(i)") + ";\n";
+  }
+  return code + "{\n" + indent + "  " + target + " = " + store(dtype(id), function + "(i)") +
+         ";\n" + epilogues + indent + "}\n";
+}
+
+// Writes of the values planned as same-index epilogues of GEMM `gemm`
+// (ValueSchedule::epilogue_of), at element i, right after the GEMM's element: they read
+// it back from its storage, written by this thread.
+Result<std::string> KernelWriter::epilogue_writes(ir::ValueId gemm, const std::string& indent) {
+  std::string code;
+  for (ir::ValueId id : written_values()) {
+    if (schedule_.values.at(id).epilogue_of != gemm) continue;
+    STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+    code += indent + target_array(id) + "[i] = " + store(dtype(id), function + "(i)") + ";  // " +
+            comment_name(producer(id)) + ", a same-index epilogue\n";
+  }
   return code;
 }
 
@@ -654,7 +672,10 @@ Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>&
     loop_offset_ = 0;
     std::vector<ir::ValueId> part_written;
     for (ir::ValueId id : written) {
-      if (part.count(graph_.value(id).producer)) part_written.push_back(id);
+      if (part.count(graph_.value(id).producer) &&
+          schedule_.values.at(id).epilogue_of == ir::kNoId) {
+        part_written.push_back(id);
+      }
     }
     if (schedule_.vector_width == 4) {
       STITCH_ASSIGN_OR_RETURN(std::string code, vector_stages(part_written, "    "));
@@ -690,7 +711,7 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
         STITCH_ASSIGN_OR_RETURN(std::string code, mapped_reduction_code(id, "  "));
         stages << "  // " << comment_name(producer(id)) << ": partials\n" << code;
       }
-      if (value.level != level) continue;
+      if (value.level != level || value.epilogue_of != ir::kNoId) continue;
       STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "  "));
       stages << code;
     }

@@ -63,6 +63,7 @@ class KernelWriter {
   // kernel_writer.cc: stages.
   std::vector<ir::ValueId> written_values() const;
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
+  Result<std::string> epilogue_writes(ir::ValueId gemm, const std::string& indent);
   std::string loop_start(int64_t items, bool per_warp);
   std::string row_lane() const;
   bool row_guarded() const;

@@ -227,6 +227,30 @@ graph "integer_input" (%x: i32[64,256]) {
   }
 }
 
+// resnet's classifier: pooling, then a MatMul a warp per output (k = 32) whose bias
+// add lane 0 writes right after the element (ValueSchedule::epilogue_of): 2 stages, not
+// 3 (one grid barrier less).
+TEST(CodegenGolden, MatMulEpilogueInItsStage) {
+  Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "classifier" (%x: f32[1,32,8,8], %w: f32[32,10], %b: f32[10]) {
+  %p: f32[1,32,1,1] = ReduceMean(%x) {name="pool", axes=[2, 3], keepdims=1}
+  %f: f32[1,32] = Flatten(%p) {name="flatten", axis=1}
+  %m: f32[1,10] = MatMul(%f, %w) {name="fc"}
+  %y: f32[1,10] = Add(%m, %b) {name="bias"}
+  return %y
+}
+)",
+                                                "classifier.ir", "stitch_classifier");
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  EXPECT_EQ(kernel->composition, "global");
+  EXPECT_NE(kernel->source.find("(2 stages separated by grid barriers)"), std::string::npos)
+      << kernel->source;
+  EXPECT_NE(kernel->source.find("p_y[i] = v_y(i);  // \"bias\" (Add), a same-index epilogue"),
+            std::string::npos)
+      << kernel->source;
+}
+
 TEST(CodegenGolden, PackedPair) {
   EXPECT_EQ(emit_golden_case("packed_pair").composition, "packing");
 }
