@@ -20,7 +20,6 @@ Usage: vector_access.py --stitchopt PATH [--baseline PATH] [--nvdisasm PATH] [--
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,6 +27,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attention_sizes  # noqa: E402  (its profile(): compile, then `stitchopt profile --emulate`)
 
 ROWS, COLS = 1024, 4096
 
@@ -83,13 +85,7 @@ MODELS = [gelu, bias_residual_relu, row_scale]
 
 
 def profile(stitchopt, model_path, out, nvdisasm):
-    subprocess.run([stitchopt, model_path, "-o", out, "-q", "--force"], check=True)
-    command = [stitchopt, "profile", out, "--emulate"]
-    if nvdisasm:
-        command += ["--nvdisasm", nvdisasm]
-    subprocess.run(command, check=True, capture_output=True, text=True, timeout=3600)
-    with open(os.path.join(out, "profile.json")) as f:
-        profile_json = json.load(f)
+    profile_json = attention_sizes.profile(stitchopt, model_path, out, [], nvdisasm)
     with open(os.path.join(out, "kernels", "kernels.json")) as f:
         widths = {k["name"]: k.get("vector_width", 1) for k in json.load(f)["kernels"]}
     kernels = [k for k in profile_json["kernels"] if k["kind"] == "kernel"]

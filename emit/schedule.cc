@@ -40,6 +40,14 @@ int64_t blocks_per_wave(const cost_model::DeviceProfile& profile, const GroupSch
          std::max(1, profile.max_threads_per_sm / schedule.block);
 }
 
+// Blocks of schedule.block threads for a grid-stride loop over `threads` items: enough
+// to cover them, at most one wave.
+int64_t wave_grid(int64_t threads, const cost_model::DeviceProfile& profile,
+                  const GroupSchedule& schedule) {
+  return std::max<int64_t>(1, std::min((threads + schedule.block - 1) / schedule.block,
+                                       blocks_per_wave(profile, schedule)));
+}
+
 bool is_gemm(const ir::Node& node) { return ir::op_kind(node) == ir::OpKind::kGemm; }
 
 // A node as GroupSchedule::why names it: `name (OpType)`, without the quotes of
@@ -996,20 +1004,32 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
                                GroupSchedule* schedule) {
   MappingUse use;
   std::map<ir::ValueId, int> reach;  // deepest materialized level a value depends on
-  // Same-index epilogues (ValueSchedule::epilogue_of): the GEMM a value reads at its own
-  // index through same-index reads only, when everything else it depends on is
-  // materialized in an earlier stage; `others` is that earlier level.
-  std::map<ir::ValueId, ir::ValueId> epilogue_source;
-  std::map<ir::ValueId, int> others;
+  // Same-index epilogues (ValueSchedule::epilogue_of): the lanes-over-k MatMul a value
+  // reads at its own index through same-index reads only, and the deepest level of
+  // everything else it depends on (below the MatMul's: materialized earlier).
+  struct Epilogue {
+    ir::ValueId gemm;
+    int others;
+  };
+  std::map<ir::ValueId, Epilogue> epilogue_source;
   // Not in a group holding an attention core's P x V product: with one barrier less,
   // gpt2_block's planner took a global kernel of P x V, the output projection and the
   // residual over its attention kernel, which the emulated profile estimates slower
   // (144.9 against 141.7 us for the model): the analytic charge of such global kernels
-  // is low, and the issue asks for attention kernels without grid barriers.
-  bool fold = true;
-  for (ir::NodeId id : group.ordered) {
-    if (is_gemm(group.graph.node(id)) && ir::match_attention(group.graph, id)) fold = false;
-  }
+  // is low, and the issue asks for attention kernels without grid barriers. Looked up
+  // once, on the first value that would fold (the planner's schedule oracle builds a
+  // schedule for every candidate).
+  std::optional<bool> splits_attention;
+  auto may_fold = [&] {
+    if (!splits_attention) {
+      splits_attention =
+          std::any_of(group.ordered.begin(), group.ordered.end(), [&](ir::NodeId id) {
+            return is_gemm(group.graph.node(id)) &&
+                   ir::match_attention(group.graph, id).has_value();
+          });
+    }
+    return !*splits_attention;
+  };
   int max_level = -1;
   for (ir::NodeId id : group.ordered) {
     const ir::Node& node = group.graph.node(id);
@@ -1021,16 +1041,17 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
       auto it = input == ir::kNoId ? schedule->values.end() : schedule->values.find(input);
       if (it == schedule->values.end()) continue;
       const ValueSchedule& in = it->second;
-      depends = std::max(depends, in.materialized ? in.level : reach[input]);
-      ir::ValueId from = ir::kNoId;
       int beside = in.materialized ? in.level : reach[input];
+      depends = std::max(depends, beside);
+      ir::ValueId from = ir::kNoId;
       if (reads_at_same_index(group.graph, node, input)) {
+        auto folded = epilogue_source.find(input);
         if (in.materialized && in.lanes_over_k) {
           from = input;
           beside = -1;
-        } else if (!in.materialized && epilogue_source.count(input)) {
-          from = epilogue_source[input];
-          beside = others[input];
+        } else if (!in.materialized && folded != epilogue_source.end()) {
+          from = folded->second.gemm;
+          beside = folded->second.others;
         }
       }
       if (from != ir::kNoId) {
@@ -1039,11 +1060,10 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
       }
       other = std::max(other, beside);
     }
-    if (fold && source != ir::kNoId && single_source && other < schedule->values[source].level) {
+    if (source != ir::kNoId && single_source && other < schedule->values[source].level &&
+        may_fold()) {
       for (ir::ValueId output : node.outputs) {
-        if (output == ir::kNoId) continue;
-        epilogue_source[output] = source;
-        others[output] = other;
+        if (output != ir::kNoId) epilogue_source[output] = {source, other};
       }
     } else {
       source = ir::kNoId;
@@ -1133,8 +1153,7 @@ void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile
         schedule->shared_bytes, schedule->block / 32 * value.columns * value.accumulator_bytes);
   }
   schedule->shared_bytes_requested = schedule->shared_bytes;
-  schedule->grid = std::max<int64_t>(1, std::min((work + schedule->block - 1) / schedule->block,
-                                                 blocks_per_wave(profile, *schedule)));
+  schedule->grid = wave_grid(work, profile, *schedule);
   schedule->cooperative = schedule->levels > 1;
 }
 
@@ -1302,9 +1321,7 @@ void plan_single_stage(const GroupFacts& group, const MappingUse& use,
         }
       }
     }
-    int64_t part_grid =
-        std::max<int64_t>(1, std::min((part_work + schedule->block - 1) / schedule->block,
-                                      blocks_per_wave(profile, *schedule)));
+    const int64_t part_grid = wave_grid(part_work, profile, *schedule);
     schedule->part_grids.push_back(part_grid);
     schedule->grid += part_grid;
   }
@@ -1324,6 +1341,17 @@ struct RunAccess {
   BroadcastSteps steps;  // the value's index from the output's (when `mapped`)
   bool mapped = true;    // false: a kUniform read at another index (a scalar bound)
 };
+
+// Two reads of one value: the same kind through the same map stay; two kUniform reads
+// through different maps (or at another index) stay kUniform without a map; anything
+// else is kOther.
+RunAccess meet(const RunAccess& a, const RunAccess& b) {
+  const bool same_map = a.mapped && b.mapped && a.steps == b.steps;
+  if (a.read != b.read || (a.read == RunRead::kRuns && !same_map)) {
+    return {RunRead::kOther, {}, false};
+  }
+  return same_map ? a : RunAccess{a.read, {}, false};
+}
 
 // How `operand` is read by a broadcasting elementwise read into `out` read as `reads`.
 RunAccess broadcast_access(const std::vector<int64_t>& operand, const std::vector<int64_t>& out,
@@ -1348,16 +1376,9 @@ std::optional<std::map<ir::ValueId, RunAccess>> run_accesses(const GroupFacts& g
                                                              ir::ValueId output) {
   const ir::Graph& graph = group.graph;
   std::map<ir::ValueId, RunAccess> reads;
-  auto merge = [&](ir::ValueId id, RunAccess access) {
+  auto merge = [&](ir::ValueId id, const RunAccess& access) {
     auto [it, fresh] = reads.emplace(id, access);
-    if (fresh) return;
-    RunAccess& seen = it->second;
-    const bool same_map = seen.mapped && access.mapped && seen.steps == access.steps;
-    if (seen.read != access.read || (access.read == RunRead::kRuns && !same_map)) {
-      seen = {RunRead::kOther, {}, false};
-    } else if (!same_map) {
-      seen = {RunRead::kUniform, {}, false};  // read at one index per run, not one map
-    }
+    if (!fresh) it->second = meet(it->second, access);
   };
   merge(output, {});
   for (auto n = group.ordered.rbegin(); n != group.ordered.rend(); ++n) {
@@ -1368,11 +1389,7 @@ std::optional<std::map<ir::ValueId, RunAccess>> run_accesses(const GroupFacts& g
     for (ir::ValueId id : node.outputs) {
       auto it = id == ir::kNoId ? reads.end() : reads.find(id);
       if (it == reads.end()) continue;
-      out_access = out_access && (out_access->read != it->second.read ||
-                                  out_access->steps != it->second.steps || !out_access->mapped ||
-                                  !it->second.mapped)
-                       ? RunAccess{RunRead::kOther, {}, false}
-                       : it->second;
+      out_access = out_access ? meet(*out_access, it->second) : it->second;
     }
     if (!out_access) continue;  // not read on the way to `output`
     const OpLowering* lowering = find_op_lowering(node);
@@ -1453,15 +1470,12 @@ void plan_vector_access(const GroupFacts& group, const cost_model::DeviceProfile
           part_work = std::max(part_work, elements_of(graph, output) / kVectorWidth);
         }
       }
-      schedule->part_grids[p] =
-          std::max<int64_t>(1, std::min((part_work + schedule->block - 1) / schedule->block,
-                                        blocks_per_wave(profile, *schedule)));
+      schedule->part_grids[p] = wave_grid(part_work, profile, *schedule);
       schedule->grid += schedule->part_grids[p];
     }
   } else {
     schedule->block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
-    schedule->grid = std::max<int64_t>(1, std::min((work + schedule->block - 1) / schedule->block,
-                                                   blocks_per_wave(profile, *schedule)));
+    schedule->grid = wave_grid(work, profile, *schedule);
   }
   schedule->why +=
       "; 4 elements per thread, 128-bit loads and stores (scalar when a pointer is not "
