@@ -1168,6 +1168,15 @@ void atomic_end() { --t_in_atomic; }
 
 }  // namespace stitch_emu
 
+void stitch_emu_misaligned(const void* address) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%p", address);
+  const std::string place =
+      stitch_emu::t_current != nullptr ? stitch_emu::where(*stitch_emu::t_current) + ": " : "";
+  stitch_emu::fail(place + "16-byte access at " + text +
+                   ", which is not 16-byte aligned (a misaligned-address fault on the GPU)");
+}
+
 #if defined(STITCH_EMU_COUNTERS)
 extern "C" {
 

@@ -88,7 +88,14 @@ struct uint3 {
 // LDG.128 are on the GPU, so the counting emulation sees one request, not four: the
 // copy goes through a GCC vector member (a plain struct copy is split into four
 // float loads).
+// A 16-byte access to an address that is not 16-byte aligned is a misaligned-address
+// fault on the GPU; the emulation aborts on it too (the x86 load would succeed), so a
+// kernel that takes a 128-bit path without checking its pointers fails its tests.
 typedef float stitch_emu_float_vector4 __attribute__((vector_size(16)));
+[[noreturn]] void stitch_emu_misaligned(const void* address);
+inline void stitch_emu_check_aligned16(const void* address) {
+  if ((reinterpret_cast<uintptr_t>(address) & 15u) != 0) stitch_emu_misaligned(address);
+}
 struct __align__(16) float4 {
   union {
     struct {
@@ -97,8 +104,10 @@ struct __align__(16) float4 {
     stitch_emu_float_vector4 vector;
   };
   float4() : vector{} {}
-  float4(const float4& other) : vector(other.vector) {}
+  float4(const float4& other) : vector((stitch_emu_check_aligned16(&other), other.vector)) {}
   float4& operator=(const float4& other) {
+    stitch_emu_check_aligned16(this);
+    stitch_emu_check_aligned16(&other);
     vector = other.vector;
     return *this;
   }

@@ -1,7 +1,7 @@
 // Kernel bugs the emulator must report instead of hanging or computing garbage: divergent
 // barriers, threads that exit before a barrier, mismatched warp collectives, grid barriers
-// outside cooperative launches, oversized shared arenas. Each dies with a message naming
-// the kernel (and block) and the cause.
+// outside cooperative launches, oversized shared arenas, misaligned 16-byte accesses. Each dies
+// with a message naming the kernel (and block) and the cause.
 #include <gtest/gtest.h>
 
 #include "stitch_prelude.cuh"
@@ -44,6 +44,13 @@ STITCH_KERNEL void emu_error_big_arena(int* out) {
   out[0] = ::stitch_emu::shared_arena(64 * 1024)[0];
 }
 
+// A 128-bit load from a float pointer 4 bytes past 16-byte alignment: a
+// misaligned-address fault on the GPU (x86 would load it).
+STITCH_KERNEL void emu_error_misaligned_float4(const float* in, float* out) {
+  const float4 v = *reinterpret_cast<const float4*>(in + 1);
+  out[threadIdx.x] = v.x;
+}
+
 namespace {
 
 class EmuErrorsDeathTest : public testing::Test {
@@ -52,6 +59,15 @@ class EmuErrorsDeathTest : public testing::Test {
   int out_[64] = {};
   unsigned int counter_[1] = {0};
 };
+
+TEST_F(EmuErrorsDeathTest, MisalignedVectorAccess) {
+  alignas(16) float in[8] = {};
+  float out[32] = {};
+  EXPECT_DEATH(
+      STITCH_LAUNCH(emu_error_misaligned_float4, dim3(1), dim3(32), 0, nullptr, in, out),
+      "kernel emu_error_misaligned_float4 block \\(0,0,0\\): 16-byte access at 0x[0-9a-f]+, "
+      "which is not 16-byte aligned");
+}
 
 // Blocks of a non-cooperative launch run in parallel: either block may report first.
 TEST_F(EmuErrorsDeathTest, DivergentSyncthreads) {
