@@ -245,6 +245,8 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
   STITCH_ASSIGN_OR_RETURN(profile.grid_barrier_us, reader.positive_number("grid_barrier_us"));
   STITCH_ASSIGN_OR_RETURN(profile.atomic_same_address_ns,
                           reader.positive_number("atomic_same_address_ns"));
+  STITCH_ASSIGN_OR_RETURN(profile.global_load_latency_ns,
+                          reader.positive_number("global_load_latency_ns"));
   STITCH_ASSIGN_OR_RETURN(profile.library_efficiency, reader.positive_number("library_efficiency"));
   if (profile.library_efficiency > 1) {
     return reader.error("library_efficiency", "must be at most 1 (a fraction of peak)");
@@ -346,6 +348,7 @@ std::string device_profile_json(const DeviceProfile& profile) {
   json["block_barrier_cycles"] = profile.block_barrier_cycles;
   json["grid_barrier_us"] = profile.grid_barrier_us;
   json["atomic_same_address_ns"] = profile.atomic_same_address_ns;
+  json["global_load_latency_ns"] = profile.global_load_latency_ns;
   json["library_efficiency"] = profile.library_efficiency;
   return json.dump(2) + "\n";
 }

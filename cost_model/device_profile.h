@@ -63,6 +63,7 @@ struct DeviceProfile {
   double block_barrier_cycles;    // one __syncthreads, per block
   double grid_barrier_us;         // one grid-wide barrier of a cooperative launch
   double atomic_same_address_ns;  // atomics to one address serialize at this interval
+  double global_load_latency_ns;  // a warp's wait for one global load (L2 or DRAM)
   double library_efficiency;      // cuBLAS/cuDNN: fraction of peak FLOP/s reached
 };
 

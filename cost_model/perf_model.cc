@@ -21,6 +21,8 @@ std::string_view bound_name(Bound bound) {
       return "launch";
     case Bound::kLibrary:
       return "library";
+    case Bound::kLatency:
+      return "latency";
   }
   return "?";
 }
@@ -96,6 +98,14 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
                   instructions->fp64 / fp64_rate, instructions->integer / (64.0 / lanes),
                   instructions->special / (16.0 / lanes), instructions->memory / (32.0 / lanes)});
     e.compute_us = cycles / (sms * clock) * 1e6;
+    // The busiest warp's chain of load requests, each waited out in the share of them
+    // the SASS waits on (1 when every load is used before the next is issued, 1/k
+    // when k independent groups are in flight).
+    if (instructions->global_loads > 0) {
+      const double share = std::min(1.0, instructions->load_rounds / instructions->global_loads);
+      e.latency_us =
+          static_cast<double>(c.global_load_chain) * share * profile.global_load_latency_ns * 1e-3;
+    }
   }
   e.shared_us = static_cast<double>(c.shared_wavefronts) / (sms * clock) * 1e6;
   e.sync_us =
@@ -103,16 +113,15 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
       static_cast<double>(c.grid_barriers) * profile.grid_barrier_us +
       static_cast<double>(c.atomic_max_per_address) * profile.atomic_same_address_ns * 1e-3;
   const double memory_us = std::max(e.dram_us, e.l2_us);
-  e.total_us = e.launch_us + std::max({memory_us, e.compute_us, e.shared_us}) + e.sync_us;
+  e.total_us =
+      e.launch_us + std::max({memory_us, e.compute_us, e.shared_us, e.latency_us}) + e.sync_us;
   struct Term {
     double us;
     Bound bound;
   };
-  const Term terms[] = {{e.launch_us, Bound::kLaunch},
-                        {memory_us, Bound::kMemory},
-                        {e.compute_us, Bound::kCompute},
-                        {e.shared_us, Bound::kShared},
-                        {e.sync_us, Bound::kBarrier}};
+  const Term terms[] = {{e.launch_us, Bound::kLaunch},   {memory_us, Bound::kMemory},
+                        {e.compute_us, Bound::kCompute}, {e.shared_us, Bound::kShared},
+                        {e.latency_us, Bound::kLatency}, {e.sync_us, Bound::kBarrier}};
   const Term* largest = std::max_element(std::begin(terms), std::end(terms),
                                          [](const Term& a, const Term& b) { return a.us < b.us; });
   e.bound = largest->bound;

@@ -4,7 +4,7 @@
 // (cuBLAS/cuDNN) are estimated from their FLOPs and bytes.
 //
 // A kernel's estimate is
-//   launch + max(memory, compute, shared) + sync
+//   launch + max(memory, compute, shared, latency) + sync
 // where
 //   memory  = max(DRAM: M(unique sectors x 32) on the profile's bandwidth curve,
 //                 L2:   sectors requested x 32 / l2_bytes_per_second)
@@ -12,11 +12,16 @@
 //             FP32, FP64, integer, special-function and load/store pipes, over the SMs
 //             in use, when an instruction estimate is given (from SASS), else 0
 //   shared  = wavefronts / (SMs in use x clock)        (one wavefront per SM per clock)
+//   latency = the busiest warp's global load requests (per phase, summed) x the share
+//             of them it waits out (load rounds / global loads of the instruction
+//             estimate) x global_load_latency_ns, when an instruction estimate with
+//             control bits is given, else 0
 //   sync    = block barriers x block_barrier_cycles / (SMs in use x clock)
 //             + grid barriers x grid_barrier_us
 //             + most atomics on one address x atomic_same_address_ns
 //   launch  = launch_latency_us (once per launch)
-// and the bound is the largest of launch, memory, compute, shared and sync ("barrier").
+// and the bound is the largest of launch, memory, compute, shared, latency and sync
+// ("barrier").
 #pragma once
 
 #include <cstdint>
@@ -29,7 +34,7 @@
 
 namespace stitch::cost_model {
 
-enum class Bound { kMemory, kCompute, kShared, kBarrier, kLaunch, kLibrary };
+enum class Bound { kMemory, kCompute, kShared, kBarrier, kLaunch, kLibrary, kLatency };
 std::string_view bound_name(Bound bound);  // "memory", "compute", ...
 
 // Issued warp instructions of one launch by class (an estimate from SASS).
@@ -41,6 +46,12 @@ struct InstructionEstimate {
   double memory = 0;   // loads, stores, atomics
   double control = 0;  // branches, barriers, predicates, moves, conversions, other
   double total() const { return fp32 + fp64 + integer + special + memory + control; }
+  // Not a class: global load instructions (counted in memory above) and the load
+  // rounds they cost, each wait on a global load weighed 1 / the load groups in flight
+  // (runtime_stub/instruction_estimate.h, count_load_rounds). Their ratio is the share
+  // of a warp's load requests whose latency it waits out.
+  double global_loads = 0;
+  double load_rounds = 0;
 };
 
 struct KernelEstimate {
@@ -49,6 +60,7 @@ struct KernelEstimate {
   double l2_us = 0;
   double compute_us = 0;
   double shared_us = 0;
+  double latency_us = 0;
   double sync_us = 0;
   double total_us = 0;
   Bound bound = Bound::kLaunch;

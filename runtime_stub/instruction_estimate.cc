@@ -148,6 +148,20 @@ Result<std::vector<SassKernel>> parse_sass(std::string_view text) {
       pending_labels.emplace_back(line.substr(0, line.size() - 1));
       continue;
     }
+    if (starts_with(line, "/* 0x")) {
+      // -hex: the second word of the previous instruction's encoding. Its bits 41-63
+      // are the control bits (bits 105-127 of the instruction): stall 4, yield 1, write
+      // scoreboard 3 (7: none), read scoreboard 3, wait mask 6, reuse 4.
+      if (kernels.back().instructions.empty()) continue;
+      SassInstruction& previous = kernels.back().instructions.back();
+      const uint64_t word = std::strtoull(std::string(line.substr(3)).c_str(), nullptr, 16);
+      const uint64_t control = word >> 41;
+      previous.has_control = true;
+      previous.wait_mask = static_cast<int>((control >> 11) & 0x3f);
+      const int write = static_cast<int>((control >> 5) & 7);
+      previous.write_barrier = write < 6 ? write : -1;
+      continue;
+    }
     if (!starts_with(line, "/*")) continue;
     const size_t address_end = line.find("*/");
     if (address_end == std::string_view::npos) continue;
@@ -289,11 +303,14 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
           parent >= 0 ? loops[static_cast<size_t>(parent)].executions : static_cast<double>(warps);
     }
     cost_model::InstructionEstimate& e = count.estimate;
-    for (const SassInstruction& i : code) {
+    std::vector<double> weights(code.size(), 0.0);
+    for (size_t index = 0; index < code.size(); ++index) {
+      const SassInstruction& i = code[index];
       if (i.subroutine) continue;
       const int loop = innermost(i.address);
       const double weight =
           loop >= 0 ? loops[static_cast<size_t>(loop)].executions : static_cast<double>(warps);
+      weights[index] = weight;
       switch (i.cls) {
         case InstructionClass::kFp32:
           e.fp32 += weight;
@@ -315,8 +332,33 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
           break;
       }
     }
+    count_load_rounds(kernel, weights, e);
   }
   return count;
+}
+
+void count_load_rounds(const SassKernel& kernel, const std::vector<double>& weights,
+                       cost_model::InstructionEstimate& estimate) {
+  // Which scoreboards a global load set last and no instruction has waited on since.
+  bool outstanding[6] = {};
+  for (size_t index = 0; index < kernel.instructions.size(); ++index) {
+    const SassInstruction& i = kernel.instructions[index];
+    if (!i.has_control || i.subroutine) continue;
+    const double weight = index < weights.size() ? weights[index] : 0.0;
+    int in_flight = 0;
+    bool waits_on_load = false;
+    for (int b = 0; b < 6; ++b) {
+      in_flight += outstanding[b] ? 1 : 0;
+      waits_on_load = waits_on_load || (outstanding[b] && (i.wait_mask >> b & 1));
+    }
+    if (waits_on_load) estimate.load_rounds += weight / in_flight;
+    for (int b = 0; b < 6; ++b) {
+      if (i.wait_mask >> b & 1) outstanding[b] = false;
+    }
+    const bool global_load = sass_access_kind(i.opcode) == kStitchEmuGlobalLoad;
+    if (global_load) estimate.global_loads += weight;
+    if (i.write_barrier >= 0) outstanding[i.write_barrier] = global_load;
+  }
 }
 
 std::map<uint64_t, AccessLocation> parse_addr2line(std::string_view text) {

@@ -49,6 +49,12 @@ struct SassInstruction {
   int caller_line = 0;
   int64_t target = -1;      // BRA target address
   bool subroutine = false;  // in a subroutine nvcc calls ($__internal_...)
+  // The control bits of the encoding (nvdisasm -hex; Volta and later): the scoreboards
+  // the instruction waits on (a mask of 6) and the one it sets when its result is
+  // ready (0-5; -1: none). has_control is false without -hex.
+  bool has_control = false;
+  int wait_mask = 0;
+  int write_barrier = -1;
 };
 
 struct SassKernel {
@@ -56,7 +62,8 @@ struct SassKernel {
   std::vector<SassInstruction> instructions;
 };
 
-// Parses `nvdisasm -gi -c` output: one SassKernel per .text section.
+// Parses `nvdisasm -gi -c [-hex]` output: one SassKernel per .text section; with
+// -hex, each instruction's control bits too.
 Result<std::vector<SassKernel>> parse_sass(std::string_view text);
 
 // A source location of an access, as addr2line -i or nvdisasm -gi gives it.
@@ -79,6 +86,15 @@ struct InstructionCount {
   // kernel did: loops the emulated run never entered, weighted 0.
   int64_t unexecuted_anchors = 0;
 };
+
+// Load rounds (docs/perf-model.md, "Latency"): walking the SASS in address order, an
+// instruction that waits on a scoreboard a global load set stalls its warp until that
+// load is back; with k global-load scoreboards outstanding at that point, k groups of
+// loads are in flight, so the wait costs 1/k of a load latency. Returns, weighted as
+// count_instructions weighs instructions, the rounds and the global load instructions
+// (estimate.load_rounds, estimate.global_loads); both 0 without control bits.
+void count_load_rounds(const SassKernel& kernel, const std::vector<double>& weights,
+                       cost_model::InstructionEstimate& estimate);
 
 // The weighted instruction counts of `kernels` (every kernel of one .cu file a launch
 // runs), given the warp-level requests per access location and the warps launched.

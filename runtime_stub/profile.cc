@@ -56,8 +56,8 @@ struct KernelSass {
 // Compiles the kernel files with nvcc -cubin -lineinfo (ptxas -v for the registers) as
 // one unity translation unit per core (kernel_library.h, build_kernel_units: nvcc's
 // and nvdisasm's cost is per process, 0.5 s each, not per kernel), reused on a rerun,
-// and disassembles each cubin with nvdisasm -gi; each function goes back to its kernel
-// file by name (<kernel>_kernel). Errors name the tool and file.
+// and disassembles each cubin with nvdisasm -gi -hex (the control bits: scoreboards); each function
+// goes back to its kernel file by name (<kernel>_kernel). Errors name the tool and file.
 Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
                                                       const ProfileOptions& options,
                                                       const std::string& nvcc,
@@ -90,8 +90,8 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
   while (next < units.size() || !running.empty()) {
     while (next < units.size() && running.size() < jobs) {
       running.emplace_back(
-          next, support::Process::start({nvdisasm, "-gi", "-c", units[next].output.string()},
-                                        disassemble));
+          next, support::Process::start(
+                    {nvdisasm, "-gi", "-c", "-hex", units[next].output.string()}, disassemble));
       ++next;
     }
     auto finished = std::find_if(running.begin(), running.end(),
@@ -180,9 +180,10 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
           "$STITCH_NVDISASM; docs/perf-model.md)";
     } else {
       STITCH_ASSIGN_OR_RETURN(sass, kernel_sass(program, options, nvcc, nvdisasm));
-      profile.instructions_method = "SASS " + cost_model::sass_architecture(options.device) +
-                                    " (nvcc -lineinfo, nvdisasm -gi), " +
-                                    "weighted by the emulated run's access counts";
+      profile.instructions_method =
+          "SASS " + cost_model::sass_architecture(options.device) +
+          " (nvcc -lineinfo, nvdisasm -gi -hex), " +
+          "weighted by the emulated run's access counts; scoreboards for the latency term";
       for (const Step& step : program.steps) {
         if (step.kind == StepKind::kKernel && sass.count(step.kernel_file) &&
             !registers.count(step.kernel)) {
@@ -330,7 +331,8 @@ std::string profile_json(const ProgramProfile& profile) {
     k["analytic_us"] = s.analytic_us;
     k["bound"] = std::string(cost_model::bound_name(e.bound));
     k["terms_us"] = {{"launch", e.launch_us},   {"dram", e.dram_us},     {"l2", e.l2_us},
-                     {"compute", e.compute_us}, {"shared", e.shared_us}, {"sync", e.sync_us}};
+                     {"compute", e.compute_us}, {"shared", e.shared_us}, {"latency", e.latency_us},
+                     {"sync", e.sync_us}};
     if (s.kind == "kernel") {
       const StitchEmuCounters& c = s.counters;
       k["launch"] = {{"launches", c.launches},
@@ -381,6 +383,8 @@ std::string profile_json(const ProgramProfile& profile) {
                              {"special", i.special},
                              {"memory", i.memory},
                              {"control", i.control},
+                             {"global_loads", i.global_loads},
+                             {"load_rounds", i.load_rounds},
                              {"static", s.instructions->static_instructions},
                              {"anchors", s.instructions->anchors},
                              {"matched_anchors", s.instructions->matched_anchors},

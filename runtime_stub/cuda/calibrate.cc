@@ -39,13 +39,13 @@
 // the shipped profile's value for the same GPU, else the highest measured bandwidth.
 // The SM clock is cudaDevAttrClockRate (the boost clock) and blocks per SM
 // cudaDevAttrMaxBlocksPerMultiprocessor (cudaDeviceProp lost both fields in CUDA 13).
-// fp32/fp16/fp64 peaks, block_barrier_cycles, atomic_same_address_ns and
-// library_efficiency are not measured: they come from the shipped profile whose name
-// appears in the device name and whose SM count matches (an "H100 PCIe" with 114 SMs is
-// not the shipped SXM "h100"). Without one, the fp32 peak is SMs x clock x 128 FP32
-// lanes x 2 (FMA), fp16 twice that (the half2 rate, not tensor cores), and the rest come
-// from the shipped profile of the nearest architecture (v100 for sm_7x, a100 for sm_8x,
-// h100 from sm_90), fp64 scaled by the clock and SM ratio; the profile's note says so.
+// fp32/fp16/fp64 peaks, block_barrier_cycles, atomic_same_address_ns,
+// global_load_latency_ns and library_efficiency are not measured: they come from the shipped
+// profile whose name appears in the device name and whose SM count matches (an "H100 PCIe" with 114
+// SMs is not the shipped SXM "h100"). Without one, the fp32 peak is SMs x clock x 128 FP32 lanes x
+// 2 (FMA), fp16 twice that (the half2 rate, not tensor cores), and the rest come from the shipped
+// profile of the nearest architecture (v100 for sm_7x, a100 for sm_8x, h100 from sm_90), fp64
+// scaled by the clock and SM ratio; the profile's note says so.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -557,6 +557,7 @@ Status describe_device(const DeviceFacts& facts, double max_measured,
     profile.fp64_flops_per_second = shipped->fp64_flops_per_second;
     profile.block_barrier_cycles = shipped->block_barrier_cycles;
     profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
+    profile.global_load_latency_ns = shipped->global_load_latency_ns;
     profile.library_efficiency = shipped->library_efficiency;
     return Status::ok();
   }
@@ -572,10 +573,12 @@ Status describe_device(const DeviceFacts& facts, double max_measured,
                                   (reference.sm_count * reference.sm_clock_hz);
   profile.block_barrier_cycles = reference.block_barrier_cycles;
   profile.atomic_same_address_ns = reference.atomic_same_address_ns;
+  profile.global_load_latency_ns = reference.global_load_latency_ns;
   profile.library_efficiency = reference.library_efficiency;
   profile.note +=
       " fp32/fp16 peaks are estimates (no shipped profile matches this GPU); fp64, "
-      "block_barrier_cycles, atomic_same_address_ns and library_efficiency come "
+      "block_barrier_cycles, atomic_same_address_ns, global_load_latency_ns and "
+      "library_efficiency come "
       "from the shipped " +
       nearest + " profile.";
   if (options.verbose) {

@@ -35,6 +35,7 @@ inline DeviceProfile test_profile() {
   profile.block_barrier_cycles = 24;
   profile.grid_barrier_us = 1.5;
   profile.atomic_same_address_ns = 1;
+  profile.global_load_latency_ns = 130;
   profile.library_efficiency = 0.6;
   return profile;
 }

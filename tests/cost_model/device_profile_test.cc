@@ -21,7 +21,7 @@ const char* kValidProfile = R"({
   "fp32_flops_per_second": 1e13, "fp16_flops_per_second": 1e14,
   "sm_clock_hz": 1.5e9, "max_blocks_per_sm": 32, "l2_bytes_per_second": 4e12,
   "fp64_flops_per_second": 5e12, "block_barrier_cycles": 24, "grid_barrier_us": 1.5,
-  "atomic_same_address_ns": 1, "library_efficiency": 0.6
+  "atomic_same_address_ns": 1, "global_load_latency_ns": 130, "library_efficiency": 0.6
 })";
 
 // kValidProfile with the first occurrence of `from` replaced by `to`.

@@ -104,6 +104,28 @@ TEST(PerfModel, InstructionsGiveTheComputeTerm) {
   EXPECT_DOUBLE_EQ(f.compute_us, 5e8 / fp64_rate / (profile.sm_count * profile.sm_clock_hz) * 1e6);
 }
 
+TEST(PerfModel, LoadChainGivesTheLatencyTerm) {
+  const DeviceProfile profile = test_profile();
+  StitchEmuCounters c = copy_counters();
+  c.global_load_chain = 4000;
+  InstructionEstimate instructions;
+  instructions.fp32 = 10;
+  // Without control bits (no load rounds counted) there is no latency term.
+  EXPECT_DOUBLE_EQ(estimate_kernel(c, instructions, 0, profile).latency_us, 0);
+  // Three of every four loads waited out: 4000 x 0.75 x 130 ns.
+  instructions.global_loads = 80;
+  instructions.load_rounds = 60;
+  const KernelEstimate e = estimate_kernel(c, instructions, 0, profile);
+  EXPECT_DOUBLE_EQ(e.latency_us, 4000 * 0.75 * profile.global_load_latency_ns * 1e-3);
+  EXPECT_EQ(e.bound, Bound::kLatency);
+  EXPECT_STREQ(std::string(bound_name(e.bound)).c_str(), "latency");
+  EXPECT_DOUBLE_EQ(e.total_us, e.launch_us + e.latency_us + e.sync_us);
+  // A share above 1 (more waits than loads, on branchy code) is capped at every load.
+  instructions.load_rounds = 200;
+  EXPECT_DOUBLE_EQ(estimate_kernel(c, instructions, 0, profile).latency_us,
+                   4000 * profile.global_load_latency_ns * 1e-3);
+}
+
 TEST(PerfModel, OccupancyFromThreadsAndRegisters) {
   const DeviceProfile profile = test_profile();
   StitchEmuCounters c = copy_counters();

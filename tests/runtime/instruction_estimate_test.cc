@@ -179,6 +179,71 @@ v_kernel:
         /*0060*/                   EXIT ;
 )";
 
+// nvdisasm -hex: each instruction's second encoding word on the line after it, its
+// control bits in bits 41-63 (write scoreboard at 46-48, wait mask at 52-57).
+constexpr const char* kHexListing = R"(	.target	sm_90
+
+//--------------------- .text.h_kernel    --------------------------
+h_kernel:
+	//## File "/out/kernels/h.cu", line 10
+        /*0000*/                   S2R R0, SR_TID.X ;                    /* 0x0000000000007919 */
+                                                                         /* 0x000e220000002100 */
+        /*0010*/                   IMAD.SHL.U32 R2, R0, 0x4, RZ ;        /* 0x0000000400027824 */
+                                                                         /* 0x001fe200078e00ff */
+.L_x_0:
+	//## File "/out/kernels/h.cu", line 30
+        /*0020*/                   LDG.E R4, desc[UR4][R2.64] ;          /* 0x0000000402047981 */
+                                                                         /* 0x000ea20000000000 */
+        /*0030*/                   LDG.E R5, desc[UR4][R2.64+0x80] ;     /* 0x0000800402057981 */
+                                                                         /* 0x000ee20000000000 */
+	//## File "/out/kernels/h.cu", line 31
+        /*0040*/                   FFMA R6, R4, R4, R6 ;                 /* 0x0000000404067223 */
+                                                                         /* 0x004fe20000000000 */
+        /*0050*/                   FFMA R6, R5, R5, R6 ;                 /* 0x0000000505067223 */
+                                                                         /* 0x008fe20000000000 */
+	//## File "/out/kernels/h.cu", line 32
+        /*0060*/                   LDS R7, [R2] ;                        /* 0x0000000002077984 */
+                                                                         /* 0x000f220000000000 */
+        /*0070*/                   FADD R6, R6, R7 ;                     /* 0x0000000706067221 */
+                                                                         /* 0x010fe20000000000 */
+        /*0080*/               @P0 BRA `(.L_x_0) ;                       /* 0xfffffffc00000947 */
+                                                                         /* 0x000fe2000383ffff */
+        /*0090*/                   EXIT ;                                /* 0x000000000000794d */
+                                                                         /* 0x000fe20003800000 */
+)";
+
+TEST(InstructionEstimate, ControlBitsGiveLoadRounds) {
+  Result<std::vector<SassKernel>> parsed = parse_sass(kHexListing);
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->size(), 1u);
+  const std::vector<SassInstruction>& code = (*parsed)[0].instructions;
+  ASSERT_EQ(code.size(), 10u);  // the encoding lines are not instructions
+  EXPECT_TRUE(code[0].has_control);
+  EXPECT_EQ(code[0].write_barrier, 0);  // S2R sets scoreboard 0
+  EXPECT_EQ(code[1].wait_mask, 1);      // the IMAD waits on it
+  EXPECT_EQ(code[2].write_barrier, 2);
+  EXPECT_EQ(code[3].write_barrier, 3);
+  EXPECT_EQ(code[4].wait_mask, 1 << 2);
+  EXPECT_EQ(code[5].wait_mask, 1 << 3);
+  EXPECT_EQ(code[8].write_barrier, -1);
+  EXPECT_EQ(code[8].target, 0x20);
+  // The loop's two loads run 40 times each (80 requests at line 30, 4 warps). In each
+  // iteration the first FFMA waits on one of two load groups in flight (1/2 round),
+  // the second on the last one (1 round); waiting on the S2R or the LDS costs none.
+  std::map<AccessLocation, uint64_t> requests = {{{"h.cu", 30, "", 0, kStitchEmuGlobalLoad}, 80}};
+  const InstructionCount count = count_instructions(*parsed, requests, 4);
+  EXPECT_DOUBLE_EQ(count.estimate.global_loads, 80);
+  EXPECT_DOUBLE_EQ(count.estimate.load_rounds, 1.5 * 40);
+  // Without -hex nothing is known of the scoreboards: no rounds, no loads counted.
+  Result<std::vector<SassKernel>> plain = parse_sass(kListing);
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_FALSE(plain->front().instructions.front().has_control);
+  const InstructionCount none =
+      count_instructions(*plain, {{{"k.cu", 30, "", 0, kStitchEmuGlobalLoad}, 40}}, 4);
+  EXPECT_DOUBLE_EQ(none.estimate.load_rounds, 0);
+  EXPECT_DOUBLE_EQ(none.estimate.global_loads, 0);
+}
+
 TEST(InstructionEstimate, LoopNeverEnteredWeighsNothing) {
   Result<std::vector<SassKernel>> parsed = parse_sass(kFallbackListing);
   ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();

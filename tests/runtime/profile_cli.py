@@ -31,7 +31,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cli_harness import Harness, venv_nvdisasm  # noqa: E402
 
-BOUNDS = {"memory", "compute", "shared", "barrier", "launch", "library"}
+BOUNDS = {"memory", "compute", "shared", "barrier", "launch", "library", "latency"}
 
 
 def main():
