@@ -189,6 +189,10 @@ struct KernelShape {
   double thread_gemm_macs = 0;  // multiply-adds of GEMMs computed one output per thread
   double tiled_gemm_macs = 0;   // multiply-adds of a GEMM computed from shared tiles
   double attention_macs = 0;    // multiply-adds of a CUDA-core attention kernel's two GEMMs
+  // Global loads each lane issues one after another in dot products it recomputes (the
+  // attention prologue's inlined projections: two per multiply-add): the busiest
+  // warp's load chain of the emulated profile's latency term (docs/perf-model.md).
+  double load_chain = 0;
 };
 
 // Issued SASS instructions per multiply-add of the generated CUDA-core GEMMs, per
@@ -208,6 +212,11 @@ inline constexpr double kTiledGemmInstructionsPerMac = 10;
 // (docs/benchmarks.md, 2026-11-26). Its tensor-core variant issues one mma per 2048
 // multiply-adds: its products are flops at the fp16 peak instead.
 inline constexpr double kAttentionInstructionsPerMac = 7.5;
+// The share of a recomputed dot product's loads a warp waits out: nvcc issues about six
+// groups of them ahead of their use (the SASS scoreboards give 0.161 on bert's and
+// 0.180 on vit's attention kernels with inlined projections, `stitchopt profile
+// --emulate`, instructions.load_rounds / instructions.global_loads).
+inline constexpr double kRecomputedDotLoadShare = 0.17;
 
 // Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
 // x SMs x clock).
@@ -216,8 +225,9 @@ double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile)
 // Kernel time of a group run as one kernel: max(bytes moved / bandwidth via M,
 // flops / peak) + phi. With the group's KernelShape, the composition's costs the
 // emulated profile sees are charged too: phi + max(M(bytes + 2 x workspace bytes),
-// flops / peak, CUDA-core GEMM issue time) + grid barriers x grid_barrier_us, and
-// charge_us is what that adds.
+// flops / peak, CUDA-core GEMM issue time, load chain x kRecomputedDotLoadShare x
+// global_load_latency_ns) + grid barriers x grid_barrier_us, and charge_us is what that
+// adds.
 struct GroupCost {
   int64_t bytes = 0;
   double flops = 0;

@@ -372,6 +372,13 @@ TEST(EstimateTest, CompositionCharges) {
   KernelShape heavy;
   heavy.thread_gemm_macs = 1e9;  // 3906.25 us of issue
   expect_relative(estimate_group(model.graph, {0, 1}, profile, &heavy).time_us, 5 + 3906.25);
+
+  // A chain of 1e6 recomputed dot-product loads per lane, a share of them waited out
+  // at 130 ns each, above the memory time, replaces it in the max too.
+  KernelShape chained;
+  chained.load_chain = 1e6;
+  expect_relative(estimate_group(model.graph, {0, 1}, profile, &chained).time_us,
+                  5 + 1e6 * kRecomputedDotLoadShare * 130 * 1e-3);
 }
 
 TEST(ScoreEpilogueTest, GemmBiasRelu) {

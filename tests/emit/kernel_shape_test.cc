@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost_model/device_profile.h"
+#include "emit/group_boundary.h"
 #include "emit/schedule.h"
 #include "ir/text/text.h"
 #include "tests/mini_attention_ir.h"
@@ -82,6 +83,45 @@ TEST(KernelShapeTest, RowWiseSoftmaxIsNotCharged) {
   EXPECT_EQ(shape->grid_barriers, 0);
   EXPECT_EQ(shape->workspace_bytes, 0);
   EXPECT_DOUBLE_EQ(shape->thread_gemm_macs + shape->tiled_gemm_macs, 0.0);
+}
+
+// A projection inlined into the attention kernel's tile loads is recomputed by every
+// query tile's block; each lane walks its share of those dot products one load after
+// another (two per multiply-add): the load chain the latency charge reads.
+TEST(KernelShapeTest, InlinedProjectionGivesTheLoadChain) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "attention" (%q: f32[4,16,8], %k: f32[4,8,16], %x: f32[4,16,32], %w: f32[32,8]) {
+  %axes: i64[1] = dense<i64[1]>[2]
+  %v: f32[4,16,8] = MatMul(%x, %w) {name="proj"}
+  %s: f32[4,16,16] = MatMul(%q, %k) {name="qk"}
+  %m: f32[4,16,1] = ReduceMax(%s) {name="max", axes=[2], keepdims=1}
+  %d: f32[4,16,16] = Sub(%s, %m) {name="sub"}
+  %e: f32[4,16,16] = Exp(%d) {name="exp"}
+  %z: f32[4,16,1] = ReduceSum(%e, %axes) {name="sum", keepdims=1}
+  %p: f32[4,16,16] = Div(%e, %z) {name="div"}
+  %o: f32[4,16,8] = MatMul(%p, %v) {name="pv"}
+  return %o
+}
+)");
+  const ir::Graph& graph = model.graph;
+  const std::vector<ir::NodeId> nodes =
+      named(graph, {"proj", "qk", "max", "sub", "exp", "sum", "div", "pv"});
+  Result<GroupSchedule> schedule = build_schedule(graph, group_boundary(graph, nodes), h100());
+  ASSERT_TRUE(schedule.is_ok()) << schedule.status().message();
+  ASSERT_TRUE(schedule->attention.has_value());
+  const cost_model::KernelShape shape = kernel_shape(graph, *schedule);
+  const double macs = 4.0 * 16 * 8 * 32;
+  const double recompute = static_cast<double>(schedule->attention_recompute);
+  EXPECT_DOUBLE_EQ(shape.thread_gemm_macs, macs * recompute);
+  EXPECT_GT(shape.load_chain, 0.0);
+  EXPECT_DOUBLE_EQ(shape.load_chain,
+                   2 * macs * recompute / (static_cast<double>(schedule->grid) * schedule->block));
+  // The attention core alone recomputes nothing.
+  std::optional<cost_model::KernelShape> core = kernel_shape_oracle(h100())(
+      graph, named(graph, {"qk", "max", "sub", "exp", "sum", "div", "pv"}));
+  ASSERT_TRUE(core.has_value());
+  EXPECT_DOUBLE_EQ(core->load_chain, 0.0);
 }
 
 TEST(KernelShapeTest, GemmWithSameIndexEpilogueIsTiled) {
