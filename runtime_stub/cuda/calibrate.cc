@@ -1,14 +1,15 @@
-// Calibration: measures one GPU's bandwidth curve and launch latency and reads its
-// limits into a DeviceProfile (CudaRuntimeApi::calibrate, `stitchopt calibrate`).
+// Calibration: measures one GPU's bandwidth curve, launch latency, grid barrier and
+// global load latency and reads its limits into a DeviceProfile
+// (CudaRuntimeApi::calibrate, `stitchopt calibrate`).
 //
-// Kernels. Two kernels are compiled at run time with NVRTC: a grid-stride float4 copy
-// y[i] = x[i] and an empty kernel; as a cubin for the device's sm_XY when NVRTC knows
-// that architecture, else as PTX for the newest compute_XY it knows (the driver
-// JIT-compiles it). They are loaded on the device's primary context (cudaSetDevice +
-// cudaFree(0) make it current) with cuModuleLoadData / cuModuleGetFunction and
-// launched with cuLaunchKernel on one stream. The driver entry points come from
-// cudart (cudaGetDriverEntryPointByVersion), so this library never links libcuda.so.1
-// and loads on machines without a driver.
+// Kernels. Compiled at run time with NVRTC: a grid-stride float4 copy y[i] = x[i], an
+// empty kernel, the grid barrier and a pointer chase; as a cubin for the device's sm_XY
+// when NVRTC knows that architecture, else as PTX for the newest compute_XY it knows
+// (the driver JIT-compiles it). They are loaded on the device's primary context
+// (cudaSetDevice + cudaFree(0) make it current) with cuModuleLoadData /
+// cuModuleGetFunction and launched with cuLaunchKernel on one stream. The driver entry
+// points come from cudart (cudaGetDriverEntryPointByVersion), so this library never
+// links libcuda.so.1 and loads on machines without a driver.
 //
 // Bandwidth curve (FusionStitching's M(V), Fig. 4). For each size V, bytes read plus
 // written (log-spaced from min_bytes to max_bytes, points_per_decade per decade, both
@@ -33,19 +34,24 @@
 // the usual grid of a barrier kernel; the median launch over `repetitions`, less one
 // launch latency, over 1000.
 //
+// Global load latency (global_load_latency_ns, the emulated profile's latency term):
+// one thread walks a chain of 20000 dependent ld.global.cg loads through 16384 nodes
+// 256 bytes apart (4 MiB, in L2 after a first walk); the median launch, less one launch
+// latency, over the steps.
+//
 // Device fields come from cudaGetDeviceProperties. Peak DRAM bandwidth is
 // 2 (DDR) x memory clock x bus width (cudaDevAttrMemoryClockRate, still an attribute
 // in CUDA 13 though cudaDeviceProp lost the field); when the driver reports no clock,
 // the shipped profile's value for the same GPU, else the highest measured bandwidth.
 // The SM clock is cudaDevAttrClockRate (the boost clock) and blocks per SM
 // cudaDevAttrMaxBlocksPerMultiprocessor (cudaDeviceProp lost both fields in CUDA 13).
-// fp32/fp16/fp64 peaks, block_barrier_cycles, atomic_same_address_ns,
-// global_load_latency_ns and library_efficiency are not measured: they come from the shipped
-// profile whose name appears in the device name and whose SM count matches (an "H100 PCIe" with 114
-// SMs is not the shipped SXM "h100"). Without one, the fp32 peak is SMs x clock x 128 FP32 lanes x
-// 2 (FMA), fp16 twice that (the half2 rate, not tensor cores), and the rest come from the shipped
-// profile of the nearest architecture (v100 for sm_7x, a100 for sm_8x, h100 from sm_90), fp64
-// scaled by the clock and SM ratio; the profile's note says so.
+// fp32/fp16/fp64 peaks, block_barrier_cycles, atomic_same_address_ns and
+// library_efficiency are not measured: they come from the shipped profile whose name
+// appears in the device name and whose SM count matches (an "H100 PCIe" with 114 SMs is
+// not the shipped SXM "h100"). Without one, the fp32 peak is SMs x clock x 128 FP32
+// lanes x 2 (FMA), fp16 twice that (the half2 rate, not tensor cores), and the rest come
+// from the shipped profile of the nearest architecture (v100 for sm_7x, a100 for sm_8x,
+// h100 from sm_90), fp64 scaled by the clock and SM ratio; the profile's note says so.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -79,6 +85,18 @@ extern "C" __global__ void stitch_calibrate_copy(const float4* __restrict__ x,
   }
 }
 extern "C" __global__ void stitch_calibrate_empty() {}
+// One thread walks a chain of dependent loads through L2 (ld.global.cg: not cached in
+// L1), each address the value the previous load returned.
+extern "C" __global__ void stitch_calibrate_chase(const unsigned int* __restrict__ next,
+                                                  int steps, unsigned int* __restrict__ out) {
+  unsigned int i = 0;
+  for (int step = 0; step < steps; ++step) {
+    unsigned int value;
+    asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(value) : "l"(next + i));
+    i = value;
+  }
+  *out = i;
+}
 )";
 // Appended after the prelude's stitch_grid_sync (calibration_source()).
 constexpr const char* kBarrierSource = R"(
@@ -90,6 +108,11 @@ constexpr int kBarrierRounds = 1000;
 constexpr int kL2Batch = 50;
 constexpr int kCopyBlock = 256;
 constexpr int kLaunchBatch = 1000;
+// The load-latency chain: 16384 nodes 256 bytes apart (a sector and a line each; 4 MiB,
+// inside every supported L2), walked 20000 steps per launch (about 2.6 ms at 130 ns).
+constexpr unsigned int kChaseStride = 64;  // elements
+constexpr unsigned int kChaseNodes = 16384;
+constexpr int kChaseSteps = 20000;
 constexpr int64_t kBytesPerElement = 2 * 16;  // one float4 read, one written
 // The CUDA version whose driver ABI the entry points are requested at.
 constexpr unsigned int kDriverApiVersion = 12000;
@@ -479,6 +502,47 @@ Result<double> measure_grid_barrier(const DriverApi& driver, CUfunction barrier,
   return median(barrier_us);
 }
 
+// A global load's latency in nanoseconds, as a warp waits it out when the data is in L2:
+// one thread's chain of kChaseSteps dependent loads (stitch_calibrate_chase), less the
+// launch latency, over the steps; the median over `repetitions` launches after one
+// launch that walks the whole chain into L2.
+Result<double> measure_load_latency(const DriverApi& driver, CUfunction chase, cudaStream_t stream,
+                                    double launch_latency_us, const CalibrationOptions& options) {
+  const unsigned int elements = kChaseStride * kChaseNodes;
+  std::vector<unsigned int> next(elements, 0);
+  for (unsigned int node = 0; node < kChaseNodes; ++node) {
+    next[node * kChaseStride] = ((node + 1) % kChaseNodes) * kChaseStride;
+  }
+  OwnedDeviceMemory chain;
+  OwnedDeviceMemory out;
+  const size_t bytes = static_cast<size_t>(elements) * sizeof(unsigned int);
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaMalloc(chain.receive(), bytes), "cudaMalloc(chain)"));
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMalloc(out.receive(), sizeof(unsigned int)), "cudaMalloc(chain end)"));
+  STITCH_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpyAsync(chain.get(), next.data(), bytes, cudaMemcpyHostToDevice, stream),
+                  "cudaMemcpyAsync(chain)"));
+  auto launch = [&](int steps) -> Status {
+    void* pointer = chain.get();
+    void* end = out.get();
+    void* arguments[] = {&pointer, &steps, &end};
+    return driver.check(
+        driver.launch_kernel(chase, 1, 1, 1, 1, 1, 1, 0, stream, arguments, nullptr),
+        "cuLaunchKernel(chase)");
+  };
+  STITCH_RETURN_IF_ERROR(launch(static_cast<int>(kChaseNodes)));  // into L2
+  std::vector<double> latency_ns;
+  for (int i = 0; i < options.repetitions; ++i) {
+    STITCH_ASSIGN_OR_RETURN(double milliseconds,
+                            time_on_stream(stream, [&] { return launch(kChaseSteps); }));
+    latency_ns.push_back(std::max(milliseconds * 1e3 - launch_latency_us, 1e-3) * 1e3 /
+                         kChaseSteps);
+  }
+  // The buffers are freed on return: nothing may still read them.
+  STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  return median(latency_ns);
+}
+
 // Launch latency phi in microseconds: the median over batches of back-to-back launches.
 Result<double> measure_launch_latency(const DriverApi& driver, CUfunction empty,
                                       cudaStream_t stream, const CalibrationOptions& options) {
@@ -557,7 +621,6 @@ Status describe_device(const DeviceFacts& facts, double max_measured,
     profile.fp64_flops_per_second = shipped->fp64_flops_per_second;
     profile.block_barrier_cycles = shipped->block_barrier_cycles;
     profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
-    profile.global_load_latency_ns = shipped->global_load_latency_ns;
     profile.library_efficiency = shipped->library_efficiency;
     return Status::ok();
   }
@@ -573,12 +636,10 @@ Status describe_device(const DeviceFacts& facts, double max_measured,
                                   (reference.sm_count * reference.sm_clock_hz);
   profile.block_barrier_cycles = reference.block_barrier_cycles;
   profile.atomic_same_address_ns = reference.atomic_same_address_ns;
-  profile.global_load_latency_ns = reference.global_load_latency_ns;
   profile.library_efficiency = reference.library_efficiency;
   profile.note +=
       " fp32/fp16 peaks are estimates (no shipped profile matches this GPU); fp64, "
-      "block_barrier_cycles, atomic_same_address_ns, global_load_latency_ns and "
-      "library_efficiency come "
+      "block_barrier_cycles, atomic_same_address_ns and library_efficiency come "
       "from the shipped " +
       nearest + " profile.";
   if (options.verbose) {
@@ -611,6 +672,10 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
   CUfunction copy = nullptr;
   CUfunction empty = nullptr;
   CUfunction barrier = nullptr;
+  CUfunction chase = nullptr;
+  STITCH_RETURN_IF_ERROR(
+      driver.check(driver.module_get_function(&chase, module.get(), "stitch_calibrate_chase"),
+                   "cuModuleGetFunction"));
   STITCH_RETURN_IF_ERROR(
       driver.check(driver.module_get_function(&copy, module.get(), "stitch_calibrate_copy"),
                    "cuModuleGetFunction"));
@@ -637,6 +702,11 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
                                                profile.launch_latency_us, options));
   if (options.verbose)
     std::cerr << "calibrate: grid barrier " << profile.grid_barrier_us << " us\n";
+  STITCH_ASSIGN_OR_RETURN(
+      profile.global_load_latency_ns,
+      measure_load_latency(driver, chase, stream.get(), profile.launch_latency_us, options));
+  if (options.verbose)
+    std::cerr << "calibrate: global load latency " << profile.global_load_latency_ns << " ns\n";
   STITCH_RETURN_IF_ERROR(describe_device(facts, max_measured, options, profile));
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
   return profile;
