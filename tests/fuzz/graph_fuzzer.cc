@@ -57,6 +57,7 @@
 #include "emit/plan_dot.h"
 #include "emit/report.h"
 #include "fusion/planner.h"
+#include "ir/core/analysis.h"
 #include "ir/core/verifier.h"
 #include "ir/passes/pipeline.h"
 #include "ir/reference/interpreter.h"
@@ -215,68 +216,76 @@ bool normalizes_out_of_float32_range(const ir::Graph& graph) {
   return false;
 }
 
-// For each graph output that depends on a float Mod: the largest finite |dividend| of
-// those Mods on `inputs` (at least 1). fmod(a, b) carries the absolute rounding error
-// of a, not one relative to its result: the float32 decompositions may change a by the
-// relative tolerance the comparison accepts, and when |a| is far beyond |b| (Pow of a
-// Softplus to the 100th, ~1e27, fmod 100) the result is any value in (-100, 100). The
-// comparison scales its tolerance by this instead of |result| for such outputs.
-std::map<std::string, double> float_mod_dividends(const ir::Model& model,
-                                                  const std::map<std::string, ir::Tensor>& inputs) {
-  std::map<std::string, double> scales;
+// Evaluates the imported graph on `inputs` and fills `mod_dividends`: for each graph
+// output that a float Mod feeds, the largest finite |dividend| of those Mods (at least
+// 1). fmod(a, b) carries the absolute rounding error of a, not one relative to its
+// result: the float32 decompositions may change a by the relative tolerance the
+// comparison accepts, and when |a| is far beyond |b| (Pow of a Softplus to the 100th,
+// ~1e27, fmod 100) the result is any value in (-100, 100). The comparison scales its
+// tolerance by this instead of |result| for such outputs. The dividends are read in
+// the same evaluation, as extra graph outputs left out of what it returns.
+Result<std::map<std::string, ir::Tensor>> evaluate_imported(
+    const ir::Model& model, const std::map<std::string, ir::Tensor>& inputs,
+    std::map<std::string, double>* mod_dividends) {
   const ir::Graph& graph = model.graph;
-  std::vector<ir::NodeId> mods;
+  auto float_mod = [&](const ir::Node& node) {
+    return node.op_type == "Mod" && node.domain.empty() && !node.inputs.empty() &&
+           node.inputs[0] != ir::kNoId &&
+           ir::dtype_is_float(graph.value(node.inputs[0]).type.dtype);
+  };
+  std::vector<ir::ValueId> dividends;
   for (ir::NodeId id : graph.node_ids()) {
-    const ir::Node& node = graph.node(id);
-    if (node.op_type == "Mod" && node.domain.empty() && !node.inputs.empty() &&
-        node.inputs[0] != ir::kNoId && ir::dtype_is_float(graph.value(node.inputs[0]).type.dtype)) {
-      mods.push_back(id);
-    }
+    if (float_mod(graph.node(id))) dividends.push_back(graph.node(id).inputs[0]);
   }
-  if (mods.empty()) return scales;
+  if (dividends.empty()) return ir::evaluate_graph(model, inputs);
   ir::Model probed = model;
-  for (ir::NodeId id : mods) {
-    const ir::ValueId dividend = graph.node(id).inputs[0];
-    if (!probed.graph.value(dividend).is_graph_output) probed.graph.add_graph_output(dividend);
+  std::set<std::string> probes;
+  for (ir::ValueId dividend : dividends) {
+    if (!probed.graph.value(dividend).is_graph_output) {
+      probed.graph.add_graph_output(dividend);
+      probes.insert(graph.value(dividend).name);
+    }
   }
   Result<std::map<std::string, ir::Tensor>> values = ir::evaluate_graph(probed, inputs);
-  if (!values.is_ok()) return scales;
-  std::map<ir::NodeId, double> largest;
-  for (ir::NodeId id : mods) {
-    double scale = 1.0;
-    auto found = values->find(graph.value(graph.node(id).inputs[0]).name);
-    if (found != values->end()) {
-      for (int64_t i = 0; i < found->second.num_elements(); ++i) {
-        const double v = std::fabs(found->second.float_at(i));
-        if (std::isfinite(v)) scale = std::max(scale, v);
+  Result<std::vector<ir::NodeId>> order = ir::topological_order(graph);
+  if (!values.is_ok() || !order.is_ok()) return values;
+  // Per value, the largest dividend of the float Mods it depends on (0: none).
+  std::map<ir::ValueId, double> scale;
+  for (ir::NodeId id : *order) {
+    const ir::Node& node = graph.node(id);
+    double largest = 0.0;
+    for (const std::vector<ir::ValueId>* reads : {&node.inputs, &node.implicit_inputs}) {
+      for (ir::ValueId input : *reads) {
+        if (auto found = scale.find(input); found != scale.end()) {
+          largest = std::max(largest, found->second);
+        }
       }
     }
-    largest[id] = scale;
+    if (float_mod(node)) {
+      largest = std::max(largest, 1.0);
+      auto dividend = values->find(graph.value(node.inputs[0]).name);
+      for (int64_t i = 0; dividend != values->end() && i < dividend->second.num_elements(); ++i) {
+        const double v = std::fabs(dividend->second.float_at(i));
+        if (std::isfinite(v)) largest = std::max(largest, v);
+      }
+    }
+    if (largest == 0.0) continue;
+    for (ir::ValueId output : node.outputs) {
+      if (output != ir::kNoId) scale[output] = largest;
+    }
   }
   for (ir::ValueId output : graph.graph_outputs()) {
-    double scale = 0.0;
-    std::set<ir::ValueId> seen;
-    std::vector<ir::ValueId> stack = {output};
-    while (!stack.empty()) {
-      const ir::ValueId value = stack.back();
-      stack.pop_back();
-      if (value == ir::kNoId || !seen.insert(value).second) continue;
-      const ir::NodeId producer = graph.value(value).producer;
-      if (producer == ir::kNoId) continue;
-      if (auto mod = largest.find(producer); mod != largest.end()) {
-        scale = std::max(scale, mod->second);
-      }
-      for (ir::ValueId input : graph.node(producer).inputs) stack.push_back(input);
-      for (ir::ValueId input : graph.node(producer).implicit_inputs) stack.push_back(input);
+    if (auto found = scale.find(output); found != scale.end()) {
+      (*mod_dividends)[graph.value(output).name] = found->second;
     }
-    if (scale > 0.0) scales[graph.value(output).name] = scale;
   }
-  return scales;
+  for (const std::string& probe : probes) values->erase(probe);
+  return values;
 }
 
 // The simplified graph must compute what the imported one does. Floats: |a - b| <=
 // tol * max(|b|, 1, d), NaN where NaN, infinities equal, where d is the output's
-// float_mod_dividends scale (0 when no float Mod feeds it); integers and bools exactly.
+// evaluate_imported dividend scale (0 when no float Mod feeds it); integers and bools exactly.
 // tol is 1e-4, or 5e-2 when the graph computes in float16/bfloat16 anywhere: the
 // decompositions round their intermediates to the half type, which the original op
 // does not. Such a rounding difference can flip an integer or bool result (Cast,
@@ -374,10 +383,10 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   const std::map<std::string, ir::Tensor> inputs = random_inputs(model, seed);
   const bool half = computes_in_half(model.graph);
   const bool out_of_range = normalizes_out_of_float32_range(model.graph);
-  Result<std::map<std::string, ir::Tensor>> before = ir::evaluate_graph(model, inputs);
+  std::map<std::string, double> mod_dividends;
+  Result<std::map<std::string, ir::Tensor>> before =
+      evaluate_imported(model, inputs, &mod_dividends);
   expect_not_internal("reference (imported)", before.status());
-  const std::map<std::string, double> mod_dividends =
-      before.is_ok() ? float_mod_dividends(model, inputs) : std::map<std::string, double>{};
 
   ir::PipelineOptions pipeline;
   pipeline.verify_each = true;
