@@ -1648,7 +1648,7 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
   shape.global = schedule.composition == Composition::kGlobal;
   shape.grid_barriers = schedule.cooperative ? std::max(schedule.levels - 1, 0) : 0;
   shape.workspace_bytes = schedule.workspace_bytes;
-  double recomputed_loads = 0;  // the attention prologue's, over the launch
+  double recomputed_macs = 0;  // the attention prologue's, over the launch
   for (ir::NodeId id : schedule.boundary.ordered_nodes) {
     const ir::Node& node = graph.node(id);
     if (ir::op_kind(node) != ir::OpKind::kGemm) continue;
@@ -1661,8 +1661,7 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
       const bool core =
           id == schedule.attention->scores_gemm || id == schedule.attention->output_gemm;
       if (!core) {
-        shape.thread_gemm_macs += macs * static_cast<double>(schedule.attention_recompute);
-        recomputed_loads += 2 * macs * static_cast<double>(schedule.attention_recompute);
+        recomputed_macs += macs * static_cast<double>(schedule.attention_recompute);
       } else if (!schedule.attention_tensor_cores) {
         shape.attention_macs += macs;
       }
@@ -1670,9 +1669,11 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
     }
     (id == schedule.tiled_gemm ? shape.tiled_gemm_macs : shape.thread_gemm_macs) += macs;
   }
-  // Each lane walks its share of the recomputed dot products one load after another.
+  // Recomputed per read, one output per thread; each lane walks its share of those dot
+  // products one load after another, two loads per multiply-add.
+  shape.thread_gemm_macs += recomputed_macs;
   const double lanes = static_cast<double>(schedule.grid) * static_cast<double>(schedule.block);
-  if (recomputed_loads > 0 && lanes > 0) shape.load_chain = recomputed_loads / lanes;
+  if (recomputed_macs > 0 && lanes > 0) shape.load_chain = 2 * recomputed_macs / lanes;
   return shape;
 }
 

@@ -41,6 +41,32 @@ std::optional<std::pair<std::string, int>> file_and_line(std::string_view text) 
                         std::atoi(std::string(text.substr(line + 5)).c_str()));
 }
 
+// The load rounds and global loads of `kernel` (count_instructions), each instruction
+// weighed by weights[i].
+void count_load_rounds(const SassKernel& kernel, const std::vector<double>& weights,
+                       cost_model::InstructionEstimate& estimate) {
+  // Which scoreboards a global load set last and no instruction has waited on since.
+  bool outstanding[6] = {};
+  for (size_t index = 0; index < kernel.instructions.size(); ++index) {
+    const SassInstruction& i = kernel.instructions[index];
+    if (!i.has_control || i.subroutine) continue;
+    const double weight = weights[index];
+    int in_flight = 0;
+    bool waits_on_load = false;
+    for (int b = 0; b < 6; ++b) {
+      in_flight += outstanding[b] ? 1 : 0;
+      waits_on_load = waits_on_load || (outstanding[b] && (i.wait_mask >> b & 1));
+    }
+    if (waits_on_load) estimate.load_rounds += weight / in_flight;
+    for (int b = 0; b < 6; ++b) {
+      if (i.wait_mask >> b & 1) outstanding[b] = false;
+    }
+    const bool global_load = sass_access_kind(i.opcode) == kStitchEmuGlobalLoad;
+    if (global_load) estimate.global_loads += weight;
+    if (i.write_barrier >= 0) outstanding[i.write_barrier] = global_load;
+  }
+}
+
 }  // namespace
 
 InstructionClass classify_sass_opcode(std::string_view opcode) {
@@ -335,30 +361,6 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
     count_load_rounds(kernel, weights, e);
   }
   return count;
-}
-
-void count_load_rounds(const SassKernel& kernel, const std::vector<double>& weights,
-                       cost_model::InstructionEstimate& estimate) {
-  // Which scoreboards a global load set last and no instruction has waited on since.
-  bool outstanding[6] = {};
-  for (size_t index = 0; index < kernel.instructions.size(); ++index) {
-    const SassInstruction& i = kernel.instructions[index];
-    if (!i.has_control || i.subroutine) continue;
-    const double weight = index < weights.size() ? weights[index] : 0.0;
-    int in_flight = 0;
-    bool waits_on_load = false;
-    for (int b = 0; b < 6; ++b) {
-      in_flight += outstanding[b] ? 1 : 0;
-      waits_on_load = waits_on_load || (outstanding[b] && (i.wait_mask >> b & 1));
-    }
-    if (waits_on_load) estimate.load_rounds += weight / in_flight;
-    for (int b = 0; b < 6; ++b) {
-      if (i.wait_mask >> b & 1) outstanding[b] = false;
-    }
-    const bool global_load = sass_access_kind(i.opcode) == kStitchEmuGlobalLoad;
-    if (global_load) estimate.global_loads += weight;
-    if (i.write_barrier >= 0) outstanding[i.write_barrier] = global_load;
-  }
 }
 
 std::map<uint64_t, AccessLocation> parse_addr2line(std::string_view text) {

@@ -87,17 +87,14 @@ struct InstructionCount {
   int64_t unexecuted_anchors = 0;
 };
 
-// Load rounds (docs/perf-model.md, "Latency"): walking the SASS in address order, an
-// instruction that waits on a scoreboard a global load set stalls its warp until that
-// load is back; with k global-load scoreboards outstanding at that point, k groups of
-// loads are in flight, so the wait costs 1/k of a load latency. Returns, weighted as
-// count_instructions weighs instructions, the rounds and the global load instructions
-// (estimate.load_rounds, estimate.global_loads); both 0 without control bits.
-void count_load_rounds(const SassKernel& kernel, const std::vector<double>& weights,
-                       cost_model::InstructionEstimate& estimate);
-
 // The weighted instruction counts of `kernels` (every kernel of one .cu file a launch
 // runs), given the warp-level requests per access location and the warps launched.
+// With control bits (-hex), also the load rounds (docs/perf-model.md, "Latency"):
+// walking the SASS in address order, an instruction that waits on a scoreboard a global
+// load set stalls its warp until that load is back; with k global-load scoreboards
+// outstanding at that point, k groups of loads are in flight, so the wait costs 1/k of
+// a load latency. estimate.load_rounds and estimate.global_loads are those rounds and
+// the global load instructions, weighted like the rest; both 0 without control bits.
 InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
                                     const std::map<AccessLocation, uint64_t>& requests,
                                     uint64_t warps);

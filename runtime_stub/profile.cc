@@ -56,8 +56,9 @@ struct KernelSass {
 // Compiles the kernel files with nvcc -cubin -lineinfo (ptxas -v for the registers) as
 // one unity translation unit per core (kernel_library.h, build_kernel_units: nvcc's
 // and nvdisasm's cost is per process, 0.5 s each, not per kernel), reused on a rerun,
-// and disassembles each cubin with nvdisasm -gi -hex (the control bits: scoreboards); each function
-// goes back to its kernel file by name (<kernel>_kernel). Errors name the tool and file.
+// and disassembles each cubin with nvdisasm -gi -hex (-hex: the control bits, whose
+// scoreboards give the load rounds); each function goes back to its kernel file by name
+// (<kernel>_kernel). Errors name the tool and file.
 Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
                                                       const ProfileOptions& options,
                                                       const std::string& nvcc,
