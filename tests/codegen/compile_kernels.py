@@ -5,8 +5,9 @@ For each kernels/ directory (given with
 --kernels-dir, or written by `stitchopt MODEL -o WORK/NAME` for every model of
 --models, with the manifest's input shapes as emulated_kernels.py uses them: see
 model_outputs.py), every .cu is compiled
-  nvcc -c -arch=sm_XX -Werror all-warnings -Xptxas -v,-warn-spills -I kernels/ -I emit/cuda
-(host launchers and device code; -Werror all-warnings also turns ptxas's spill
+  nvcc -c -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+       -Werror all-warnings -Xptxas -v,-warn-spills -I kernels/ -I emit/cuda
+(host launchers once, device code for each arch; -Werror all-warnings also turns ptxas's spill
 warning into an error) and, with --nvrtc-check, by
   stitch_nvrtc_check FILE.cu --arch sm_XX -I kernels/ -I emit/cuda
 ptxas's -v lines give, per kernel and arch, the registers (the most of its entry
@@ -82,36 +83,47 @@ def has_warning(text):
     return re.search(r"\bwarning\b", text, re.IGNORECASE) is not None
 
 
-def compile_one(args, kernels_dir, cu, arch, work):
-    """(row dict, problem or None) for one .cu and arch."""
+def compile_one(args, kernels_dir, cu, work):
+    """[(row dict, problem or None)] for one .cu, one per arch of ARCHES: one nvcc for
+    every arch (-gencode each: the host code is compiled once, ptxas names each entry
+    function's arch), NVRTC per arch."""
     includes = ["-I", kernels_dir, "-I", EMU_DIR]
-    obj = os.path.join(work, f"{os.path.basename(cu)}.{arch}.o")
-    command = [args.nvcc, "-c", f"-arch={arch}", "-Werror", "all-warnings",
-               "-Xptxas", "-v,-warn-spills"] + includes + ["-o", obj, cu]
+    obj = os.path.join(work, f"{os.path.basename(cu)}.o")
+    gencode = []
+    for arch in ARCHES:
+        gencode += ["-gencode", f"arch=compute_{arch[3:]},code={arch}"]
+    command = [args.nvcc, "-c"] + gencode + ["-Werror", "all-warnings",
+                                             "-Xptxas", "-v,-warn-spills"] + includes + ["-o", obj, cu]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     output = proc.stdout + proc.stderr
-    functions = parse_ptxas(output)
-    row = {"arch": arch, "registers": max((f["registers"] or 0 for f in functions), default=0),
-           "spill_store": sum(f["spill_store"] for f in functions),
-           "spill_load": sum(f["spill_load"] for f in functions),
-           "smem": max((f["smem"] for f in functions), default=0),
-           "entries": len(functions)}
-    problems = []
-    if proc.returncode != 0:
-        problems.append(f"nvcc -arch={arch} exit {proc.returncode}:\n{output.strip()[-3000:]}")
-    elif has_warning(output):
-        problems.append(f"nvcc -arch={arch} warns:\n{output.strip()[-3000:]}")
-    elif any(f["registers"] is None for f in functions):
-        problems.append(f"nvcc -arch={arch}: ptxas printed no register count")
-    if args.nvrtc_check:
-        proc = subprocess.run([args.nvrtc_check, cu, "--arch", arch] + includes,
-                              capture_output=True, text=True, timeout=args.timeout)
-        nvrtc_output = (proc.stdout + proc.stderr).strip()
+    every = parse_ptxas(output)
+    results = []
+    for arch in ARCHES:
+        functions = [f for f in every if f["arch"] == arch]
+        row = {"arch": arch, "registers": max((f["registers"] or 0 for f in functions), default=0),
+               "spill_store": sum(f["spill_store"] for f in functions),
+               "spill_load": sum(f["spill_load"] for f in functions),
+               "smem": max((f["smem"] for f in functions), default=0),
+               "entries": len(functions)}
+        problems = []
         if proc.returncode != 0:
-            problems.append(f"NVRTC --arch {arch} exit {proc.returncode}:\n{nvrtc_output[-3000:]}")
-        elif has_warning(nvrtc_output):
-            problems.append(f"NVRTC --arch {arch} warns:\n{nvrtc_output[-3000:]}")
-    return row, ("\n".join(problems) or None)
+            problems.append(f"nvcc {' '.join(gencode)} exit {proc.returncode}:\n"
+                            f"{output.strip()[-3000:]}")
+        elif has_warning(output):
+            problems.append(f"nvcc {' '.join(gencode)} warns:\n{output.strip()[-3000:]}")
+        elif any(f["registers"] is None for f in functions):
+            problems.append(f"nvcc -arch={arch}: ptxas printed no register count")
+        if args.nvrtc_check:
+            nvrtc = subprocess.run([args.nvrtc_check, cu, "--arch", arch] + includes,
+                                   capture_output=True, text=True, timeout=args.timeout)
+            nvrtc_output = (nvrtc.stdout + nvrtc.stderr).strip()
+            if nvrtc.returncode != 0:
+                problems.append(f"NVRTC --arch {arch} exit {nvrtc.returncode}:\n"
+                                f"{nvrtc_output[-3000:]}")
+            elif has_warning(nvrtc_output):
+                problems.append(f"NVRTC --arch {arch} warns:\n{nvrtc_output[-3000:]}")
+        results.append((row, "\n".join(problems) or None))
+    return results
 
 
 def kernels_dirs_from_models(args, work):
@@ -161,14 +173,15 @@ def main():
                 failures.append(f"stitchopt: {error}")
                 found = []
             directories += found
-        jobs = []
+        files = []
         for label, kernels_dir in directories:
             for cu in sorted(glob.glob(os.path.join(kernels_dir, "*.cu")), key=natural_key):
-                for arch in ARCHES:
-                    jobs.append((label, kernels_dir, cu, arch))
+                files.append((label, kernels_dir, cu))
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(lambda job: compile_one(args, job[1], job[2], job[3], work),
-                                    jobs))
+            per_file = list(pool.map(lambda job: compile_one(args, job[1], job[2], work), files))
+        jobs = [(label, kernels_dir, cu, arch)
+                for label, kernels_dir, cu in files for arch in ARCHES]
+        results = [result for file_results in per_file for result in file_results]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
