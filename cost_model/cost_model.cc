@@ -826,7 +826,8 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
         memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes)), l2_us);
     const double compute = std::max(compute_seconds * 1e6, cuda_core_gemm_us(*shape, profile));
     const double latency =
-        shape->load_chain * kRecomputedDotLoadShare * profile.global_load_latency_ns * 1e-3;
+        (shape->load_chain * kRecomputedDotLoadShare + shape->gemm_load_chain * kGemmLoadShare) *
+        profile.global_load_latency_ns * 1e-3;
     cost.time_us = profile.launch_latency_us + std::max({memory, compute, latency}) +
                    static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;
     cost.charge_us = cost.time_us - plain;

@@ -193,6 +193,11 @@ struct KernelShape {
   // attention prologue's inlined projections: two per multiply-add): the busiest
   // warp's load chain of the emulated profile's latency term (docs/perf-model.md).
   double load_chain = 0;
+  // Global loads a lane issues one after another in the loops of the thread, packing and
+  // global compositions (emit::kernel_shape: per stage, the lane's share of the stage's
+  // dot products and reductions, each term's reads of its operands through the values
+  // computed inline, summed over the stages).
+  double gemm_load_chain = 0;
 };
 
 // Issued SASS instructions per multiply-add of the generated CUDA-core GEMMs, per
@@ -217,6 +222,10 @@ inline constexpr double kAttentionInstructionsPerMac = 7.5;
 // 0.180 on vit's attention kernels with inlined projections, `stitchopt profile
 // --emulate`, instructions.load_rounds / instructions.global_loads).
 inline constexpr double kRecomputedDotLoadShare = 0.17;
+// The share of the loads of those loops (KernelShape::gemm_load_chain) a warp waits out:
+// the SASS scoreboards give 0.21 to 0.69 on bert's global kernels and 0.46 on
+// rnn_unrolled's (`stitchopt profile --emulate`, load_rounds / global_loads).
+inline constexpr double kGemmLoadShare = 0.5;
 
 // Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
 // x SMs x clock).

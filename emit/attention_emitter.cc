@@ -67,6 +67,38 @@ Result<KernelWriter::AttentionParts> KernelWriter::attention_parts(const std::st
   return parts;
 }
 
+// The group outputs at O's flat index i: those read at i (output_writes) and those
+// written through a Transpose of O (GroupSchedule::attention_moved_outputs): O's
+// element lands at the index the Transpose gives it, which the views after it keep.
+Result<std::string> KernelWriter::attention_writes(const std::vector<ir::ValueId>& written,
+                                                   const std::string& indent) {
+  std::vector<ir::ValueId> in_place;
+  std::string moved;
+  for (ir::ValueId id : written) {
+    auto through = schedule_.attention_moved_outputs.find(id);
+    if (through == schedule_.attention_moved_outputs.end()) {
+      in_place.push_back(id);
+      continue;
+    }
+    const ir::Node& transpose = graph_.node(through->second);
+    const std::vector<int64_t>& in = dims(transpose.inputs[0]);
+    const std::vector<int64_t>& out = dims(transpose.outputs[0]);
+    const std::vector<int64_t> perm = transpose_perm(transpose, in.size());
+    std::vector<int64_t> out_strides(out.size(), 1);
+    for (size_t d = out.size(); d-- > 1;) out_strides[d - 1] = out_strides[d] * out[d];
+    std::vector<int64_t> strides(in.size(), 0);
+    for (size_t d = 0; d < out.size(); ++d) strides[static_cast<size_t>(perm[d])] = out_strides[d];
+    STITCH_ASSIGN_OR_RETURN(std::string value, accessor(transpose.inputs[0]));
+    moved += indent + "// " + comment_name(transpose) + " -> " +
+             ir::to_string(graph_.value(id).type) +
+             " (output, where the Transpose puts O's element)\n";
+    moved += indent + pointer_name(id) + "[" + strided_index(in, strides, "i") +
+             "] = " + store(dtype(id), value + "(i)") + ";\n";
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string writes, output_writes(in_place, indent));
+  return writes + moved;
+}
+
 Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>& written) {
   if (schedule_.attention_tensor_cores) return attention_mma_code(written);
   const ir::AttentionCore& core = *schedule_.attention;
@@ -84,11 +116,11 @@ Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>&
 
   std::ostringstream code;
   code << parts.loop_header;
-  code << "    for (index_t e = threadIdx.x; e < " << tile_q * d << "; e += blockDim.x) {\n";
-  code << "      const index_t m = q0 + e / " << d << ";\n";
-  code << "      tile_q[e] = " << (partial_rows ? "m < " + num(lq) + " ? " : std::string())
-       << "static_cast<float>(" << parts.q_value << ")" << (partial_rows ? " : 0.0f" : "") << ";\n";
-  code << "    }\n";
+  code << tile_load_loop("tile_q[e]", tile_q * d, "const index_t m = q0 + e / " + num(d) + ";",
+                         (partial_rows ? "m < " + num(lq) + " ? " : std::string()) +
+                             "static_cast<float>(" + parts.q_value + ")" +
+                             (partial_rows ? " : 0.0f" : ""),
+                         "    ");
   code << "    float row_max[" << rows << "], row_sum[" << rows << "], acc[" << rows << "]["
        << columns << "];\n";
   code << "#pragma unroll\n    for (int r = 0; r < " << rows << "; ++r) {\n";
@@ -97,17 +129,15 @@ Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>&
   code << "    }\n";
   code << "    for (index_t k0 = 0; k0 < " << lk << "; k0 += 32) {\n";
   code << "      __syncthreads();  // the previous K/V tile's readers are done\n";
-  code << "      for (index_t e = threadIdx.x; e < " << 32 * d << "; e += blockDim.x) {\n";
-  code << "        const index_t j = k0 + e / " << d << ";\n";
-  code << "        tile_k[(e / " << d << ") * " << d + 1 << " + e % " << d
-       << "] = " << (partial_keys ? "j < " + num(lk) + " ? " : std::string())
-       << "static_cast<float>(" << parts.k_value << ")" << (partial_keys ? " : 0.0f" : "") << ";\n";
-  code << "      }\n";
-  code << "      for (index_t e = threadIdx.x; e < " << 32 * dv << "; e += blockDim.x) {\n";
-  code << "        const index_t j = k0 + e / " << dv << ";\n";
-  code << "        tile_v[e] = " << (partial_keys ? "j < " + num(lk) + " ? " : std::string())
-       << "static_cast<float>(" << parts.v_value << ")" << (partial_keys ? " : 0.0f" : "") << ";\n";
-  code << "      }\n";
+  const std::string key_valid = partial_keys ? "j < " + num(lk) + " ? " : std::string();
+  const std::string key_else = partial_keys ? " : 0.0f" : "";
+  code << tile_load_loop("tile_k[(e / " + num(d) + ") * " + num(d + 1) + " + e % " + num(d) + "]",
+                         32 * d, "const index_t j = k0 + e / " + num(d) + ";",
+                         key_valid + "static_cast<float>(" + parts.k_value + ")" + key_else,
+                         "      ");
+  code << tile_load_loop("tile_v[e]", 32 * dv, "const index_t j = k0 + e / " + num(dv) + ";",
+                         key_valid + "static_cast<float>(" + parts.v_value + ")" + key_else,
+                         "      ");
   code << "      __syncthreads();\n";
   // Scores of the warp's rows for the lane's key: the key's row of K is read once per
   // kk for all rows; Q's rows are broadcast reads (four floats at a time when d
@@ -191,7 +221,7 @@ Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>&
   code << "        " << parts.output << " = "
        << load(dtype(core.output), store(dtype(core.output), "acc[r][c] / row_sum[r]")) << ";\n";
   code << "        const index_t i = (bh * " << lq << " + m) * " << dv << " + n;\n";
-  STITCH_ASSIGN_OR_RETURN(std::string writes, output_writes(written, "        "));
+  STITCH_ASSIGN_OR_RETURN(std::string writes, attention_writes(written, "        "));
   code << writes << "      }\n    }\n  }\n";
   return code.str();
 }
@@ -337,7 +367,7 @@ Result<std::string> KernelWriter::attention_mma_code(const std::vector<ir::Value
   code << "          " << parts.output << " = "
        << rounded(core.dtype, "acc[c][2 * h + x] / row_sum[h]") << ";\n";
   code << "          const index_t i = (bh * " << lq << " + m) * " << dv << " + n;\n";
-  STITCH_ASSIGN_OR_RETURN(std::string writes, output_writes(written, "          "));
+  STITCH_ASSIGN_OR_RETURN(std::string writes, attention_writes(written, "          "));
   code << writes << "        }\n      }\n    }\n  }\n";
   return code.str();
 }

@@ -143,6 +143,48 @@ Result<std::string> KernelWriter::output_writes(const std::vector<ir::ValueId>& 
 }
 
 // Block composition of the group's MatMul: tiles of A and B through shared memory.
+// The loop that fills a float tile of the arena with `elements` values: `value` at the
+// tile index e, after `index` (declarations the value reads), stored to `slot` (the
+// tile element of e: "tile_a[e]"). Where a
+// thread fills several, it loads kTileLoadBatch of them into registers before storing
+// any: independent loads in flight together rather than one load round each (the
+// stores to shared memory and the loop's exit test sit between them otherwise, and
+// nvcc does not move a load past either).
+std::string KernelWriter::tile_load_loop(const std::string& slot, int64_t elements,
+                                         const std::string& index, const std::string& value,
+                                         const std::string& indent) const {
+  constexpr int64_t kTileLoadBatch = 4;
+  const int64_t block = schedule_.block;
+  const std::string& i1 = indent;
+  const std::string i2 = indent + "  ", i3 = indent + "    ", i4 = indent + "      ";
+  std::ostringstream code;
+  if (elements <= block) {
+    code << i1 << "for (index_t e = threadIdx.x; e < " << elements << "; e += blockDim.x) {\n";
+    code << i2 << index << "\n" << i2 << slot << " = " << value << ";\n" << i1 << "}\n";
+    return code.str();
+  }
+  const int64_t batch = std::min(kTileLoadBatch, (elements + block - 1) / block);
+  const bool exact = elements % (batch * block) == 0;
+  code << i1 << "for (index_t e0 = threadIdx.x; e0 < " << elements << "; e0 += " << batch * block
+       << ") {  // " << batch << " loads in flight per thread\n";
+  code << i2 << "float loaded[" << batch << "];\n";
+  code << "#pragma unroll\n" << i2 << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  code << i3 << "const index_t e = e0 + u * " << block << ";\n";
+  if (exact) {
+    code << i3 << index << "\n" << i3 << "loaded[u] = " << value << ";\n";
+  } else {
+    code << i3 << "loaded[u] = 0.0f;\n";
+    code << i3 << "if (e < " << elements << ") {\n";
+    code << i4 << index << "\n" << i4 << "loaded[u] = " << value << ";\n" << i3 << "}\n";
+  }
+  code << i2 << "}\n";
+  code << "#pragma unroll\n" << i2 << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  code << i3 << "const index_t e = e0 + u * " << block << ";\n";
+  code << i3 << (exact ? "" : "if (e < " + num(elements) + ") ") << slot << " = loaded[u];\n";
+  code << i2 << "}\n" << i1 << "}\n";
+  return code.str();
+}
+
 Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>& written) {
   const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
   const ir::ValueId c = matmul.outputs[0];
@@ -181,14 +223,10 @@ Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>
        << m * k << ";\n";
   code << "    const index_t b_base = (" << broadcast_index(batch, b_batch, "batch") << ") * "
        << k * n << ";\n";
-  code << "    for (index_t e = threadIdx.x; e < " << tm * k << "; e += blockDim.x) {\n";
-  code << "      const index_t m = m0 + e / " << k << ";\n";
-  code << "      tile_a[e] = m < " << m << " ? static_cast<float>(" << a_value
-       << ") : 0.0f;\n    }\n";
-  code << "    for (index_t e = threadIdx.x; e < " << k * tn << "; e += blockDim.x) {\n";
-  code << "      const index_t n = n0 + e % " << tn << ";\n";
-  code << "      tile_b[e] = n < " << n << " ? static_cast<float>(" << b_value
-       << ") : 0.0f;\n    }\n";
+  code << tile_load_loop("tile_a[e]", tm * k, "const index_t m = m0 + e / " + num(k) + ";",
+                         "m < " + num(m) + " ? static_cast<float>(" + a_value + ") : 0.0f", "    ");
+  code << tile_load_loop("tile_b[e]", k * tn, "const index_t n = n0 + e % " + num(tn) + ";",
+                         "n < " + num(n) + " ? static_cast<float>(" + b_value + ") : 0.0f", "    ");
   code << "    __syncthreads();\n";
   code << "    for (index_t e = threadIdx.x; e < " << tm * tn << "; e += blockDim.x) {\n";
   code << "      const index_t m = m0 + e / " << tn << ";\n";

@@ -93,6 +93,8 @@ class KernelWriter {
   Result<std::string> gemm_body(const ir::Node& node, bool lanes = false);
   Result<std::string> lane_gemm_code(ir::ValueId id, const std::string& indent);
   Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
+  std::string tile_load_loop(const std::string& slot, int64_t elements, const std::string& index,
+                             const std::string& value, const std::string& indent) const;
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
   Result<std::string> output_writes(const std::vector<ir::ValueId>& written,
                                     const std::string& indent);
@@ -108,6 +110,8 @@ class KernelWriter {
   Result<std::string> attention_code(const std::vector<ir::ValueId>& written);
   Result<std::string> transpose_code();
   Result<std::string> attention_mma_code(const std::vector<ir::ValueId>& written);
+  Result<std::string> attention_writes(const std::vector<ir::ValueId>& written,
+                                       const std::string& indent);
 
   bool narrow_indices() const;  // index_t is int (see prologue)
 

@@ -2,6 +2,7 @@
 #include "emit/schedule.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <set>
@@ -296,6 +297,52 @@ bool outputs_at_same_index(const ir::Graph& graph, const std::vector<ir::NodeId>
                      [&](ir::ValueId output) { return after.count(output) > 0; });
 }
 
+// outputs_at_same_index for the attention kernel's output, which may also reach group
+// outputs through one Transpose (and views after it, which keep the flat index): the
+// heads merged back after PV. Fills `moved` with each such output's Transpose.
+bool attention_outputs(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
+                       const std::set<ir::ValueId>& outputs, ir::ValueId source,
+                       std::map<ir::ValueId, ir::NodeId>* moved) {
+  std::set<ir::ValueId> after{source};
+  std::map<ir::ValueId, ir::NodeId> moved_values;  // value -> the Transpose it came through
+  for (ir::NodeId id : ordered) {
+    const ir::Node& node = graph.node(id);
+    bool depends = false;
+    ir::NodeId through = ir::kNoId;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ir::ValueId input = node.inputs[i];
+      if (input == ir::kNoId) continue;
+      if (after.count(input)) {
+        if (reads_at_same_index(graph, node, input)) {
+          depends = true;
+        } else if (node.op_type == "Transpose" && node.domain.empty() && i == 0 &&
+                   through == ir::kNoId) {
+          through = id;
+        } else {
+          return false;
+        }
+      } else if (auto m = moved_values.find(input); m != moved_values.end()) {
+        if (ir::op_kind(node) != ir::OpKind::kView || i != 0 || through != ir::kNoId) return false;
+        through = m->second;
+      }
+    }
+    if (depends && through != ir::kNoId) return false;
+    for (ir::ValueId output : node.outputs) {
+      if (output == ir::kNoId) continue;
+      if (depends) after.insert(output);
+      if (through != ir::kNoId) moved_values[output] = through;
+    }
+  }
+  moved->clear();
+  for (ir::ValueId output : outputs) {
+    if (after.count(output)) continue;
+    auto m = moved_values.find(output);
+    if (m == moved_values.end()) return false;
+    (*moved)[output] = m->second;
+  }
+  return true;
+}
+
 // Block composition of one fine-grained (batched) MatMul (see schedule.h). Applies
 // when the group's only materialized values are the MatMul and reductions read only
 // by it as an operand, every value depending on the MatMul is read at its reader's
@@ -464,7 +511,8 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
       return false;
     recomputed.insert(id);
   }
-  if (!outputs_at_same_index(graph, ordered, outputs, core.output)) return false;
+  std::map<ir::ValueId, ir::NodeId> moved_outputs;
+  if (!attention_outputs(graph, ordered, outputs, core.output, &moved_outputs)) return false;
   // float16/bfloat16: the tensor-core variant when the head dims fit the m16n8k16
   // fragments (d a multiple of 16, dv of 8, dv <= 128: its accumulators are dv / 2
   // registers per lane): a warp per 16 query rows, up to 4 warps, 16-bit tiles.
@@ -498,6 +546,7 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   schedule->composition = Composition::kAttention;
   schedule->attention = core;
   schedule->attention_tensor_cores = tensor_cores;
+  schedule->attention_moved_outputs = std::move(moved_outputs);
   if (tensor_cores) {
     schedule->attention_warps = static_cast<int>(tc_warps);
     schedule->attention_rows_per_warp = 16;
@@ -1643,6 +1692,40 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
 
 namespace stitch::emit {
 
+namespace {
+
+// Global reads one evaluation of `id`'s element costs in a kernel of `schedule`: the
+// distinct values in memory it reads (materialized, or the group's inputs), through the
+// values computed inline (a value read twice in one expression, x * x, is one load
+// after nvcc's common subexpressions); a one-element initializer is a literal (none).
+// At most kMaxElementReads.
+void element_leaves(const ir::Graph& graph, const GroupSchedule& schedule,
+                    const std::set<ir::NodeId>& inside, ir::ValueId id,
+                    std::set<ir::ValueId>* leaves, std::set<ir::ValueId>* visited) {
+  constexpr size_t kMaxElementReads = 64;
+  if (id == ir::kNoId || leaves->size() >= kMaxElementReads || !visited->insert(id).second) return;
+  const ir::Value& value = graph.value(id);
+  if (value.is_initializer() && value.type.num_elements() == 1) return;
+  const auto it = schedule.values.find(id);
+  if (value.producer == ir::kNoId || !inside.count(value.producer) || it == schedule.values.end() ||
+      it->second.materialized) {
+    leaves->insert(id);
+    return;
+  }
+  for (ir::ValueId input : graph.node(value.producer).inputs) {
+    element_leaves(graph, schedule, inside, input, leaves, visited);
+  }
+}
+
+double element_reads(const ir::Graph& graph, const GroupSchedule& schedule,
+                     const std::set<ir::NodeId>& inside, ir::ValueId id) {
+  std::set<ir::ValueId> leaves, visited;
+  element_leaves(graph, schedule, inside, id, &leaves, &visited);
+  return static_cast<double>(leaves.size());
+}
+
+}  // namespace
+
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule) {
   cost_model::KernelShape shape;
   shape.global = schedule.composition == Composition::kGlobal;
@@ -1674,6 +1757,61 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
   shape.thread_gemm_macs += recomputed_macs;
   const double lanes = static_cast<double>(schedule.grid) * static_cast<double>(schedule.block);
   if (recomputed_macs > 0 && lanes > 0) shape.load_chain = 2 * recomputed_macs / lanes;
+  // The dot products and reductions of the thread, packing and global compositions: in
+  // each stage a lane walks its share of the stage's loops (side by side over the grid),
+  // each term one read of every operand, an operand computed inline reading what its
+  // expression reads (a LayerNorm's normalized row read by the next GEMM: its input, the
+  // mean, the variance, the scale and the shift): k terms for a thread per GEMM output,
+  // k / 32 for a warp per output (lanes_over_k), the reduced elements for a thread per
+  // reduction output, their share for a warp's lane; at least one item's worth. The
+  // stages follow one another across the grid barriers, as the emulation's critical
+  // path sums them.
+  const bool stage_loops = schedule.composition == Composition::kThread ||
+                           schedule.composition == Composition::kPacking ||
+                           schedule.composition == Composition::kGlobal;
+  if (stage_loops && lanes > 0) {
+    const std::set<ir::NodeId> inside(schedule.boundary.ordered_nodes.begin(),
+                                      schedule.boundary.ordered_nodes.end());
+    std::map<int, std::pair<double, double>> stages;  // level -> (spread, one item)
+    for (ir::NodeId id : schedule.boundary.ordered_nodes) {
+      const ir::Node& node = graph.node(id);
+      const ir::OpKind kind = ir::op_kind(node);
+      if ((kind != ir::OpKind::kGemm && kind != ir::OpKind::kReduction) ||
+          id == schedule.tiled_gemm || node.outputs.empty() || node.inputs.empty()) {
+        continue;
+      }
+      const auto value = schedule.values.find(node.outputs[0]);
+      if (value == schedule.values.end() || !value->second.materialized) continue;
+      const ValueSchedule& v = value->second;
+      double loads = 0;
+      if (kind == ir::OpKind::kGemm) {
+        const std::optional<ir::GemmShape> gemm = ir::gemm_shape(graph, node);
+        if (!gemm || node.inputs.size() < 2) continue;
+        const double terms = v.lanes_over_k ? std::ceil(static_cast<double>(gemm->k) / 32.0)
+                                            : static_cast<double>(gemm->k);
+        loads = terms * (element_reads(graph, schedule, inside, node.inputs[0]) +
+                         element_reads(graph, schedule, inside, node.inputs[1]));
+      } else if (v.mapping == ReductionMapping::kThread || v.mapping == ReductionMapping::kWarp) {
+        // (A thread-mapped reduction keeps v.reduced at 1: its elements per output.)
+        const int64_t outputs = std::max<int64_t>(elements_of(graph, node.outputs[0]), 1);
+        const double reduced =
+            static_cast<double>(std::max<int64_t>(elements_of(graph, node.inputs[0]) / outputs, 1));
+        const double terms = v.mapping == ReductionMapping::kThread
+                                 ? reduced
+                                 : std::ceil(reduced / 32.0 / static_cast<double>(v.slices));
+        loads = terms * element_reads(graph, schedule, inside, node.inputs[0]);
+      } else {
+        continue;
+      }
+      const double threads = static_cast<double>(stage_threads(graph, node.outputs[0], v));
+      auto& [spread, one_item] = stages[v.level];
+      spread += threads * loads / lanes;
+      one_item = std::max(one_item, loads);
+    }
+    for (const auto& [level, stage] : stages) {
+      shape.gemm_load_chain += std::max(stage.first, stage.second);
+    }
+  }
   return shape;
 }
 

@@ -212,6 +212,10 @@ struct GroupSchedule {
   int attention_warps = 4;
   int attention_rows_per_warp = 1;
   int64_t attention_k_offset = 0, attention_v_offset = 0;  // bytes into the arena
+  // Group outputs the attention kernel writes through a Transpose of its output (the
+  // heads merged back, [B, H, L, dv] -> [B, L, H, dv], and views after it): output ->
+  // that Transpose; each element of O lands where the Transpose puts it.
+  std::map<ir::ValueId, ir::NodeId> attention_moved_outputs;
   int64_t attention_tile_q() const {
     return static_cast<int64_t>(attention_rows_per_warp) * attention_warps;
   }

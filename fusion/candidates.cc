@@ -328,15 +328,55 @@ class CandidateGenerator {
       // (views, transposes, slices: an elementwise producer such as a bias add may be
       // worth more in a library call's epilogue), with elementwise ops too, and with
       // fine-grained GEMMs too (projections recomputed in the tile loads).
+      // Each also with the epilogue that merges the heads back (a Transpose of O and
+      // views after it), which the kernel writes where the Transpose puts each element.
+      const NodeSet epilogue = output_moves(core);
+      auto evaluate_both = [&](const NodeSet& set) {
+        evaluate(set, PatternSource::kAttention, -1, false);
+        if (!epilogue.empty()) {
+          evaluate(set_union(set, epilogue), PatternSource::kAttention, -1, false);
+        }
+      };
+      if (!epilogue.empty()) {
+        evaluate(set_union(nodes, epilogue), PatternSource::kAttention, -1, false);
+      }
       NodeSet previous = nodes;
       for (Prologue level : {Prologue::kMoves, Prologue::kElementwise, Prologue::kGemms}) {
         NodeSet grown = grow_prologue(nodes, level);
         if (grown.size() > previous.size()) {
-          evaluate(grown, PatternSource::kAttention, -1, false);
+          evaluate_both(grown);
           previous = std::move(grown);
         }
       }
     }
+  }
+
+  // The Transpose after an attention core's output and the views after it, each the
+  // only reader of the value before it: sorted, or empty when O is not transposed so.
+  NodeSet output_moves(const ir::AttentionCore& core) const {
+    NodeSet moves;
+    bool transposed = false;
+    for (ir::ValueId value = core.output; value != ir::kNoId;) {
+      const ir::Value& v = graph_.value(value);
+      std::vector<ir::Use> live;
+      for (const ir::Use& use : v.users) {
+        if (!graph_.node(use.node).dead) live.push_back(use);
+      }
+      if (v.is_graph_output || live.size() != 1) break;
+      const NodeId reader = live[0].node;
+      const ir::Node& node = graph_.node(reader);
+      const bool transpose = node.op_type == "Transpose" && node.domain.empty() && !transposed;
+      if (!explorable_[static_cast<size_t>(reader)] || live[0].slot != 0 ||
+          (!transpose && ir::op_kind(node) != ir::OpKind::kView)) {
+        break;
+      }
+      transposed = transposed || transpose;
+      moves.push_back(reader);
+      value = node.outputs.empty() ? ir::kNoId : node.outputs[0];
+    }
+    if (!transposed) return {};
+    std::sort(moves.begin(), moves.end());
+    return moves;
   }
 
   void exploratory() {
@@ -415,6 +455,24 @@ class CandidateGenerator {
           try_pair(siblings[a].second, siblings[b].second);
         }
       }
+      // Three or more siblings: also all of them in one kernel, each unit taken in
+      // order when it is disjoint from and independent of those taken (the Q, K and V
+      // projections of one input: pairs alone leave a third launch, and the plan that
+      // packs all three feeds an attention core that reads them at its floor).
+      if (end - begin < 3) continue;
+      NodeSet merged;
+      size_t taken = 0;
+      for (size_t a = begin; a < end; ++a) {
+        if (out_of_time()) return;
+        const NodeSpan candidate = unit(siblings[a].second);
+        if (!merged.empty() && (intersects(merged, candidate) || !independent(merged, candidate)))
+          continue;
+        NodeSet grown = set_union(merged, candidate);
+        if (static_cast<int>(grown.size()) > options_.max_pattern_size) continue;
+        merged = std::move(grown);
+        ++taken;
+      }
+      if (taken >= 3) evaluate(merged, PatternSource::kPacking, -1, /*convex_known=*/true);
     }
 
     // Single nodes at the same longest-path depth, adjacent by id.

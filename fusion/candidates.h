@@ -27,6 +27,9 @@
 //    longest-path depth, adjacent by id. A disjoint pair with no path between them
 //    is merged when Apollo's gain sum(cost) - max(cost) > 0 (cost_model::
 //    estimate_group); its score comes from score_pattern like any other pattern.
+//    Three or more siblings of one value are also offered together: each unit in
+//    order, taken when disjoint from and independent of those taken (an attention
+//    layer's Q, K and V projections: a pair leaves the third its own launch).
 //
 // Convexity: P is convex iff no node outside P is reachable from P and reaches P.
 // It suffices to look at the successors s of P's nodes that are outside P: P is
@@ -52,7 +55,10 @@
 //    functions (View, elementwise, broadcast, injective; no GEMM, reduction or
 //    partition op) and whose outputs only the growing set reads, added until none is
 //    left, so a QKV bias add, head Split, Reshape and Transpose are computed while
-//    the tiles are loaded. Linear in the graph; not bounded by the time limit.
+//    the tiles are loaded. Each of those also with the head merge after the core: a
+//    Transpose of O (and views after it), each the only reader of the value before
+//    it, which the kernel writes through. Linear in the graph; not bounded by the
+//    time limit.
 //
 // Postconditions: every returned pattern has >= 2 nodes, at least 2 of which launch
 // work, is convex, has no kPartition node (except the one library call of an

@@ -177,26 +177,34 @@ def case_over_gemm_limit():
                  [transpose_keys("k")] + nodes, [("o", [1, 2, 128, 64])], inits)
 
 
-def half_attention(name, elem, lq, lk, d, dv, causal=False):
+def half_attention(name, elem, lq, lk, d, dv, causal=False, merge=False):
     """float16/bfloat16 attention: Q, K^T by Transpose, a 1/sqrt(d) scale (and a causal
-    Where), Softmax, P V; the scale and fill constants in the model's type."""
+    Where), Softmax, P V; the scale and fill constants in the model's type. With merge,
+    the heads merged back: O [2, 2, lq, dv] -> Transpose -> Reshape [2, lq, 2 dv]."""
     nodes, _ = attention("q", "k_t", "v", "o", scale=1.0, extra=[("Where", "causal")] if causal else ())
     scale = helper.make_tensor("scale", elem, [], [1 / math.sqrt(d)])
     inits = [scale]
     if causal:
         inits += [helper.make_tensor("neg_inf", elem, [], [-np.inf]),
                   const("causal", np.tril(np.ones((lq, lk), bool), k=lk - lq).reshape(1, 1, lq, lk))]
+    outputs = [("o", [2, 2, lq, dv])]
+    if merge:
+        nodes += [node("Transpose", ["o"], ["o_t"], perm=[0, 2, 1, 3]),
+                  node("Reshape", ["o_t", "merged"], ["y"])]
+        inits.append(const("merged", np.array([2, lq, 2 * dv], np.int64)))
+        outputs = [("y", [2, lq, 2 * dv])]
     return model(name, [("q", [2, 2, lq, d]), ("k", [2, 2, lk, d]), ("v", [2, 2, lk, dv])],
-                 [transpose_keys("k")] + nodes, [("o", [2, 2, lq, dv])], inits, elem=elem)
+                 [transpose_keys("k")] + nodes, outputs, inits, elem=elem)
 
 
-# (name, model, whether an attention composition is expected)
+# (name, model, whether an attention composition is expected[, the Transpose that merges
+# the heads back, expected inside the attention kernel, which writes O through it])
 CASES = [
     ("plain", case_plain(), True),
     ("padding_mask", case_padding_mask(), True),
     ("causal", case_causal(), True),
     ("bias_odd_dims", case_bias_odd_dims(), True),
-    ("head_split", case_head_split(), True),
+    ("head_split", case_head_split(), True, "o_t"),
     ("window_mask", case_window_mask(), True),
     ("many_tiles", case_many_tiles(), True),
     ("broadcast_batch", case_broadcast_batch(), True),
@@ -206,14 +214,24 @@ CASES = [
     ("bfloat16_causal", half_attention("bfloat16_causal", T.BFLOAT16, 48, 64, 64, 64, causal=True), True),
     # d = 24 is no multiple of 16: the CUDA-core variant in float16.
     ("float16_cuda_cores", half_attention("float16_cuda_cores", T.FLOAT16, 16, 16, 24, 16), True),
+    # The heads merged back inside the kernel, on tensor cores and on CUDA cores.
+    ("float16_merged_heads",
+     half_attention("float16_merged_heads", T.FLOAT16, 20, 40, 32, 24, merge=True), True, "o_t"),
+    ("float16_cuda_cores_merged_heads",
+     half_attention("float16_cuda_cores_merged_heads", T.FLOAT16, 16, 16, 24, 16, merge=True), True,
+     "o_t"),
 ]
 
 
 def check(name, expected, kernels, out):
-    (expect_attention,) = expected
+    expect_attention, merge = (tuple(expected) + (None,))[:2]
     compositions = [k["composition"] for k in kernels]
     if ("attention" in compositions) != expect_attention:
         return [f"{name}: compositions {compositions}, attention expected: {expect_attention}"], ""
+    held = [op["name"] for k in kernels if k["composition"] == "attention" for op in k["ops"]]
+    if merge and merge not in held:
+        return [f"{name}: the attention kernel does not write its output through {merge} "
+                f"(it holds {held})"], ""
     templates = " ".join(k["template"] for k in kernels if k["composition"] == "attention")
     return [], f"{'+'.join(compositions):28s} {templates}"
 

@@ -143,18 +143,21 @@ CASES = [
     # A cheap producer between two GEMMs, read by the second GEMM and at its own index:
     # recomputed at each read instead of materialized behind a grid barrier (the
     # profile's estimate of the extra evaluations is below one barrier): 2 stages, not 3.
+    # (k = 32: a warp per output, each lane a term of each dot product; with k = 16, a
+    # thread walking 16 terms of both GEMMs one after another, the planner now prefers
+    # a tiled GEMM kernel and a thread kernel for the load latency that would cost.)
     ("recomputed_between_gemms",
-     graph_model("recomputed_between_gemms", [("x", F, [4, 16])],
+     graph_model("recomputed_between_gemms", [("x", F, [4, 32])],
                  [helper.make_node("MatMul", ["x", "w1"], ["a"], name="gemm1"),
                   helper.make_node("Add", ["a", "b"], ["ab"], name="bias"),
                   helper.make_node("Tanh", ["ab"], ["h"], name="tanh"),
                   helper.make_node("MatMul", ["h", "w2"], ["y1"], name="gemm2"),
                   helper.make_node("Mul", ["h", "c"], ["y2"], name="scale")],
-                 [("y1", F, [4, 16]), ("y2", F, [4, 16])],
-                 [helper.make_tensor("w1", F, [16, 16], [((i * 7) % 13 - 6) / 20 for i in range(256)]),
-                  helper.make_tensor("w2", F, [16, 16], [((i * 5) % 11 - 5) / 20 for i in range(256)]),
-                  helper.make_tensor("b", F, [16], [i / 16 for i in range(16)]),
-                  helper.make_tensor("c", F, [4, 16], [((i * 3) % 7 - 3) / 4 for i in range(64)])]),
+                 [("y1", F, [4, 16]), ("y2", F, [4, 32])],
+                 [helper.make_tensor("w1", F, [32, 32], [((i * 7) % 13 - 6) / 20 for i in range(1024)]),
+                  helper.make_tensor("w2", F, [32, 16], [((i * 5) % 11 - 5) / 20 for i in range(512)]),
+                  helper.make_tensor("b", F, [32], [i / 32 for i in range(32)]),
+                  helper.make_tensor("c", F, [4, 32], [((i * 3) % 7 - 3) / 4 for i in range(128)])]),
      "global", "(2 stages separated by grid barriers)"),
     # Long rows: a block per row.
     ("long_rows_moved",

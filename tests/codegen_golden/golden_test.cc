@@ -293,6 +293,17 @@ TEST(CodegenGolden, AttentionWithProjectionsInlined) {
   EXPECT_EQ(kernel.workspace_bytes, 0);
 }
 
+// The heads merged back after PV ([2, 4, 16, 8] -> Transpose -> [2, 16, 32]) in the
+// attention kernel: each element of O is written where the Transpose puts it.
+TEST(CodegenGolden, AttentionWritesThroughTheHeadMerge) {
+  EmittedKernel kernel = emit_golden_case("attention_merged_heads");
+  EXPECT_EQ(kernel.composition, "attention");
+  EXPECT_FALSE(kernel.launch.cooperative);
+  EXPECT_EQ(kernel.workspace_bytes, 0);
+  // O's flat index i over [2, 4, 16, 8] lands at ((b 16 + m) 4 + h) 8 + n.
+  EXPECT_NE(kernel.source.find("where the Transpose puts O's element"), std::string::npos);
+}
+
 // float16 with a causal Where on tensor cores: mma.sync m16n8k16 for both products, a
 // warp per 16 query rows (40 rows: 3 warps, the last partial), 40 keys (a partial
 // second key tile), 16-bit tiles with padded rows.

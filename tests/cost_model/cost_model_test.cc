@@ -379,6 +379,10 @@ TEST(EstimateTest, CompositionCharges) {
   chained.load_chain = 1e6;
   expect_relative(estimate_group(model.graph, {0, 1}, profile, &chained).time_us,
                   5 + 1e6 * kRecomputedDotLoadShare * 130 * 1e-3);
+  // The CUDA-core GEMMs' own chain adds its share of waits to the same term.
+  chained.gemm_load_chain = 2e6;
+  expect_relative(estimate_group(model.graph, {0, 1}, profile, &chained).time_us,
+                  5 + (1e6 * kRecomputedDotLoadShare + 2e6 * kGemmLoadShare) * 130 * 1e-3);
 }
 
 TEST(ScoreEpilogueTest, GemmBiasRelu) {

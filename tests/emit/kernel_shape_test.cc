@@ -73,6 +73,36 @@ TEST(KernelShapeTest, ScoresAndSoftmaxWithoutPvAreGlobal) {
   EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 0.0);
 }
 
+// The global composition's loops: each lane walks its share of a stage's dot products
+// and reductions, a read of every operand per term. QK^T (k = 8, a thread per output:
+// 8 x 2 reads), then in the next stage the row max over 16 scores (a thread per row,
+// the scores in memory: 16 reads); each stage at least one item's worth. The attention
+// kernel's core GEMMs (from shared tiles) have no such chain.
+TEST(KernelShapeTest, GlobalLoopsGiveTheLoadChain) {
+  ir::Model model = parse(kAttention);
+  const ir::Graph& graph = model.graph;
+  std::vector<ir::NodeId> nodes = named(graph, {"qk", "max"});
+  Result<GroupSchedule> schedule = build_schedule(graph, group_boundary(graph, nodes), h100());
+  ASSERT_TRUE(schedule.is_ok()) << schedule.status().message();
+  ASSERT_EQ(schedule->composition, Composition::kGlobal);
+  ASSERT_EQ(schedule->levels, 2);
+  const cost_model::KernelShape shape = kernel_shape(graph, *schedule);
+  const double lanes = static_cast<double>(schedule->grid) * schedule->block;
+  const double scores = 4.0 * 16 * 16, rows = 4.0 * 16;
+  EXPECT_DOUBLE_EQ(shape.gemm_load_chain,
+                   std::max(16.0, scores * 16 / lanes) + std::max(16.0, rows * 16 / lanes));
+  EXPECT_DOUBLE_EQ(shape.load_chain, 0.0);
+  std::optional<cost_model::KernelShape> core = kernel_shape_oracle(h100())(
+      graph, named(graph, {"qk", "max", "sub", "exp", "sum", "div", "pv"}));
+  ASSERT_TRUE(core.has_value());
+  EXPECT_DOUBLE_EQ(core->gemm_load_chain, 0.0);
+  // A row-local softmax walks its rows by warps: not charged here.
+  std::optional<cost_model::KernelShape> rows_only =
+      kernel_shape_oracle(h100())(graph, named(graph, {"max", "sub", "exp", "sum", "div"}));
+  ASSERT_TRUE(rows_only.has_value());
+  EXPECT_DOUBLE_EQ(rows_only->gemm_load_chain, 0.0);
+}
+
 TEST(KernelShapeTest, RowWiseSoftmaxIsNotCharged) {
   ir::Model model = parse(kAttention);
   const ir::Graph& graph = model.graph;

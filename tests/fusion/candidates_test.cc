@@ -232,6 +232,30 @@ TEST(CandidatesTest, PackingMergesIndependentSmallBranches) {
   EXPECT_TRUE(generate(model.graph, no_packing).patterns.empty());
 }
 
+// Three small projections of one input (an attention layer's Q, K and V), each read
+// by an opaque op: pairs leave a third launch, so packing also offers all three.
+constexpr const char* kThreeSiblings = R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17, "com.example":1}
+graph "three" (%x: f32[32,64], %wq: f32[64,64], %wk: f32[64,64], %wv: f32[64,64]) {
+  %q: f32[32,64] = MatMul(%x, %wq) {name="q"}
+  %k: f32[32,64] = MatMul(%x, %wk) {name="k"}
+  %v: f32[32,64] = MatMul(%x, %wv) {name="v"}
+  %y1: f32[32,64] = Opaque(%q) {name="opaque1", domain="com.example"}
+  %y2: f32[32,64] = Opaque(%k) {name="opaque2", domain="com.example"}
+  %y3: f32[32,64] = Opaque(%v) {name="opaque3", domain="com.example"}
+  return %y1, %y2, %y3
+}
+)";
+
+TEST(CandidatesTest, PackingOffersEverySiblingOfAValueTogether) {
+  ir::Model model = parse(kThreeSiblings);
+  Generated run = generate(model.graph, CandidateOptions{});
+  EXPECT_EQ(describe(model.graph, run.patterns),
+            (std::set<std::string>{"packing -1 {q, k}", "packing -1 {q, v}", "packing -1 {k, v}",
+                                   "packing -1 {q, k, v}"}));
+  EXPECT_EQ(run.statistics.packing, 4);
+}
+
 TEST(CandidatesTest, PackingNeverJoinsDependentNodes) {
   ir::Model model = parse(kFigure3);
   Generated run = generate(model.graph, CandidateOptions{});

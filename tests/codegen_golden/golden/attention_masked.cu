@@ -94,13 +94,39 @@ STITCH_KERNEL void stitch_attention_masked_kernel(
     }
     for (index_t k0 = 0; k0 < 40; k0 += 32) {
       __syncthreads();  // the previous K/V tile's readers are done
-      for (index_t e = threadIdx.x; e < 768; e += blockDim.x) {
-        const index_t j = k0 + e / 24;
-        tile_k[(e / 24) * 25 + e % 24] = j < 40 ? static_cast<float>(v_k(k_base + (e % 24) * 40 + j)) : 0.0f;
+      for (index_t e0 = threadIdx.x; e0 < 768; e0 += 512) {  // 4 loads in flight per thread
+        float loaded[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const index_t e = e0 + u * 128;
+          loaded[u] = 0.0f;
+          if (e < 768) {
+            const index_t j = k0 + e / 24;
+            loaded[u] = j < 40 ? static_cast<float>(v_k(k_base + (e % 24) * 40 + j)) : 0.0f;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const index_t e = e0 + u * 128;
+          if (e < 768) tile_k[(e / 24) * 25 + e % 24] = loaded[u];
+        }
       }
-      for (index_t e = threadIdx.x; e < 640; e += blockDim.x) {
-        const index_t j = k0 + e / 20;
-        tile_v[e] = j < 40 ? static_cast<float>(v_v(v_base + j * 20 + e % 20)) : 0.0f;
+      for (index_t e0 = threadIdx.x; e0 < 640; e0 += 512) {  // 4 loads in flight per thread
+        float loaded[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const index_t e = e0 + u * 128;
+          loaded[u] = 0.0f;
+          if (e < 640) {
+            const index_t j = k0 + e / 20;
+            loaded[u] = j < 40 ? static_cast<float>(v_v(v_base + j * 20 + e % 20)) : 0.0f;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const index_t e = e0 + u * 128;
+          if (e < 640) tile_v[e] = loaded[u];
+        }
       }
       __syncthreads();
       const index_t j = k0 + lane;

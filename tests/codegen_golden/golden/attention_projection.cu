@@ -147,13 +147,33 @@ STITCH_KERNEL void stitch_attention_projection_kernel(
     }
     for (index_t k0 = 0; k0 < 16; k0 += 32) {
       __syncthreads();  // the previous K/V tile's readers are done
-      for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
-        const index_t j = k0 + e / 8;
-        tile_k[(e / 8) * 9 + e % 8] = j < 16 ? static_cast<float>(v_k(k_base + (e % 8) * 16 + j)) : 0.0f;
+      for (index_t e0 = threadIdx.x; e0 < 256; e0 += 256) {  // 2 loads in flight per thread
+        float loaded[2];
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const index_t e = e0 + u * 128;
+          const index_t j = k0 + e / 8;
+          loaded[u] = j < 16 ? static_cast<float>(v_k(k_base + (e % 8) * 16 + j)) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const index_t e = e0 + u * 128;
+          tile_k[(e / 8) * 9 + e % 8] = loaded[u];
+        }
       }
-      for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
-        const index_t j = k0 + e / 8;
-        tile_v[e] = j < 16 ? static_cast<float>(v_v(v_base + j * 8 + e % 8)) : 0.0f;
+      for (index_t e0 = threadIdx.x; e0 < 256; e0 += 256) {  // 2 loads in flight per thread
+        float loaded[2];
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const index_t e = e0 + u * 128;
+          const index_t j = k0 + e / 8;
+          loaded[u] = j < 16 ? static_cast<float>(v_v(v_base + j * 8 + e % 8)) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const index_t e = e0 + u * 128;
+          tile_v[e] = loaded[u];
+        }
       }
       __syncthreads();
       const index_t j = k0 + lane;

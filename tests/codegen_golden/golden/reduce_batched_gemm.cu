@@ -54,9 +54,19 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
       const index_t m = m0 + e / 16;
       tile_a[e] = m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
     }
-    for (index_t e = threadIdx.x; e < 1024; e += blockDim.x) {
-      const index_t n = n0 + e % 64;
-      tile_b[e] = n < 64 ? static_cast<float>(v_w(b_base + (e / 64) * 64 + n)) : 0.0f;
+    for (index_t e0 = threadIdx.x; e0 < 1024; e0 += 1024) {  // 4 loads in flight per thread
+      float loaded[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const index_t e = e0 + u * 256;
+        const index_t n = n0 + e % 64;
+        loaded[u] = n < 64 ? static_cast<float>(v_w(b_base + (e / 64) * 64 + n)) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const index_t e = e0 + u * 256;
+        tile_b[e] = loaded[u];
+      }
     }
     __syncthreads();
     for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
