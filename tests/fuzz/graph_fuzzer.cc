@@ -217,20 +217,23 @@ bool normalizes_out_of_float32_range(const ir::Graph& graph) {
 }
 
 // Evaluates the imported graph on `inputs` and fills `mod_dividends`: for each graph
-// output that a float Mod feeds, the largest finite |dividend| of those Mods (at least
-// 1). fmod(a, b) carries the absolute rounding error of a, not one relative to its
-// result: the float32 decompositions may change a by the relative tolerance the
-// comparison accepts, and when |a| is far beyond |b| (Pow of a Softplus to the 100th,
-// ~1e27, fmod 100) the result is any value in (-100, 100). The comparison scales its
-// tolerance by this instead of |result| for such outputs. The dividends are read in
-// the same evaluation, as extra graph outputs left out of what it returns.
+// output that a float Mod, Sin, Cos or Tan feeds, the largest finite |dividend| (the
+// argument of the periodic functions) of those ops (at least 1). fmod(a, b) and
+// sin(a) carry the absolute rounding error of a, not one relative to their result:
+// the float32 decompositions may change a by the relative tolerance the comparison
+// accepts, and when |a| is far beyond the period (Pow of a Softplus to the 100th,
+// ~1e27, then fmod 100 or Sin) the result is any value of the op's range. The
+// comparison scales its tolerance by this instead of |result| for such outputs. The
+// dividends are read in the same evaluation, as extra graph outputs left out of what
+// it returns.
 Result<std::map<std::string, ir::Tensor>> evaluate_imported(
     const ir::Model& model, const std::map<std::string, ir::Tensor>& inputs,
     std::map<std::string, double>* mod_dividends) {
   const ir::Graph& graph = model.graph;
   auto float_mod = [&](const ir::Node& node) {
-    return node.op_type == "Mod" && node.domain.empty() && !node.inputs.empty() &&
-           node.inputs[0] != ir::kNoId &&
+    const bool periodic = node.op_type == "Mod" || node.op_type == "Sin" || node.op_type == "Cos" ||
+                          node.op_type == "Tan";
+    return periodic && node.domain.empty() && !node.inputs.empty() && node.inputs[0] != ir::kNoId &&
            ir::dtype_is_float(graph.value(node.inputs[0]).type.dtype);
   };
   std::vector<ir::ValueId> dividends;
