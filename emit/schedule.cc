@@ -277,32 +277,13 @@ int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedul
 // Whether every value depending on `source` (a value computed in registers, one
 // element per thread) is read at its reader's own flat index (a same-shape
 // elementwise epilogue, views) and every group output depends on it: the outputs can
-// be written where `source`'s element is.
+// be written where `source`'s element is. With `moved` (the attention kernel's
+// output), a group output may also be reached through one Transpose and views after
+// it, which keep the flat index (the heads merged back after PV); `moved` gets each
+// such output's Transpose.
 bool outputs_at_same_index(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
-                           const std::set<ir::ValueId>& outputs, ir::ValueId source) {
-  std::set<ir::ValueId> after{source};
-  for (ir::NodeId id : ordered) {
-    const ir::Node& node = graph.node(id);
-    bool depends = false;
-    for (ir::ValueId input : node.inputs) {
-      if (input == ir::kNoId || !after.count(input)) continue;
-      if (!reads_at_same_index(graph, node, input)) return false;
-      depends = true;
-    }
-    for (ir::ValueId output : node.outputs) {
-      if (output != ir::kNoId && depends) after.insert(output);
-    }
-  }
-  return std::all_of(outputs.begin(), outputs.end(),
-                     [&](ir::ValueId output) { return after.count(output) > 0; });
-}
-
-// outputs_at_same_index for the attention kernel's output, which may also reach group
-// outputs through one Transpose (and views after it, which keep the flat index): the
-// heads merged back after PV. Fills `moved` with each such output's Transpose.
-bool attention_outputs(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
-                       const std::set<ir::ValueId>& outputs, ir::ValueId source,
-                       std::map<ir::ValueId, ir::NodeId>* moved) {
+                           const std::set<ir::ValueId>& outputs, ir::ValueId source,
+                           std::map<ir::ValueId, ir::NodeId>* moved = nullptr) {
   std::set<ir::ValueId> after{source};
   std::map<ir::ValueId, ir::NodeId> moved_values;  // value -> the Transpose it came through
   for (ir::NodeId id : ordered) {
@@ -315,8 +296,8 @@ bool attention_outputs(const ir::Graph& graph, const std::vector<ir::NodeId>& or
       if (after.count(input)) {
         if (reads_at_same_index(graph, node, input)) {
           depends = true;
-        } else if (node.op_type == "Transpose" && node.domain.empty() && i == 0 &&
-                   through == ir::kNoId) {
+        } else if (moved != nullptr && node.op_type == "Transpose" && node.domain.empty() &&
+                   i == 0 && through == ir::kNoId) {
           through = id;
         } else {
           return false;
@@ -333,12 +314,12 @@ bool attention_outputs(const ir::Graph& graph, const std::vector<ir::NodeId>& or
       if (through != ir::kNoId) moved_values[output] = through;
     }
   }
-  moved->clear();
+  if (moved != nullptr) moved->clear();
   for (ir::ValueId output : outputs) {
     if (after.count(output)) continue;
     auto m = moved_values.find(output);
     if (m == moved_values.end()) return false;
-    (*moved)[output] = m->second;
+    (*moved)[output] = m->second;  // moved_values is empty without `moved`
   }
   return true;
 }
@@ -512,7 +493,7 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
     recomputed.insert(id);
   }
   std::map<ir::ValueId, ir::NodeId> moved_outputs;
-  if (!attention_outputs(graph, ordered, outputs, core.output, &moved_outputs)) return false;
+  if (!outputs_at_same_index(graph, ordered, outputs, core.output, &moved_outputs)) return false;
   // float16/bfloat16: the tensor-core variant when the head dims fit the m16n8k16
   // fragments (d a multiple of 16, dv of 8, dv <= 128: its accumulators are dv / 2
   // registers per lane): a warp per 16 query rows, up to 4 warps, 16-bit tiles.
