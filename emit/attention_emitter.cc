@@ -84,15 +84,11 @@ Result<std::string> KernelWriter::attention_writes(const std::vector<ir::ValueId
     const std::vector<int64_t>& in = dims(transpose.inputs[0]);
     const std::vector<int64_t>& out = dims(transpose.outputs[0]);
     const std::vector<int64_t> perm = transpose_perm(transpose, in.size());
-    std::vector<int64_t> out_strides(out.size(), 1);
-    for (size_t d = out.size(); d-- > 1;) out_strides[d - 1] = out_strides[d] * out[d];
-    std::vector<int64_t> strides(in.size(), 0);
-    for (size_t d = 0; d < out.size(); ++d) strides[static_cast<size_t>(perm[d])] = out_strides[d];
     STITCH_ASSIGN_OR_RETURN(std::string value, accessor(transpose.inputs[0]));
     moved += indent + "// " + comment_name(transpose) + " -> " +
              ir::to_string(graph_.value(id).type) +
              " (output, where the Transpose puts O's element)\n";
-    moved += indent + pointer_name(id) + "[" + strided_index(in, strides, "i") +
+    moved += indent + pointer_name(id) + "[" + transposed_index(in, out, perm, in.size(), "i") +
              "] = " + store(dtype(id), value + "(i)") + ";\n";
   }
   STITCH_ASSIGN_OR_RETURN(std::string writes, output_writes(in_place, indent));

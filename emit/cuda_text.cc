@@ -127,6 +127,18 @@ std::string strided_index(const std::vector<int64_t>& dims, const std::vector<in
   return text;
 }
 
+std::string transposed_index(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                             const std::vector<int64_t>& perm, size_t axes,
+                             const std::string& var) {
+  std::vector<int64_t> out_strides(axes, 1);
+  for (size_t d = axes; d-- > 1;) out_strides[d - 1] = out_strides[d] * out[d];
+  std::vector<int64_t> strides(axes, 0);
+  for (size_t d = 0; d < axes; ++d) strides[static_cast<size_t>(perm[d])] = out_strides[d];
+  return strided_index(
+      std::vector<int64_t>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(axes)), strides,
+      var);
+}
+
 std::string broadcast_index(const std::vector<int64_t>& out, const std::vector<int64_t>& in,
                             const std::string& var) {
   if (out == in) return var;

@@ -42,6 +42,12 @@ std::string dims_text(const std::vector<int64_t>& dims);  // "[2,3]"
 // Adjacent dims that stay contiguous are merged, so a plain copy reads `var`.
 std::string strided_index(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                           const std::string& var);
+
+// Where a Transpose (`perm`, from `in` to `out` dims) puts the element at flat index
+// `var` of its input, over the leading `axes` axes of both (all of them: the element's
+// flat output index; a row's leading axes: the output row of a moved row).
+std::string transposed_index(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                             const std::vector<int64_t>& perm, size_t axes, const std::string& var);
 // Numpy broadcasting: the index of an operand of shape `in` read at the flat index
 // `var` of the output shape `out`.
 std::string broadcast_index(const std::vector<int64_t>& out, const std::vector<int64_t>& in,

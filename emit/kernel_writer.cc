@@ -500,15 +500,7 @@ std::string KernelWriter::moved_row(ir::ValueId id) const {
   // the Transpose leaves the others in place).
   size_t q = 0;
   for (int64_t running = 1; q < in.size() && running < schedule_.rows; ++q) running *= in[q];
-  std::vector<int64_t> out_strides(q, 1);
-  for (size_t d = q; d-- > 1;) out_strides[d - 1] = out_strides[d] * out[d];
-  std::vector<int64_t> strides(q, 0);
-  for (size_t d = 0; d < q; ++d) strides[static_cast<size_t>(perm[d])] = out_strides[d];
-  return "(" +
-         strided_index(
-             std::vector<int64_t>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(q)), strides,
-             "row") +
-         ")";
+  return "(" + transposed_index(in, out, perm, q, "row") + ")";
 }
 
 // Whether computing `written` (its producer's operands, through inlined values) reads
