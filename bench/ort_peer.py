@@ -6,7 +6,14 @@ stitchopt compiles with, counted as nodes that launch work: views (Reshape, Flat
 Squeeze, Unsqueeze, Identity), Constant, and the shape queries Shape and Size, which a
 GPU runtime answers on the host, are not counted, as stitchopt's kernels.original
 does not count them (docs/report-schema.md).
+
+Global-memory traffic (bytes_moved) is counted the same way on both sides: every work
+node reads each of its inputs (weights included) and writes each of its outputs once.
+ONNX Runtime's side is its graph at ORT_ENABLE_EXTENDED (its fusions: FusedConv with an
+activation, QuickGelu, BiasGelu, LayerNormalization, ...), without the CPU-only NCHWc
+layout nodes that ORT_ENABLE_ALL adds, which would only inflate its traffic.
 """
+import numpy as np
 import onnx
 import onnxruntime as ort
 
@@ -42,3 +49,69 @@ def work_nodes(optimized_path):
     """Nodes of an optimized graph that launch work."""
     graph = onnx.load(optimized_path, load_external_data=False).graph
     return sum(1 for node in graph.node if node.op_type not in NO_WORK)
+
+
+def extended_graph(path, optimized_path):
+    """Writes ONNX Runtime's ORT_ENABLE_EXTENDED graph of the model at `path` (static
+    input shapes) to optimized_path. Returns optimized_path."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = optimized_path
+    ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return optimized_path
+
+
+def value_bytes(model):
+    """Name -> bytes of every value of `model` whose type is static (inputs, outputs,
+    value_info after ONNX shape inference, initializers)."""
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - custom domains: keep the types it has
+        pass
+    graph = model.graph
+    sizes = {}
+    for info in list(graph.input) + list(graph.output) + list(graph.value_info):
+        tensor = info.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
+        if tensor.HasField("shape") and all(d >= 0 for d in dims) and tensor.elem_type:
+            item = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)).itemsize
+            sizes[info.name] = int(np.prod(dims, dtype=np.int64)) * item
+    for init in graph.initializer:
+        item = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(init.data_type)).itemsize
+        sizes[init.name] = int(np.prod(init.dims, dtype=np.int64)) * item
+    return sizes
+
+
+def bytes_moved(graph, sizes):
+    """(bytes, unknown value names): every work node of `graph` reads each input and
+    writes each output once; `sizes` maps value names to bytes."""
+    total = 0
+    unknown = set()
+    for node in graph.node:
+        if node.op_type in NO_WORK:
+            continue
+        for name in set(node.input) | set(node.output):
+            if not name:
+                continue
+            if name in sizes:
+                total += sizes[name]
+            else:
+                unknown.add(name)
+    return total, unknown
+
+
+def measured_bytes(model, names, feeds):
+    """Bytes of the values `names` of `model` (a graph ONNX Runtime runs, such as its
+    own optimized one, whose types it did not record), from a run on `feeds`."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    del model.graph.output[:]
+    for name in sorted(names):
+        model.graph.output.append(onnx.ValueInfoProto(name=name))
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    run = ort.InferenceSession(model.SerializeToString(), options,
+                               providers=["CPUExecutionProvider"])
+    values = run.run(sorted(names), feeds)
+    return {name: int(value.nbytes) for name, value in zip(sorted(names), values)}

@@ -99,6 +99,7 @@ int run(int argc, char** argv) {
   bool no_attention = false;
   bool no_packing = false;
   bool no_epilogue = false;
+  bool no_stencils = false;
   bool unfused = false;
   app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
   app.add_flag("--no-attention", no_attention,
@@ -107,6 +108,9 @@ int run(int argc, char** argv) {
   app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
   app.add_flag("--no-epilogue", no_epilogue,
                "no bias/residual/ReLU epilogues folded into cuBLASLt/cuDNN library calls");
+  app.add_flag("--no-stencils", no_stencils,
+               "depthwise/grouped convolutions and pooling run as cuDNN calls instead of "
+               "generated stencils fused with their neighbours");
   app.add_flag("--unfused", unfused,
                "no fusion at all: every op its own generated kernel or library call (the "
                "baseline for stitchopt bench)");
@@ -176,6 +180,7 @@ int run(int argc, char** argv) {
   options.planner.candidates.epilogue = !no_epilogue;
   options.planner.candidates.attention = !no_attention;
   options.planner.partition.attention = !no_attention;
+  options.planner.partition.stencils = !no_stencils;
   if (unfused) {
     options.planner.candidates.attention = false;
     options.planner.partition.attention = false;

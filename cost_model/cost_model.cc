@@ -11,6 +11,7 @@
 #include "ir/core/attention.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/window.h"
 
 namespace stitch::cost_model {
 
@@ -220,6 +221,14 @@ double node_flops(const Graph& graph, const Node& node) {
         flops += static_cast<double>(shape->m) * static_cast<double>(shape->n);
       }
       return flops;
+    }
+    case OpKind::kStencil: {
+      // A grouped Conv multiplies and adds per tap; a pool compares or adds.
+      std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
+      if (!stencil) return 0;
+      return (node.op_type == "Conv" ? 2.0 : 1.0) *
+             static_cast<double>(max_output_elements(graph, node)) *
+             static_cast<double>(stencil->taps);
     }
     case OpKind::kConv: {
       const ir::TensorType& weight = graph.value(node.inputs[1]).type;
@@ -525,6 +534,11 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
       return std::string("node " + graph_.node(id).display_name() +
                          " is a convolution (a library call); no composition can express it");
     }
+    if (node_facts.kind == OpKind::kStencil) {
+      if (std::optional<std::string> refusal = ir::stencil_refusal(graph_, graph_.node(id))) {
+        return std::string("node " + graph_.node(id).display_name() + ": " + *refusal);
+      }
+    }
   }
   // 4. GEMMs too large for a fused kernel's shared-memory tiles.
   for (NodeId id : nodes_) {
@@ -826,7 +840,8 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
         memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes)), l2_us);
     const double compute = std::max(compute_seconds * 1e6, cuda_core_gemm_us(*shape, profile));
     const double latency =
-        (shape->load_chain * kRecomputedDotLoadShare + shape->gemm_load_chain * kGemmLoadShare) *
+        (shape->load_chain * kRecomputedDotLoadShare + shape->gemm_load_chain * kGemmLoadShare +
+         shape->stencil_load_chain * kStencilLoadShare) *
         profile.global_load_latency_ns * 1e-3;
     cost.time_us = profile.launch_latency_us + std::max({memory, compute, latency}) +
                    static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;

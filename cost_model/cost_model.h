@@ -198,6 +198,14 @@ struct KernelShape {
   // dot products and reductions, each term's reads of its operands through the values
   // computed inline, summed over the stages).
   double gemm_load_chain = 0;
+  // Global loads a lane issues walking the windows of the group's stencils (depthwise
+  // convs, pools): its share of each stencil's evaluations, each tap one read of what
+  // the stencil's input reads through the values computed inline (and a Conv's weight).
+  // A 7x7 depthwise conv computed where a channels-last LayerNorm's 64 rows read it
+  // leaves a few hundred threads walking 196 taps each: 35 us on an H100, where the
+  // same conv over a thread per output and a LayerNorm kernel take 12 (convnext,
+  // docs/benchmarks.md, 2026-11-27).
+  double stencil_load_chain = 0;
 };
 
 // Issued SASS instructions per multiply-add of the generated CUDA-core GEMMs, per
@@ -226,6 +234,10 @@ inline constexpr double kRecomputedDotLoadShare = 0.17;
 // the SASS scoreboards give 0.21 to 0.69 on bert's global kernels and 0.46 on
 // rnn_unrolled's (`stitchopt profile --emulate`, load_rounds / global_loads).
 inline constexpr double kGemmLoadShare = 0.5;
+// The share of a stencil's tap loads a warp waits out: the taps are unrolled and
+// independent, so nvcc issues them ahead of their use as it does a recomputed dot
+// product's (kRecomputedDotLoadShare).
+inline constexpr double kStencilLoadShare = kRecomputedDotLoadShare;
 
 // Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
 // x SMs x clock).

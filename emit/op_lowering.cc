@@ -68,6 +68,7 @@ OpLoweringTable build_table() {
   OpLoweringRegistrations registrations;
   register_elementwise_lowerings(registrations);
   register_injective_lowerings(registrations);
+  register_stencil_lowerings(registrations);
   register_reduction_and_gemm_lowerings(registrations);
   OpLoweringTable table;
   for (auto& [op_type, lowering] : registrations) {
@@ -81,6 +82,12 @@ OpLoweringTable build_table() {
 }
 
 }  // namespace
+
+OpLowering inline_entry(InlineLowering body) {
+  OpLowering lowering;
+  lowering.inline_body = std::move(body);
+  return lowering;
+}
 
 std::string combine_text(ReduceCombine kind, const std::string& a, const std::string& b,
                          bool floating) {

@@ -6,8 +6,9 @@
 //
 // Kinds of entries:
 //   - inline_body: elementwise, broadcast and injective ops (op_lowering_elementwise.cc,
-//     op_lowering_injective.cc): statements computing the output at flat index `i`
-//     from the operands' accessors, ending in a return;
+//     op_lowering_injective.cc) and stencils (op_lowering_stencil.cc: grouped Conv,
+//     MaxPool, AveragePool): statements computing the output at flat index `i` from
+//     the operands' accessors, ending in a return;
 //   - reduction: Reduce*, ArgMax/ArgMin (op_lowering.cc): how elements combine;
 //   - gemm: MatMul and Gemm (op_lowering.cc): which thread-composition body applies.
 // View ops (Reshape, Squeeze, ...) need no entry: their kind (a flat-index identity)
@@ -101,6 +102,10 @@ struct OpLowering {
 using OpLoweringRegistrations = std::vector<std::pair<std::string_view, OpLowering>>;
 void register_elementwise_lowerings(OpLoweringRegistrations& table);
 void register_injective_lowerings(OpLoweringRegistrations& table);
+void register_stencil_lowerings(OpLoweringRegistrations& table);
+
+// An entry with `body` as its inline_body.
+OpLowering inline_entry(InlineLowering body);
 
 // Output 0 as input 0 at the same index (View ops, Dropout); an error for other slots.
 Result<std::string> pass_through_body(const OpLoweringContext& context);

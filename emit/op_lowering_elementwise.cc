@@ -197,12 +197,6 @@ std::string power(const Context& c) {
              ">(static_cast<long long>(pow(static_cast<double>(x), static_cast<double>(y))))");
 }
 
-OpLowering entry(InlineLowering body) {
-  OpLowering lowering;
-  lowering.inline_body = std::move(body);
-  return lowering;
-}
-
 }  // namespace
 
 void register_elementwise_lowerings(OpLoweringRegistrations& table) {
@@ -233,52 +227,53 @@ void register_elementwise_lowerings(OpLoweringRegistrations& table) {
       {"Round", "(fabsf(x - truncf(x)) == 0.5f) ? 2.0f * roundf(0.5f * x) : roundf(x)"},
   };
   for (const auto& [op_type, expression] : float_math_ops) {
-    table.emplace_back(op_type, entry(float_math(expression)));
+    table.emplace_back(op_type, inline_entry(float_math(expression)));
   }
   // Relu, Sign, Celu and HardSigmoid keep a NaN as the reference interpreter does
   // (docs/semantics.md): a NaN fails every comparison and falls through; Celu tests
   // for it because fmaxf and fminf would drop it.
-  table.emplace_back("Abs", entry(of_x([](const Context& c) {
+  table.emplace_back("Abs", inline_entry(of_x([](const Context& c) {
                        return std::string(float_input(c) ? "fabs(x)" : "(x < 0 ? -x : x)");
                      })));
-  table.emplace_back("Neg", entry(of_x([](const Context&) { return std::string("-x"); })));
-  table.emplace_back("Relu", entry(of_x([](const Context& c) {
+  table.emplace_back("Neg", inline_entry(of_x([](const Context&) { return std::string("-x"); })));
+  table.emplace_back("Relu", inline_entry(of_x([](const Context& c) {
                        return "x < 0 ? static_cast<" + c.compute() + ">(0) : x";
                      })));
-  table.emplace_back("Sign", entry(of_x(sign)));
-  table.emplace_back("Not", entry(of_x([](const Context&) { return std::string("!x"); })));
-  table.emplace_back("IsNaN", entry(of_x([](const Context&) { return std::string("isnan(x)"); })));
-  table.emplace_back("IsInf", entry(of_x(is_inf)));
-  table.emplace_back("LeakyRelu", entry(of_x([](const Context& c) {
+  table.emplace_back("Sign", inline_entry(of_x(sign)));
+  table.emplace_back("Not", inline_entry(of_x([](const Context&) { return std::string("!x"); })));
+  table.emplace_back("IsNaN",
+                     inline_entry(of_x([](const Context&) { return std::string("isnan(x)"); })));
+  table.emplace_back("IsInf", inline_entry(of_x(is_inf)));
+  table.emplace_back("LeakyRelu", inline_entry(of_x([](const Context& c) {
                        return "x >= 0.0f ? x : " + attribute(c, "alpha", 0.01f) + " * x";
                      })));
-  table.emplace_back("ThresholdedRelu", entry(of_x([](const Context& c) {
+  table.emplace_back("ThresholdedRelu", inline_entry(of_x([](const Context& c) {
                        return "x > " + attribute(c, "alpha", 1.0f) + " ? x : 0.0f";
                      })));
-  table.emplace_back("Elu", entry(of_x([](const Context& c) {
+  table.emplace_back("Elu", inline_entry(of_x([](const Context& c) {
                        return "x >= 0.0f ? x : " + attribute(c, "alpha", 1.0f) + " * expm1f(x)";
                      })));
-  table.emplace_back("Celu", entry(of_x(celu)));
-  table.emplace_back("Selu", entry(of_x(selu)));
-  table.emplace_back("HardSigmoid", entry(hard_sigmoid));
-  table.emplace_back("HardSwish", entry(of_x([](const Context&) {
+  table.emplace_back("Celu", inline_entry(of_x(celu)));
+  table.emplace_back("Selu", inline_entry(of_x(selu)));
+  table.emplace_back("HardSigmoid", inline_entry(hard_sigmoid));
+  table.emplace_back("HardSwish", inline_entry(of_x([](const Context&) {
                        return std::string("x * fmaxf(0.0f, fminf(1.0f, x / 6.0f + 0.5f))");
                      })));
-  table.emplace_back("Gelu", entry(of_x(gelu)));
+  table.emplace_back("Gelu", inline_entry(of_x(gelu)));
   for (const char* op_type : {"Cast", "CastLike"}) {
-    table.emplace_back(op_type, entry(of_x([](const Context& c) {
+    table.emplace_back(op_type, inline_entry(of_x([](const Context& c) {
                          return convert(c.dtype(c.input(0)), c.dtype(c.output()), "x");
                        })));
   }
-  OpLowering clip_entry = entry(clip);
+  OpLowering clip_entry = inline_entry(clip);
   clip_entry.later_operands_scalar = true;
   table.emplace_back("Clip", std::move(clip_entry));
-  table.emplace_back("Where", entry(where));
-  table.emplace_back("PRelu", entry(prelu));
-  table.emplace_back("Sum", entry(variadic(ReduceCombine::kSum, false)));
-  table.emplace_back("Mean", entry(variadic(ReduceCombine::kSum, true)));
-  table.emplace_back("Max", entry(variadic(ReduceCombine::kMax, false)));
-  table.emplace_back("Min", entry(variadic(ReduceCombine::kMin, false)));
+  table.emplace_back("Where", inline_entry(where));
+  table.emplace_back("PRelu", inline_entry(prelu));
+  table.emplace_back("Sum", inline_entry(variadic(ReduceCombine::kSum, false)));
+  table.emplace_back("Mean", inline_entry(variadic(ReduceCombine::kSum, true)));
+  table.emplace_back("Max", inline_entry(variadic(ReduceCombine::kMax, false)));
+  table.emplace_back("Min", inline_entry(variadic(ReduceCombine::kMin, false)));
   const std::pair<const char*, const char*> binary_ops[] = {
       {"Add", "x + y"},          {"Sub", "x - y"},
       {"Mul", "x * y"},          {"Equal", "x == y"},
@@ -288,11 +283,11 @@ void register_elementwise_lowerings(OpLoweringRegistrations& table) {
       {"Xor", "x != y"},
   };
   for (const auto& [op_type, expression] : binary_ops) {
-    table.emplace_back(op_type, entry(binary_expression(expression)));
+    table.emplace_back(op_type, inline_entry(binary_expression(expression)));
   }
-  table.emplace_back("Div", entry(binary(divide)));
-  table.emplace_back("Mod", entry(binary(modulo)));
-  table.emplace_back("Pow", entry(binary(power)));
+  table.emplace_back("Div", inline_entry(binary(divide)));
+  table.emplace_back("Mod", inline_entry(binary(modulo)));
+  table.emplace_back("Pow", inline_entry(binary(power)));
 }
 
 }  // namespace stitch::emit

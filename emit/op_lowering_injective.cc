@@ -292,12 +292,6 @@ Result<std::string> trilu(const Context& c) {
              "(i) : static_cast<" + c.compute() + ">(0)");
 }
 
-OpLowering entry(InlineLowering body) {
-  OpLowering lowering;
-  lowering.inline_body = std::move(body);
-  return lowering;
-}
-
 }  // namespace
 
 Result<std::string> pass_through_body(const OpLoweringContext& c) {
@@ -307,19 +301,19 @@ Result<std::string> pass_through_body(const OpLoweringContext& c) {
 }
 
 void register_injective_lowerings(OpLoweringRegistrations& table) {
-  OpLowering dropout = entry(pass_through_body);
+  OpLowering dropout = inline_entry(pass_through_body);
   dropout.passes_through = true;
   table.emplace_back("Dropout", std::move(dropout));
-  table.emplace_back("Expand", entry(expand));
-  table.emplace_back("Transpose", entry(transpose));
-  table.emplace_back("Slice", entry(slice));
-  table.emplace_back("Concat", entry(concat));
-  table.emplace_back("Split", entry(split_op));
-  table.emplace_back("Gather", entry(gather));
-  table.emplace_back("GatherElements", entry(gather_elements));
-  table.emplace_back("Tile", entry(tile));
-  table.emplace_back("Pad", entry(pad));
-  table.emplace_back("Trilu", entry(trilu));
+  table.emplace_back("Expand", inline_entry(expand));
+  table.emplace_back("Transpose", inline_entry(transpose));
+  table.emplace_back("Slice", inline_entry(slice));
+  table.emplace_back("Concat", inline_entry(concat));
+  table.emplace_back("Split", inline_entry(split_op));
+  table.emplace_back("Gather", inline_entry(gather));
+  table.emplace_back("GatherElements", inline_entry(gather_elements));
+  table.emplace_back("Tile", inline_entry(tile));
+  table.emplace_back("Pad", inline_entry(pad));
+  table.emplace_back("Trilu", inline_entry(trilu));
 }
 
 }  // namespace stitch::emit

@@ -13,6 +13,7 @@
 #include "ir/core/analysis.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/window.h"
 
 namespace stitch::emit {
 namespace {
@@ -686,7 +687,8 @@ struct GroupFacts {
 };
 
 // 1. Materialization: reductions (not no-ops) and GEMMs always; a non-View value read
-// by two or more nodes of the group, one of them not at its own index.
+// by two or more nodes of the group, one of them not at its own index; a stencil's
+// operand that inlines another stencil.
 Status materialize(GroupFacts& group, GroupSchedule* schedule) {
   const ir::Graph& graph = group.graph;
   for (ir::NodeId id : group.ordered) {
@@ -713,6 +715,29 @@ Status materialize(GroupFacts& group, GroupSchedule* schedule) {
       bool view = ir::op_kind(node) == ir::OpKind::kView;
       value.materialized = heavy || (!view && reads >= 2 && one_to_many);
       schedule->values[output] = value;
+    }
+  }
+  // A stencil reads its operand at every tap of its window: an operand that inlines
+  // another stencil would walk that window again per tap (a 3x3 after a 3x3: 81
+  // reads per output), so it is computed once, a stage before.
+  std::set<ir::ValueId> inlines_stencil;
+  for (ir::NodeId id : group.ordered) {
+    const ir::Node& node = graph.node(id);
+    const bool stencil = ir::op_kind(node) == ir::OpKind::kStencil;
+    bool holds = stencil;
+    for (ir::ValueId input : node.inputs) {
+      auto it = input == ir::kNoId ? schedule->values.end() : schedule->values.find(input);
+      if (it == schedule->values.end() || it->second.materialized || !inlines_stencil.count(input))
+        continue;
+      if (stencil) {
+        it->second.materialized = true;
+      } else {
+        holds = true;
+      }
+    }
+    if (!holds) continue;
+    for (ir::ValueId output : node.outputs) {
+      if (output != ir::kNoId) inlines_stencil.insert(output);
     }
   }
   return Status::ok();
@@ -1705,6 +1730,45 @@ double element_reads(const ir::Graph& graph, const GroupSchedule& schedule,
   return static_cast<double>(leaves.size());
 }
 
+// The lanes that evaluate the elements of the inlined value `id`: all `lanes`, unless a
+// reduction reads it (through values computed inline) in a thread or warp mapping of
+// the thread, packing, global or tiled-MatMul compositions, whose threads (a thread
+// or a warp of slices per output) then evaluate it: a pool averaged into the 32
+// elements of a classifier's A tile is walked by 32 threads, not by the block.
+double evaluating_lanes(const ir::Graph& graph, const GroupSchedule& schedule,
+                        const std::set<ir::NodeId>& inside, ir::ValueId id, double lanes) {
+  if (is_row_local(schedule) || schedule.attention) return lanes;
+  std::vector<ir::ValueId> frontier = {id};
+  std::set<ir::ValueId> visited = {id};
+  while (!frontier.empty()) {
+    const ir::ValueId value = frontier.back();
+    frontier.pop_back();
+    for (const ir::Use& use : graph.value(value).users) {
+      if (!inside.count(use.node)) continue;
+      const ir::Node& reader = graph.node(use.node);
+      if (ir::op_kind(reader) == ir::OpKind::kReduction) {
+        const auto it = schedule.values.find(reader.outputs[0]);
+        if (it == schedule.values.end() || it->second.mapping == ReductionMapping::kColumn) {
+          continue;
+        }
+        const ValueSchedule& r = it->second;
+        const double outputs = static_cast<double>(elements_of(graph, reader.outputs[0]));
+        const double per_output =
+            r.mapping == ReductionMapping::kWarp ? 32.0 * static_cast<double>(r.slices) : 1.0;
+        return std::max(1.0, std::min(lanes, outputs * per_output));
+      }
+      for (ir::ValueId output : reader.outputs) {
+        const auto it = output == ir::kNoId ? schedule.values.end() : schedule.values.find(output);
+        if (it != schedule.values.end() && !it->second.materialized &&
+            visited.insert(output).second) {
+          frontier.push_back(output);
+        }
+      }
+    }
+  }
+  return lanes;
+}
+
 }  // namespace
 
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule) {
@@ -1738,6 +1802,22 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
   shape.thread_gemm_macs += recomputed_macs;
   const double lanes = static_cast<double>(schedule.grid) * static_cast<double>(schedule.block);
   if (recomputed_macs > 0 && lanes > 0) shape.load_chain = 2 * recomputed_macs / lanes;
+  const std::set<ir::NodeId> inside(schedule.boundary.ordered_nodes.begin(),
+                                    schedule.boundary.ordered_nodes.end());
+  // Stencils: a lane evaluates its share of each stencil's elements (at least one),
+  // each walking every tap: one read of what the input reads inline, and the weight.
+  for (ir::NodeId id : schedule.boundary.ordered_nodes) {
+    const ir::Node& node = graph.node(id);
+    if (ir::op_kind(node) != ir::OpKind::kStencil || lanes <= 0) continue;
+    const std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
+    if (!stencil) continue;
+    const double evaluations =
+        std::max(1.0, std::ceil(static_cast<double>(elements_of(graph, node.outputs[0])) /
+                                evaluating_lanes(graph, schedule, inside, node.outputs[0], lanes)));
+    const double reads = element_reads(graph, schedule, inside, node.inputs[0]) +
+                         (node.op_type == "Conv" ? 1.0 : 0.0);
+    shape.stencil_load_chain += evaluations * static_cast<double>(stencil->taps) * reads;
+  }
   // The dot products and reductions of the thread, packing and global compositions: in
   // each stage a lane walks its share of the stage's loops (side by side over the grid),
   // each term one read of every operand, an operand computed inline reading what its
@@ -1751,8 +1831,6 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
                            schedule.composition == Composition::kPacking ||
                            schedule.composition == Composition::kGlobal;
   if (stage_loops && lanes > 0) {
-    const std::set<ir::NodeId> inside(schedule.boundary.ordered_nodes.begin(),
-                                      schedule.boundary.ordered_nodes.end());
     std::map<int, std::pair<double, double>> stages;  // level -> (spread, one item)
     for (ir::NodeId id : schedule.boundary.ordered_nodes) {
       const ir::Node& node = graph.node(id);

@@ -7,9 +7,11 @@
 // Algorithm:
 //  1. Materialize: reductions and GEMMs always; a non-View value read by two or more
 //     nodes of the group (computed once and shared, AStitch 2.3.1, instead of being
-//     recomputed per consumer); everything else (elementwise, broadcast, injective,
-//     view) is an index function inlined into its readers. Group outputs are
-//     written to global memory.
+//     recomputed per consumer); a stencil's operand that inlines another stencil
+//     (each tap would walk that window again); everything else (elementwise,
+//     broadcast, injective, view, stencils: a depthwise Conv or a pool walks its
+//     window at its reader's index) is an index function inlined into its readers.
+//     Group outputs are written to global memory.
 //  1b. Attention: a group holding one attention core (ir/core/attention.h) whose
 //     other nodes are index functions feeding it (inlined into the tile loads) or a
 //     same-index epilogue of its output, and whose only materialized values are the
@@ -278,7 +280,9 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
 // (cost_model::KernelShape): grid barriers of a cooperative launch (stages - 1), the
 // workspace, and the multiply-adds of its GEMMs: tiled (from shared memory), one
 // output per thread (the attention prologue's projections times attention_recompute),
-// or in the CUDA-core attention kernel's loops (none on tensor cores).
+// or in the CUDA-core attention kernel's loops (none on tensor cores); and the loads
+// a lane issues one after another: recomputed dot products, the stages' loops, the
+// stencils' windows (cost_model::KernelShape's load chains).
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule);
 
 // kernel_shape of a group's schedule by its nodes, nullopt when the group has none

@@ -692,7 +692,8 @@ class CandidateGenerator {
       if (partition_.role(id) == NodeRole::kPartition || !cost_model::launches_work(node)) continue;
       if (node.num_inputs_present() > options_.max_operands) continue;
       ir::OpKind kind = ir::op_kind(node);
-      if (kind == ir::OpKind::kReduction || kind == ir::OpKind::kGemm) {
+      if (kind == ir::OpKind::kReduction || kind == ir::OpKind::kGemm ||
+          kind == ir::OpKind::kStencil) {
         seeds.push_back(id);
       } else if (kind == ir::OpKind::kElementwise || kind == ir::OpKind::kBroadcast ||
                  kind == ir::OpKind::kInjective) {

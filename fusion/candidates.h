@@ -9,7 +9,7 @@
 //    branches, so each connected component (undirected, over data edges) of a
 //    segment is one pattern. Constant nodes launch nothing and join no pattern (they
 //    would glue independent branches together); the fused kernel reads them.
-// 2. Exploratory. Seeds: every reduction and batched GEMM, and the elementwise /
+// 2. Exploratory. Seeds: every reduction, batched GEMM and stencil, and the elementwise /
 //    broadcast / injective nodes whose bytes moved are at least the median over
 //    those nodes ("large input/output tensors"); a seed reads at most max_operands
 //    inputs. From a seed, a depth-first recursion adds one non-partition neighbour

@@ -48,8 +48,10 @@ size_t channel_axis_of(const ir::Node& call, const ir::TensorType& output) {
 
 bool is_library_call(const ir::Node& node, const Partition& partition) {
   if (partition.role(node.id) != NodeRole::kPartition) return false;
+  // A stencil the partition refused (a grouped Conv over the channel limit, a MaxPool
+  // with Indices) runs in cuDNN too.
   ir::OpKind kind = ir::op_kind(node);
-  return kind == ir::OpKind::kGemm || kind == ir::OpKind::kConv;
+  return kind == ir::OpKind::kGemm || kind == ir::OpKind::kConv || kind == ir::OpKind::kStencil;
 }
 
 EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_call) {

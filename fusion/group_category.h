@@ -6,7 +6,9 @@
 //   kLibrary     an epilogue pattern: one cuBLASLt/cuDNN call (fusion/epilogue.h)
 //   kGemm        a generated kernel holding a fine-grained GEMM
 //   kReduction   a generated kernel holding a reduction and no GEMM
-//   kElementwise a generated kernel of neither
+//   kStencil     a generated kernel holding a stencil (a depthwise or grouped Conv, a
+//                pool: ir/core/window.h) and neither of the above
+//   kElementwise a generated kernel of none of these
 #pragma once
 
 #include <optional>
@@ -14,9 +16,10 @@
 
 namespace stitch::fusion {
 
-enum class GroupCategory { kElementwise, kReduction, kGemm, kLibrary };
+enum class GroupCategory { kElementwise, kReduction, kGemm, kLibrary, kStencil };
 
-// "elementwise", "reduction", "gemm", "library": the report's and the attribute's text.
+// "elementwise", "reduction", "gemm", "library", "stencil": the report's and the
+// attribute's text.
 constexpr std::string_view to_string(GroupCategory category) {
   switch (category) {
     case GroupCategory::kElementwise:
@@ -27,14 +30,17 @@ constexpr std::string_view to_string(GroupCategory category) {
       return "gemm";
     case GroupCategory::kLibrary:
       return "library";
+    case GroupCategory::kStencil:
+      return "stencil";
   }
   return "unknown";
 }
 
 // The category to_string spells `text`, or nullopt.
 constexpr std::optional<GroupCategory> parse_group_category(std::string_view text) {
-  for (GroupCategory category : {GroupCategory::kElementwise, GroupCategory::kReduction,
-                                 GroupCategory::kGemm, GroupCategory::kLibrary}) {
+  for (GroupCategory category :
+       {GroupCategory::kElementwise, GroupCategory::kReduction, GroupCategory::kGemm,
+        GroupCategory::kLibrary, GroupCategory::kStencil}) {
     if (to_string(category) == text) return category;
   }
   return std::nullopt;

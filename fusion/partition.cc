@@ -7,6 +7,7 @@
 #include "cost_model/cost_model.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/window.h"
 
 namespace stitch::fusion {
 namespace {
@@ -62,6 +63,23 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
   }
   if (kind == ir::OpKind::kConv) {
     return {NodeRole::kPartition, FusionDecision::forbid("Conv: cuDNN library call")};
+  }
+  if (kind == ir::OpKind::kStencil) {
+    // Depthwise and small-group convolutions, pooling: generated stencils.
+    if (!options.stencils) {
+      return {NodeRole::kPartition,
+              FusionDecision::forbid(node.op_type + ": stencils off (--no-stencils): cuDNN "
+                                                    "library call")};
+    }
+    if (std::optional<std::string> refusal = ir::stencil_refusal(graph, node)) {
+      return {NodeRole::kPartition, FusionDecision::forbid(*refusal)};
+    }
+    if (!ir::stencil_of(graph, node)) {
+      return {NodeRole::kPartition,
+              FusionDecision::forbid(node.op_type + ": its window does not fit its input; runs "
+                                                    "as its own kernel")};
+    }
+    return {NodeRole::kFusible, FusionDecision::allow()};
   }
   if (kind == ir::OpKind::kGemm && in_attention) {
     // The fused attention schedule tiles both GEMMs over the keys: no size limit.

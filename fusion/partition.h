@@ -7,10 +7,12 @@
 // then scalar reductions. `partition_graph` gives each node the role that decides
 // at which step it joins the partition set:
 //
-//   kPartition       never fuses: Opaque ops (pools, Resize, control flow, unknown
-//                    ops), Shape/Size metadata ops, ops outside the default domain,
-//                    Conv (cuDNN), a GEMM with 2*m*n*k*batch >= large_gemm_flops
-//                    or over the fused 64x64x64 (cuBLAS) unless it belongs to an
+//   kPartition       never fuses: Opaque ops (global pools before decomposition,
+//                    Resize, control flow, unknown ops), Shape/Size metadata ops, ops
+//                    outside the default domain, dense Conv (cuDNN), a stencil that
+//                    ir::stencil_refusal refuses (a grouped Conv over 16 channels per
+//                    group, a MaxPool whose Indices are read: cuDNN), a GEMM with 2*m*n*k*batch >=
+//                    large_gemm_flops or over the fused 64x64x64 (cuBLAS) unless it belongs to an
 //                    attention core (ir/core/attention.h: the fused attention tiles
 //                    any size), any op with an input or output whose shape is not
 //                    static, and dead nodes. `decisions[id]` says why.
@@ -19,7 +21,8 @@
 //                    composition or the fused attention).
 //   kColumnReduction a reduction over non-innermost axes (ir::classify_reduction).
 //   kScalarReduction a reduction over every axis.
-//   kFusible         everything else: elementwise, broadcast, injective, view, row
+//   kFusible         everything else: elementwise, broadcast, injective, view,
+//                    stencils (depthwise/grouped Conv, MaxPool, AveragePool), row
 //                    reductions, compound ops not yet decomposed, and Constant nodes
 //                    (they launch nothing).
 //
@@ -50,6 +53,9 @@ struct PartitionOptions {
   int64_t large_gemm_flops = 2LL << 30;
   // GEMMs of attention cores fuse at any size (the fused attention schedule).
   bool attention = true;
+  // Stencils (depthwise/grouped Conv, MaxPool, AveragePool) are generated; false: they
+  // run as cuDNN calls, as before issue 17 (the CLI's --no-stencils).
+  bool stencils = true;
 };
 
 struct Partition {

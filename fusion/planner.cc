@@ -197,12 +197,15 @@ std::string rejected_reason(const ir::Graph& graph, const RejectedCandidate& rej
 
 GroupCategory group_category(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
   bool has_reduction = false;
+  bool has_stencil = false;
   for (ir::NodeId id : nodes) {
     ir::OpKind kind = ir::op_kind(graph.node(id));
     if (kind == ir::OpKind::kGemm) return GroupCategory::kGemm;
     if (kind == ir::OpKind::kReduction) has_reduction = true;
+    if (kind == ir::OpKind::kStencil) has_stencil = true;
   }
-  return has_reduction ? GroupCategory::kReduction : GroupCategory::kElementwise;
+  if (has_reduction) return GroupCategory::kReduction;
+  return has_stencil ? GroupCategory::kStencil : GroupCategory::kElementwise;
 }
 
 std::string_view pattern_source_name(PatternSource source) {

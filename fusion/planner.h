@@ -135,7 +135,7 @@ struct PlannerResult {
 };
 
 // kGemm when a node of `nodes` is a GEMM, else kReduction with a reduction, else
-// kElementwise: a (non-library) group's category.
+// kStencil with a stencil, else kElementwise: a (non-library) group's category.
 GroupCategory group_category(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes);
 
 Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::DeviceProfile& profile,

@@ -17,6 +17,7 @@
 #include "emit/schedule.h"
 #include "ir/core/dtype.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/window.h"
 #include "support/escape.h"
 #include "support/sha256.h"
 
@@ -164,7 +165,8 @@ NodeCost EmulatedTimer::node_cost(const ir::Graph& graph, ir::NodeId id,
   NodeCost cost;
   const ir::Node& node = graph.node(id);
   ir::OpKind kind = ir::op_kind(node);
-  if (kind == ir::OpKind::kGemm || kind == ir::OpKind::kConv) {
+  if (kind == ir::OpKind::kGemm || kind == ir::OpKind::kConv ||
+      (kind == ir::OpKind::kStencil && ir::stencil_refusal(graph, node))) {
     const cost_model::GroupCost analytic = cost_model::estimate_group(graph, {id}, device);
     cost.kind = NodeCost::Kind::kLibrary;
     cost.library_us = cost_model::estimate_library_call(analytic.flops, analytic.bytes,

@@ -12,6 +12,9 @@ not Debian's ONNX, protobuf or GLPK, and cannot install anything:
   Debian's torch) at [8, 64, 256] and [32, 128, 256],
 - STAGE/jobs.tsv: every bundled model fused and --unfused, and the encoders fused,
   --unfused and --no-attention (name, model, flags),
+- with --cnn: STAGE/models/cnn/, the CNN exports of tests/exports/export_torch.py
+  (opset 17, static shapes), each fused, --no-stencils (depthwise/grouped convs and
+  pools as cuDNN calls) and --unfused; --cnn-only stages those jobs alone,
 - with --estimates: each job compiled here and profiled with `stitchopt profile
   --emulate` (the h100 profile): the estimates bench/gpu/compare.py puts beside the
   measured times.
@@ -50,6 +53,34 @@ def shared_libraries(binary):
     return found
 
 
+# regnet_y_400mf (15.6 MB of weights) is left out: the device tool carries 64 MiB in all.
+CNN_EXPORTS = ["mobile_blocks", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
+               "convnext", "mnasnet0_5", "resnext50_32x4d"]
+
+
+def cnn_jobs(stage):
+    """The CNN exports, fused, with stencils off and unfused."""
+    result = []
+    for name in CNN_EXPORTS:
+        path = os.path.relpath(stage / "models" / "cnn" / f"{name}_op17_static.onnx", ROOT)
+        result.append((name, path, []))
+        result.append((name + "_nostencils", path, ["--no-stencils"]))
+        result.append((name + "_unfused", path, ["--unfused"]))
+    return result
+
+
+def export_cnns(stage):
+    """Exports CNN_EXPORTS with Debian's torch into STAGE/models/cnn (static, opset 17)."""
+    work = stage / "models" / "cnn_all"
+    subprocess.run(["/usr/bin/python3", str(ROOT / "tests" / "exports" / "export_torch.py"),
+                    str(work), "--only", ",".join(CNN_EXPORTS)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    (stage / "models" / "cnn").mkdir()
+    for name in CNN_EXPORTS:
+        shutil.copy2(work / f"{name}_op17_static.onnx", stage / "models" / "cnn")
+    shutil.rmtree(work)
+
+
 def jobs(stage):
     """[(name, model path relative to ROOT, [flags])]."""
     manifest = json.loads((ROOT / "models" / "manifest.json").read_text())
@@ -83,6 +114,8 @@ def main():
     parser.add_argument("--stitchopt", default=str(ROOT / "build" / "bin" / "stitchopt"))
     parser.add_argument("--stage", default=str(ROOT / "build" / "gpu"))
     parser.add_argument("--estimates", help="also compile and profile every job here")
+    parser.add_argument("--cnn", action="store_true", help="also stage the CNN exports")
+    parser.add_argument("--cnn-only", action="store_true", help="stage the CNN exports alone")
     args = parser.parse_args()
     stitchopt = Path(args.stitchopt).resolve()
     # Where stitchopt looks for it (runtime_stub/cuda_loader.cc): beside it, or ../lib.
@@ -102,12 +135,18 @@ def main():
         shutil.copy2(path, stage / "lib" / name)
     subprocess.run(["strip", str(stage / "bin" / "stitchopt"), *map(str, (stage / "lib").glob("*"))],
                    check=True)
-    for batch, sequence in ENCODER_SHAPES:
-        subprocess.run(["/usr/bin/python3", str(ROOT / "bench" / "export_transformer_encoder.py"),
-                        str(stage / "models" / f"encoder_{batch}x{sequence}.onnx"),
-                        "--batch", str(batch), "--sequence", str(sequence)],
-                       check=True, stdout=subprocess.DEVNULL)
-    all_jobs = jobs(stage)
+    all_jobs = []
+    if not args.cnn_only:
+        for batch, sequence in ENCODER_SHAPES:
+            subprocess.run(["/usr/bin/python3",
+                            str(ROOT / "bench" / "export_transformer_encoder.py"),
+                            str(stage / "models" / f"encoder_{batch}x{sequence}.onnx"),
+                            "--batch", str(batch), "--sequence", str(sequence)],
+                           check=True, stdout=subprocess.DEVNULL)
+        all_jobs = jobs(stage)
+    if args.cnn or args.cnn_only:
+        export_cnns(stage)
+        all_jobs += cnn_jobs(stage)
     (stage / "jobs.tsv").write_text(
         "".join(f"{name}\t{model}\t{' '.join(flags)}\n" for name, model, flags in all_jobs))
     size = sum(f.stat().st_size for f in stage.rglob("*") if f.is_file())

@@ -7,6 +7,8 @@
 //    result back; the decomposition pass opens them into Reduce* plus elementwise ops.
 //  - Shape, Size, Constant, ConstantOfShape and Range are Opaque: they are constant
 //    sources (folded by the simplification passes), not data movement of an input.
+//  - MaxPool, AveragePool and grouped Convs are Stencil-kind: windows over their input
+//    that the emitter generates (ir/core/window.h); a dense Conv stays Conv-kind.
 //  - Registry ops of any kind, Opaque included, run their shape rule; only ops the
 //    registry does not know keep the model's types.
 #include "ir/core/op_registry.h"
@@ -35,6 +37,8 @@ std::string_view op_kind_name(OpKind kind) {
       return "gemm";
     case OpKind::kConv:
       return "conv";
+    case OpKind::kStencil:
+      return "stencil";
     case OpKind::kOpaque:
       return "opaque";
   }
@@ -170,7 +174,9 @@ std::vector<std::string_view> registered_op_types() {
 
 OpKind op_kind(const Node& node) {
   const OpSchema* schema = find_op_schema(node.domain, node.op_type);
-  return schema == nullptr ? OpKind::kOpaque : schema->kind;
+  if (schema == nullptr) return OpKind::kOpaque;
+  if (schema->kind == OpKind::kConv && node.int_attribute("group", 1) > 1) return OpKind::kStencil;
+  return schema->kind;
 }
 
 std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node& node,

@@ -39,6 +39,7 @@ enum class OpKind {
   kReduction,
   kGemm,
   kConv,
+  kStencil,
   kOpaque,
 };
 std::string_view op_kind_name(OpKind kind);  // "elementwise", "broadcast", ...
@@ -103,7 +104,8 @@ std::vector<std::string_view> registered_op_types();
 // attributes, negative ones counted from the back, both clamped to [0, rank]; the
 // range is empty when end <= start.
 std::pair<int64_t, int64_t> shape_op_range(const Node& node, int64_t opset, int64_t rank);
-// The kind of a node: Opaque for unknown ops and other domains.
+// The kind of a node: its schema's, Opaque for unknown ops and other domains, and
+// Stencil for a grouped Conv (group > 1; ir/core/window.h), whose schema kind is Conv.
 OpKind op_kind(const Node& node);
 // The reduced axes of a reduction node of input rank `rank` (normalized, sorted),
 // or nullopt when they are not known at compile time or the node reduces nothing.

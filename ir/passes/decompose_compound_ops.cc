@@ -560,14 +560,15 @@ Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b)
   return true;
 }
 
-// GlobalAveragePool is a row reduction of every spatial axis: ReduceMean over
-// [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output.
-Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Builder& b) {
+// GlobalAveragePool (GlobalMaxPool) is a row reduction of every spatial axis: ReduceMean
+// (ReduceMax) over [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output.
+Result<bool> decompose_global_pool(Graph& graph, const Node& node, Builder& b,
+                                   const std::string& reduce_op, std::string_view role) {
   const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 3) return false;
   b.remove_compound();
   STITCH_RETURN_IF_ERROR(
-      b.reduce("ReduceMean", node.inputs[0], axes_from(2, type.rank()), "mean", node.outputs[0])
+      b.reduce(reduce_op, node.inputs[0], axes_from(2, type.rank()), role, node.outputs[0])
           .status());
   return true;
 }
@@ -703,6 +704,61 @@ Result<bool> decompose_gemm(Graph& graph, const Node& node, Builder& b) {
   return true;
 }
 
+// A Conv over a single pixel (every spatial input dim and kernel dim 1, no padding,
+// group 1: a squeeze-excitation block's 1x1 convolutions after its global pool) is
+// a matrix product: y[n, m] = sum_c x[n, c] * w[m, c] + b[m]. It becomes
+// Reshape(x, [N, C]) -> MatMul(., W^T) -> Add(., b) -> Reshape([N, M, 1, ...]), a
+// fine-grained GEMM that fuses with the pool before it and the gate after it, where
+// a cuDNN call would cost a launch for a few thousand multiply-adds. W must be an
+// initializer only this node reads (transposed at compile time).
+Result<bool> decompose_pixel_conv(Graph& graph, const Node& node, Builder& b) {
+  const TensorType x = graph.value(node.inputs[0]).type;
+  if (node.inputs.size() < 2 || node.inputs[1] == kNoId || !known_float(x) || !x.is_static() ||
+      x.rank() < 3 || node.int_attribute("group", 1) != 1) {
+    return false;
+  }
+  const Value& w = graph.value(node.inputs[1]);
+  if (!w.is_initializer() || w.is_graph_input || w.is_graph_output || w.users.size() != 1 ||
+      w.constant->external.has_value() || w.constant->dims.size() != x.dims.size() ||
+      w.constant->dtype != x.dtype) {
+    return false;
+  }
+  for (size_t d = 2; d < x.dims.size(); ++d) {
+    if (x.dims[d] != 1 || w.constant->dims[d] != 1) return false;
+  }
+  for (int64_t pad : node.ints_attribute("pads", {})) {
+    if (pad != 0) return false;
+  }
+  const std::string auto_pad = node.string_attribute("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+  const int64_t filters = w.constant->dims[0];
+  const int64_t channels = w.constant->dims[1];
+  if (channels != x.dims[1]) return false;
+  const ValueId bias = input_or_none(node, 2);
+  Tensor matrix = *w.constant;
+  matrix.dims = {filters, channels};
+  const ValueId weight = node.inputs[1];
+  b.remove_compound();
+  graph.remove_value(weight);
+  STITCH_ASSIGN_OR_RETURN(
+      ValueId rows,
+      b.op("Reshape", {node.inputs[0], b.int64s("rows_shape", {x.dims[0], channels})}, {}, "rows"));
+  STITCH_ASSIGN_OR_RETURN(
+      ValueId product_weight,
+      transposed(graph, b, b.constant("weight", std::move(matrix)), "weight_t"));
+  STITCH_ASSIGN_OR_RETURN(ValueId product, b.op("MatMul", {rows, product_weight}, {}, "matmul"));
+  if (bias != kNoId) {
+    STITCH_ASSIGN_OR_RETURN(product, b.op("Add", {product, bias}, {}, "bias_add"));
+  }
+  std::vector<int64_t> out_shape(x.dims.size(), 1);
+  out_shape[0] = x.dims[0];
+  out_shape[1] = filters;
+  STITCH_RETURN_IF_ERROR(
+      b.op("Reshape", {product, b.int64s("out_shape", out_shape)}, {}, "pixels", node.outputs[0])
+          .status());
+  return true;
+}
+
 bool is_compound(const Node& node) {
   static const std::set<std::string, std::less<>> kCompound = {"LayerNormalization",
                                                                "Softmax",
@@ -717,7 +773,9 @@ bool is_compound(const Node& node) {
                                                                "InstanceNormalization",
                                                                "GroupNormalization",
                                                                "Gemm",
-                                                               "GlobalAveragePool"};
+                                                               "GlobalAveragePool",
+                                                               "GlobalMaxPool",
+                                                               "Conv"};
   return node.domain.empty() && kCompound.contains(node.op_type);
 }
 
@@ -741,7 +799,9 @@ Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
   if (op == "InstanceNormalization") return decompose_instance_norm(graph, node, b);
   if (op == "GroupNormalization") return decompose_group_norm(graph, node, b, node_opset);
   if (op == "Gemm") return decompose_gemm(graph, node, b);
-  if (op == "GlobalAveragePool") return decompose_global_average_pool(graph, node, b);
+  if (op == "GlobalAveragePool") return decompose_global_pool(graph, node, b, "ReduceMean", "mean");
+  if (op == "GlobalMaxPool") return decompose_global_pool(graph, node, b, "ReduceMax", "max");
+  if (op == "Conv") return decompose_pixel_conv(graph, node, b);
   return false;
 }
 

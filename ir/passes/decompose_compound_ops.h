@@ -1,6 +1,6 @@
 // Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization,
-// Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm and
-// GlobalAveragePool into primitive ops.
+// Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm,
+// GlobalAveragePool, GlobalMaxPool and a Conv over a single pixel into primitive ops.
 //
 // Objective (Apollo 3.2, "opening compound ops"): a compound op is one opaque
 // kernel to the fusion planner, which can then neither fuse its producer's
@@ -72,6 +72,13 @@
 //  - GlobalAveragePool(x), rank >= 3: ReduceMean over [2, rank), keepdims=1 (a
 //    row reduction the planner fuses with its neighbours, e.g. Flatten and the
 //    classifier's GEMM, where the pool would be an Opaque kernel of its own).
+//  - GlobalMaxPool(x), float, rank >= 3: ReduceMax over [2, rank), keepdims=1.
+//  - Conv(x, W, B?) over a single pixel: static x with every spatial dim 1, W an
+//    initializer only this Conv reads with every kernel dim 1, no padding, group 1
+//    (a squeeze-excitation block's 1x1 convolutions after its global pool):
+//    Reshape(x, [N, C]) -> MatMul(., W^T as a [C, M] initializer) (-> Add(., B))
+//    -> Reshape([N, M, 1, ...]). A fine-grained GEMM the planner fuses with the
+//    pool and the gate around it, where cuDNN would cost a launch of its own.
 //  - Gemm(A, B, C?): [Transpose(A)] MatMul [Transpose(B)], * alpha when != 1,
 //    + C (* beta when != 1). A transposed B that is an initializer only this Gemm
 //    reads becomes a transposed initializer instead of a Transpose node. With C,
@@ -96,7 +103,8 @@
 // GroupNormalization with unknown C, more than one unknown spatial dim, or one next
 // to N = 0; Gemm without C that is not a plain MatMul (transA, alpha != 1, or
 // transB on a non-constant B); Sum/Mean of one input (that is no-op elimination's
-// Identity); GlobalAveragePool of rank < 3.
+// Identity); GlobalAveragePool of rank < 3; a Conv with a spatial dim or kernel dim
+// other than 1, padding, group > 1, a non-constant or shared W.
 #pragma once
 
 #include "ir/passes/pass.h"

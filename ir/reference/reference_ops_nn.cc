@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/core/window.h"
 #include "ir/reference/reference_ops.h"
 
 namespace stitch::ir::reference {
@@ -162,68 +163,14 @@ KernelResult gemm_kernel(const KernelContext& ctx) {
   return single(std::move(out));
 }
 
-// The sliding-window geometry shared by Conv and the pools: per spatial axis the
-// output size and the padding before the first window.
-struct Window {
-  std::vector<int64_t> input;  // spatial input dims
-  std::vector<int64_t> kernel;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations;
-  std::vector<int64_t> pad_begin;
-  std::vector<int64_t> pad_end;
-  std::vector<int64_t> output;
-};
+using ir::Window;
 
+// The window (ir/core/window.h), its errors naming the node.
 Result<Window> make_window(const KernelContext& ctx, const std::vector<int64_t>& input,
                            std::vector<int64_t> kernel, bool ceil_mode) {
-  const size_t rank = input.size();
-  Window w;
-  w.input = input;
-  w.kernel = std::move(kernel);
-  w.strides = ctx.node.ints_attribute("strides", std::vector<int64_t>(rank, 1));
-  w.dilations = ctx.node.ints_attribute("dilations", std::vector<int64_t>(rank, 1));
-  std::vector<int64_t> pads = ctx.node.ints_attribute("pads", std::vector<int64_t>(2 * rank, 0));
-  if (w.kernel.size() != rank || w.strides.size() != rank || w.dilations.size() != rank ||
-      pads.size() != 2 * rank) {
-    return ctx.error("kernel_shape, strides, dilations or pads do not match the " +
-                     std::to_string(rank) + " spatial axes of the input; fix the attributes");
-  }
-  std::string auto_pad = ctx.node.string_attribute("auto_pad", "NOTSET");
-  for (size_t d = 0; d < rank; ++d) {
-    if (w.strides[d] <= 0 || w.dilations[d] <= 0 || w.kernel[d] <= 0) {
-      return ctx.error("has a stride, dilation or kernel dim <= 0; fix the attributes");
-    }
-    const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
-    int64_t begin = pads[d];
-    int64_t end = pads[d + rank];
-    int64_t out = 0;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = (input[d] + w.strides[d] - 1) / w.strides[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + extent - input[d]);
-      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    } else if (auto_pad == "VALID") {
-      begin = end = 0;
-      out = input[d] >= extent ? (input[d] - extent) / w.strides[d] + 1 : 0;
-    } else if (auto_pad == "NOTSET") {
-      int64_t span = input[d] + begin + end - extent;
-      if (span < 0) {
-        return ctx.error("the kernel (extent " + std::to_string(extent) +
-                         ") is larger than the padded input on spatial axis " + std::to_string(d) +
-                         "; fix kernel_shape or pads");
-      }
-      out = (ceil_mode ? (span + w.strides[d] - 1) / w.strides[d] : span / w.strides[d]) + 1;
-      // A window starting in the end padding is dropped.
-      if (ceil_mode && (out - 1) * w.strides[d] >= input[d] + begin) --out;
-    } else {
-      return ctx.error("has auto_pad \"" + auto_pad +
-                       "\"; use NOTSET, SAME_UPPER, SAME_LOWER or VALID");
-    }
-    w.pad_begin.push_back(begin);
-    w.pad_end.push_back(end);
-    w.output.push_back(out);
-  }
-  return w;
+  Result<Window> window = ir::sliding_window(ctx.node, input, std::move(kernel), ceil_mode);
+  if (!window.is_ok()) return ctx.error(window.status().message());
+  return window;
 }
 
 // For every (kernel position, output position) pair, the spatial input offset of

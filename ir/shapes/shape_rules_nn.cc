@@ -606,8 +606,8 @@ void add_nn_schemas(std::vector<OpSchema>& schemas) {
   schemas.push_back({"MatMul", OpKind::kGemm, 7, 2, 2, 1, 1, matmul_rule});
   schemas.push_back({"Gemm", OpKind::kGemm, 7, 2, 3, 1, 1, gemm_rule});
   schemas.push_back({"Conv", OpKind::kConv, 7, 2, 3, 1, 1, conv_rule});
-  schemas.push_back({"MaxPool", OpKind::kOpaque, 7, 1, 1, 1, 2, pool_rule(true)});
-  schemas.push_back({"AveragePool", OpKind::kOpaque, 7, 1, 1, 1, 1, pool_rule(false)});
+  schemas.push_back({"MaxPool", OpKind::kStencil, 7, 1, 1, 1, 2, pool_rule(true)});
+  schemas.push_back({"AveragePool", OpKind::kStencil, 7, 1, 1, 1, 1, pool_rule(false)});
   schemas.push_back({"GlobalAveragePool", OpKind::kOpaque, 7, 1, 1, 1, 1, global_pool_rule});
   schemas.push_back({"GlobalMaxPool", OpKind::kOpaque, 7, 1, 1, 1, 1, global_pool_rule});
   schemas.push_back({"Resize", OpKind::kOpaque, 10, 1, 4, 1, 1, resize_rule});

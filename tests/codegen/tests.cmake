@@ -16,6 +16,10 @@
 #   - codegen.attention_schedules: small attention models (scale, masks, causal Where,
 #     head split, partial tiles, broadcast batch dims) get the attention composition,
 #     match the reference (run --emulate) and compile with nvcc and NVRTC;
+#   - codegen.stencil_schedules: small depthwise/grouped Conv and pooling models (window
+#     geometry, fused activations, squeeze-excitation, channels-last LayerNorm) get
+#     their stencils fused as expected, match the reference (run --emulate) and compile
+#     with nvcc and NVRTC;
 #   - codegen.layout_schedules: small Transpose models get the transpose composition
 #     (or keep the thread mapping where it does not apply), match the reference (run
 #     --emulate) and compile with nvcc and NVRTC.
@@ -73,6 +77,10 @@ function(stitch_add_codegen_tests)
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/attention_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
   set_tests_properties(codegen.attention_schedules PROPERTIES TIMEOUT 900)
+  add_test(NAME codegen.stencil_schedules
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/stencil_schedules.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.stencil_schedules PROPERTIES TIMEOUT 900)
   add_test(NAME codegen.layout_schedules
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/layout_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})

@@ -146,6 +146,18 @@ TEST(CodegenGolden, FewLongRowsTakeABlockEach) {
   EXPECT_EQ(kernel.launch.block, 512);
 }
 
+// MobileNetV2's depthwise stage (docs/codegen.md, "Stencils"): ReLU6, a 3x3 depthwise
+// conv with stride 2 and its bias, ReLU6, one thread composition: the conv walks its
+// window through the inlined ReLU6, skipping the taps in the padding.
+TEST(CodegenGolden, DepthwiseConvWithActivations) {
+  EmittedKernel kernel = emit_golden_case("depthwise_relu6");
+  EXPECT_EQ(kernel.composition, "thread");
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("const index_t p0 = o0 * 2 - 1 + k0;"), std::string::npos);
+  EXPECT_NE(cu.find("if (p0 < 0 || p0 >= 10) continue;"), std::string::npos);
+  EXPECT_EQ(cu.find("p_a"), std::string::npos) << "the ReLU6 before the conv is never stored";
+}
+
 // Elementwise over float32 with a broadcast bias along the last axis and a per-row
 // scale (schedule.h, 3b.): 4 elements per thread, one 128-bit load per run of x, r and
 // b, one scalar load per run of s, one 128-bit store per run of y and z, both outputs

@@ -231,15 +231,34 @@ TEST(ScorePatternTest, ColumnAndRowReductionsOverDifferentShapes) {
 TEST(ScorePatternTest, OpaqueOpIsInfeasible) {
   ir::Model model = parse(
       "  %t: f32[1,1,8,8] = Relu(%x) {name=\"relu\"}\n"
-      "  %z: f32[1,1,4,4] = MaxPool(%t) {name=\"pool\", kernel_shape=[2, 2], strides=[2, 2]}\n"
+      "  %z: f32[1,1,8,8] = CumSum(%t, %axis) {name=\"cumsum\"}\n"
       "  return %z\n",
-      "%x: f32[1,1,8,8]");
+      "%x: f32[1,1,8,8], %axis: i64[]");
   PatternScore score = score_of(model, {0, 1});
   EXPECT_FALSE(score.feasible);
   EXPECT_EQ(score.score_us, -1);
   EXPECT_EQ(score.reason,
-            "node \"pool\" (MaxPool) is an Opaque op that runs as its own kernel; no composition "
-            "can express it");
+            "node \"cumsum\" (CumSum) is an Opaque op that runs as its own kernel; no "
+            "composition can express it");
+}
+
+// Pools and depthwise convolutions are stencils: they fuse with their producers. A
+// grouped Conv over 16 input channels per group stays a cuDNN call.
+TEST(ScorePatternTest, StencilsFuseUpToTheChannelLimit) {
+  ir::Model model = parse(
+      "  %t: f32[1,32,8,8] = Relu(%x) {name=\"relu\"}\n"
+      "  %p: f32[1,32,4,4] = MaxPool(%t) {name=\"pool\", kernel_shape=[2, 2], strides=[2, 2]}\n"
+      "  %d: f32[1,32,8,8] = Conv(%t, %dw) {name=\"depthwise\", group=32, pads=[1,1,1,1]}\n"
+      "  %g: f32[1,32,8,8] = Conv(%t, %gw) {name=\"wide\", group=1, pads=[1,1,1,1]}\n"
+      "  %h: f32[1,32,8,8] = Conv(%t, %hw) {name=\"grouped\", group=2, pads=[1,1,1,1]}\n"
+      "  return %p, %d, %g, %h\n",
+      "%x: f32[1,32,8,8], %dw: f32[32,1,3,3], %gw: f32[32,32,3,3], %hw: f32[32,16,3,3]");
+  EXPECT_TRUE(score_of(model, {0, 1}).feasible);
+  EXPECT_TRUE(score_of(model, {0, 2}).feasible);
+  EXPECT_EQ(score_of(model, {0, 3}).reason,
+            "node \"wide\" (Conv) is a convolution (a library call); no composition can "
+            "express it");
+  EXPECT_TRUE(score_of(model, {0, 4}).feasible);  // 16 channels per group: the limit
 }
 
 TEST(ScorePatternTest, LargeGemmIsInfeasibleSmallGemmFuses) {

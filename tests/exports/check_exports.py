@@ -14,7 +14,12 @@ into --work (reused while the exporter and torch are unchanged), then for every 
     static and dynamic exports of a CNN, often its opset 14 and 17 ones too), is not
     run again: the table names the one that ran its kernels;
   - stitchopt launches fewer kernels than ONNX Runtime's optimized graph has work
-    nodes (views, constants and shape queries excluded);
+    nodes (views, constants and shape queries excluded), and its rewritten model moves
+    no more global memory than ONNX Runtime's ORT_ENABLE_EXTENDED graph (every work
+    node reads its inputs and writes its outputs once; bench/ort_peer.py);
+  - no generated kernel is a standalone activation (Clip, HardSwish, HardSigmoid,
+    SiLU's Sigmoid and Mul: only such elementwise ops) reading a library call's output:
+    the activation belongs in the call's epilogue or its consumer's kernel (issue 17);
   - a dynamic-axes export compiled without --input-shape exits 2 with the message
     that names each of its dynamic axes once (symbolic dims, ir/shapes/symbolic_dims.h).
 Prints a table (nodes, kernels original / host shape ops / fused, ORT work nodes,
@@ -36,7 +41,42 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTER = os.path.join(HERE, "export_torch.py")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
-from ort_peer import fix_input_shapes, session, work_nodes  # noqa: E402
+from ort_peer import (bytes_moved, extended_graph, fix_input_shapes,  # noqa: E402
+                      measured_bytes, session, value_bytes, work_nodes)
+
+import onnx  # noqa: E402
+
+# The ops of an activation kernel (ReLU6, HardSwish and HardSigmoid opened, SiLU), and
+# those that make it one.
+ACTIVATION_OPS = {"Clip", "HardSwish", "HardSigmoid", "Sigmoid", "Mul", "Div", "Add", "Min",
+                  "Max", "Relu", "Constant"}
+ACTIVATION_MARKS = {"Clip", "HardSwish", "HardSigmoid", "Sigmoid"}
+LIBRARY_OPS = {"Conv", "MatMul", "Gemm"}
+
+
+def standalone_activations(fused):
+    """The generated kernels of the rewritten model that only apply an activation to a
+    library call's output: [(kernel, library node)]."""
+    bodies = {f.name: [n.op_type for n in f.node] for f in fused.functions}
+    producer = {out: node for node in fused.graph.node for out in node.output}
+
+    def ops_of(node):
+        return bodies.get(node.op_type, []) if node.domain == "stitchopt" else [node.op_type]
+
+    def is_library(node):
+        if node.domain == "stitchopt":
+            return any(a.name == "category" and a.s == b"library" for a in node.attribute)
+        return node.domain == "" and node.op_type in LIBRARY_OPS
+    found = []
+    for node in fused.graph.node:
+        ops = set(ops_of(node))
+        if is_library(node) or not ops & ACTIVATION_MARKS or not ops <= ACTIVATION_OPS:
+            continue
+        for name in node.input:
+            source = producer.get(name)
+            if source is not None and is_library(source):
+                found.append((node.name or node.op_type, source.name or source.op_type))
+    return found
 
 
 def export(work, only):
@@ -154,17 +194,34 @@ def main():
         if kernels["fused"] >= ort_work:
             failures.append(f"{file}: {kernels['fused']} kernels, ONNX Runtime's optimized graph "
                             f"has {ort_work} work nodes")
+        fused = onnx.load(os.path.join(out, "model.fused.onnx"))
+        ours, unknown = bytes_moved(fused.graph, value_bytes(fused))
+        fixed = os.path.join(out, "fixed.onnx")
+        peer_graph = onnx.load(extended_graph(fixed, os.path.join(out, "ort_extended.onnx")))
+        sizes = value_bytes(onnx.load(fixed))
+        sizes.update(value_bytes(peer_graph))
+        peers, peer_unknown = bytes_moved(peer_graph.graph, sizes)
+        if peer_unknown:  # values ORT's rewrites created: their bytes from a run
+            sizes.update(measured_bytes(peer_graph, peer_unknown, feeds))
+            peers, peer_unknown = bytes_moved(peer_graph.graph, sizes)
+        if unknown or peer_unknown:
+            failures.append(f"{file}: bytes of {sorted(unknown | peer_unknown)[:5]} unknown")
+        elif ours > peers:
+            failures.append(f"{file}: moves {ours} bytes, ONNX Runtime's graph {peers}")
+        for kernel, library in standalone_activations(fused):
+            failures.append(f"{file}: {kernel} is a standalone activation after library call "
+                            f"{library}")
         rows.append((file, simplify["nodes_before"], kernels["original"],
                      kernels.get("host_shape_ops", "-"), kernels["fused"], ort_work, seconds,
-                     ran))
+                     ran, ours / max(peers, 1)))
         if ran == "this one":
             emulated[digest] = file
     print("| model | nodes | kernels original | host shape ops | fused | ORT work nodes | "
-          f"compile s | kernels run {mode} by |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+          f"bytes / ORT's | compile s | kernels run {mode} by |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for row in rows:
-        print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]} | {row[5]} | {row[6]:.2f} "
-              f"| {row[7]} |")
+        print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]} | {row[5]} | {row[8]:.2f} "
+              f"| {row[6]:.2f} | {row[7]} |")
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

@@ -248,6 +248,77 @@ def resnext50():
     return r.ResNet(NarrowBottleneck, [3, 4, 6, 3], groups=8, width_per_group=4, num_classes=10)
 
 
+def mobilenet_v2():
+    """torchvision's MobileNetV2 at half width: ReLU6 around every depthwise conv,
+    residual inverted bottlenecks."""
+    import torchvision
+    return torchvision.models.mobilenet_v2(weights=None, width_mult=0.5, num_classes=10)
+
+
+def mobilenet_v3_small():
+    """torchvision's MobileNetV3-small: HardSwish, ReLU, squeeze-excitation gated by
+    Hardsigmoid, depthwise 3x3 and 5x5 convs."""
+    import torchvision
+    return torchvision.models.mobilenet_v3_small(weights=None, num_classes=10)
+
+
+def efficientnet_b0():
+    """torchvision's EfficientNet-B0 block structure (MBConv: SiLU, depthwise 3x3 and
+    5x5, squeeze-excitation with SiLU and a sigmoid gate) at half width and depth."""
+    e = torchvision_module("efficientnet")
+    setting, last_channel = e._efficientnet_conf("efficientnet_b0", width_mult=0.5, depth_mult=0.5)
+    return e.EfficientNet(setting, dropout=0.2, last_channel=last_channel, num_classes=10)
+
+
+def convnext_small_width():
+    """torchvision's ConvNeXt (7x7 depthwise conv, channels-last LayerNorm, Linear,
+    GELU, layer scale, residual; LayerNorm2d + 2x2 conv downsampling) at widths 32/64,
+    two blocks per stage."""
+    c = torchvision_module("convnext")
+    return c.ConvNeXt([c.CNBlockConfig(32, 64, 2), c.CNBlockConfig(64, None, 2)], num_classes=10)
+
+
+class MobileBlocks(nn.Module):
+    """The activations and blocks of the mobile CNNs in one small network: ReLU6,
+    HardSwish and SiLU after depthwise and grouped convs, a squeeze-excitation gate,
+    residual adds, a max pool and an average pool."""
+
+    def __init__(self, c=16):
+        super().__init__()
+
+        def bn_conv(cin, cout, k, groups=1, stride=1):
+            return nn.Sequential(nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False),
+                                 nn.BatchNorm2d(cout))
+        self.stem = bn_conv(3, c, 3, stride=2)
+        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.expand = bn_conv(c, 4 * c, 1)
+        self.depthwise = bn_conv(4 * c, 4 * c, 3, groups=4 * c)
+        self.squeeze = nn.Conv2d(4 * c, c // 2, 1)
+        self.excite = nn.Conv2d(c // 2, 4 * c, 1)
+        self.project = bn_conv(4 * c, c, 1)
+        self.grouped = bn_conv(c, c, 3, groups=4)
+        self.depthwise5 = bn_conv(c, c, 5, groups=c)
+        self.avg = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+        self.head = nn.Linear(c, 10)
+        for m in self.modules():  # non-trivial BatchNorm statistics to fold
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.data.uniform_(0.5, 1.5)
+                m.bias.data.uniform_(-0.5, 0.5)
+
+    def forward(self, x):
+        x = self.pool(F.relu6(self.stem(x)))
+        h = F.relu6(self.expand(x))
+        h = F.hardswish(self.depthwise(h))
+        gate = torch.sigmoid(self.excite(F.silu(self.squeeze(h.mean((2, 3), keepdim=True)))))
+        x = x + self.project(h * gate)
+        x = F.silu(self.grouped(x)) + x
+        x = F.hardswish(self.depthwise5(x))
+        x = self.avg(x)
+        return self.head(x.mean((2, 3)))
+
+
 # name -> (constructor, inputs as (name, shape, dtype), dynamic axes per input)
 MODELS = {
     "position_ids": (PositionIds, [("ids", [2, 16], "int64")], {"ids": {0: "batch", 1: "seq"}}),
@@ -265,6 +336,11 @@ MODELS = {
     "googlenet": (googlenet, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
     "inception_v3": (inception_v3, [("x", [1, 3, 75, 75], "float32")], {"x": {0: "batch"}}),
     "resnext50_32x4d": (resnext50, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "mobile_blocks": (MobileBlocks, [("x", [2, 3, 32, 32], "float32")], {"x": {0: "batch"}}),
+    "mobilenet_v2": (mobilenet_v2, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "mobilenet_v3_small": (mobilenet_v3_small, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "efficientnet_b0": (efficientnet_b0, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
+    "convnext": (convnext_small_width, [("x", [1, 3, 64, 64], "float32")], {"x": {0: "batch"}}),
 }
 
 

@@ -30,8 +30,9 @@ TEST(GroupCategoryTest, NamesRoundTrip) {
   EXPECT_EQ(to_string(GroupCategory::kReduction), "reduction");
   EXPECT_EQ(to_string(GroupCategory::kGemm), "gemm");
   EXPECT_EQ(to_string(GroupCategory::kLibrary), "library");
-  for (GroupCategory category : {GroupCategory::kElementwise, GroupCategory::kReduction,
-                                 GroupCategory::kGemm, GroupCategory::kLibrary}) {
+  for (GroupCategory category :
+       {GroupCategory::kElementwise, GroupCategory::kReduction, GroupCategory::kGemm,
+        GroupCategory::kLibrary, GroupCategory::kStencil}) {
     EXPECT_EQ(parse_group_category(to_string(category)), category);
   }
   EXPECT_EQ(parse_group_category("Library"), std::nullopt);

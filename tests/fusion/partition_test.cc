@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cost_model/cost_model.h"
+#include "fusion/epilogue.h"
 #include "ir/core/gemm_shape.h"
 #include "tests/fusion/fusion_test_util.h"
 
@@ -73,8 +74,7 @@ TEST(PartitionTest, RolesOfEveryKind) {
   EXPECT_EQ(role("batched"), NodeRole::kBatchedGemm);
   EXPECT_EQ(role("conv"), NodeRole::kPartition);
   EXPECT_EQ(reason("conv"), "Conv: cuDNN library call");
-  EXPECT_EQ(role("pool"), NodeRole::kPartition);
-  EXPECT_EQ(reason("pool"), "Opaque op MaxPool: runs as its own kernel");
+  EXPECT_EQ(role("pool"), NodeRole::kFusible);  // a stencil
   EXPECT_EQ(role("column"), NodeRole::kColumnReduction);
   EXPECT_EQ(role("row"), NodeRole::kFusible);
   EXPECT_EQ(role("scalar"), NodeRole::kScalarReduction);
@@ -90,6 +90,49 @@ TEST(PartitionTest, RolesOfEveryKind) {
   EXPECT_EQ(reason("dyn"),
             "unknown shape (input \"dynamic\" is f32[?,4]): give static shapes with "
             "--input-shape");
+}
+
+// Stencils (ir/core/window.h) fuse unless ir::stencil_refusal says why not.
+TEST(PartitionTest, StencilsFuseUnlessRefused) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "stencils" (%x: f32[1,32,8,8], %dw: f32[32,1,3,3], %gw: f32[32,16,3,3],
+                  %y: f32[1,64,8,8], %ww: f32[32,32,3,3], %q: i8[1,32,8,8]) {
+  %d: f32[1,32,8,8] = Conv(%x, %dw) {name="depthwise", group=32, pads=[1,1,1,1]}
+  %g: f32[1,32,8,8] = Conv(%x, %gw) {name="grouped", group=2, pads=[1,1,1,1]}
+  %w: f32[1,32,8,8] = Conv(%y, %ww) {name="wide", group=2, pads=[1,1,1,1]}
+  %a: f32[1,32,4,4] = AveragePool(%x) {name="average", kernel_shape=[2,2], strides=[2,2]}
+  %m: f32[1,32,4,4], %i: i64[1,32,4,4] = MaxPool(%x) {name="indexed", kernel_shape=[2,2], strides=[2,2]}
+  %p: i8[1,32,4,4] = MaxPool(%q) {name="quantized", kernel_shape=[2,2], strides=[2,2]}
+  return %d, %g, %w, %a, %m, %i, %p
+}
+)");
+  const ir::Graph& graph = model.graph;
+  Partition partition = partition_graph(graph, PartitionOptions{});
+  auto role = [&](const char* name) { return partition.role(node_named(graph, name)); };
+  auto reason = [&](const char* name) {
+    return partition.decision(node_named(graph, name)).reason();
+  };
+  EXPECT_EQ(role("depthwise"), NodeRole::kFusible);
+  EXPECT_EQ(role("average"), NodeRole::kFusible);
+  EXPECT_EQ(role("grouped"), NodeRole::kFusible);  // 16 channels per group: the limit
+  EXPECT_EQ(role("wide"), NodeRole::kPartition);
+  EXPECT_EQ(reason("wide"),
+            "grouped Conv with 32 input channels per group (a stencil takes at most 16): cuDNN "
+            "library call");
+  EXPECT_EQ(role("indexed"), NodeRole::kPartition);
+  EXPECT_EQ(reason("indexed"), "MaxPool's Indices output is read: runs as its own kernel");
+  EXPECT_EQ(role("quantized"), NodeRole::kPartition);
+  EXPECT_EQ(reason("quantized"), "MaxPool of i8 elements: runs as its own kernel");
+  // --no-stencils: cuDNN runs them all.
+  PartitionOptions off;
+  off.stencils = false;
+  Partition library = partition_graph(graph, off);
+  const ir::NodeId depthwise = node_named(graph, "depthwise");
+  EXPECT_EQ(library.role(depthwise), NodeRole::kPartition);
+  EXPECT_EQ(library.decision(depthwise).reason(),
+            "Conv: stencils off (--no-stencils): cuDNN library call");
+  EXPECT_TRUE(is_library_call(graph.node(depthwise), library));
 }
 
 TEST(PartitionTest, ThresholdDecidesLargeGemm) {

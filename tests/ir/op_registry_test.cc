@@ -108,11 +108,14 @@ TEST(OpRegistryTest, KindsAndLookup) {
   EXPECT_EQ(find_op_schema("", "Softmax")->kind, OpKind::kReduction);
   EXPECT_EQ(find_op_schema("", "MatMul")->kind, OpKind::kGemm);
   EXPECT_EQ(find_op_schema("", "Conv")->kind, OpKind::kConv);
-  EXPECT_EQ(find_op_schema("", "MaxPool")->kind, OpKind::kOpaque);
+  EXPECT_EQ(find_op_schema("", "MaxPool")->kind, OpKind::kStencil);
+  EXPECT_EQ(find_op_schema("", "AveragePool")->kind, OpKind::kStencil);
+  EXPECT_EQ(find_op_schema("", "GlobalMaxPool")->kind, OpKind::kOpaque);
   EXPECT_EQ(find_op_schema("", "Shape")->kind, OpKind::kOpaque);
   EXPECT_EQ(find_op_schema("com.microsoft", "Add"), nullptr);
   EXPECT_EQ(find_op_schema("", "Loop"), nullptr);
   EXPECT_EQ(op_kind_name(OpKind::kInjective), "injective");
+  EXPECT_EQ(op_kind_name(OpKind::kStencil), "stencil");
   EXPECT_EQ(reduction_kind_name(ReductionKind::kColumn), "column");
   std::vector<std::string_view> types = registered_op_types();
   EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
@@ -630,6 +633,17 @@ TEST(ReductionClassificationTest, RowColumnAll) {
             ReductionKind::kRow);
   EXPECT_EQ(classify("ArgMax", {4, 16}, {Int("axis", 0)}, std::nullopt), ReductionKind::kColumn);
   EXPECT_EQ(classify("Relu", {4, 16}, {}, std::nullopt), ReductionKind::kNone);
+}
+
+// A grouped Conv is a stencil (ir/core/window.h); a dense one stays a Conv.
+TEST(OpRegistryTest, GroupedConvIsAStencil) {
+  Node conv;
+  conv.op_type = "Conv";
+  EXPECT_EQ(op_kind(conv), OpKind::kConv);
+  conv.attributes.push_back(Attribute::make_int("group", 1));
+  EXPECT_EQ(op_kind(conv), OpKind::kConv);
+  conv.attributes[0] = Attribute::make_int("group", 32);
+  EXPECT_EQ(op_kind(conv), OpKind::kStencil);
 }
 
 }  // namespace

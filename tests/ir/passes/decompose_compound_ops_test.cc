@@ -62,7 +62,9 @@ const std::vector<std::string> kCompoundOps = {"LayerNormalization",
                                                "Sum",
                                                "Mean",
                                                "Gemm",
-                                               "GlobalAveragePool"};
+                                               "GlobalAveragePool",
+                                               "GlobalMaxPool",
+                                               "Conv"};
 
 class DecomposeNumericsTest : public testing::TestWithParam<DecomposeCase> {};
 
@@ -286,6 +288,25 @@ INSTANTIATE_TEST_SUITE_P(
   return %y
 })",
                       13, 1e-2},
+        DecomposeCase{"global_max_pool_2d", R"(graph "g" (%x: f32[2,3,4,5]) {
+  %y: f32[2,3,1,1] = GlobalMaxPool(%x)
+  return %y
+})",
+                      13},
+        // Squeeze-excitation's 1x1 convs over one pixel: MatMuls.
+        DecomposeCase{"pixel_conv_bias", R"(graph "g" (%x: f32[2,6,1,1]) {
+  %w: f32[4,6,1,1] = dense<f32[4,6,1,1]>[-1.25, 0.5, -0.5, 1.25, 0.25, -0.75, 1.0, 0.0, -1.0, 0.75, -0.25, -1.25, 0.5, -0.5, 1.25, 0.25, -0.75, 1.0, 0.0, -1.0, 0.75, -0.25, -1.25, 0.5]
+  %b: f32[4] = dense<f32[4]>[0.5, -1, 0.25, 2]
+  %y: f32[2,4,1,1] = Conv(%x, %w, %b) {kernel_shape=[1,1]}
+  return %y
+})",
+                      17},
+        DecomposeCase{"pixel_conv_1d_strided", R"(graph "g" (%x: f32[1,3,1]) {
+  %w: f32[5,3,1] = dense<f32[5,3,1]>[-1.3333333333333333, 0.3333333333333333, -1.0, 0.6666666666666666, -0.6666666666666666, 1.0, -0.3333333333333333, 1.3333333333333333, 0.0, -1.3333333333333333, 0.3333333333333333, -1.0, 0.6666666666666666, -0.6666666666666666, 1.0]
+  %y: f32[1,5,1] = Conv(%x, %w) {strides=[2]}
+  return %y
+})",
+                      13},
         DecomposeCase{"gemm_constant_weight_no_c", R"(graph "g" (%a: f32[2,3]) {
   %w: f32[2,3] = dense<f32[2,3]>[1, -2, 0.5, 3, 0.25, -1]
   %y: f32[2,2] = Gemm(%a, %w) {transB=1}

@@ -1,0 +1,122 @@
+// Sliding windows and stencils (see window.h).
+#include "ir/core/window.h"
+
+#include <algorithm>
+
+#include "ir/core/dtype.h"
+#include "ir/core/op_registry.h"
+
+namespace stitch::ir {
+
+Result<Window> sliding_window(const Node& node, const std::vector<int64_t>& input,
+                              std::vector<int64_t> kernel, bool ceil_mode) {
+  const size_t rank = input.size();
+  Window w;
+  w.input = input;
+  w.kernel = std::move(kernel);
+  w.strides = node.ints_attribute("strides", std::vector<int64_t>(rank, 1));
+  w.dilations = node.ints_attribute("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads = node.ints_attribute("pads", std::vector<int64_t>(2 * rank, 0));
+  if (w.kernel.size() != rank || w.strides.size() != rank || w.dilations.size() != rank ||
+      pads.size() != 2 * rank) {
+    return Status::invalid_input("kernel_shape, strides, dilations or pads do not match the " +
+                                 std::to_string(rank) +
+                                 " spatial axes of the input; fix the attributes");
+  }
+  std::string auto_pad = node.string_attribute("auto_pad", "NOTSET");
+  for (size_t d = 0; d < rank; ++d) {
+    if (w.strides[d] <= 0 || w.dilations[d] <= 0 || w.kernel[d] <= 0) {
+      return Status::invalid_input("has a stride, dilation or kernel dim <= 0; fix the attributes");
+    }
+    const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    int64_t begin = pads[d];
+    int64_t end = pads[d + rank];
+    int64_t out = 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = (input[d] + w.strides[d] - 1) / w.strides[d];
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + extent - input[d]);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (auto_pad == "VALID") {
+      begin = end = 0;
+      out = input[d] >= extent ? (input[d] - extent) / w.strides[d] + 1 : 0;
+    } else if (auto_pad == "NOTSET") {
+      int64_t span = input[d] + begin + end - extent;
+      if (span < 0) {
+        return Status::invalid_input("the kernel (extent " + std::to_string(extent) +
+                                     ") is larger than the padded input on spatial axis " +
+                                     std::to_string(d) + "; fix kernel_shape or pads");
+      }
+      out = (ceil_mode ? (span + w.strides[d] - 1) / w.strides[d] : span / w.strides[d]) + 1;
+      // A window starting in the end padding is dropped.
+      if (ceil_mode && (out - 1) * w.strides[d] >= input[d] + begin) --out;
+    } else {
+      return Status::invalid_input("has auto_pad \"" + auto_pad +
+                                   "\"; use NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+    }
+    w.pad_begin.push_back(begin);
+    w.pad_end.push_back(end);
+    w.output.push_back(out);
+  }
+  return w;
+}
+
+namespace {
+
+const TensorType* type_of(const Graph& graph, const Node& node, size_t input) {
+  if (node.inputs.size() <= input || node.inputs[input] == kNoId) return nullptr;
+  return &graph.value(node.inputs[input]).type;
+}
+
+}  // namespace
+
+std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node) {
+  const TensorType* x = type_of(graph, node, 0);
+  if (x != nullptr && !dtype_is_float(x->dtype)) {
+    return node.op_type + " of " + std::string(dtype_name(x->dtype)) +
+           " elements: runs as its own kernel";
+  }
+  if (node.op_type == "MaxPool") {
+    if (node.outputs.size() > 1 && node.outputs[1] != kNoId &&
+        (!graph.value(node.outputs[1]).users.empty() ||
+         graph.value(node.outputs[1]).is_graph_output)) {
+      return "MaxPool's Indices output is read: runs as its own kernel";
+    }
+    return std::nullopt;
+  }
+  if (node.op_type != "Conv") return std::nullopt;
+  const TensorType* w = type_of(graph, node, 1);
+  if (w == nullptr || !w->is_static() || w->dims.size() < 3) {
+    return "grouped Conv with a weight of unknown shape: cuDNN library call";
+  }
+  if (w->dims[1] > kStencilMaxChannelsPerGroup) {
+    return "grouped Conv with " + std::to_string(w->dims[1]) +
+           " input channels per group (a stencil takes at most " +
+           std::to_string(kStencilMaxChannelsPerGroup) + "): cuDNN library call";
+  }
+  return std::nullopt;
+}
+
+std::optional<Stencil> stencil_of(const Graph& graph, const Node& node) {
+  if (op_kind(node) != OpKind::kStencil) return std::nullopt;
+  const TensorType* x = type_of(graph, node, 0);
+  if (x == nullptr || !x->is_static() || x->dims.size() < 3) return std::nullopt;
+  std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+  Stencil stencil;
+  std::vector<int64_t> kernel = node.ints_attribute("kernel_shape", {});
+  if (node.op_type == "Conv") {
+    const TensorType* w = type_of(graph, node, 1);
+    if (w == nullptr || !w->is_static() || w->dims.size() != x->dims.size()) return std::nullopt;
+    if (kernel.empty()) kernel.assign(w->dims.begin() + 2, w->dims.end());
+    stencil.channels_per_group = w->dims[1];
+  }
+  const bool ceil_mode = node.op_type != "Conv" && node.int_attribute("ceil_mode", 0) != 0;
+  Result<Window> window = sliding_window(node, spatial, kernel, ceil_mode);
+  if (!window.is_ok()) return std::nullopt;
+  stencil.window = std::move(window).value();
+  stencil.taps = stencil.channels_per_group;
+  for (int64_t k : stencil.window.kernel) stencil.taps *= k;
+  return stencil;
+}
+
+}  // namespace stitch::ir

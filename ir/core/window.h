@@ -1,0 +1,69 @@
+// Sliding windows: the geometry Conv and the pools share, and which of them are
+// stencils (memory-bound windows the CUDA emitter generates instead of calling cuDNN).
+//
+// A window node reads, for every output position o of its N spatial axes, the input
+// positions o * stride - pad_begin + k * dilation for every kernel position k; taps
+// outside the input read nothing (a pool skips them; a Conv adds 0). ONNX's
+// convPoolShapeInference rules: explicit pads win over auto_pad, SAME_* pad so that
+// the output is ceil(in / stride), and with ceil_mode a last window that would start
+// in the end padding is dropped (the ONNX spec and PyTorch agree; the reference
+// interpreter computes it so).
+//
+// Stencils (OpKind::kStencil, ir/core/op_registry.h): MaxPool, AveragePool and a
+// grouped Conv (group > 1). They fuse like index functions when stencil_refusal says
+// nothing: float elements, a grouped Conv with at most kStencilMaxChannelsPerGroup input
+// channels per group (depthwise convolutions have 1), a MaxPool whose Indices output
+// nothing reads.
+// A dense Conv (group 1) stays a cuDNN call: its arithmetic intensity is a GEMM's.
+//
+// Example: Conv(x: f32[1,32,56,56], w: f32[32,1,3,3]) {group=32, pads=[1,1,1,1]} is a
+// stencil with 9 taps per output; its window has output [56,56], pad_begin [1,1].
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/core/graph.h"
+#include "ir/core/status.h"
+
+namespace stitch::ir {
+
+struct Window {
+  std::vector<int64_t> input;  // spatial input dims
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pad_begin;
+  std::vector<int64_t> pad_end;
+  std::vector<int64_t> output;  // spatial output dims
+};
+
+// The window of `node` (Conv, MaxPool, AveragePool) over the spatial input dims
+// `input` with `kernel` (kernel_shape, or the weight's trailing dims), from its
+// strides, dilations, pads and auto_pad attributes. An error without the node's name
+// (the caller adds it) when the attributes do not fit or the kernel is larger than
+// the padded input.
+Result<Window> sliding_window(const Node& node, const std::vector<int64_t>& input,
+                              std::vector<int64_t> kernel, bool ceil_mode);
+
+// Input channels per group of a grouped Conv above which it stays a library call.
+inline constexpr int64_t kStencilMaxChannelsPerGroup = 16;
+
+// Why the stencil-kind `node` cannot be a generated stencil (an input that is not
+// float, a grouped Conv over the channel limit or with a weight of unknown shape, a
+// MaxPool whose Indices output is read), or nullopt when it can.
+std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node);
+
+// The stencil's window and the input elements each output combines (kernel positions
+// times input channels per group), or nullopt when shapes are not static or the
+// attributes do not fit.
+struct Stencil {
+  Window window;
+  int64_t channels_per_group = 1;  // Conv: C / group; the pools: 1
+  int64_t taps = 1;                // kernel positions x channels_per_group
+};
+std::optional<Stencil> stencil_of(const Graph& graph, const Node& node);
+
+}  // namespace stitch::ir

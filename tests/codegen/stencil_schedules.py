@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Stencils end to end: depthwise and grouped convolutions and pooling as generated kernels.
+
+A grouped Conv (at most 16 input channels per group), MaxPool and AveragePool are
+stencils (ir/core/window.h): each output walks its window, and the planner fuses them
+with their elementwise producers and consumers (docs/codegen.md, "Stencils"). This test
+writes small ONNX models covering the window geometry ONNX allows (strides, asymmetric
+pads, auto_pad, dilations, ceil_mode, count_include_pad, 1-D windows, channel
+multipliers, float16) and the fusions the CNNs need (ReLU6 and HardSwish around a
+depthwise conv, a squeeze-excitation block, a channels-last LayerNorm after a 7x7
+depthwise conv, a pool after a conv), and for each:
+
+  1. `stitchopt MODEL -o OUT` must put the named nodes in one generated kernel of the
+     expected composition, and generate the expected number of kernels;
+  2. `stitchopt run OUT --emulate` runs the emitted .cu against the CUDA emulation layer
+     on seeded random inputs and compares every output with the reference
+     interpreter: exit 0 and "all N outputs match" are required;
+  3. with --nvcc, every emitted kernel also goes through compile_kernels.py (nvcc
+     sm_80/sm_90 with warnings as errors, and NVRTC with --nvrtc-check).
+
+Exit 0 when every case passes, 1 otherwise (one line per failure).
+Usage: stencil_schedules.py --stitchopt PATH [--nvcc] [--nvrtc-check PATH] [--keep DIR]
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from model_outputs import run_small_model_cases  # noqa: E402
+OPSET = 17
+F = T.FLOAT
+
+
+def weights(name, shape, seed, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return numpy_helper.from_array((rng.standard_normal(shape) / 3).astype(dtype), name)
+
+
+def graph_model(name, inputs, nodes, outputs, initializers=()):
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+                              initializer=list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                          producer_name="tests/codegen/stencil_schedules.py")
+    m.ir_version = 8
+    m = onnx.shape_inference.infer_shapes(m)  # the outputs' shapes
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def conv(x, y, w, b=None, **attrs):
+    return helper.make_node("Conv", [x, w] + ([b] if b else []), [y], name=y, **attrs)
+
+
+def clip(x, y, low="zero", high="six"):
+    return helper.make_node("Clip", [x, low, high], [y], name=y)
+
+
+def hard_swish(x, y):
+    return helper.make_node("HardSwish", [x], [y], name=y)
+
+
+def silu(x, y):
+    return [helper.make_node("Sigmoid", [x], [y + "_s"], name=y + "_sigmoid"),
+            helper.make_node("Mul", [x, y + "_s"], [y], name=y)]
+
+
+def scalar(name, value, dtype=np.float32):
+    return numpy_helper.from_array(np.array(value, dtype=dtype), name)
+
+
+RELU6 = [scalar("zero", 0.0), scalar("six", 6.0)]
+
+
+def single(name, x_shape, node, inits=(), dtype=F):
+    return graph_model(name, [("x", dtype, x_shape)], [node], [("y", dtype)], inits)
+
+
+# (name, model, nodes that must share one generated kernel, its composition, generated
+# kernels in all)
+CASES = [
+    # MobileNetV2's depthwise stage: ReLU6 of the expand conv as a prologue, the
+    # depthwise 3x3 with its folded BatchNorm bias, ReLU6 after it: one kernel.
+    ("relu6_depthwise_relu6",
+     graph_model("relu6_depthwise_relu6", [("x", F, [2, 8, 10, 12])],
+                 [clip("x", "a"), conv("a", "d", "w", "b", group=8, pads=[1, 1, 1, 1]), clip("d", "y")],
+                 [("y", F)], [weights("w", [8, 1, 3, 3], 1), weights("b", [8], 2)] + RELU6),
+     {"a", "d", "y"}, "thread", 1),
+    # 5x5, stride 2, asymmetric pads, no bias.
+    ("depthwise_stride2_pads",
+     single("depthwise_stride2_pads", [1, 6, 13, 11],
+            conv("x", "y", "w", group=6, kernel_shape=[5, 5], strides=[2, 2], pads=[2, 1, 1, 2]),
+            [weights("w", [6, 1, 5, 5], 3)]),
+     {"y"}, "thread", 1),
+    # A channel multiplier of 2 (12 filters over 6 groups), dilation 2.
+    ("depthwise_multiplier_dilated",
+     single("depthwise_multiplier_dilated", [2, 6, 9, 9],
+            conv("x", "y", "w", "b", group=6, dilations=[2, 2], pads=[2, 2, 2, 2]),
+            [weights("w", [12, 1, 3, 3], 4), weights("b", [12], 5)]),
+     {"y"}, "thread", 1),
+    # SAME_UPPER on an odd size with stride 2.
+    ("depthwise_same_upper",
+     single("depthwise_same_upper", [1, 4, 9, 7],
+            conv("x", "y", "w", group=4, auto_pad="SAME_UPPER", strides=[2, 2]),
+            [weights("w", [4, 1, 3, 3], 6)]),
+     {"y"}, "thread", 1),
+    # ResNeXt/RegNet: 4 input channels per group, bias, ReLU.
+    ("grouped_relu",
+     graph_model("grouped_relu", [("x", F, [1, 16, 9, 9])],
+                 [conv("x", "g", "w", "b", group=4, pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["g"], ["y"], name="y")],
+                 [("y", F)], [weights("w", [8, 4, 3, 3], 7), weights("b", [8], 8)]),
+     {"g", "y"}, "thread", 1),
+    # A 1-D depthwise convolution (audio, a Conformer's conv module).
+    ("depthwise_1d",
+     single("depthwise_1d", [2, 6, 20], conv("x", "y", "w", "b", group=6, pads=[2, 2]),
+            [weights("w", [6, 1, 5], 9), weights("b", [6], 10)]),
+     {"y"}, "thread", 1),
+    # float16 in and out, computed in float.
+    ("depthwise_float16",
+     single("depthwise_float16", [1, 8, 8, 8], conv("x", "y", "w", group=8, pads=[1, 1, 1, 1]),
+            [weights("w", [8, 1, 3, 3], 11, np.float16)], T.FLOAT16),
+     {"y"}, "thread", 1),
+    # ResNet's stem pool: 3x3, stride 2, pads 1; ceil_mode drops no window here but the
+    # last windows are clipped by the end.
+    ("maxpool_ceil",
+     single("maxpool_ceil", [1, 4, 11, 11],
+            helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1], ceil_mode=1)),
+     {"y"}, "thread", 1),
+    ("maxpool_dilated",
+     single("maxpool_dilated", [2, 3, 10, 9],
+            helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[2, 2], dilations=[2, 2])),
+     {"y"}, "thread", 1),
+    ("avgpool_include_pad",
+     single("avgpool_include_pad", [1, 5, 9, 10],
+            helper.make_node("AveragePool", ["x"], ["y"], name="y", kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1], count_include_pad=1)),
+     {"y"}, "thread", 1),
+    ("avgpool_ceil_exclude_pad",
+     single("avgpool_ceil_exclude_pad", [1, 5, 10, 10],
+            helper.make_node("AveragePool", ["x"], ["y"], name="y", kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[0, 0, 1, 1], ceil_mode=1)),
+     {"y"}, "thread", 1),
+    # MobileNetV3: HardSwish (decomposed into Add/Clip/Mul/Div or Min/Max) on both sides.
+    ("hardswish_depthwise_hardswish",
+     graph_model("hardswish_depthwise_hardswish", [("x", F, [1, 8, 12, 12])],
+                 [hard_swish("x", "a"), conv("a", "d", "w", "b", group=8, kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+                  hard_swish("d", "y")],
+                 [("y", F)], [weights("w", [8, 1, 5, 5], 12), weights("b", [8], 13)]),
+     {"d"}, "thread", 1),
+    # A pool after a depthwise conv: the conv is computed once into the workspace (its
+    # taps would walk the conv's window again), then the pool reads it after a barrier.
+    ("depthwise_then_pool",
+     graph_model("depthwise_then_pool", [("x", F, [1, 4, 12, 12])],
+                 [conv("x", "d", "w", "b", group=4, pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["d"], ["r"], name="r"),
+                  helper.make_node("MaxPool", ["r"], ["y"], name="y", kernel_shape=[2, 2], strides=[2, 2])],
+                 [("y", F)], [weights("w", [4, 1, 3, 3], 14), weights("b", [4], 15)]),
+     {"d", "y"}, "global", 1),
+    # EfficientNet's MBConv after the expand conv: SiLU, depthwise 3x3, SiLU, squeeze
+    # and excitation (global mean, two 1x1 convs over one pixel -> MatMuls, SiLU,
+    # sigmoid gate), the gated product.
+    ("squeeze_excitation",
+     graph_model("squeeze_excitation", [("x", F, [1, 16, 8, 8])],
+                 silu("x", "a") + [conv("a", "d", "w", "b", group=16, pads=[1, 1, 1, 1])] + silu("d", "s") +
+                 [helper.make_node("GlobalAveragePool", ["s"], ["p"], name="p"),
+                  conv("p", "q", "w1", "b1")] + silu("q", "qs") +
+                 [conv("qs", "e", "w2", "b2"),
+                  helper.make_node("Sigmoid", ["e"], ["gate"], name="gate"),
+                  helper.make_node("Mul", ["s", "gate"], ["y"], name="y")],
+                 [("y", F)],
+                 [weights("w", [16, 1, 3, 3], 16), weights("b", [16], 17), weights("w1", [4, 16, 1, 1], 18),
+                  weights("b1", [4], 19), weights("w2", [16, 4, 1, 1], 20), weights("b2", [16], 21)]),
+     {"d", "y"}, "global", 1),
+    # A 3x3 depthwise conv, then NCHW -> NHWC and a LayerNorm over its 8 channels: the
+    # conv is computed where the LayerNorm's 512 rows read it.
+    ("channels_last_layernorm_3x3",
+     graph_model("channels_last_layernorm_3x3", [("x", F, [2, 8, 16, 16])],
+                 [conv("x", "d", "w", "b", group=8, pads=[1, 1, 1, 1]),
+                  helper.make_node("Transpose", ["d"], ["t"], name="t", perm=[0, 2, 3, 1]),
+                  helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["y"], name="y", axis=-1,
+                                   epsilon=1e-6)],
+                 [("y", F)],
+                 [weights("w", [8, 1, 3, 3], 26), weights("b", [8], 27),
+                  weights("gamma", [8], 28), weights("beta", [8], 29)]),
+     {"d", "y"}, "warp", 1),
+    # ConvNeXt: a 7x7 depthwise conv, then NCHW -> NHWC and a LayerNorm over 32
+    # channels. Computed where the LayerNorm's 49 rows read it, each of a few hundred
+    # lanes would walk 49 taps per element (the stencil load chain): the conv and the
+    # Transpose get a thread per output, the LayerNorm its own kernel.
+    ("channels_last_layernorm",
+     graph_model("channels_last_layernorm", [("x", F, [1, 32, 7, 7])],
+                 [conv("x", "d", "w", "b", group=32, kernel_shape=[7, 7], pads=[3, 3, 3, 3]),
+                  helper.make_node("Transpose", ["d"], ["t"], name="t", perm=[0, 2, 3, 1]),
+                  helper.make_node("LayerNormalization", ["t", "gamma", "beta"], ["y"], name="y", axis=-1,
+                                   epsilon=1e-6)],
+                 [("y", F)],
+                 [weights("w", [32, 1, 7, 7], 22), weights("b", [32], 23),
+                  weights("gamma", [32], 24), weights("beta", [32], 25)]),
+     {"d", "t"}, "thread", 2),
+    # GlobalMaxPool opens into ReduceMax and fuses with the ReLU6 before it.
+    ("relu6_global_max_pool",
+     graph_model("relu6_global_max_pool", [("x", F, [2, 24, 7, 7])],
+                 [clip("x", "a"), helper.make_node("GlobalMaxPool", ["a"], ["y"], name="y")],
+                 [("y", F)], RELU6),
+     {"a", "y"}, None, 1),
+]
+
+
+def generated_kernels(out):
+    """(origin node names, codegen record) of every generated kernel in OUT/report.json."""
+    import json
+    with open(os.path.join(out, "report.json")) as f:
+        report = json.load(f)
+    found = []
+    for entry in report["groups"] + report.get("unfused", []):
+        if not entry.get("codegen"):
+            continue
+        nodes = entry.get("nodes", [entry])
+        found.append(({o for n in nodes for o in n.get("origin", [n["name"]])}, entry["codegen"]))
+    return found
+
+
+def check(name, expected, kernels, out):
+    together, composition, count = expected
+    problems = []
+    found = generated_kernels(out)
+    holding = next(((names, k) for names, k in found if names & together), None)
+    if holding is None:
+        return [f"{name}: no generated kernel holds {sorted(together)}"], ""
+    names, kernel = holding
+    if not together <= names:
+        problems.append(f"{name}: {sorted(together)} are not in one kernel: {kernel['kernel']} "
+                        f"holds {sorted(names)}")
+    if composition and kernel["composition"] != composition:
+        problems.append(f"{name}: {kernel['kernel']} has composition {kernel['composition']}, "
+                        f"expected {composition}")
+    if count is not None and len(found) != count:
+        problems.append(f"{name}: {len(found)} generated kernels, expected {count}")
+    return problems, f"{len(found)} kernel(s), {kernel['composition']}"
+
+
+if __name__ == "__main__":
+    sys.exit(run_small_model_cases(CASES, check))
