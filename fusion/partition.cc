@@ -76,8 +76,9 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
     }
     if (!ir::stencil_of(graph, node)) {
       return {NodeRole::kPartition,
-              FusionDecision::forbid(node.op_type + ": its window does not fit its input; runs "
-                                                    "as its own kernel")};
+              FusionDecision::forbid(node.op_type +
+                                     ": its window, weight or bias does not fit its input; runs "
+                                     "as its own kernel")};
     }
     return {NodeRole::kFusible, FusionDecision::allow()};
   }

@@ -105,9 +105,21 @@ std::optional<Stencil> stencil_of(const Graph& graph, const Node& node) {
   Stencil stencil;
   std::vector<int64_t> kernel = node.ints_attribute("kernel_shape", {});
   if (node.op_type == "Conv") {
+    // The generated code indexes the weight and the bias by these dims: every one must
+    // agree (a model is untrusted input), as the reference interpreter requires.
     const TensorType* w = type_of(graph, node, 1);
     if (w == nullptr || !w->is_static() || w->dims.size() != x->dims.size()) return std::nullopt;
-    if (kernel.empty()) kernel.assign(w->dims.begin() + 2, w->dims.end());
+    const std::vector<int64_t> weight_kernel(w->dims.begin() + 2, w->dims.end());
+    if (kernel.empty()) kernel = weight_kernel;
+    const int64_t group = node.int_attribute("group", 1);
+    if (kernel != weight_kernel || group <= 0 || w->dims[0] % group != 0 ||
+        x->dims[1] != w->dims[1] * group) {
+      return std::nullopt;
+    }
+    const TensorType* bias = type_of(graph, node, 2);
+    if (bias != nullptr && (!bias->is_static() || bias->num_elements() != w->dims[0])) {
+      return std::nullopt;
+    }
     stencil.channels_per_group = w->dims[1];
   }
   const bool ceil_mode = node.op_type != "Conv" && node.int_attribute("ceil_mode", 0) != 0;

@@ -58,7 +58,8 @@ std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node)
 
 // The stencil's window and the input elements each output combines (kernel positions
 // times input channels per group), or nullopt when shapes are not static or the
-// attributes do not fit.
+// attributes do not fit (a Conv's kernel_shape, group, weight and bias dims must
+// agree, as the generated code indexes by them).
 struct Stencil {
   Window window;
   int64_t channels_per_group = 1;  // Conv: C / group; the pools: 1

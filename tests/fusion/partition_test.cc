@@ -97,14 +97,16 @@ TEST(PartitionTest, StencilsFuseUnlessRefused) {
   ir::Model model = parse(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}
 graph "stencils" (%x: f32[1,32,8,8], %dw: f32[32,1,3,3], %gw: f32[32,16,3,3],
-                  %y: f32[1,64,8,8], %ww: f32[32,32,3,3], %q: i8[1,32,8,8]) {
+                  %y: f32[1,64,8,8], %ww: f32[32,32,3,3], %q: i8[1,32,8,8],
+                  %short: f32[8]) {
   %d: f32[1,32,8,8] = Conv(%x, %dw) {name="depthwise", group=32, pads=[1,1,1,1]}
   %g: f32[1,32,8,8] = Conv(%x, %gw) {name="grouped", group=2, pads=[1,1,1,1]}
   %w: f32[1,32,8,8] = Conv(%y, %ww) {name="wide", group=2, pads=[1,1,1,1]}
+  %s: f32[1,32,8,8] = Conv(%x, %dw, %short) {name="short_bias", group=32, pads=[1,1,1,1]}
   %a: f32[1,32,4,4] = AveragePool(%x) {name="average", kernel_shape=[2,2], strides=[2,2]}
   %m: f32[1,32,4,4], %i: i64[1,32,4,4] = MaxPool(%x) {name="indexed", kernel_shape=[2,2], strides=[2,2]}
   %p: i8[1,32,4,4] = MaxPool(%q) {name="quantized", kernel_shape=[2,2], strides=[2,2]}
-  return %d, %g, %w, %a, %m, %i, %p
+  return %d, %g, %w, %s, %a, %m, %i, %p
 }
 )");
   const ir::Graph& graph = model.graph;
@@ -120,6 +122,10 @@ graph "stencils" (%x: f32[1,32,8,8], %dw: f32[32,1,3,3], %gw: f32[32,16,3,3],
   EXPECT_EQ(reason("wide"),
             "grouped Conv with 32 input channels per group (a stencil takes at most 16): cuDNN "
             "library call");
+  // 8 biases for 32 filters: the generated code would read past them.
+  EXPECT_EQ(role("short_bias"), NodeRole::kPartition);
+  EXPECT_EQ(reason("short_bias"),
+            "Conv: its window, weight or bias does not fit its input; runs as its own kernel");
   EXPECT_EQ(role("indexed"), NodeRole::kPartition);
   EXPECT_EQ(reason("indexed"), "MaxPool's Indices output is read: runs as its own kernel");
   EXPECT_EQ(role("quantized"), NodeRole::kPartition);
