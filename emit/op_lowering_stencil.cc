@@ -41,8 +41,12 @@ Result<ir::Stencil> checked_stencil(const Context& c) {
   }
   std::optional<ir::Stencil> stencil = ir::stencil_of(c.graph, c.node);
   if (!stencil) return c.error("its window does not fit the input's static shape");
+  // Every index the code computes comes from these dims: the output must be the
+  // window's, over the input's batch and its channels (a pool) or the weight's filters.
   const std::vector<int64_t>& out = c.dims(c.output());
-  if (out.size() != stencil->window.output.size() + 2 ||
+  const std::vector<int64_t>& in = c.dims(c.input(0));
+  const int64_t channels = c.node.op_type == "Conv" ? c.dims(c.input(1))[0] : in[1];
+  if (out.size() != stencil->window.output.size() + 2 || out[0] != in[0] || out[1] != channels ||
       !std::equal(stencil->window.output.begin(), stencil->window.output.end(), out.begin() + 2)) {
     return c.error("the output " + dims_text(out) + " is not the window's");
   }
