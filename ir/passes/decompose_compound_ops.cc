@@ -560,15 +560,15 @@ Result<bool> decompose_instance_norm(Graph& graph, const Node& node, Builder& b)
   return true;
 }
 
-// GlobalAveragePool (GlobalMaxPool) is a row reduction of every spatial axis: ReduceMean
-// (ReduceMax) over [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output.
-Result<bool> decompose_global_pool(Graph& graph, const Node& node, Builder& b,
-                                   const std::string& reduce_op, std::string_view role) {
+// GlobalAveragePool is a row reduction of every spatial axis: ReduceMean over
+// [2, rank) with keepdims=1 gives its [N, C, 1, ..., 1] output. (GlobalMaxPool is
+// not ReduceMax: the reference and cuDNN skip a NaN where ReduceMax keeps it.)
+Result<bool> decompose_global_average_pool(Graph& graph, const Node& node, Builder& b) {
   const TensorType type = graph.value(node.inputs[0]).type;
   if (!known_float(type) || type.rank() < 3) return false;
   b.remove_compound();
   STITCH_RETURN_IF_ERROR(
-      b.reduce(reduce_op, node.inputs[0], axes_from(2, type.rank()), role, node.outputs[0])
+      b.reduce("ReduceMean", node.inputs[0], axes_from(2, type.rank()), "mean", node.outputs[0])
           .status());
   return true;
 }
@@ -774,7 +774,6 @@ bool is_compound(const Node& node) {
                                                                "GroupNormalization",
                                                                "Gemm",
                                                                "GlobalAveragePool",
-                                                               "GlobalMaxPool",
                                                                "Conv"};
   return node.domain.empty() && kCompound.contains(node.op_type);
 }
@@ -799,8 +798,7 @@ Result<bool> decompose(Graph& graph, const Node& node, int64_t default_opset) {
   if (op == "InstanceNormalization") return decompose_instance_norm(graph, node, b);
   if (op == "GroupNormalization") return decompose_group_norm(graph, node, b, node_opset);
   if (op == "Gemm") return decompose_gemm(graph, node, b);
-  if (op == "GlobalAveragePool") return decompose_global_pool(graph, node, b, "ReduceMean", "mean");
-  if (op == "GlobalMaxPool") return decompose_global_pool(graph, node, b, "ReduceMax", "max");
+  if (op == "GlobalAveragePool") return decompose_global_average_pool(graph, node, b);
   if (op == "Conv") return decompose_pixel_conv(graph, node, b);
   return false;
 }

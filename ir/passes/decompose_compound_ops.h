@@ -1,6 +1,6 @@
 // Opens LayerNormalization, Softmax, LogSoftmax, Gelu, BatchNormalization,
 // Instance/GroupNormalization, HardSigmoid, HardSwish, Softplus, variadic Sum/Mean, Gemm,
-// GlobalAveragePool, GlobalMaxPool and a Conv over a single pixel into primitive ops.
+// GlobalAveragePool and a Conv over a single pixel into primitive ops.
 //
 // Objective (Apollo 3.2, "opening compound ops"): a compound op is one opaque
 // kernel to the fusion planner, which can then neither fuse its producer's
@@ -72,7 +72,6 @@
 //  - GlobalAveragePool(x), rank >= 3: ReduceMean over [2, rank), keepdims=1 (a
 //    row reduction the planner fuses with its neighbours, e.g. Flatten and the
 //    classifier's GEMM, where the pool would be an Opaque kernel of its own).
-//  - GlobalMaxPool(x), float, rank >= 3: ReduceMax over [2, rank), keepdims=1.
 //  - Conv(x, W, B?) over a single pixel: static x with every spatial dim 1, W an
 //    initializer only this Conv reads with every kernel dim 1, no padding, group 1
 //    (a squeeze-excitation block's 1x1 convolutions after its global pool):

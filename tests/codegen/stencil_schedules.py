@@ -204,12 +204,6 @@ CASES = [
                  [weights("w", [32, 1, 7, 7], 22), weights("b", [32], 23),
                   weights("gamma", [32], 24), weights("beta", [32], 25)]),
      {"d", "t"}, "thread", 2),
-    # GlobalMaxPool opens into ReduceMax and fuses with the ReLU6 before it.
-    ("relu6_global_max_pool",
-     graph_model("relu6_global_max_pool", [("x", F, [2, 24, 7, 7])],
-                 [clip("x", "a"), helper.make_node("GlobalMaxPool", ["a"], ["y"], name="y")],
-                 [("y", F)], RELU6),
-     {"a", "y"}, None, 1),
 ]
 
 

@@ -63,7 +63,6 @@ const std::vector<std::string> kCompoundOps = {"LayerNormalization",
                                                "Mean",
                                                "Gemm",
                                                "GlobalAveragePool",
-                                               "GlobalMaxPool",
                                                "Conv"};
 
 class DecomposeNumericsTest : public testing::TestWithParam<DecomposeCase> {};
@@ -288,11 +287,6 @@ INSTANTIATE_TEST_SUITE_P(
   return %y
 })",
                       13, 1e-2},
-        DecomposeCase{"global_max_pool_2d", R"(graph "g" (%x: f32[2,3,4,5]) {
-  %y: f32[2,3,1,1] = GlobalMaxPool(%x)
-  return %y
-})",
-                      13},
         // Squeeze-excitation's 1x1 convs over one pixel: MatMuls.
         DecomposeCase{"pixel_conv_bias", R"(graph "g" (%x: f32[2,6,1,1]) {
   %w: f32[4,6,1,1] = dense<f32[4,6,1,1]>[-1.25, 0.5, -0.5, 1.25, 0.25, -0.75, 1.0, 0.0, -1.0, 0.75, -0.25, -1.25, 0.5, -0.5, 1.25, 0.25, -0.75, 1.0, 0.0, -1.0, 0.75, -0.25, -1.25, 0.5]
