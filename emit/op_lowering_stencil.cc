@@ -114,12 +114,9 @@ Result<std::string> grouped_conv(const Context& c) {
   const std::vector<int64_t>& out = c.dims(c.output());
   const int64_t channels = x_dims[1];
   const int64_t filters = out[1];
+  // ir::stencil_of checked that the group divides the filters and the channels.
   const int64_t group = c.node.int_attribute("group", 1);
   const int64_t cg = stencil.channels_per_group;
-  if (group <= 0 || filters % group != 0 || channels != cg * group) {
-    return c.error("group " + std::to_string(group) + " does not fit " + dims_text(x_dims) +
-                   " and " + std::to_string(filters) + " filters");
-  }
   const int64_t filters_per_group = filters / group;
   const int64_t plane = product(w.input);
   const int64_t window = product(w.kernel);

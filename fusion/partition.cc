@@ -74,12 +74,6 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
     if (std::optional<std::string> refusal = ir::stencil_refusal(graph, node)) {
       return {NodeRole::kPartition, FusionDecision::forbid(*refusal)};
     }
-    if (!ir::stencil_of(graph, node)) {
-      return {NodeRole::kPartition,
-              FusionDecision::forbid(node.op_type +
-                                     ": its window, weight or bias does not fit its input; runs "
-                                     "as its own kernel")};
-    }
     return {NodeRole::kFusible, FusionDecision::allow()};
   }
   if (kind == ir::OpKind::kGemm && in_attention) {

@@ -82,17 +82,21 @@ std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node)
          graph.value(node.outputs[1]).is_graph_output)) {
       return "MaxPool's Indices output is read: runs as its own kernel";
     }
-    return std::nullopt;
   }
-  if (node.op_type != "Conv") return std::nullopt;
-  const TensorType* w = type_of(graph, node, 1);
-  if (w == nullptr || !w->is_static() || w->dims.size() < 3) {
-    return "grouped Conv with a weight of unknown shape: cuDNN library call";
+  if (node.op_type == "Conv") {
+    const TensorType* w = type_of(graph, node, 1);
+    if (w == nullptr || !w->is_static() || w->dims.size() < 3) {
+      return "grouped Conv with a weight of unknown shape: cuDNN library call";
+    }
+    if (w->dims[1] > kStencilMaxChannelsPerGroup) {
+      return "grouped Conv with " + std::to_string(w->dims[1]) +
+             " input channels per group (a stencil takes at most " +
+             std::to_string(kStencilMaxChannelsPerGroup) + "): cuDNN library call";
+    }
   }
-  if (w->dims[1] > kStencilMaxChannelsPerGroup) {
-    return "grouped Conv with " + std::to_string(w->dims[1]) +
-           " input channels per group (a stencil takes at most " +
-           std::to_string(kStencilMaxChannelsPerGroup) + "): cuDNN library call";
+  if (!stencil_of(graph, node)) {
+    return node.op_type +
+           ": its window, weight or bias does not fit its input; runs as its own kernel";
   }
   return std::nullopt;
 }

@@ -53,7 +53,8 @@ inline constexpr int64_t kStencilMaxChannelsPerGroup = 16;
 
 // Why the stencil-kind `node` cannot be a generated stencil (an input that is not
 // float, a grouped Conv over the channel limit or with a weight of unknown shape, a
-// MaxPool whose Indices output is read), or nullopt when it can.
+// MaxPool whose Indices output is read, or no stencil_of: a window, weight or bias
+// that does not fit), or nullopt when it can.
 std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node);
 
 // The stencil's window and the input elements each output combines (kernel positions
