@@ -34,13 +34,13 @@ def fix_input_shapes(path, shapes, out_path):
     return out_path
 
 
-def session(path, optimized_path=None):
-    """A CPU inference session; with optimized_path, at ORT_ENABLE_ALL writing the
-    optimized graph there."""
+def session(path, optimized_path=None, level=ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+    """A CPU inference session; with optimized_path, at `level` (ORT_ENABLE_ALL)
+    writing the optimized graph there."""
     options = ort.SessionOptions()
     options.log_severity_level = 3
     if optimized_path:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.graph_optimization_level = level
         options.optimized_model_filepath = optimized_path
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
@@ -54,11 +54,7 @@ def work_nodes(optimized_path):
 def extended_graph(path, optimized_path):
     """Writes ONNX Runtime's ORT_ENABLE_EXTENDED graph of the model at `path` (static
     input shapes) to optimized_path. Returns optimized_path."""
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    options.optimized_model_filepath = optimized_path
-    ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    session(path, optimized_path, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
     return optimized_path
 
 
