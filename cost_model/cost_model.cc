@@ -779,9 +779,13 @@ PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain
         << "epilogue chain node " << producer.display_name() << " has no output";
     ValueId intermediate = producer.outputs[0];
     const Value& value = graph.value(intermediate);
-    STITCH_CHECK(value.users.size() == 1 && value.users[0].node == chain[i + 1])
-        << "epilogue intermediate " << value.name << " is not read by exactly the next chain node";
-    saved += 2 * value_bytes(graph, intermediate);
+    bool inside = !value.is_graph_output && !value.users.empty();
+    for (const ir::Use& use : value.users) {
+      inside = inside && std::find(chain.begin(), chain.end(), use.node) != chain.end();
+    }
+    STITCH_CHECK(inside) << "epilogue intermediate " << value.name
+                         << " is read outside the chain or is a graph output";
+    saved += (1 + static_cast<int64_t>(value.users.size())) * value_bytes(graph, intermediate);
   }
   score.bytes_saved = saved;
   score.score_us = memory_time_us(profile, static_cast<double>(saved)) +

@@ -79,8 +79,9 @@
 // score_epilogue(C) = M(V_saved) + (N - 1) * phi for a chain C = L -> e1 -> ... ->
 // ek of a cuBLASLt/cuDNN call L and the epilogue ops it absorbs (N = k + 1). Every
 // output but the last's is an intermediate the library call keeps in registers:
-// it is neither written by its producer nor read by its one consumer, so
-// V_saved = 2 * sum of bytes(intermediate). The epilogue's own operands (bias,
+// it is neither written by its producer nor read by its consumers (all in C; two
+// for swish's v, read by its Sigmoid and its Mul), so
+// V_saved = sum of bytes(intermediate) * (1 + its reads). The epilogue's own operands (bias,
 // residual z) are read either way and save nothing. Example (test profile above):
 // MatMul f32[1024,1024] -> Add(bias f32[1024]) -> Relu: two 4 MiB intermediates,
 // V_saved = 16 MiB; bw(16 MiB) = 100e9 + 900e9 * ln(16)/ln(1024) = 460e9 B/s,
@@ -174,8 +175,8 @@ class PatternScorer {
 };
 
 // f(C) of a library call and its epilogue (see "Library-call epilogues"); `chain`
-// is in data order, the library call first. Precondition: each chain node but the
-// first reads the previous node's first output, which nothing else reads.
+// is in data order, the library call first. Precondition: every chain node's output
+// but the last node's is read only by chain nodes and is no graph output.
 PatternScore score_epilogue(const ir::Graph& graph, const std::vector<ir::NodeId>& chain,
                             const DeviceProfile& profile, const ScoreOptions& options);
 

@@ -3,7 +3,9 @@
 #include "fusion/epilogue.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 
 #include "ir/core/op_registry.h"
 
@@ -44,6 +46,74 @@ size_t channel_axis_of(const ir::Node& call, const ir::TensorType& output) {
   return output.dims.empty() ? 0 : output.dims.size() - 1;
 }
 
+// The constant scalar `value` holds (an initializer of one element), or nullopt.
+std::optional<float> scalar_constant(const ir::Graph& graph, ir::ValueId value) {
+  const ir::Value& constant = graph.value(value);
+  if (!constant.is_initializer()) return std::nullopt;
+  const ir::Tensor& tensor = *constant.constant;
+  if (!ir::dtype_is_float(tensor.dtype) || tensor.num_elements() != 1 ||
+      static_cast<int64_t>(tensor.bytes.size()) != ir::dtype_size(tensor.dtype)) {
+    return std::nullopt;
+  }
+  return static_cast<float>(tensor.float_at(0));
+}
+
+// The unary op `node` applies to v (its first input) as an epilogue op: Clip with
+// constant bounds, Sigmoid, Tanh, HardSigmoid, HardSwish; nullopt for anything else.
+std::optional<EpilogueOp> pointwise_op(const ir::Graph& graph, const ir::Node& node,
+                                       ir::ValueId v) {
+  const std::string& type = node.op_type;
+  if (node.inputs.empty() || node.inputs[0] != v) return std::nullopt;
+  if (type == "Clip") {
+    // Opset >= 11: bounds as (optional) inputs; before, as attributes.
+    float lower = node.float_attribute("min", std::numeric_limits<float>::lowest());
+    float upper = node.float_attribute("max", std::numeric_limits<float>::max());
+    for (size_t slot = 1; slot < node.inputs.size() && slot < 3; ++slot) {
+      if (node.inputs[slot] == ir::kNoId) continue;
+      if (node.inputs[slot] == v) return std::nullopt;
+      std::optional<float> bound = scalar_constant(graph, node.inputs[slot]);
+      if (!bound) return std::nullopt;
+      (slot == 1 ? lower : upper) = *bound;
+    }
+    if (node.inputs.size() > 3 || std::isnan(lower) || std::isnan(upper) || lower > upper) {
+      return std::nullopt;
+    }
+    return EpilogueOp::clip(lower, upper);
+  }
+  if (node.inputs.size() != 1) return std::nullopt;
+  if (type == "Sigmoid") return EpilogueOp::kSigmoid;
+  if (type == "Tanh") return EpilogueOp::kTanh;
+  if (type == "HardSwish") return EpilogueOp::kHardSwish;
+  if (type == "HardSigmoid") {
+    float alpha = node.float_attribute("alpha", 0.2f);
+    float beta = node.float_attribute("beta", 0.5f);
+    if (!std::isfinite(alpha) || !std::isfinite(beta)) return std::nullopt;
+    return EpilogueOp::hard_sigmoid(alpha, beta);
+  }
+  return std::nullopt;
+}
+
+// Whether cuDNN may run `call` (a Conv) with an epilogue that is not the legacy form,
+// as one graph through its runtime fusion engines: as XLA's cuDNN fused-conv
+// rewriter decides (IsSuitableForCudnnRuntimeFusion), a float16 or bfloat16
+// convolution with an even number of input and output channels (the engines read 32
+// bits at a time). A float32 Conv keeps the legacy form: the engines compute it in
+// TF32, which misses the float32 reference by more than 1e-5. The chain then has no
+// residual add (cuDNN's runtime fusion is slow with a side input, as XLA notes).
+bool graph_chain(const ir::Graph& graph, const ir::Node& call) {
+  if (call.op_type != "Conv" || call.inputs.size() < 2 || call.inputs[1] == ir::kNoId) {
+    return false;
+  }
+  const ir::TensorType* output = output_type(graph, call);
+  const ir::TensorType& weight = graph.value(call.inputs[1]).type;
+  if (output == nullptr ||
+      (output->dtype != ir::DType::kFloat16 && output->dtype != ir::DType::kBFloat16) ||
+      !weight.is_static() || weight.dims.size() < 2) {
+    return false;
+  }
+  return weight.dims[0] % 2 == 0 && weight.dims[1] % 2 == 0;
+}
+
 }  // namespace
 
 bool is_library_call(const ir::Node& node, const Partition& partition) {
@@ -66,49 +136,81 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
   std::optional<LibraryEpilogue> epilogue = call_epilogue(graph, call);
   // Pooling has no epilogue form.
   if (!epilogue || (epilogue->library == Library::kCudnn && call.op_type != "Conv")) return chain;
+  // cuBLASLt takes the legacy form only; a cuDNN Conv also any other chain of the ops
+  // as one cuDNN graph, where cuDNN's runtime fusion runs it (graph_chain).
+  const bool graph_ok = graph_chain(graph, call);
   const size_t channel_axis = channel_axis_of(call, *v);
-  bool have_bias = false;
-  bool have_residual = false;
-  for (EpilogueOp op : epilogue->ops) {
-    have_bias = have_bias || op == EpilogueOp::kBias;
-    have_residual = have_residual || op == EpilogueOp::kResidualAdd;
-  }
   chain.epilogue_by_length.push_back(*epilogue);
+  // The epilogue with `op` appended, if the library applies it.
+  auto accepts = [&](EpilogueOp op) {
+    LibraryEpilogue longer = *epilogue;
+    longer.ops.push_back(op);
+    const bool residual = std::find(longer.ops.begin(), longer.ops.end(),
+                                    EpilogueOp::kResidualAdd) != longer.ops.end();
+    return longer.legacy_form() || (graph_ok && !residual);
+  };
 
+  // `node` keeps v's dims and dtype in one output and is plain ONNX.
+  auto keeps_type = [&](const ir::Node& node) {
+    const ir::TensorType* type = output_type(graph, node);
+    return node.domain.empty() && node.outputs.size() == 1 && type != nullptr &&
+           type->dtype == v->dtype && type->dims == v->dims;
+  };
   ir::ValueId value = call.outputs[0];
   while (true) {
     const ir::Value& current = graph.value(value);
-    if (current.is_graph_output || current.users.size() != 1) break;
-    const ir::Node& next = graph.node(current.users[0].node);
-    const ir::TensorType* next_type = output_type(graph, next);
-    if (!next.domain.empty() || next.outputs.size() != 1 || next_type == nullptr ||
-        next_type->dtype != v->dtype || next_type->dims != v->dims) {
-      break;
-    }
-    if (next.op_type == "Relu") {
-      epilogue->ops.push_back(EpilogueOp::kRelu);
-    } else if (next.op_type == "Add" && next.inputs.size() == 2) {
-      ir::ValueId operand = next.inputs[current.users[0].slot == 0 ? 1 : 0];
-      if (operand == ir::kNoId) break;
-      ir::NodeId producer = graph.value(operand).producer;
-      if (std::find(chain.nodes.begin(), chain.nodes.end(), producer) != chain.nodes.end()) break;
-      OperandFit fit = fit_operand(graph.value(operand).type, *v, channel_axis);
-      if (fit.residual && !have_residual) {
-        have_residual = true;
-        epilogue->ops.push_back(EpilogueOp::kResidualAdd);
-      } else if (fit.bias && !have_bias) {
-        have_bias = true;
-        epilogue->ops.push_back(EpilogueOp::kBias);
-      } else {
-        break;
+    if (current.is_graph_output) break;
+    std::optional<EpilogueOp> op;
+    std::vector<ir::NodeId> added;
+    if (current.users.size() == 2 && graph_ok) {
+      // Swish: Sigmoid(v) read only by Mul(v, Sigmoid(v)).
+      const ir::Node& first = graph.node(current.users[0].node);
+      const ir::Node& second = graph.node(current.users[1].node);
+      const ir::Node& sigmoid = first.op_type == "Sigmoid" ? first : second;
+      const ir::Node& mul = first.op_type == "Sigmoid" ? second : first;
+      if (sigmoid.op_type == "Sigmoid" && mul.op_type == "Mul" && sigmoid.id != mul.id &&
+          keeps_type(sigmoid) && keeps_type(mul) && mul.inputs.size() == 2) {
+        const ir::Value& gate = graph.value(sigmoid.outputs[0]);
+        const bool reads_both = (mul.inputs[0] == value && mul.inputs[1] == gate.id) ||
+                                (mul.inputs[1] == value && mul.inputs[0] == gate.id);
+        if (reads_both && !gate.is_graph_output && gate.users.size() == 1) {
+          op = EpilogueOp::kSwish;
+          added = {sigmoid.id, mul.id};
+        }
       }
-    } else {
-      break;
+    } else if (current.users.size() == 1) {
+      const ir::Node& next = graph.node(current.users[0].node);
+      if (!keeps_type(next)) break;
+      added = {next.id};
+      const std::string& type = next.op_type;
+      if (type == "Relu" && next.inputs.size() == 1) {
+        op = EpilogueOp::kRelu;
+      } else if ((type == "Add" || type == "Mul") && next.inputs.size() == 2) {
+        ir::ValueId operand = next.inputs[current.users[0].slot == 0 ? 1 : 0];
+        if (operand == ir::kNoId || operand == value) break;
+        ir::NodeId producer = graph.value(operand).producer;
+        if (std::find(chain.nodes.begin(), chain.nodes.end(), producer) != chain.nodes.end()) break;
+        OperandFit fit = fit_operand(graph.value(operand).type, *v, channel_axis);
+        if (type == "Mul") {
+          if (fit.bias) op = EpilogueOp::kScale;
+        } else if (fit.residual && accepts(EpilogueOp::kResidualAdd)) {
+          op = EpilogueOp::kResidualAdd;
+        } else if (fit.bias) {
+          op = EpilogueOp::kBias;
+        }
+      } else {
+        op = pointwise_op(graph, next, value);
+      }
     }
-    chain.nodes.push_back(next.id);
-    chain.epilogue_by_length.push_back(*epilogue);
-    if (next.op_type == "Relu") break;
-    value = next.outputs[0];
+    if (!op || !accepts(*op)) break;
+    epilogue->ops.push_back(*op);
+    for (size_t i = 0; i < added.size(); ++i) {
+      chain.nodes.push_back(added[i]);
+      // A prefix that ends inside a two-node op is no chain.
+      chain.epilogue_by_length.push_back(
+          i + 1 == added.size() ? std::optional<LibraryEpilogue>(*epilogue) : std::nullopt);
+    }
+    value = graph.node(added.back()).outputs[0];
   }
   return chain;
 }
@@ -156,6 +258,7 @@ std::vector<Pattern> generate_epilogue_candidates(const ir::Graph& graph,
     if (!is_library_call(graph.node(id), partition)) continue;
     EpilogueChain chain = longest_epilogue_chain(graph, id);
     for (size_t length = 2; length <= chain.nodes.size(); ++length) {
+      if (!chain.epilogue_by_length[length - 1]) continue;
       std::vector<ir::NodeId> prefix(chain.nodes.begin(),
                                      chain.nodes.begin() + static_cast<std::ptrdiff_t>(length));
       cost_model::PatternScore score =
@@ -167,7 +270,7 @@ std::vector<Pattern> generate_epilogue_candidates(const ir::Graph& graph,
       pattern.source = PatternSource::kEpilogue;
       pattern.score_us = score.score_us;
       pattern.bytes_saved = score.bytes_saved;
-      pattern.epilogue = chain.epilogue_by_length[length - 1];
+      pattern.epilogue = *chain.epilogue_by_length[length - 1];
       patterns.push_back(std::move(pattern));
     }
   }

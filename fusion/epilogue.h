@@ -1,51 +1,60 @@
 // Library-call epilogue candidates: a cuBLASLt matmul or cuDNN convolution that
-// applies the bias, residual add and ReLU after it in the same call, as ONNX
-// Runtime's FusedConv / FusedGemm do, offered to the ILP planner as patterns so it
-// chooses between an epilogue and fusing those ops into a generated kernel.
+// applies the pointwise ops after it in the same call, as ONNX Runtime's FusedConv /
+// FusedGemm and XLA's cuDNN fused-conv rewriter do, offered to the ILP planner as
+// patterns so it chooses between an epilogue and fusing those ops into a generated
+// kernel.
 //
 // Objective: a library call L (a partition node the planner runs as cuBLAS/cuDNN,
 // see is_library_call) writes its product and the ops after it read it back. The
-// library APIs can apply a fixed epilogue on the product while it is in registers:
+// libraries apply an epilogue on the product while it is in registers:
 //  - cuBLASLt (MatMul, Gemm): D = act(alpha * A * B + beta * C + bias), with C a
 //    full tensor of D's shape (a residual add, beta = 1), bias a vector broadcast
-//    along the last dim N (CUBLASLT_EPILOGUE_BIAS), act = RELU or identity.
-//  - cuDNN (Conv; cudnnConvolutionBiasActivationForward):
-//    y = act(alpha1 * conv(x, w) + alpha2 * z + bias), bias per output channel,
-//    z a full tensor of y's shape, act = RELU or identity.
-// Only these functions are mapped: cuBLASLt's GELU epilogue is the tanh
-// approximation, not the erf GELU the decompose pass opens, so no GELU (or Sigmoid,
-// or anything else) is ever absorbed.
+//    along the last dim N (CUBLASLT_EPILOGUE_BIAS), act = RELU or identity: the
+//    legacy form of fusion/library_epilogue.h. cuBLASLt's GELU epilogue is the tanh
+//    approximation, not the erf GELU the decompose pass opens, so it is not used.
+//  - cuDNN (Conv): any chain of the ops of fusion/library_epilogue.h (bias, residual
+//    add, per-channel scale, relu, clip, sigmoid, tanh, swish, hardsigmoid,
+//    hardswish): the legacy form as cudnnConvolutionBiasActivationForward, any other
+//    as one cuDNN graph of the convolution and its pointwise ops (runtime fusion).
 //
 // The forms accepted. From a library call L (MatMul or Gemm with a float output of
-// rank >= 2 -> cuBLASLt; Conv with a float output -> cuDNN; static shapes), the
-// chain grows L -> e1 -> e2 -> ... while the last value v (initially L's output)
-// is read by exactly one use, of one node e, and is no graph output, and e is
-//  - Add(v, b) or Add(b, v) with b a bias: b's dims, right-aligned to v's rank,
-//    are all 1 except the channel dim (Conv: dim 1; GEMM: the last dim), which
-//    equals v's; at most one bias per chain;
-//  - Add(v, z) or Add(z, v) with z a residual: z has v's exact dims; at most one
-//    per chain, and z is not produced by a chain node;
-//  - Relu(v): the last op of the chain.
-// Every Add must keep v's shape and dtype. L's own operands count: Conv's bias
-// input is the chain's bias; Gemm's C is the residual (full shape) or the bias
-// (bias shape, beta = 1), and a Gemm whose C is neither starts no chain. Each
-// prefix of the chain with >= 2 nodes is one candidate (PatternSource::kEpilogue),
-// scored by cost_model::score_epilogue; a chain is convex by construction (every
-// intermediate has a single consumer inside the chain).
+// rank >= 2 -> cuBLASLt; Conv with a float output of rank >= 3 -> cuDNN; static
+// shapes), the chain grows L -> e1 -> e2 -> ... while the last value v (initially
+// L's output) is no graph output and
+//  - v has one use, by e:
+//    - Add(v, b) or Add(b, v) with b a bias: b's dims, right-aligned to v's rank,
+//      are all 1 except the channel dim (Conv: dim 1; GEMM: the last dim), which
+//      equals v's;
+//    - Add(v, z) or Add(z, v) with z a residual: z has v's exact dims;
+//    - Relu(v);
+//    - cuDNN only: Mul(v, s) or Mul(s, v) with s of a bias's dims (a scale);
+//      Clip(v, lo, hi) with constant scalar bounds (or attributes, or none), lo <= hi;
+//      Sigmoid(v), Tanh(v), HardSigmoid(v), HardSwish(v);
+//  - cuDNN only: v has two uses, Sigmoid(v) and Mul(v, Sigmoid(v)) (SiLU), and the
+//    Sigmoid's output has no other use: one op (swish) of two nodes.
+// An operand b, z or s is not produced by a chain node. Every op keeps v's shape and
+// dtype. cuBLASLt's chain is the legacy form: at most one bias and one residual, and
+// it ends at its Relu. L's own operands count: Conv's bias input is the chain's
+// first bias; Gemm's C is the residual (full shape) or the bias (bias shape, beta =
+// 1), and a Gemm whose C is neither starts no chain. Each prefix of the chain with
+// >= 2 nodes that does not end inside swish is one candidate
+// (PatternSource::kEpilogue), scored by cost_model::score_epilogue; a chain is convex
+// by construction (every intermediate is read only inside the chain).
 //
 // Before:
 //   %c: f32[1,64,56,56] = Conv(%x, %w, %b) {name="conv"}
 //   %s: f32[1,64,56,56] = Add(%c, %skip) {name="add"}
-//   %y: f32[1,64,56,56] = Relu(%s) {name="relu"}
+//   %y: f32[1,64,56,56] = Clip(%s, 0, 6) {name="relu6"}
 // After (planned): candidates {conv, add} (cuDNN, ["bias", "residual add"]) and
-// {conv, add, relu} (cuDNN, ["bias", "residual add", "relu"]); the chosen one runs
-// as one cudnnConvolutionBiasActivationForward call.
+// {conv, add, relu6} (cuDNN, ["bias", "residual add", "clip(0,6)"]); the chosen one
+// runs as one cuDNN call.
 //
-// Must not fire: an intermediate with a second consumer or that is a graph output;
-// an Add whose other operand is produced by a chain node (Add(c, Relu(c)) is not an
-// epilogue); a bias broadcasting along another axis (f32[56] added to a Conv output
-// is per column, not per channel); a second bias or residual; an op after Relu;
-// Sigmoid, Gelu, Mul or any other op; ConvTranspose; non-float outputs.
+// Must not fire: an intermediate with another consumer or that is a graph output;
+// an operand produced by a chain node (Add(c, Relu(c)) is not an epilogue); a bias or
+// scale broadcasting along another axis (f32[56] added to a Conv output is per
+// column, not per channel); Clip with a computed bound; for cuBLASLt, a second bias
+// or residual, an op after Relu or any op but Add and Relu; Gelu, Div, Pow or any
+// op not listed; ConvTranspose; non-float outputs.
 #pragma once
 
 #include <optional>
@@ -69,7 +78,8 @@ struct EpilogueChain {
   // Per prefix length k (index k - 1): the library and what the call applies after
   // the product with nodes[0..k) absorbed, in order; L's own bias or C come first.
   // Empty when L starts no chain.
-  std::vector<LibraryEpilogue> epilogue_by_length;
+  // nullopt for a prefix that ends inside an op of two nodes (swish's Sigmoid).
+  std::vector<std::optional<LibraryEpilogue>> epilogue_by_length;
 };
 
 // The longest epilogue chain from `library_call` (see the header comment); nodes

@@ -1,7 +1,10 @@
 // A library call's epilogue: names, the fused node's attributes, the body binding.
 #include "fusion/library_epilogue.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <system_error>
 #include <utility>
 
 #include "ir/core/analysis.h"
@@ -10,23 +13,67 @@ namespace stitch::fusion {
 namespace {
 
 constexpr Library kLibraries[] = {Library::kCublasLt, Library::kCudnn};
-constexpr EpilogueOp kEpilogueOps[] = {EpilogueOp::kBias, EpilogueOp::kResidualAdd,
-                                       EpilogueOp::kRelu};
+
+// The names of the kinds; clip and hardsigmoid add "(a,b)".
+struct KindName {
+  EpilogueOpKind kind;
+  std::string_view name;
+  bool parameters;
+};
+constexpr KindName kKindNames[] = {
+    {EpilogueOpKind::kBias, "bias", false},
+    {EpilogueOpKind::kResidualAdd, "residual add", false},
+    {EpilogueOpKind::kScale, "scale", false},
+    {EpilogueOpKind::kRelu, "relu", false},
+    {EpilogueOpKind::kClip, "clip", true},
+    {EpilogueOpKind::kSigmoid, "sigmoid", false},
+    {EpilogueOpKind::kTanh, "tanh", false},
+    {EpilogueOpKind::kSwish, "swish", false},
+    {EpilogueOpKind::kHardSigmoid, "hardsigmoid", true},
+    {EpilogueOpKind::kHardSwish, "hardswish", false},
+};
+
+const KindName& kind_name(EpilogueOpKind kind) {
+  for (const KindName& entry : kKindNames) {
+    if (entry.kind == kind) return entry;
+  }
+  STITCH_CHECK(false) << "epilogue op kind " << static_cast<int>(kind) << " has no name";
+  return kKindNames[0];
+}
+
+// The shortest text that reads back as `value` ("0", "6", "0.16666667", "-inf").
+std::string float_text(float value) {
+  char text[32];
+  std::to_chars_result written = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, written.ptr);
+}
+
+// `text` as a float when all of it is one.
+std::optional<float> parse_float(std::string_view text) {
+  float value = 0.0f;
+  std::from_chars_result read = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (read.ec != std::errc() || read.ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 std::optional<BoundEpilogue> refuse(std::string* why_not, std::string why) {
   *why_not = std::move(why);
   return std::nullopt;
 }
 
-// Binds `operand`, read by an op of kind `op`, as the chain's bias or residual.
-bool bind_operand(EpilogueOp op, ir::ValueId operand, BoundEpilogue* bound) {
-  ir::ValueId& slot = op == EpilogueOp::kBias ? bound->bias : bound->residual;
-  if (op == EpilogueOp::kRelu || slot != ir::kNoId) return false;
-  slot = operand;
-  return true;
+// The op node of kind `op_type` whose one output is read by the chain's next op.
+bool is_unary(const ir::Node& node, std::string_view op_type, ir::ValueId value) {
+  return node.op_type == op_type && !node.inputs.empty() && node.inputs[0] == value &&
+         std::all_of(node.inputs.begin() + 1, node.inputs.end(),
+                     [&](ir::ValueId input) { return input != value; });
 }
 
 }  // namespace
+
+bool EpilogueOp::reads_operand() const {
+  return kind == EpilogueOpKind::kBias || kind == EpilogueOpKind::kResidualAdd ||
+         kind == EpilogueOpKind::kScale;
+}
 
 std::string_view library_name(Library library) {
   switch (library) {
@@ -38,22 +85,54 @@ std::string_view library_name(Library library) {
   return "";
 }
 
-std::string_view epilogue_op_name(EpilogueOp op) {
-  switch (op) {
-    case EpilogueOp::kBias:
-      return "bias";
-    case EpilogueOp::kResidualAdd:
-      return "residual add";
-    case EpilogueOp::kRelu:
-      return "relu";
+std::string epilogue_op_name(EpilogueOp op) {
+  const KindName& entry = kind_name(op.kind);
+  std::string name(entry.name);
+  if (entry.parameters) name += "(" + float_text(op.a) + "," + float_text(op.b) + ")";
+  return name;
+}
+
+std::optional<EpilogueOp> parse_epilogue_op(std::string_view name) {
+  for (const KindName& entry : kKindNames) {
+    if (!entry.parameters) {
+      if (name == entry.name) return EpilogueOp{entry.kind};
+      continue;
+    }
+    if (name.size() < entry.name.size() + 2 || name.substr(0, entry.name.size()) != entry.name ||
+        name[entry.name.size()] != '(' || name.back() != ')') {
+      continue;
+    }
+    std::string_view inside = name.substr(entry.name.size() + 1);
+    inside.remove_suffix(1);
+    size_t comma = inside.find(',');
+    if (comma == std::string_view::npos) return std::nullopt;
+    std::optional<float> a = parse_float(inside.substr(0, comma));
+    std::optional<float> b = parse_float(inside.substr(comma + 1));
+    if (!a || !b) return std::nullopt;
+    return EpilogueOp{entry.kind, *a, *b};
   }
-  return "";
+  return std::nullopt;
 }
 
 std::vector<std::string> LibraryEpilogue::op_names() const {
   std::vector<std::string> names;
-  for (EpilogueOp op : ops) names.emplace_back(epilogue_op_name(op));
+  for (EpilogueOp op : ops) names.push_back(epilogue_op_name(op));
   return names;
+}
+
+bool LibraryEpilogue::legacy_form() const {
+  int bias = 0;
+  int residual = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i] == EpilogueOp::kBias) {
+      ++bias;
+    } else if (ops[i] == EpilogueOp::kResidualAdd) {
+      ++residual;
+    } else if (ops[i] != EpilogueOp::kRelu || i + 1 != ops.size()) {
+      return false;
+    }
+  }
+  return bias <= 1 && residual <= 1;
 }
 
 std::vector<ir::Attribute> epilogue_attributes(const LibraryEpilogue& epilogue) {
@@ -83,17 +162,14 @@ Result<LibraryEpilogue> read_epilogue_attributes(const ir::Node& node) {
                                  "\" is neither cuBLASLt nor cuDNN; recompile the model");
   }
   for (const std::string& name : ops->strings) {
-    known = false;
-    for (EpilogueOp candidate : kEpilogueOps) {
-      if (name == epilogue_op_name(candidate)) {
-        epilogue.ops.push_back(candidate);
-        known = true;
-      }
+    std::optional<EpilogueOp> op = parse_epilogue_op(name);
+    if (!op) {
+      return Status::invalid_input(
+          where + "epilogue op \"" + name +
+          "\" is not bias, residual add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, " +
+          "hardsigmoid(alpha,beta) or hardswish; recompile the model");
     }
-    if (!known) {
-      return Status::invalid_input(where + "epilogue op \"" + name +
-                                   "\" is not bias, residual add or relu; recompile the model");
-    }
+    epilogue.ops.push_back(*op);
   }
   return epilogue;
 }
@@ -105,16 +181,26 @@ std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryE
   if (order->empty()) return refuse(why_not, "the step's body is empty");
   BoundEpilogue bound;
   bound.call = (*order)[0];
+  bound.operands.assign(epilogue.ops.size(), ir::kNoId);
   const ir::Node& call = body.node(bound.call);
   if (call.outputs.empty() || call.outputs[0] == ir::kNoId) {
     return refuse(why_not, call.display_name() + " has no first output");
   }
+  // Records operand `operand` of op `index` and the legacy view.
+  auto bind_operand = [&](size_t index, ir::ValueId operand) {
+    bound.operands[index] = operand;
+    const EpilogueOp op = epilogue.ops[index];
+    if (op == EpilogueOp::kBias && bound.bias == ir::kNoId) bound.bias = operand;
+    if (op == EpilogueOp::kResidualAdd && bound.residual == ir::kNoId) bound.residual = operand;
+  };
   size_t next = 0;  // the next op of `epilogue` to bind
   if (call.inputs.size() > 2 && call.inputs[2] != ir::kNoId) {
-    if (next >= epilogue.ops.size() || !bind_operand(epilogue.ops[next], call.inputs[2], &bound)) {
+    if (epilogue.ops.empty() ||
+        (epilogue.ops[0] != EpilogueOp::kBias && epilogue.ops[0] != EpilogueOp::kResidualAdd)) {
       return refuse(why_not, call.display_name() +
                                  "'s third operand is not the epilogue's bias or residual add");
     }
+    bind_operand(0, call.inputs[2]);
     if (bound.residual != ir::kNoId && call.op_type == "Gemm") {
       bound.residual_scale = call.float_attribute("beta", 1.0f);
     }
@@ -123,27 +209,60 @@ std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryE
   ir::ValueId value = call.outputs[0];
   for (size_t i = 1; i < order->size(); ++i) {
     const ir::Node& node = body.node((*order)[i]);
-    if (bound.relu) return refuse(why_not, "an op (" + node.display_name() + ") follows the Relu");
     if (next >= epilogue.ops.size()) {
       return refuse(why_not, node.display_name() + " is not one of the epilogue's " +
                                  std::to_string(epilogue.ops.size()) + " ops");
     }
-    const EpilogueOp op = epilogue.ops[next++];
+    const size_t index = next++;
+    const EpilogueOp op = epilogue.ops[index];
+    const std::string op_name = epilogue_op_name(op);
     if (!node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] == ir::kNoId) {
       return refuse(why_not, node.display_name() + " is not an epilogue op with one output");
     }
-    if (op == EpilogueOp::kRelu && node.op_type == "Relu" && node.inputs.size() == 1 &&
-        node.inputs[0] == value) {
-      bound.relu = true;
-    } else if (op != EpilogueOp::kRelu && node.op_type == "Add" && node.inputs.size() == 2 &&
-               (node.inputs[0] == value) != (node.inputs[1] == value)) {
-      if (!bind_operand(op, node.inputs[node.inputs[0] == value ? 1 : 0], &bound)) {
-        return refuse(why_not,
-                      node.display_name() + " is a second " + std::string(epilogue_op_name(op)));
+    auto mismatch = [&] {
+      return refuse(why_not, node.display_name() + " is not the epilogue's " + op_name +
+                                 " of the previous output");
+    };
+    if (op.reads_operand()) {
+      const char* op_type = op == EpilogueOp::kScale ? "Mul" : "Add";
+      if (node.op_type != op_type || node.inputs.size() != 2 ||
+          (node.inputs[0] == value) == (node.inputs[1] == value)) {
+        return mismatch();
       }
+      bind_operand(index, node.inputs[node.inputs[0] == value ? 1 : 0]);
+    } else if (op.kind == EpilogueOpKind::kSwish) {
+      // Sigmoid(v), then Mul(v, Sigmoid(v)) in either operand order.
+      if (!is_unary(node, "Sigmoid", value) || node.inputs.size() != 1 || i + 1 >= order->size()) {
+        return mismatch();
+      }
+      const ir::Node& mul = body.node((*order)[++i]);
+      const ir::ValueId gate = node.outputs[0];
+      if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 ||
+          mul.outputs.size() != 1 || mul.outputs[0] == ir::kNoId ||
+          !((mul.inputs[0] == value && mul.inputs[1] == gate) ||
+            (mul.inputs[0] == gate && mul.inputs[1] == value))) {
+        return refuse(why_not, mul.display_name() + " is not the swish's Mul of " +
+                                   node.display_name() + " and its input");
+      }
+      value = mul.outputs[0];
+      continue;
     } else {
-      return refuse(why_not, node.display_name() + " is not the epilogue's " +
-                                 std::string(epilogue_op_name(op)) + " of the previous output");
+      static constexpr std::pair<EpilogueOpKind, std::string_view> kUnary[] = {
+          {EpilogueOpKind::kRelu, "Relu"},
+          {EpilogueOpKind::kClip, "Clip"},
+          {EpilogueOpKind::kSigmoid, "Sigmoid"},
+          {EpilogueOpKind::kTanh, "Tanh"},
+          {EpilogueOpKind::kHardSigmoid, "HardSigmoid"},
+          {EpilogueOpKind::kHardSwish, "HardSwish"}};
+      bool matched = false;
+      for (auto [kind, op_type] : kUnary) {
+        if (kind == op.kind && is_unary(node, op_type, value)) matched = true;
+      }
+      // Only Clip has operands besides v (its bounds, which the op carries).
+      if (!matched || (op.kind != EpilogueOpKind::kClip && node.inputs.size() != 1)) {
+        return mismatch();
+      }
+      if (op == EpilogueOp::kRelu) bound.relu = true;
     }
     value = node.outputs[0];
   }

@@ -9,14 +9,34 @@
 // reads them back with read_epilogue_attributes) -> runtime_stub/program.cc
 // (Step::epilogue) -> runtime_stub/cuda/ (bind_epilogue: the values each op reads).
 //
-// The attributes, unchanged since the first fused models were written:
-//   library  = "cuBLASLt" | "cuDNN"                       (string)
-//   epilogue = ["bias", "residual add", "relu"] in order   (strings)
+// The attributes:
+//   library  = "cuBLASLt" | "cuDNN"                           (string)
+//   epilogue = ["bias", "residual add", "clip(0,6)"] in order  (strings)
+// An op's name is its kind, and for an op with parameters the parameters in
+// parentheses, each the shortest text that reads back as the same float
+// ("clip(0,6)", "hardsigmoid(0.2,0.5)"). A model written before an op had parameters
+// has only the first three names, which read back unchanged.
 //
-// The body of a library call is the call L, then one node per op it applies after its
-// own operand: L's own bias or C (Conv's input 2, Gemm's C) is the first op when L has
-// one; each later op is an Add (bias or residual add) or a final Relu reading the
-// previous node's output.
+// The ops (v: the value so far; c: v's channel axis, Conv's dim 1, a GEMM's last dim):
+//   bias          Add(v, b), b one value per channel (dims 1 except c)
+//   residual add  Add(v, z), z of v's exact dims
+//   scale         Mul(v, s), s one value per channel
+//   relu          Relu(v)
+//   clip(lo,hi)   Clip(v, lo, hi), lo and hi constants (a missing one is -/+ the
+//                 largest float)
+//   sigmoid, tanh Sigmoid(v), Tanh(v)
+//   swish         Mul(v, Sigmoid(v)) (SiLU): two nodes, v read by both
+//   hardsigmoid(alpha,beta)  HardSigmoid(v) = max(0, min(1, alpha * v + beta))
+//   hardswish     HardSwish(v) = v * max(0, min(1, v / 6 + 1 / 2))
+// cuBLASLt applies only the legacy form (legacy_form(): bias, residual add, relu, at
+// most one each, relu last), and so do cuDNN's cudnnConvolutionBiasActivationForward
+// and the legacy calls; a cuDNN Conv with any other chain is one cuDNN graph
+// (runtime_stub/cuda/cudnn_graph.h).
+//
+// The body of a library call is the call L, then the nodes of each op after its own
+// operand, in order: L's own bias or C (Conv's input 2, Gemm's C) is the first op
+// when L has one; each later op reads the previous op's output (swish: its Sigmoid and
+// its Mul both do).
 //   %c = Conv(%x, %w, %b); %s = Add(%c, %skip); %y = Relu(%s)
 //   with ["bias", "residual add", "relu"]: bias %b, residual %skip, relu, output %y.
 #pragma once
@@ -33,16 +53,59 @@
 namespace stitch::fusion {
 
 enum class Library { kCublasLt, kCudnn };
-enum class EpilogueOp { kBias, kResidualAdd, kRelu };
+enum class EpilogueOpKind {
+  kBias,
+  kResidualAdd,
+  kScale,
+  kRelu,
+  kClip,
+  kSigmoid,
+  kTanh,
+  kSwish,
+  kHardSigmoid,
+  kHardSwish,
+};
 
-std::string_view library_name(Library library);    // "cuBLASLt", "cuDNN"
-std::string_view epilogue_op_name(EpilogueOp op);  // "bias", "residual add", "relu"
+// One op of an epilogue: its kind and, for clip and hardsigmoid, its two parameters.
+struct EpilogueOp {
+  EpilogueOpKind kind = EpilogueOpKind::kBias;
+  float a = 0.0f;  // clip: the lower bound; hardsigmoid: alpha
+  float b = 0.0f;  // clip: the upper bound; hardsigmoid: beta
+
+  // The ops without parameters, as values (EpilogueOp::kBias == EpilogueOp{kBias}).
+  static const EpilogueOp kBias, kResidualAdd, kScale, kRelu, kSigmoid, kTanh, kSwish, kHardSwish;
+  static EpilogueOp clip(float lower, float upper) { return {EpilogueOpKind::kClip, lower, upper}; }
+  static EpilogueOp hard_sigmoid(float alpha, float beta) {
+    return {EpilogueOpKind::kHardSigmoid, alpha, beta};
+  }
+
+  // bias, residual add and scale read a tensor besides the value so far.
+  bool reads_operand() const;
+  bool operator==(const EpilogueOp& other) const = default;
+};
+
+inline constexpr EpilogueOp EpilogueOp::kBias{EpilogueOpKind::kBias};
+inline constexpr EpilogueOp EpilogueOp::kResidualAdd{EpilogueOpKind::kResidualAdd};
+inline constexpr EpilogueOp EpilogueOp::kScale{EpilogueOpKind::kScale};
+inline constexpr EpilogueOp EpilogueOp::kRelu{EpilogueOpKind::kRelu};
+inline constexpr EpilogueOp EpilogueOp::kSigmoid{EpilogueOpKind::kSigmoid};
+inline constexpr EpilogueOp EpilogueOp::kTanh{EpilogueOpKind::kTanh};
+inline constexpr EpilogueOp EpilogueOp::kSwish{EpilogueOpKind::kSwish};
+inline constexpr EpilogueOp EpilogueOp::kHardSwish{EpilogueOpKind::kHardSwish};
+
+std::string_view library_name(Library library);  // "cuBLASLt", "cuDNN"
+std::string epilogue_op_name(EpilogueOp op);     // "bias", "clip(0,6)", ... (see above)
+// The op `name` names, or nullopt.
+std::optional<EpilogueOp> parse_epilogue_op(std::string_view name);
 
 struct LibraryEpilogue {
   Library library = Library::kCublasLt;
   std::vector<EpilogueOp> ops;  // in the order the call applies them
 
   std::vector<std::string> op_names() const;  // epilogue_op_name of each op
+  // Only bias, residual add and relu, at most one each, relu last: what cuBLASLt's
+  // epilogues and cudnnConvolutionBiasActivationForward apply.
+  bool legacy_form() const;
   bool operator==(const LibraryEpilogue& other) const = default;
 };
 
@@ -55,19 +118,23 @@ Result<LibraryEpilogue> read_epilogue_attributes(const ir::Node& node);
 
 // The values of a library call's body that each op reads (see the header comment).
 struct BoundEpilogue {
-  ir::NodeId call = ir::kNoId;       // L, the body's first node
-  ir::ValueId output = ir::kNoId;    // what the last op (or L) writes
-  ir::ValueId bias = ir::kNoId;      // kNoId: no bias
-  ir::ValueId residual = ir::kNoId;  // kNoId: no residual
-  float residual_scale = 1.0f;       // Gemm's beta when its own C is the residual
+  ir::NodeId call = ir::kNoId;     // L, the body's first node
+  ir::ValueId output = ir::kNoId;  // what the last op (or L) writes
+  // Per op of the epilogue, in order: the tensor a bias, residual add or scale reads;
+  // kNoId for the others.
+  std::vector<ir::ValueId> operands;
+  // The legacy form's view (LibraryEpilogue::legacy_form): its first bias and
+  // residual (kNoId: none) and whether it has a relu.
+  ir::ValueId bias = ir::kNoId;
+  ir::ValueId residual = ir::kNoId;
+  float residual_scale = 1.0f;  // Gemm's beta when its own C is the residual
   bool relu = false;
 };
 
 // Matches `epilogue` to `body`: the call is the first node in topological order and
 // the ops follow as above. nullopt, with why in *why_not, when the body is not that
-// chain (a node that is not the next op's Add or Relu, an op count that differs, an
-// Add that does not read the previous node's output exactly once, a second bias or
-// residual, a node after the Relu).
+// chain (a node that is not the next op's node, an op count that differs, an op that
+// does not read the previous op's output, a Gemm's C that is not its first op).
 std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryEpilogue& epilogue,
                                            std::string* why_not);
 

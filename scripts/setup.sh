@@ -39,13 +39,16 @@ fi
 
 # The test harness's Python: Debian's python3 with pinned PyPI packages. The stamp
 # holds the requirements' hash so a changed pin reinstalls.
+# scripts/requirements-headers.txt is installed without dependencies (header files).
 requirements=scripts/requirements.txt
+headers=scripts/requirements-headers.txt
 stamp=.venv/.requirements.sha256
-want=$(sha256sum "$requirements" | cut -d' ' -f1)
+want=$(cat "$requirements" "$headers" | sha256sum | cut -d' ' -f1)
 if [[ ! -x .venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-  echo "setup: creating .venv from $requirements"
+  echo "setup: creating .venv from $requirements and $headers"
   /usr/bin/python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r "$requirements"
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r "$headers"
   echo "$want" > "$stamp"
 fi
 

@@ -144,6 +144,9 @@ Result<Placement> CublasLtGemm::prepare(const Step& step) {
   LibraryChain chain;
   STITCH_ASSIGN_OR_RETURN(std::string why, read_library_chain(step, /*channel_last=*/true, &chain));
   if (!why.empty()) return refuse("cuBLASLt: " + why);
+  if (!chain.legacy) {
+    return refuse("cuBLASLt: the epilogue is not a bias, a residual add and a final relu");
+  }
   const ir::Node& op = *chain.op;
   if (op.op_type != "MatMul" && op.op_type != "Gemm") {
     return refuse("cuBLASLt: " + op.display_name() + " is not a MatMul or Gemm");

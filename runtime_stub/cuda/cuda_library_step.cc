@@ -107,26 +107,38 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
     return "the epilogue's output " + ir::to_string(body.value(bound->output).type) +
            " does not keep the type " + ir::to_string(chain->output) + " of " + op.display_name();
   }
-  if (bound->bias != ir::kNoId) {
-    chain->bias_input = step_input_index(step, body, bound->bias);
-    const ir::TensorType& type = body.value(bound->bias).type;
-    // Conv(X, W, B): B is per output channel (ONNX Conv); an Add's operand broadcasts.
-    const bool own_bias =
-        op.op_type == "Conv" && op.inputs.size() > 2 && op.inputs[2] == bound->bias;
-    if (chain->bias_input < 0 || !is_channel_vector(type, chain->output, channel_axis, own_bias)) {
-      return "the bias " + ir::to_string(type) + " is not a step input with one value per " +
-             "channel of " + ir::to_string(chain->output);
+  // Conv(X, W, B): B is per output channel (ONNX Conv); an Add's operand broadcasts.
+  const ir::ValueId own_bias =
+      op.op_type == "Conv" && op.inputs.size() > 2 ? op.inputs[2] : ir::kNoId;
+  const std::vector<fusion::EpilogueOp>& ops = step.epilogue->ops;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ChainOp bound_op{ops[i], -1};
+    const ir::ValueId operand = bound->operands[i];
+    if (ops[i].reads_operand()) {
+      bound_op.input = step_input_index(step, body, operand);
+      const ir::TensorType& type = body.value(operand).type;
+      const bool fits =
+          ops[i] == fusion::EpilogueOp::kResidualAdd
+              ? type == chain->output
+              : is_channel_vector(type, chain->output, channel_axis, operand == own_bias);
+      if (bound_op.input < 0 || !fits) {
+        return "the " + fusion::epilogue_op_name(ops[i]) + "'s operand " + ir::to_string(type) +
+               " is not a step input " +
+               (ops[i] == fusion::EpilogueOp::kResidualAdd
+                    ? "of the output's type " + ir::to_string(chain->output)
+                    : "with one value per channel of " + ir::to_string(chain->output));
+      }
+      if (ops[i] == fusion::EpilogueOp::kBias && chain->bias_input < 0) {
+        chain->bias_input = bound_op.input;
+      }
+      if (ops[i] == fusion::EpilogueOp::kResidualAdd && chain->residual_input < 0) {
+        chain->residual_input = bound_op.input;
+        chain->residual_scale = bound->residual_scale;
+      }
     }
+    chain->ops.push_back(bound_op);
   }
-  if (bound->residual != ir::kNoId) {
-    chain->residual_input = step_input_index(step, body, bound->residual);
-    chain->residual_scale = bound->residual_scale;
-    const ir::TensorType& type = body.value(bound->residual).type;
-    if (chain->residual_input < 0 || type != chain->output) {
-      return "the residual " + ir::to_string(type) + " is not a step input of the output's type " +
-             ir::to_string(chain->output);
-    }
-  }
+  chain->legacy = step.epilogue->legacy_form();
   chain->relu = bound->relu;
   if (body.value(bound->output).name != step.body_outputs[0]) {
     return std::string("the step's output is not the end of the op -> bias/residual -> Relu chain");

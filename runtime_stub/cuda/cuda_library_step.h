@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 #include "runtime_stub/backend.h"
@@ -24,12 +25,21 @@ std::string dims_text(const std::vector<int64_t>& dims);
 int64_t product(const std::vector<int64_t>& dims);
 inline bool fits_int(int64_t value) { return value >= 0 && value <= INT_MAX; }
 
+// One op of a library step's epilogue with its operand bound to a step input.
+struct ChainOp {
+  fusion::EpilogueOp op;
+  int input = -1;  // bias, residual add, scale: the step input index it reads
+};
+
 // The op a library step calls and the epilogue folded into the call, as the plan
-// decided it (Step::epilogue) with each operand bound to a step input:
+// decided it (Step::epilogue) with each operand bound to a step input. The legacy
+// form (fusion::LibraryEpilogue::legacy_form) is also read into the fields below ops:
 //   op(...) [+ bias] [+ residual] [-> Relu]   (the Adds in either order)
 struct LibraryChain {
   const ir::Node* op = nullptr;
-  ir::TensorType output;        // the op's output type, which every chain value keeps
+  ir::TensorType output;  // the op's output type, which every chain value keeps
+  std::vector<ChainOp> ops;
+  bool legacy = true;           // ops are the legacy form
   int bias_input = -1;          // step input index: one value per channel
   int residual_input = -1;      // step input index: the output's exact dims
   float residual_scale = 1.0f;  // Gemm's beta when its own C is the residual
@@ -41,9 +51,10 @@ struct LibraryChain {
 int step_input_index(const Step& step, const ir::Graph& body, ir::ValueId value);
 
 // Fills `chain` from the plan's epilogue (Step::epilogue, fusion::bind_epilogue on the
-// step's body); returns "" or why the step is not one library call with a bias /
-// residual / ReLU epilogue. `channel_last`: the bias runs along the last dim (GEMM)
-// rather than dim 1 (Conv).
+// step's body); returns "" or why the step is not one library call with that
+// epilogue (a bias or scale that is not one value per channel, a residual of another
+// type). `channel_last`: a bias or scale runs along the last dim (GEMM) rather than
+// dim 1 (Conv).
 Result<std::string> read_library_chain(const Step& step, bool channel_last, LibraryChain* chain);
 
 }  // namespace stitch::runtime::cuda

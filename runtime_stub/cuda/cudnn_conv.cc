@@ -7,7 +7,9 @@
 #include <optional>
 #include <utility>
 
+#include "ir/core/window.h"
 #include "runtime_stub/cuda/cuda_library_step.h"
+#include "runtime_stub/cuda/cudnn_graph.h"
 #include "runtime_stub/cuda/cudnn_window.h"
 
 namespace stitch::runtime::cuda {
@@ -28,6 +30,10 @@ struct ConvPlan {
   int bias_input = -1;
   int residual_input = -1;
   bool relu = false;
+  // An epilogue that is not the legacy form: one cuDNN graph, whose operands are the
+  // step inputs `operand_inputs` (per op; -1 for an op without one).
+  std::unique_ptr<CudnnConvGraph> graph;
+  std::vector<int> operand_inputs;
 };
 
 namespace {
@@ -137,6 +143,7 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   if (op.inputs.size() < 2 || op.inputs[0] == ir::kNoId || op.inputs[1] == ir::kNoId) {
     return refuse("cuDNN: " + op.display_name() + " lacks an operand");
   }
+  if (!chain.legacy) return prepare_graph(step, chain);
   const ir::TensorType& x = body.value(op.inputs[0]).type;
   const ir::TensorType& w = body.value(op.inputs[1]).type;
   if (x.dtype != ir::DType::kFloat32 || w.dtype != ir::DType::kFloat32 ||
@@ -198,6 +205,64 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   if (!plan->fused) {
     STITCH_ASSIGN_OR_RETURN(std::string rejected, try_plan(step, *plan));
     if (!rejected.empty()) return refuse("cuDNN: " + rejected);
+  }
+  plans_[&step] = std::move(plan);
+  return Placement{};
+}
+
+Result<Placement> CudnnConvolutions::prepare_graph(const Step& step, const LibraryChain& chain) {
+  const ir::Node& op = *chain.op;
+  const ir::Graph& body = step.body.graph;
+  const ir::TensorType& x = body.value(op.inputs[0]).type;
+  const ir::TensorType& w = body.value(op.inputs[1]).type;
+  const std::string form = "Conv " + ir::to_string(x) + " * " + ir::to_string(w);
+  if (!x.is_static() || !w.is_static() || x.dims.size() != chain.output.dims.size() ||
+      w.dims.size() != x.dims.size() || x.dims.size() < 3) {
+    return refuse("cuDNN graph: " + form + " (static shapes of one rank >= 3 only)");
+  }
+  const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
+  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
+  Result<ir::Window> window = ir::sliding_window(op, spatial, kernel, /*ceil_mode=*/false);
+  if (!window.is_ok()) return refuse("cuDNN graph: " + form + ": " + window.status().message());
+  ConvGraphSpec spec;
+  spec.dtype = chain.output.dtype;
+  spec.x = x.dims;
+  spec.w = w.dims;
+  spec.y = chain.output.dims;
+  spec.pre_padding = window->pad_begin;
+  spec.post_padding = window->pad_end;
+  spec.stride = window->strides;
+  spec.dilation = window->dilations;
+  auto plan = std::make_unique<ConvPlan>();
+  plan->input_index = step_input_index(step, body, op.inputs[0]);
+  plan->filter_index = step_input_index(step, body, op.inputs[1]);
+  for (const ChainOp& bound : chain.ops) {
+    spec.ops.push_back(bound.op);
+    plan->operand_inputs.push_back(bound.input);
+    std::vector<int64_t> dims;
+    if (bound.input >= 0) {
+      // A bias or scale holds one value per channel: [1,K,1,...] at y's rank.
+      dims.assign(spec.y.size(), 1);
+      if (bound.op == fusion::EpilogueOp::kResidualAdd) {
+        dims = spec.y;
+      } else {
+        dims[1] = spec.y[1];
+      }
+    }
+    spec.operand_dims.push_back(std::move(dims));
+  }
+  std::string why_not;
+  plan->graph = CudnnConvGraph::build(spec, &why_not);
+  if (plan->graph == nullptr) return refuse("cuDNN graph: " + form + ": " + why_not);
+  STITCH_ASSIGN_OR_RETURN(std::string rejected, plan->graph->plan(handle_));
+  if (!rejected.empty()) {
+    // Correct on the host, and said: cuDNN's runtime fusion has no engine for it here.
+    return refuse("cuDNN graph: " + form + " with its epilogue: " + rejected);
+  }
+  plan->workspace_bytes = static_cast<size_t>(plan->graph->workspace_bytes());
+  if (verbose_) {
+    std::cerr << "cuda: " << step.name << ": cuDNN graph " << form << ", workspace "
+              << plan->workspace_bytes << " bytes\n";
   }
   plans_[&step] = std::move(plan);
   return Placement{};
@@ -300,6 +365,13 @@ Status CudnnConvolutions::run_plan(const ConvPlan& plan, const std::vector<const
   const void* residual =
       plan.residual_input >= 0 ? inputs[static_cast<size_t>(plan.residual_input)] : nullptr;
   void* y = outputs[0];
+  if (plan.graph != nullptr) {
+    std::vector<const void*> operands;
+    for (int input : plan.operand_inputs) {
+      operands.push_back(input >= 0 ? inputs[static_cast<size_t>(input)] : nullptr);
+    }
+    return plan.graph->execute(handle_, x, w, operands, y, scratch);
+  }
   if (plan.fused) {
     // y = act(conv + alpha2 * z + bias); without a residual alpha2 is 0 and z is y,
     // as ONNX Runtime's fused convolution passes it.

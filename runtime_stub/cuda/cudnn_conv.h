@@ -9,6 +9,9 @@
 // to the host. The algorithm is cuDNN's heuristic choice
 // (cudnnGetConvolutionForwardAlgorithm_v7) within 256 MiB of workspace; math type
 // CUDNN_FMA_MATH: no TF32.
+// A Conv whose epilogue is not that legacy form (float16/bfloat16 with clip, sigmoid,
+// swish, ...; fusion/epilogue.h decides) runs as one cuDNN graph (cudnn_graph.h) when
+// the device has an engine for it, else on the host with cuDNN's reason.
 //
 // Plans are made in prepare() and keyed by the Step's address: run() must get the
 // Step object prepare() got.
@@ -30,6 +33,7 @@
 namespace stitch::runtime::cuda {
 
 struct ConvPlan;
+struct LibraryChain;
 
 class CudnnConvolutions {
  public:
@@ -48,6 +52,9 @@ class CudnnConvolutions {
              const std::vector<void*>& outputs, void* scratch);
 
  private:
+  // Plans a Conv whose epilogue is not the legacy form as one cuDNN graph
+  // (cudnn_graph.h), or refuses it with cuDNN's reason.
+  Result<Placement> prepare_graph(const Step& step, const LibraryChain& chain);
   // Picks the fused call for a residual or Relu epilogue when cuDNN accepts it.
   Status plan_fused_call(const Step& step, int channels, ConvPlan* plan);
   // Runs the planned cuDNN calls once on zeroed scratch buffers: "" when cuDNN accepts

@@ -253,6 +253,53 @@ TEST(EpilogueTest, GeluAndSigmoidAfterAGemmAreNotAbsorbed) {
             std::vector<std::string>{"cuBLASLt {mm3, add} [bias]"});
 }
 
+// A float16 Conv with even channels takes any chain of the pointwise ops as one cuDNN
+// graph: its own bias, a per-channel scale, ReLU6, then SiLU (two nodes: no prefix
+// ends at its Sigmoid).
+TEST(EpilogueTest, HalfConvTakesAPointwiseChainAsOneGraph) {
+  ir::Model model = parse(R"(graph "g" (%x: f16[1,16,32,32], %w: f16[32,16,3,3], %b: f16[32],
+               %s: f16[32,1,1]) {
+  %lo: f16[] = dense<f16[]>[0]
+  %hi: f16[] = dense<f16[]>[6]
+  %c: f16[1,32,30,30] = Conv(%x, %w, %b) {name="conv"}
+  %m: f16[1,32,30,30] = Mul(%s, %c) {name="scale"}
+  %p: f16[1,32,30,30] = Clip(%m, %lo, %hi) {name="relu6"}
+  %g: f16[1,32,30,30] = Sigmoid(%p) {name="gate"}
+  %y: f16[1,32,30,30] = Mul(%p, %g) {name="silu"}
+  %z: f16[1,32,30,30] = Neg(%y) {name="next"}
+  return %z
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            (std::vector<std::string>{
+                "cuDNN {conv, scale} [bias, scale]",
+                "cuDNN {conv, scale, relu6} [bias, scale, clip(0,6)]",
+                "cuDNN {conv, scale, relu6, gate, silu} [bias, scale, clip(0,6), swish]"}));
+  // Each intermediate is written once and read by each of its readers.
+  std::vector<Pattern> patterns = epilogues(model.graph);
+  ASSERT_EQ(patterns.size(), 3u);
+  constexpr int64_t kBytes = 32 * 30 * 30 * 2;
+  EXPECT_EQ(patterns[2].bytes_saved, 2 * kBytes + 2 * kBytes + 3 * kBytes + 2 * kBytes);
+}
+
+// What keeps the legacy form: a float32 Conv (the runtime fusion engines compute it in
+// TF32), a float16 Conv with an odd channel count, and a chain with a residual add.
+TEST(EpilogueTest, PointwiseChainsNeedAHalfConvWithoutResidual) {
+  ir::Model model = parse(R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3],
+               %xh: f16[1,3,32,32], %wh: f16[32,3,3,3], %xe: f16[1,4,32,32], %wr: f16[16,4,3,3],
+               %r: f16[1,16,30,30]) {
+  %c: f32[1,32,30,30] = Conv(%x, %w) {name="conv_f32"}
+  %y: f32[1,32,30,30] = Sigmoid(%c) {name="sigmoid_f32"}
+  %ch: f16[1,32,30,30] = Conv(%xh, %wh) {name="conv_odd"}
+  %yh: f16[1,32,30,30] = Tanh(%ch) {name="tanh_odd"}
+  %cr: f16[1,16,30,30] = Conv(%xe, %wr) {name="conv_residual"}
+  %ar: f16[1,16,30,30] = Add(%cr, %r) {name="residual"}
+  %hr: f16[1,16,30,30] = HardSwish(%ar) {name="hardswish"}
+  return %y, %yh, %hr
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            std::vector<std::string>{"cuDNN {conv_residual, residual} [residual add]"});
+}
+
 TEST(EpilogueTest, SmallFusibleGemmIsNoLibraryCall) {
   // 64x64x64 fits a generated kernel: the GEMM is kBatchedGemm, not a library call.
   ir::Model model = parse(R"(graph "g" (%a: f32[64,64], %w: f32[64,64], %bias: f32[64]) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,7 +69,42 @@ TEST(LibraryEpilogueTest, ReadRefusesWhatItDoesNotKnow) {
   ASSERT_FALSE(read.is_ok());
   EXPECT_EQ(read.status().message(),
             "node \"fused\" (stitchopt.stitch_k0): epilogue op \"gelu\" is not bias, residual "
-            "add or relu; recompile the model");
+            "add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, hardsigmoid(alpha,beta) or "
+            "hardswish; recompile the model");
+  for (const char* name : {"clip", "clip()", "clip(0)", "clip(0,6", "clip(a,6)", "clip(0,6) ",
+                           "relu(0,1)", "hardsigmoid(0.2;0.5)", "Relu"}) {
+    EXPECT_EQ(parse_epilogue_op(name), std::nullopt) << name;
+  }
+}
+
+TEST(LibraryEpilogueTest, OpsWithParametersRoundTripExactly) {
+  const std::vector<EpilogueOp> ops = {EpilogueOp::kScale,
+                                       EpilogueOp::clip(0.0f, 6.0f),
+                                       EpilogueOp::clip(-std::numeric_limits<float>::max(), 1e-7f),
+                                       EpilogueOp::kSigmoid,
+                                       EpilogueOp::kTanh,
+                                       EpilogueOp::kSwish,
+                                       EpilogueOp::hard_sigmoid(1.0f / 6.0f, 0.5f),
+                                       EpilogueOp::kHardSwish};
+  const LibraryEpilogue epilogue{Library::kCudnn, ops};
+  EXPECT_EQ(epilogue.op_names(), (std::vector<std::string>{
+                                     "scale", "clip(0,6)", "clip(-3.4028235e+38,1e-07)", "sigmoid",
+                                     "tanh", "swish", "hardsigmoid(0.16666667,0.5)", "hardswish"}));
+  Result<LibraryEpilogue> read = read_epilogue_attributes(node_with(epilogue_attributes(epilogue)));
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(*read, epilogue);
+}
+
+TEST(LibraryEpilogueTest, LegacyFormIsBiasResidualAndAFinalRelu) {
+  using Ops = std::vector<EpilogueOp>;
+  auto legacy = [](Ops ops) { return LibraryEpilogue{Library::kCudnn, ops}.legacy_form(); };
+  EXPECT_TRUE(legacy({}));
+  EXPECT_TRUE(legacy({EpilogueOp::kBias, EpilogueOp::kResidualAdd, EpilogueOp::kRelu}));
+  EXPECT_TRUE(legacy({EpilogueOp::kResidualAdd, EpilogueOp::kBias}));
+  EXPECT_FALSE(legacy({EpilogueOp::kBias, EpilogueOp::kBias}));
+  EXPECT_FALSE(legacy({EpilogueOp::kRelu, EpilogueOp::kBias}));
+  EXPECT_FALSE(legacy({EpilogueOp::kBias, EpilogueOp::clip(0, 6)}));
+  EXPECT_FALSE(legacy({EpilogueOp::kScale}));
 }
 
 TEST(LibraryEpilogueTest, CallEpilogueOfLoneCalls) {
@@ -141,12 +178,19 @@ TEST(LibraryEpilogueTest, GemmOwnResidualKeepsBeta) {
 TEST(LibraryEpilogueTest, BindRefusesABodyThatIsNotTheDecidedChain) {
   ir::Model model = parse(kConvChain);
   std::string why;
-  // The Add is the residual, not a second bias.
+  // The Add is no scale (a Mul).
   EXPECT_FALSE(bind_epilogue(
       model.graph,
-      LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kBias, EpilogueOp::kRelu}},
+      LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kScale, EpilogueOp::kRelu}},
       &why));
-  EXPECT_EQ(why, "\"add\" (Add) is a second bias");
+  EXPECT_EQ(why, "\"add\" (Add) is not the epilogue's scale of the previous output");
+  // The Relu is no clip.
+  EXPECT_FALSE(bind_epilogue(
+      model.graph,
+      LibraryEpilogue{Library::kCudnn,
+                      {EpilogueOp::kBias, EpilogueOp::kResidualAdd, EpilogueOp::clip(0, 6)}},
+      &why));
+  EXPECT_EQ(why, "\"relu\" (Relu) is not the epilogue's clip(0,6) of the previous output");
   // The Relu is not in the decision.
   EXPECT_FALSE(bind_epilogue(
       model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kResidualAdd}},
@@ -162,6 +206,40 @@ TEST(LibraryEpilogueTest, BindRefusesABodyThatIsNotTheDecidedChain) {
   // The Conv's own bias needs a bias or residual op first.
   EXPECT_FALSE(bind_epilogue(model.graph, LibraryEpilogue{Library::kCudnn, {}}, &why));
   EXPECT_EQ(why, "\"conv\" (Conv)'s third operand is not the epilogue's bias or residual add");
+}
+
+TEST(LibraryEpilogueTest, BindsPointwiseOpsAndSwishsTwoNodes) {
+  ir::Model model = parse(R"(graph "g" (%x: f16[1,4,8,8], %w: f16[8,4,3,3], %s: f16[1,8,1,1]) {
+  %lo: f16[] = dense<f16[]>[0]
+  %hi: f16[] = dense<f16[]>[6]
+  %c: f16[1,8,6,6] = Conv(%x, %w) {name="conv"}
+  %m: f16[1,8,6,6] = Mul(%c, %s) {name="scale"}
+  %p: f16[1,8,6,6] = Clip(%m, %lo, %hi) {name="relu6"}
+  %g: f16[1,8,6,6] = Sigmoid(%p) {name="gate"}
+  %y: f16[1,8,6,6] = Mul(%g, %p) {name="silu"}
+  %h: f16[1,8,6,6] = HardSwish(%y) {name="hardswish"}
+  return %h
+})");
+  const ir::Graph& graph = model.graph;
+  const LibraryEpilogue epilogue{
+      Library::kCudnn,
+      {EpilogueOp::kScale, EpilogueOp::clip(0, 6), EpilogueOp::kSwish, EpilogueOp::kHardSwish}};
+  std::string why;
+  std::optional<BoundEpilogue> bound = bind_epilogue(graph, epilogue, &why);
+  ASSERT_TRUE(bound.has_value()) << why;
+  ASSERT_EQ(bound->operands.size(), 4u);
+  EXPECT_EQ(graph.value(bound->operands[0]).name, "s");
+  EXPECT_EQ(bound->operands[1], ir::kNoId);
+  EXPECT_EQ(graph.value(bound->output).name, "h");
+  EXPECT_EQ(bound->bias, ir::kNoId);
+  EXPECT_FALSE(bound->relu);
+  // Swish is two nodes: a decision with a Sigmoid alone does not bind them.
+  EXPECT_FALSE(bind_epilogue(graph,
+                             LibraryEpilogue{Library::kCudnn,
+                                             {EpilogueOp::kScale, EpilogueOp::clip(0, 6),
+                                              EpilogueOp::kSigmoid, EpilogueOp::kHardSwish}},
+                             &why));
+  EXPECT_EQ(why, "\"silu\" (Mul) is not the epilogue's hardswish of the previous output");
 }
 
 }  // namespace

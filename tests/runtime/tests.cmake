@@ -33,3 +33,19 @@ if(TARGET stitchopt)
                    --check ${PROJECT_SOURCE_DIR}/bench/profile_gates.json)
   set_tests_properties(runtime.profile_gates PROPERTIES TIMEOUT 1800)
 endif()
+
+# The cuDNN graph of each supported Conv epilogue chain, built, validated and pinned
+# without a device (tests/runtime/cudnn/cudnn_graph_test.cc). Needs cuDNN and the
+# cudnn-frontend headers (runtime_stub/cuda/CMakeLists.txt).
+if(TARGET stitch_cudnn_graph AND TARGET stitch_fusion)
+  add_executable(stitch_cudnn_graph_tests
+                 ${CMAKE_CURRENT_SOURCE_DIR}/runtime/cudnn/cudnn_graph_test.cc
+                 $<TARGET_OBJECTS:stitch_cudnn_graph>)
+  target_include_directories(stitch_cudnn_graph_tests SYSTEM PRIVATE
+                             ${STITCH_CUDNN_INCLUDE_DIR} ${STITCH_CUDNN_FRONTEND_INCLUDE_DIR})
+  target_link_libraries(stitch_cudnn_graph_tests PRIVATE stitch_fusion stitch_cost_model
+                        ${STITCH_CUDNN_LIBRARY} CUDA::cudart CUDA::nvrtc GTest::gtest_main)
+  target_compile_definitions(stitch_cudnn_graph_tests PRIVATE
+                             STITCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  gtest_discover_tests(stitch_cudnn_graph_tests DISCOVERY_TIMEOUT 60)
+endif()

@@ -1,0 +1,185 @@
+// Pins the cuDNN graph (runtime_stub/cuda/cudnn_graph.h) each supported Conv epilogue
+// chain produces: the chain is planned by fusion::longest_epilogue_chain on a small
+// model, its typed epilogue built into a cudnn-frontend graph and validated (no
+// device needed), and the graph's JSON compared with golden/<case>.json.
+// STITCH_UPDATE_GOLDEN=1 rewrites the golden files. Planning and running the graphs
+// need a GPU (tests/runtime/run_cli.py and bench/gpu on a lent device).
+#include "runtime_stub/cuda/cudnn_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "fusion/epilogue.h"
+#include "ir/core/window.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace stitch::runtime::cuda {
+namespace {
+
+ir::Model parse(const std::string& body) {
+  return fusion::test_util::parse_ir("stitchopt.ir 1\nmodel ir_version=9 opsets={\"\":17}\n" +
+                                     body);
+}
+
+// The spec of the Conv named "conv" in `model` with the epilogue of its longest chain,
+// which must have `ops` ops.
+ConvGraphSpec spec_of(const ir::Model& model, size_t ops) {
+  const ir::Graph& graph = model.graph;
+  ir::NodeId conv = fusion::test_util::node_named(graph, "conv");
+  fusion::EpilogueChain chain = fusion::longest_epilogue_chain(graph, conv);
+  EXPECT_TRUE(chain.epilogue_by_length.back().has_value());
+  const fusion::LibraryEpilogue& epilogue = *chain.epilogue_by_length.back();
+  EXPECT_EQ(epilogue.library, fusion::Library::kCudnn);
+  EXPECT_EQ(epilogue.ops.size(), ops);
+  const ir::Node& node = graph.node(conv);
+  ConvGraphSpec spec;
+  spec.x = graph.value(node.inputs[0]).type.dims;
+  spec.w = graph.value(node.inputs[1]).type.dims;
+  spec.y = graph.value(node.outputs[0]).type.dims;
+  spec.dtype = graph.value(node.outputs[0]).type.dtype;
+  Result<ir::Window> window = ir::sliding_window(node, {spec.x.begin() + 2, spec.x.end()},
+                                                 {spec.w.begin() + 2, spec.w.end()}, false);
+  EXPECT_TRUE(window.is_ok());
+  spec.pre_padding = window->pad_begin;
+  spec.post_padding = window->pad_end;
+  spec.stride = window->strides;
+  spec.dilation = window->dilations;
+  for (fusion::EpilogueOp op : epilogue.ops) {
+    spec.ops.push_back(op);
+    std::vector<int64_t> dims;
+    if (op == fusion::EpilogueOp::kResidualAdd) {
+      dims = spec.y;
+    } else if (op.reads_operand()) {
+      dims.assign(spec.y.size(), 1);
+      dims[1] = spec.y[1];
+    }
+    spec.operand_dims.push_back(dims);
+  }
+  return spec;
+}
+
+// Builds the graph of `spec` and compares its JSON with golden/<name>.json.
+void expect_graph(const std::string& name, const ConvGraphSpec& spec) {
+  std::string why_not;
+  std::unique_ptr<CudnnConvGraph> graph = CudnnConvGraph::build(spec, &why_not);
+  ASSERT_NE(graph, nullptr) << why_not;
+  const std::string json = graph->json();
+  const std::string path =
+      std::string(STITCH_SOURCE_DIR) + "/tests/runtime/cudnn/golden/" + name + ".json";
+  const char* update = std::getenv("STITCH_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path) << json;
+    return;
+  }
+  std::ifstream file(path);
+  ASSERT_TRUE(file.good()) << path << " is missing; STITCH_UPDATE_GOLDEN=1 writes it";
+  std::stringstream golden;
+  golden << file.rdbuf();
+  EXPECT_EQ(json, golden.str()) << "the cuDNN graph of " << name << " changed; if on purpose, "
+                                << "rerun with STITCH_UPDATE_GOLDEN=1 and review the diff";
+}
+
+// MobileNetV2's expand conv in float16: bias (Conv's own B), then ReLU6.
+TEST(CudnnGraphTest, BiasThenRelu6) {
+  ir::Model model = parse(R"(graph "g" (%x: f16[1,16,14,14], %w: f16[96,16,1,1], %b: f16[96]) {
+  %lo: f16[] = dense<f16[]>[0]
+  %hi: f16[] = dense<f16[]>[6]
+  %c: f16[1,96,14,14] = Conv(%x, %w, %b) {name="conv"}
+  %y: f16[1,96,14,14] = Clip(%c, %lo, %hi) {name="relu6"}
+  %z: f16[1,96,14,14] = Neg(%y) {name="next"}
+  return %z
+})");
+  expect_graph("bias_relu6", spec_of(model, 2));
+}
+
+// EfficientNet's conv + SiLU (Sigmoid and Mul reading the conv), stride 2, padded.
+TEST(CudnnGraphTest, Swish) {
+  ir::Model model = parse(R"(graph "g" (%x: f16[1,4,32,32], %w: f16[32,4,3,3], %b: f16[32]) {
+  %c: f16[1,32,16,16] = Conv(%x, %w, %b) {name="conv", pads=[1,1,1,1], strides=[2,2]}
+  %s: f16[1,32,16,16] = Sigmoid(%c) {name="sigmoid"}
+  %y: f16[1,32,16,16] = Mul(%c, %s) {name="silu"}
+  %z: f16[1,32,16,16] = Neg(%y) {name="next"}
+  return %z
+})");
+  expect_graph("swish", spec_of(model, 2));
+}
+
+// MobileNetV3's conv + HardSwish, without a bias, in bfloat16.
+TEST(CudnnGraphTest, HardSwish) {
+  ir::Model model = parse(R"(graph "g" (%x: bf16[1,8,20,20], %w: bf16[16,8,3,3]) {
+  %c: bf16[1,16,20,20] = Conv(%x, %w) {name="conv", pads=[1,1,1,1]}
+  %y: bf16[1,16,20,20] = HardSwish(%c) {name="hardswish"}
+  %z: bf16[1,16,20,20] = Neg(%y) {name="next"}
+  return %z
+})");
+  expect_graph("hardswish", spec_of(model, 1));
+}
+
+// An unfolded BatchNorm (per-channel scale and shift) then HardSigmoid and Tanh.
+TEST(CudnnGraphTest, ScaleShiftHardSigmoidTanh) {
+  ir::Model model =
+      parse(R"(graph "g" (%x: f16[2,8,10,10], %w: f16[8,8,3,3], %s: f16[8,1,1], %t: f16[1,8,1,1]) {
+  %c: f16[2,8,8,8] = Conv(%x, %w) {name="conv"}
+  %m: f16[2,8,8,8] = Mul(%s, %c) {name="scale"}
+  %a: f16[2,8,8,8] = Add(%m, %t) {name="shift"}
+  %h: f16[2,8,8,8] = HardSigmoid(%a) {name="hardsigmoid", alpha=0.25, beta=0.375}
+  %y: f16[2,8,8,8] = Tanh(%h) {name="tanh"}
+  %z: f16[2,8,8,8] = Neg(%y) {name="next"}
+  return %z
+})");
+  expect_graph("scale_shift_hardsigmoid_tanh", spec_of(model, 4));
+}
+
+// A 1-D conv with dilation and a residual add then Relu: the legacy form, which the
+// graph also expresses (the runtime uses cudnnConvolutionBiasActivationForward).
+TEST(CudnnGraphTest, OneDimensionalResidualRelu) {
+  ir::Model model =
+      parse(R"(graph "g" (%x: f16[1,4,40], %w: f16[6,4,3], %b: f16[6], %r: f16[1,6,36]) {
+  %c: f16[1,6,36] = Conv(%x, %w, %b) {name="conv", dilations=[2]}
+  %a: f16[1,6,36] = Add(%c, %r) {name="residual"}
+  %y: f16[1,6,36] = Relu(%a) {name="relu"}
+  return %y
+})");
+  expect_graph("conv1d_bias_residual_relu", spec_of(model, 3));
+}
+
+// cudnn-frontend's validate checks the conv's output dims against y's.
+TEST(CudnnGraphTest, ValidateRejectsWrongOutputDims) {
+  ConvGraphSpec spec;
+  spec.dtype = ir::DType::kFloat16;
+  spec.x = {1, 4, 8, 8};
+  spec.w = {8, 4, 3, 3};
+  spec.y = {1, 8, 8, 8};  // 6x6 without padding
+  spec.pre_padding = spec.post_padding = {0, 0};
+  spec.stride = spec.dilation = {1, 1};
+  spec.ops = {fusion::EpilogueOp::kSigmoid};
+  spec.operand_dims = {{}};
+  std::string why_not;
+  EXPECT_EQ(CudnnConvGraph::build(spec, &why_not), nullptr);
+  EXPECT_NE(why_not.find("validate"), std::string::npos) << why_not;
+}
+
+TEST(CudnnGraphTest, RejectsAMalformedSpec) {
+  ConvGraphSpec spec;
+  spec.x = {1, 4, 8, 8};
+  spec.w = {8, 4, 3, 3};
+  spec.y = {1, 8, 6, 6};
+  spec.pre_padding = spec.post_padding = {0, 0};
+  spec.stride = spec.dilation = {1, 1};
+  spec.ops = {fusion::EpilogueOp::kBias};
+  spec.operand_dims = {{}};  // a bias without its dims
+  std::string why_not;
+  EXPECT_EQ(CudnnConvGraph::build(spec, &why_not), nullptr);
+  EXPECT_NE(why_not.find("lacks its operand"), std::string::npos) << why_not;
+  spec.dtype = ir::DType::kInt32;
+  EXPECT_EQ(CudnnConvGraph::build(spec, &why_not), nullptr);
+  EXPECT_NE(why_not.find("only float32"), std::string::npos) << why_not;
+}
+
+}  // namespace
+}  // namespace stitch::runtime::cuda
