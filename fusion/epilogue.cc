@@ -178,6 +178,14 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
           added = {sigmoid.id, mul.id};
         }
       }
+      // HardSwish as the decompose pass opens it (five nodes).
+      std::optional<std::vector<ir::NodeId>> opened = opened_hard_swish(graph, value, true);
+      if (!op && opened && std::all_of(opened->begin(), opened->end(), [&](ir::NodeId id) {
+            return keeps_type(graph.node(id));
+          })) {
+        op = EpilogueOp::kHardSwish;
+        added = *opened;
+      }
     } else if (current.users.size() == 1) {
       const ir::Node& next = graph.node(current.users[0].node);
       if (!keeps_type(next)) break;
@@ -206,7 +214,7 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
     epilogue->ops.push_back(*op);
     for (size_t i = 0; i < added.size(); ++i) {
       chain.nodes.push_back(added[i]);
-      // A prefix that ends inside a two-node op is no chain.
+      // A prefix that ends inside an op of several nodes is no chain.
       chain.epilogue_by_length.push_back(
           i + 1 == added.size() ? std::optional<LibraryEpilogue>(*epilogue) : std::nullopt);
     }

@@ -31,13 +31,15 @@
 //      Clip(v, lo, hi) with constant scalar bounds (or attributes, or none), lo <= hi;
 //      Sigmoid(v), Tanh(v), HardSigmoid(v), HardSwish(v);
 //  - cuDNN only: v has two uses, Sigmoid(v) and Mul(v, Sigmoid(v)) (SiLU), and the
-//    Sigmoid's output has no other use: one op (swish) of two nodes.
+//    Sigmoid's output has no other use: one op (swish) of two nodes;
+//  - cuDNN only: v has two uses, the first and last Mul of HardSwish as the decompose
+//    pass opens it (fusion::opened_hard_swish): one op (hardswish) of five nodes.
 // An operand b, z or s is not produced by a chain node. Every op keeps v's shape and
 // dtype. cuBLASLt's chain is the legacy form: at most one bias and one residual, and
 // it ends at its Relu. L's own operands count: Conv's bias input is the chain's
 // first bias; Gemm's C is the residual (full shape) or the bias (bias shape, beta =
 // 1), and a Gemm whose C is neither starts no chain. Each prefix of the chain with
-// >= 2 nodes that does not end inside swish is one candidate
+// >= 2 nodes that does not end inside swish or an opened hardswish is one candidate
 // (PatternSource::kEpilogue), scored by cost_model::score_epilogue; a chain is convex
 // by construction (every intermediate is read only inside the chain).
 //
@@ -78,7 +80,7 @@ struct EpilogueChain {
   // Per prefix length k (index k - 1): the library and what the call applies after
   // the product with nodes[0..k) absorbed, in order; L's own bias or C come first.
   // Empty when L starts no chain.
-  // nullopt for a prefix that ends inside an op of two nodes (swish's Sigmoid).
+  // nullopt for a prefix that ends inside an op of several nodes (swish's Sigmoid).
   std::vector<std::optional<LibraryEpilogue>> epilogue_by_length;
 };
 

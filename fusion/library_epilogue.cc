@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <system_error>
 #include <utility>
@@ -68,7 +69,67 @@ bool is_unary(const ir::Node& node, std::string_view op_type, ir::ValueId value)
                      [&](ir::ValueId input) { return input != value; });
 }
 
+// The one node reading `value` (which is no graph output), or nullptr.
+const ir::Node* only_user(const ir::Graph& graph, ir::ValueId value) {
+  const ir::Value& read = graph.value(value);
+  if (read.is_graph_output || read.users.size() != 1) return nullptr;
+  return &graph.node(read.users[0].node);
+}
+
+// `node` is `op_type` of `value` and one other operand, in either order, with one
+// output; the other operand, or kNoId.
+ir::ValueId binary_with(const ir::Node& node, std::string_view op_type, ir::ValueId value) {
+  if (node.op_type != op_type || !node.domain.empty() || node.inputs.size() != 2 ||
+      node.outputs.size() != 1 || node.outputs[0] == ir::kNoId) {
+    return ir::kNoId;
+  }
+  if (node.inputs[0] == value && node.inputs[1] != value) return node.inputs[1];
+  if (node.inputs[1] == value && node.inputs[0] != value) return node.inputs[0];
+  return ir::kNoId;
+}
+
+// An initializer of one float element within 1e-3 of `expected`.
+bool scalar_near(const ir::Graph& graph, ir::ValueId value, double expected) {
+  const ir::Value& constant = graph.value(value);
+  if (!constant.is_initializer()) return false;
+  const ir::Tensor& tensor = *constant.constant;
+  if (!ir::dtype_is_float(tensor.dtype) || tensor.num_elements() != 1 ||
+      static_cast<int64_t>(tensor.bytes.size()) != ir::dtype_size(tensor.dtype)) {
+    return false;
+  }
+  return std::abs(tensor.float_at(0) - expected) <= 1e-3;
+}
+
 }  // namespace
+
+std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph, ir::ValueId v,
+                                                         bool constants) {
+  const ir::Value& input = graph.value(v);
+  if (input.is_graph_output || input.users.size() != 2) return std::nullopt;
+  // The first Mul reads v and k1; the last reads v and the Max.
+  for (int first = 0; first < 2; ++first) {
+    const ir::Node& scaled = graph.node(input.users[static_cast<size_t>(first)].node);
+    const ir::Node& gated = graph.node(input.users[static_cast<size_t>(1 - first)].node);
+    const ir::ValueId k1 = binary_with(scaled, "Mul", v);
+    if (k1 == ir::kNoId || scaled.id == gated.id) continue;
+    const ir::Node* shifted = only_user(graph, scaled.outputs[0]);
+    const ir::ValueId k2 = shifted ? binary_with(*shifted, "Add", scaled.outputs[0]) : ir::kNoId;
+    const ir::Node* lower = k2 != ir::kNoId ? only_user(graph, shifted->outputs[0]) : nullptr;
+    const ir::ValueId k3 = lower ? binary_with(*lower, "Min", shifted->outputs[0]) : ir::kNoId;
+    const ir::Node* upper = k3 != ir::kNoId ? only_user(graph, lower->outputs[0]) : nullptr;
+    const ir::ValueId k4 = upper ? binary_with(*upper, "Max", lower->outputs[0]) : ir::kNoId;
+    if (k4 == ir::kNoId || only_user(graph, upper->outputs[0]) != &gated ||
+        binary_with(gated, "Mul", v) != upper->outputs[0]) {
+      continue;
+    }
+    if (constants && !(scalar_near(graph, k1, 1.0 / 6.0) && scalar_near(graph, k2, 0.5) &&
+                       scalar_near(graph, k3, 1.0) && scalar_near(graph, k4, 0.0))) {
+      return std::nullopt;
+    }
+    return std::vector<ir::NodeId>{scaled.id, shifted->id, lower->id, upper->id, gated.id};
+  }
+  return std::nullopt;
+}
 
 bool EpilogueOp::reads_operand() const {
   return kind == EpilogueOpKind::kBias || kind == EpilogueOpKind::kResidualAdd ||
@@ -245,6 +306,16 @@ std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryE
                                    node.display_name() + " and its input");
       }
       value = mul.outputs[0];
+      continue;
+    } else if (op == EpilogueOp::kHardSwish && node.op_type != "HardSwish") {
+      // The five nodes of the opened form, in topological order.
+      std::optional<std::vector<ir::NodeId>> opened = opened_hard_swish(body, value, false);
+      if (!opened || (*opened)[0] != node.id || i + 4 >= order->size()) return mismatch();
+      for (size_t k = 1; k < opened->size(); ++k) {
+        if ((*order)[i + k] != (*opened)[k]) return mismatch();
+      }
+      i += 4;
+      value = body.node(opened->back()).outputs[0];
       continue;
     } else {
       static constexpr std::pair<EpilogueOpKind, std::string_view> kUnary[] = {

@@ -27,7 +27,8 @@
 //   sigmoid, tanh Sigmoid(v), Tanh(v)
 //   swish         Mul(v, Sigmoid(v)) (SiLU): two nodes, v read by both
 //   hardsigmoid(alpha,beta)  HardSigmoid(v) = max(0, min(1, alpha * v + beta))
-//   hardswish     HardSwish(v) = v * max(0, min(1, v / 6 + 1 / 2))
+//   hardswish     HardSwish(v) = v * max(0, min(1, v / 6 + 1 / 2)): one node, or the
+//                 five the decompose pass opens it into (opened_hard_swish)
 // cuBLASLt applies only the legacy form (legacy_form(): bias, residual add, relu, at
 // most one each, relu last), and so do cuDNN's cudnnConvolutionBiasActivationForward
 // and the legacy calls; a cuDNN Conv with any other chain is one cuDNN graph
@@ -115,6 +116,17 @@ std::vector<ir::Attribute> epilogue_attributes(const LibraryEpilogue& epilogue);
 // Reads them back from a fused node; an error naming the node when either is
 // missing, of another kind, or names a library or op this file does not know.
 Result<LibraryEpilogue> read_epilogue_attributes(const ir::Node& node);
+
+// HardSwish(v) as ir/passes/decompose_compound_ops.cc opens it, in v's dtype:
+//   %s = Mul(v, k1); %a = Add(%s, k2); %n = Min(%a, k3); %m = Max(%n, k4);
+//   %y = Mul(v, %m)   (each Mul's operands in either order)
+// with v read by the two Muls only and every other intermediate by the next node only
+// (none a graph output). The five nodes in that order, or nullopt. `constants`: the
+// scalars k1..k4 are initializers holding 1/6, 1/2, 1 and 0 (within 1e-3, so a
+// float16 1/6 counts); without it (a library call's body, whose scalars are inputs)
+// only the structure is checked.
+std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph, ir::ValueId v,
+                                                         bool constants);
 
 // The values of a library call's body that each op reads (see the header comment).
 struct BoundEpilogue {

@@ -143,7 +143,10 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   if (op.inputs.size() < 2 || op.inputs[0] == ir::kNoId || op.inputs[1] == ir::kNoId) {
     return refuse("cuDNN: " + op.display_name() + " lacks an operand");
   }
-  if (!chain.legacy) return prepare_graph(step, chain);
+  // The legacy calls below are float32 only; a float16/bfloat16 Conv is a graph too.
+  if (!chain.legacy || chain.output.dtype != ir::DType::kFloat32) {
+    return prepare_graph(step, chain);
+  }
   const ir::TensorType& x = body.value(op.inputs[0]).type;
   const ir::TensorType& w = body.value(op.inputs[1]).type;
   if (x.dtype != ir::DType::kFloat32 || w.dtype != ir::DType::kFloat32 ||

@@ -10,8 +10,9 @@
 // (cudnnGetConvolutionForwardAlgorithm_v7) within 256 MiB of workspace; math type
 // CUDNN_FMA_MATH: no TF32.
 // A Conv whose epilogue is not that legacy form (float16/bfloat16 with clip, sigmoid,
-// swish, ...; fusion/epilogue.h decides) runs as one cuDNN graph (cudnn_graph.h) when
-// the device has an engine for it, else on the host with cuDNN's reason.
+// swish, ...; fusion/epilogue.h decides), and any float16/bfloat16 Conv, runs as one
+// cuDNN graph (cudnn_graph.h) when the device has an engine for it, else on the host
+// with cuDNN's reason.
 //
 // Plans are made in prepare() and keyed by the Step's address: run() must get the
 // Step object prepare() got.

@@ -81,6 +81,10 @@ function(stitch_add_codegen_tests)
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/stencil_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
   set_tests_properties(codegen.stencil_schedules PROPERTIES TIMEOUT 900)
+  add_test(NAME codegen.library_epilogues
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/library_epilogues.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.library_epilogues PROPERTIES TIMEOUT 900)
   add_test(NAME codegen.layout_schedules
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/layout_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})

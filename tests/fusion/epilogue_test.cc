@@ -300,6 +300,34 @@ TEST(EpilogueTest, PointwiseChainsNeedAHalfConvWithoutResidual) {
             std::vector<std::string>{"cuDNN {conv_residual, residual} [residual add]"});
 }
 
+// HardSwish as the decompose pass opens it (five nodes) is one op; with another slope
+// (0.2: a HardSigmoid's default, not HardSwish's 1/6) it is none.
+TEST(EpilogueTest, OpenedHardSwishIsOneOp) {
+  for (const char* slope : {"0.16667", "0.2"}) {
+    ir::Model model = parse(std::string(R"(graph "g" (%x: f16[1,4,16,16], %w: f16[8,4,1,1]) {
+  %k1: f16[] = dense<f16[]>[)") +
+                            slope + R"(]
+  %k2: f16[] = dense<f16[]>[0.5]
+  %k3: f16[] = dense<f16[]>[1]
+  %k4: f16[] = dense<f16[]>[0]
+  %c: f16[1,8,16,16] = Conv(%x, %w) {name="conv"}
+  %s: f16[1,8,16,16] = Mul(%c, %k1) {name="scaled"}
+  %a: f16[1,8,16,16] = Add(%s, %k2) {name="shifted"}
+  %n: f16[1,8,16,16] = Min(%a, %k3) {name="min"}
+  %m: f16[1,8,16,16] = Max(%n, %k4) {name="max"}
+  %y: f16[1,8,16,16] = Mul(%m, %c) {name="gate_mul"}
+  %z: f16[1,8,16,16] = Neg(%y) {name="next"}
+  return %z
+})");
+    const std::vector<std::string> want =
+        std::string(slope) == "0.2"
+            ? std::vector<std::string>{}
+            : std::vector<std::string>{
+                  "cuDNN {conv, scaled, shifted, min, max, gate_mul} [hardswish]"};
+    EXPECT_EQ(describe(model.graph, epilogues(model.graph)), want) << slope;
+  }
+}
+
 TEST(EpilogueTest, SmallFusibleGemmIsNoLibraryCall) {
   // 64x64x64 fits a generated kernel: the GEMM is kBatchedGemm, not a library call.
   ir::Model model = parse(R"(graph "g" (%a: f32[64,64], %w: f32[64,64], %bias: f32[64]) {

@@ -242,5 +242,27 @@ TEST(LibraryEpilogueTest, BindsPointwiseOpsAndSwishsTwoNodes) {
   EXPECT_EQ(why, "\"silu\" (Mul) is not the epilogue's hardswish of the previous output");
 }
 
+// A body's scalars are its inputs: the opened HardSwish binds by its structure.
+TEST(LibraryEpilogueTest, BindsAnOpenedHardSwish) {
+  ir::Model model = parse(R"(graph "g" (%x: f16[1,4,8,8], %w: f16[8,4,1,1], %k1: f16[], %k2: f16[],
+               %k3: f16[], %k4: f16[]) {
+  %c: f16[1,8,8,8] = Conv(%x, %w) {name="conv"}
+  %s: f16[1,8,8,8] = Mul(%k1, %c) {name="scaled"}
+  %a: f16[1,8,8,8] = Add(%s, %k2) {name="shifted"}
+  %n: f16[1,8,8,8] = Min(%a, %k3) {name="min"}
+  %m: f16[1,8,8,8] = Max(%n, %k4) {name="max"}
+  %y: f16[1,8,8,8] = Mul(%c, %m) {name="gate_mul"}
+  return %y
+})");
+  std::string why;
+  std::optional<BoundEpilogue> bound =
+      bind_epilogue(model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kHardSwish}}, &why);
+  ASSERT_TRUE(bound.has_value()) << why;
+  EXPECT_EQ(model.graph.value(bound->output).name, "y");
+  // Checked against the constants, the inputs are no 1/6, 1/2, 1 and 0.
+  EXPECT_FALSE(opened_hard_swish(model.graph, model.graph.node(bound->call).outputs[0], true));
+  EXPECT_TRUE(opened_hard_swish(model.graph, model.graph.node(bound->call).outputs[0], false));
+}
+
 }  // namespace
 }  // namespace stitch::fusion
