@@ -93,25 +93,35 @@ std::optional<EpilogueOp> pointwise_op(const ir::Graph& graph, const ir::Node& n
   return std::nullopt;
 }
 
-// Whether cuDNN may run `call` (a Conv) with an epilogue that is not the legacy form,
-// as one graph through its runtime fusion engines: as XLA's cuDNN fused-conv
-// rewriter decides (IsSuitableForCudnnRuntimeFusion), a float16 or bfloat16
-// convolution with an even number of input and output channels (the engines read 32
-// bits at a time). A float32 Conv keeps the legacy form: the engines compute it in
-// TF32, which misses the float32 reference by more than 1e-5. The chain then has no
-// residual add (cuDNN's runtime fusion is slow with a side input, as XLA notes).
+// Whether cuDNN may run `call` with an epilogue that is not the legacy form, as one
+// graph through its runtime fusion engines. As XLA's cuDNN fused-conv rewriter
+// decides (IsSuitableForCudnnRuntimeFusion): a float16 or bfloat16 Conv with an even
+// number of input and output channels (the engines read 32 bits at a time). A MatMul
+// likewise, float16/bfloat16 with even K and N, its B either a matrix or batched as
+// A (the runtime's [B,M,K] x [B or 1,K,N]). float32 keeps the legacy form: the
+// engines compute it in TF32, which misses the float32 reference by more than 1e-5.
+// The chain then has no residual add (cuDNN's runtime fusion is slow with a side
+// input, as XLA notes).
 bool graph_chain(const ir::Graph& graph, const ir::Node& call) {
-  if (call.op_type != "Conv" || call.inputs.size() < 2 || call.inputs[1] == ir::kNoId) {
+  if ((call.op_type != "Conv" && call.op_type != "MatMul") || call.inputs.size() < 2 ||
+      call.inputs[0] == ir::kNoId || call.inputs[1] == ir::kNoId) {
     return false;
   }
   const ir::TensorType* output = output_type(graph, call);
-  const ir::TensorType& weight = graph.value(call.inputs[1]).type;
+  const ir::TensorType& left = graph.value(call.inputs[0]).type;
+  const ir::TensorType& right = graph.value(call.inputs[1]).type;
   if (output == nullptr ||
       (output->dtype != ir::DType::kFloat16 && output->dtype != ir::DType::kBFloat16) ||
-      !weight.is_static() || weight.dims.size() < 2) {
+      !left.is_static() || !right.is_static() || left.dims.size() < 2 || right.dims.size() < 2) {
     return false;
   }
-  return weight.dims[0] % 2 == 0 && weight.dims[1] % 2 == 0;
+  if (call.op_type == "Conv") return right.dims[0] % 2 == 0 && right.dims[1] % 2 == 0;
+  const int64_t k = right.dims[right.dims.size() - 2];
+  const int64_t n = right.dims.back();
+  const bool same_batch = right.dims.size() == 2 ||
+                          (left.dims.size() == right.dims.size() &&
+                           std::equal(left.dims.begin(), left.dims.end() - 2, right.dims.begin()));
+  return k % 2 == 0 && n % 2 == 0 && same_batch;
 }
 
 }  // namespace
@@ -136,8 +146,9 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
   std::optional<LibraryEpilogue> epilogue = call_epilogue(graph, call);
   // Pooling has no epilogue form.
   if (!epilogue || (epilogue->library == Library::kCudnn && call.op_type != "Conv")) return chain;
-  // cuBLASLt takes the legacy form only; a cuDNN Conv also any other chain of the ops
-  // as one cuDNN graph, where cuDNN's runtime fusion runs it (graph_chain).
+  // cuBLASLt and cudnnConvolutionBiasActivationForward take the legacy form; a Conv or
+  // MatMul whose cuDNN runtime fusion can run it (graph_chain) also any other chain of
+  // the ops, as one cuDNN graph.
   const bool graph_ok = graph_chain(graph, call);
   const size_t channel_axis = channel_axis_of(call, *v);
   chain.epilogue_by_length.push_back(*epilogue);
@@ -212,6 +223,8 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
     }
     if (!op || !accepts(*op)) break;
     epilogue->ops.push_back(*op);
+    // A MatMul's chain beyond cuBLASLt's epilogues is a cuDNN graph.
+    if (!epilogue->legacy_form()) epilogue->library = Library::kCudnn;
     for (size_t i = 0; i < added.size(); ++i) {
       chain.nodes.push_back(added[i]);
       // A prefix that ends inside an op of several nodes is no chain.

@@ -12,10 +12,12 @@
 //    along the last dim N (CUBLASLT_EPILOGUE_BIAS), act = RELU or identity: the
 //    legacy form of fusion/library_epilogue.h. cuBLASLt's GELU epilogue is the tanh
 //    approximation, not the erf GELU the decompose pass opens, so it is not used.
-//  - cuDNN (Conv): any chain of the ops of fusion/library_epilogue.h (bias, residual
-//    add, per-channel scale, relu, clip, sigmoid, tanh, swish, hardsigmoid,
-//    hardswish): the legacy form as cudnnConvolutionBiasActivationForward, any other
-//    as one cuDNN graph of the convolution and its pointwise ops (runtime fusion).
+//  - cuDNN (Conv): the legacy form as cudnnConvolutionBiasActivationForward.
+//  - cuDNN graphs (a float16/bfloat16 Conv or MatMul, graph_chain in epilogue.cc): any
+//    chain of the ops of fusion/library_epilogue.h (bias, per-channel scale, relu,
+//    clip, sigmoid, tanh, swish, hardsigmoid, hardswish) as one cuDNN graph of the
+//    product and its pointwise ops (cuDNN's runtime fusion); a MatMul's chain that
+//    goes beyond cuBLASLt's form becomes a cuDNN call.
 //
 // The forms accepted. From a library call L (MatMul or Gemm with a float output of
 // rank >= 2 -> cuBLASLt; Conv with a float output of rank >= 3 -> cuDNN; static
@@ -27,16 +29,16 @@
 //      equals v's;
 //    - Add(v, z) or Add(z, v) with z a residual: z has v's exact dims;
 //    - Relu(v);
-//    - cuDNN only: Mul(v, s) or Mul(s, v) with s of a bias's dims (a scale);
+//    - graphs only: Mul(v, s) or Mul(s, v) with s of a bias's dims (a scale);
 //      Clip(v, lo, hi) with constant scalar bounds (or attributes, or none), lo <= hi;
 //      Sigmoid(v), Tanh(v), HardSigmoid(v), HardSwish(v);
-//  - cuDNN only: v has two uses, Sigmoid(v) and Mul(v, Sigmoid(v)) (SiLU), and the
+//  - graphs only: v has two uses, Sigmoid(v) and Mul(v, Sigmoid(v)) (SiLU), and the
 //    Sigmoid's output has no other use: one op (swish) of two nodes;
-//  - cuDNN only: v has two uses, the first and last Mul of HardSwish as the decompose
+//  - graphs only: v has two uses, the first and last Mul of HardSwish as the decompose
 //    pass opens it (fusion::opened_hard_swish): one op (hardswish) of five nodes.
 // An operand b, z or s is not produced by a chain node. Every op keeps v's shape and
-// dtype. cuBLASLt's chain is the legacy form: at most one bias and one residual, and
-// it ends at its Relu. L's own operands count: Conv's bias input is the chain's
+// dtype. The legacy form has at most one bias and one residual and ends at its Relu;
+// a graph's chain has no residual add. L's own operands count: Conv's bias input is the chain's
 // first bias; Gemm's C is the residual (full shape) or the bias (bias shape, beta =
 // 1), and a Gemm whose C is neither starts no chain. Each prefix of the chain with
 // >= 2 nodes that does not end inside swish or an opened hardswish is one candidate

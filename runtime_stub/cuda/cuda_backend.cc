@@ -171,13 +171,15 @@ Result<Placement> CudaBackend::prepare(const Program& program, const Step& step)
     const ir::Graph& body = step.body.graph;
     STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(body));
     const std::string op_type = order.empty() ? "" : body.node(order[0]).op_type;
-    if (op_type == "Conv") return convolutions_->prepare(step);
+    // A MatMul is a cuDNN call when its epilogue needs a cuDNN graph.
+    if (op_type == "Conv" || op_type == "MatMul") return convolutions_->prepare(step);
     if (op_type == "MaxPool" || op_type == "AveragePool" || op_type == "GlobalAveragePool" ||
         op_type == "GlobalMaxPool") {
       return pools_->prepare(step);
     }
     return refuse("cuDNN: " + (op_type.empty() ? std::string("an empty body") : op_type) +
-                  " is not one of Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool");
+                  " is not one of Conv, MatMul, MaxPool, AveragePool, GlobalAveragePool, " +
+                  "GlobalMaxPool");
   }
   return refuse("library \"" + step.library + "\" is not one this backend calls (cuBLAS, cuDNN)");
 }

@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "ir/core/window.h"
+#include "ir/core/analysis.h"
 #include "runtime_stub/cuda/cuda_library_step.h"
 #include "runtime_stub/cuda/cudnn_graph.h"
 #include "runtime_stub/cuda/cudnn_window.h"
@@ -32,7 +32,7 @@ struct ConvPlan {
   bool relu = false;
   // An epilogue that is not the legacy form: one cuDNN graph, whose operands are the
   // step inputs `operand_inputs` (per op; -1 for an op without one).
-  std::unique_ptr<CudnnConvGraph> graph;
+  std::unique_ptr<CudnnEpilogueGraph> graph;
   std::vector<int> operand_inputs;
 };
 
@@ -134,9 +134,12 @@ int64_t CudnnConvolutions::scratch_bytes(const Step& step) const {
 }
 
 Result<Placement> CudnnConvolutions::prepare(const Step& step) {
+  // A MatMul (a cuDNN graph): its bias runs along the last dim.
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(step.body.graph));
+  const bool matmul = !order.empty() && step.body.graph.node(order[0]).op_type == "MatMul";
   LibraryChain chain;
   STITCH_ASSIGN_OR_RETURN(std::string why,
-                          read_library_chain(step, /*channel_last=*/false, &chain));
+                          read_library_chain(step, /*channel_last=*/matmul, &chain));
   if (!why.empty()) return refuse("cuDNN: " + why);
   const ir::Node& op = *chain.op;
   const ir::Graph& body = step.body.graph;
@@ -144,7 +147,7 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
     return refuse("cuDNN: " + op.display_name() + " lacks an operand");
   }
   // The legacy calls below are float32 only; a float16/bfloat16 Conv is a graph too.
-  if (!chain.legacy || chain.output.dtype != ir::DType::kFloat32) {
+  if (matmul || !chain.legacy || chain.output.dtype != ir::DType::kFloat32) {
     return prepare_graph(step, chain);
   }
   const ir::TensorType& x = body.value(op.inputs[0]).type;
@@ -216,46 +219,20 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
 Result<Placement> CudnnConvolutions::prepare_graph(const Step& step, const LibraryChain& chain) {
   const ir::Node& op = *chain.op;
   const ir::Graph& body = step.body.graph;
-  const ir::TensorType& x = body.value(op.inputs[0]).type;
-  const ir::TensorType& w = body.value(op.inputs[1]).type;
-  const std::string form = "Conv " + ir::to_string(x) + " * " + ir::to_string(w);
-  if (!x.is_static() || !w.is_static() || x.dims.size() != chain.output.dims.size() ||
-      w.dims.size() != x.dims.size() || x.dims.size() < 3) {
-    return refuse("cuDNN graph: " + form + " (static shapes of one rank >= 3 only)");
+  const std::string form = op.op_type + " " + ir::to_string(body.value(op.inputs[0]).type) + " * " +
+                           ir::to_string(body.value(op.inputs[1]).type);
+  EpilogueGraphSpec spec;
+  std::vector<fusion::EpilogueOp> ops;
+  for (const ChainOp& bound : chain.ops) ops.push_back(bound.op);
+  if (std::string why = graph_spec(body, op, chain.output, ops, &spec); !why.empty()) {
+    return refuse("cuDNN graph: " + form + ": " + why);
   }
-  const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
-  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
-  Result<ir::Window> window = ir::sliding_window(op, spatial, kernel, /*ceil_mode=*/false);
-  if (!window.is_ok()) return refuse("cuDNN graph: " + form + ": " + window.status().message());
-  ConvGraphSpec spec;
-  spec.dtype = chain.output.dtype;
-  spec.x = x.dims;
-  spec.w = w.dims;
-  spec.y = chain.output.dims;
-  spec.pre_padding = window->pad_begin;
-  spec.post_padding = window->pad_end;
-  spec.stride = window->strides;
-  spec.dilation = window->dilations;
   auto plan = std::make_unique<ConvPlan>();
   plan->input_index = step_input_index(step, body, op.inputs[0]);
   plan->filter_index = step_input_index(step, body, op.inputs[1]);
-  for (const ChainOp& bound : chain.ops) {
-    spec.ops.push_back(bound.op);
-    plan->operand_inputs.push_back(bound.input);
-    std::vector<int64_t> dims;
-    if (bound.input >= 0) {
-      // A bias or scale holds one value per channel: [1,K,1,...] at y's rank.
-      dims.assign(spec.y.size(), 1);
-      if (bound.op == fusion::EpilogueOp::kResidualAdd) {
-        dims = spec.y;
-      } else {
-        dims[1] = spec.y[1];
-      }
-    }
-    spec.operand_dims.push_back(std::move(dims));
-  }
+  for (const ChainOp& bound : chain.ops) plan->operand_inputs.push_back(bound.input);
   std::string why_not;
-  plan->graph = CudnnConvGraph::build(spec, &why_not);
+  plan->graph = CudnnEpilogueGraph::build(spec, &why_not);
   if (plan->graph == nullptr) return refuse("cuDNN graph: " + form + ": " + why_not);
   STITCH_ASSIGN_OR_RETURN(std::string rejected, plan->graph->plan(handle_));
   if (!rejected.empty()) {

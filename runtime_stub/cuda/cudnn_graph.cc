@@ -1,9 +1,14 @@
-// A convolution and its pointwise epilogue as one cuDNN graph (cudnn-frontend).
+// A convolution or matmul and its pointwise epilogue as one cuDNN graph (cudnn-frontend).
 #include "runtime_stub/cuda/cudnn_graph.h"
 
 #include <cudnn_frontend.h>
 
+#include "ir/core/gemm_shape.h"
+#include "ir/core/window.h"
+
 #include <exception>
+#include <functional>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -13,7 +18,7 @@ namespace stitch::runtime::cuda {
 namespace fe = cudnn_frontend;
 using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 
-struct CudnnConvGraph::Impl {
+struct CudnnEpilogueGraph::Impl {
   fe::graph::Graph graph;
   TensorPtr x, w, y;
   std::vector<TensorPtr> operands;  // per op; null for an op without an operand
@@ -77,30 +82,101 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return text + "]";
 }
 
+// The product of a cuDNN graph into `spec`: a Conv's dims and window, or a MatMul as
+// [B,M,K] x [B or 1,K,N] (batches of A over one B fold into M). "" or why not.
+std::string product_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
+                         EpilogueGraphSpec* spec) {
+  if (op.inputs.size() < 2 || op.inputs[0] == ir::kNoId || op.inputs[1] == ir::kNoId) {
+    return op.display_name() + " lacks an operand";
+  }
+  const ir::TensorType& x = body.value(op.inputs[0]).type;
+  const ir::TensorType& w = body.value(op.inputs[1]).type;
+  spec->dtype = output.dtype;
+  if (op.op_type == "MatMul") {
+    std::string why_not;
+    std::optional<ir::GemmShape> shape = ir::gemm_shape(body, op, &why_not);
+    if (!shape) return why_not;
+    spec->matmul = true;
+    if (std::accumulate(shape->right_batch_dims.begin(), shape->right_batch_dims.end(), int64_t{1},
+                        std::multiplies<>()) == 1) {
+      const int64_t rows = shape->batch * shape->m;
+      spec->x = {1, rows, shape->k};
+      spec->w = {1, shape->k, shape->n};
+      spec->y = {1, rows, shape->n};
+    } else if (shape->left_batch_dims == shape->right_batch_dims) {
+      spec->x = {shape->batch, shape->m, shape->k};
+      spec->w = {shape->batch, shape->k, shape->n};
+      spec->y = {shape->batch, shape->m, shape->n};
+    } else {
+      return "MatMul batch dims " + dims_text(shape->left_batch_dims) + " x " +
+             dims_text(shape->right_batch_dims) + " (B must be one matrix or batched as A)";
+    }
+    return "";
+  }
+  if (!x.is_static() || !w.is_static() || x.dims.size() != output.dims.size() ||
+      w.dims.size() != x.dims.size() || x.dims.size() < 3) {
+    return "static shapes of one rank >= 3 only";
+  }
+  const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
+  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
+  Result<ir::Window> window = ir::sliding_window(op, spatial, kernel, /*ceil_mode=*/false);
+  if (!window.is_ok()) return window.status().message();
+  spec->x = x.dims;
+  spec->w = w.dims;
+  spec->y = output.dims;
+  spec->pre_padding = window->pad_begin;
+  spec->post_padding = window->pad_end;
+  spec->stride = window->strides;
+  spec->dilation = window->dilations;
+  return "";
+}
+
 std::string frontend_error(const char* what, fe::error_t error) {
   return std::string(what) + ": " + error.get_message();
 }
 
 }  // namespace
 
-CudnnConvGraph::CudnnConvGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-CudnnConvGraph::~CudnnConvGraph() = default;
+std::string graph_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
+                       const std::vector<fusion::EpilogueOp>& ops, EpilogueGraphSpec* spec) {
+  if (std::string why = product_spec(body, op, output, spec); !why.empty()) return why;
+  // A bias or scale holds one value per channel: [1,K,1,...] (Conv) or [1,1,N]
+  // (MatMul) at y's rank; a residual y's dims.
+  const size_t channel = spec->matmul ? spec->y.size() - 1 : 1;
+  spec->ops = ops;
+  spec->operand_dims.clear();
+  for (fusion::EpilogueOp op_of_chain : ops) {
+    std::vector<int64_t> dims;
+    if (op_of_chain == fusion::EpilogueOp::kResidualAdd) {
+      dims = spec->y;
+    } else if (op_of_chain.reads_operand()) {
+      dims.assign(spec->y.size(), 1);
+      dims[channel] = spec->y[channel];
+    }
+    spec->operand_dims.push_back(std::move(dims));
+  }
+  return "";
+}
 
-std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const ConvGraphSpec& spec,
-                                                      std::string* why_not) {
+CudnnEpilogueGraph::CudnnEpilogueGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudnnEpilogueGraph::~CudnnEpilogueGraph() = default;
+
+std::unique_ptr<CudnnEpilogueGraph> CudnnEpilogueGraph::build(const EpilogueGraphSpec& spec,
+                                                              std::string* why_not) {
   std::optional<fe::DataType_t> type = frontend_type(spec.dtype);
   const size_t rank = spec.y.size();
   const size_t spatial = rank < 2 ? 0 : rank - 2;
   if (!type) {
-    *why_not = "a convolution of " + std::string(ir::dtype_name(spec.dtype)) +
-               " (only float32, float16 and bfloat16)";
+    *why_not = std::string(spec.matmul ? "a matmul" : "a convolution") + " of " +
+               std::string(ir::dtype_name(spec.dtype)) + " (only float32, float16 and bfloat16)";
     return nullptr;
   }
-  if (rank < 3 || spec.x.size() != rank || spec.w.size() != rank ||
-      spec.pre_padding.size() != spatial || spec.post_padding.size() != spatial ||
-      spec.stride.size() != spatial || spec.dilation.size() != spatial ||
+  const size_t window = spec.matmul ? 0 : spatial;
+  if (rank < 3 || (spec.matmul && rank != 3) || spec.x.size() != rank || spec.w.size() != rank ||
+      spec.pre_padding.size() != window || spec.post_padding.size() != window ||
+      spec.stride.size() != window || spec.dilation.size() != window ||
       spec.operand_dims.size() != spec.ops.size()) {
-    *why_not = "a malformed convolution spec (ranks of x, w, y, the window or the operands differ)";
+    *why_not = "a malformed spec (ranks of x, w, y, the window or the operands differ)";
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
@@ -112,13 +188,18 @@ std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const ConvGraphSpec& spec,
         .set_compute_data_type(fe::DataType_t::FLOAT);
     impl->x = input_tensor(graph, "x", spec.x);
     impl->w = input_tensor(graph, "w", spec.w);
-    const TensorPtr product = graph.conv_fprop(impl->x, impl->w,
-                                               fe::graph::Conv_fprop_attributes()
-                                                   .set_name("conv")
-                                                   .set_pre_padding(spec.pre_padding)
-                                                   .set_post_padding(spec.post_padding)
-                                                   .set_stride(spec.stride)
-                                                   .set_dilation(spec.dilation));
+    const TensorPtr product =
+        spec.matmul
+            ? graph.matmul(impl->x, impl->w,
+                           fe::graph::Matmul_attributes().set_name("matmul").set_compute_data_type(
+                               fe::DataType_t::FLOAT))
+            : graph.conv_fprop(impl->x, impl->w,
+                               fe::graph::Conv_fprop_attributes()
+                                   .set_name("conv")
+                                   .set_pre_padding(spec.pre_padding)
+                                   .set_post_padding(spec.post_padding)
+                                   .set_stride(spec.stride)
+                                   .set_dilation(spec.dilation));
     TensorPtr v = product;
     impl->operands.resize(spec.ops.size());
     for (size_t i = 0; i < spec.ops.size(); ++i) {
@@ -172,21 +253,21 @@ std::unique_ptr<CudnnConvGraph> CudnnConvGraph::build(const ConvGraphSpec& spec,
       *why_not = frontend_error("cudnn-frontend validate", valid);
       return nullptr;
     }
-    // validate infers the product's dims from the window; the epilogue keeps them.
+    // validate infers the product's dims (a convolution's from its window); the
+    // epilogue keeps them.
     if (product->get_dim() != spec.y) {
-      *why_not = "cudnn-frontend validate: the convolution's output is " +
-                 dims_text(product->get_dim()) + " for these pads and strides, not " +
-                 dims_text(spec.y);
+      *why_not = "cudnn-frontend validate: the product is " + dims_text(product->get_dim()) +
+                 ", not " + dims_text(spec.y);
       return nullptr;
     }
   } catch (const std::exception& error) {
     *why_not = std::string("cudnn-frontend: ") + error.what();
     return nullptr;
   }
-  return std::unique_ptr<CudnnConvGraph>(new CudnnConvGraph(std::move(impl)));
+  return std::unique_ptr<CudnnEpilogueGraph>(new CudnnEpilogueGraph(std::move(impl)));
 }
 
-std::string CudnnConvGraph::json() const {
+std::string CudnnEpilogueGraph::json() const {
   nlohmann::json printed = nlohmann::json::parse(impl_->graph.print());
   nlohmann::json kept;
   kept["nodes"] = printed["nodes"];
@@ -196,7 +277,7 @@ std::string CudnnConvGraph::json() const {
   return kept.dump(2) + "\n";
 }
 
-Result<std::string> CudnnConvGraph::plan(cudnnHandle_t handle) {
+Result<std::string> CudnnEpilogueGraph::plan(cudnnHandle_t handle) {
   fe::graph::Graph& graph = impl_->graph;
   try {
     fe::error_t status = graph.build_operation_graph(handle);
@@ -218,11 +299,11 @@ Result<std::string> CudnnConvGraph::plan(cudnnHandle_t handle) {
   return std::string();
 }
 
-int64_t CudnnConvGraph::workspace_bytes() const { return impl_->workspace_bytes; }
+int64_t CudnnEpilogueGraph::workspace_bytes() const { return impl_->workspace_bytes; }
 
-Status CudnnConvGraph::execute(cudnnHandle_t handle, const void* x, const void* w,
-                               const std::vector<const void*>& operands, void* y,
-                               void* workspace) const {
+Status CudnnEpilogueGraph::execute(cudnnHandle_t handle, const void* x, const void* w,
+                                   const std::vector<const void*>& operands, void* y,
+                                   void* workspace) const {
   // The frontend's variant pack takes non-const pointers; it only reads x, w and the
   // operands.
   std::unordered_map<TensorPtr, void*> pack = {

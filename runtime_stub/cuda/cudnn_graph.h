@@ -1,26 +1,28 @@
-// A convolution and its pointwise epilogue as one cuDNN graph (the graph API through
-// cudnn-frontend, header-only; scripts/requirements.txt pins the PyPI package
-// nvidia-cudnn-frontend that ships its headers): what a cuDNN library step runs when
-// its epilogue (fusion/library_epilogue.h) is not the legacy form that
-// cudnnConvolutionBiasActivationForward applies.
+// A convolution or matmul and its pointwise epilogue as one cuDNN graph (the graph
+// API through cudnn-frontend, header-only; scripts/requirements-headers.txt pins the
+// PyPI package nvidia-cudnn-frontend that ships its headers): what a cuDNN library
+// step runs when its epilogue (fusion/library_epilogue.h) is not the legacy form that
+// cudnnConvolutionBiasActivationForward and cuBLASLt apply, or its Conv is not
+// float32.
 //
-// The graph: conv_fprop(x, w) -> one or more pointwise nodes per epilogue op, in
-// order, every intermediate virtual:
+// The graph: conv_fprop(x, w) or matmul(x, w), then one or more pointwise nodes per
+// epilogue op, in order, every intermediate virtual:
 //   bias, residual add   ADD(v, operand)           scale        MUL(v, operand)
 //   relu                 RELU_FWD                  clip(lo,hi)  RELU_FWD, lower clip lo,
 //   sigmoid, tanh        SIGMOID_FWD, TANH_FWD                  upper clip hi
 //   swish                SWISH_FWD, beta 1
 //   hardsigmoid(a,b)     MUL(v, a) -> ADD(., b) -> RELU_FWD clipped to [0, 1]
 //   hardswish            hardsigmoid(1/6, 1/2) of v -> MUL(v, .)
-// with a and b pass-by-value scalars. Tensors are packed NCHW (x, y, a residual),
-// KCRS (w) and [1,K,1,...] (a bias or scale); io in the model's float type, compute
-// and intermediates in float32.
+// with a and b pass-by-value scalars. Tensors are packed row-major: NCHW (x, y, a
+// residual), KCRS (w) and [1,K,1,...] (a bias or scale) for a convolution;
+// [B,M,K] x [B or 1,K,N] -> [B,M,N] with a bias or scale [1,1,N] for a matmul. io in
+// the model's float type, compute and intermediates in float32.
 //
 // Without a device the graph is built and validated (cudnn-frontend's validate:
-// types, broadcasts; then the convolution's inferred output dims against y's), and json() prints
-// it as the frontend does; tests/runtime/cudnn_graph_test.cc pins the graph of each
-// supported chain. plan() (heuristics, support check, plan build) and execute() need
-// the device.
+// types, broadcasts; then the product's inferred dims against y's), and json() prints
+// it as the frontend does; tests/runtime/cudnn/cudnn_graph_test.cc pins the graph of
+// each supported chain. plan() (heuristics, support check, plan build) and execute()
+// need the device.
 #pragma once
 
 #include <cudnn.h>
@@ -32,27 +34,38 @@
 
 #include "fusion/library_epilogue.h"
 #include "ir/core/dtype.h"
+#include "ir/core/graph.h"
 #include "ir/core/status.h"
 
 namespace stitch::runtime::cuda {
 
-// A Conv (NCHW, rank 3 to 5) and its epilogue, in plain numbers.
-struct ConvGraphSpec {
+// A Conv (NCHW, rank 3 to 5) or a MatMul (rank 3) and its epilogue, in plain numbers.
+struct EpilogueGraphSpec {
+  bool matmul = false;
   ir::DType dtype = ir::DType::kFloat32;  // of x, w, y and every operand
-  std::vector<int64_t> x, w, y;           // dims: [N,C,...], [K,C/group,...], [N,K,...]
-  std::vector<int64_t> pre_padding, post_padding, stride, dilation;  // per spatial axis
+  // Conv: [N,C,...], [K,C/group,...], [N,K,...]; MatMul: [B,M,K], [B or 1,K,N], [B,M,N].
+  std::vector<int64_t> x, w, y;
+  // Conv only: per spatial axis.
+  std::vector<int64_t> pre_padding, post_padding, stride, dilation;
   std::vector<fusion::EpilogueOp> ops;
-  // Per op: the dims of its operand at y's rank (a bias or scale [1,K,1,...], a
-  // residual y's dims); empty for an op without one.
+  // Per op: the dims of its operand at y's rank (a bias or scale [1,K,1,...] for a
+  // Conv, [1,1,N] for a MatMul; a residual y's dims); empty for an op without one.
   std::vector<std::vector<int64_t>> operand_dims;
 };
 
-class CudnnConvGraph {
+// The spec of `op` (a Conv or MatMul of `body`, writing `output`) with `ops` applied
+// after it: a Conv's dims and window; a MatMul as [B,M,K] x [B or 1,K,N] (batches of A
+// over one matrix B fold into M); each operand's dims. "" or why not.
+std::string graph_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
+                       const std::vector<fusion::EpilogueOp>& ops, EpilogueGraphSpec* spec);
+
+class CudnnEpilogueGraph {
  public:
   // Builds and validates the graph of `spec`; nullptr with why in *why_not when the
   // frontend rejects it (or the spec is malformed).
-  static std::unique_ptr<CudnnConvGraph> build(const ConvGraphSpec& spec, std::string* why_not);
-  ~CudnnConvGraph();
+  static std::unique_ptr<CudnnEpilogueGraph> build(const EpilogueGraphSpec& spec,
+                                                   std::string* why_not);
+  ~CudnnEpilogueGraph();
 
   // The graph as cudnn-frontend prints it (its nodes and tensors; the library
   // versions and context left out), indented.
@@ -71,7 +84,7 @@ class CudnnConvGraph {
 
  private:
   struct Impl;
-  explicit CudnnConvGraph(std::unique_ptr<Impl> impl);
+  explicit CudnnEpilogueGraph(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Library calls with their pointwise epilogue, end to end (fusion/epilogue.h).
 
-A dense Conv is a cuDNN call; the planner may fold the pointwise ops after it into the
-call. float32 keeps the legacy form (bias, residual add, a final ReLU:
+A dense Conv is a cuDNN call and a large MatMul a cuBLASLt one; the planner may fold
+the pointwise ops after them into the call. float32 keeps the legacy form (bias, residual add, a final ReLU:
 cudnnConvolutionBiasActivationForward); a float16 or bfloat16 Conv with even channel
-counts takes any chain of bias, per-channel scale, ReLU, clip, sigmoid, tanh, SiLU,
-hard-sigmoid and hard-swish as one cuDNN graph (runtime_stub/cuda/cudnn_graph.h, whose
+counts (a MatMul: even K and N) takes any chain of bias, per-channel scale, ReLU,
+clip, sigmoid, tanh, SiLU, hard-sigmoid and hard-swish as one cuDNN graph (runtime_stub/cuda/cudnn_graph.h, whose
 graphs tests/runtime/cudnn/ pins). This test writes small CNN blocks and for each:
 
-  1. `stitchopt MODEL -o OUT` must give the named Conv the expected library epilogue
+  1. `stitchopt MODEL -o OUT` must give the named Conv or MatMul the expected library epilogue
      (report.json's groups[].epilogue), and no generated kernel may be a lone
      activation (Clip, Sigmoid, Mul, HardSwish, HardSigmoid, Tanh) reading a library
      call's output;
@@ -93,8 +93,23 @@ def hardswish_block(name, elem):
                         weights("t", [16, 1, 1], 11, elem), weights("wq", [8, 16, 1, 1], 12, elem)])
 
 
-# (name, model, {conv output name: the epilogue of its library group, None when the
-# conv is a library call alone})
+def matmul_tanh(name, elem):
+    """An MLP: MatMul over a batch of rows + bias + Tanh, a second MatMul (a library
+    call, so the Tanh has no generated kernel to join), then a mean over the
+    features."""
+    return graph_model(name, [("x", elem, [2, 64, 256])],
+                       [helper.make_node("MatMul", ["x", "w"], ["m"], name="m"),
+                        helper.make_node("Add", ["m", "b"], ["a"], name="a"),
+                        helper.make_node("Tanh", ["a"], ["t"], name="t"),
+                        helper.make_node("MatMul", ["t", "w2"], ["n"], name="n"),
+                        helper.make_node("ReduceMean", ["n"], ["y"], name="y", axes=[2])],
+                       [("y", elem)],
+                       [weights("w", [256, 128], 13, elem), weights("b", [128], 14, elem),
+                        weights("w2", [128, 256], 15, elem)])
+
+
+# (name, model, {Conv/MatMul output name: the epilogue of its library group, None when
+# it is a library call alone}[, the activations allowed to be a kernel alone])
 CASES = [
     # float32: the expand conv's ReLU6 joins the depthwise stencil's kernel (None: the
     # conv is a lone library call), the SiLU a generated kernel.
@@ -106,8 +121,12 @@ CASES = [
     ("f16_stem_silu", stem_silu("f16_stem_silu", H), {"c": ["bias", "swish"]}),
     ("f16_hardswish", hardswish_block("f16_hardswish", H),
      {"c": ["scale", "bias", "hardswish"], "q": ["tanh"]}),
+    # cuBLASLt has no Tanh epilogue: float32 keeps the bias in cuBLASLt and the Tanh
+    # is a kernel alone between the two calls; float16 takes the chain as a cuDNN graph.
+    ("f32_matmul_tanh", matmul_tanh("f32_matmul_tanh", F), {"m": ["bias"]}, {"t"}),
+    ("f16_matmul_tanh", matmul_tanh("f16_matmul_tanh", H), {"m": ["bias", "tanh"]}),
 ]
-MODELS = {name: model for name, model, _ in CASES}
+MODELS = {name: model for name, model, *_ in CASES}
 
 
 def ort_problems(name, out):
@@ -132,7 +151,7 @@ def ort_problems(name, out):
 
 
 def check(name, expected, kernels, out):
-    (epilogues,) = expected
+    epilogues, lone_allowed = expected[0], (expected[1] if len(expected) > 1 else set())
     with open(os.path.join(out, "report.json")) as f:
         report = json.load(f)
     problems = []
@@ -149,11 +168,12 @@ def check(name, expected, kernels, out):
     for conv_name, want in epilogues.items():
         got = found.get(conv_name)
         if got != want:
-            problems.append(f"{name}: Conv {conv_name} has library epilogue {got}, expected {want}")
+            problems.append(f"{name}: {conv_name} has library epilogue {got}, expected {want}")
     # No generated kernel is a single activation right after a library call.
     for entry in report["groups"] + report.get("unfused", []):
         nodes = entry.get("nodes", [entry])
-        if entry.get("codegen") and len(nodes) == 1 and nodes[0].get("op") in ACTIVATIONS:
+        if (entry.get("codegen") and len(nodes) == 1 and nodes[0].get("op") in ACTIVATIONS
+                and nodes[0]["name"] not in lone_allowed):
             problems.append(f"{name}: {nodes[0]['name']} ({nodes[0]['op']}) is a kernel alone")
     problems += ort_problems(name, out)
     return problems, ", ".join(f"{c}: {found.get(c)}" for c in epilogues)

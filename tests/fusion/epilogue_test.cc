@@ -328,6 +328,21 @@ TEST(EpilogueTest, OpenedHardSwishIsOneOp) {
   }
 }
 
+// A float16 MatMul's chain beyond cuBLASLt's bias / residual / ReLU is a cuDNN graph;
+// its prefix within that form stays a cuBLASLt call.
+TEST(EpilogueTest, HalfMatMulChainBeyondCublasLtIsACudnnGraph) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[128,256], %w: f16[256,128], %b: f16[128]) {
+  %t: f16[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f16[128,128] = Add(%t, %b) {name="bias"}
+  %v: f16[128,128] = Tanh(%u) {name="tanh"}
+  %z: f16[128,128] = Neg(%v) {name="next"}
+  return %z
+})");
+  EXPECT_EQ(describe(model.graph, epilogues(model.graph)),
+            (std::vector<std::string>{"cuBLASLt {mm, bias} [bias]",
+                                      "cuDNN {mm, bias, tanh} [bias, tanh]"}));
+}
+
 TEST(EpilogueTest, SmallFusibleGemmIsNoLibraryCall) {
   // 64x64x64 fits a generated kernel: the GEMM is kBatchedGemm, not a library call.
   ir::Model model = parse(R"(graph "g" (%a: f32[64,64], %w: f32[64,64], %bias: f32[64]) {

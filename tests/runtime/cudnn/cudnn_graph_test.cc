@@ -15,7 +15,6 @@
 #include <string>
 
 #include "fusion/epilogue.h"
-#include "ir/core/window.h"
 #include "tests/fusion/fusion_test_util.h"
 
 namespace stitch::runtime::cuda {
@@ -26,47 +25,27 @@ ir::Model parse(const std::string& body) {
                                      body);
 }
 
-// The spec of the Conv named "conv" in `model` with the epilogue of its longest chain,
-// which must have `ops` ops.
-ConvGraphSpec spec_of(const ir::Model& model, size_t ops) {
+// The spec (graph_spec, as the runtime makes it) of the Conv or MatMul named `call` in
+// `model` with the epilogue of its longest chain, which must be a cuDNN one of `ops`
+// ops.
+EpilogueGraphSpec spec_of(const ir::Model& model, size_t ops, const std::string& call = "conv") {
   const ir::Graph& graph = model.graph;
-  ir::NodeId conv = fusion::test_util::node_named(graph, "conv");
-  fusion::EpilogueChain chain = fusion::longest_epilogue_chain(graph, conv);
+  ir::NodeId id = fusion::test_util::node_named(graph, call);
+  fusion::EpilogueChain chain = fusion::longest_epilogue_chain(graph, id);
   EXPECT_TRUE(chain.epilogue_by_length.back().has_value());
   const fusion::LibraryEpilogue& epilogue = *chain.epilogue_by_length.back();
   EXPECT_EQ(epilogue.library, fusion::Library::kCudnn);
   EXPECT_EQ(epilogue.ops.size(), ops);
-  const ir::Node& node = graph.node(conv);
-  ConvGraphSpec spec;
-  spec.x = graph.value(node.inputs[0]).type.dims;
-  spec.w = graph.value(node.inputs[1]).type.dims;
-  spec.y = graph.value(node.outputs[0]).type.dims;
-  spec.dtype = graph.value(node.outputs[0]).type.dtype;
-  Result<ir::Window> window = ir::sliding_window(node, {spec.x.begin() + 2, spec.x.end()},
-                                                 {spec.w.begin() + 2, spec.w.end()}, false);
-  EXPECT_TRUE(window.is_ok());
-  spec.pre_padding = window->pad_begin;
-  spec.post_padding = window->pad_end;
-  spec.stride = window->strides;
-  spec.dilation = window->dilations;
-  for (fusion::EpilogueOp op : epilogue.ops) {
-    spec.ops.push_back(op);
-    std::vector<int64_t> dims;
-    if (op == fusion::EpilogueOp::kResidualAdd) {
-      dims = spec.y;
-    } else if (op.reads_operand()) {
-      dims.assign(spec.y.size(), 1);
-      dims[1] = spec.y[1];
-    }
-    spec.operand_dims.push_back(dims);
-  }
+  const ir::Node& node = graph.node(id);
+  EpilogueGraphSpec spec;
+  EXPECT_EQ(graph_spec(graph, node, graph.value(node.outputs[0]).type, epilogue.ops, &spec), "");
   return spec;
 }
 
 // Builds the graph of `spec` and compares its JSON with golden/<name>.json.
-void expect_graph(const std::string& name, const ConvGraphSpec& spec) {
+void expect_graph(const std::string& name, const EpilogueGraphSpec& spec) {
   std::string why_not;
-  std::unique_ptr<CudnnConvGraph> graph = CudnnConvGraph::build(spec, &why_not);
+  std::unique_ptr<CudnnEpilogueGraph> graph = CudnnEpilogueGraph::build(spec, &why_not);
   ASSERT_NE(graph, nullptr) << why_not;
   const std::string json = graph->json();
   const std::string path =
@@ -148,9 +127,42 @@ TEST(CudnnGraphTest, OneDimensionalResidualRelu) {
   expect_graph("conv1d_bias_residual_relu", spec_of(model, 3));
 }
 
+// A float16 MatMul over a batch of rows and one weight matrix (folded into M), with a
+// bias along N, Tanh and a clip: cuBLASLt has no such epilogue, so a cuDNN graph.
+TEST(CudnnGraphTest, MatmulBiasTanhClip) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[2,64,32], %w: f16[32,48], %b: f16[48]) {
+  %lo: f16[] = dense<f16[]>[-0.5]
+  %hi: f16[] = dense<f16[]>[0.5]
+  %m: f16[2,64,48] = MatMul(%a, %w) {name="matmul"}
+  %s: f16[2,64,48] = Add(%m, %b) {name="bias"}
+  %t: f16[2,64,48] = Tanh(%s) {name="tanh"}
+  %y: f16[2,64,48] = Clip(%t, %lo, %hi) {name="clip"}
+  %z: f16[2,64,48] = Neg(%y) {name="next"}
+  return %z
+})");
+  EpilogueGraphSpec spec = spec_of(model, 3, "matmul");
+  EXPECT_EQ(spec.x, (std::vector<int64_t>{1, 128, 32}));
+  EXPECT_EQ(spec.operand_dims[0], (std::vector<int64_t>{1, 1, 48}));
+  expect_graph("matmul_bias_tanh_clip", spec);
+}
+
+// A batched MatMul whose B has A's batch: [3,16,8] x [3,8,4] with a SiLU.
+TEST(CudnnGraphTest, BatchedMatmulSwish) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[3,16,8], %w: f16[3,8,4]) {
+  %m: f16[3,16,4] = MatMul(%a, %w) {name="matmul"}
+  %g: f16[3,16,4] = Sigmoid(%m) {name="gate"}
+  %y: f16[3,16,4] = Mul(%m, %g) {name="silu"}
+  %z: f16[3,16,4] = Neg(%y) {name="next"}
+  return %z
+})");
+  EpilogueGraphSpec spec = spec_of(model, 1, "matmul");
+  EXPECT_EQ(spec.w, (std::vector<int64_t>{3, 8, 4}));
+  expect_graph("batched_matmul_swish", spec);
+}
+
 // cudnn-frontend's validate checks the conv's output dims against y's.
 TEST(CudnnGraphTest, ValidateRejectsWrongOutputDims) {
-  ConvGraphSpec spec;
+  EpilogueGraphSpec spec;
   spec.dtype = ir::DType::kFloat16;
   spec.x = {1, 4, 8, 8};
   spec.w = {8, 4, 3, 3};
@@ -160,12 +172,12 @@ TEST(CudnnGraphTest, ValidateRejectsWrongOutputDims) {
   spec.ops = {fusion::EpilogueOp::kSigmoid};
   spec.operand_dims = {{}};
   std::string why_not;
-  EXPECT_EQ(CudnnConvGraph::build(spec, &why_not), nullptr);
+  EXPECT_EQ(CudnnEpilogueGraph::build(spec, &why_not), nullptr);
   EXPECT_NE(why_not.find("validate"), std::string::npos) << why_not;
 }
 
 TEST(CudnnGraphTest, RejectsAMalformedSpec) {
-  ConvGraphSpec spec;
+  EpilogueGraphSpec spec;
   spec.x = {1, 4, 8, 8};
   spec.w = {8, 4, 3, 3};
   spec.y = {1, 8, 6, 6};
@@ -174,10 +186,10 @@ TEST(CudnnGraphTest, RejectsAMalformedSpec) {
   spec.ops = {fusion::EpilogueOp::kBias};
   spec.operand_dims = {{}};  // a bias without its dims
   std::string why_not;
-  EXPECT_EQ(CudnnConvGraph::build(spec, &why_not), nullptr);
+  EXPECT_EQ(CudnnEpilogueGraph::build(spec, &why_not), nullptr);
   EXPECT_NE(why_not.find("lacks its operand"), std::string::npos) << why_not;
   spec.dtype = ir::DType::kInt32;
-  EXPECT_EQ(CudnnConvGraph::build(spec, &why_not), nullptr);
+  EXPECT_EQ(CudnnEpilogueGraph::build(spec, &why_not), nullptr);
   EXPECT_NE(why_not.find("only float32"), std::string::npos) << why_not;
 }
 
