@@ -107,7 +107,8 @@ int run(int argc, char** argv) {
                "softmax kernels)");
   app.add_flag("--no-packing", no_packing, "no packing of independent groups into one kernel");
   app.add_flag("--no-epilogue", no_epilogue,
-               "no bias/residual/ReLU epilogues folded into cuBLASLt/cuDNN library calls");
+               "no pointwise epilogues folded into cuBLASLt/cuDNN library calls (bias, "
+               "residual add, ReLU; for float16 cuDNN graphs also clip, sigmoid, SiLU, ...)");
   app.add_flag("--no-stencils", no_stencils,
                "depthwise/grouped convolutions and pooling run as cuDNN calls instead of "
                "generated stencils fused with their neighbours");

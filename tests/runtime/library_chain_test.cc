@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "runtime_stub/program.h"
 
@@ -61,6 +62,54 @@ TEST(LibraryChainTest, ConvBiasBindsAsOneValuePerOutputChannel) {
   expect_every_conv_binds("resnet", "", 6);
   expect_every_conv_binds("resnet", "--unfused", 6);
   expect_every_conv_binds("vit", "", 1);
+}
+
+// The float16 CNN blocks of tests/codegen/library_epilogues.py, saved as
+// tests/runtime/data/<name>.onnx (by importing that script and onnx.save of its
+// MODELS[name]): every cuDNN step binds its typed epilogue, read back from the fused
+// node's attributes (clip(0,6) and the rest included), each operand a step input.
+// Returns "op op ..." per Conv step, in step order.
+std::vector<std::string> bound_epilogues(const std::string& model) {
+  const fs::path out = fs::temp_directory_path() / ("stitch_library_chain_" + model);
+  fs::remove_all(out);
+  const std::string command = std::string(STITCH_BINARY_DIR) + "/bin/stitchopt " +
+                              STITCH_SOURCE_DIR + "/tests/runtime/data/" + model + ".onnx -o " +
+                              out.string() + " -q";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  Result<Program> program = load_program(out.string());
+  EXPECT_TRUE(program.is_ok()) << program.status().message();
+  std::vector<std::string> lines;
+  if (!program.is_ok()) return lines;
+  for (const Step& step : program->steps) {
+    if (step.kind != StepKind::kLibrary || step.library != "cuDNN") continue;
+    LibraryChain chain;
+    Result<std::string> why = read_library_chain(step, /*channel_last=*/false, &chain);
+    EXPECT_TRUE(why.is_ok()) << why.status().message();
+    if (!why.is_ok() || chain.op == nullptr || chain.op->op_type != "Conv") continue;
+    EXPECT_EQ(*why, "") << step.name;
+    std::string line;
+    for (const ChainOp& op : chain.ops) {
+      line += (line.empty() ? "" : " ") + fusion::epilogue_op_name(op.op);
+      EXPECT_EQ(op.input >= 0, op.op.reads_operand()) << step.name;
+      if (op.input >= 0 && op.op != fusion::EpilogueOp::kResidualAdd) {
+        EXPECT_EQ(step.inputs[static_cast<size_t>(op.input)].type.num_elements(),
+                  chain.output.dims[1])
+            << step.name;
+      }
+    }
+    EXPECT_EQ(chain.legacy, step.epilogue->legacy_form()) << step.name;
+    lines.push_back(line);
+  }
+  fs::remove_all(out);
+  return lines;
+}
+
+TEST(LibraryChainTest, HalfConvEpiloguesBindToTheStepInputs) {
+  EXPECT_EQ(bound_epilogues("f16_inverted_residual"),
+            (std::vector<std::string>{"bias clip(0,6)", "bias residual add"}));
+  EXPECT_EQ(bound_epilogues("f16_stem_silu"), (std::vector<std::string>{"bias swish"}));
+  EXPECT_EQ(bound_epilogues("f16_hardswish"),
+            (std::vector<std::string>{"scale bias hardswish", "tanh"}));
 }
 
 }  // namespace
