@@ -216,7 +216,7 @@ bool normalizes_out_of_float32_range(const ir::Graph& graph) {
   return false;
 }
 
-// Evaluates the imported graph on `inputs` and fills `mod_dividends`: for each graph
+// Evaluates the imported graph on `inputs` and fills `conditioning`: for each graph
 // output that a float Mod, Sin, Cos or Tan feeds, the largest finite |dividend| (the
 // argument of the periodic functions) of those ops (at least 1). fmod(a, b) and
 // sin(a) carry the absolute rounding error of a, not one relative to their result:
@@ -226,10 +226,25 @@ bool normalizes_out_of_float32_range(const ir::Graph& graph) {
 // comparison scales its tolerance by this instead of |result| for such outputs. The
 // dividends are read in the same evaluation, as extra graph outputs left out of what
 // it returns.
+//
+// Pow(x, c) multiplies a relative error of x by |c|: after a Pow with an exponent of
+// 6e4 (Softplus(x)^65504) the last-ulp difference of a decomposition is percents. So
+// each output also gets the product of max(1, |c|) over the Pows it depends on (its
+// gain), which multiplies its tolerance.
+struct Conditioning {
+  double dividend = 0.0;  // the largest |dividend| of the float Mods it depends on
+  double gain = 1.0;      // the product of the Pows' max(1, |exponent|)
+};
+
 Result<std::map<std::string, ir::Tensor>> evaluate_imported(
     const ir::Model& model, const std::map<std::string, ir::Tensor>& inputs,
-    std::map<std::string, double>* mod_dividends) {
+    std::map<std::string, Conditioning>* conditioning) {
   const ir::Graph& graph = model.graph;
+  auto power = [&](const ir::Node& node) {
+    return node.op_type == "Pow" && node.domain.empty() && node.inputs.size() == 2 &&
+           node.inputs[1] != ir::kNoId &&
+           ir::dtype_is_float(graph.value(node.inputs[1]).type.dtype);
+  };
   auto float_mod = [&](const ir::Node& node) {
     const bool periodic = node.op_type == "Mod" || node.op_type == "Sin" || node.op_type == "Cos" ||
                           node.op_type == "Tan";
@@ -239,6 +254,7 @@ Result<std::map<std::string, ir::Tensor>> evaluate_imported(
   std::vector<ir::ValueId> dividends;
   for (ir::NodeId id : graph.node_ids()) {
     if (float_mod(graph.node(id))) dividends.push_back(graph.node(id).inputs[0]);
+    if (power(graph.node(id))) dividends.push_back(graph.node(id).inputs[1]);
   }
   if (dividends.empty()) return ir::evaluate_graph(model, inputs);
   ir::Model probed = model;
@@ -252,17 +268,28 @@ Result<std::map<std::string, ir::Tensor>> evaluate_imported(
   Result<std::map<std::string, ir::Tensor>> values = ir::evaluate_graph(probed, inputs);
   Result<std::vector<ir::NodeId>> order = ir::topological_order(graph);
   if (!values.is_ok() || !order.is_ok()) return values;
-  // Per value, the largest dividend of the float Mods it depends on (0: none).
-  std::map<ir::ValueId, double> scale;
+  // Per value, the conditioning of the float Mods and Pows it depends on.
+  std::map<ir::ValueId, Conditioning> scale;
   for (ir::NodeId id : *order) {
     const ir::Node& node = graph.node(id);
     double largest = 0.0;
+    double gain = 1.0;
     for (const std::vector<ir::ValueId>* reads : {&node.inputs, &node.implicit_inputs}) {
       for (ir::ValueId input : *reads) {
         if (auto found = scale.find(input); found != scale.end()) {
-          largest = std::max(largest, found->second);
+          largest = std::max(largest, found->second.dividend);
+          gain = std::max(gain, found->second.gain);
         }
       }
+    }
+    if (power(node)) {
+      double exponent_gain = 1.0;
+      auto exponent = values->find(graph.value(node.inputs[1]).name);
+      for (int64_t i = 0; exponent != values->end() && i < exponent->second.num_elements(); ++i) {
+        const double c = std::fabs(exponent->second.float_at(i));
+        if (std::isfinite(c)) exponent_gain = std::max(exponent_gain, c);
+      }
+      gain *= exponent_gain;
     }
     if (float_mod(node)) {
       largest = std::max(largest, 1.0);
@@ -272,14 +299,14 @@ Result<std::map<std::string, ir::Tensor>> evaluate_imported(
         if (std::isfinite(v)) largest = std::max(largest, v);
       }
     }
-    if (largest == 0.0) continue;
+    if (largest == 0.0 && gain == 1.0) continue;
     for (ir::ValueId output : node.outputs) {
-      if (output != ir::kNoId) scale[output] = largest;
+      if (output != ir::kNoId) scale[output] = Conditioning{largest, gain};
     }
   }
   for (ir::ValueId output : graph.graph_outputs()) {
     if (auto found = scale.find(output); found != scale.end()) {
-      (*mod_dividends)[graph.value(output).name] = found->second;
+      (*conditioning)[graph.value(output).name] = found->second;
     }
   }
   for (const std::string& probe : probes) values->erase(probe);
@@ -287,18 +314,21 @@ Result<std::map<std::string, ir::Tensor>> evaluate_imported(
 }
 
 // The simplified graph must compute what the imported one does. Floats: |a - b| <=
-// tol * max(|b|, 1, d), NaN where NaN, infinities equal, where d is the output's
-// evaluate_imported dividend scale (0 when no float Mod feeds it); integers and bools exactly.
+// tol * g * max(|b|, 1, d), NaN where NaN, infinities equal, where d is the output's
+// evaluate_imported dividend scale (0 when no float Mod feeds it) and g its Pow gain
+// (1 when no Pow feeds it); integers and bools exactly.
 // tol is 1e-4, or 5e-2 when the graph computes in float16/bfloat16 anywhere: the
 // decompositions round their intermediates to the half type, which the original op
 // does not. Such a rounding difference can flip an integer or bool result (Cast,
 // comparisons, ArgMax), so in those graphs only float outputs are compared.
 void check_agreement(const std::map<std::string, ir::Tensor>& before,
                      const std::map<std::string, ir::Tensor>& after, bool half,
-                     const std::map<std::string, double>& mod_dividends) {
+                     const std::map<std::string, Conditioning>& conditioning) {
   for (const auto& [name, want] : before) {
-    auto mod = mod_dividends.find(name);
-    const double dividend = mod == mod_dividends.end() ? 0.0 : mod->second;
+    auto found_conditioning = conditioning.find(name);
+    const Conditioning scale =
+        found_conditioning == conditioning.end() ? Conditioning{} : found_conditioning->second;
+    const double dividend = scale.dividend;
     auto found = after.find(name);
     if (found == after.end()) fail("simplify", "output \"" + name + "\" is gone");
     const ir::Tensor& got = found->second;
@@ -307,7 +337,7 @@ void check_agreement(const std::map<std::string, ir::Tensor>& before,
                            " -> " + ir::to_string(got.type()));
     }
     if (half && !ir::dtype_is_float(want.dtype)) continue;
-    const double tolerance = half ? 5e-2 : 1e-4;
+    const double tolerance = (half ? 5e-2 : 1e-4) * scale.gain;
     for (int64_t i = 0; i < want.num_elements(); ++i) {
       bool same = true;
       if (ir::dtype_is_float(want.dtype)) {
@@ -386,9 +416,9 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   const std::map<std::string, ir::Tensor> inputs = random_inputs(model, seed);
   const bool half = computes_in_half(model.graph);
   const bool out_of_range = normalizes_out_of_float32_range(model.graph);
-  std::map<std::string, double> mod_dividends;
+  std::map<std::string, Conditioning> conditioning;
   Result<std::map<std::string, ir::Tensor>> before =
-      evaluate_imported(model, inputs, &mod_dividends);
+      evaluate_imported(model, inputs, &conditioning);
   expect_not_internal("reference (imported)", before.status());
 
   ir::PipelineOptions pipeline;
@@ -407,7 +437,7 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
       fail("reference (simplified)", "the imported graph evaluates but the simplified one fails: " +
                                          after.status().message());
     }
-    if (!out_of_range) check_agreement(*before, *after, half, mod_dividends);
+    if (!out_of_range) check_agreement(*before, *after, half, conditioning);
   }
 
   fusion::PlannerOptions planner;
