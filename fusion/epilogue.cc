@@ -46,18 +46,6 @@ size_t channel_axis_of(const ir::Node& call, const ir::TensorType& output) {
   return output.dims.empty() ? 0 : output.dims.size() - 1;
 }
 
-// The constant scalar `value` holds (an initializer of one element), or nullopt.
-std::optional<float> scalar_constant(const ir::Graph& graph, ir::ValueId value) {
-  const ir::Value& constant = graph.value(value);
-  if (!constant.is_initializer()) return std::nullopt;
-  const ir::Tensor& tensor = *constant.constant;
-  if (!ir::dtype_is_float(tensor.dtype) || tensor.num_elements() != 1 ||
-      static_cast<int64_t>(tensor.bytes.size()) != ir::dtype_size(tensor.dtype)) {
-    return std::nullopt;
-  }
-  return static_cast<float>(tensor.float_at(0));
-}
-
 // The unary op `node` applies to v (its first input) as an epilogue op: Clip with
 // constant bounds, Sigmoid, Tanh, HardSigmoid, HardSwish; nullopt for anything else.
 std::optional<EpilogueOp> pointwise_op(const ir::Graph& graph, const ir::Node& node,

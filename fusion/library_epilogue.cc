@@ -90,14 +90,8 @@ ir::ValueId binary_with(const ir::Node& node, std::string_view op_type, ir::Valu
 
 // An initializer of one float element within 1e-3 of `expected`.
 bool scalar_near(const ir::Graph& graph, ir::ValueId value, double expected) {
-  const ir::Value& constant = graph.value(value);
-  if (!constant.is_initializer()) return false;
-  const ir::Tensor& tensor = *constant.constant;
-  if (!ir::dtype_is_float(tensor.dtype) || tensor.num_elements() != 1 ||
-      static_cast<int64_t>(tensor.bytes.size()) != ir::dtype_size(tensor.dtype)) {
-    return false;
-  }
-  return std::abs(tensor.float_at(0) - expected) <= 1e-3;
+  std::optional<float> constant = scalar_constant(graph, value);
+  return constant && std::abs(static_cast<double>(*constant) - expected) <= 1e-3;
 }
 
 }  // namespace
@@ -129,6 +123,17 @@ std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph,
     return std::vector<ir::NodeId>{scaled.id, shifted->id, lower->id, upper->id, gated.id};
   }
   return std::nullopt;
+}
+
+std::optional<float> scalar_constant(const ir::Graph& graph, ir::ValueId value) {
+  const ir::Value& constant = graph.value(value);
+  if (!constant.is_initializer()) return std::nullopt;
+  const ir::Tensor& tensor = *constant.constant;
+  if (!ir::dtype_is_float(tensor.dtype) || tensor.num_elements() != 1 ||
+      static_cast<int64_t>(tensor.bytes.size()) != ir::dtype_size(tensor.dtype)) {
+    return std::nullopt;
+  }
+  return static_cast<float>(tensor.float_at(0));
 }
 
 bool EpilogueOp::reads_operand() const {

@@ -117,6 +117,10 @@ std::vector<ir::Attribute> epilogue_attributes(const LibraryEpilogue& epilogue);
 // missing, of another kind, or names a library or op this file does not know.
 Result<LibraryEpilogue> read_epilogue_attributes(const ir::Node& node);
 
+// The value of `value` when it is an initializer of one float element (its bytes all
+// there), else nullopt: Clip's bounds, the opened HardSwish's scalars.
+std::optional<float> scalar_constant(const ir::Graph& graph, ir::ValueId value);
+
 // HardSwish(v) as ir/passes/decompose_compound_ops.cc opens it, in v's dtype:
 //   %s = Mul(v, k1); %a = Add(%s, k2); %n = Min(%a, k3); %m = Max(%n, k4);
 //   %y = Mul(v, %m)   (each Mul's operands in either order)
