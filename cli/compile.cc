@@ -241,6 +241,7 @@ Status run_compile(const CompileOptions& options) {
   }
   compile_options.profile = profile;
   compile_options.planner = options.planner;
+  compile_options.schedule = options.schedule;
   std::unique_ptr<fusion::CandidateTimer> candidate_timer;
   if (options.fuse && options.score == "emulated") {
     runtime::EmulatedTimerOptions timer_options;

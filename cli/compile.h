@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "emit/schedule.h"
 #include "fusion/planner.h"
 #include "ir/core/status.h"
 #include "ir/passes/pipeline.h"
@@ -27,6 +28,7 @@ struct CompileOptions {
   std::string device = "h100";     // --device: a built-in profile name or a profile .json
   double launch_latency_us = -1;   // --launch-latency-us: overrides the profile's phi
   fusion::PlannerOptions planner;  // --no-exploratory, --no-packing, --max-pattern-size, ...
+  emit::ScheduleOptions schedule;  // --no-stencil-tiles
   double min_compression = 0;      // --min-compression: exit 3 below it (0: no gate)
   bool codegen = true;             // false: --no-codegen (no out/kernels/)
   bool ptxas = false;              // --ptxas: registers/spills/shared memory from nvcc

@@ -100,6 +100,7 @@ int run(int argc, char** argv) {
   bool no_packing = false;
   bool no_epilogue = false;
   bool no_stencils = false;
+  bool no_stencil_tiles = false;
   bool unfused = false;
   app.add_flag("--no-exploratory", no_exploratory, "no exploratory patterns (Algorithm 2)");
   app.add_flag("--no-attention", no_attention,
@@ -112,6 +113,9 @@ int run(int argc, char** argv) {
   app.add_flag("--no-stencils", no_stencils,
                "depthwise/grouped convolutions and pooling run as cuDNN calls instead of "
                "generated stencils fused with their neighbours");
+  app.add_flag("--no-stencil-tiles", no_stencil_tiles,
+               "generated stencils read their windows from global memory instead of a "
+               "shared-memory input tile per block");
   app.add_flag("--unfused", unfused,
                "no fusion at all: every op its own generated kernel or library call (the "
                "baseline for stitchopt bench)");
@@ -182,6 +186,7 @@ int run(int argc, char** argv) {
   options.planner.candidates.attention = !no_attention;
   options.planner.partition.attention = !no_attention;
   options.planner.partition.stencils = !no_stencils;
+  options.schedule.stencil_tiles = !no_stencil_tiles;
   if (unfused) {
     options.planner.candidates.attention = false;
     options.planner.partition.attention = false;

@@ -49,8 +49,9 @@ std::vector<emit::FusedGroup> fused_groups(const fusion::PlannerResult& plan) {
 // same canonical text (emit/canonical_group.h) launch one kernel, as identical groups
 // do: an unrolled RNN's hundreds of identical steps compile a handful of kernels.
 Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile& profile,
-                        const emit::KernelSharing& sharing, const CompileObserver& observer,
-                        std::vector<emit::EmittedKernel>& kernels, emit::ReportPlan& plan) {
+                        const emit::KernelSharing& sharing, const emit::ScheduleOptions& options,
+                        const CompileObserver& observer, std::vector<emit::EmittedKernel>& kernels,
+                        emit::ReportPlan& plan) {
   const ir::Graph& graph = model.graph;
   const fusion::PlannerResult& result = plan.result;
   // kernels index -> the other call sites of that kernel, for its header.
@@ -71,8 +72,8 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       }
       continue;
     }
-    Result<emit::EmittedKernel> kernel =
-        emit::emit_kernel(graph, sharing.boundaries[index], sharing.kernel_names[index], profile);
+    Result<emit::EmittedKernel> kernel = emit::emit_kernel(
+        graph, sharing.boundaries[index], sharing.kernel_names[index], profile, options);
     if (!kernel.is_ok()) {
       // The plan and the rewritten model stay valid (the group's function body still
       // runs in ONNX Runtime); the report's codegen is null. Compound ops kept by
@@ -122,7 +123,7 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
         emit::emit_kernel(graph, boundary,
                           "stitch_s" + std::to_string(single) + "_" +
                               emit::kernel_description(graph, sites_by_text.at(text)),
-                          profile);
+                          profile, options);
     if (!kernel.is_ok()) continue;
     ++single;
     single_by_text.emplace(text, kernels.size());
@@ -170,7 +171,7 @@ Status fuse(const ir::Model& model, const CompileOptions& options, const Compile
       timer.time("plan", [&]() -> Result<fusion::PlannerResult> {
         fusion::PlannerOptions planner = options.planner;
         if (!planner.kernel_shape) {
-          planner.kernel_shape = emit::kernel_shape_oracle(*options.profile);
+          planner.kernel_shape = emit::kernel_shape_oracle(*options.profile, options.schedule);
         }
         Result<fusion::PlannerResult> result =
             fusion::plan_fusion(model.graph, *options.profile, planner);
@@ -180,7 +181,7 @@ Status fuse(const ir::Model& model, const CompileOptions& options, const Compile
   if (!planned.is_ok()) return planned.status();
   STITCH_ASSIGN_OR_RETURN(EmittedPlan emitted,
                           emit_plan(model, std::move(planned).value(), *options.profile,
-                                    options.codegen, observer, &timer));
+                                    options.codegen, observer, &timer, options.schedule));
   compiled.report.plan = std::move(emitted.plan);
   compiled.kernels = std::move(emitted.kernels);
   compiled.rewritten = std::move(emitted.rewritten);
@@ -191,7 +192,8 @@ Status fuse(const ir::Model& model, const CompileOptions& options, const Compile
 
 Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult planned,
                               const cost_model::DeviceProfile& profile, bool codegen,
-                              const CompileObserver& observer, emit::PhaseTimer* timer) {
+                              const CompileObserver& observer, emit::PhaseTimer* timer,
+                              const emit::ScheduleOptions& schedule) {
   std::vector<emit::FusedGroup> groups = fused_groups(planned);
   STITCH_ASSIGN_OR_RETURN(emit::KernelSharing sharing,
                           emit::share_kernels(model, groups, /*describe=*/true));
@@ -209,7 +211,7 @@ Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult plan
   };
   if (codegen) {
     STITCH_RETURN_IF_ERROR(timed("codegen", [&] {
-      return generate_kernels(model, profile, sharing, observer, emitted.kernels, plan);
+      return generate_kernels(model, profile, sharing, schedule, observer, emitted.kernels, plan);
     }));
   }
   std::optional<emit::FusedModel> fused;
@@ -235,6 +237,7 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
   report.model.path = options.model_path;
   report.model.node_count = model.graph.num_nodes();
   report.options.planner = options.planner;
+  report.options.stencil_tiles = options.schedule.stencil_tiles;
   report.kernels.original = emit::count_original_kernels(model.graph);
   report.kernels.host_shape_ops = emit::count_host_shape_ops(model.graph);
   if (options.simplify) {

@@ -45,6 +45,7 @@ struct CompileOptions {
   // The device the plan and the kernels are made for; nullopt: no fusion.
   std::optional<cost_model::DeviceProfile> profile;
   fusion::PlannerOptions planner;
+  emit::ScheduleOptions schedule;  // --no-stencil-tiles
   bool codegen = true;
 };
 
@@ -87,7 +88,8 @@ struct EmittedPlan {
 Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult planned,
                               const cost_model::DeviceProfile& profile, bool codegen,
                               const CompileObserver& observer = {},
-                              emit::PhaseTimer* timer = nullptr);
+                              emit::PhaseTimer* timer = nullptr,
+                              const emit::ScheduleOptions& schedule = {});
 
 // Precondition: ir::verify(model) holds. Errors: a pass or the planner failing on
 // the model (prefixed with options.model_path), or an internal error.

@@ -40,6 +40,17 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
     for (size_t d = 0; d < dims.size(); ++d) {
       attrs.push_back(d + 2 < dims.size() ? "GRID" : "GRID-TILE_32x32S");
     }
+  } else if (schedule.composition == Composition::kStencil) {
+    // The outputs are the stencil's [N, C, H, W] elements (or views of them): planes
+    // over the grid (several per block when small), H and W in tiles.
+    for (size_t d = 0; d < dims.size(); ++d) {
+      attrs.push_back(d + 2 < dims.size()
+                          ? (d + 3 == dims.size() && schedule.stencil_planes > 1
+                                 ? "GRID-CTA_" + num(schedule.stencil_planes)
+                                 : std::string("GRID"))
+                          : "GRID-TILE_" +
+                                num(d + 2 == dims.size() ? schedule.tile_h : schedule.tile_w));
+    }
   } else if (is_row_local(schedule)) {
     int64_t running = 1;
     for (size_t d = 0; d < dims.size(); ++d) {
@@ -172,6 +183,12 @@ std::string composition_detail(const GroupSchedule& schedule) {
        << "] output tiles, A and B tiles in shared memory)";
   } else if (schedule.composition == Composition::kGlobal) {
     cu << " (" << schedule.levels << " stages separated by grid barriers)";
+  } else if (schedule.composition == Composition::kStencil) {
+    cu << " (a block per " << schedule.stencil_planes
+       << (schedule.stencil_planes == 1 ? " plane" : " planes") << " x [" << schedule.tile_h << ", "
+       << schedule.tile_w << "] outputs, " << schedule.stencil_tiles
+       << " tiles; the window's input tile [" << schedule.stencil_planes << ", "
+       << schedule.tile_in_h << ", " << schedule.tile_in_w << "] staged in shared memory)";
   }
   return cu.str();
 }
@@ -288,8 +305,9 @@ void list_call_sites(EmittedKernel& kernel, const std::vector<std::string>& site
 
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                                   const std::string& kernel_name,
-                                  const cost_model::DeviceProfile& profile) {
-  return emit_kernel(graph, group_boundary(graph, nodes), kernel_name, profile);
+                                  const cost_model::DeviceProfile& profile,
+                                  const ScheduleOptions& options) {
+  return emit_kernel(graph, group_boundary(graph, nodes), kernel_name, profile, options);
 }
 
 namespace {
@@ -313,8 +331,10 @@ std::string estimate_line(const cost_model::GroupCost& cost,
 
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& boundary,
                                   const std::string& kernel_name,
-                                  const cost_model::DeviceProfile& profile) {
-  STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule, build_schedule(graph, boundary, profile));
+                                  const cost_model::DeviceProfile& profile,
+                                  const ScheduleOptions& options) {
+  STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule,
+                          build_schedule(graph, boundary, profile, options));
   EmittedKernel kernel;
   kernel.name = kernel_name;
   kernel.file = kernel_name + ".cu";

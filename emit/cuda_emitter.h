@@ -32,6 +32,7 @@
 
 #include "cost_model/device_profile.h"
 #include "emit/group_boundary.h"
+#include "emit/schedule.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 
@@ -103,10 +104,12 @@ void list_call_sites(EmittedKernel& kernel, const std::vector<std::string>& site
 // node "name (OpType)" and why.
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& boundary,
                                   const std::string& kernel_name,
-                                  const cost_model::DeviceProfile& profile);
+                                  const cost_model::DeviceProfile& profile,
+                                  const ScheduleOptions& options = {});
 // The same for `nodes`, computing their boundary (a topological order of the graph).
 Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                                   const std::string& kernel_name,
-                                  const cost_model::DeviceProfile& profile);
+                                  const cost_model::DeviceProfile& profile,
+                                  const ScheduleOptions& options = {});
 
 }  // namespace stitch::emit

@@ -5,6 +5,7 @@
 
 #include "emit/cuda_text.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/window.h"
 #include "support/escape.h"
 
 namespace stitch::emit {
@@ -217,7 +218,11 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
   const DType out_type = dtype(out);
   STITCH_RETURN_IF_ERROR(storage_type(out_type).status());
   if (product(dims(out)) == 0) return empty_value_body(compute_type(out_type));
-  OpLoweringContext context{graph_, node, slot, [this](ir::ValueId id) { return accessor(id); }};
+  // The staged stencil reads its input from the shared tile (stencil_tile_code).
+  const std::string staged =
+      node.id == schedule_.staged_stencil ? "s_" + names_.at(node.inputs[0]) : std::string();
+  OpLoweringContext context{graph_, node, slot, [this](ir::ValueId id) { return accessor(id); },
+                            staged};
   const ir::OpKind kind = ir::op_kind(node);
   if (kind == ir::OpKind::kReduction) {
     // Only a no-op reduction (noop_with_empty_axes, no axes) is inlined: the identity.
@@ -647,6 +652,78 @@ Result<std::string> KernelWriter::transpose_code() {
   return code.str();
 }
 
+// Stencil composition (schedule.h 3c.): a block per tile of [planes, tile_h, tile_w]
+// outputs, grid-stride over the tiles. The block's threads stage the input elements
+// the tile's windows cover (zero outside the input: the taps there are skipped), each
+// evaluating the stencil's input accessor (its inlined producers) once; after a
+// barrier, thread t computes output (plane t / (tile_h x tile_w), row, column) of the
+// tile, whose stencil reads its taps from the tile (s_<input>), and writes every
+// group output at that index; a second barrier before the next tile overwrites it.
+Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueId>& written) {
+  const ir::Node& node = graph_.node(schedule_.staged_stencil);
+  const ir::ValueId in = node.inputs[0], out = node.outputs[0];
+  const std::optional<ir::Stencil> stencil = ir::stencil_of(graph_, node);
+  if (!stencil) return error(node, "has no window for the staged tile (emitter bug)");
+  const ir::Window& w = stencil->window;
+  STITCH_ASSIGN_OR_RETURN(std::string x, accessor(in));
+  const std::string name = names_.at(in);
+  const std::string t = compute_type(dtype(in));
+  const std::vector<int64_t>& out_dims = dims(out);
+  const int64_t planes = out_dims[0] * out_dims[1];
+  const int64_t in_h = w.input[0], in_w = w.input[1];
+  const int64_t out_h = w.output[0], out_w = w.output[1];
+  const int64_t tp = schedule_.stencil_planes, th = schedule_.tile_h, tw = schedule_.tile_w;
+  const int64_t sh = schedule_.tile_in_h, sw = schedule_.tile_in_w;
+  const int64_t per_planes = schedule_.tiles_h * schedule_.tiles_w;
+  std::ostringstream code;
+  code << "  // " << comment_name(node) << ": " << planes << " planes of [" << out_h << ", "
+       << out_w << "] outputs in tiles of [" << tp << ", " << th << ", " << tw << "]\n";
+  code << "  for (index_t t = blockIdx.x; t < " << schedule_.stencil_tiles
+       << "; t += gridDim.x) {\n";
+  // t = (plane group, row tile, column tile); factors of 1 are left out.
+  auto term = [](std::string text, int64_t divisor, int64_t modulus, int64_t scale) {
+    if (divisor != 1) text += " / " + num(divisor);
+    if (modulus != 0) text = modulus == 1 ? "0" : text + " % " + num(modulus);
+    return text == "0" || scale == 1 ? text : text + " * " + num(scale);
+  };
+  code << "    tile_plane0 = " << term("t", per_planes, 0, tp) << ";\n";
+  code << "    const index_t r0 = " << term("t", schedule_.tiles_w, schedule_.tiles_h, th)
+       << ";  // the tile's first output row and column\n";
+  code << "    const index_t c0 = " << term("t", 1, schedule_.tiles_w, tw) << ";\n";
+  auto origin = [&](const std::string& first, size_t d) {
+    std::string text = w.strides[d] == 1 ? first : first + " * " + num(w.strides[d]);
+    return w.pad_begin[d] == 0 ? text : text + " - " + num(w.pad_begin[d]);
+  };
+  code << "    tile_row0 = " << origin("r0", 0) << ";\n";
+  code << "    tile_col0 = " << origin("c0", 1) << ";\n";
+  code << "    for (index_t e = threadIdx.x; e < " << tp * sh * sw << "; e += blockDim.x) {\n";
+  code << "      const index_t plane = tile_plane0 + e / " << sh * sw << ";\n";
+  code << "      const index_t p0 = tile_row0 + e / " << sw << " % " << sh << ";\n";
+  code << "      const index_t p1 = tile_col0 + e % " << sw << ";\n";
+  code << "      tile_" << name << "[e] = plane < " << planes << " && p0 >= 0 && p0 < " << in_h
+       << " && p1 >= 0 && p1 < " << in_w << " ? " << x << "(plane * " << in_h * in_w << " + p0 * "
+       << in_w << " + p1) : static_cast<" << t << ">(0);\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "    {\n";
+  code << "      const index_t plane = tile_plane0 + threadIdx.x / " << th * tw << ";\n";
+  code << "      const index_t o0 = r0 + threadIdx.x / " << tw << " % " << th << ";\n";
+  code << "      const index_t o1 = c0 + threadIdx.x % " << tw << ";\n";
+  code << "      if (threadIdx.x < " << tp * th * tw << " && plane < " << planes << " && o0 < "
+       << out_h << " && o1 < " << out_w << ") {\n";
+  code << "        const index_t i = (plane * " << out_h << " + o0) * " << out_w << " + o1;\n";
+  for (ir::ValueId id : written) {
+    STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
+    code << "        " << pointer_name(id) << "[i] = " << store(dtype(id), function + "(i)")
+         << ";  // " << comment_name(producer(id)) << "\n";
+  }
+  code << "      }\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "  }\n";
+  return code.str();
+}
+
 // Packing: each independent part over its own range of blocks.
 Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>& written) {
   std::ostringstream stages;
@@ -769,6 +846,20 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
          << support::source_literal(graph_.value(core.value).name) << "\n";
   } else if (schedule_.composition == Composition::kTranspose) {
     // transpose_code declares its tile and indices.
+  } else if (schedule_.composition == Composition::kStencil) {
+    // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
+    const ir::ValueId in = graph_.node(schedule_.staged_stencil).inputs[0];
+    const std::string t = compute_type(dtype(in));
+    const std::string name = names_.at(in);
+    body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + 0);  // ["
+         << schedule_.stencil_planes << ", " << schedule_.tile_in_h << ", " << schedule_.tile_in_w
+         << "] elements of " << support::source_literal(graph_.value(in).name)
+         << " the tile's windows read\n";
+    body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, "
+            "column\n";
+    body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
+         << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << schedule_.tile_in_h
+         << " + p0 - tile_row0) * " << schedule_.tile_in_w << " + p1 - tile_col0];\n  };\n";
   } else if (schedule_.tiled_gemm != ir::kNoId) {
     const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
     body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset
@@ -838,6 +929,8 @@ Result<std::string> KernelWriter::write_body() {
     STITCH_ASSIGN_OR_RETURN(stages, attention_code(written));
   } else if (schedule_.composition == Composition::kTranspose) {
     STITCH_ASSIGN_OR_RETURN(stages, transpose_code());
+  } else if (schedule_.composition == Composition::kStencil) {
+    STITCH_ASSIGN_OR_RETURN(stages, stencil_tile_code(written));
   } else if (schedule_.tiled_gemm != ir::kNoId) {
     STITCH_ASSIGN_OR_RETURN(stages, tiled_gemm_code(written));
   } else if (is_row_local(schedule_) && schedule_.blocks_per_row >= 2) {

@@ -109,6 +109,7 @@ class KernelWriter {
   Result<AttentionParts> attention_parts(const std::string& how);
   Result<std::string> attention_code(const std::vector<ir::ValueId>& written);
   Result<std::string> transpose_code();
+  Result<std::string> stencil_tile_code(const std::vector<ir::ValueId>& written);
   Result<std::string> attention_mma_code(const std::vector<ir::ValueId>& written);
   Result<std::string> attention_writes(const std::vector<ir::ValueId>& written,
                                        const std::string& indent);

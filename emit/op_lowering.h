@@ -42,6 +42,10 @@ struct OpLoweringContext {
   const ir::Node& node;
   size_t slot;
   std::function<Result<std::string>(ir::ValueId)> accessor;
+  // The stencil composition's staged stencil (schedule.h 3c.): the name of the
+  // accessor that reads its input from the shared tile, `s(plane, p0, p1)` with the
+  // input's plane (n x channels + channel) and spatial position; "" otherwise.
+  std::string staged;
 
   ir::ValueId input(size_t k) const;  // kNoId when absent
   ir::ValueId output() const { return node.outputs[slot]; }

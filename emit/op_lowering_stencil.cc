@@ -141,15 +141,20 @@ Result<std::string> grouped_conv(const Context& c) {
     channel = first_channel + " + c";
     filter_row = "m * " + num(cg) + " + c";
   }
-  text += indent + "const index_t plane = (n * " + num(channels) + " + " + channel + ") * " +
-          num(plane) + ";\n";
+  if (c.staged.empty()) {
+    text += indent + "const index_t plane = (n * " + num(channels) + " + " + channel + ") * " +
+            num(plane) + ";\n";
+  }
   const std::string row = cg == 1 ? filter_row : "(" + filter_row + ")";
   text += indent + "const index_t taps = " + row + " * " + num(window) + ";\n";
   std::string offset, kernel_offset;
   std::string close = open_window_loops(w, indent, &text, &offset, &kernel_offset);
   const std::string inner = indent + std::string(2 * w.input.size(), ' ');
-  text += inner + "acc += " + x + "(plane + " + offset + ") * " + weight + "(taps + " +
-          kernel_offset + ");\n";
+  // Staged (depthwise: the input plane is the output's): the tap from the shared tile.
+  const std::string tap = c.staged.empty()
+                              ? x + "(plane + " + offset + ")"
+                              : c.staged + "(n * " + num(channels) + " + " + channel + ", p0, p1)";
+  text += inner + "acc += " + tap + " * " + weight + "(taps + " + kernel_offset + ");\n";
   text += close;
   if (cg != 1) text += "    }\n";
   return text + "    return acc;\n";
@@ -166,8 +171,10 @@ Result<std::string> pool(const Context& c, bool max) {
   STITCH_ASSIGN_OR_RETURN(std::string x, c.accessor(c.input(0)));
   const std::string ct = c.compute();
   std::string text = output_coordinates(out);
-  text += "    const index_t plane = (n * " + num(channels) + " + m) * " + num(product(w.input)) +
-          ";\n";
+  if (c.staged.empty()) {
+    text += "    const index_t plane = (n * " + num(channels) + " + m) * " + num(product(w.input)) +
+            ";\n";
+  }
   if (max) {
     const double lowest = -std::numeric_limits<double>::infinity();
     text += "    " + ct +
@@ -179,7 +186,9 @@ Result<std::string> pool(const Context& c, bool max) {
   std::string offset, kernel_offset;
   std::string close = open_window_loops(w, "    ", &text, &offset, &kernel_offset);
   const std::string inner = "    " + std::string(2 * w.input.size(), ' ');
-  text += inner + "const " + ct + " v = " + x + "(plane + " + offset + ");\n";
+  const std::string tap = c.staged.empty() ? x + "(plane + " + offset + ")"
+                                           : c.staged + "(n * " + num(channels) + " + m, p0, p1)";
+  text += inner + "const " + ct + " v = " + tap + ";\n";
   if (max) {
     text += inner + "if (!found || v > best) {\n" + inner + "  best = v;\n" + inner +
             "  found = true;\n" + inner + "}\n";

@@ -130,6 +130,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                      {"epilogue", planner.candidates.epilogue},
                      {"attention", planner.candidates.attention},
                      {"stencils", planner.partition.stencils},
+                     {"stencil_tiles", report.options.stencil_tiles},
                      {"max_operands", planner.candidates.max_operands},
                      {"max_pattern_size", planner.candidates.max_pattern_size},
                      {"max_patterns_per_seed", planner.candidates.max_patterns_per_seed},

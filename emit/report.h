@@ -60,6 +60,7 @@ struct ReportModel {
 struct ReportOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   fusion::PlannerOptions planner;
+  bool stencil_tiles = true;  // ScheduleOptions::stencil_tiles (--no-stencil-tiles)
 };
 
 struct ReportDevice {

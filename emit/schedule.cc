@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <set>
@@ -590,6 +591,8 @@ std::string_view composition_name(Composition composition) {
       return "attention";
     case Composition::kTranspose:
       return "transpose";
+    case Composition::kStencil:
+      return "stencil";
   }
   return "global";
 }
@@ -1545,6 +1548,81 @@ void plan_vector_access(const GroupFacts& group, const cost_model::DeviceProfile
 constexpr int64_t kTransposeTile = 32;
 constexpr int64_t kTransposeTileMin = 8;
 
+// 3c. The stencil composition (schedule.h): applies to a thread-composition group
+// holding exactly one stencil over two spatial axes whose input plane is its output
+// plane (a pool, or a Conv with one input channel per group and one filter per
+// channel: depthwise), whose every output is written at the stencil's own index, when
+// each staged element is read by at least kStencilTileMinReuse taps and the tile fits
+// the per-block shared memory. Tiles: tile_w the output row (up to 32, whole rows for
+// coalesced staging), tile_h rows up to kStencilTileOutputs outputs, and small planes
+// several to a block.
+constexpr int64_t kStencilTileOutputs = 256;
+constexpr int64_t kStencilTileMaxWidth = 32;
+
+bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                       GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  ir::NodeId stencil_id = ir::kNoId;
+  for (ir::NodeId id : group.ordered) {
+    if (ir::op_kind(graph.node(id)) != ir::OpKind::kStencil) continue;
+    if (stencil_id != ir::kNoId) return false;
+    stencil_id = id;
+  }
+  if (stencil_id == ir::kNoId) return false;
+  const ir::Node& node = graph.node(stencil_id);
+  const std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
+  if (!stencil || stencil->window.input.size() != 2 || stencil->channels_per_group != 1) {
+    return false;
+  }
+  const ir::ValueId input = node.inputs[0], output = node.outputs[0];
+  const std::vector<int64_t>& in = dims_of(graph, input);
+  const std::vector<int64_t>& out = dims_of(graph, output);
+  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1]) return false;
+  if (!ir::dtype_is_float(graph.value(input).type.dtype)) return false;
+  if (!outputs_at_same_index(graph, group.ordered, group.outputs, output)) return false;
+  const ir::Window& w = stencil->window;
+  const int64_t planes = out[0] * out[1];
+  const int64_t out_h = w.output[0], out_w = w.output[1];
+  if (planes <= 0 || out_h <= 0 || out_w <= 0) return false;
+  const int64_t tile_w = std::min(out_w, kStencilTileMaxWidth);
+  const int64_t tile_h = std::min(out_h, std::max<int64_t>(1, kStencilTileOutputs / tile_w));
+  const int64_t tile_planes =
+      tile_h == out_h && tile_w == out_w
+          ? std::min(planes, std::max<int64_t>(1, kStencilTileOutputs / (tile_h * tile_w)))
+          : 1;
+  auto extent = [&](int64_t tile, size_t d) {
+    return (tile - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
+  };
+  const int64_t in_h = extent(tile_h, 0), in_w = extent(tile_w, 1);
+  const int64_t element_bytes =
+      std::max<int64_t>(4, ir::dtype_size(graph.value(input).type.dtype));  // compute type
+  const int64_t bytes = tile_planes * in_h * in_w * element_bytes;
+  if (bytes > profile.shared_memory_per_block) return false;
+  const double reuse = static_cast<double>(tile_h * tile_w * w.kernel[0] * w.kernel[1]) /
+                       static_cast<double>(in_h * in_w);
+  if (reuse < kStencilTileMinReuse) return false;
+  schedule->composition = Composition::kStencil;
+  schedule->staged_stencil = stencil_id;
+  schedule->stencil_planes = tile_planes;
+  schedule->tile_h = tile_h;
+  schedule->tile_w = tile_w;
+  schedule->tile_in_h = in_h;
+  schedule->tile_in_w = in_w;
+  schedule->tiles_h = (out_h + tile_h - 1) / tile_h;
+  schedule->tiles_w = (out_w + tile_w - 1) / tile_w;
+  schedule->stencil_tiles =
+      (planes + tile_planes - 1) / tile_planes * schedule->tiles_h * schedule->tiles_w;
+  schedule->stencil_reuse = reuse;
+  schedule->block = static_cast<int>((tile_planes * tile_h * tile_w + 31) / 32 * 32);
+  schedule->shared_bytes = bytes;
+  schedule->shared_bytes_requested = bytes;
+  schedule->grid =
+      std::max<int64_t>(1, std::min(schedule->stencil_tiles, blocks_per_wave(profile, *schedule)));
+  schedule->cooperative = false;
+  schedule->parts.clear();
+  return true;
+}
+
 bool plan_transpose(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                     const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   if (ordered.size() != 1) return false;
@@ -1605,7 +1683,8 @@ bool plan_transpose(const ir::Graph& graph, const std::vector<ir::NodeId>& order
 }  // namespace
 
 Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
-                                     const cost_model::DeviceProfile& profile) {
+                                     const cost_model::DeviceProfile& profile,
+                                     const ScheduleOptions& options) {
   GroupSchedule schedule;
   schedule.boundary = boundary;
   GroupFacts group(graph, schedule.boundary);
@@ -1672,6 +1751,19 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                              " independent parts, each over its own blocks"
                        : "one stage: every value is computed where it is read, or by its own "
                          "thread mapping";
+    std::string staged;
+    if (schedule.composition == Composition::kThread && options.stencil_tiles &&
+        plan_stencil_tile(group, profile, &schedule)) {
+      const ir::Node& stencil = graph.node(schedule.staged_stencil);
+      char reuse[32];
+      std::snprintf(reuse, sizeof(reuse), "%.1f", schedule.stencil_reuse);
+      schedule.why = "one stencil " + node_label(stencil) +
+                     " whose readers read it at their own index, and its window reads each "
+                     "input element " +
+                     reuse + " times: the input tile of each [" + num(schedule.stencil_planes) +
+                     ", " + num(schedule.tile_h) + ", " + num(schedule.tile_w) +
+                     "] outputs is staged in shared memory";
+    }
     if (schedule.composition == Composition::kThread ||
         schedule.composition == Composition::kPacking) {
       plan_vector_access(group, profile, &schedule);
@@ -1814,9 +1906,22 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
     const double evaluations =
         std::max(1.0, std::ceil(static_cast<double>(elements_of(graph, node.outputs[0])) /
                                 evaluating_lanes(graph, schedule, inside, node.outputs[0], lanes)));
-    const double reads = element_reads(graph, schedule, inside, node.inputs[0]) +
-                         (node.op_type == "Conv" ? 1.0 : 0.0);
-    shape.stencil_load_chain += evaluations * static_cast<double>(stencil->taps) * reads;
+    const double reads = element_reads(graph, schedule, inside, node.inputs[0]);
+    const double weight = node.op_type == "Conv" ? 1.0 : 0.0;
+    if (id == schedule.staged_stencil) {
+      // Staged (3c.): per tile, a lane loads its share of the input tile (each element
+      // one read of what the input reads inline), then walks its taps in shared memory
+      // (only the weight from global memory).
+      const double tiles = std::ceil(static_cast<double>(schedule.stencil_tiles) /
+                                     static_cast<double>(std::max<int64_t>(schedule.grid, 1)));
+      const double staged = std::ceil(
+          static_cast<double>(schedule.stencil_planes * schedule.tile_in_h * schedule.tile_in_w) /
+          static_cast<double>(schedule.block));
+      shape.stencil_load_chain +=
+          tiles * (staged * reads + static_cast<double>(stencil->taps) * weight);
+      continue;
+    }
+    shape.stencil_load_chain += evaluations * static_cast<double>(stencil->taps) * (reads + weight);
   }
   // The dot products and reductions of the thread, packing and global compositions: in
   // each stage a lane walks its share of the stage's loops (side by side over the grid),
@@ -1874,13 +1979,14 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
   return shape;
 }
 
-KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile) {
+KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile,
+                                      const ScheduleOptions& options) {
   struct Cache {
     const ir::Graph* graph = nullptr;
     std::vector<int32_t> positions;
   };
   auto cache = std::make_shared<Cache>();
-  return [profile, cache](
+  return [profile, options, cache](
              const ir::Graph& graph,
              const std::vector<ir::NodeId>& nodes) -> std::optional<cost_model::KernelShape> {
     if (cache->graph != &graph) {
@@ -1890,7 +1996,7 @@ KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile) 
       cache->positions = std::move(positions).value();
     }
     Result<GroupSchedule> schedule =
-        build_schedule(graph, group_boundary(graph, nodes, cache->positions), profile);
+        build_schedule(graph, group_boundary(graph, nodes, cache->positions), profile, options);
     if (!schedule.is_ok()) return std::nullopt;
     return kernel_shape(graph, *schedule);
   };

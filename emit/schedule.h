@@ -44,6 +44,16 @@
 //  3. Otherwise, a group without materialized intermediates is one grid-stride
 //     stage: "thread" composition, or "packing" when it has independent parts
 //     (each part gets its own range of blocks).
+//  3c. A thread-composition group holding one 2-D stencil (a depthwise Conv, a pool)
+//     whose every output is written at the stencil's own index: "stencil"
+//     composition when its window reuses the input (each staged element read by at
+//     least kStencilTileMinReuse taps on average) and the tile fits the per-block
+//     shared memory. A block per tile of [planes, tile_h, tile_w] outputs first
+//     stages the input tile those outputs' windows cover (halo included) in shared
+//     memory, evaluating the stencil's inlined producers (a folded BatchNorm, the
+//     ReLU6 of the expand conv) once per element instead of once per tap, then each
+//     thread computes one output from the tile and writes every group output at its
+//     index (the taps read shared memory; the rest of the group is as in 3.).
 //  4. Otherwise the always-correct "global" composition: materialized values are
 //     computed in levels (a value's level is one more than the deepest
 //     materialized value it reads), each level a grid-stride loop over the value's
@@ -103,7 +113,16 @@ namespace stitch::emit {
 // reader dims) pairs, the output's reader first.
 using BroadcastSteps = std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>;
 
-enum class Composition { kThread, kWarp, kBlock, kPacking, kGlobal, kAttention, kTranspose };
+enum class Composition {
+  kThread,
+  kWarp,
+  kBlock,
+  kPacking,
+  kGlobal,
+  kAttention,
+  kTranspose,
+  kStencil
+};
 std::string_view composition_name(Composition composition);  // "thread", "warp", ...
 
 // The permutation of a Transpose over `rank` axes (its default reverses them).
@@ -244,6 +263,17 @@ struct GroupSchedule {
   std::set<ir::ValueId> vector_inputs;
   std::set<ir::ValueId> vector_uniform_inputs;
   std::map<ir::ValueId, std::map<ir::ValueId, BroadcastSteps>> vector_maps;
+  // Stencil composition (3c.): the staged stencil and its tiles. A block per
+  // [stencil_planes, tile_h, tile_w] outputs (planes: n x channel, consecutive) stages
+  // the [stencil_planes, tile_in_h, tile_in_w] input elements their windows cover at
+  // the arena's start; tiles_h x tiles_w tiles per group of planes.
+  ir::NodeId staged_stencil = ir::kNoId;
+  int64_t stencil_planes = 1;  // planes per tile
+  int64_t tile_h = 1, tile_w = 1;
+  int64_t tile_in_h = 1, tile_in_w = 1;
+  int64_t tiles_h = 1, tiles_w = 1;
+  int64_t stencil_tiles = 0;  // tiles in all: plane groups x tiles_h x tiles_w
+  double stencil_reuse = 0;   // taps read per staged element, on average
   // Launch.
   int64_t grid = 1;
   int block = 32;
@@ -262,6 +292,16 @@ struct GroupSchedule {
 // opposed to the tiled MatMul's block composition.
 bool is_row_local(const GroupSchedule& schedule);
 
+// Schedule choices a caller can turn off (the CLI's --no-stencil-tiles), to compare.
+struct ScheduleOptions {
+  bool stencil_tiles = true;  // 3c.: stage stencil inputs in shared memory
+};
+
+// The stencil composition (3c.) stages a tile only when each staged element is read
+// by at least this many taps on average: below it, the first read of each element
+// already costs what the tile load does, and L1 serves the rest.
+inline constexpr double kStencilTileMinReuse = 2.0;
+
 // Warps per block of the attention composition; keys per K/V tile (one per lane).
 inline constexpr int kAttentionWarps = 4;
 inline constexpr int64_t kAttentionTileKeys = 32;
@@ -274,7 +314,8 @@ inline constexpr int64_t kBlockScratchBytes = 32 * 4;
 // Errors (non-static shapes, an op without an index function) name the node
 // "name (OpType)" and the fix.
 Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,
-                                     const cost_model::DeviceProfile& profile);
+                                     const cost_model::DeviceProfile& profile,
+                                     const ScheduleOptions& options = {});
 
 // What the analytic estimate charges for the schedule's composition
 // (cost_model::KernelShape): grid barriers of a cooperative launch (stages - 1), the
@@ -291,7 +332,8 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
 // calls name the same graph (which must not change meanwhile).
 using KernelShapeOracle = std::function<std::optional<cost_model::KernelShape>(
     const ir::Graph&, const std::vector<ir::NodeId>&)>;
-KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile);
+KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile,
+                                      const ScheduleOptions& options = {});
 
 // Dims of a value (precondition: static shape).
 const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value);

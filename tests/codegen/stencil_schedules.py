@@ -90,13 +90,13 @@ CASES = [
      graph_model("relu6_depthwise_relu6", [("x", F, [2, 8, 10, 12])],
                  [clip("x", "a"), conv("a", "d", "w", "b", group=8, pads=[1, 1, 1, 1]), clip("d", "y")],
                  [("y", F)], [weights("w", [8, 1, 3, 3], 1), weights("b", [8], 2)] + RELU6),
-     {"a", "d", "y"}, "thread", 1),
+     {"a", "d", "y"}, "stencil", 1),
     # 5x5, stride 2, asymmetric pads, no bias.
     ("depthwise_stride2_pads",
      single("depthwise_stride2_pads", [1, 6, 13, 11],
             conv("x", "y", "w", group=6, kernel_shape=[5, 5], strides=[2, 2], pads=[2, 1, 1, 2]),
             [weights("w", [6, 1, 5, 5], 3)]),
-     {"y"}, "thread", 1),
+     {"y"}, "stencil", 1),
     # A channel multiplier of 2 (12 filters over 6 groups), dilation 2.
     ("depthwise_multiplier_dilated",
      single("depthwise_multiplier_dilated", [2, 6, 9, 9],
@@ -125,7 +125,7 @@ CASES = [
     ("depthwise_float16",
      single("depthwise_float16", [1, 8, 8, 8], conv("x", "y", "w", group=8, pads=[1, 1, 1, 1]),
             [weights("w", [8, 1, 3, 3], 11, np.float16)], T.FLOAT16),
-     {"y"}, "thread", 1),
+     {"y"}, "stencil", 1),
     # ResNet's stem pool: 3x3, stride 2, pads 1; ceil_mode drops no window here but the
     # last windows are clipped by the end.
     ("maxpool_ceil",
@@ -136,7 +136,7 @@ CASES = [
     ("maxpool_dilated",
      single("maxpool_dilated", [2, 3, 10, 9],
             helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[2, 2], dilations=[2, 2])),
-     {"y"}, "thread", 1),
+     {"y"}, "stencil", 1),
     ("avgpool_include_pad",
      single("avgpool_include_pad", [1, 5, 9, 10],
             helper.make_node("AveragePool", ["x"], ["y"], name="y", kernel_shape=[3, 3], strides=[2, 2],
@@ -153,7 +153,29 @@ CASES = [
                  [hard_swish("x", "a"), conv("a", "d", "w", "b", group=8, kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
                   hard_swish("d", "y")],
                  [("y", F)], [weights("w", [8, 1, 5, 5], 12), weights("b", [8], 13)]),
-     {"d"}, "thread", 1),
+     {"d"}, "stencil", 1),
+    # Staged tiles over rows and columns (schedule.h 3c.): 70 columns in tiles of 32
+    # (the last of 6), 21 rows in tiles of 8 (the last of 5); ReLU6 evaluated once per
+    # staged element, the residual read at the output's index.
+    ("depthwise_row_column_tiles",
+     graph_model("depthwise_row_column_tiles", [("x", F, [1, 3, 21, 70])],
+                 [clip("x", "a"), conv("a", "d", "w", "b", group=3, pads=[1, 1, 1, 1]),
+                  helper.make_node("Add", ["d", "x"], ["y"], name="y")],
+                 [("y", F)], [weights("w", [3, 1, 3, 3], 30), weights("b", [3], 31)] + RELU6),
+     {"a", "d", "y"}, "stencil", 1),
+    # ResNet's stem pool on an odd plane: [17, 19] outputs in tiles of 13 rows, the
+    # padding's taps skipped (never the zeros the tile holds there).
+    ("maxpool_stride2_tiles",
+     single("maxpool_stride2_tiles", [2, 3, 33, 37],
+            helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1])),
+     {"y"}, "stencil", 1),
+    # 5x5 average without the padding in the count, over 2 x 5 tiles.
+    ("avgpool_exclude_pad_tiles",
+     single("avgpool_exclude_pad_tiles", [1, 2, 40, 40],
+            helper.make_node("AveragePool", ["x"], ["y"], name="y", kernel_shape=[5, 5],
+                             pads=[2, 2, 2, 2])),
+     {"y"}, "stencil", 1),
     # A pool after a depthwise conv: the conv is computed once into the workspace (its
     # taps would walk the conv's window again), then the pool reads it after a barrier.
     ("depthwise_then_pool",

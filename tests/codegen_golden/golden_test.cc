@@ -158,6 +158,41 @@ TEST(CodegenGolden, DepthwiseConvWithActivations) {
   EXPECT_EQ(cu.find("p_a"), std::string::npos) << "the ReLU6 before the conv is never stored";
 }
 
+// The same stage at stride 1 (schedule.h 3c.): each input element is read by 9 taps,
+// so a block per [1, 8, 32] outputs stages the [1, 10, 34] ReLU6 values their windows
+// cover in shared memory (ReLU6 evaluated once per staged element, zeros in the
+// padding), then each thread computes its output from the tile and adds the residual
+// at its own index. 40 columns: two column tiles, the second of 8; 12 rows: two row
+// tiles, the second of 4.
+TEST(CodegenGolden, DepthwiseConvStagesItsInputTile) {
+  EmittedKernel kernel = emit_golden_case("depthwise_tiled");
+  EXPECT_EQ(kernel.composition, "stencil");
+  EXPECT_EQ(kernel.launch.block, 256);
+  EXPECT_EQ(kernel.shared_bytes_allocated, 10 * 34 * 4);
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("acc += s_a(n * 8 + m, p0, p1) * v_w("), std::string::npos);
+  EXPECT_NE(cu.find("tile_a[e] = plane < 8 && p0 >= 0 && p0 < 12 && p1 >= 0 && p1 < 40 ? v_a("),
+            std::string::npos);
+  EXPECT_NE(cu.find("__syncthreads();"), std::string::npos);
+  EXPECT_EQ(cu.find("p_a"), std::string::npos) << "the ReLU6 before the conv is never stored";
+  EXPECT_EQ(kernel.template_text, "add_1[GRID,GRID,GRID-TILE_8,GRID-TILE_32];");
+
+  // --no-stencil-tiles: the thread composition of the same group, every tap from
+  // global memory.
+  const fs::path path = golden_dir() / "depthwise_tiled.ir";
+  Result<ir::Model> model = ir::parse_model(read(path), path.string());
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  Result<cost_model::DeviceProfile> profile = cost_model::builtin_device_profile("h100");
+  ASSERT_TRUE(profile.is_ok());
+  ScheduleOptions options;
+  options.stencil_tiles = false;
+  Result<EmittedKernel> plain =
+      emit_kernel(model->graph, model->graph.node_ids(), "stitch_plain", *profile, options);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_EQ(plain->composition, "thread");
+  EXPECT_EQ(plain->source.find("__syncthreads"), std::string::npos);
+}
+
 // Elementwise over float32 with a broadcast bias along the last axis and a per-row
 // scale (schedule.h, 3b.): 4 elements per thread, one 128-bit load per run of x, r and
 // b, one scalar load per run of s, one 128-bit store per run of y and z, both outputs
