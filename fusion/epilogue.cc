@@ -177,14 +177,18 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
           added = {sigmoid.id, mul.id};
         }
       }
-      // HardSwish as the decompose pass opens it (five nodes).
-      std::optional<std::vector<ir::NodeId>> opened = opened_hard_swish(graph, value, true);
-      if (!op && opened && std::all_of(opened->begin(), opened->end(), [&](ir::NodeId id) {
-            return keeps_type(graph.node(id));
-          })) {
-        op = EpilogueOp::kHardSwish;
-        added = *opened;
-      }
+      // HardSwish as the decompose pass opens it, GELU (erf) as PyTorch exports it or
+      // the decompose pass opens it (five nodes each).
+      auto opened_op = [&](const std::optional<std::vector<ir::NodeId>>& opened, EpilogueOp as) {
+        if (!op && opened && std::all_of(opened->begin(), opened->end(), [&](ir::NodeId id) {
+              return keeps_type(graph.node(id));
+            })) {
+          op = as;
+          added = *opened;
+        }
+      };
+      opened_op(opened_hard_swish(graph, value, true), EpilogueOp::kHardSwish);
+      opened_op(opened_gelu(graph, value, true), EpilogueOp::kGelu);
     } else if (current.users.size() == 1) {
       const ir::Node& next = graph.node(current.users[0].node);
       if (!keeps_type(next)) break;

@@ -32,6 +32,7 @@ constexpr KindName kKindNames[] = {
     {EpilogueOpKind::kSwish, "swish", false},
     {EpilogueOpKind::kHardSigmoid, "hardsigmoid", true},
     {EpilogueOpKind::kHardSwish, "hardswish", false},
+    {EpilogueOpKind::kGelu, "gelu", false},
 };
 
 const KindName& kind_name(EpilogueOpKind kind) {
@@ -121,6 +122,56 @@ std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph,
       return std::nullopt;
     }
     return std::vector<ir::NodeId>{scaled.id, shifted->id, lower->id, upper->id, gated.id};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<ir::NodeId>> opened_gelu(const ir::Graph& graph, ir::ValueId v,
+                                                   bool constants) {
+  const ir::Value& input = graph.value(v);
+  if (input.is_graph_output || input.users.size() != 2) return std::nullopt;
+  for (int first = 0; first < 2; ++first) {
+    const ir::Node& scaled = graph.node(input.users[static_cast<size_t>(first)].node);
+    const ir::Node& side = graph.node(input.users[static_cast<size_t>(1 - first)].node);
+    if (scaled.id == side.id) continue;
+    // v / sqrt(2): Mul(v, 1/sqrt(2)) or Div(v, sqrt(2)).
+    ir::ValueId k1 = binary_with(scaled, "Mul", v);
+    const bool divided =
+        k1 == ir::kNoId && binary_with(scaled, "Div", v) != ir::kNoId && scaled.inputs[0] == v;
+    if (divided) k1 = scaled.inputs[1];
+    if (k1 == ir::kNoId) continue;
+    const ir::Node* erf = only_user(graph, scaled.outputs[0]);
+    if (erf == nullptr || erf->op_type != "Erf" || !erf->domain.empty() ||
+        erf->inputs.size() != 1 || erf->outputs.size() != 1 || erf->outputs[0] == ir::kNoId) {
+      continue;
+    }
+    const ir::Node* plus = only_user(graph, erf->outputs[0]);
+    const ir::ValueId k2 = plus ? binary_with(*plus, "Add", erf->outputs[0]) : ir::kNoId;
+    const ir::Node* after = k2 != ir::kNoId ? only_user(graph, plus->outputs[0]) : nullptr;
+    if (after == nullptr) continue;
+    const ir::ValueId p = plus->outputs[0];
+    const ir::Node* last = nullptr;
+    ir::ValueId k3 = ir::kNoId;
+    if (after->id == side.id) {
+      // PyTorch: Mul(v, %p), then Mul(%m, k3).
+      if (binary_with(side, "Mul", v) != p) continue;
+      last = only_user(graph, side.outputs[0]);
+      if (last != nullptr) k3 = binary_with(*last, "Mul", side.outputs[0]);
+    } else {
+      // The decompose pass: Mul(v, k3), then Mul(%h, %p).
+      k3 = binary_with(side, "Mul", v);
+      if (k3 == ir::kNoId || only_user(graph, side.outputs[0]) != after ||
+          binary_with(*after, "Mul", p) != side.outputs[0]) {
+        continue;
+      }
+      last = after;
+    }
+    if (last == nullptr || k3 == ir::kNoId) continue;
+    if (constants && !(scalar_near(graph, k1, divided ? std::sqrt(2.0) : 1.0 / std::sqrt(2.0)) &&
+                       scalar_near(graph, k2, 1.0) && scalar_near(graph, k3, 0.5))) {
+      return std::nullopt;
+    }
+    return std::vector<ir::NodeId>{scaled.id, erf->id, plus->id, side.id, last->id};
   }
   return std::nullopt;
 }
@@ -233,7 +284,7 @@ Result<LibraryEpilogue> read_epilogue_attributes(const ir::Node& node) {
       return Status::invalid_input(
           where + "epilogue op \"" + name +
           "\" is not bias, residual add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, " +
-          "hardsigmoid(alpha,beta) or hardswish; recompile the model");
+          "hardsigmoid(alpha,beta), hardswish or gelu; recompile the model");
     }
     epilogue.ops.push_back(*op);
   }
@@ -311,6 +362,19 @@ std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryE
                                    node.display_name() + " and its input");
       }
       value = mul.outputs[0];
+      continue;
+    } else if (op == EpilogueOp::kGelu) {
+      // The five nodes of the opened form, in any topological order the body has.
+      std::optional<std::vector<ir::NodeId>> opened = opened_gelu(body, value, false);
+      if (!opened || i + 4 >= order->size()) return mismatch();
+      std::vector<ir::NodeId> next_five(order->begin() + static_cast<std::ptrdiff_t>(i),
+                                        order->begin() + static_cast<std::ptrdiff_t>(i + 5));
+      std::vector<ir::NodeId> expected = *opened;
+      std::sort(next_five.begin(), next_five.end());
+      std::sort(expected.begin(), expected.end());
+      if (next_five != expected) return mismatch();
+      i += 4;
+      value = body.node(opened->back()).outputs[0];
       continue;
     } else if (op == EpilogueOp::kHardSwish && node.op_type != "HardSwish") {
       // The five nodes of the opened form, in topological order.

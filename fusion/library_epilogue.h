@@ -29,6 +29,9 @@
 //   hardsigmoid(alpha,beta)  HardSigmoid(v) = max(0, min(1, alpha * v + beta))
 //   hardswish     HardSwish(v) = v * max(0, min(1, v / 6 + 1 / 2)): one node, or the
 //                 five the decompose pass opens it into (opened_hard_swish)
+//   gelu          GELU(v) = v / 2 * (1 + erf(v / sqrt(2))), the exact (erf) form: the
+//                 five nodes PyTorch exports or the decompose pass opens Gelu into
+//                 (opened_gelu)
 // cuBLASLt applies only the legacy form (legacy_form(): bias, residual add, relu, at
 // most one each, relu last), and so do cuDNN's cudnnConvolutionBiasActivationForward
 // and the legacy calls; a cuDNN Conv with any other chain is one cuDNN graph
@@ -65,6 +68,7 @@ enum class EpilogueOpKind {
   kSwish,
   kHardSigmoid,
   kHardSwish,
+  kGelu,
 };
 
 // One op of an epilogue: its kind and, for clip and hardsigmoid, its two parameters.
@@ -74,7 +78,8 @@ struct EpilogueOp {
   float b = 0.0f;  // clip: the upper bound; hardsigmoid: beta
 
   // The ops without parameters, as values (EpilogueOp::kBias == EpilogueOp{kBias}).
-  static const EpilogueOp kBias, kResidualAdd, kScale, kRelu, kSigmoid, kTanh, kSwish, kHardSwish;
+  static const EpilogueOp kBias, kResidualAdd, kScale, kRelu, kSigmoid, kTanh, kSwish, kHardSwish,
+      kGelu;
   static EpilogueOp clip(float lower, float upper) { return {EpilogueOpKind::kClip, lower, upper}; }
   static EpilogueOp hard_sigmoid(float alpha, float beta) {
     return {EpilogueOpKind::kHardSigmoid, alpha, beta};
@@ -93,6 +98,7 @@ inline constexpr EpilogueOp EpilogueOp::kSigmoid{EpilogueOpKind::kSigmoid};
 inline constexpr EpilogueOp EpilogueOp::kTanh{EpilogueOpKind::kTanh};
 inline constexpr EpilogueOp EpilogueOp::kSwish{EpilogueOpKind::kSwish};
 inline constexpr EpilogueOp EpilogueOp::kHardSwish{EpilogueOpKind::kHardSwish};
+inline constexpr EpilogueOp EpilogueOp::kGelu{EpilogueOpKind::kGelu};
 
 std::string_view library_name(Library library);  // "cuBLASLt", "cuDNN"
 std::string epilogue_op_name(EpilogueOp op);     // "bias", "clip(0,6)", ... (see above)
@@ -131,6 +137,18 @@ std::optional<float> scalar_constant(const ir::Graph& graph, ir::ValueId value);
 // only the structure is checked.
 std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph, ir::ValueId v,
                                                          bool constants);
+
+// GELU(v) (erf) as opened into five nodes, in v's dtype, by the decompose pass or by
+// PyTorch's export (each Mul's operands in either order):
+//   %s = Mul(v, k1) or Div(v, k1'); %e = Erf(%s); %p = Add(%e, k2);
+//   then %h = Mul(v, k3); %y = Mul(%h, %p)    (the decompose pass: halved first)
+//   or   %m = Mul(v, %p); %y = Mul(%m, k3)    (PyTorch)
+// with v read by %s and the first Mul of the last two only and every other
+// intermediate by the next node only (none a graph output). The five nodes in that
+// order (a topological one), or nullopt. `constants`: k1 is 1/sqrt(2) (k1' sqrt(2)),
+// k2 1 and k3 1/2, each within 1e-3 (float16 counts); without it only the structure.
+std::optional<std::vector<ir::NodeId>> opened_gelu(const ir::Graph& graph, ir::ValueId v,
+                                                   bool constants);
 
 // The values of a library call's body that each op reads (see the header comment).
 struct BoundEpilogue {

@@ -5,7 +5,7 @@ A dense Conv is a cuDNN call and a large MatMul a cuBLASLt one; the planner may 
 the pointwise ops after them into the call. float32 keeps the legacy form (bias, residual add, a final ReLU:
 cudnnConvolutionBiasActivationForward); a float16 or bfloat16 Conv with even channel
 counts (a MatMul: even K and N) takes any chain of bias, per-channel scale, ReLU,
-clip, sigmoid, tanh, SiLU, hard-sigmoid and hard-swish as one cuDNN graph (runtime_stub/cuda/cudnn_graph.h, whose
+clip, sigmoid, tanh, SiLU, hard-sigmoid, hard-swish and GELU as one cuDNN graph (runtime_stub/cuda/cudnn_graph.h, whose
 graphs tests/runtime/cudnn/ pins). This test writes small CNN blocks and for each:
 
   1. `stitchopt MODEL -o OUT` must give the named Conv or MatMul the expected library epilogue
@@ -108,6 +108,27 @@ def matmul_tanh(name, elem):
                         weights("w2", [128, 256], 15, elem)])
 
 
+def matmul_gelu(name, elem):
+    """A transformer MLP: MatMul + bias + GELU as PyTorch exports it at opset 17
+    (x / sqrt(2), Erf, + 1, times x, times 1/2), a second MatMul, a mean."""
+    def scalar(value_name, value):
+        return numpy_helper.from_array(np.array(value, dtype=NUMPY[elem]), value_name)
+    return graph_model(name, [("x", elem, [2, 32, 128])],
+                       [helper.make_node("MatMul", ["x", "w"], ["m"], name="m"),
+                        helper.make_node("Add", ["m", "b"], ["a"], name="a"),
+                        helper.make_node("Div", ["a", "sqrt2"], ["s"], name="s"),
+                        helper.make_node("Erf", ["s"], ["e"], name="e"),
+                        helper.make_node("Add", ["e", "one"], ["p"], name="p"),
+                        helper.make_node("Mul", ["a", "p"], ["g"], name="g"),
+                        helper.make_node("Mul", ["g", "half"], ["t"], name="t"),
+                        helper.make_node("MatMul", ["t", "w2"], ["n"], name="n"),
+                        helper.make_node("ReduceMean", ["n"], ["y"], name="y", axes=[2])],
+                       [("y", elem)],
+                       [weights("w", [128, 256], 16, elem), weights("b", [256], 17, elem),
+                        weights("w2", [256, 128], 18, elem), scalar("sqrt2", 2 ** 0.5),
+                        scalar("one", 1.0), scalar("half", 0.5)])
+
+
 # (name, model, {Conv/MatMul output name: the epilogue of its library group, None when
 # it is a library call alone}[, the activations allowed to be a kernel alone])
 CASES = [
@@ -125,6 +146,11 @@ CASES = [
     # is a kernel alone between the two calls; float16 takes the chain as a cuDNN graph.
     ("f32_matmul_tanh", matmul_tanh("f32_matmul_tanh", F), {"m": ["bias"]}, {"t"}),
     ("f16_matmul_tanh", matmul_tanh("f16_matmul_tanh", H), {"m": ["bias", "tanh"]}),
+    # GELU: cuBLASLt's GELU epilogue is the tanh approximation, so float32 keeps the
+    # bias only (the GELU's five nodes are a generated kernel); float16 takes the erf
+    # GELU into the cuDNN graph (GELU_FWD).
+    ("f32_matmul_gelu", matmul_gelu("f32_matmul_gelu", F), {"m": ["bias"]}),
+    ("f16_matmul_gelu", matmul_gelu("f16_matmul_gelu", H), {"m": ["bias", "gelu"]}),
 ]
 MODELS = {name: model for name, model, *_ in CASES}
 

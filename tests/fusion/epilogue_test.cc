@@ -328,6 +328,56 @@ TEST(EpilogueTest, OpenedHardSwishIsOneOp) {
   }
 }
 
+// GELU (erf) as PyTorch exports it (Div by sqrt(2), Mul by the gate, then by 1/2) and
+// as the decompose pass opens Gelu (Mul by 1/sqrt(2), halved first) is one op of a
+// float16 MatMul's cuDNN graph; with another constant (Erf(x) + 2) it is none.
+TEST(EpilogueTest, OpenedGeluIsOneOp) {
+  const std::string pytorch = R"(
+  %s: f16[128,128] = Div(%u, %k1) {name="scaled"}
+  %e: f16[128,128] = Erf(%s) {name="erf"}
+  %p: f16[128,128] = Add(%e, %k2) {name="plus_one"}
+  %m: f16[128,128] = Mul(%u, %p) {name="gated"}
+  %y: f16[128,128] = Mul(%m, %k3) {name="halved"})";
+  const std::string decomposed = R"(
+  %s: f16[128,128] = Mul(%k1, %u) {name="scaled"}
+  %e: f16[128,128] = Erf(%s) {name="erf"}
+  %p: f16[128,128] = Add(%e, %k2) {name="plus_one"}
+  %m: f16[128,128] = Mul(%u, %k3) {name="halved"}
+  %y: f16[128,128] = Mul(%m, %p) {name="gated"})";
+  struct Case {
+    const std::string& body;
+    const char* k1;
+    const char* k2;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {pytorch,
+       "1.4142135",
+       "1",
+       {"cuBLASLt {mm, bias} [bias]",
+        "cuDNN {mm, bias, scaled, erf, plus_one, gated, halved} [bias, gelu]"}},
+      {decomposed,
+       "0.70710677",
+       "1",
+       {"cuBLASLt {mm, bias} [bias]",
+        "cuDNN {mm, bias, scaled, erf, plus_one, halved, gated} [bias, gelu]"}},
+      {pytorch, "1.4142135", "2", {"cuBLASLt {mm, bias} [bias]"}}};
+  for (const Case& c : cases) {
+    ir::Model model =
+        parse(std::string(R"(graph "g" (%a: f16[128,256], %w: f16[256,128], %b: f16[128]) {
+  %k1: f16[] = dense<f16[]>[)") +
+              c.k1 + "]\n  %k2: f16[] = dense<f16[]>[" + c.k2 + R"(]
+  %k3: f16[] = dense<f16[]>[0.5]
+  %t: f16[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f16[128,128] = Add(%t, %b) {name="bias"})" +
+              c.body + R"(
+  %z: f16[128,128] = Neg(%y) {name="next"}
+  return %z
+})");
+    EXPECT_EQ(describe(model.graph, epilogues(model.graph)), c.want) << c.k1 << " " << c.k2;
+  }
+}
+
 // A float16 MatMul's chain beyond cuBLASLt's bias / residual / ReLU is a cuDNN graph;
 // its prefix within that form stays a cuBLASLt call.
 TEST(EpilogueTest, HalfMatMulChainBeyondCublasLtIsACudnnGraph) {

@@ -65,12 +65,12 @@ TEST(LibraryEpilogueTest, ReadRefusesWhatItDoesNotKnow) {
             "node \"fused\" (stitchopt.stitch_k0): library \"cuFFT\" is neither cuBLASLt nor "
             "cuDNN; recompile the model");
   read = read_epilogue_attributes(node_with({ir::Attribute::make_string("library", "cuBLASLt"),
-                                             ir::Attribute::make_strings("epilogue", {"gelu"})}));
+                                             ir::Attribute::make_strings("epilogue", {"mish"})}));
   ASSERT_FALSE(read.is_ok());
   EXPECT_EQ(read.status().message(),
-            "node \"fused\" (stitchopt.stitch_k0): epilogue op \"gelu\" is not bias, residual "
-            "add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, hardsigmoid(alpha,beta) or "
-            "hardswish; recompile the model");
+            "node \"fused\" (stitchopt.stitch_k0): epilogue op \"mish\" is not bias, residual "
+            "add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, hardsigmoid(alpha,beta), "
+            "hardswish or gelu; recompile the model");
   for (const char* name : {"clip", "clip()", "clip(0)", "clip(0,6", "clip(a,6)", "clip(0,6) ",
                            "relu(0,1)", "hardsigmoid(0.2;0.5)", "Relu"}) {
     EXPECT_EQ(parse_epilogue_op(name), std::nullopt) << name;
@@ -85,11 +85,13 @@ TEST(LibraryEpilogueTest, OpsWithParametersRoundTripExactly) {
                                        EpilogueOp::kTanh,
                                        EpilogueOp::kSwish,
                                        EpilogueOp::hard_sigmoid(1.0f / 6.0f, 0.5f),
-                                       EpilogueOp::kHardSwish};
+                                       EpilogueOp::kHardSwish,
+                                       EpilogueOp::kGelu};
   const LibraryEpilogue epilogue{Library::kCudnn, ops};
-  EXPECT_EQ(epilogue.op_names(), (std::vector<std::string>{
-                                     "scale", "clip(0,6)", "clip(-3.4028235e+38,1e-07)", "sigmoid",
-                                     "tanh", "swish", "hardsigmoid(0.16666667,0.5)", "hardswish"}));
+  EXPECT_EQ(epilogue.op_names(),
+            (std::vector<std::string>{"scale", "clip(0,6)", "clip(-3.4028235e+38,1e-07)", "sigmoid",
+                                      "tanh", "swish", "hardsigmoid(0.16666667,0.5)", "hardswish",
+                                      "gelu"}));
   Result<LibraryEpilogue> read = read_epilogue_attributes(node_with(epilogue_attributes(epilogue)));
   ASSERT_TRUE(read.is_ok()) << read.status().message();
   EXPECT_EQ(*read, epilogue);
@@ -262,6 +264,32 @@ TEST(LibraryEpilogueTest, BindsAnOpenedHardSwish) {
   // Checked against the constants, the inputs are no 1/6, 1/2, 1 and 0.
   EXPECT_FALSE(opened_hard_swish(model.graph, model.graph.node(bound->call).outputs[0], true));
   EXPECT_TRUE(opened_hard_swish(model.graph, model.graph.node(bound->call).outputs[0], false));
+}
+
+// The opened GELU binds whatever topological order the body gives its five nodes (here
+// the halving Mul first, before the Erf's branch).
+TEST(LibraryEpilogueTest, BindsAnOpenedGeluInTheBodysOrder) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[16,32], %w: f16[32,8], %b: f16[8], %k1: f16[],
+               %k2: f16[], %k3: f16[]) {
+  %t: f16[16,8] = MatMul(%a, %w) {name="mm"}
+  %u: f16[16,8] = Add(%t, %b) {name="bias"}
+  %h: f16[16,8] = Mul(%u, %k3) {name="half"}
+  %s: f16[16,8] = Mul(%u, %k1) {name="scaled"}
+  %e: f16[16,8] = Erf(%s) {name="erf"}
+  %p: f16[16,8] = Add(%e, %k2) {name="plus_one"}
+  %y: f16[16,8] = Mul(%h, %p) {name="gelu"}
+  return %y
+})");
+  std::string why;
+  std::optional<BoundEpilogue> bound = bind_epilogue(
+      model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kGelu}}, &why);
+  ASSERT_TRUE(bound.has_value()) << why;
+  EXPECT_EQ(model.graph.value(bound->output).name, "y");
+  EXPECT_EQ(model.graph.value(bound->operands[0]).name, "b");
+  // A swish is not a GELU.
+  EXPECT_FALSE(bind_epilogue(
+      model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kSwish}},
+      &why));
 }
 
 }  // namespace

@@ -146,6 +146,28 @@ TEST(CudnnGraphTest, MatmulBiasTanhClip) {
   expect_graph("matmul_bias_tanh_clip", spec);
 }
 
+// A transformer MLP's first projection in float16: bias, then GELU as PyTorch exports
+// it (five nodes, one GELU_FWD).
+TEST(CudnnGraphTest, MatmulBiasGelu) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[1,32,64], %w: f16[64,256], %b: f16[256]) {
+  %k1: f16[] = dense<f16[]>[1.4142135]
+  %k2: f16[] = dense<f16[]>[1]
+  %k3: f16[] = dense<f16[]>[0.5]
+  %m: f16[1,32,256] = MatMul(%a, %w) {name="matmul"}
+  %u: f16[1,32,256] = Add(%m, %b) {name="bias"}
+  %s: f16[1,32,256] = Div(%u, %k1) {name="scaled"}
+  %e: f16[1,32,256] = Erf(%s) {name="erf"}
+  %p: f16[1,32,256] = Add(%e, %k2) {name="plus_one"}
+  %g: f16[1,32,256] = Mul(%u, %p) {name="gated"}
+  %y: f16[1,32,256] = Mul(%g, %k3) {name="halved"}
+  %z: f16[1,32,256] = Neg(%y) {name="next"}
+  return %z
+})");
+  EpilogueGraphSpec spec = spec_of(model, 2, "matmul");
+  EXPECT_EQ(spec.ops.back(), fusion::EpilogueOp::kGelu);
+  expect_graph("matmul_bias_gelu", spec);
+}
+
 // A batched MatMul whose B has A's batch: [3,16,8] x [3,8,4] with a SiLU.
 TEST(CudnnGraphTest, BatchedMatmulSwish) {
   ir::Model model = parse(R"(graph "g" (%a: f16[3,16,8], %w: f16[3,8,4]) {
