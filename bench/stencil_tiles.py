@@ -36,7 +36,8 @@ def synthetic_models(work):
     """Stencil stages at ImageNet sizes, batch 8 (where launch latency no longer hides
     the memory system): MobileNetV2's depthwise stages (ReLU6 of the expand conv,
     3x3 depthwise with its folded BatchNorm bias, ReLU6) at 112x112 and, with stride 2,
-    at 56x56; a ConvNeXt 7x7 depthwise conv; ResNet's 3x3 stride-2 stem pool."""
+    at 56x56; a ConvNeXt 7x7 depthwise conv, alone and written channels-last (the
+    Transpose before its LayerNorm); ResNet's 3x3 stride-2 stem pool."""
     import numpy as np
     import onnx
     from onnx import TensorProto as T
@@ -76,6 +77,11 @@ def synthetic_models(work):
         write("convnext_dw7x7_96x56", [8, 96, 56, 56],
               [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="d", group=96,
                                 kernel_shape=[7, 7], pads=[3] * 4)],
+              [w("w", [96, 1, 7, 7], 3), w("b", [96], 4)]),
+        write("convnext_dw7x7_nhwc_96x56", [8, 96, 56, 56],
+              [helper.make_node("Conv", ["x", "w", "b"], ["d"], name="d", group=96,
+                                kernel_shape=[7, 7], pads=[3] * 4),
+               helper.make_node("Transpose", ["d"], ["y"], name="y", perm=[0, 2, 3, 1])],
               [w("w", [96, 1, 7, 7], 3), w("b", [96], 4)]),
         write("resnet_stem_pool_64x112", [8, 64, 112, 112],
               [helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[3, 3],

@@ -41,8 +41,10 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
       attrs.push_back(d + 2 < dims.size() ? "GRID" : "GRID-TILE_32x32S");
     }
   } else if (schedule.composition == Composition::kStencil) {
-    // The outputs are the stencil's [N, C, H, W] elements (or views of them): planes
-    // over the grid (several per block when small), H and W in tiles.
+    // The outputs are the stencil's [N, C, H, W] elements (or views or a Transpose of
+    // them), by the stencil's axes: planes over the grid (several per block when
+    // small), H and W in tiles.
+    dims = graph.value(graph.node(schedule.staged_stencil).outputs[0]).type.dims;
     for (size_t d = 0; d < dims.size(); ++d) {
       attrs.push_back(d + 2 < dims.size()
                           ? (d + 3 == dims.size() && schedule.stencil_planes > 1

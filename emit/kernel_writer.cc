@@ -658,7 +658,8 @@ Result<std::string> KernelWriter::transpose_code() {
 // evaluating the stencil's input accessor (its inlined producers) once; after a
 // barrier, thread t computes output (plane t / (tile_h x tile_w), row, column) of the
 // tile, whose stencil reads its taps from the tile (s_<input>), and writes every
-// group output at that index; a second barrier before the next tile overwrites it.
+// group output at that index (an output through a Transpose where the Transpose puts
+// it); a second barrier before the next tile overwrites it.
 Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueId>& written) {
   const ir::Node& node = graph_.node(schedule_.staged_stencil);
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
@@ -713,6 +714,20 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
        << out_h << " && o1 < " << out_w << ") {\n";
   code << "        const index_t i = (plane * " << out_h << " + o0) * " << out_w << " + o1;\n";
   for (ir::ValueId id : written) {
+    auto through = schedule_.stencil_moved_outputs.find(id);
+    if (through != schedule_.stencil_moved_outputs.end()) {
+      // Written through a Transpose (and views): the element at i of its input lands
+      // where the Transpose puts it.
+      const ir::Node& transpose = graph_.node(through->second);
+      const std::vector<int64_t>& from = dims(transpose.inputs[0]);
+      const std::vector<int64_t> perm = transpose_perm(transpose, from.size());
+      STITCH_ASSIGN_OR_RETURN(std::string value, accessor(transpose.inputs[0]));
+      code << "        " << pointer_name(id) << "["
+           << transposed_index(from, dims(transpose.outputs[0]), perm, from.size(), "i")
+           << "] = " << store(dtype(id), value + "(i)") << ";  // " << comment_name(transpose)
+           << "\n";
+      continue;
+    }
     STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
     code << "        " << pointer_name(id) << "[i] = " << store(dtype(id), function + "(i)")
          << ";  // " << comment_name(producer(id)) << "\n";

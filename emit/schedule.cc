@@ -1579,7 +1579,8 @@ bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile&
   const std::vector<int64_t>& out = dims_of(graph, output);
   if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1]) return false;
   if (!ir::dtype_is_float(graph.value(input).type.dtype)) return false;
-  if (!outputs_at_same_index(graph, group.ordered, group.outputs, output)) return false;
+  std::map<ir::ValueId, ir::NodeId> moved;
+  if (!outputs_at_same_index(graph, group.ordered, group.outputs, output, &moved)) return false;
   const ir::Window& w = stencil->window;
   const int64_t planes = out[0] * out[1];
   const int64_t out_h = w.output[0], out_w = w.output[1];
@@ -1613,6 +1614,7 @@ bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile&
   schedule->stencil_tiles =
       (planes + tile_planes - 1) / tile_planes * schedule->tiles_h * schedule->tiles_w;
   schedule->stencil_reuse = reuse;
+  schedule->stencil_moved_outputs = std::move(moved);
   schedule->block = static_cast<int>((tile_planes * tile_h * tile_w + 31) / 32 * 32);
   schedule->shared_bytes = bytes;
   schedule->shared_bytes_requested = bytes;

@@ -45,7 +45,8 @@
 //     stage: "thread" composition, or "packing" when it has independent parts
 //     (each part gets its own range of blocks).
 //  3c. A thread-composition group holding one 2-D stencil (a depthwise Conv, a pool)
-//     whose every output is written at the stencil's own index: "stencil"
+//     whose every output is written at the stencil's own index (or through one
+//     Transpose of it): "stencil"
 //     composition when its window reuses the input (each staged element read by at
 //     least kStencilTileMinReuse taps on average) and the tile fits the per-block
 //     shared memory. A block per tile of [planes, tile_h, tile_w] outputs first
@@ -53,7 +54,9 @@
 //     memory, evaluating the stencil's inlined producers (a folded BatchNorm, the
 //     ReLU6 of the expand conv) once per element instead of once per tap, then each
 //     thread computes one output from the tile and writes every group output at its
-//     index (the taps read shared memory; the rest of the group is as in 3.).
+//     index (the taps read shared memory; the rest of the group is as in 3.); an
+//     output written through one Transpose (and views) lands where the Transpose puts
+//     the element.
 //  4. Otherwise the always-correct "global" composition: materialized values are
 //     computed in levels (a value's level is one more than the deepest
 //     materialized value it reads), each level a grid-stride loop over the value's
@@ -274,6 +277,10 @@ struct GroupSchedule {
   int64_t tiles_h = 1, tiles_w = 1;
   int64_t stencil_tiles = 0;  // tiles in all: plane groups x tiles_h x tiles_w
   double stencil_reuse = 0;   // taps read per staged element, on average
+  // Group outputs written through a Transpose of a value at the stencil's index (and
+  // views after it): output -> that Transpose (ConvNeXt's NCHW -> NHWC before its
+  // channels-last LayerNorm); each element lands where the Transpose puts it.
+  std::map<ir::ValueId, ir::NodeId> stencil_moved_outputs;
   // Launch.
   int64_t grid = 1;
   int block = 32;

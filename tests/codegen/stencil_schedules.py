@@ -215,7 +215,9 @@ CASES = [
     # ConvNeXt: a 7x7 depthwise conv, then NCHW -> NHWC and a LayerNorm over 32
     # channels. Computed where the LayerNorm's 49 rows read it, each of a few hundred
     # lanes would walk 49 taps per element (the stencil load chain): the conv and the
-    # Transpose get a thread per output, the LayerNorm its own kernel.
+    # Transpose are one kernel that stages the conv's input tile (several planes to a
+    # block) and writes each output where the Transpose puts it; the LayerNorm is its
+    # own kernel.
     ("channels_last_layernorm",
      graph_model("channels_last_layernorm", [("x", F, [1, 32, 7, 7])],
                  [conv("x", "d", "w", "b", group=32, kernel_shape=[7, 7], pads=[3, 3, 3, 3]),
@@ -225,7 +227,15 @@ CASES = [
                  [("y", F)],
                  [weights("w", [32, 1, 7, 7], 22), weights("b", [32], 23),
                   weights("gamma", [32], 24), weights("beta", [32], 25)]),
-     {"d", "t"}, "thread", 2),
+     {"d", "t"}, "stencil", 2),
+    # The same over a plane of [20, 40] (row and column tiles), batch 2, written to
+    # channels-last for a consumer outside the group (the graph output).
+    ("depthwise_to_channels_last",
+     graph_model("depthwise_to_channels_last", [("x", F, [2, 6, 20, 40])],
+                 [conv("x", "d", "w", "b", group=6, kernel_shape=[7, 7], pads=[3, 3, 3, 3]),
+                  helper.make_node("Transpose", ["d"], ["y"], name="y", perm=[0, 2, 3, 1])],
+                 [("y", F)], [weights("w", [6, 1, 7, 7], 32), weights("b", [6], 33)]),
+     {"d", "y"}, "stencil", 1),
 ]
 
 

@@ -3,6 +3,8 @@
 // generator builds for the group.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -163,6 +165,44 @@ graph "gemm" (%a: f32[4,32,16], %b: f32[4,16,32]) {
   EXPECT_EQ(shape->grid_barriers, 0);
   EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 4.0 * 32 * 32 * 16);
   EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 0.0);
+}
+
+// A staged stencil (schedule.h 3c.) is charged per tile: a lane loads its share of the
+// input tile, each element one read of x (ReLU6 inline), plus the conv's weight per
+// tap; read from global memory, each tap is a read of x and of the weight.
+TEST(KernelShapeTest, StagedStencilIsChargedPerTile) {
+  ir::Model model = parse(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "dw" (%x: f32[1,8,64,64], %w: f32[8,1,3,3]) {
+  %zero: f32[] = dense<f32[]>[0]
+  %six: f32[] = dense<f32[]>[6]
+  %a: f32[1,8,64,64] = Clip(%x, %zero, %six) {name="relu6"}
+  %y: f32[1,8,64,64] = Conv(%a, %w) {name="dw", group=8, kernel_shape=[3,3], pads=[1,1,1,1]}
+  return %y
+}
+)");
+  const ir::Graph& graph = model.graph;
+  const std::vector<ir::NodeId> nodes = named(graph, {"relu6", "dw"});
+  Result<GroupSchedule> staged = build_schedule(graph, group_boundary(graph, nodes), h100());
+  ASSERT_TRUE(staged.is_ok()) << staged.status().message();
+  ASSERT_EQ(staged->composition, Composition::kStencil);
+  // Tiles of [1, 8, 32] outputs over 64 x 64 planes: 16 per plane, 128 in all, each
+  // staging [1, 10, 34] elements over 256 threads (2 loads a lane).
+  EXPECT_EQ(staged->tile_h, 8);
+  EXPECT_EQ(staged->tile_w, 32);
+  EXPECT_EQ(staged->stencil_tiles, 128);
+  const double tiles = std::ceil(128.0 / static_cast<double>(staged->grid));
+  EXPECT_DOUBLE_EQ(kernel_shape(graph, *staged).stencil_load_chain, tiles * (2 * 1 + 9 * 1));
+
+  ScheduleOptions options;
+  options.stencil_tiles = false;
+  Result<GroupSchedule> plain =
+      build_schedule(graph, group_boundary(graph, nodes), h100(), options);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  ASSERT_EQ(plain->composition, Composition::kThread);
+  const double lanes = static_cast<double>(plain->grid) * plain->block;
+  EXPECT_DOUBLE_EQ(kernel_shape(graph, *plain).stencil_load_chain,
+                   std::max(1.0, std::ceil(8 * 64 * 64 / lanes)) * 9 * (1 + 1));
 }
 
 }  // namespace
