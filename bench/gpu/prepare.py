@@ -14,7 +14,14 @@ not Debian's ONNX, protobuf or GLPK, and cannot install anything:
   --unfused and --no-attention (name, model, flags),
 - with --cnn: STAGE/models/cnn/, the CNN exports of tests/exports/export_torch.py
   (opset 17, static shapes), each fused, --no-stencils (depthwise/grouped convs and
-  pools as cuDNN calls) and --unfused; --cnn-only stages those jobs alone,
+  pools as cuDNN calls), --no-stencil-tiles (stencils reading global memory) and
+  --unfused; --cnn-only stages those jobs alone,
+- with --kernels (issue 17): STAGE/models/kernels/, bench/stencil_tiles.py's stencil
+  stages at ImageNet sizes, each fused and --no-stencil-tiles, and the float16 blocks
+  of tests/runtime/data/ (cuDNN graphs with pointwise epilogues), each fused and
+  --no-epilogue; run them with VERBOSE_RUNS naming the fused float16 outputs, so that
+  `stitchopt run -v` says whether each cuDNN graph found an engine on the device;
+  --kernels-only stages those jobs alone,
 - with --estimates: each job compiled here and profiled with `stitchopt profile
   --emulate` (the h100 profile): the estimates bench/gpu/compare.py puts beside the
   measured times.
@@ -65,7 +72,28 @@ def cnn_jobs(stage):
         path = os.path.relpath(stage / "models" / "cnn" / f"{name}_op17_static.onnx", ROOT)
         result.append((name, path, []))
         result.append((name + "_nostencils", path, ["--no-stencils"]))
+        result.append((name + "_notiles", path, ["--no-stencil-tiles"]))
         result.append((name + "_unfused", path, ["--unfused"]))
+    return result
+
+
+def kernel_jobs(stage):
+    """Stencil stages fused and with --no-stencil-tiles; the float16 library-epilogue
+    blocks fused and with --no-epilogue (written into STAGE/models/kernels)."""
+    import stencil_tiles  # bench/: the synthetic stencil stages
+    directory = stage / "models" / "kernels"
+    directory.mkdir()
+    result = []
+    for model in stencil_tiles.synthetic_models(str(directory)):
+        path = os.path.relpath(model, ROOT)
+        name = Path(model).stem
+        result.append((name, path, []))
+        result.append((name + "_notiles", path, ["--no-stencil-tiles"]))
+    for model in sorted((ROOT / "tests" / "runtime" / "data").glob("f16_*.onnx")):
+        shutil.copy2(model, directory / model.name)
+        path = os.path.relpath(directory / model.name, ROOT)
+        result.append((model.stem, path, []))
+        result.append((model.stem + "_noepilogue", path, ["--no-epilogue"]))
     return result
 
 
@@ -116,6 +144,10 @@ def main():
     parser.add_argument("--estimates", help="also compile and profile every job here")
     parser.add_argument("--cnn", action="store_true", help="also stage the CNN exports")
     parser.add_argument("--cnn-only", action="store_true", help="stage the CNN exports alone")
+    parser.add_argument("--kernels", action="store_true",
+                        help="also stage the stencil stages and the float16 epilogue blocks")
+    parser.add_argument("--kernels-only", action="store_true",
+                        help="stage the stencil stages and float16 epilogue blocks alone")
     args = parser.parse_args()
     stitchopt = Path(args.stitchopt).resolve()
     # Where stitchopt looks for it (runtime_stub/cuda_loader.cc): beside it, or ../lib.
@@ -136,7 +168,7 @@ def main():
     subprocess.run(["strip", str(stage / "bin" / "stitchopt"), *map(str, (stage / "lib").glob("*"))],
                    check=True)
     all_jobs = []
-    if not args.cnn_only:
+    if not (args.cnn_only or args.kernels_only):
         for batch, sequence in ENCODER_SHAPES:
             subprocess.run(["/usr/bin/python3",
                             str(ROOT / "bench" / "export_transformer_encoder.py"),
@@ -147,6 +179,8 @@ def main():
     if args.cnn or args.cnn_only:
         export_cnns(stage)
         all_jobs += cnn_jobs(stage)
+    if args.kernels or args.kernels_only:
+        all_jobs += kernel_jobs(stage)
     (stage / "jobs.tsv").write_text(
         "".join(f"{name}\t{model}\t{' '.join(flags)}\n" for name, model, flags in all_jobs))
     size = sum(f.stat().st_size for f in stage.rglob("*") if f.is_file())

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/core/analysis.h"
 #include "runtime_stub/program.h"
 
 namespace stitch::runtime::cuda {
@@ -64,11 +65,12 @@ TEST(LibraryChainTest, ConvBiasBindsAsOneValuePerOutputChannel) {
   expect_every_conv_binds("vit", "", 1);
 }
 
-// The float16 CNN blocks of tests/codegen/library_epilogues.py, saved as
+// The float16 CNN blocks and MLP of tests/codegen/library_epilogues.py, saved as
 // tests/runtime/data/<name>.onnx (by importing that script and onnx.save of its
 // MODELS[name]): every cuDNN step binds its typed epilogue, read back from the fused
-// node's attributes (clip(0,6) and the rest included), each operand a step input.
-// Returns "op op ..." per Conv step, in step order.
+// node's attributes (clip(0,6) and the rest included), each operand a step input
+// (per channel: a Conv's dim 1, a MatMul's last dim, as the CUDA backend reads it).
+// Returns "op op ..." per Conv or MatMul step, in step order.
 std::vector<std::string> bound_epilogues(const std::string& model) {
   const fs::path out = fs::temp_directory_path() / ("stitch_library_chain_" + model);
   fs::remove_all(out);
@@ -82,10 +84,17 @@ std::vector<std::string> bound_epilogues(const std::string& model) {
   if (!program.is_ok()) return lines;
   for (const Step& step : program->steps) {
     if (step.kind != StepKind::kLibrary || step.library != "cuDNN") continue;
+    Result<std::vector<ir::NodeId>> order = ir::topological_order(step.body.graph);
+    EXPECT_TRUE(order.is_ok() && !order->empty()) << step.name;
+    if (!order.is_ok() || order->empty()) continue;
+    const bool matmul = step.body.graph.node(order->front()).op_type == "MatMul";
     LibraryChain chain;
-    Result<std::string> why = read_library_chain(step, /*channel_last=*/false, &chain);
+    Result<std::string> why = read_library_chain(step, /*channel_last=*/matmul, &chain);
     EXPECT_TRUE(why.is_ok()) << why.status().message();
-    if (!why.is_ok() || chain.op == nullptr || chain.op->op_type != "Conv") continue;
+    if (!why.is_ok() || chain.op == nullptr ||
+        (chain.op->op_type != "Conv" && chain.op->op_type != "MatMul")) {
+      continue;
+    }
     EXPECT_EQ(*why, "") << step.name;
     std::string line;
     for (const ChainOp& op : chain.ops) {
@@ -93,7 +102,7 @@ std::vector<std::string> bound_epilogues(const std::string& model) {
       EXPECT_EQ(op.input >= 0, op.op.reads_operand()) << step.name;
       if (op.input >= 0 && op.op != fusion::EpilogueOp::kResidualAdd) {
         EXPECT_EQ(step.inputs[static_cast<size_t>(op.input)].type.num_elements(),
-                  chain.output.dims[1])
+                  matmul ? chain.output.dims.back() : chain.output.dims[1])
             << step.name;
       }
     }
@@ -110,6 +119,8 @@ TEST(LibraryChainTest, HalfConvEpiloguesBindToTheStepInputs) {
   EXPECT_EQ(bound_epilogues("f16_stem_silu"), (std::vector<std::string>{"bias swish"}));
   EXPECT_EQ(bound_epilogues("f16_hardswish"),
             (std::vector<std::string>{"scale bias hardswish", "tanh"}));
+  // The MLP's first MatMul: bias, then the erf GELU's five nodes as one op.
+  EXPECT_EQ(bound_epilogues("f16_matmul_gelu"), (std::vector<std::string>{"bias gelu"}));
 }
 
 }  // namespace
