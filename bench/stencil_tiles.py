@@ -9,7 +9,9 @@ L1 and L2 serving the overlap), then profiled with `stitchopt profile OUT --emul
 SASS, not GPU timings). Printed per model, side by side from one run: the kernels,
 how many are staged, the model's estimated time both ways and their ratio; then, for
 every staged kernel, the same fused nodes' kernel in the other build: estimated time,
-bound, L2 bytes, global load requests and the busiest warp's load chain.
+bound, L2 bytes, global load requests and the busiest warp's load chain. A staged
+kernel is one of the stencil composition, or a global one whose stencil stage walks
+tiles (its "why" says so).
 
 Default models: four stencil stages at ImageNet sizes, batch 8 (synthetic_models), the
 CNN exports that tests/exports/check_exports.py writes (opset 17, static shapes, 64x64
@@ -37,7 +39,9 @@ def synthetic_models(work):
     the memory system): MobileNetV2's depthwise stages (ReLU6 of the expand conv,
     3x3 depthwise with its folded BatchNorm bias, ReLU6) at 112x112 and, with stride 2,
     at 56x56; a ConvNeXt 7x7 depthwise conv, alone and written channels-last (the
-    Transpose before its LayerNorm); ResNet's 3x3 stride-2 stem pool."""
+    Transpose before its LayerNorm); EfficientNet's MBConv after its expand conv (SiLU,
+    3x3 depthwise, SiLU, squeeze-excitation, the gated product: one global kernel
+    whose SiLU stage walks the conv's tiles); ResNet's 3x3 stride-2 stem pool."""
     import numpy as np
     import onnx
     from onnx import TensorProto as T
@@ -83,6 +87,22 @@ def synthetic_models(work):
                                 kernel_shape=[7, 7], pads=[3] * 4),
                helper.make_node("Transpose", ["d"], ["y"], name="y", perm=[0, 2, 3, 1])],
               [w("w", [96, 1, 7, 7], 3), w("b", [96], 4)]),
+        write("effnet_mbconv_se_96x56", [8, 96, 56, 56],
+              [helper.make_node("Sigmoid", ["x"], ["xs"], name="xs"),
+               helper.make_node("Mul", ["x", "xs"], ["a"], name="a"),
+               helper.make_node("Conv", ["a", "w", "b"], ["d"], name="d", group=96,
+                                kernel_shape=[3, 3], pads=[1] * 4),
+               helper.make_node("Sigmoid", ["d"], ["ds"], name="ds"),
+               helper.make_node("Mul", ["d", "ds"], ["s"], name="s"),
+               helper.make_node("GlobalAveragePool", ["s"], ["p"], name="p"),
+               helper.make_node("Conv", ["p", "w1", "b1"], ["q"], name="q"),
+               helper.make_node("Sigmoid", ["q"], ["qs"], name="qs"),
+               helper.make_node("Mul", ["q", "qs"], ["r"], name="r"),
+               helper.make_node("Conv", ["r", "w2", "b2"], ["e"], name="e"),
+               helper.make_node("Sigmoid", ["e"], ["g"], name="g"),
+               helper.make_node("Mul", ["s", "g"], ["y"], name="y")],
+              [w("w", [96, 1, 3, 3], 5), w("b", [96], 6), w("w1", [24, 96, 1, 1], 7),
+               w("b1", [24], 8), w("w2", [96, 24, 1, 1], 9), w("b2", [96], 10)]),
         write("resnet_stem_pool_64x112", [8, 64, 112, 112],
               [helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[3, 3],
                                 strides=[2, 2], pads=[1] * 4)], []),
@@ -110,8 +130,10 @@ def build(stitchopt, model, out, flags):
         codegen = entry.get("codegen")
         if codegen:
             nodes = entry.get("nodes", [entry])
+            staged = (codegen["composition"] == "stencil"
+                      or "input tile staged in shared memory" in codegen.get("why", ""))
             nodes_of.setdefault(codegen["kernel"], (frozenset(n["name"] for n in nodes),
-                                                    codegen["composition"]))
+                                                    codegen["composition"], staged))
     return profile, nodes_of
 
 
@@ -120,8 +142,8 @@ def kernel_rows(profile, nodes_of):
     for k in profile["kernels"]:
         if k.get("kind") != "kernel" or k["kernel"] not in nodes_of:
             continue
-        nodes, composition = nodes_of[k["kernel"]]
-        rows[nodes] = dict(k, composition=composition)
+        nodes, composition, staged = nodes_of[k["kernel"]]
+        rows[nodes] = dict(k, composition=composition, staged=staged)
     return rows
 
 
@@ -155,7 +177,7 @@ def main():
             plain, plain_nodes = build(args.stitchopt, model, os.path.join(work, name + "_plain"),
                                        ["--no-stencil-tiles"])
             a, b = kernel_rows(staged, staged_nodes), kernel_rows(plain, plain_nodes)
-            tiles = {nodes: k for nodes, k in a.items() if k.get("composition") == "stencil"}
+            tiles = {nodes: k for nodes, k in a.items() if k["staged"]}
             ta, tb = staged["total_estimated_us"], plain["total_estimated_us"]
             print(f"{name}: {len(a)} kernels, {len(tiles)} staged; estimated {ta:.1f} us, "
                   f"--no-stencil-tiles {tb:.1f} us ({len(b)} kernels): {tb / ta:.2f}x")

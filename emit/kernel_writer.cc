@@ -679,8 +679,18 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   std::ostringstream code;
   code << "  // " << comment_name(node) << ": " << planes << " planes of [" << out_h << ", "
        << out_w << "] outputs in tiles of [" << tp << ", " << th << ", " << tw << "]\n";
-  code << "  for (index_t t = blockIdx.x; t < " << schedule_.stencil_tiles
-       << "; t += gridDim.x) {\n";
+  if (schedule_.composition == Composition::kStencil) {
+    code << "  for (index_t t = blockIdx.x; t < " << schedule_.stencil_tiles
+         << "; t += gridDim.x) {\n";
+  } else {
+    // A stage of the global composition (4b.), whose grid is sized for its largest
+    // stage: block b takes tiles [b T / G, (b + 1) T / G), so the busy blocks spread
+    // over the grid (the emulated profile's block sampling assumes they do).
+    const std::string tiles = num(schedule_.stencil_tiles) + "LL";
+    code << "  for (index_t t = static_cast<index_t>(blockIdx.x * " << tiles
+         << " / gridDim.x), t_end = static_cast<index_t>((blockIdx.x + 1) * " << tiles
+         << " / gridDim.x); t < t_end; ++t) {\n";
+  }
   // t = (plane group, row tile, column tile); factors of 1 are left out.
   auto term = [](std::string text, int64_t divisor, int64_t modulus, int64_t scale) {
     if (divisor != 1) text += " / " + num(divisor);
@@ -729,7 +739,7 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
       continue;
     }
     STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
-    code << "        " << pointer_name(id) << "[i] = " << store(dtype(id), function + "(i)")
+    code << "        " << target_array(id) << "[i] = " << store(dtype(id), function + "(i)")
          << ";  // " << comment_name(producer(id)) << "\n";
   }
   code << "      }\n";
@@ -796,6 +806,12 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
         stages << "  // " << comment_name(producer(id)) << ": partials\n" << code;
       }
       if (value.level != level || value.epilogue_of != ir::kNoId) continue;
+      if (id == schedule_.staged_value) {
+        // 4b.: this stage evaluates the staged stencil, tile by tile.
+        STITCH_ASSIGN_OR_RETURN(std::string code, stencil_tile_code({id}));
+        stages << code;
+        continue;
+      }
       STITCH_ASSIGN_OR_RETURN(std::string code, stage_code(id, "  "));
       stages << code;
     }
@@ -862,19 +878,7 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   } else if (schedule_.composition == Composition::kTranspose) {
     // transpose_code declares its tile and indices.
   } else if (schedule_.composition == Composition::kStencil) {
-    // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
-    const ir::ValueId in = graph_.node(schedule_.staged_stencil).inputs[0];
-    const std::string t = compute_type(dtype(in));
-    const std::string name = names_.at(in);
-    body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + 0);  // ["
-         << schedule_.stencil_planes << ", " << schedule_.tile_in_h << ", " << schedule_.tile_in_w
-         << "] elements of " << support::source_literal(graph_.value(in).name)
-         << " the tile's windows read\n";
-    body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, "
-            "column\n";
-    body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
-         << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << schedule_.tile_in_h
-         << " + p0 - tile_row0) * " << schedule_.tile_in_w << " + p1 - tile_col0];\n  };\n";
+    // The tile and its indices follow (after the chain).
   } else if (schedule_.tiled_gemm != ir::kNoId) {
     const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
     body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset
@@ -933,6 +937,21 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
       body << "  const bool vec4 = " << aligned
            << ";  // 128-bit loads and stores, else one element per thread\n";
     }
+  }
+  if (schedule_.staged_stencil != ir::kNoId) {
+    // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
+    const ir::ValueId in = graph_.node(schedule_.staged_stencil).inputs[0];
+    const std::string t = compute_type(dtype(in));
+    const std::string name = names_.at(in);
+    body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + "
+         << schedule_.stencil_tile_offset << ");  // [" << schedule_.stencil_planes << ", "
+         << schedule_.tile_in_h << ", " << schedule_.tile_in_w << "] elements of "
+         << support::source_literal(graph_.value(in).name) << " the tile's windows read\n";
+    body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, "
+            "column\n";
+    body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
+         << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << schedule_.tile_in_h
+         << " + p0 - tile_row0) * " << schedule_.tile_in_w << " + p1 - tile_col0];\n  };\n";
   }
   return body.str();
 }

@@ -1551,24 +1551,32 @@ constexpr int64_t kTransposeTileMin = 8;
 // 3c. The stencil composition (schedule.h): applies to a thread-composition group
 // holding exactly one stencil over two spatial axes whose input plane is its output
 // plane (a pool, or a Conv with one input channel per group and one filter per
-// channel: depthwise), whose every output is written at the stencil's own index, when
-// each staged element is read by at least kStencilTileMinReuse taps and the tile fits
-// the per-block shared memory. Tiles: tile_w the output row (up to 32, whole rows for
-// coalesced staging), tile_h rows up to kStencilTileOutputs outputs, and small planes
-// several to a block.
+// channel: depthwise), whose every output is written at the stencil's own index (or
+// through a Transpose of it), when each staged element is read by at least
+// kStencilTileMinReuse taps and the tile fits the per-block shared memory. Tiles:
+// tile_w the output row (up to 32, whole rows for coalesced staging), tile_h rows up
+// to the block's outputs, and small planes several to a block. 4b. does the same for
+// the one stage of a global composition that evaluates the stencil.
 constexpr int64_t kStencilTileOutputs = 256;
 constexpr int64_t kStencilTileMaxWidth = 32;
 
-bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile& profile,
-                       GroupSchedule* schedule) {
-  const ir::Graph& graph = group.graph;
+// The group's one stencil node, or kNoId (none, or several).
+ir::NodeId only_stencil(const GroupFacts& group) {
   ir::NodeId stencil_id = ir::kNoId;
   for (ir::NodeId id : group.ordered) {
-    if (ir::op_kind(graph.node(id)) != ir::OpKind::kStencil) continue;
-    if (stencil_id != ir::kNoId) return false;
+    if (ir::op_kind(group.graph.node(id)) != ir::OpKind::kStencil) continue;
+    if (stencil_id != ir::kNoId) return ir::kNoId;
     stencil_id = id;
   }
-  if (stencil_id == ir::kNoId) return false;
+  return stencil_id;
+}
+
+// The tiles of `stencil_id` for blocks of at most `max_outputs` threads (each one
+// output), into schedule's stencil fields (staged_stencil, planes, tiles, reuse;
+// not the launch); false, schedule untouched, when it cannot be staged or its window
+// does not reuse enough.
+bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_t max_outputs,
+                           const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   const ir::Node& node = graph.node(stencil_id);
   const std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
   if (!stencil || stencil->window.input.size() != 2 || stencil->channels_per_group != 1) {
@@ -1579,17 +1587,15 @@ bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile&
   const std::vector<int64_t>& out = dims_of(graph, output);
   if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1]) return false;
   if (!ir::dtype_is_float(graph.value(input).type.dtype)) return false;
-  std::map<ir::ValueId, ir::NodeId> moved;
-  if (!outputs_at_same_index(graph, group.ordered, group.outputs, output, &moved)) return false;
   const ir::Window& w = stencil->window;
   const int64_t planes = out[0] * out[1];
   const int64_t out_h = w.output[0], out_w = w.output[1];
-  if (planes <= 0 || out_h <= 0 || out_w <= 0) return false;
-  const int64_t tile_w = std::min(out_w, kStencilTileMaxWidth);
-  const int64_t tile_h = std::min(out_h, std::max<int64_t>(1, kStencilTileOutputs / tile_w));
+  if (planes <= 0 || out_h <= 0 || out_w <= 0 || max_outputs <= 0) return false;
+  const int64_t tile_w = std::min({out_w, kStencilTileMaxWidth, max_outputs});
+  const int64_t tile_h = std::min(out_h, std::max<int64_t>(1, max_outputs / tile_w));
   const int64_t tile_planes =
       tile_h == out_h && tile_w == out_w
-          ? std::min(planes, std::max<int64_t>(1, kStencilTileOutputs / (tile_h * tile_w)))
+          ? std::min(planes, std::max<int64_t>(1, max_outputs / (tile_h * tile_w)))
           : 1;
   auto extent = [&](int64_t tile, size_t d) {
     return (tile - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
@@ -1602,7 +1608,6 @@ bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile&
   const double reuse = static_cast<double>(tile_h * tile_w * w.kernel[0] * w.kernel[1]) /
                        static_cast<double>(in_h * in_w);
   if (reuse < kStencilTileMinReuse) return false;
-  schedule->composition = Composition::kStencil;
   schedule->staged_stencil = stencil_id;
   schedule->stencil_planes = tile_planes;
   schedule->tile_h = tile_h;
@@ -1614,14 +1619,97 @@ bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile&
   schedule->stencil_tiles =
       (planes + tile_planes - 1) / tile_planes * schedule->tiles_h * schedule->tiles_w;
   schedule->stencil_reuse = reuse;
+  schedule->stencil_tile_bytes = bytes;
+  return true;
+}
+
+bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                       GroupSchedule* schedule) {
+  const ir::NodeId stencil_id = only_stencil(group);
+  if (stencil_id == ir::kNoId) return false;
+  std::map<ir::ValueId, ir::NodeId> moved;
+  if (!outputs_at_same_index(group.graph, group.ordered, group.outputs,
+                             group.graph.node(stencil_id).outputs[0], &moved) ||
+      !plan_stencil_geometry(group.graph, stencil_id, kStencilTileOutputs, profile, schedule)) {
+    return false;
+  }
+  schedule->composition = Composition::kStencil;
   schedule->stencil_moved_outputs = std::move(moved);
-  schedule->block = static_cast<int>((tile_planes * tile_h * tile_w + 31) / 32 * 32);
-  schedule->shared_bytes = bytes;
-  schedule->shared_bytes_requested = bytes;
+  schedule->block = static_cast<int>(
+      (schedule->stencil_planes * schedule->tile_h * schedule->tile_w + 31) / 32 * 32);
+  schedule->shared_bytes = schedule->stencil_tile_bytes;
+  schedule->shared_bytes_requested = schedule->stencil_tile_bytes;
   schedule->grid =
       std::max<int64_t>(1, std::min(schedule->stencil_tiles, blocks_per_wave(profile, *schedule)));
   schedule->cooperative = false;
   schedule->parts.clear();
+  return true;
+}
+
+// 4b. A global composition's one stencil, evaluated by exactly one stage: the stage of
+// the one materialized value (or group output no node of the group reads, which
+// would compute it again inline) V that reads it, through values
+// computed inline, each at its reader's own index (EfficientNet's MBConv: the SiLU
+// after the depthwise conv, materialized for the squeeze-excitation mean and the gated
+// product). V's stage then walks the stencil's tiles (KernelWriter::global_stages):
+// the staged input tile sits after the arena's other allocations. Not when V is a
+// reduction, a GEMM or written a warp per element, or when the co-resident blocks the
+// cooperative launch counts on would not fit the SMs' shared memory.
+bool plan_global_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                              GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  const ir::NodeId stencil_id = only_stencil(group);
+  if (stencil_id == ir::kNoId) return false;
+  // From the stencil's value along inlined values read at their readers' own index, to
+  // the one value whose stage evaluates it.
+  ir::ValueId staged = ir::kNoId;
+  std::vector<ir::ValueId> frontier = {graph.node(stencil_id).outputs[0]};
+  std::set<ir::ValueId> seen(frontier.begin(), frontier.end());
+  while (!frontier.empty()) {
+    const ir::ValueId value = frontier.back();
+    frontier.pop_back();
+    const ValueSchedule& schedule_of = schedule->values.at(value);
+    if (schedule_of.materialized || group.outputs.count(value)) {
+      // Only V's stage may evaluate the stencil: a group output that is not
+      // materialized is computed again inline by its readers in the group.
+      const bool read_inside =
+          std::any_of(graph.value(value).users.begin(), graph.value(value).users.end(),
+                      [&](const ir::Use& use) { return group.inside.count(use.node) > 0; });
+      if (!schedule_of.materialized && read_inside) return false;
+      if (staged != ir::kNoId && staged != value) return false;
+      staged = value;
+      continue;
+    }
+    for (const ir::Use& use : graph.value(value).users) {
+      if (!group.inside.count(use.node)) return false;
+      const ir::Node& reader = graph.node(use.node);
+      if (!reads_at_same_index(graph, reader, value)) return false;
+      for (ir::ValueId output : reader.outputs) {
+        if (output != ir::kNoId && seen.insert(output).second) frontier.push_back(output);
+      }
+    }
+  }
+  if (staged == ir::kNoId) return false;
+  const ValueSchedule& target = schedule->values.at(staged);
+  const ir::OpKind kind = ir::op_kind(graph.node(graph.value(staged).producer));
+  if (kind == ir::OpKind::kReduction || kind == ir::OpKind::kGemm ||
+      target.mapping != ReductionMapping::kThread || target.lanes_over_k ||
+      target.epilogue_of != ir::kNoId) {
+    return false;
+  }
+  if (!plan_stencil_geometry(graph, stencil_id, schedule->block, profile, schedule)) return false;
+  const int64_t offset = align_to(schedule->shared_bytes, 16);
+  const int64_t arena = offset + schedule->stencil_tile_bytes;
+  const int64_t resident = std::max(1, profile.max_threads_per_sm / schedule->block);
+  if (arena > profile.shared_memory_per_block || arena * resident > profile.shared_memory_per_sm) {
+    schedule->staged_stencil = ir::kNoId;
+    return false;
+  }
+  schedule->staged_value = staged;
+  schedule->stencil_tile_offset = offset;
+  schedule->shared_bytes = arena;
+  schedule->shared_bytes_requested =
+      align_to(schedule->shared_bytes_requested, 16) + schedule->stencil_tile_bytes;
   return true;
 }
 
@@ -1746,6 +1834,13 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     schedule.why = "not row-local: " + not_row_local;
     if (!not_tiled.empty()) schedule.why += "; not a tiled MatMul: " + not_tiled;
     schedule.why += "; so " + num(schedule.levels) + " stages separated by grid barriers";
+    if (options.stencil_tiles && plan_global_stencil_tile(group, profile, &schedule)) {
+      schedule.why +=
+          "; the stage of " + node_label(graph.node(graph.value(schedule.staged_value).producer)) +
+          " walks the stencil " + node_label(graph.node(schedule.staged_stencil)) +
+          " in tiles of [" + num(schedule.stencil_planes) + ", " + num(schedule.tile_h) + ", " +
+          num(schedule.tile_w) + "] outputs, its input tile staged in shared memory";
+    }
   } else {
     plan_single_stage(group, use, profile, &schedule);
     schedule.why = schedule.composition == Composition::kPacking

@@ -62,6 +62,10 @@
 //     materialized value it reads), each level a grid-stride loop over the value's
 //     elements, levels separated by stitch_grid_sync in a cooperative launch,
 //     intermediates in the workspace.
+//  4b. In 4, a group's one 2-D stencil evaluated by exactly one stage (the one
+//     materialized value or output that reads it through same-index inlined values,
+//     written a thread per element) is staged as in 3c.: that stage walks the
+//     stencil's tiles, the input tile after the arena's other allocations.
 //  5. In 3 and 4, each reduction gets its own thread mapping (AStitch 2.1, 4.2:
 //     column and scalar reductions have their own schedules), from its canonical
 //     shape [outer kept, reduced, inner kept C]:
@@ -277,6 +281,12 @@ struct GroupSchedule {
   int64_t tiles_h = 1, tiles_w = 1;
   int64_t stencil_tiles = 0;  // tiles in all: plane groups x tiles_h x tiles_w
   double stencil_reuse = 0;   // taps read per staged element, on average
+  int64_t stencil_tile_bytes = 0;
+  // Global composition (4b.): the value whose stage walks the tiles, and the tile's
+  // offset in the arena (after the other allocations); the stencil composition keeps
+  // kNoId and 0.
+  ir::ValueId staged_value = ir::kNoId;
+  int64_t stencil_tile_offset = 0;
   // Group outputs written through a Transpose of a value at the stencil's index (and
   // views after it): output -> that Transpose (ConvNeXt's NCHW -> NHWC before its
   // channels-last LayerNorm); each element lands where the Transpose puts it.

@@ -200,6 +200,20 @@ CASES = [
                  [weights("w", [16, 1, 3, 3], 16), weights("b", [16], 17), weights("w1", [4, 16, 1, 1], 18),
                   weights("b1", [4], 19), weights("w2", [16, 4, 1, 1], 20), weights("b2", [16], 21)]),
      {"d", "y"}, "global", 1),
+    # The same block whose activated conv output is itself a graph output (MobileNetV3):
+    # the mean reads it inline in the stage that writes it, so the conv is evaluated by
+    # two loops and its tile is not staged (each would need its own), while the SiLU
+    # block above stages it in the stage that materializes its activation.
+    ("squeeze_output_read_inline",
+     graph_model("squeeze_output_read_inline", [("x", F, [2, 64, 8, 8])],
+                 [clip("x", "a"), conv("a", "d", "w", "b", group=64, pads=[1, 1, 1, 1]),
+                  helper.make_node("HardSwish", ["d"], ["h"], name="h"),
+                  helper.make_node("GlobalAveragePool", ["h"], ["p"], name="p"),
+                  conv("p", "q", "w1", "b1")],
+                 [("h", F), ("q", F)],
+                 [weights("w", [64, 1, 3, 3], 34), weights("b", [64], 35),
+                  weights("w1", [8, 64, 1, 1], 36), weights("b1", [8], 37)] + RELU6),
+     {"d", "q"}, "global", 1),
     # A 3x3 depthwise conv, then NCHW -> NHWC and a LayerNorm over its 8 channels: the
     # conv is computed where the LayerNorm's 512 rows read it.
     ("channels_last_layernorm_3x3",

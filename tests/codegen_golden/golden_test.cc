@@ -193,6 +193,45 @@ TEST(CodegenGolden, DepthwiseConvStagesItsInputTile) {
   EXPECT_EQ(plain->source.find("__syncthreads"), std::string::npos);
 }
 
+// EfficientNet's MBConv after its expand conv in one global kernel (schedule.h 4b.):
+// the SiLU after the depthwise conv is materialized (the squeeze-excitation mean and
+// the gated product both read it), and its stage walks the conv's tiles, the SiLU
+// before the conv evaluated once per staged element.
+TEST(CodegenGolden, GlobalStageStagesItsStencilTile) {
+  constexpr const char* kText = R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "mbconv" (%x: f32[1,16,24,24], %w: f32[16,1,3,3], %b: f32[16], %w1: f32[16,4],
+                %w2: f32[4,16]) {
+  %rows: i64[2] = dense<i64[2]>[1, 16]
+  %pixels: i64[4] = dense<i64[4]>[1, 16, 1, 1]
+  %xs: f32[1,16,24,24] = Sigmoid(%x) {name="xs"}
+  %a: f32[1,16,24,24] = Mul(%x, %xs) {name="a"}
+  %d: f32[1,16,24,24] = Conv(%a, %w, %b) {name="d", group=16, kernel_shape=[3,3], pads=[1,1,1,1]}
+  %ds: f32[1,16,24,24] = Sigmoid(%d) {name="ds"}
+  %s: f32[1,16,24,24] = Mul(%d, %ds) {name="s"}
+  %m: f32[1,16,1,1] = ReduceMean(%s) {name="mean", axes=[2,3]}
+  %mr: f32[1,16] = Reshape(%m, %rows) {name="mean_rows"}
+  %q: f32[1,4] = MatMul(%mr, %w1) {name="squeeze"}
+  %qr: f32[1,4] = Relu(%q) {name="squeeze_relu"}
+  %e: f32[1,16] = MatMul(%qr, %w2) {name="excite"}
+  %ep: f32[1,16,1,1] = Reshape(%e, %pixels) {name="excite_pixels"}
+  %g: f32[1,16,1,1] = Sigmoid(%ep) {name="gate"}
+  %y: f32[1,16,24,24] = Mul(%s, %g) {name="y"}
+  return %y
+}
+)";
+  Result<EmittedKernel> kernel = emit_all_nodes(kText, "mbconv.ir", "stitch_mbconv");
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  EXPECT_EQ(kernel->composition, "global");
+  EXPECT_NE(kernel->why.find("the stage of s (Mul) walks the stencil d (Conv) in tiles of"),
+            std::string::npos)
+      << kernel->why;
+  const std::string& cu = kernel->source;
+  EXPECT_NE(cu.find("acc += s_a(n * 16 + m, p0, p1) * v_w("), std::string::npos);
+  EXPECT_NE(cu.find("tile_a[e] = plane < 16"), std::string::npos);
+  EXPECT_NE(cu.find("ws_s[i] = "), std::string::npos) << "the stage writes s to the workspace";
+}
+
 // Elementwise over float32 with a broadcast bias along the last axis and a per-row
 // scale (schedule.h, 3b.): 4 elements per thread, one 128-bit load per run of x, r and
 // b, one scalar load per run of s, one 128-bit store per run of y and z, both outputs
