@@ -81,15 +81,11 @@ Result<std::string> KernelWriter::attention_writes(const std::vector<ir::ValueId
       continue;
     }
     const ir::Node& transpose = graph_.node(through->second);
-    const std::vector<int64_t>& in = dims(transpose.inputs[0]);
-    const std::vector<int64_t>& out = dims(transpose.outputs[0]);
-    const std::vector<int64_t> perm = transpose_perm(transpose, in.size());
-    STITCH_ASSIGN_OR_RETURN(std::string value, accessor(transpose.inputs[0]));
     moved += indent + "// " + comment_name(transpose) + " -> " +
              ir::to_string(graph_.value(id).type) +
              " (output, where the Transpose puts O's element)\n";
-    moved += indent + pointer_name(id) + "[" + transposed_index(in, out, perm, in.size(), "i") +
-             "] = " + store(dtype(id), value + "(i)") + ";\n";
+    STITCH_ASSIGN_OR_RETURN(std::string write, write_through_transpose(id, transpose));
+    moved += indent + write + ";\n";
   }
   STITCH_ASSIGN_OR_RETURN(std::string writes, output_writes(in_place, indent));
   return writes + moved;

@@ -729,13 +729,8 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
       // Written through a Transpose (and views): the element at i of its input lands
       // where the Transpose puts it.
       const ir::Node& transpose = graph_.node(through->second);
-      const std::vector<int64_t>& from = dims(transpose.inputs[0]);
-      const std::vector<int64_t> perm = transpose_perm(transpose, from.size());
-      STITCH_ASSIGN_OR_RETURN(std::string value, accessor(transpose.inputs[0]));
-      code << "        " << pointer_name(id) << "["
-           << transposed_index(from, dims(transpose.outputs[0]), perm, from.size(), "i")
-           << "] = " << store(dtype(id), value + "(i)") << ";  // " << comment_name(transpose)
-           << "\n";
+      STITCH_ASSIGN_OR_RETURN(std::string write, write_through_transpose(id, transpose));
+      code << "        " << write << ";  // " << comment_name(transpose) << "\n";
       continue;
     }
     STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
@@ -747,6 +742,19 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   code << "    __syncthreads();\n";
   code << "  }\n";
   return code.str();
+}
+
+// The statement writing group output `id`, reached through `transpose` (and views
+// after it), from the Transpose's input at flat index `i`: its element lands where the
+// Transpose puts it (the attention kernel's head merge, a stencil written channels-last).
+Result<std::string> KernelWriter::write_through_transpose(ir::ValueId id,
+                                                          const ir::Node& transpose) {
+  const std::vector<int64_t>& from = dims(transpose.inputs[0]);
+  const std::vector<int64_t> perm = transpose_perm(transpose, from.size());
+  STITCH_ASSIGN_OR_RETURN(std::string value, accessor(transpose.inputs[0]));
+  return pointer_name(id) + "[" +
+         transposed_index(from, dims(transpose.outputs[0]), perm, from.size(), "i") +
+         "] = " + store(dtype(id), value + "(i)");
 }
 
 // Packing: each independent part over its own range of blocks.

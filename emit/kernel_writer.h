@@ -110,6 +110,7 @@ class KernelWriter {
   Result<std::string> attention_code(const std::vector<ir::ValueId>& written);
   Result<std::string> transpose_code();
   Result<std::string> stencil_tile_code(const std::vector<ir::ValueId>& written);
+  Result<std::string> write_through_transpose(ir::ValueId id, const ir::Node& transpose);
   Result<std::string> attention_mma_code(const std::vector<ir::ValueId>& written);
   Result<std::string> attention_writes(const std::vector<ir::ValueId>& written,
                                        const std::string& indent);

@@ -1574,7 +1574,8 @@ ir::NodeId only_stencil(const GroupFacts& group) {
 // The tiles of `stencil_id` for blocks of at most `max_outputs` threads (each one
 // output), into schedule's stencil fields (staged_stencil, planes, tiles, reuse;
 // not the launch); false, schedule untouched, when it cannot be staged or its window
-// does not reuse enough.
+// does not reuse enough. A caller that refuses the tiles afterwards resets
+// staged_stencil, which every reader of the other fields checks first.
 bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_t max_outputs,
                            const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   const ir::Node& node = graph.node(stencil_id);
@@ -1848,7 +1849,6 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                              " independent parts, each over its own blocks"
                        : "one stage: every value is computed where it is read, or by its own "
                          "thread mapping";
-    std::string staged;
     if (schedule.composition == Composition::kThread && options.stencil_tiles &&
         plan_stencil_tile(group, profile, &schedule)) {
       const ir::Node& stencil = graph.node(schedule.staged_stencil);
