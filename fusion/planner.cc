@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <optional>
 
 #include "fusion/epilogue.h"
 #include "ir/core/op_registry.h"
@@ -156,11 +158,26 @@ Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const Planne
   return Status::ok();
 }
 
-// Charges each candidate what its composition costs (PlannerOptions::kernel_shape);
-// candidates left with nothing to gain are dropped.
+// Charges each candidate what its composition costs (PlannerOptions::kernel_shape)
+// beyond what its stencils and reductions cost as kernels of their own: f(P) counts
+// those kernels at bytes and launches, but each walks its own load chain too (a
+// grouped conv's 144 taps per output), which fusing it with a ReLU does not add.
+// Candidates left with nothing to gain are dropped.
 void apply_charges(const ir::Graph& graph, const cost_model::DeviceProfile& profile,
                    const PlannerOptions& options, std::vector<Pattern>& candidates,
                    PlannerResult& result) {
+  std::map<ir::NodeId, double> alone;  // a stencil's or reduction's charge as its own kernel
+  auto charge_alone = [&](ir::NodeId id) {
+    const ir::OpKind kind = ir::op_kind(graph.node(id));
+    if (kind != ir::OpKind::kStencil && kind != ir::OpKind::kReduction) return 0.0;
+    auto found = alone.find(id);
+    if (found != alone.end()) return found->second;
+    const std::vector<ir::NodeId> single = {id};
+    std::optional<cost_model::KernelShape> shape = options.kernel_shape(graph, single);
+    const double charge =
+        shape ? cost_model::estimate_group(graph, single, profile, &*shape).charge_us : 0.0;
+    return alone[id] = charge;
+  };
   std::vector<Pattern> kept;
   for (Pattern& pattern : candidates) {
     if (pattern.source != PatternSource::kEpilogue) {
@@ -168,6 +185,7 @@ void apply_charges(const ir::Graph& graph, const cost_model::DeviceProfile& prof
       if (pattern.shape) {
         pattern.charge_us =
             cost_model::estimate_group(graph, pattern.nodes, profile, &*pattern.shape).charge_us;
+        for (ir::NodeId id : pattern.nodes) pattern.charge_us -= charge_alone(id);
         pattern.score_us -= pattern.charge_us;
         if (pattern.score_us <= 0) {
           ++result.charged_out;

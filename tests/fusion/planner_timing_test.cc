@@ -161,6 +161,41 @@ TEST(PlannerTimingTest, CompositionChargesDropWhatTheyOutweigh) {
   }
 }
 
+// A depthwise conv whose own kernel is latency-bound (its load chain) and the ReLU
+// after it: fused, the kernel walks the same chain, so the pair is charged only what
+// the ReLU adds and is planned. Charged the conv's whole chain against a conv alone
+// counted at its bytes, the pair would be dropped and the ReLU left alone.
+TEST(PlannerTimingTest, ChargesCountWhatAStencilAloneAlreadyCosts) {
+  ir::Model model = parse_ir(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "dw_relu" (%x: f32[1,8,16,16], %w: f32[8,1,3,3]) {
+  %d: f32[1,8,16,16] = Conv(%x, %w) {name="dw", group=8, pads=[1,1,1,1]}
+  %y: f32[1,8,16,16] = Relu(%d) {name="relu"}
+  return %y
+}
+)");
+  const ir::Graph& graph = model.graph;
+  PlannerOptions options;
+  std::vector<size_t> asked;
+  options.kernel_shape =
+      [&](const ir::Graph& g,
+          const std::vector<ir::NodeId>& nodes) -> std::optional<cost_model::KernelShape> {
+    asked.push_back(nodes.size());
+    cost_model::KernelShape shape;
+    for (ir::NodeId id : nodes) {
+      if (ir::op_kind(g.node(id)) == ir::OpKind::kStencil) shape.stencil_load_chain += 1e5;
+    }
+    return shape;
+  };
+  Result<PlannerResult> result = plan_fusion(graph, h100(), options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_NE(std::find(asked.begin(), asked.end(), 1u), asked.end());  // the conv alone
+  EXPECT_EQ(result->charged_out, 0);
+  ASSERT_EQ(result->groups.size(), 1u);
+  EXPECT_EQ(result->groups[0].nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(result->groups[0].charge_us, 0.0);  // the chain, less the conv's own
+}
+
 TEST(PlannerTimingTest, UnfusedGemmsAreLibraryCallsWhateverTheirSize) {
   ir::Model model = parse_ir(kAttention);
   PlannerOptions options;
