@@ -13,7 +13,7 @@ bound, L2 bytes, global load requests and the busiest warp's load chain. A stage
 kernel is one of the stencil composition, or a global one whose stencil stage walks
 tiles (its "why" says so).
 
-Default models: four stencil stages at ImageNet sizes, batch 8 (synthetic_models), the
+Default models: nine stencil stages at ImageNet sizes, batch 8 (synthetic_models), the
 CNN exports that tests/exports/check_exports.py writes (opset 17, static shapes, 64x64
 images: launch-bound kernels) under --exports, and the bundled resnet.
 
@@ -41,7 +41,9 @@ def synthetic_models(work):
     at 56x56; a ConvNeXt 7x7 depthwise conv, alone and written channels-last (the
     Transpose before its LayerNorm); EfficientNet's MBConv after its expand conv (SiLU,
     3x3 depthwise, SiLU, squeeze-excitation, the gated product: one global kernel
-    whose SiLU stage walks the conv's tiles); ResNet's 3x3 stride-2 stem pool."""
+    whose SiLU stage walks the conv's tiles); the grouped 3x3 convs (folded BatchNorm
+    bias, ReLU) of ResNeXt-50 32x4d's first and third stages (4 and 16 channels per
+    group) and RegNetY-400MF's second (8 per group); ResNet's 3x3 stride-2 stem pool."""
     import numpy as np
     import onnx
     from onnx import TensorProto as T
@@ -75,6 +77,14 @@ def synthetic_models(work):
             helper.make_node("Clip", ["d", "zero", "six"], ["y"], name="y")],
             [w("w", [c, 1, kernel, kernel], 1), w("b", [c], 2)] + bounds)
 
+    def grouped_relu(name, shape, groups, seed):
+        c = shape[1]
+        return write(name, shape, [
+            helper.make_node("Conv", ["x", "w", "b"], ["d"], name="d", group=groups,
+                             kernel_shape=[3, 3], pads=[1] * 4),
+            helper.make_node("Relu", ["d"], ["y"], name="y")],
+            [w("w", [c, c // groups, 3, 3], seed), w("b", [c], seed + 1)])
+
     return [
         relu6_dw_relu6("mbv2_dw3x3_96x112", [8, 96, 112, 112], 3, 1),
         relu6_dw_relu6("mbv2_dw3x3_s2_144x56", [8, 144, 56, 56], 3, 2),
@@ -103,6 +113,9 @@ def synthetic_models(work):
                helper.make_node("Mul", ["s", "g"], ["y"], name="y")],
               [w("w", [96, 1, 3, 3], 5), w("b", [96], 6), w("w1", [24, 96, 1, 1], 7),
                w("b1", [24], 8), w("w2", [96, 24, 1, 1], 9), w("b2", [96], 10)]),
+        grouped_relu("resnext_g32x4_3x3_128x56", [8, 128, 56, 56], 32, 11),
+        grouped_relu("regnet_g13x8_3x3_104x28", [8, 104, 28, 28], 13, 13),
+        grouped_relu("resnext_g32x16_3x3_512x14", [8, 512, 14, 14], 32, 15),
         write("resnet_stem_pool_64x112", [8, 64, 112, 112],
               [helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[3, 3],
                                 strides=[2, 2], pads=[1] * 4)], []),

@@ -189,7 +189,7 @@ std::string composition_detail(const GroupSchedule& schedule) {
     cu << " (a block per " << schedule.stencil_planes
        << (schedule.stencil_planes == 1 ? " plane" : " planes") << " x [" << schedule.tile_h << ", "
        << schedule.tile_w << "] outputs, " << schedule.stencil_tiles
-       << " tiles; the window's input tile [" << schedule.stencil_planes << ", "
+       << " tiles; the window's input tile [" << schedule.stencil_in_planes << ", "
        << schedule.tile_in_h << ", " << schedule.tile_in_w << "] staged in shared memory)";
   }
   return cu.str();

@@ -659,7 +659,9 @@ Result<std::string> KernelWriter::transpose_code() {
 // barrier, thread t computes output (plane t / (tile_h x tile_w), row, column) of the
 // tile, whose stencil reads its taps from the tile (s_<input>), and writes every
 // group output at that index (an output through a Transpose where the Transpose puts
-// it); a second barrier before the next tile overwrites it.
+// it); a second barrier before the next tile overwrites it. A grouped Conv's tile
+// holds whole groups: its output planes and the input planes they read start at
+// group g0 x filters_per_group and g0 x channels_per_group.
 Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueId>& written) {
   const ir::Node& node = graph_.node(schedule_.staged_stencil);
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
@@ -671,9 +673,11 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   const std::string t = compute_type(dtype(in));
   const std::vector<int64_t>& out_dims = dims(out);
   const int64_t planes = out_dims[0] * out_dims[1];
+  const int64_t in_planes = dims(in)[0] * dims(in)[1];
   const int64_t in_h = w.input[0], in_w = w.input[1];
   const int64_t out_h = w.output[0], out_w = w.output[1];
   const int64_t tp = schedule_.stencil_planes, th = schedule_.tile_h, tw = schedule_.tile_w;
+  const int64_t tip = schedule_.stencil_in_planes;
   const int64_t sh = schedule_.tile_in_h, sw = schedule_.tile_in_w;
   const int64_t per_planes = schedule_.tiles_h * schedule_.tiles_w;
   std::ostringstream code;
@@ -697,7 +701,11 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
     if (modulus != 0) text = modulus == 1 ? "0" : text + " % " + num(modulus);
     return text == "0" || scale == 1 ? text : text + " * " + num(scale);
   };
-  code << "    tile_plane0 = " << term("t", per_planes, 0, tp) << ";\n";
+  code << "    tile_plane0 = " << term("t", per_planes, 0, tip) << ";\n";
+  // The tile's first output plane: its first input plane unless a group has more
+  // filters than channels, or fewer.
+  const std::string plane0 =
+      tip == tp ? std::string("tile_plane0") : "(" + term("t", per_planes, 0, tp) + ")";
   code << "    const index_t r0 = " << term("t", schedule_.tiles_w, schedule_.tiles_h, th)
        << ";  // the tile's first output row and column\n";
   code << "    const index_t c0 = " << term("t", 1, schedule_.tiles_w, tw) << ";\n";
@@ -707,17 +715,17 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   };
   code << "    tile_row0 = " << origin("r0", 0) << ";\n";
   code << "    tile_col0 = " << origin("c0", 1) << ";\n";
-  code << "    for (index_t e = threadIdx.x; e < " << tp * sh * sw << "; e += blockDim.x) {\n";
+  code << "    for (index_t e = threadIdx.x; e < " << tip * sh * sw << "; e += blockDim.x) {\n";
   code << "      const index_t plane = tile_plane0 + e / " << sh * sw << ";\n";
   code << "      const index_t p0 = tile_row0 + e / " << sw << " % " << sh << ";\n";
   code << "      const index_t p1 = tile_col0 + e % " << sw << ";\n";
-  code << "      tile_" << name << "[e] = plane < " << planes << " && p0 >= 0 && p0 < " << in_h
+  code << "      tile_" << name << "[e] = plane < " << in_planes << " && p0 >= 0 && p0 < " << in_h
        << " && p1 >= 0 && p1 < " << in_w << " ? " << x << "(plane * " << in_h * in_w << " + p0 * "
        << in_w << " + p1) : static_cast<" << t << ">(0);\n";
   code << "    }\n";
   code << "    __syncthreads();\n";
   code << "    {\n";
-  code << "      const index_t plane = tile_plane0 + threadIdx.x / " << th * tw << ";\n";
+  code << "      const index_t plane = " << plane0 << " + threadIdx.x / " << th * tw << ";\n";
   code << "      const index_t o0 = r0 + threadIdx.x / " << tw << " % " << th << ";\n";
   code << "      const index_t o1 = c0 + threadIdx.x % " << tw << ";\n";
   code << "      if (threadIdx.x < " << tp * th * tw << " && plane < " << planes << " && o0 < "
@@ -952,7 +960,7 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
     const std::string t = compute_type(dtype(in));
     const std::string name = names_.at(in);
     body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.stencil_tile_offset << ");  // [" << schedule_.stencil_planes << ", "
+         << schedule_.stencil_tile_offset << ");  // [" << schedule_.stencil_in_planes << ", "
          << schedule_.tile_in_h << ", " << schedule_.tile_in_w << "] elements of "
          << support::source_literal(graph_.value(in).name) << " the tile's windows read\n";
     body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, "

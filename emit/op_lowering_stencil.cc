@@ -150,7 +150,7 @@ Result<std::string> grouped_conv(const Context& c) {
   std::string offset, kernel_offset;
   std::string close = open_window_loops(w, indent, &text, &offset, &kernel_offset);
   const std::string inner = indent + std::string(2 * w.input.size(), ' ');
-  // Staged (depthwise: the input plane is the output's): the tap from the shared tile.
+  // Staged: the tap from the shared tile, which holds the group's input planes.
   const std::string tap = c.staged.empty()
                               ? x + "(plane + " + offset + ")"
                               : c.staged + "(n * " + num(channels) + " + " + channel + ", p0, p1)";

@@ -1574,29 +1574,36 @@ ir::NodeId only_stencil(const GroupFacts& group) {
 // The tiles of `stencil_id` for blocks of at most `max_outputs` threads (each one
 // output), into schedule's stencil fields (staged_stencil, planes, tiles, reuse;
 // not the launch); false, schedule untouched, when it cannot be staged or its window
-// does not reuse enough. A caller that refuses the tiles afterwards resets
-// staged_stencil, which every reader of the other fields checks first.
+// does not reuse enough. A tile covers whole groups (n, g) of a grouped Conv: the
+// filters_per_group output planes of a group read its channels_per_group input
+// planes, so each staged element is read by every filter of its group (ResNeXt's and
+// RegNet's 3x3 grouped convs; a depthwise conv or a pool has one of each). A caller
+// that refuses the tiles afterwards resets staged_stencil, which every reader of the
+// other fields checks first.
 bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_t max_outputs,
                            const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   const ir::Node& node = graph.node(stencil_id);
   const std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
-  if (!stencil || stencil->window.input.size() != 2 || stencil->channels_per_group != 1) {
-    return false;
-  }
+  if (!stencil || stencil->window.input.size() != 2) return false;
   const ir::ValueId input = node.inputs[0], output = node.outputs[0];
   const std::vector<int64_t>& in = dims_of(graph, input);
   const std::vector<int64_t>& out = dims_of(graph, output);
-  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1]) return false;
+  const int64_t cg = stencil->channels_per_group, mg = stencil->filters_per_group;
+  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || cg <= 0 || mg <= 0 ||
+      in[1] % cg != 0 || out[1] != in[1] / cg * mg) {
+    return false;
+  }
   if (!ir::dtype_is_float(graph.value(input).type.dtype)) return false;
   const ir::Window& w = stencil->window;
-  const int64_t planes = out[0] * out[1];
+  const int64_t groups = out[0] * (in[1] / cg);  // (n, g): mg output planes each
   const int64_t out_h = w.output[0], out_w = w.output[1];
-  if (planes <= 0 || out_h <= 0 || out_w <= 0 || max_outputs <= 0) return false;
-  const int64_t tile_w = std::min({out_w, kStencilTileMaxWidth, max_outputs});
-  const int64_t tile_h = std::min(out_h, std::max<int64_t>(1, max_outputs / tile_w));
-  const int64_t tile_planes =
+  const int64_t per_group = max_outputs / mg;  // outputs of one plane per tile
+  if (groups <= 0 || out_h <= 0 || out_w <= 0 || per_group <= 0) return false;
+  const int64_t tile_w = std::min({out_w, kStencilTileMaxWidth, per_group});
+  const int64_t tile_h = std::min(out_h, std::max<int64_t>(1, per_group / tile_w));
+  const int64_t tile_groups =
       tile_h == out_h && tile_w == out_w
-          ? std::min(planes, std::max<int64_t>(1, max_outputs / (tile_h * tile_w)))
+          ? std::min(groups, std::max<int64_t>(1, per_group / (tile_h * tile_w)))
           : 1;
   auto extent = [&](int64_t tile, size_t d) {
     return (tile - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
@@ -1604,13 +1611,15 @@ bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_
   const int64_t in_h = extent(tile_h, 0), in_w = extent(tile_w, 1);
   const int64_t element_bytes =
       std::max<int64_t>(4, ir::dtype_size(graph.value(input).type.dtype));  // compute type
-  const int64_t bytes = tile_planes * in_h * in_w * element_bytes;
+  const int64_t bytes = tile_groups * cg * in_h * in_w * element_bytes;
   if (bytes > profile.shared_memory_per_block) return false;
-  const double reuse = static_cast<double>(tile_h * tile_w * w.kernel[0] * w.kernel[1]) /
+  // Each staged element of a group's input plane is read by the taps of its mg filters.
+  const double reuse = static_cast<double>(mg * tile_h * tile_w * w.kernel[0] * w.kernel[1]) /
                        static_cast<double>(in_h * in_w);
   if (reuse < kStencilTileMinReuse) return false;
   schedule->staged_stencil = stencil_id;
-  schedule->stencil_planes = tile_planes;
+  schedule->stencil_planes = tile_groups * mg;
+  schedule->stencil_in_planes = tile_groups * cg;
   schedule->tile_h = tile_h;
   schedule->tile_w = tile_w;
   schedule->tile_in_h = in_h;
@@ -1618,7 +1627,7 @@ bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_
   schedule->tiles_h = (out_h + tile_h - 1) / tile_h;
   schedule->tiles_w = (out_w + tile_w - 1) / tile_w;
   schedule->stencil_tiles =
-      (planes + tile_planes - 1) / tile_planes * schedule->tiles_h * schedule->tiles_w;
+      (groups + tile_groups - 1) / tile_groups * schedule->tiles_h * schedule->tiles_w;
   schedule->stencil_reuse = reuse;
   schedule->stencil_tile_bytes = bytes;
   return true;
@@ -2011,9 +2020,9 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
       // (only the weight from global memory).
       const double tiles = std::ceil(static_cast<double>(schedule.stencil_tiles) /
                                      static_cast<double>(std::max<int64_t>(schedule.grid, 1)));
-      const double staged = std::ceil(
-          static_cast<double>(schedule.stencil_planes * schedule.tile_in_h * schedule.tile_in_w) /
-          static_cast<double>(schedule.block));
+      const double staged = std::ceil(static_cast<double>(schedule.stencil_in_planes *
+                                                          schedule.tile_in_h * schedule.tile_in_w) /
+                                      static_cast<double>(schedule.block));
       shape.stencil_load_chain +=
           tiles * (staged * reads + static_cast<double>(stencil->taps) * weight);
       continue;

@@ -271,11 +271,15 @@ struct GroupSchedule {
   std::set<ir::ValueId> vector_uniform_inputs;
   std::map<ir::ValueId, std::map<ir::ValueId, BroadcastSteps>> vector_maps;
   // Stencil composition (3c.): the staged stencil and its tiles. A block per
-  // [stencil_planes, tile_h, tile_w] outputs (planes: n x channel, consecutive) stages
-  // the [stencil_planes, tile_in_h, tile_in_w] input elements their windows cover at
-  // the arena's start; tiles_h x tiles_w tiles per group of planes.
+  // [stencil_planes, tile_h, tile_w] outputs (planes: n x channel, consecutive; whole
+  // groups of a grouped Conv, whose filters_per_group output planes read the same
+  // channels_per_group input planes) stages the [stencil_in_planes, tile_in_h,
+  // tile_in_w] input elements their windows cover at the arena's start; tiles_h x
+  // tiles_w tiles per group of planes. Depthwise convs and pools have one input plane
+  // per output plane.
   ir::NodeId staged_stencil = ir::kNoId;
-  int64_t stencil_planes = 1;  // planes per tile
+  int64_t stencil_planes = 1;     // output planes per tile
+  int64_t stencil_in_planes = 1;  // input planes staged per tile
   int64_t tile_h = 1, tile_w = 1;
   int64_t tile_in_h = 1, tile_in_w = 1;
   int64_t tiles_h = 1, tiles_w = 1;

@@ -125,6 +125,7 @@ std::optional<Stencil> stencil_of(const Graph& graph, const Node& node) {
       return std::nullopt;
     }
     stencil.channels_per_group = w->dims[1];
+    stencil.filters_per_group = w->dims[0] / group;
   }
   const bool ceil_mode = node.op_type != "Conv" && node.int_attribute("ceil_mode", 0) != 0;
   Result<Window> window = sliding_window(node, spatial, kernel, ceil_mode);

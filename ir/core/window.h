@@ -64,6 +64,7 @@ std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node)
 struct Stencil {
   Window window;
   int64_t channels_per_group = 1;  // Conv: C / group; the pools: 1
+  int64_t filters_per_group = 1;   // Conv: M / group (a channel multiplier); the pools: 1
   int64_t taps = 1;                // kernel positions x channels_per_group
 };
 std::optional<Stencil> stencil_of(const Graph& graph, const Node& node);

@@ -102,20 +102,43 @@ CASES = [
      single("depthwise_multiplier_dilated", [2, 6, 9, 9],
             conv("x", "y", "w", "b", group=6, dilations=[2, 2], pads=[2, 2, 2, 2]),
             [weights("w", [12, 1, 3, 3], 4), weights("b", [12], 5)]),
-     {"y"}, "thread", 1),
+     {"y"}, "stencil", 1),
     # SAME_UPPER on an odd size with stride 2.
     ("depthwise_same_upper",
      single("depthwise_same_upper", [1, 4, 9, 7],
             conv("x", "y", "w", group=4, auto_pad="SAME_UPPER", strides=[2, 2]),
             [weights("w", [4, 1, 3, 3], 6)]),
      {"y"}, "thread", 1),
-    # ResNeXt/RegNet: 4 input channels per group, bias, ReLU.
+    # ResNeXt/RegNet: 4 input channels per group (2 filters each), bias, ReLU; the
+    # tile holds a group's 4 input planes for its 2 output planes.
     ("grouped_relu",
      graph_model("grouped_relu", [("x", F, [1, 16, 9, 9])],
                  [conv("x", "g", "w", "b", group=4, pads=[1, 1, 1, 1]),
                   helper.make_node("Relu", ["g"], ["y"], name="y")],
                  [("y", F)], [weights("w", [8, 4, 3, 3], 7), weights("b", [8], 8)]),
-     {"g", "y"}, "thread", 1),
+     {"g", "y"}, "stencil", 1),
+    # RegNet/ResNeXt at a larger plane: 4 channels and 4 filters per group, tiles of
+    # [4 planes, 2 rows, 32 columns] (the last column tile partial), ReLU on both sides.
+    ("grouped_row_tiles",
+     graph_model("grouped_row_tiles", [("x", F, [1, 16, 40, 40])],
+                 [helper.make_node("Relu", ["x"], ["a"], name="a"),
+                  conv("a", "g", "w", "b", group=4, pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["g"], ["y"], name="y")],
+                 [("y", F)], [weights("w", [16, 4, 3, 3], 31), weights("b", [16], 32)]),
+     {"a", "g", "y"}, "stencil", 1),
+    # 2 channels and 3 filters per group over small planes: 3 groups per tile (their 6
+    # input and 9 output planes), the last of 4 tiles holding one group.
+    ("grouped_uneven_planes",
+     single("grouped_uneven_planes", [5, 4, 5, 5],
+            conv("x", "y", "w", "b", group=2, pads=[1, 1, 1, 1]),
+            [weights("w", [6, 2, 3, 3], 33), weights("b", [6], 34)]),
+     {"y"}, "stencil", 1),
+    # 16 channels per group (the stencil limit), stride 2, one output row per tile.
+    ("grouped_16_stride2",
+     single("grouped_16_stride2", [1, 64, 17, 17],
+            conv("x", "y", "w", group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
+            [weights("w", [64, 16, 3, 3], 35)]),
+     {"y"}, "stencil", 1),
     # A 1-D depthwise convolution (audio, a Conformer's conv module).
     ("depthwise_1d",
      single("depthwise_1d", [2, 6, 20], conv("x", "y", "w", "b", group=6, pads=[2, 2]),

@@ -193,6 +193,23 @@ TEST(CodegenGolden, DepthwiseConvStagesItsInputTile) {
   EXPECT_EQ(plain->source.find("__syncthreads"), std::string::npos);
 }
 
+// A grouped conv (4 channels and 6 filters per group, ResNeXt-like with a channel
+// multiplier): a tile holds one group's 6 output planes x [2, 20] outputs and stages
+// the group's 4 input planes once for all 6 filters.
+TEST(CodegenGolden, GroupedConvStagesItsGroupsInputPlanes) {
+  EmittedKernel kernel = emit_golden_case("grouped_tiled");
+  EXPECT_EQ(kernel.composition, "stencil");
+  EXPECT_EQ(kernel.launch.block, 256);
+  EXPECT_EQ(kernel.shared_bytes_allocated, 4 * 4 * 22 * 4);
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("acc += s_x(n * 16 + (m / 6) * 4 + c, p0, p1) * v_w("), std::string::npos);
+  EXPECT_NE(cu.find("tile_plane0 = t / 5 * 4;"), std::string::npos);
+  EXPECT_NE(cu.find("for (index_t e = threadIdx.x; e < 352; e += blockDim.x)"), std::string::npos);
+  EXPECT_NE(cu.find("const index_t plane = (t / 5 * 6) + threadIdx.x / 40;"), std::string::npos);
+  EXPECT_NE(cu.find("if (threadIdx.x < 240 && plane < 48 &&"), std::string::npos);
+  EXPECT_EQ(kernel.template_text, "relu_1[GRID,GRID-CTA_6,GRID-TILE_2,GRID-TILE_20];");
+}
+
 // EfficientNet's MBConv after its expand conv in one global kernel (schedule.h 4b.):
 // the SiLU after the depthwise conv is materialized (the squeeze-excitation mean and
 // the gated product both read it), and its stage walks the conv's tiles, the SiLU
