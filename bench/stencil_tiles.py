@@ -13,7 +13,7 @@ bound, L2 bytes, global load requests and the busiest warp's load chain. A stage
 kernel is one of the stencil composition, or a global one whose stencil stage walks
 tiles (its "why" says so).
 
-Default models: nine stencil stages at ImageNet sizes, batch 8 (synthetic_models), the
+Default models: ten stencil stages at ImageNet sizes, batch 8 (synthetic_models), the
 CNN exports that tests/exports/check_exports.py writes (opset 17, static shapes, 64x64
 images: launch-bound kernels) under --exports, and the bundled resnet.
 
@@ -43,7 +43,9 @@ def synthetic_models(work):
     3x3 depthwise, SiLU, squeeze-excitation, the gated product: one global kernel
     whose SiLU stage walks the conv's tiles); the grouped 3x3 convs (folded BatchNorm
     bias, ReLU) of ResNeXt-50 32x4d's first and third stages (4 and 16 channels per
-    group) and RegNetY-400MF's second (8 per group); ResNet's 3x3 stride-2 stem pool."""
+    group) and RegNetY-400MF's second (8 per group); a Conformer's conv module between
+    its pointwise convs (GLU, the 31-tap 1-D depthwise conv with its folded BatchNorm
+    bias, SiLU; d_model 256 over 512 frames); ResNet's 3x3 stride-2 stem pool."""
     import numpy as np
     import onnx
     from onnx import TensorProto as T
@@ -116,6 +118,16 @@ def synthetic_models(work):
         grouped_relu("resnext_g32x4_3x3_128x56", [8, 128, 56, 56], 32, 11),
         grouped_relu("regnet_g13x8_3x3_104x28", [8, 104, 28, 28], 13, 13),
         grouped_relu("resnext_g32x16_3x3_512x14", [8, 512, 14, 14], 32, 15),
+        write("conformer_glu_dw31_256x512", [8, 512, 512],
+              [helper.make_node("Split", ["x", "halves"], ["u", "v"], name="split", axis=1),
+               helper.make_node("Sigmoid", ["v"], ["vs"], name="vs"),
+               helper.make_node("Mul", ["u", "vs"], ["g"], name="g"),
+               helper.make_node("Conv", ["g", "w", "b"], ["d"], name="d", group=256,
+                                kernel_shape=[31], pads=[15, 15]),
+               helper.make_node("Sigmoid", ["d"], ["ds"], name="ds"),
+               helper.make_node("Mul", ["d", "ds"], ["y"], name="y")],
+              [numpy_helper.from_array(np.array([256, 256], np.int64), "halves"),
+               w("w", [256, 1, 31], 17), w("b", [256], 18)]),
         write("resnet_stem_pool_64x112", [8, 64, 112, 112],
               [helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[3, 3],
                                 strides=[2, 2], pads=[1] * 4)], []),

@@ -667,7 +667,7 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
   const std::optional<ir::Stencil> stencil = ir::stencil_of(graph_, node);
   if (!stencil) return error(node, "has no window for the staged tile (emitter bug)");
-  const ir::Window& w = stencil->window;
+  const ir::Window w = ir::planar_window(stencil->window);  // a 1-D window: one row
   STITCH_ASSIGN_OR_RETURN(std::string x, accessor(in));
   const std::string name = names_.at(in);
   const std::string t = compute_type(dtype(in));
@@ -681,8 +681,11 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   const int64_t sh = schedule_.tile_in_h, sw = schedule_.tile_in_w;
   const int64_t per_planes = schedule_.tiles_h * schedule_.tiles_w;
   std::ostringstream code;
-  code << "  // " << comment_name(node) << ": " << planes << " planes of [" << out_h << ", "
-       << out_w << "] outputs in tiles of [" << tp << ", " << th << ", " << tw << "]\n";
+  // A 1-D window's tiles run along its one row: no row terms.
+  const bool one_row = stencil->window.input.size() == 1;
+  code << "  // " << comment_name(node) << ": " << planes << " planes of "
+       << (one_row ? "[" + num(out_w) : "[" + num(out_h) + ", " + num(out_w))
+       << "] outputs in tiles of [" << tp << ", " << (one_row ? "" : num(th) + ", ") << tw << "]\n";
   if (schedule_.composition == Composition::kStencil) {
     code << "  for (index_t t = blockIdx.x; t < " << schedule_.stencil_tiles
          << "; t += gridDim.x) {\n";
@@ -706,31 +709,43 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   // filters than channels, or fewer.
   const std::string plane0 =
       tip == tp ? std::string("tile_plane0") : "(" + term("t", per_planes, 0, tp) + ")";
-  code << "    const index_t r0 = " << term("t", schedule_.tiles_w, schedule_.tiles_h, th)
-       << ";  // the tile's first output row and column\n";
-  code << "    const index_t c0 = " << term("t", 1, schedule_.tiles_w, tw) << ";\n";
+  if (!one_row) {
+    code << "    const index_t r0 = " << term("t", schedule_.tiles_w, schedule_.tiles_h, th)
+         << ";  // the tile's first output row and column\n";
+  }
+  code << "    const index_t c0 = " << term("t", 1, schedule_.tiles_w, tw)
+       << (one_row ? ";  // the tile's first output\n" : ";\n");
   auto origin = [&](const std::string& first, size_t d) {
     std::string text = w.strides[d] == 1 ? first : first + " * " + num(w.strides[d]);
     return w.pad_begin[d] == 0 ? text : text + " - " + num(w.pad_begin[d]);
   };
-  code << "    tile_row0 = " << origin("r0", 0) << ";\n";
+  if (!one_row) code << "    tile_row0 = " << origin("r0", 0) << ";\n";
   code << "    tile_col0 = " << origin("c0", 1) << ";\n";
   code << "    for (index_t e = threadIdx.x; e < " << tip * sh * sw << "; e += blockDim.x) {\n";
   code << "      const index_t plane = tile_plane0 + e / " << sh * sw << ";\n";
-  code << "      const index_t p0 = tile_row0 + e / " << sw << " % " << sh << ";\n";
+  if (!one_row) {
+    code << "      const index_t p0 = tile_row0 + e / " << sw << " % " << sh << ";\n";
+  }
   code << "      const index_t p1 = tile_col0 + e % " << sw << ";\n";
-  code << "      tile_" << name << "[e] = plane < " << in_planes << " && p0 >= 0 && p0 < " << in_h
-       << " && p1 >= 0 && p1 < " << in_w << " ? " << x << "(plane * " << in_h * in_w << " + p0 * "
-       << in_w << " + p1) : static_cast<" << t << ">(0);\n";
+  code << "      tile_" << name << "[e] = plane < " << in_planes;
+  if (!one_row) code << " && p0 >= 0 && p0 < " << in_h;
+  code << " && p1 >= 0 && p1 < " << in_w << " ? " << x << "(plane * " << in_h * in_w
+       << (one_row ? "" : " + p0 * " + num(in_w)) << " + p1) : static_cast<" << t << ">(0);\n";
   code << "    }\n";
   code << "    __syncthreads();\n";
   code << "    {\n";
   code << "      const index_t plane = " << plane0 << " + threadIdx.x / " << th * tw << ";\n";
-  code << "      const index_t o0 = r0 + threadIdx.x / " << tw << " % " << th << ";\n";
+  if (!one_row) {
+    code << "      const index_t o0 = r0 + threadIdx.x / " << tw << " % " << th << ";\n";
+  }
   code << "      const index_t o1 = c0 + threadIdx.x % " << tw << ";\n";
-  code << "      if (threadIdx.x < " << tp * th * tw << " && plane < " << planes << " && o0 < "
-       << out_h << " && o1 < " << out_w << ") {\n";
-  code << "        const index_t i = (plane * " << out_h << " + o0) * " << out_w << " + o1;\n";
+  code << "      if (threadIdx.x < " << tp * th * tw << " && plane < " << planes
+       << (one_row ? "" : " && o0 < " + num(out_h)) << " && o1 < " << out_w << ") {\n";
+  if (one_row) {
+    code << "        const index_t i = plane * " << out_w << " + o1;\n";
+  } else {
+    code << "        const index_t i = (plane * " << out_h << " + o0) * " << out_w << " + o1;\n";
+  }
   for (ir::ValueId id : written) {
     auto through = schedule_.stencil_moved_outputs.find(id);
     if (through != schedule_.stencil_moved_outputs.end()) {
@@ -956,18 +971,30 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   }
   if (schedule_.staged_stencil != ir::kNoId) {
     // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
+    const std::optional<ir::Stencil> stencil =
+        ir::stencil_of(graph_, graph_.node(schedule_.staged_stencil));
+    const bool one_row = stencil && stencil->window.input.size() == 1;
     const ir::ValueId in = graph_.node(schedule_.staged_stencil).inputs[0];
     const std::string t = compute_type(dtype(in));
     const std::string name = names_.at(in);
     body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + "
          << schedule_.stencil_tile_offset << ");  // [" << schedule_.stencil_in_planes << ", "
-         << schedule_.tile_in_h << ", " << schedule_.tile_in_w << "] elements of "
-         << support::source_literal(graph_.value(in).name) << " the tile's windows read\n";
-    body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, "
-            "column\n";
-    body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
-         << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << schedule_.tile_in_h
-         << " + p0 - tile_row0) * " << schedule_.tile_in_w << " + p1 - tile_col0];\n  };\n";
+         << (one_row ? std::string() : num(schedule_.tile_in_h) + ", ") << schedule_.tile_in_w
+         << "] elements of " << support::source_literal(graph_.value(in).name)
+         << " the tile's windows read\n";
+    if (one_row) {
+      // A 1-D window: its position is the tile's column (the tile has one row).
+      body << "  index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column\n";
+      body << "  auto s_" << name << " = [&](index_t plane, index_t p0) -> " << t
+           << " {\n    return tile_" << name << "[(plane - tile_plane0) * " << schedule_.tile_in_w
+           << " + p0 - tile_col0];\n  };\n";
+    } else {
+      body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, "
+              "row, column\n";
+      body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
+           << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << schedule_.tile_in_h
+           << " + p0 - tile_row0) * " << schedule_.tile_in_w << " + p1 - tile_col0];\n  };\n";
+    }
   }
   return body.str();
 }

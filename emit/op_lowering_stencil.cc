@@ -105,6 +105,16 @@ std::string open_window_loops(const ir::Window& w, const std::string& indent, st
   return close;
 }
 
+// The tap's input position on each window axis ("p0, p1"), for the staged tile's
+// accessor (KernelWriter::stencil_tile_code).
+std::string positions(const ir::Window& w) {
+  std::string text;
+  for (size_t d = 0; d < w.input.size(); ++d) {
+    text += (d ? ", p" : "p") + std::to_string(d);
+  }
+  return text;
+}
+
 // Grouped Conv(X, W, B?): acc = B[m] + sum over the group's input channels c and the
 // taps of X[n, g * C/group + c, p] * W[m, c, k], g = m / (M / group).
 Result<std::string> grouped_conv(const Context& c) {
@@ -151,9 +161,9 @@ Result<std::string> grouped_conv(const Context& c) {
   std::string close = open_window_loops(w, indent, &text, &offset, &kernel_offset);
   const std::string inner = indent + std::string(2 * w.input.size(), ' ');
   // Staged: the tap from the shared tile, which holds the group's input planes.
-  const std::string tap = c.staged.empty()
-                              ? x + "(plane + " + offset + ")"
-                              : c.staged + "(n * " + num(channels) + " + " + channel + ", p0, p1)";
+  const std::string tap = c.staged.empty() ? x + "(plane + " + offset + ")"
+                                           : c.staged + "(n * " + num(channels) + " + " + channel +
+                                                 ", " + positions(w) + ")";
   text += inner + "acc += " + tap + " * " + weight + "(taps + " + kernel_offset + ");\n";
   text += close;
   if (cg != 1) text += "    }\n";
@@ -186,8 +196,9 @@ Result<std::string> pool(const Context& c, bool max) {
   std::string offset, kernel_offset;
   std::string close = open_window_loops(w, "    ", &text, &offset, &kernel_offset);
   const std::string inner = "    " + std::string(2 * w.input.size(), ' ');
-  const std::string tap = c.staged.empty() ? x + "(plane + " + offset + ")"
-                                           : c.staged + "(n * " + num(channels) + " + m, p0, p1)";
+  const std::string tap = c.staged.empty()
+                              ? x + "(plane + " + offset + ")"
+                              : c.staged + "(n * " + num(channels) + " + m, " + positions(w) + ")";
   text += inner + "const " + ct + " v = " + tap + ";\n";
   if (max) {
     text += inner + "if (!found || v > best) {\n" + inner + "  best = v;\n" + inner +

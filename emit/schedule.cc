@@ -1584,22 +1584,26 @@ bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_
                            const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   const ir::Node& node = graph.node(stencil_id);
   const std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
-  if (!stencil || stencil->window.input.size() != 2) return false;
+  const size_t axes = stencil ? stencil->window.input.size() : 0;
+  if (axes != 1 && axes != 2) return false;
   const ir::ValueId input = node.inputs[0], output = node.outputs[0];
   const std::vector<int64_t>& in = dims_of(graph, input);
   const std::vector<int64_t>& out = dims_of(graph, output);
   const int64_t cg = stencil->channels_per_group, mg = stencil->filters_per_group;
-  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || cg <= 0 || mg <= 0 ||
+  if (in.size() != axes + 2 || out.size() != axes + 2 || in[0] != out[0] || cg <= 0 || mg <= 0 ||
       in[1] % cg != 0 || out[1] != in[1] / cg * mg) {
     return false;
   }
   if (!ir::dtype_is_float(graph.value(input).type.dtype)) return false;
-  const ir::Window& w = stencil->window;
-  const int64_t groups = out[0] * (in[1] / cg);  // (n, g): mg output planes each
+  const ir::Window w = ir::planar_window(stencil->window);  // a 1-D window: one row
+  const int64_t groups = out[0] * (in[1] / cg);             // (n, g): mg output planes each
   const int64_t out_h = w.output[0], out_w = w.output[1];
   const int64_t per_group = max_outputs / mg;  // outputs of one plane per tile
   if (groups <= 0 || out_h <= 0 || out_w <= 0 || per_group <= 0) return false;
-  const int64_t tile_w = std::min({out_w, kStencilTileMaxWidth, per_group});
+  // A row of a 2-D plane is cut into 32 columns, so that a tile's halo stays small
+  // beside its outputs; a 1-D plane has no rows to stack, so its tiles run longer.
+  const int64_t max_width = axes == 1 ? per_group : kStencilTileMaxWidth;
+  const int64_t tile_w = std::min({out_w, max_width, per_group});
   const int64_t tile_h = std::min(out_h, std::max<int64_t>(1, per_group / tile_w));
   const int64_t tile_groups =
       tile_h == out_h && tile_w == out_w
@@ -1631,6 +1635,14 @@ bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_
   schedule->stencil_reuse = reuse;
   schedule->stencil_tile_bytes = bytes;
   return true;
+}
+
+// "[planes, tile_h, tile_w]" of a staged stencil's tile ("[planes, tile_w]" for a 1-D
+// window), for the schedule's "why".
+std::string stencil_tile_text(const ir::Graph& graph, const GroupSchedule& schedule) {
+  const bool one_row = dims_of(graph, graph.node(schedule.staged_stencil).outputs[0]).size() == 3;
+  return "[" + num(schedule.stencil_planes) + ", " +
+         (one_row ? std::string() : num(schedule.tile_h) + ", ") + num(schedule.tile_w) + "]";
 }
 
 bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile& profile,
@@ -1845,11 +1857,11 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
     if (!not_tiled.empty()) schedule.why += "; not a tiled MatMul: " + not_tiled;
     schedule.why += "; so " + num(schedule.levels) + " stages separated by grid barriers";
     if (options.stencil_tiles && plan_global_stencil_tile(group, profile, &schedule)) {
-      schedule.why +=
-          "; the stage of " + node_label(graph.node(graph.value(schedule.staged_value).producer)) +
-          " walks the stencil " + node_label(graph.node(schedule.staged_stencil)) +
-          " in tiles of [" + num(schedule.stencil_planes) + ", " + num(schedule.tile_h) + ", " +
-          num(schedule.tile_w) + "] outputs, its input tile staged in shared memory";
+      schedule.why += "; the stage of " +
+                      node_label(graph.node(graph.value(schedule.staged_value).producer)) +
+                      " walks the stencil " + node_label(graph.node(schedule.staged_stencil)) +
+                      " in tiles of " + stencil_tile_text(graph, schedule) +
+                      " outputs, its input tile staged in shared memory";
     }
   } else {
     plan_single_stage(group, use, profile, &schedule);
@@ -1866,9 +1878,8 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
       schedule.why = "one stencil " + node_label(stencil) +
                      " whose readers read it at their own index, and its window reads each "
                      "input element " +
-                     reuse + " times: the input tile of each [" + num(schedule.stencil_planes) +
-                     ", " + num(schedule.tile_h) + ", " + num(schedule.tile_w) +
-                     "] outputs is staged in shared memory";
+                     reuse + " times: the input tile of each " +
+                     stencil_tile_text(graph, schedule) + " outputs is staged in shared memory";
     }
     if (schedule.composition == Composition::kThread ||
         schedule.composition == Composition::kPacking) {

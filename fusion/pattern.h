@@ -45,7 +45,9 @@ struct Pattern {
   // Epilogue patterns only: the library and what its call applies after the product.
   std::optional<LibraryEpilogue> epilogue;
   // The code generator's composition of the pattern (PlannerOptions::kernel_shape),
-  // when known; score_us has had its charge (charge_us) taken off.
+  // when known; score_us has had its charge (charge_us: what the composition costs
+  // beyond bytes and launches, less its stencils' and reductions' own charges as
+  // kernels alone; fusion/planner.cc apply_charges) taken off.
   std::optional<cost_model::KernelShape> shape;
   double charge_us = 0;
   // Set when a CandidateTimer timed the pattern: score_us is then timing->saved_us().

@@ -89,8 +89,8 @@ struct PlannedGroup {
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;
-  double predicted_time_us = 0;           // estimate_group of the fused kernel (with its shape)
-  double charge_us = 0;                   // what its composition costs beyond bytes and launches
+  double predicted_time_us = 0;  // estimate_group of the fused kernel (with its shape)
+  double charge_us = 0;  // Pattern::charge_us: taken off score_us (predicted_time_us has it all)
   std::optional<CandidateTiming> timing;  // when a CandidateTimer timed it
 };
 

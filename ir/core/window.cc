@@ -101,6 +101,19 @@ std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node)
   return std::nullopt;
 }
 
+Window planar_window(const Window& window) {
+  if (window.input.size() != 1) return window;
+  auto with_unit = [](int64_t unit, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> result = {unit};
+    result.insert(result.end(), dims.begin(), dims.end());
+    return result;
+  };
+  return Window{with_unit(1, window.input),     with_unit(1, window.kernel),
+                with_unit(1, window.strides),   with_unit(1, window.dilations),
+                with_unit(0, window.pad_begin), with_unit(0, window.pad_end),
+                with_unit(1, window.output)};
+}
+
 std::optional<Stencil> stencil_of(const Graph& graph, const Node& node) {
   if (op_kind(node) != OpKind::kStencil) return std::nullopt;
   const TensorType* x = type_of(graph, node, 0);

@@ -48,6 +48,12 @@ struct Window {
 Result<Window> sliding_window(const Node& node, const std::vector<int64_t>& input,
                               std::vector<int64_t> kernel, bool ceil_mode);
 
+// `window` over two spatial axes: a 1-D window gets a leading unit axis (kernel 1,
+// stride 1, dilation 1, no pads); a 2-D window is returned as it is. The staged tiles
+// of the CUDA emitter walk 1-D and 2-D windows alike (a Conformer's 1-D depthwise
+// conv: one row of outputs per plane).
+Window planar_window(const Window& window);
+
 // Input channels per group of a grouped Conv above which it stays a library call.
 inline constexpr int64_t kStencilMaxChannelsPerGroup = 16;
 

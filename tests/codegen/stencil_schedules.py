@@ -139,11 +139,30 @@ CASES = [
             conv("x", "y", "w", group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
             [weights("w", [64, 16, 3, 3], 35)]),
      {"y"}, "stencil", 1),
-    # A 1-D depthwise convolution (audio, a Conformer's conv module).
+    # A 1-D depthwise convolution: planes of 20 outputs, 6 planes per tile's 256.
     ("depthwise_1d",
      single("depthwise_1d", [2, 6, 20], conv("x", "y", "w", "b", group=6, pads=[2, 2]),
             [weights("w", [6, 1, 5], 9), weights("b", [6], 10)]),
-     {"y"}, "thread", 1),
+     {"y"}, "stencil", 1),
+    # A Conformer's conv module between its two pointwise convs: GLU over the channel
+    # halves, the 1-D depthwise conv (kernel 31, its folded BatchNorm bias), SiLU;
+    # planes of 300 frames in tiles of 256 (the second partial).
+    ("conformer_glu_depthwise_silu",
+     graph_model("conformer_glu_depthwise_silu", [("x", F, [2, 16, 300])],
+                 [helper.make_node("Split", ["x", "halves"], ["u", "v"], name="split", axis=1),
+                  helper.make_node("Sigmoid", ["v"], ["vs"], name="vs"),
+                  helper.make_node("Mul", ["u", "vs"], ["g"], name="g"),
+                  conv("g", "d", "w", "b", group=8, pads=[15, 15]),
+                  *silu("d", "y")],
+                 [("y", F)], [numpy_helper.from_array(np.array([8, 8], np.int64), "halves"),
+                              weights("w", [8, 1, 31], 36), weights("b", [8], 37)]),
+     {"vs", "g", "d", "y"}, "stencil", 1),
+    # A 1-D max pool, stride 2 with a ceil_mode window clipped at the end.
+    ("maxpool_1d_stride2",
+     single("maxpool_1d_stride2", [3, 4, 41],
+            helper.make_node("MaxPool", ["x"], ["y"], name="y", kernel_shape=[5], strides=[2],
+                             pads=[2, 1], ceil_mode=1)),
+     {"y"}, "stencil", 1),
     # float16 in and out, computed in float.
     ("depthwise_float16",
      single("depthwise_float16", [1, 8, 8, 8], conv("x", "y", "w", group=8, pads=[1, 1, 1, 1]),

@@ -210,6 +210,23 @@ TEST(CodegenGolden, GroupedConvStagesItsGroupsInputPlanes) {
   EXPECT_EQ(kernel.template_text, "relu_1[GRID,GRID-CTA_6,GRID-TILE_2,GRID-TILE_20];");
 }
 
+// A Conformer's conv module between its pointwise convs: GLU, a 31-tap 1-D depthwise
+// conv, SiLU. The 1-D window is tiled as one row (ir::planar_window): tiles of 256
+// outputs along the time axis, the GLU computed once per staged element.
+TEST(CodegenGolden, OneDimensionalConvStagesARowTile) {
+  EmittedKernel kernel = emit_golden_case("depthwise_1d_tiled");
+  EXPECT_EQ(kernel.composition, "stencil");
+  EXPECT_EQ(kernel.launch.block, 256);
+  EXPECT_EQ(kernel.shared_bytes_allocated, 286 * 4);
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("auto s_g = [&](index_t plane, index_t p0) -> float {"), std::string::npos);
+  EXPECT_NE(cu.find("acc += s_g(n * 8 + m, p0) * v_w(taps + k0);"), std::string::npos);
+  EXPECT_NE(cu.find("tile_g[e] = plane < 16 && p1 >= 0 && p1 < 300 ? v_g(plane * 300 + p1)"),
+            std::string::npos);
+  EXPECT_EQ(cu.find("tile_row0 = r0"), std::string::npos) << "a 1-D tile has no rows";
+  EXPECT_EQ(kernel.template_text, "mul_2[GRID,GRID,GRID-TILE_256];");
+}
+
 // EfficientNet's MBConv after its expand conv in one global kernel (schedule.h 4b.):
 // the SiLU after the depthwise conv is materialized (the squeeze-excitation mean and
 // the gated product both read it), and its stage walks the conv's tiles, the SiLU
