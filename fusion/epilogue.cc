@@ -189,6 +189,15 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
       };
       opened_op(opened_hard_swish(graph, value, true), EpilogueOp::kHardSwish);
       opened_op(opened_gelu(graph, value, true), EpilogueOp::kGelu);
+    } else if (current.users.size() >= 3 && graph_ok) {
+      // GELU's tanh approximation (GPT-2's), as PyTorch exports it or the decompose
+      // pass opens it: v read by its cube, the inner Add and the tail's first Mul.
+      std::optional<std::vector<ir::NodeId>> opened = opened_gelu_tanh(graph, value, true);
+      if (opened && std::all_of(opened->begin(), opened->end(),
+                                [&](ir::NodeId id) { return keeps_type(graph.node(id)); })) {
+        op = EpilogueOp::kGeluTanh;
+        added = *opened;
+      }
     } else if (current.users.size() == 1) {
       const ir::Node& next = graph.node(current.users[0].node);
       if (!keeps_type(next)) break;

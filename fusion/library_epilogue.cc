@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <numbers>
 #include <system_error>
 #include <utility>
 
@@ -33,6 +34,7 @@ constexpr KindName kKindNames[] = {
     {EpilogueOpKind::kHardSigmoid, "hardsigmoid", true},
     {EpilogueOpKind::kHardSwish, "hardswish", false},
     {EpilogueOpKind::kGelu, "gelu", false},
+    {EpilogueOpKind::kGeluTanh, "gelu_tanh", false},
 };
 
 const KindName& kind_name(EpilogueOpKind kind) {
@@ -89,10 +91,11 @@ ir::ValueId binary_with(const ir::Node& node, std::string_view op_type, ir::Valu
   return ir::kNoId;
 }
 
-// An initializer of one float element within 1e-3 of `expected`.
-bool scalar_near(const ir::Graph& graph, ir::ValueId value, double expected) {
+// An initializer of one float element within `tolerance` of `expected`.
+bool scalar_near(const ir::Graph& graph, ir::ValueId value, double expected,
+                 double tolerance = 1e-3) {
   std::optional<float> constant = scalar_constant(graph, value);
-  return constant && std::abs(static_cast<double>(*constant) - expected) <= 1e-3;
+  return constant && std::abs(static_cast<double>(*constant) - expected) <= tolerance;
 }
 
 }  // namespace
@@ -126,6 +129,51 @@ std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph,
   return std::nullopt;
 }
 
+namespace {
+
+// The tail both GELU forms share after their inner function t (Erf or Tanh) of v:
+// %p = Add(t, one), then PyTorch's %m = Mul(v, %p), %y = Mul(%m, half), or the
+// decompose pass's %h = Mul(v, half), %y = Mul(%h, %p). `side` is the reader of v
+// outside the inner chain (%m's or %h's node).
+struct GeluTail {
+  ir::NodeId plus = ir::kNoId, side = ir::kNoId, last = ir::kNoId;
+  ir::ValueId one = ir::kNoId, half = ir::kNoId;
+};
+std::optional<GeluTail> gelu_tail(const ir::Graph& graph, ir::ValueId v, ir::ValueId t,
+                                  const ir::Node& side) {
+  const ir::Node* plus = only_user(graph, t);
+  const ir::ValueId one = plus ? binary_with(*plus, "Add", t) : ir::kNoId;
+  const ir::Node* after = one != ir::kNoId ? only_user(graph, plus->outputs[0]) : nullptr;
+  if (after == nullptr) return std::nullopt;
+  const ir::ValueId p = plus->outputs[0];
+  const ir::Node* last = nullptr;
+  ir::ValueId half = ir::kNoId;
+  if (after->id == side.id) {
+    // PyTorch: Mul(v, %p), then Mul(%m, half).
+    if (binary_with(side, "Mul", v) != p) return std::nullopt;
+    last = only_user(graph, side.outputs[0]);
+    if (last != nullptr) half = binary_with(*last, "Mul", side.outputs[0]);
+  } else {
+    // The decompose pass: Mul(v, half), then Mul(%h, %p).
+    half = binary_with(side, "Mul", v);
+    if (half == ir::kNoId || only_user(graph, side.outputs[0]) != after ||
+        binary_with(*after, "Mul", p) != side.outputs[0]) {
+      return std::nullopt;
+    }
+    last = after;
+  }
+  if (last == nullptr || half == ir::kNoId) return std::nullopt;
+  return GeluTail{plus->id, side.id, last->id, one, half};
+}
+
+// `node` is the one-input, one-output ONNX op `op_type` of `value`.
+bool unary_of(const ir::Node& node, std::string_view op_type, ir::ValueId value) {
+  return node.op_type == op_type && node.domain.empty() && node.inputs.size() == 1 &&
+         node.inputs[0] == value && node.outputs.size() == 1 && node.outputs[0] != ir::kNoId;
+}
+
+}  // namespace
+
 std::optional<std::vector<ir::NodeId>> opened_gelu(const ir::Graph& graph, ir::ValueId v,
                                                    bool constants) {
   const ir::Value& input = graph.value(v);
@@ -141,37 +189,81 @@ std::optional<std::vector<ir::NodeId>> opened_gelu(const ir::Graph& graph, ir::V
     if (divided) k1 = scaled.inputs[1];
     if (k1 == ir::kNoId) continue;
     const ir::Node* erf = only_user(graph, scaled.outputs[0]);
-    if (erf == nullptr || erf->op_type != "Erf" || !erf->domain.empty() ||
-        erf->inputs.size() != 1 || erf->outputs.size() != 1 || erf->outputs[0] == ir::kNoId) {
-      continue;
-    }
-    const ir::Node* plus = only_user(graph, erf->outputs[0]);
-    const ir::ValueId k2 = plus ? binary_with(*plus, "Add", erf->outputs[0]) : ir::kNoId;
-    const ir::Node* after = k2 != ir::kNoId ? only_user(graph, plus->outputs[0]) : nullptr;
-    if (after == nullptr) continue;
-    const ir::ValueId p = plus->outputs[0];
-    const ir::Node* last = nullptr;
-    ir::ValueId k3 = ir::kNoId;
-    if (after->id == side.id) {
-      // PyTorch: Mul(v, %p), then Mul(%m, k3).
-      if (binary_with(side, "Mul", v) != p) continue;
-      last = only_user(graph, side.outputs[0]);
-      if (last != nullptr) k3 = binary_with(*last, "Mul", side.outputs[0]);
-    } else {
-      // The decompose pass: Mul(v, k3), then Mul(%h, %p).
-      k3 = binary_with(side, "Mul", v);
-      if (k3 == ir::kNoId || only_user(graph, side.outputs[0]) != after ||
-          binary_with(*after, "Mul", p) != side.outputs[0]) {
-        continue;
-      }
-      last = after;
-    }
-    if (last == nullptr || k3 == ir::kNoId) continue;
+    if (erf == nullptr || !unary_of(*erf, "Erf", scaled.outputs[0])) continue;
+    std::optional<GeluTail> tail = gelu_tail(graph, v, erf->outputs[0], side);
+    if (!tail) continue;
     if (constants && !(scalar_near(graph, k1, divided ? std::sqrt(2.0) : 1.0 / std::sqrt(2.0)) &&
-                       scalar_near(graph, k2, 1.0) && scalar_near(graph, k3, 0.5))) {
+                       scalar_near(graph, tail->one, 1.0) && scalar_near(graph, tail->half, 0.5))) {
       return std::nullopt;
     }
-    return std::vector<ir::NodeId>{scaled.id, erf->id, plus->id, side.id, last->id};
+    return std::vector<ir::NodeId>{scaled.id, erf->id, tail->plus, tail->side, tail->last};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<ir::NodeId>> opened_gelu_tanh(const ir::Graph& graph, ir::ValueId v,
+                                                        bool constants) {
+  const ir::Value& input = graph.value(v);
+  if (input.is_graph_output) return std::nullopt;
+  std::vector<ir::NodeId> readers;  // distinct nodes reading v
+  for (const ir::Use& use : input.users) {
+    if (std::find(readers.begin(), readers.end(), use.node) == readers.end()) {
+      readers.push_back(use.node);
+    }
+  }
+  if (readers.size() != 3 && readers.size() != 4) return std::nullopt;
+  for (ir::NodeId first : readers) {
+    // v^3: Pow(v, 3), or Mul(Mul(v, v), v).
+    const ir::Node& head = graph.node(first);
+    std::vector<ir::NodeId> cube_nodes = {head.id};
+    ir::ValueId cube = ir::kNoId, exponent = ir::kNoId;
+    if (head.op_type == "Pow" && head.domain.empty() && head.inputs.size() == 2 &&
+        head.inputs[0] == v && head.inputs[1] != v && head.outputs.size() == 1) {
+      cube = head.outputs[0];
+      exponent = head.inputs[1];
+    } else if (head.op_type == "Mul" && head.domain.empty() && head.inputs.size() == 2 &&
+               head.inputs[0] == v && head.inputs[1] == v && head.outputs.size() == 1 &&
+               head.outputs[0] != ir::kNoId) {
+      const ir::Node* cubed = only_user(graph, head.outputs[0]);
+      if (cubed == nullptr || binary_with(*cubed, "Mul", head.outputs[0]) != v) continue;
+      cube = cubed->outputs[0];
+      cube_nodes.push_back(cubed->id);
+    }
+    if (cube == ir::kNoId) continue;
+    // sqrt(2 / pi) * (v + 0.044715 v^3), then Tanh.
+    const ir::Node* cube_scaled = only_user(graph, cube);
+    const ir::ValueId k1 = cube_scaled ? binary_with(*cube_scaled, "Mul", cube) : ir::kNoId;
+    const ir::Node* inner = k1 != ir::kNoId ? only_user(graph, cube_scaled->outputs[0]) : nullptr;
+    if (inner == nullptr || binary_with(*inner, "Add", cube_scaled->outputs[0]) != v) continue;
+    const ir::Node* scaled = only_user(graph, inner->outputs[0]);
+    const ir::ValueId k2 = scaled ? binary_with(*scaled, "Mul", inner->outputs[0]) : ir::kNoId;
+    const ir::Node* tanh = k2 != ir::kNoId ? only_user(graph, scaled->outputs[0]) : nullptr;
+    if (tanh == nullptr || !unary_of(*tanh, "Tanh", scaled->outputs[0])) continue;
+    // The one reader of v left: the tail's first Mul.
+    std::vector<ir::NodeId> chain = cube_nodes;
+    chain.push_back(inner->id);
+    const ir::Node* side = nullptr;
+    for (ir::NodeId reader : readers) {
+      if (std::find(chain.begin(), chain.end(), reader) != chain.end()) continue;
+      if (side != nullptr) return std::nullopt;  // v has another reader
+      side = &graph.node(reader);
+    }
+    if (side == nullptr || readers.size() != cube_nodes.size() + 2) continue;
+    std::optional<GeluTail> tail = gelu_tail(graph, v, tanh->outputs[0], *side);
+    if (!tail) continue;
+    // 0.044715 within 1e-4 (float16 rounds it by 2.2e-5), the others within 1e-3.
+    if (constants && !((exponent == ir::kNoId || scalar_near(graph, exponent, 3.0)) &&
+                       scalar_near(graph, k1, 0.044715, 1e-4) &&
+                       scalar_near(graph, k2, std::sqrt(2.0 / std::numbers::pi)) &&
+                       scalar_near(graph, tail->one, 1.0) && scalar_near(graph, tail->half, 0.5))) {
+      return std::nullopt;
+    }
+    std::vector<ir::NodeId> nodes = cube_nodes;
+    for (ir::NodeId id :
+         {cube_scaled->id, inner->id, scaled->id, tanh->id, tail->plus, tail->side, tail->last}) {
+      nodes.push_back(id);
+    }
+    return nodes;
   }
   return std::nullopt;
 }
@@ -284,7 +376,7 @@ Result<LibraryEpilogue> read_epilogue_attributes(const ir::Node& node) {
       return Status::invalid_input(
           where + "epilogue op \"" + name +
           "\" is not bias, residual add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, " +
-          "hardsigmoid(alpha,beta), hardswish or gelu; recompile the model");
+          "hardsigmoid(alpha,beta), hardswish, gelu or gelu_tanh; recompile the model");
     }
     epilogue.ops.push_back(*op);
   }
@@ -363,17 +455,20 @@ std::optional<BoundEpilogue> bind_epilogue(const ir::Graph& body, const LibraryE
       }
       value = mul.outputs[0];
       continue;
-    } else if (op == EpilogueOp::kGelu) {
-      // The five nodes of the opened form, in any topological order the body has.
-      std::optional<std::vector<ir::NodeId>> opened = opened_gelu(body, value, false);
-      if (!opened || i + 4 >= order->size()) return mismatch();
-      std::vector<ir::NodeId> next_five(order->begin() + static_cast<std::ptrdiff_t>(i),
-                                        order->begin() + static_cast<std::ptrdiff_t>(i + 5));
+    } else if (op == EpilogueOp::kGelu || op == EpilogueOp::kGeluTanh) {
+      // The nodes of the opened form, in any topological order the body has.
+      std::optional<std::vector<ir::NodeId>> opened = op == EpilogueOp::kGelu
+                                                          ? opened_gelu(body, value, false)
+                                                          : opened_gelu_tanh(body, value, false);
+      if (!opened || i + opened->size() > order->size()) return mismatch();
+      std::vector<ir::NodeId> next(
+          order->begin() + static_cast<std::ptrdiff_t>(i),
+          order->begin() + static_cast<std::ptrdiff_t>(i + opened->size()));
       std::vector<ir::NodeId> expected = *opened;
-      std::sort(next_five.begin(), next_five.end());
+      std::sort(next.begin(), next.end());
       std::sort(expected.begin(), expected.end());
-      if (next_five != expected) return mismatch();
-      i += 4;
+      if (next != expected) return mismatch();
+      i += opened->size() - 1;
       value = body.node(opened->back()).outputs[0];
       continue;
     } else if (op == EpilogueOp::kHardSwish && node.op_type != "HardSwish") {

@@ -32,6 +32,10 @@
 //   gelu          GELU(v) = v / 2 * (1 + erf(v / sqrt(2))), the exact (erf) form: the
 //                 five nodes PyTorch exports or the decompose pass opens Gelu into
 //                 (opened_gelu)
+//   gelu_tanh     v / 2 * (1 + tanh(sqrt(2 / pi) * (v + 0.044715 v^3))), the tanh
+//                 approximation (GPT-2's): the eight or nine nodes PyTorch exports or
+//                 the decompose pass opens Gelu(approximate="tanh") into
+//                 (opened_gelu_tanh)
 // cuBLASLt applies only the legacy form (legacy_form(): bias, residual add, relu, at
 // most one each, relu last), and so do cuDNN's cudnnConvolutionBiasActivationForward
 // and the legacy calls; a cuDNN Conv with any other chain is one cuDNN graph
@@ -69,6 +73,7 @@ enum class EpilogueOpKind {
   kHardSigmoid,
   kHardSwish,
   kGelu,
+  kGeluTanh,
 };
 
 // One op of an epilogue: its kind and, for clip and hardsigmoid, its two parameters.
@@ -79,7 +84,7 @@ struct EpilogueOp {
 
   // The ops without parameters, as values (EpilogueOp::kBias == EpilogueOp{kBias}).
   static const EpilogueOp kBias, kResidualAdd, kScale, kRelu, kSigmoid, kTanh, kSwish, kHardSwish,
-      kGelu;
+      kGelu, kGeluTanh;
   static EpilogueOp clip(float lower, float upper) { return {EpilogueOpKind::kClip, lower, upper}; }
   static EpilogueOp hard_sigmoid(float alpha, float beta) {
     return {EpilogueOpKind::kHardSigmoid, alpha, beta};
@@ -99,6 +104,7 @@ inline constexpr EpilogueOp EpilogueOp::kTanh{EpilogueOpKind::kTanh};
 inline constexpr EpilogueOp EpilogueOp::kSwish{EpilogueOpKind::kSwish};
 inline constexpr EpilogueOp EpilogueOp::kHardSwish{EpilogueOpKind::kHardSwish};
 inline constexpr EpilogueOp EpilogueOp::kGelu{EpilogueOpKind::kGelu};
+inline constexpr EpilogueOp EpilogueOp::kGeluTanh{EpilogueOpKind::kGeluTanh};
 
 std::string_view library_name(Library library);  // "cuBLASLt", "cuDNN"
 std::string epilogue_op_name(EpilogueOp op);     // "bias", "clip(0,6)", ... (see above)
@@ -149,6 +155,20 @@ std::optional<std::vector<ir::NodeId>> opened_hard_swish(const ir::Graph& graph,
 // k2 1 and k3 1/2, each within 1e-3 (float16 counts); without it only the structure.
 std::optional<std::vector<ir::NodeId>> opened_gelu(const ir::Graph& graph, ir::ValueId v,
                                                    bool constants);
+
+// GELU's tanh approximation as opened by PyTorch's export or the decompose pass, in
+// v's dtype (each Mul's and Add's operands in either order):
+//   %c = Pow(v, k0)  or  %q = Mul(v, v); %c = Mul(%q, v);
+//   %t = Mul(%c, k1); %u = Add(v, %t); %s = Mul(%u, k2); %e = Tanh(%s);
+//   %p = Add(%e, k3); then the erf form's tail (Mul(v, k4), Mul(%h, %p), or
+//   Mul(v, %p), Mul(%m, k4))
+// with v read by the cube's nodes, %u and the tail's first Mul only and every other
+// intermediate by the next node only (none a graph output). The eight or nine nodes in
+// that order (a topological one), or nullopt. `constants`: k0 is 3, k1 0.044715
+// (within 1e-4: float16 rounds it by 2.2e-5), k2 sqrt(2 / pi), k3 1 and k4 1/2 (within
+// 1e-3); without it only the structure.
+std::optional<std::vector<ir::NodeId>> opened_gelu_tanh(const ir::Graph& graph, ir::ValueId v,
+                                                        bool constants);
 
 // The values of a library call's body that each op reads (see the header comment).
 struct BoundEpilogue {

@@ -243,6 +243,9 @@ std::unique_ptr<CudnnEpilogueGraph> CudnnEpilogueGraph::build(const EpilogueGrap
           // cuDNN's GELU_FWD is the erf form (GELU_APPROX_TANH_FWD the tanh one).
           v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::GELU_FWD));
           break;
+        case fusion::EpilogueOpKind::kGeluTanh:
+          v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::GELU_APPROX_TANH_FWD));
+          break;
         case fusion::EpilogueOpKind::kHardSwish: {
           TensorPtr gate = hard_sigmoid(graph, name, v, 1.0f / 6.0f, 0.5f);
           v = graph.pointwise(v, gate, pointwise(name + ".mul", fe::PointwiseMode_t::MUL));

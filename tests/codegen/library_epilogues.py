@@ -5,7 +5,7 @@ A dense Conv is a cuDNN call and a large MatMul a cuBLASLt one; the planner may 
 the pointwise ops after them into the call. float32 keeps the legacy form (bias, residual add, a final ReLU:
 cudnnConvolutionBiasActivationForward); a float16 or bfloat16 Conv with even channel
 counts (a MatMul: even K and N) takes any chain of bias, per-channel scale, ReLU,
-clip, sigmoid, tanh, SiLU, hard-sigmoid, hard-swish and GELU as one cuDNN graph (runtime_stub/cuda/cudnn_graph.h, whose
+clip, sigmoid, tanh, SiLU, hard-sigmoid, hard-swish and GELU (erf or tanh) as one cuDNN graph (runtime_stub/cuda/cudnn_graph.h, whose
 graphs tests/runtime/cudnn/ pins). This test writes small CNN blocks and for each:
 
   1. `stitchopt MODEL -o OUT` must give the named Conv or MatMul the expected library epilogue
@@ -129,6 +129,33 @@ def matmul_gelu(name, elem):
                         scalar("one", 1.0), scalar("half", 0.5)])
 
 
+def matmul_gelu_tanh(name, elem):
+    """GPT-2's MLP: MatMul + bias + the tanh GELU as PyTorch 1.13 exports it at opset 17
+    (x * x * x, times 0.044715, + x, times sqrt(2 / pi), Tanh, + 1, times x, times 1/2),
+    a second MatMul, a mean."""
+    def scalar(value_name, value):
+        return numpy_helper.from_array(np.array(value, dtype=NUMPY[elem]), value_name)
+    return graph_model(name, [("x", elem, [2, 32, 128])],
+                       [helper.make_node("MatMul", ["x", "w"], ["m"], name="m"),
+                        helper.make_node("Add", ["b", "m"], ["a"], name="a"),
+                        helper.make_node("Mul", ["a", "a"], ["q"], name="q"),
+                        helper.make_node("Mul", ["a", "q"], ["c"], name="c"),
+                        helper.make_node("Mul", ["kappa", "c"], ["k"], name="k"),
+                        helper.make_node("Add", ["a", "k"], ["i"], name="i"),
+                        helper.make_node("Mul", ["beta", "i"], ["s"], name="s"),
+                        helper.make_node("Tanh", ["s"], ["e"], name="e"),
+                        helper.make_node("Add", ["one", "e"], ["p"], name="p"),
+                        helper.make_node("Mul", ["a", "p"], ["g"], name="g"),
+                        helper.make_node("Mul", ["half", "g"], ["t"], name="t"),
+                        helper.make_node("MatMul", ["t", "w2"], ["n"], name="n"),
+                        helper.make_node("ReduceMean", ["n"], ["y"], name="y", axes=[2])],
+                       [("y", elem)],
+                       [weights("w", [128, 256], 19, elem), weights("b", [256], 20, elem),
+                        weights("w2", [256, 128], 21, elem), scalar("kappa", 0.044715),
+                        scalar("beta", (2 / np.pi) ** 0.5), scalar("one", 1.0),
+                        scalar("half", 0.5)])
+
+
 # (name, model, {Conv/MatMul output name: the epilogue of its library group, None when
 # it is a library call alone}[, the activations allowed to be a kernel alone])
 CASES = [
@@ -151,6 +178,12 @@ CASES = [
     # GELU into the cuDNN graph (GELU_FWD).
     ("f32_matmul_gelu", matmul_gelu("f32_matmul_gelu", F), {"m": ["bias"]}),
     ("f16_matmul_gelu", matmul_gelu("f16_matmul_gelu", H), {"m": ["bias", "gelu"]}),
+    # The tanh GELU: float32 keeps the bias only (cuBLASLt's GELU epilogue would compute
+    # it, but its accuracy against the float32 reference is not known without a GPU);
+    # float16 takes it into the cuDNN graph (GELU_APPROX_TANH_FWD).
+    ("f32_matmul_gelu_tanh", matmul_gelu_tanh("f32_matmul_gelu_tanh", F), {"m": ["bias"]}),
+    ("f16_matmul_gelu_tanh", matmul_gelu_tanh("f16_matmul_gelu_tanh", H),
+     {"m": ["bias", "gelu_tanh"]}),
 ]
 MODELS = {name: model for name, model, *_ in CASES}
 

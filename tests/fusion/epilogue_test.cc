@@ -378,6 +378,80 @@ TEST(EpilogueTest, OpenedGeluIsOneOp) {
   }
 }
 
+// GELU's tanh approximation (GPT-2's) as PyTorch 1.13 exports it (v * v * v, Mul by
+// the gate, then by 1/2), with Pow(v, 3) as Hugging Face's NewGELU writes it, and as
+// the decompose pass opens Gelu(approximate="tanh") (halved first) is one op of a
+// float16 MatMul's cuDNN graph; with another cubic coefficient (0.05) or a fourth
+// reader of v it is none.
+TEST(EpilogueTest, OpenedTanhGeluIsOneOp) {
+  const std::string tail_pytorch = R"(
+  %e: f16[128,128] = Tanh(%s) {name="tanh"}
+  %p: f16[128,128] = Add(%k3, %e) {name="plus_one"}
+  %m: f16[128,128] = Mul(%u, %p) {name="gated"}
+  %y: f16[128,128] = Mul(%k4, %m) {name="halved"})";
+  const std::string inner = R"(
+  %t3: f16[128,128] = Mul(%k1, %c) {name="cube_scaled"}
+  %i: f16[128,128] = Add(%u, %t3) {name="inner"}
+  %s: f16[128,128] = Mul(%k2, %i) {name="scaled"})";
+  const std::string pytorch = R"(
+  %q: f16[128,128] = Mul(%u, %u) {name="square"}
+  %c: f16[128,128] = Mul(%u, %q) {name="cube"})" +
+                              inner + tail_pytorch;
+  const std::string pow = R"(
+  %c: f16[128,128] = Pow(%u, %k0) {name="cube"})" +
+                          inner + tail_pytorch;
+  const std::string decomposed = R"(
+  %q: f16[128,128] = Mul(%u, %u) {name="square"}
+  %c: f16[128,128] = Mul(%q, %u) {name="cube"})" +
+                                 inner + R"(
+  %e: f16[128,128] = Tanh(%s) {name="tanh"}
+  %p: f16[128,128] = Add(%e, %k3) {name="plus_one"}
+  %m: f16[128,128] = Mul(%u, %k4) {name="halved"}
+  %y: f16[128,128] = Mul(%m, %p) {name="gated"})";
+  const std::string extra_reader = pow + R"(
+  %x: f16[128,128] = Neg(%u) {name="other"})";
+  struct Case {
+    const std::string& body;
+    const char* k1;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {pytorch,
+       "0.044715",
+       {"cuBLASLt {mm, bias} [bias]",
+        "cuDNN {mm, bias, square, cube, cube_scaled, inner, scaled, tanh, plus_one, gated, "
+        "halved} [bias, gelu_tanh]"}},
+      {pow,
+       "0.044715",
+       {"cuBLASLt {mm, bias} [bias]",
+        "cuDNN {mm, bias, cube, cube_scaled, inner, scaled, tanh, plus_one, gated, halved} "
+        "[bias, gelu_tanh]"}},
+      {decomposed,
+       "0.044715",
+       {"cuBLASLt {mm, bias} [bias]",
+        "cuDNN {mm, bias, square, cube, cube_scaled, inner, scaled, tanh, plus_one, halved, "
+        "gated} [bias, gelu_tanh]"}},
+      {pytorch, "0.05", {"cuBLASLt {mm, bias} [bias]"}},
+      {extra_reader, "0.044715", {"cuBLASLt {mm, bias} [bias]"}}};
+  for (const Case& c : cases) {
+    ir::Model model =
+        parse(std::string(R"(graph "g" (%a: f16[128,256], %w: f16[256,128], %b: f16[128]) {
+  %k0: f16[] = dense<f16[]>[3]
+  %k1: f16[] = dense<f16[]>[)") +
+              c.k1 + R"(]
+  %k2: f16[] = dense<f16[]>[0.7978846]
+  %k3: f16[] = dense<f16[]>[1]
+  %k4: f16[] = dense<f16[]>[0.5]
+  %t: f16[128,128] = MatMul(%a, %w) {name="mm"}
+  %u: f16[128,128] = Add(%t, %b) {name="bias"})" +
+              c.body + R"(
+  %z: f16[128,128] = Neg(%y) {name="next"}
+  return %z
+})");
+    EXPECT_EQ(describe(model.graph, epilogues(model.graph)), c.want) << c.k1;
+  }
+}
+
 // A float16 MatMul's chain beyond cuBLASLt's bias / residual / ReLU is a cuDNN graph;
 // its prefix within that form stays a cuBLASLt call.
 TEST(EpilogueTest, HalfMatMulChainBeyondCublasLtIsACudnnGraph) {

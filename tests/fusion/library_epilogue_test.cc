@@ -70,7 +70,7 @@ TEST(LibraryEpilogueTest, ReadRefusesWhatItDoesNotKnow) {
   EXPECT_EQ(read.status().message(),
             "node \"fused\" (stitchopt.stitch_k0): epilogue op \"mish\" is not bias, residual "
             "add, scale, relu, clip(lo,hi), sigmoid, tanh, swish, hardsigmoid(alpha,beta), "
-            "hardswish or gelu; recompile the model");
+            "hardswish, gelu or gelu_tanh; recompile the model");
   for (const char* name : {"clip", "clip()", "clip(0)", "clip(0,6", "clip(a,6)", "clip(0,6) ",
                            "relu(0,1)", "hardsigmoid(0.2;0.5)", "Relu"}) {
     EXPECT_EQ(parse_epilogue_op(name), std::nullopt) << name;
@@ -86,12 +86,13 @@ TEST(LibraryEpilogueTest, OpsWithParametersRoundTripExactly) {
                                        EpilogueOp::kSwish,
                                        EpilogueOp::hard_sigmoid(1.0f / 6.0f, 0.5f),
                                        EpilogueOp::kHardSwish,
-                                       EpilogueOp::kGelu};
+                                       EpilogueOp::kGelu,
+                                       EpilogueOp::kGeluTanh};
   const LibraryEpilogue epilogue{Library::kCudnn, ops};
   EXPECT_EQ(epilogue.op_names(),
             (std::vector<std::string>{"scale", "clip(0,6)", "clip(-3.4028235e+38,1e-07)", "sigmoid",
                                       "tanh", "swish", "hardsigmoid(0.16666667,0.5)", "hardswish",
-                                      "gelu"}));
+                                      "gelu", "gelu_tanh"}));
   Result<LibraryEpilogue> read = read_epilogue_attributes(node_with(epilogue_attributes(epilogue)));
   ASSERT_TRUE(read.is_ok()) << read.status().message();
   EXPECT_EQ(*read, epilogue);
@@ -290,6 +291,44 @@ TEST(LibraryEpilogueTest, BindsAnOpenedGeluInTheBodysOrder) {
   EXPECT_FALSE(bind_epilogue(
       model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kSwish}},
       &why));
+}
+
+// The opened tanh GELU binds whatever topological order the body gives its nodes
+// (here the halving Mul and the cube's Pow first), and is no erf GELU.
+TEST(LibraryEpilogueTest, BindsAnOpenedTanhGeluInTheBodysOrder) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[16,32], %w: f16[32,8], %b: f16[8], %k0: f16[],
+               %k1: f16[], %k2: f16[], %k3: f16[], %k4: f16[]) {
+  %t: f16[16,8] = MatMul(%a, %w) {name="mm"}
+  %u: f16[16,8] = Add(%t, %b) {name="bias"}
+  %h: f16[16,8] = Mul(%u, %k4) {name="half"}
+  %c: f16[16,8] = Pow(%u, %k0) {name="cube"}
+  %t3: f16[16,8] = Mul(%c, %k1) {name="cube_scaled"}
+  %i: f16[16,8] = Add(%t3, %u) {name="inner"}
+  %s: f16[16,8] = Mul(%i, %k2) {name="scaled"}
+  %e: f16[16,8] = Tanh(%s) {name="tanh"}
+  %p: f16[16,8] = Add(%e, %k3) {name="plus_one"}
+  %y: f16[16,8] = Mul(%h, %p) {name="gelu"}
+  return %y
+})");
+  std::string why;
+  std::optional<BoundEpilogue> bound = bind_epilogue(
+      model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kGeluTanh}},
+      &why);
+  ASSERT_TRUE(bound.has_value()) << why;
+  EXPECT_EQ(model.graph.value(bound->output).name, "y");
+  EXPECT_EQ(model.graph.value(bound->operands[0]).name, "b");
+  EXPECT_FALSE(bind_epilogue(
+      model.graph, LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kGelu}}, &why));
+  // The bias's output u opens into the eight nodes; checked against the constants, the
+  // inputs are no 3, 0.044715, sqrt(2 / pi), 1 and 1/2.
+  const ir::NodeId bias = model.graph.value(bound->operands[0]).users[0].node;
+  const ir::ValueId u = model.graph.node(bias).outputs[0];
+  std::optional<std::vector<ir::NodeId>> opened = opened_gelu_tanh(model.graph, u, false);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_EQ(opened->size(), 8u);
+  EXPECT_EQ(model.graph.node(opened->front()).name, "cube");
+  EXPECT_EQ(model.graph.node(opened->back()).name, "gelu");
+  EXPECT_FALSE(opened_gelu_tanh(model.graph, u, true).has_value());
 }
 
 }  // namespace

@@ -121,6 +121,8 @@ TEST(LibraryChainTest, HalfConvEpiloguesBindToTheStepInputs) {
             (std::vector<std::string>{"scale bias hardswish", "tanh"}));
   // The MLP's first MatMul: bias, then the erf GELU's five nodes as one op.
   EXPECT_EQ(bound_epilogues("f16_matmul_gelu"), (std::vector<std::string>{"bias gelu"}));
+  // GPT-2's: the tanh GELU's nine nodes as one op.
+  EXPECT_EQ(bound_epilogues("f16_matmul_gelu_tanh"), (std::vector<std::string>{"bias gelu_tanh"}));
 }
 
 }  // namespace

@@ -168,6 +168,33 @@ TEST(CudnnGraphTest, MatmulBiasGelu) {
   expect_graph("matmul_bias_gelu", spec);
 }
 
+// GPT-2's MLP projection in float16: bias, then the tanh GELU as PyTorch exports it
+// (nine nodes, one GELU_APPROX_TANH_FWD).
+TEST(CudnnGraphTest, MatmulBiasGeluTanh) {
+  ir::Model model = parse(R"(graph "g" (%a: f16[1,32,64], %w: f16[64,256], %b: f16[256]) {
+  %k1: f16[] = dense<f16[]>[0.044715]
+  %k2: f16[] = dense<f16[]>[0.7978846]
+  %k3: f16[] = dense<f16[]>[1]
+  %k4: f16[] = dense<f16[]>[0.5]
+  %m: f16[1,32,256] = MatMul(%a, %w) {name="matmul"}
+  %u: f16[1,32,256] = Add(%m, %b) {name="bias"}
+  %q: f16[1,32,256] = Mul(%u, %u) {name="square"}
+  %c: f16[1,32,256] = Mul(%u, %q) {name="cube"}
+  %t: f16[1,32,256] = Mul(%k1, %c) {name="cube_scaled"}
+  %i: f16[1,32,256] = Add(%u, %t) {name="inner"}
+  %s: f16[1,32,256] = Mul(%k2, %i) {name="scaled"}
+  %e: f16[1,32,256] = Tanh(%s) {name="tanh"}
+  %p: f16[1,32,256] = Add(%k3, %e) {name="plus_one"}
+  %g: f16[1,32,256] = Mul(%u, %p) {name="gated"}
+  %y: f16[1,32,256] = Mul(%k4, %g) {name="halved"}
+  %z: f16[1,32,256] = Neg(%y) {name="next"}
+  return %z
+})");
+  EpilogueGraphSpec spec = spec_of(model, 2, "matmul");
+  EXPECT_EQ(spec.ops.back(), fusion::EpilogueOp::kGeluTanh);
+  expect_graph("matmul_bias_gelu_tanh", spec);
+}
+
 // A batched MatMul whose B has A's batch: [3,16,8] x [3,8,4] with a SiLU.
 TEST(CudnnGraphTest, BatchedMatmulSwish) {
   ir::Model model = parse(R"(graph "g" (%a: f16[3,16,8], %w: f16[3,8,4]) {
