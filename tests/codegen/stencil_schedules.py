@@ -242,6 +242,30 @@ CASES = [
                  [weights("w", [16, 1, 3, 3], 16), weights("b", [16], 17), weights("w1", [4, 16, 1, 1], 18),
                   weights("b1", [4], 19), weights("w2", [16, 4, 1, 1], 20), weights("b2", [16], 21)]),
      {"d", "y"}, "global", 1),
+    # 1-D in the global composition: a grouped conv over time (4 channels and 4 filters
+    # per group) with a SiLU and a squeeze-excitation over the sequence (the mean over
+    # time, a 1x1 conv mixing the channels, the sigmoid gate): the SiLU's stage walks
+    # the conv's one-row tiles.
+    ("grouped_1d_excitation",
+     graph_model("grouped_1d_excitation", [("x", F, [2, 16, 90])],
+                 silu("x", "a") + [conv("a", "d", "w", "b", group=4, pads=[2, 2])] + silu("d", "s") +
+                 [helper.make_node("GlobalAveragePool", ["s"], ["p"], name="p"),
+                  conv("p", "e", "w1", "b1"),
+                  helper.make_node("Sigmoid", ["e"], ["gate"], name="gate"),
+                  helper.make_node("Mul", ["s", "gate"], ["y"], name="y")],
+                 [("y", F)], [weights("w", [16, 4, 5], 38), weights("b", [16], 39),
+                              weights("w1", [16, 16, 1], 40), weights("b1", [16], 41)]),
+     {"d", "y"}, "global", 1),
+    # Without the channel mixing, the mean gates its own row: a warp per (n, channel)
+    # row computes the conv's row, reading the group's input rows inline.
+    ("grouped_1d_gated_by_mean",
+     graph_model("grouped_1d_gated_by_mean", [("x", F, [2, 16, 90])],
+                 silu("x", "a") + [conv("a", "d", "w", "b", group=4, pads=[2, 2])] + silu("d", "s") +
+                 [helper.make_node("ReduceMean", ["s"], ["p"], name="p", axes=[2], keepdims=1),
+                  helper.make_node("Sigmoid", ["p"], ["gate"], name="gate"),
+                  helper.make_node("Mul", ["s", "gate"], ["y"], name="y")],
+                 [("y", F)], [weights("w", [16, 4, 5], 38), weights("b", [16], 39)]),
+     {"d", "y"}, "warp", 1),
     # The same block whose activated conv output is itself a graph output (MobileNetV3):
     # the mean reads it inline in the stage that writes it, so the conv is evaluated by
     # two loops and its tile is not staged (each would need its own), while the SiLU
