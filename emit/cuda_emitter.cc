@@ -47,12 +47,12 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
     // A 1-D stencil's one spatial axis is the tile's columns.
     dims = graph.value(graph.node(schedule.staged_stencil).outputs[0]).type.dims;
     for (size_t d = 0; d < dims.size(); ++d) {
-      attrs.push_back(
-          d < 2
-              ? (d == 1 && schedule.stencil_planes > 1 ? "GRID-CTA_" + num(schedule.stencil_planes)
-                                                       : std::string("GRID"))
-              : "GRID-TILE_" + num(d + 2 == dims.size() && dims.size() == 4 ? schedule.tile_h
-                                                                            : schedule.tile_w));
+      attrs.push_back(d < 2 ? (d == 1 && schedule.stencil_planes > 1
+                                   ? "GRID-CTA_" + num(schedule.stencil_planes)
+                                   : std::string("GRID"))
+                            : "GRID-TILE_" + num(d == 2 && !staged_stencil_is_1d(graph, schedule)
+                                                     ? schedule.tile_h
+                                                     : schedule.tile_w));
     }
   } else if (is_row_local(schedule)) {
     int64_t running = 1;
@@ -188,8 +188,7 @@ std::string composition_detail(const ir::Graph& graph, const GroupSchedule& sche
     cu << " (" << schedule.levels << " stages separated by grid barriers)";
   } else if (schedule.composition == Composition::kStencil) {
     // A 1-D stencil ([N, C, L]) has no rows.
-    const bool one_row =
-        graph.value(graph.node(schedule.staged_stencil).outputs[0]).type.dims.size() == 3;
+    const bool one_row = staged_stencil_is_1d(graph, schedule);
     auto rows = [&](int64_t count) { return one_row ? std::string() : num(count) + ", "; };
     cu << " (a block per " << schedule.stencil_planes
        << (schedule.stencil_planes == 1 ? " plane" : " planes") << " x [" << rows(schedule.tile_h)

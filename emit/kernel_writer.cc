@@ -682,7 +682,7 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   const int64_t per_planes = schedule_.tiles_h * schedule_.tiles_w;
   std::ostringstream code;
   // A 1-D window's tiles run along its one row: no row terms.
-  const bool one_row = stencil->window.input.size() == 1;
+  const bool one_row = staged_stencil_is_1d(graph_, schedule_);
   code << "  // " << comment_name(node) << ": " << planes << " planes of "
        << (one_row ? "[" + num(out_w) : "[" + num(out_h) + ", " + num(out_w))
        << "] outputs in tiles of [" << tp << ", " << (one_row ? "" : num(th) + ", ") << tw << "]\n";
@@ -971,9 +971,7 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   }
   if (schedule_.staged_stencil != ir::kNoId) {
     // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
-    const std::optional<ir::Stencil> stencil =
-        ir::stencil_of(graph_, graph_.node(schedule_.staged_stencil));
-    const bool one_row = stencil && stencil->window.input.size() == 1;
+    const bool one_row = staged_stencil_is_1d(graph_, schedule_);
     const ir::ValueId in = graph_.node(schedule_.staged_stencil).inputs[0];
     const std::string t = compute_type(dtype(in));
     const std::string name = names_.at(in);

@@ -1637,10 +1637,18 @@ bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_
   return true;
 }
 
+}  // namespace
+
+bool staged_stencil_is_1d(const ir::Graph& graph, const GroupSchedule& schedule) {
+  return dims_of(graph, graph.node(schedule.staged_stencil).outputs[0]).size() == 3;
+}
+
+namespace {
+
 // "[planes, tile_h, tile_w]" of a staged stencil's tile ("[planes, tile_w]" for a 1-D
 // window), for the schedule's "why".
 std::string stencil_tile_text(const ir::Graph& graph, const GroupSchedule& schedule) {
-  const bool one_row = dims_of(graph, graph.node(schedule.staged_stencil).outputs[0]).size() == 3;
+  const bool one_row = staged_stencil_is_1d(graph, schedule);
   return "[" + num(schedule.stencil_planes) + ", " +
          (one_row ? std::string() : num(schedule.tile_h) + ", ") + num(schedule.tile_w) + "]";
 }

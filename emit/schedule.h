@@ -313,6 +313,10 @@ struct GroupSchedule {
 // opposed to the tiled MatMul's block composition.
 bool is_row_local(const GroupSchedule& schedule);
 
+// Whether the staged stencil (schedule.staged_stencil, set) has a 1-D window: its
+// tiles are one row ([N, C, L] outputs, ir::planar_window), with no row terms.
+bool staged_stencil_is_1d(const ir::Graph& graph, const GroupSchedule& schedule);
+
 // Schedule choices a caller can turn off (the CLI's --no-stencil-tiles), to compare.
 struct ScheduleOptions {
   bool stencil_tiles = true;  // 3c.: stage stencil inputs in shared memory
