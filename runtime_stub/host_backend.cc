@@ -199,6 +199,11 @@ class HostBackend : public Backend {
     recipe.library_name =
         counting ? "libstitch_kernels_emu_counters.so" : "libstitch_kernels_emu.so";
     recipe.verbose = options_.verbose;
+    // Opt-in: the emulation layer's object and precompiled header, shared by every
+    // output directory built with the same compiler and flags (docs/runtime.md).
+    if (const char* cache = std::getenv("STITCH_BUILD_CACHE"); cache != nullptr && *cache != 0) {
+      recipe.cache_dir = cache;
+    }
     STITCH_ASSIGN_OR_RETURN(std::string library, build_kernel_library(program, recipe));
     library_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library_ == nullptr) {

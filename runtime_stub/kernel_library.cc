@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/sha256.h"
 #include "support/subprocess.h"
 
 namespace stitch::runtime {
@@ -60,26 +61,69 @@ std::string log_tail(const fs::path& path, size_t lines) {
 }
 
 // One compiler run: skipped when `output` exists and its stamp file holds `stamp`.
+// With `cached` (KernelLibraryRecipe::cache_dir), copied from there when present and
+// stored there after it ran.
 struct BuildCommand {
   std::vector<std::string> argv;
   fs::path output;
   fs::path log;
   std::string stamp;
+  fs::path cached;
   fs::path stamp_path() const { return output.string() + ".stamp"; }
   bool up_to_date() const {
     return fs::exists(output) && read_file(stamp_path()).value_or("") == stamp;
   }
 };
 
-// Runs the commands that are not up to date, up to `jobs` at a time; writes each stamp
-// after its command succeeded. On a failure, waits for the running ones and reports
-// the first failure with its command line and the tail of its output.
+Status write_stamp(const BuildCommand& command) {
+  std::ofstream stamp(command.stamp_path(), std::ios::binary | std::ios::trunc);
+  stamp << command.stamp;
+  if (!stamp) return Status::internal("cannot write " + command.stamp_path().string());
+  return Status::ok();
+}
+
+// Copies `from` to `to` through a temporary file of the destination's directory and a
+// rename, so that a concurrent reader of `to` sees the old file or the whole new one.
+bool copy_atomically(const fs::path& from, const fs::path& to) {
+  const fs::path temporary =
+      to.string() + ".tmp" + std::to_string(getpid()) + "_" +
+      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  std::error_code error;
+  fs::copy_file(from, temporary, fs::copy_options::overwrite_existing, error);
+  if (!error) fs::rename(temporary, to, error);
+  if (error) fs::remove(temporary, error);
+  return !error;
+}
+
+// The command's output (and log) from its cache entry; false when there is none.
+bool restore_from_cache(const BuildCommand& command, bool verbose) {
+  if (command.cached.empty() || !fs::exists(command.cached)) return false;
+  if (!copy_atomically(command.cached, command.output)) return false;
+  const fs::path cached_log = command.cached.string() + ".log";
+  std::error_code ignored;
+  if (fs::exists(cached_log))
+    fs::copy_file(cached_log, command.log, fs::copy_options::overwrite_existing, ignored);
+  if (verbose) {
+    std::fprintf(stderr, "stitchopt: %s from the build cache %s\n", command.output.c_str(),
+                 command.cached.c_str());
+  }
+  return true;
+}
+
+// Runs the commands that are not up to date, up to `jobs` at a time (one with a cache
+// entry is copied from it instead); writes each stamp after its command succeeded and
+// stores a cached command's output. On a failure, waits for the running ones and
+// reports the first failure with its command line and the tail of its output.
 Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool verbose) {
   std::deque<const BuildCommand*> pending;
   for (const BuildCommand& command : commands) {
     if (command.up_to_date()) continue;
     std::error_code ignored;
     fs::remove(command.stamp_path(), ignored);
+    if (restore_from_cache(command, verbose)) {
+      STITCH_RETURN_IF_ERROR(write_stamp(command));
+      continue;
+    }
     pending.push_back(&command);
   }
   std::list<std::pair<support::Process, const BuildCommand*>> running;
@@ -115,10 +159,15 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
       }
       continue;
     }
-    std::ofstream stamp(command->stamp_path(), std::ios::binary | std::ios::trunc);
-    stamp << command->stamp;
-    if (!stamp && failure.is_ok()) {
-      failure = Status::internal("cannot write " + command->stamp_path().string());
+    Status stamped = write_stamp(*command);
+    if (!stamped.is_ok() && failure.is_ok()) failure = stamped;
+    if (!command->cached.empty()) {
+      // A cache that cannot be written only costs the next build its compile.
+      std::error_code ignored;
+      if (fs::exists(command->log)) {
+        copy_atomically(command->log, command->cached.string() + ".log");
+      }
+      copy_atomically(command->output, command->cached);
     }
   }
   return failure;
@@ -136,20 +185,45 @@ Status write_if_different(const fs::path& path, const std::string& text) {
 
 namespace {
 
-// The headers every object may include and the compiler binary itself: part of every
-// compile command's stamp.
-uint64_t shared_inputs_hash(const KernelLibraryRecipe& recipe) {
-  uint64_t hash = kFnvOffset;
+// The headers every object may include (names and texts) and the compiler binary
+// itself (its path, size and mtime): part of every compile command's stamp.
+std::string shared_inputs_text(const KernelLibraryRecipe& recipe) {
+  std::string text;
   for (const fs::path& header : recipe.headers) {
-    hash = fnv1a(hash, header.filename().string());
-    hash = fnv1a(hash, read_file(header).value_or(""));
+    text += header.filename().string() + "\n" + read_file(header).value_or("") + "\n";
   }
   struct stat compiler_stat {};
   if (stat(recipe.compiler.c_str(), &compiler_stat) == 0) {
-    hash = fnv1a(
-        hash, std::to_string(compiler_stat.st_size) + ":" + std::to_string(compiler_stat.st_mtime));
+    text += std::to_string(compiler_stat.st_size) + ":" + std::to_string(compiler_stat.st_mtime);
   }
-  return hash;
+  return text;
+}
+
+uint64_t shared_inputs_hash(const KernelLibraryRecipe& recipe) {
+  return fnv1a(kFnvOffset, shared_inputs_text(recipe));
+}
+
+// Every occurrence of `from` in `text` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// The cache entry of a step that does not depend on the program (the precompiled
+// header, an extra source): a SHA-256 of its command line with build_dir and the
+// kernels directory taken out, the shared inputs and its source's text, then the
+// output's file name.
+fs::path cache_entry(const KernelLibraryRecipe& recipe, const std::string& kernels_dir,
+                     const BuildCommand& command, const std::string& source_text) {
+  std::string command_line = support::command_line_text(command.argv);
+  command_line = replace_all(command_line, recipe.build_dir.string(), "<build_dir>");
+  command_line = replace_all(command_line, kernels_dir, "<kernels_dir>");
+  const std::string key = support::sha256_hex("stitchopt build cache 1\n" + command_line + "\n" +
+                                              shared_inputs_text(recipe) + "\n" + source_text);
+  return recipe.cache_dir / (key.substr(0, 32) + "-" + command.output.filename().string());
 }
 
 // The compile commands of `sources` (the first `extra` of them recipe.extra_sources,
@@ -269,6 +343,23 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
     // Each kernel object depends on the precompiled state: its stamp holds the header's.
     for (size_t i = recipe.extra_sources.size(); i < compiles.size(); ++i) {
       compiles[i].stamp = hex(fnv1a(fnv1a(kFnvOffset, compiles[i].stamp), pch->stamp)) + "\n";
+    }
+  }
+  if (!recipe.cache_dir.empty()) {
+    std::error_code error;
+    fs::create_directories(recipe.cache_dir, error);
+    if (error) {
+      return Status::invalid_input("cannot create the build cache " + recipe.cache_dir.string() +
+                                   ": " + error.message());
+    }
+    // The steps the kernels do not change: the precompiled header and the extra sources.
+    if (pch) {
+      pch->cached = cache_entry(recipe, program.kernels_dir, *pch,
+                                read_file(recipe.build_dir / "stitch_pch.h").value_or(""));
+    }
+    for (size_t i = 0; i < recipe.extra_sources.size(); ++i) {
+      compiles[i].cached = cache_entry(recipe, program.kernels_dir, compiles[i],
+                                       read_file(recipe.extra_sources[i]).value_or(""));
     }
   }
   BuildCommand link;

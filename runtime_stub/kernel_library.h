@@ -37,6 +37,13 @@ struct KernelLibraryRecipe {
   // compile_flags and kernel_flags) and each kernel compile includes it first
   // (-include), so that GCC loads the precompiled state instead of parsing it again.
   std::string precompiled_header;
+  // Opt-in (empty: off): a directory of the user's where the steps that do not depend
+  // on the program (the precompiled header and extra_sources) are kept by a SHA-256 of
+  // their inputs with build_dir and the kernels directory taken out of the command
+  // line, so that another output directory copies them instead of compiling them again
+  // (host --emulate: $STITCH_BUILD_CACHE). Nothing is written there otherwise. A copied
+  // object's debug info names the directory it was first compiled in.
+  std::filesystem::path cache_dir;
 };
 
 inline constexpr size_t kMinKernelsForPrecompiledHeader = 4;

@@ -46,8 +46,9 @@ def main():
         entries = {e["name"]: e for e in json.load(f)["models"]}
     failures = []
 
-    def stitchopt(*argv, expect=0, timeout=600):
-        proc = subprocess.run([args.stitchopt, *argv], capture_output=True, text=True, timeout=timeout)
+    def stitchopt(*argv, expect=0, timeout=600, env=None):
+        proc = subprocess.run([args.stitchopt, *argv], capture_output=True, text=True,
+                              timeout=timeout, env=env)
         text = proc.stdout + proc.stderr
         if proc.returncode != expect:
             failures.append(f"stitchopt {' '.join(argv)}: exit {proc.returncode}, expected {expect}:\n{text}")
@@ -111,6 +112,33 @@ def main():
             if "MISMATCH" not in text:
                 failures.append(f"broken kernel: no MISMATCH line:\n{text}")
             print("broken kernel caught")
+
+        # $STITCH_BUILD_CACHE (opt-in): a second output directory copies the emulation
+        # layer's object and precompiled header (bert has enough kernels for one) from
+        # the cache the first one filled, and still matches; without the variable
+        # nothing is written there.
+        cache = os.path.join(work, "build_cache")
+        uncached_env = {k: v for k, v in os.environ.items() if k != "STITCH_BUILD_CACHE"}
+        cached_env = dict(uncached_env, STITCH_BUILD_CACHE=cache)
+        first, second = os.path.join(work, "bert_cache_1"), os.path.join(work, "bert_cache_2")
+        shutil.copytree(outs["bert"], first, ignore=shutil.ignore_patterns("emu_build"))
+        shutil.copytree(outs["bert"], second, ignore=shutil.ignore_patterns("emu_build"))
+        stitchopt("run", first, "--emulate", env=uncached_env)
+        if os.path.exists(cache):
+            failures.append(f"run without STITCH_BUILD_CACHE wrote {cache}")
+        shutil.rmtree(os.path.join(first, "kernels", "emu_build"))
+        stitchopt("run", first, "--emulate", env=cached_env)
+        entries = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+        if not any(e.endswith("-stitch_pch.h.gch") for e in entries) or \
+                not any(e.endswith("-stitch_emu.cc.o") for e in entries):
+            failures.append(f"STITCH_BUILD_CACHE holds {entries}: no precompiled header or "
+                            "emulation object")
+        text = stitchopt("run", second, "--emulate", "-v", env=cached_env)
+        restored = text.count("from the build cache")
+        if restored != 2 or "outputs match the reference interpreter" not in text:
+            failures.append(f"second directory with STITCH_BUILD_CACHE: {restored} steps "
+                            f"restored (expected 2) or no match:\n{text[-3000:]}")
+        print("STITCH_BUILD_CACHE: the second directory restores 2 steps and matches")
 
         # kernels.json that does not match the node (a stale or edited directory).
         stale = os.path.join(work, "mlp_stale")
