@@ -20,6 +20,9 @@
 #     geometry, fused activations, squeeze-excitation, channels-last LayerNorm) get
 #     their stencils fused as expected, match the reference (run --emulate) and compile
 #     with nvcc and NVRTC;
+#   - codegen.stencil_random: 14 seeded random depthwise/grouped Conv and pooling models
+#     (1-D and 2-D geometry, SiLU before, ReLU after) match the reference (run
+#     --emulate) and compile with nvcc and NVRTC;
 #   - codegen.library_epilogues: small float32/float16 CNN blocks and an MLP get each
 #     Conv's and MatMul's library epilogue as expected (cuDNN graphs for float16),
 #     no lone activation kernel, ONNX Runtime's outputs on the rewritten model, and
@@ -85,6 +88,10 @@ function(stitch_add_codegen_tests)
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/stencil_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
   set_tests_properties(codegen.stencil_schedules PROPERTIES TIMEOUT 900)
+  add_test(NAME codegen.stencil_random
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/stencil_random.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.stencil_random PROPERTIES TIMEOUT 900)
   # Without --nvcc: its kernels (a float16 depthwise stencil, reductions) are the
   # schedules codegen.stencil_schedules and codegen.reduction_schedules compile.
   add_test(NAME codegen.library_epilogues
