@@ -16,6 +16,29 @@
 namespace stitch::ir {
 namespace {
 
+// Why a pool's declared output is one longer than inferred on a spatial axis, when
+// ceil_mode is the reason: its last window would start in the end padding, which
+// ir::sliding_window drops as PyTorch does, while the opset-17 formula (and the onnx
+// package's shape inference) keeps it. "" otherwise.
+std::string ceil_mode_hint(const Node& node, const TensorType& inferred,
+                           const TensorType& declared) {
+  if ((node.op_type != "MaxPool" && node.op_type != "AveragePool") ||
+      node.int_attribute("ceil_mode", 0) == 0 || !inferred.has_shape || !declared.has_shape ||
+      inferred.dims.size() != declared.dims.size() || inferred.dims.size() < 3) {
+    return "";
+  }
+  bool one_longer = false;
+  for (size_t d = 0; d < inferred.dims.size(); ++d) {
+    if (inferred.dims[d] == declared.dims[d]) continue;
+    if (d < 2 || declared.dims[d] != inferred.dims[d] + 1) return "";
+    one_longer = true;
+  }
+  if (!one_longer) return "";
+  return " (with ceil_mode, a window that would start in the end padding is dropped, as "
+         "PyTorch does; the declared shape keeps it, as the opset-17 formula and onnx's shape "
+         "inference do: such a window covers no input element)";
+}
+
 // True when `inferred` contradicts a fully static model type: a different dtype or
 // rank, or a different size of a dim both know.
 bool contradicts(const TensorType& inferred, const TensorType& model) {
@@ -105,7 +128,8 @@ Status infer_shapes(Graph& graph, int64_t default_opset, const ShapeInferenceOpt
           return ctx.error("output " + std::to_string(i) + " \"" + value.name +
                            "\" is inferred as " + to_string(inferred) + " but the model declares " +
                            to_string(value.type) + "; fix the value_info of \"" + value.name +
-                           "\" or re-export the model");
+                           "\" or re-export the model" +
+                           ceil_mode_hint(node, inferred, value.type));
         }
         value.type = merge(std::move(inferred), value.type);
       } else {

@@ -165,6 +165,38 @@ TEST(ShapeInferenceTest, DisagreementWithStaticModelTypeIsAnError) {
             "the model declares f32[2,4]; fix the value_info of \"relu\" or re-export the model");
 }
 
+// ceil_mode's last window starting in the end padding: dropped (3 + 1 + 1 - 2 = 3,
+// ceil(3 / 2) + 1 = 3 windows, the last starting at 4 >= 3 + 1), as PyTorch does; a model
+// declaring the opset-17 formula's 3 is told why.
+TEST(ShapeInferenceTest, CeilModeWindowInTheEndPaddingIsExplained) {
+  Graph graph;
+  ValueId x = input(graph, "x", TensorType::make(f32, {1, 1, 3}));
+  ValueId pool =
+      add(graph, "MaxPool", {x}, {"pool"},
+          {Attribute::make_ints("kernel_shape", {2}), Attribute::make_ints("strides", {2}),
+           Attribute::make_ints("pads", {1, 1}), Attribute::make_int("ceil_mode", 1)})[0];
+  graph.value(pool).type = TensorType::make(f32, {1, 1, 3});
+  graph.value(pool).type_from_model = true;
+  Status status = infer_shapes(graph, 17, {"model.onnx"});
+  EXPECT_NE(status.message().find("is inferred as f32[1,1,2] but the model declares f32[1,1,3]"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("with ceil_mode, a window that would start in the end padding"),
+            std::string::npos)
+      << status.message();
+  // Without ceil_mode a mismatch gets no such hint.
+  Graph plain;
+  ValueId y = input(plain, "x", TensorType::make(f32, {1, 1, 4}));
+  ValueId floor_pool =
+      add(plain, "MaxPool", {y}, {"pool"},
+          {Attribute::make_ints("kernel_shape", {2}), Attribute::make_ints("strides", {2})})[0];
+  plain.value(floor_pool).type = TensorType::make(f32, {1, 1, 3});
+  plain.value(floor_pool).type_from_model = true;
+  status = infer_shapes(plain, 17, {"model.onnx"});
+  EXPECT_FALSE(status.is_ok());
+  EXPECT_EQ(status.message().find("ceil_mode"), std::string::npos) << status.message();
+}
+
 TEST(ShapeInferenceTest, NodeOpsetFallsBackToTheDefault) {
   Graph graph;
   ValueId x = input(graph, "x", TensorType::make(f32, {2, 3}));
