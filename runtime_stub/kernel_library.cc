@@ -82,12 +82,11 @@ Status write_stamp(const BuildCommand& command) {
   return Status::ok();
 }
 
-// Copies `from` to `to` through a temporary file of the destination's directory and a
-// rename, so that a concurrent reader of `to` sees the old file or the whole new one.
+// Copies `from` to `to` through a temporary file of the destination's directory (named
+// by this process: run_build copies from one thread) and a rename, so that a concurrent
+// reader of `to` sees the old file or the whole new one.
 bool copy_atomically(const fs::path& from, const fs::path& to) {
-  const fs::path temporary =
-      to.string() + ".tmp" + std::to_string(getpid()) + "_" +
-      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const fs::path temporary = to.string() + ".tmp" + std::to_string(getpid());
   std::error_code error;
   fs::copy_file(from, temporary, fs::copy_options::overwrite_existing, error);
   if (!error) fs::rename(temporary, to, error);
@@ -163,7 +162,6 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
     if (!stamped.is_ok() && failure.is_ok()) failure = stamped;
     if (!command->cached.empty()) {
       // A cache that cannot be written only costs the next build its compile.
-      std::error_code ignored;
       if (fs::exists(command->log)) {
         copy_atomically(command->log, command->cached.string() + ".log");
       }
@@ -214,15 +212,16 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 // The cache entry of a step that does not depend on the program (the precompiled
 // header, an extra source): a SHA-256 of its command line with build_dir and the
-// kernels directory taken out, the shared inputs and its source's text, then the
-// output's file name.
+// kernels directory taken out, the shared inputs (shared_inputs_text) and its source's
+// text, then the output's file name.
 fs::path cache_entry(const KernelLibraryRecipe& recipe, const std::string& kernels_dir,
-                     const BuildCommand& command, const std::string& source_text) {
+                     const std::string& shared_inputs, const BuildCommand& command,
+                     const std::string& source_text) {
   std::string command_line = support::command_line_text(command.argv);
   command_line = replace_all(command_line, recipe.build_dir.string(), "<build_dir>");
   command_line = replace_all(command_line, kernels_dir, "<kernels_dir>");
   const std::string key = support::sha256_hex("stitchopt build cache 1\n" + command_line + "\n" +
-                                              shared_inputs_text(recipe) + "\n" + source_text);
+                                              shared_inputs + "\n" + source_text);
   return recipe.cache_dir / (key.substr(0, 32) + "-" + command.output.filename().string());
 }
 
@@ -353,12 +352,13 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
                                    ": " + error.message());
     }
     // The steps the kernels do not change: the precompiled header and the extra sources.
+    const std::string shared = shared_inputs_text(recipe);
     if (pch) {
-      pch->cached = cache_entry(recipe, program.kernels_dir, *pch,
+      pch->cached = cache_entry(recipe, program.kernels_dir, shared, *pch,
                                 read_file(recipe.build_dir / "stitch_pch.h").value_or(""));
     }
     for (size_t i = 0; i < recipe.extra_sources.size(); ++i) {
-      compiles[i].cached = cache_entry(recipe, program.kernels_dir, compiles[i],
+      compiles[i].cached = cache_entry(recipe, program.kernels_dir, shared, compiles[i],
                                        read_file(recipe.extra_sources[i]).value_or(""));
     }
   }
