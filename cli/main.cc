@@ -15,6 +15,7 @@
 #include "cli/input_shape.h"
 #include "cli/runtime_commands.h"
 #include "ir/passes/pipeline.h"
+#include "support/escape.h"
 
 namespace {
 
@@ -77,8 +78,9 @@ int run(int argc, char** argv) {
       ->take_all()
       ->allow_extra_args(false);
   app.add_flag("--list-passes", list_passes, "print every simplification pass and exit");
-  app.add_option("--passes", pass_list,
-                 "run exactly these simplification passes, comma-separated, in this order");
+  auto* passes_flag =
+      app.add_option("--passes", pass_list,
+                     "run exactly these simplification passes, comma-separated, in this order");
   app.add_option("--disable-pass", options.pipeline.disabled,
                  "leave this pass out of the pipeline (repeatable)")
       ->take_all()
@@ -196,6 +198,14 @@ int run(int argc, char** argv) {
     options.planner.candidates.epilogue = false;
   }
   options.pipeline.passes = stitch::ir::split_pass_list(pass_list);
+  // An empty list means the default pipeline downstream: `--passes ""` (a variable
+  // that expanded to nothing) must not silently run every pass.
+  if (passes_flag->count() > 0 && options.pipeline.passes.empty()) {
+    return report_error(stitch::Status::invalid_input(
+        "--passes " + stitch::support::quote_bounded(pass_list) +
+        " names no pass; list the passes to run (stitchopt --list-passes), or use "
+        "--no-simplify to run none"));
+  }
   for (const std::string& flag : input_shape_flags) {
     stitch::Status parsed = stitch::cli::parse_input_shape(flag, options.input_shapes);
     if (!parsed.is_ok()) return report_error(parsed);

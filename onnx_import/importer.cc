@@ -1,9 +1,11 @@
 // ONNX import: ModelProto -> ir::Model, validated and shape-specialized.
 //
 // Steps, each a method of Importer below:
-//  1. parse the protobuf (no size limit short of protobuf's 2 GiB);
+//  1. parse the protobuf (no size limit short of protobuf's 2 GiB; a failure caused
+//     by subgraphs nested past its recursion limit is named as such);
 //  2. check the IR version (3..10) and the default-domain opset (7..21);
-//  3. copy the model's metadata and model-local functions;
+//  3. copy the model's metadata and model-local functions (no chain of calls may
+//     lead a function back to itself);
 //  4. initializers in model order (external data read from beside the model);
 //  5. graph inputs (an input that is also an initializer stays an input whose
 //     default is the constant);
@@ -13,8 +15,9 @@
 //     that subgraphs read from the outer graph become implicit inputs;
 //  7. graph outputs, value_info types;
 //  8. the graph must be acyclic;
-//  9. --input-shape is applied and every graph input must then be static;
-// 10. ir::infer_shapes.
+//  9. --input-shape is applied (to dynamic dims only, one size per dim name) and
+//     every graph input must then be static;
+// 10. ir::infer_shapes; then no value may be a string tensor.
 // Every failure is an invalid_input Status whose message starts with the model path.
 #include "onnx_import/importer.h"
 
@@ -24,12 +27,17 @@
 #include <onnx/onnx_pb.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -38,7 +46,9 @@
 #include "ir/core/edit_distance.h"
 #include "ir/core/op_registry.h"
 #include "ir/shapes/shape_inference.h"
+#include "onnx_import/function_recursion.h"
 #include "onnx_import/node_schema_check.h"
+#include "onnx_import/subgraph_nesting.h"
 #include "onnx_import/tensor_proto.h"
 #include "support/escape.h"
 #include "support/strings.h"
@@ -55,7 +65,7 @@ constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 
 // `node "name" (OpType)` or `node <unnamed> (OpType)`.
 std::string node_label(const std::string& name, const std::string& op_type) {
-  return "node " + (name.empty() ? std::string("<unnamed>") : support::quote(name)) + " (" +
+  return "node " + (name.empty() ? std::string("<unnamed>") : support::quote_bounded(name)) + " (" +
          support::printable(op_type) + ")";
 }
 
@@ -159,6 +169,7 @@ class Importer {
   Result<ir::Model> run() {
     STITCH_RETURN_IF_ERROR(read_versions());
     read_metadata();
+    STITCH_RETURN_IF_ERROR(check_function_recursion(proto_).with_prefix(path_ + ": "));
     STITCH_RETURN_IF_ERROR(read_initializers());
     STITCH_RETURN_IF_ERROR(read_inputs());
     STITCH_RETURN_IF_ERROR(read_nodes());
@@ -176,10 +187,51 @@ class Importer {
       return has_path ? inferred : inferred.with_prefix(path_ + ": ");
     }
     STITCH_RETURN_IF_ERROR(check_tensor_sizes());
+    STITCH_RETURN_IF_ERROR(check_no_string_tensors());
     return std::move(model_);
   }
 
  private:
+  // stitchopt compiles numeric tensors: no kernel, library call or runtime buffer
+  // holds strings. A string tensor the model computes with is refused here, where its
+  // type is known, rather than by `stitchopt run` after a compile that succeeded.
+  Status check_no_string_tensors() const {
+    const ir::Graph& graph = model_.graph;
+    auto is_string = [&](ir::ValueId id) {
+      return id != ir::kNoId && graph.value(id).type.dtype == ir::DType::kString;
+    };
+    auto refuse = [&](const std::string& what, ir::ValueId id) {
+      const ir::Value& value = graph.value(id);
+      return error(what + " " + support::quote_bounded(value.name) + " is a string tensor (" +
+                   ir::to_string(value.type) +
+                   "); stitchopt compiles models of numeric tensors: do the string work "
+                   "(tokenizing, vocabulary lookups) outside the model, or split the graph "
+                   "before it");
+    };
+    for (ir::ValueId id : graph.graph_inputs()) {
+      if (is_string(id)) return refuse("graph input", id);
+    }
+    for (ir::NodeId id : graph.node_ids()) {
+      const ir::Node& node = graph.node(id);
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (is_string(node.inputs[i])) {
+          return refuse(node_label(node.name, node.op_type) + " input " + std::to_string(i),
+                        node.inputs[i]);
+        }
+      }
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (is_string(node.outputs[i])) {
+          return refuse(node_label(node.name, node.op_type) + " output " + std::to_string(i),
+                        node.outputs[i]);
+        }
+      }
+    }
+    for (ir::ValueId id : graph.graph_outputs()) {
+      if (is_string(id)) return refuse("graph output", id);
+    }
+    return Status::ok();
+  }
+
   // Every tensor must fit a GPU: a dim of 10^9 in a declared shape, an --input-shape or
   // a ConstantOfShape would otherwise reach allocations and index arithmetic.
   Status check_tensor_sizes() const {
@@ -519,8 +571,18 @@ class Importer {
     return inputs;
   }
 
+  // --input-shape sets the dynamic dims of graph inputs. A dim the model declares
+  // static keeps its size (a different one would contradict every shape the model
+  // derived from it), and the dims that share a name (dim_param "batch_size" in
+  // input_ids and attention_mask) get one size.
   Status apply_input_shapes() {
     ir::Graph& graph = model_.graph;
+    struct NamedDim {
+      std::string flag;
+      size_t axis;
+      int64_t size;
+    };
+    std::map<std::string, NamedDim> named_dims;
     for (const auto& [name, dims] : options_.input_shapes) {
       std::string flag = "--input-shape " + name + "=" + dims_flag_text(dims);
       std::optional<ir::ValueId> found = graph.find_value(name);
@@ -549,11 +611,35 @@ class Importer {
       for (int64_t dim : dims) {
         if (dim < 0) return error(flag + " has a negative dim; give dims of 0 or more");
       }
+      const std::vector<std::string>& texts = input_dim_texts_.at(*found);
       if (input.type.has_shape && input.type.dims.size() != dims.size()) {
-        const std::vector<std::string>& texts = input_dim_texts_.at(*found);
         return error(flag + " gives " + std::to_string(dims.size()) + " dims, but graph input \"" +
                      name + "\" has rank " + std::to_string(texts.size()) + " [" +
                      join(texts, ",") + "]; give " + std::to_string(texts.size()) + " dims");
+      }
+      for (size_t axis = 0; axis < dims.size() && input.type.has_shape; ++axis) {
+        const int64_t declared = input.type.dims[axis];
+        if (declared >= 0 && declared != dims[axis]) {
+          return error(flag + " sets dim " + std::to_string(axis) + " of graph input \"" + name +
+                       "\" to " + std::to_string(dims[axis]) + ", but the model declares it [" +
+                       join(texts, ",") + "], static " + std::to_string(declared) +
+                       " there; --input-shape only sets dynamic dims: give " +
+                       std::to_string(declared) +
+                       " for that dim, or re-export the model with it dynamic");
+        }
+        if (declared >= 0 || texts[axis] == "?") continue;
+        auto [shared, first] = named_dims.emplace(texts[axis], NamedDim{flag, axis, dims[axis]});
+        if (!first && shared->second.size != dims[axis]) {
+          return error(shared->second.flag + " and " + flag + " give the dim \"" + texts[axis] +
+                       "\" the sizes " + std::to_string(shared->second.size) + " and " +
+                       std::to_string(dims[axis]) +
+                       (shared->second.axis == axis
+                            ? " (dim " + std::to_string(axis) + " of both)"
+                            : " (dims " + std::to_string(shared->second.axis) + " and " +
+                                  std::to_string(axis) + ")") +
+                       "; the model declares them one dim: give it the same size in every "
+                       "--input-shape");
+        }
       }
       input.type = ir::TensorType::make(input.type.dtype, dims);
     }
@@ -653,14 +739,34 @@ Status parse_error(const std::string& path) {
                                "re-export the model");
 }
 
+// Why protobuf could not parse `bytes`: subgraphs nested past its recursion limit
+// (subgraph_nesting.h), or else parse_error's guess.
+Status unparsable(const std::string& path, std::string_view bytes) {
+  // Inside its innermost graph a model nests up to 5 more messages: value_info ->
+  // type -> tensor_type -> shape -> dim. Each subgraph costs 3 (graph -> node ->
+  // attribute), the main graph 1.
+  constexpr int64_t kLevelsInsideAGraph = 5;
+  const int64_t limit = google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit();
+  std::optional<SubgraphNesting> nesting = measure_subgraph_nesting(bytes);
+  if (!nesting || nesting->message_depth + kLevelsInsideAGraph <= limit) return parse_error(path);
+  return Status::invalid_input(
+      path + ": the model nests subgraphs " + std::to_string(nesting->subgraphs) +
+      " deep (If, Loop or Scan bodies inside each other), more than the " +
+      std::to_string((limit - 1 - kLevelsInsideAGraph) / 3) +
+      " that stitchopt's protobuf parser reads (it stops at " + std::to_string(limit) +
+      " nested messages); flatten the nested control flow or re-export the model");
+}
+
+// `bytes` gives the serialized model again when the parse fails, to say why.
 Result<ir::Model> parse_and_import(google::protobuf::io::ZeroCopyInputStream& stream,
                                    const std::string& path, const std::string& base_directory,
-                                   const ImportOptions& options) {
+                                   const ImportOptions& options,
+                                   const std::function<std::string_view()>& bytes) {
   onnx::ModelProto proto;
   google::protobuf::io::CodedInputStream coded(&stream);
   coded.SetTotalBytesLimit(INT_MAX);
   if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
-    return parse_error(path);
+    return unparsable(path, bytes());
   }
   if (coded.CurrentPosition() == 0) {
     return Status::invalid_input(path +
@@ -677,21 +783,29 @@ Result<ir::Model> parse_and_import(google::protobuf::io::ZeroCopyInputStream& st
 }  // namespace
 
 Result<ir::Model> import_model(const std::string& path, const ImportOptions& options) {
-  int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO returns at once (and fstat then refuses it, as it
+  // refuses a directory or a device such as /dev/zero, whose read never ends).
+  int descriptor = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (descriptor < 0) {
     return Status::invalid_input(path + ": cannot open the model (" + std::strerror(errno) +
                                  "); check the path");
   }
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
+  struct stat info {};
+  if (::fstat(descriptor, &info) != 0 || !S_ISREG(info.st_mode)) {
     ::close(descriptor);
     return Status::invalid_input(path +
-                                 ": is a directory, not a .onnx file; give the model "
-                                 "file's path");
+                                 ": is not a regular file (a directory, a FIFO or a device); "
+                                 "give the model file's path");
   }
   google::protobuf::io::FileInputStream stream(descriptor);
   stream.SetCloseOnDelete(true);
-  return parse_and_import(stream, path, model_directory(path), options);
+  std::string reread;
+  return parse_and_import(stream, path, model_directory(path), options, [&]() -> std::string_view {
+    if (info.st_size > INT_MAX) return {};  // past protobuf's limit: not worth reading again
+    std::ifstream file(path, std::ios::binary);
+    reread.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    return reread;
+  });
 }
 
 Result<ir::Model> import_model_bytes(const std::string& bytes, const std::string& path,
@@ -704,7 +818,8 @@ Result<ir::Model> import_model_from_bytes(const std::string& bytes, const std::s
                                           const ImportOptions& options) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return parse_error(path);
   google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  return parse_and_import(stream, path, base_directory, options);
+  return parse_and_import(stream, path, base_directory, options,
+                          [&]() -> std::string_view { return bytes; });
 }
 
 }  // namespace stitch::onnx_import

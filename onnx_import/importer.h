@@ -32,7 +32,12 @@ struct ImportOptions {
 // imports, model-local functions (serialized) and node order; nodes in the domain
 // "ai.onnx" get domain "". Graph inputs that are also initializers stay graph inputs
 // with the constant as default. Subgraph reads of outer values become
-// Node::implicit_inputs. --input-shape is applied before ir::infer_shapes runs.
+// Node::implicit_inputs. --input-shape is applied before ir::infer_shapes runs; it
+// sets dynamic dims only (a static dim keeps its size), and dims that share a
+// dim_param get one size. Refused besides malformed models: string tensors (nothing
+// downstream computes with strings), model-local functions that call themselves,
+// subgraphs nested past protobuf's recursion limit, and a path that is not a regular
+// file (never read: a FIFO would block, /dev/zero never end).
 //
 // Every failure is Status::invalid_input with a one-line message that starts with the
 // model path, names the node (`node "name" (OpType)`, `node <unnamed> (OpType)`),

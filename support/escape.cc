@@ -86,6 +86,29 @@ std::string escaped(std::string_view text, bool quote_marks) {
 
 std::string quote(std::string_view text) { return "\"" + escaped(text, true) + "\""; }
 
+std::string quote_bounded(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return quote(text);
+  size_t cut = max_bytes;
+  // Back to the start of a sequence (at most 3 bytes: invalid text has no start), so
+  // a character is never split into \xNN bytes.
+  for (int back = 0; back < 3 && cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80;
+       ++back) {
+    --cut;
+  }
+  return quote(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes in all)";
+}
+
+std::string list_text(size_t count, const std::function<std::string(size_t)>& item,
+                      size_t max_items) {
+  std::string text = "[";
+  for (size_t i = 0; i < count && i < max_items; ++i) {
+    if (i > 0) text += ",";
+    text += item(i);
+  }
+  if (count > max_items) text += ",... (" + std::to_string(count) + " in all)";
+  return text + "]";
+}
+
 std::string printable(std::string_view text) { return escaped(text, false); }
 
 std::string valid_utf8(std::string_view text) {

@@ -21,15 +21,30 @@
 //    digits of the name, runs of anything else as one '_', no leading, trailing or
 //    double underscore, at most 48 characters, "t" when nothing is left. Callers
 //    add a fixed prefix and a uniquing suffix: no identifier is a copied name.
+//
+// Messages that quote an attribute's string or list are bounded too: a model can
+// hold a megabyte Einsum equation or a Squeeze with 10 million axes, and an error
+// that echoes it whole is a 20 MB line nobody can read.
+//  - quote_bounded(): quote() of at most `max_bytes` bytes of the text (cut where a
+//    UTF-8 sequence starts); a longer text reads `"abc"... (1048576 bytes in all)`.
+//  - list_text(): "[a,b,c]" from item(0), item(1), ...; a list of more than
+//    `max_items` reads "[a,b,...,p,... (10000000 in all)]".
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
 namespace stitch::support {
 
+inline constexpr size_t kMaxQuotedBytes = 256;
+inline constexpr size_t kMaxListedItems = 16;
+
 std::string quote(std::string_view text);
+std::string quote_bounded(std::string_view text, size_t max_bytes = kMaxQuotedBytes);
+std::string list_text(size_t count, const std::function<std::string(size_t)>& item,
+                      size_t max_items = kMaxListedItems);
 std::string printable(std::string_view text);
 std::string valid_utf8(std::string_view text);
 std::string source_text(std::string_view text, size_t max_bytes = 200);

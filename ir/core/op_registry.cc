@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "ir/shapes/shape_rules.h"
+#include "support/escape.h"
 
 namespace stitch::ir {
 
@@ -67,7 +68,7 @@ Status ShapeInferenceContext::error(const std::string& what) const {
   if (node.name.empty()) {
     message += "<unnamed>";
   } else {
-    message += "\"" + node.name + "\"";
+    message += support::quote_bounded(node.name);
   }
   message += " (" + node.op_type + "): " + what;
   return Status::invalid_input(std::move(message));
@@ -471,12 +472,12 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 }
 
 std::string dims_string(const std::vector<int64_t>& dims) {
-  std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) text += ",";
-    text += dims[i] < 0 ? "?" : std::to_string(dims[i]);
-  }
-  return text + "]";
+  return support::list_text(dims.size(),
+                            [&](size_t i) { return dims[i] < 0 ? "?" : std::to_string(dims[i]); });
+}
+
+std::string values_string(const std::vector<int64_t>& values) {
+  return support::list_text(values.size(), [&](size_t i) { return std::to_string(values[i]); });
 }
 
 bool small_enough(const TensorType& type) {

@@ -81,8 +81,12 @@ Result<int64_t> normalize_axis(const Context& ctx, int64_t axis, int64_t rank,
                                std::string_view source, bool inclusive_end = false);
 // Product of dims; -1 when any is unknown.
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
-std::string dims_string(const std::vector<int64_t>& dims);  // "[2,?,3]"
-bool small_enough(const TensorType& type);                  // static with <= kMaxPropagatedElements
+// For messages, both bounded (support::list_text: the first 16 items and the count):
+// dims with unknown ones as "?" ("[2,?,3]"), and integer values as they are ("[-1,0]":
+// a Reshape target, axes, pads, a perm).
+std::string dims_string(const std::vector<int64_t>& dims);
+std::string values_string(const std::vector<int64_t>& values);
+bool small_enough(const TensorType& type);  // static with <= kMaxPropagatedElements
 
 // ---- data propagation ----------------------------------------------------------
 

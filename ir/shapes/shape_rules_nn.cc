@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "ir/shapes/shape_rules.h"
+#include "support/escape.h"
 
 namespace stitch::ir::shape_rules {
 namespace {
@@ -139,16 +141,16 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
   STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, list("dilations", n, 1));
   for (size_t i = 0; i < n; ++i) {
     if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
-      return ctx.error("kernel_shape " + dims_string(kernel) + ", strides " + dims_string(strides) +
-                       " and dilations " + dims_string(dilations) +
+      return ctx.error("kernel_shape " + values_string(kernel) + ", strides " +
+                       values_string(strides) + " and dilations " + values_string(dilations) +
                        " must be positive; fix the attributes");
     }
   }
   std::string auto_pad = ctx.node.string_attribute("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
       auto_pad != "SAME_LOWER") {
-    return ctx.error("auto_pad \"" + auto_pad +
-                     "\" is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER; fix the attribute");
+    return ctx.error("auto_pad " + support::quote_bounded(auto_pad) +
+                     " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER; fix the attribute");
   }
   bool ceil_mode = ctx.node.int_attribute("ceil_mode", 0) != 0;
   std::vector<int64_t> pads(2 * n, 0);
@@ -163,7 +165,14 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
       dims.push_back(kUnknownDim);
       continue;
     }
-    int64_t effective_kernel = (kernel[i] - 1) * dilations[i] + 1;
+    // A dilation or pad near 2^63 overflows these sums: that window fits no input.
+    int64_t effective_kernel = 0;
+    if (__builtin_mul_overflow(kernel[i] - 1, dilations[i], &effective_kernel) ||
+        __builtin_add_overflow(effective_kernel, 1, &effective_kernel)) {
+      return ctx.error("kernel_shape " + values_string(kernel) + " with dilations " +
+                       values_string(dilations) + " spans more than 2^63 elements of spatial dim " +
+                       std::to_string(i) + "; fix the attributes");
+    }
     int64_t stride = strides[i];
     if (!explicit_pads && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
       int64_t residual = in % stride;
@@ -173,7 +182,12 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
       pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       pads[i + n] = total - pads[i];
     }
-    int64_t padded = in + pads[i] + pads[i + n];
+    int64_t padded = 0;
+    if (__builtin_add_overflow(in, pads[i], &padded) ||
+        __builtin_add_overflow(padded, pads[i + n], &padded)) {
+      return ctx.error("pads " + values_string(pads) + " make spatial dim " + std::to_string(i) +
+                       " longer than 2^63 elements; fix the attribute");
+    }
     if (padded < effective_kernel) {
       return ctx.error("the kernel (" + std::to_string(effective_kernel) +
                        " with dilation) is larger than spatial dim " + std::to_string(i) + " of " +
@@ -277,6 +291,18 @@ RuleResult global_pool_rule(const Context& ctx) {
   return result;
 }
 
+// "0.5", "nan", "-inf", "1e+30": a float from the model, for messages.
+std::string float_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// "[1,1,0.5,nan]", bounded as values_string.
+std::string floats_string(const std::vector<double>& values) {
+  return support::list_text(values.size(), [&](size_t i) { return float_text(values[i]); });
+}
+
 // Float values of a constant input (Resize's scales), or nullopt.
 std::optional<std::vector<double>> input_floats(const Context& ctx, size_t index) {
   if (index >= ctx.input_values.size() || ctx.input_values[index] == nullptr) return std::nullopt;
@@ -320,9 +346,28 @@ RuleResult resize_rule(const Context& ctx) {
   if (scales && scales->empty()) scales.reset();
   bool crop =
       ctx.node.string_attribute("coordinate_transformation_mode", "") == "tf_crop_and_resize";
+  // Constant scales are checked even where sizes decide the shape: the reference
+  // evaluation refuses a scale that is not positive and finite.
+  if (scales) {
+    for (size_t i = 0; i < scales->size(); ++i) {
+      const double scale = (*scales)[i];
+      if (!(scale > 0) || !std::isfinite(scale)) {
+        return ctx.error(input_label(ctx, scales_index) + " " + floats_string(*scales) +
+                         " has the scale " + float_text(scale) + " at index " + std::to_string(i) +
+                         "; give positive, finite scales");
+      }
+    }
+  }
   if (sizes) {
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      if ((*sizes)[i] < 0) {
+        return ctx.error(input_label(ctx, 3) + " " + values_string(*sizes) + " has the size " +
+                         std::to_string((*sizes)[i]) + " at index " + std::to_string(i) +
+                         "; give sizes >= 0");
+      }
+    }
     if (sizes->size() != axes.size()) {
-      return ctx.error("sizes " + dims_string(*sizes) + " has " + std::to_string(sizes->size()) +
+      return ctx.error("sizes " + values_string(*sizes) + " has " + std::to_string(sizes->size()) +
                        " entries for " + std::to_string(axes.size()) +
                        " resized axes; give one size per axis");
     }
@@ -354,7 +399,15 @@ RuleResult resize_rule(const Context& ctx) {
     }
     for (size_t i = 0; i < axes.size(); ++i) {
       int64_t& dim = dims[static_cast<size_t>(axes[i])];
-      if (dim >= 0) dim = static_cast<int64_t>(std::floor(static_cast<double>(dim) * (*scales)[i]));
+      if (dim < 0) continue;
+      const double resized = std::floor(static_cast<double>(dim) * (*scales)[i]);
+      // Past 2^62 the conversion to int64 would overflow; no tensor is that long.
+      if (resized >= 0x1p62) {
+        return ctx.error("the scale " + float_text((*scales)[i]) + " makes axis " +
+                         std::to_string(axes[i]) + " (size " + std::to_string(dim) + ") " +
+                         float_text(resized) + " elements long; give a smaller scale");
+      }
+      dim = static_cast<int64_t>(resized);
     }
   } else {
     for (int64_t axis : axes) dims[static_cast<size_t>(axis)] = kUnknownDim;
@@ -452,7 +505,7 @@ RuleResult einsum_rule(const Context& ctx) {
     STITCH_RETURN_IF_ERROR(check_same_dtype(ctx, i, 0));
   }
   auto bad = [&](const std::string& why) {
-    return ctx.error("equation \"" + equation_attribute->s + "\" " + why +
+    return ctx.error("equation " + support::quote_bounded(equation_attribute->s) + " " + why +
                      "; write it as e.g. \"bij,bjk->bik\"");
   };
   size_t arrow = equation.find("->");
@@ -492,7 +545,7 @@ RuleResult einsum_rule(const Context& ctx) {
     auto label_count = static_cast<int64_t>(labels.size());
     int64_t ellipsis_rank = type.rank() - label_count;
     if ((dots == std::string::npos && ellipsis_rank != 0) || ellipsis_rank < 0) {
-      return bad("gives term " + std::to_string(t) + " \"" + term + "\" " +
+      return bad("gives term " + std::to_string(t) + " " + support::quote_bounded(term) + " " +
                  std::to_string(label_count) + " labels but " + input_label(ctx, t) + " is " +
                  to_string(type));
     }
@@ -572,8 +625,8 @@ RuleResult recurrent_rule(const Context& ctx) {
   const TensorType& r = *input_type(ctx, 2);
   std::string direction = ctx.node.string_attribute("direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
-    return ctx.error("direction \"" + direction +
-                     "\" is not forward, reverse or bidirectional; fix the attribute");
+    return ctx.error("direction " + support::quote_bounded(direction) +
+                     " is not forward, reverse or bidirectional; fix the attribute");
   }
   int64_t directions = direction == "bidirectional" ? 2 : 1;
   bool batch_first = ctx.opset >= 14 && ctx.node.int_attribute("layout", 0) != 0;

@@ -9,6 +9,7 @@
 
 #include "ir/core/integer_arithmetic.h"
 #include "ir/shapes/shape_rules.h"
+#include "support/escape.h"
 
 namespace stitch::ir::shape_rules {
 namespace {
@@ -48,7 +49,7 @@ Result<std::vector<int64_t>> normalize_axes(const Context& ctx, std::vector<int6
   std::vector<int64_t> sorted = axes;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    return ctx.error("axes " + dims_string(axes) + " repeat an axis; list each axis once in " +
+    return ctx.error("axes " + values_string(axes) + " repeat an axis; list each axis once in " +
                      std::string(source));
   }
   return axes;
@@ -80,7 +81,7 @@ RuleResult expand_rule(const Context& ctx) {
   std::optional<std::vector<int64_t>> dims = broadcast_dims(input.dims, *shape);
   if (!dims) {
     return ctx.error(input_label(ctx, 0) + " " + to_string(input) + " cannot be expanded to " +
-                     dims_string(*shape) +
+                     values_string(*shape) +
                      "; fix the shape input so each pair of trailing dims is equal or 1");
   }
   result.output_types[0] = TensorType::make(input.dtype, std::move(*dims));
@@ -116,7 +117,7 @@ RuleResult transpose_rule(const Context& ctx) {
     if (valid) seen[static_cast<size_t>(axis)] = true;
   }
   if (!valid) {
-    return ctx.error("perm " + dims_string(ctx.node.ints_attribute("perm", {})) +
+    return ctx.error("perm " + values_string(ctx.node.ints_attribute("perm", {})) +
                      " is not a permutation of the " + std::to_string(rank) + " axes of " +
                      input_label(ctx, 0) + " " + to_string(input) +
                      "; list every axis exactly once");
@@ -148,20 +149,21 @@ RuleResult reshape_rule(const Context& ctx) {
     int64_t v = (*shape)[i];
     if (v == 0 && !allow_zero) {
       if (input.has_shape && static_cast<int64_t>(i) >= input.rank()) {
-        return ctx.error("shape " + dims_string(*shape) + " has 0 (copy the input dim) at index " +
-                         std::to_string(i) + " but " + input_label(ctx, 0) + " is " +
-                         to_string(input) + "; give that dim explicitly");
+        return ctx.error("shape " + values_string(*shape) +
+                         " has 0 (copy the input dim) at index " + std::to_string(i) + " but " +
+                         input_label(ctx, 0) + " is " + to_string(input) +
+                         "; give that dim explicitly");
       }
       dims[i] = input.has_shape ? input.dims[i] : kUnknownDim;
     } else if (v == -1) {
       if (inferred >= 0) {
-        return ctx.error("shape " + dims_string(*shape) +
+        return ctx.error("shape " + values_string(*shape) +
                          " has more than one -1; give every dim but one explicitly");
       }
       inferred = static_cast<int64_t>(i);
       dims[i] = kUnknownDim;
     } else if (v < -1) {
-      return ctx.error("shape " + dims_string(*shape) + " has the invalid dim " +
+      return ctx.error("shape " + values_string(*shape) + " has the invalid dim " +
                        std::to_string(v) + "; use -1 to infer a dim or a size >= 0");
     } else {
       has_zero = has_zero || v == 0;
@@ -169,7 +171,7 @@ RuleResult reshape_rule(const Context& ctx) {
     }
   }
   if (allow_zero && has_zero && inferred >= 0) {
-    return ctx.error("shape " + dims_string(*shape) +
+    return ctx.error("shape " + values_string(*shape) +
                      " has both 0 and -1 with allowzero=1; give the dims explicitly");
   }
   int64_t total = input.num_elements();
@@ -180,10 +182,20 @@ RuleResult reshape_rule(const Context& ctx) {
       if (static_cast<int64_t>(i) == inferred) continue;
       known = dims[i] < 0 || known < 0 ? -1 : known * dims[i];
     }
+    if (total == 0 && known == 0) {
+      // A 0 beside the -1 (copied from an empty input dim: allowzero's literal 0 is
+      // refused above): every size of the -1 dim fits.
+      return ctx.error("shape " + values_string(*shape) + " leaves dim " +
+                       std::to_string(inferred) +
+                       " (-1) to infer, but the other dims multiply to 0, so every size fits the 0 "
+                       "elements of " +
+                       input_label(ctx, 0) + " " + to_string(input) +
+                       "; give that dim explicitly instead of -1");
+    }
     if (total >= 0 && known > 0) {
       if (total % known != 0) {
         return ctx.error("cannot reshape " + input_label(ctx, 0) + " " + to_string(input) + " (" +
-                         std::to_string(total) + " elements) to " + dims_string(*shape) + ": " +
+                         std::to_string(total) + " elements) to " + values_string(*shape) + ": " +
                          std::to_string(total) + " is not a multiple of " + std::to_string(known) +
                          "; fix the shape input so the element counts match");
       }
@@ -193,7 +205,7 @@ RuleResult reshape_rule(const Context& ctx) {
     int64_t count = product(dims, 0, dims.size());
     if (total >= 0 && count >= 0 && total != count) {
       return ctx.error("cannot reshape " + input_label(ctx, 0) + " " + to_string(input) + " (" +
-                       std::to_string(total) + " elements) to " + dims_string(*shape) + " (" +
+                       std::to_string(total) + " elements) to " + values_string(*shape) + " (" +
                        std::to_string(count) +
                        " elements); fix the shape input so the element counts match");
     }
@@ -374,20 +386,20 @@ RuleResult split_rule(const Context& ctx) {
   std::vector<int64_t> sizes(static_cast<size_t>(outputs), kUnknownDim);
   if (split.values) {
     if (static_cast<int64_t>(split.values->size()) != outputs) {
-      return ctx.error("split " + dims_string(*split.values) + " has " +
+      return ctx.error("split " + values_string(*split.values) + " has " +
                        std::to_string(split.values->size()) + " sizes but the node has " +
                        std::to_string(outputs) + " outputs; give one size per output");
     }
     int64_t sum = 0;
     for (int64_t size : *split.values) {
       if (size < 0) {
-        return ctx.error("split " + dims_string(*split.values) +
+        return ctx.error("split " + values_string(*split.values) +
                          " has a negative size; give sizes >= 0");
       }
       sum += size;
     }
     if (dim >= 0 && sum != dim) {
-      return ctx.error("split " + dims_string(*split.values) + " sums to " + std::to_string(sum) +
+      return ctx.error("split " + values_string(*split.values) + " sums to " + std::to_string(sum) +
                        " but axis " + std::to_string(axis) + " of " + input_label(ctx, 0) + " " +
                        to_string(input) + " has size " + std::to_string(dim) +
                        "; make the sizes add up to the axis");
@@ -513,8 +525,8 @@ RuleResult slice_rule(const Context& ctx) {
   }
   if (!steps) steps = std::vector<int64_t>(count, 1);
   if (ends->size() != count || axes->size() != count || steps->size() != count) {
-    return ctx.error("starts " + dims_string(*starts) + ", ends " + dims_string(*ends) + ", axes " +
-                     dims_string(*axes) + " and steps " + dims_string(*steps) +
+    return ctx.error("starts " + values_string(*starts) + ", ends " + values_string(*ends) +
+                     ", axes " + values_string(*axes) + " and steps " + values_string(*steps) +
                      " differ in length; give one entry per sliced axis in each");
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> normalized,
@@ -562,6 +574,13 @@ RuleResult gather_rule(const Context& ctx) {
   std::optional<std::vector<int64_t>> index_values = input_ints(ctx, 1);
   if (index_values && extent >= 0) {
     for (int64_t& index : *index_values) {
+      if (extent == 0) {
+        return ctx.error("takes index " + std::to_string(index) + " of axis " +
+                         std::to_string(axis) + " of " + input_label(ctx, 0) + " " +
+                         to_string(data) +
+                         ", which is empty (size 0) and has no index; give that axis a size "
+                         "of at least 1 (check --input-shape)");
+      }
       if (index < -extent || index >= extent) {
         return ctx.error("index " + std::to_string(index) + " is out of range for axis " +
                          std::to_string(axis) + " of size " + std::to_string(extent) +
@@ -613,11 +632,71 @@ RuleResult gather_elements_rule(const Context& ctx) {
   return result;
 }
 
+// Checks constant ScatterND indices against data's dims: each index tuple of `depth`
+// values must address an element (negative values count from the back), as the
+// reference evaluation requires. The whole constant is read, however large: a
+// scatter table is not shape-like, but an index out of range is a fact of the model.
+Status check_scatter_indices(const Context& ctx, const TensorType& data, int64_t depth) {
+  const Tensor* indices = ctx.input_values.size() > 1 ? ctx.input_values[1] : nullptr;
+  if (indices == nullptr || depth <= 0 || !data.is_static() || indices->external ||
+      static_cast<int64_t>(indices->bytes.size()) != indices->type().num_bytes()) {
+    return Status::ok();
+  }
+  const int64_t count = indices->num_elements();
+  for (int64_t flat = 0; flat < count; ++flat) {
+    const int64_t index = indices->int_at(flat);
+    const int64_t axis = flat % depth;
+    const int64_t size = data.dims[static_cast<size_t>(axis)];
+    if (index < -size || index >= size) {
+      return ctx.error(input_label(ctx, 1) + " holds the index " + std::to_string(index) +
+                       " (tuple " + std::to_string(flat / depth) + ") for axis " +
+                       std::to_string(axis) + " of " + input_label(ctx, 0) + " " + to_string(data) +
+                       ", which has size " + std::to_string(size) +
+                       (size == 0 ? "; an empty axis has no index: remove the scatter"
+                                  : "; give indices in [" + std::to_string(-size) + ", " +
+                                        std::to_string(size - 1) + "]"));
+    }
+  }
+  return Status::ok();
+}
+
+// ScatterND: the output is data's type. indices [..., depth] address `depth` leading
+// axes of data, and updates must be indices.dims[:-1] + data.dims[depth:].
 RuleResult scatter_nd_rule(const Context& ctx) {
   STITCH_RETURN_IF_ERROR(check_type_class(ctx, 1, TypeClass::kInteger));
   STITCH_RETURN_IF_ERROR(check_same_dtype(ctx, 2, 0));
+  const TensorType& data = *input_type(ctx, 0);
+  const TensorType& indices = *input_type(ctx, 1);
+  const TensorType& updates = *input_type(ctx, 2);
+  if (data.has_shape && indices.has_shape) {
+    if (indices.rank() == 0) {
+      return ctx.error(input_label(ctx, 1) + " is a scalar; ScatterND needs indices of rank >= 1");
+    }
+    const int64_t depth = indices.dims.back();
+    if (depth > data.rank()) {
+      return ctx.error(input_label(ctx, 1) + " " + to_string(indices) + " addresses " +
+                       std::to_string(depth) + " axes (its last dim) but " + input_label(ctx, 0) +
+                       " " + to_string(data) + " has rank " + std::to_string(data.rank()) +
+                       "; fix the indices' last dim");
+    }
+    if (depth >= 0 && updates.has_shape) {
+      std::vector<int64_t> expected(indices.dims.begin(), indices.dims.end() - 1);
+      expected.insert(expected.end(), data.dims.begin() + depth, data.dims.end());
+      bool matches = expected.size() == updates.dims.size();
+      for (size_t i = 0; matches && i < expected.size(); ++i) {
+        matches = expected[i] < 0 || updates.dims[i] < 0 || expected[i] == updates.dims[i];
+      }
+      if (!matches) {
+        return ctx.error(input_label(ctx, 2) + " " + to_string(updates) + " does not match " +
+                         input_label(ctx, 1) + " " + to_string(indices) + " and " +
+                         input_label(ctx, 0) + " " + to_string(data) + ", which need updates " +
+                         dims_string(expected) + "; fix the updates' shape");
+      }
+    }
+    STITCH_RETURN_IF_ERROR(check_scatter_indices(ctx, data, depth));
+  }
   ShapeInferenceResult result = make_result(ctx);
-  result.output_types[0] = *input_type(ctx, 0);
+  result.output_types[0] = data;
   return result;
 }
 
@@ -654,6 +733,16 @@ RuleResult pad_rule(const Context& ctx) {
   } else {
     for (int64_t a = 0; a < rank; ++a) padded_axes.push_back(a);
   }
+  const TensorType* pads_type = ctx.opset < 11 ? nullptr : input_type(ctx, 1);
+  if (!pads && pads_type != nullptr && pads_type->is_static() && pads_type->rank() == 1 &&
+      pads_type->dims[0] != 2 * static_cast<int64_t>(padded_axes.size())) {
+    // Too long to read (or computed), but its length is known and wrong.
+    return ctx.error(input_label(ctx, 1) + " " + to_string(*pads_type) + " has " +
+                     std::to_string(pads_type->dims[0]) + " entries but " +
+                     std::to_string(padded_axes.size()) +
+                     " axes are padded; give a begin and an end pad per axis (" +
+                     std::to_string(2 * padded_axes.size()) + " entries)");
+  }
   if (!pads) {
     std::vector<int64_t> dims = input.dims;
     for (int64_t axis : padded_axes) dims[static_cast<size_t>(axis)] = kUnknownDim;
@@ -662,7 +751,7 @@ RuleResult pad_rule(const Context& ctx) {
   }
   size_t count = padded_axes.size();
   if (pads->size() != 2 * count) {
-    return ctx.error("pads " + dims_string(*pads) + " has " + std::to_string(pads->size()) +
+    return ctx.error("pads " + values_string(*pads) + " has " + std::to_string(pads->size()) +
                      " entries but " + std::to_string(count) +
                      " axes are padded; give a begin and an end pad per axis (" +
                      std::to_string(2 * count) + " entries)");
@@ -673,13 +762,19 @@ RuleResult pad_rule(const Context& ctx) {
     int64_t& dim = dims[static_cast<size_t>(padded_axes[i])];
     if (dim < 0) continue;
     const bool empty = dim == 0;
-    dim += (*pads)[i] + (*pads)[i + count];
+    if (__builtin_add_overflow(dim, (*pads)[i], &dim) ||
+        __builtin_add_overflow(dim, (*pads)[i + count], &dim)) {
+      return ctx.error("pads " + values_string(*pads) + " make axis " +
+                       std::to_string(padded_axes[i]) +
+                       " longer than 2^63 elements; use smaller pads");
+    }
     // As the reference evaluation: edge, reflect and wrap have nothing to copy from.
     if (empty && dim > 0 && mode != "constant") {
-      return ctx.error("pads an empty axis in mode \"" + mode + "\"; use mode constant");
+      return ctx.error("pads an empty axis in mode " + support::quote_bounded(mode) +
+                       "; use mode constant");
     }
     if (dim < 0) {
-      return ctx.error("pads " + dims_string(*pads) + " remove more than axis " +
+      return ctx.error("pads " + values_string(*pads) + " remove more than axis " +
                        std::to_string(padded_axes[i]) + " holds; use smaller negative pads");
     }
   }
@@ -701,7 +796,7 @@ RuleResult tile_rule(const Context& ctx) {
     return result;
   }
   if (static_cast<int64_t>(repeats->size()) != input.rank()) {
-    return ctx.error("repeats " + dims_string(*repeats) + " has " +
+    return ctx.error("repeats " + values_string(*repeats) + " has " +
                      std::to_string(repeats->size()) + " entries but " + input_label(ctx, 0) + " " +
                      to_string(input) + " has rank " + std::to_string(input.rank()) +
                      "; give one repeat count per axis");
@@ -709,7 +804,7 @@ RuleResult tile_rule(const Context& ctx) {
   std::vector<int64_t> dims = input.dims;
   for (size_t i = 0; i < dims.size(); ++i) {
     if ((*repeats)[i] < 0)
-      return ctx.error("repeats " + dims_string(*repeats) +
+      return ctx.error("repeats " + values_string(*repeats) +
                        " has a negative count; use counts >= 0");
     if (dims[i] >= 0) dims[i] *= (*repeats)[i];
   }
@@ -750,11 +845,24 @@ RuleResult trilu_rule(const Context& ctx) {
   return result;
 }
 
+// CumSum: the output is the input's type; a constant axis (a scalar or one element)
+// must name an axis of the input, as the reference evaluation requires.
 RuleResult cumsum_rule(const Context& ctx) {
   STITCH_RETURN_IF_ERROR(check_type_class(ctx, 0, TypeClass::kNumeric));
   STITCH_RETURN_IF_ERROR(check_type_class(ctx, 1, TypeClass::kInteger));
+  const TensorType& input = *input_type(ctx, 0);
+  const TensorType& axis_type = *input_type(ctx, 1);
+  if (axis_type.is_static() && axis_type.num_elements() != 1) {
+    return ctx.error(input_label(ctx, 1) + " is " + to_string(axis_type) +
+                     " but CumSum's axis is one value; pass a scalar axis");
+  }
+  std::optional<std::vector<int64_t>> axis = input_ints(ctx, 1);
+  if (axis && axis->size() == 1 && input.has_shape) {
+    STITCH_RETURN_IF_ERROR(
+        normalize_axis(ctx, (*axis)[0], input.rank(), input_label(ctx, 1)).status());
+  }
   ShapeInferenceResult result = make_result(ctx);
-  result.output_types[0] = *input_type(ctx, 0);
+  result.output_types[0] = input;
   return result;
 }
 

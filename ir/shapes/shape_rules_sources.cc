@@ -8,6 +8,7 @@
 
 #include "ir/core/integer_arithmetic.h"
 #include "ir/shapes/shape_rules.h"
+#include "support/escape.h"
 
 namespace stitch::ir::shape_rules {
 namespace {
@@ -65,7 +66,7 @@ RuleResult constant_of_shape_rule(const Context& ctx) {
   }
   for (int64_t dim : *shape) {
     if (dim < 0) {
-      return ctx.error("shape " + dims_string(*shape) + " has a negative dim; use dims >= 0");
+      return ctx.error("shape " + values_string(*shape) + " has a negative dim; use dims >= 0");
     }
   }
   result.output_types[0] = TensorType::make(dtype, *shape);
@@ -82,8 +83,9 @@ RuleResult constant_rule(const Context& ctx) {
   for (const Attribute& attribute : ctx.node.attributes) {
     if (attribute.name.starts_with("value") || attribute.name == "sparse_value") {
       if (found != nullptr) {
-        return ctx.error("has both \"" + found->name + "\" and \"" + attribute.name +
-                         "\"; give exactly one value attribute");
+        return ctx.error("has both " + support::quote_bounded(found->name) + " and " +
+                         support::quote_bounded(attribute.name) +
+                         "; give exactly one value attribute");
       }
       found = &attribute;
     }
@@ -114,10 +116,13 @@ RuleResult constant_rule(const Context& ctx) {
   } else if (name == "value_strings") {
     type = TensorType::make(DType::kString, {static_cast<int64_t>(found->strings.size())});
   } else if (name == "sparse_value") {
-    type = unknown_type(DType::kUndefined);  // kept serialized; the model's type stands
+    // As sparse initializers (onnx_import): no pass, emitter or runtime reads one.
+    return ctx.error(
+        "attribute \"sparse_value\" holds a sparse tensor, which stitchopt does "
+        "not support; give the constant as a dense \"value\" tensor");
   } else {
-    return ctx.error("attribute \"" + name +
-                     "\" is not a Constant value attribute; use value, "
+    return ctx.error("attribute " + support::quote_bounded(name) +
+                     " is not a Constant value attribute; use value, "
                      "value_float(s), value_int(s) or value_string(s)");
   }
   return result;

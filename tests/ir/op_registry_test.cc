@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "ir/shapes/shape_inference.h"
@@ -254,6 +255,21 @@ TEST(OpRegistryTest, ExpandTransposeTile) {
   EXPECT_EQ(shape_of("Tile", {T(f32, {2, 3}), Ints({2, 1})}), "f32[4,3]");
 }
 
+// Lists from the model are quoted up to 16 entries and their count (issue 36 W6: a
+// 10-million-entry attribute made a 20 MB message).
+TEST(OpRegistryTest, MessagesQuoteLongListsInPart) {
+  std::vector<int64_t> perm(1000000);
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  EXPECT_EQ(shape_of("Transpose", {T(f32, {2, 3})}, {IntList("perm", perm)}),
+            "model.onnx: node \"n\" (Transpose): perm [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,... "
+            "(1000000 in all)] is not a permutation of the 2 axes of input 0 \"x0\" f32[2,3]; "
+            "list every axis exactly once");
+  EXPECT_EQ(
+      shape_of("Squeeze", {T(f32, {1, 3})}, {IntList("axes", std::vector<int64_t>(20, 0))}, 11),
+      "model.onnx: node \"n\" (Squeeze): axes [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,... (20 in "
+      "all)] repeat an axis; list each axis once in the axes");
+}
+
 TEST(OpRegistryTest, ReshapeZeroAndMinusOne) {
   EXPECT_EQ(shape_of("Reshape", {T(f32, {2, 3, 4}), Ints({0, -1})}), "f32[2,12]");
   EXPECT_EQ(shape_of("Reshape", {T(f32, {2, 3, 4}), Ints({4, 0, 2})}), "f32[4,3,2]");
@@ -263,9 +279,19 @@ TEST(OpRegistryTest, ReshapeZeroAndMinusOne) {
             "model.onnx: node \"n\" (Reshape): cannot reshape input 0 \"x0\" f32[2,3] (6 "
             "elements) to [4,2] (8 elements); fix the shape input so the element counts match");
   EXPECT_EQ(shape_of("Reshape", {T(f32, {2, 3}), Ints({-1, -1})}),
-            "model.onnx: node \"n\" (Reshape): shape [?,?] has more than one -1; give every dim "
-            "but one explicitly");
+            "model.onnx: node \"n\" (Reshape): shape [-1,-1] has more than one -1; give every "
+            "dim but one explicitly");
   EXPECT_EQ(shape_of("Reshape", {T(f32, {2, 3}), T(i64, {3})}), "f32[?,?,?]");
+  // A -1 beside a dim copied from an empty one: every size fits (issue 36 W2).
+  EXPECT_EQ(shape_of("Reshape", {T(f32, {2, 0}), Ints({-1, 0})}),
+            "model.onnx: node \"n\" (Reshape): shape [-1,0] leaves dim 0 (-1) to infer, but the "
+            "other dims multiply to 0, so every size fits the 0 elements of input 0 \"x0\" "
+            "f32[2,0]; give that dim explicitly instead of -1");
+  EXPECT_EQ(shape_of("Reshape", {T(f32, {0, 3}), Ints({0, -1})}),
+            "model.onnx: node \"n\" (Reshape): shape [0,-1] leaves dim 1 (-1) to infer, but the "
+            "other dims multiply to 0, so every size fits the 0 elements of input 0 \"x0\" "
+            "f32[0,3]; give that dim explicitly instead of -1");
+  EXPECT_EQ(shape_of("Reshape", {T(f32, {0, 3}), Ints({-1, 3})}), "f32[0,3]");
 }
 
 TEST(OpRegistryTest, FlattenSqueezeUnsqueeze) {
@@ -330,9 +356,46 @@ TEST(OpRegistryTest, GatherAndFriends) {
             "indices in [-5, 4]");
   EXPECT_EQ(shape_of("GatherElements", {T(f32, {5, 6}), T(i64, {5, 2})}, {Int("axis", 1)}),
             "f32[5,2]");
+  // An axis of size 0 has no index: said so, not "use indices in [0, -1]".
+  EXPECT_EQ(shape_of("Gather", {T(f32, {2, 0}), Scalar(0)}, {Int("axis", 1)}),
+            "model.onnx: node \"n\" (Gather): takes index 0 of axis 1 of input 0 \"x0\" f32[2,0], "
+            "which is empty (size 0) and has no index; give that axis a size of at least 1 (check "
+            "--input-shape)");
   EXPECT_EQ(shape_of("ScatterND", {T(f32, {5, 6}), T(i64, {2, 1}), T(f32, {2, 6})}), "f32[5,6]");
   EXPECT_EQ(shape_of("Trilu", {T(f32, {4, 4}), Scalar(1)}), "f32[4,4]");
   EXPECT_EQ(shape_of("CumSum", {T(f32, {4, 4}), Scalar(1)}), "f32[4,4]");
+}
+
+// Constant indices and axes the reference evaluation refuses are refused at compile
+// time, naming the value (issue 36 W1).
+TEST(OpRegistryTest, ConstantIndicesAndAxesInRange) {
+  const int64_t minimum = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(shape_of("CumSum", {T(f32, {2, 3}), Scalar(minimum)}),
+            "model.onnx: node \"n\" (CumSum): axis -9223372036854775808 is out of range for rank "
+            "2 (valid: -2..1); fix input 1 \"x1\"");
+  EXPECT_EQ(shape_of("CumSum", {T(f32, {2, 3}), Ints({-2})}), "f32[2,3]");
+  EXPECT_EQ(shape_of("CumSum", {T(f32, {2, 3}), Ints({0, 1})}),
+            "model.onnx: node \"n\" (CumSum): input 1 \"x1\" is i64[2] but CumSum's axis is one "
+            "value; pass a scalar axis");
+  In data = T(f32, {4, 3});
+  EXPECT_EQ(
+      shape_of("ScatterND", {data, In{{}, Tensor::from_int64({2, 1}, {1, -4})}, T(f32, {2, 3})}),
+      "f32[4,3]");
+  EXPECT_EQ(
+      shape_of("ScatterND", {data, In{{}, Tensor::from_int64({2, 1}, {7, -9})}, T(f32, {2, 3})}),
+      "model.onnx: node \"n\" (ScatterND): input 1 \"x1\" holds the index 7 (tuple 0) for axis 0 "
+      "of input 0 \"x0\" f32[4,3], which has size 4; give indices in [-4, 3]");
+  EXPECT_EQ(
+      shape_of("ScatterND", {data, In{{}, Tensor::from_int64({1, 2}, {0, -4})}, T(f32, {1})}),
+      "model.onnx: node \"n\" (ScatterND): input 1 \"x1\" holds the index -4 (tuple 0) for axis "
+      "1 of input 0 \"x0\" f32[4,3], which has size 3; give indices in [-3, 2]");
+  EXPECT_EQ(shape_of("ScatterND", {data, T(i64, {2, 3}), T(f32, {2})}),
+            "model.onnx: node \"n\" (ScatterND): input 1 \"x1\" i64[2,3] addresses 3 axes (its "
+            "last dim) but input 0 \"x0\" f32[4,3] has rank 2; fix the indices' last dim");
+  EXPECT_EQ(shape_of("ScatterND", {data, T(i64, {2, 1}), T(f32, {2, 4})}),
+            "model.onnx: node \"n\" (ScatterND): input 2 \"x2\" f32[2,4] does not match input 1 "
+            "\"x1\" i64[2,1] and input 0 \"x0\" f32[4,3], which need updates [2,3]; fix the "
+            "updates' shape");
 }
 
 TEST(OpRegistryTest, PadAttributeBefore11InputsAfter) {
@@ -349,6 +412,14 @@ TEST(OpRegistryTest, PadAttributeBefore11InputsAfter) {
             "model.onnx: node \"n\" (Pad): pads an empty axis in mode \"reflect\"; use mode "
             "constant");
   EXPECT_EQ(shape_of("Pad", {T(f32, {0, 3}), Ints({1, 0, 1, 0})}, {}, 13), "f32[2,3]");
+  // Pads too long to read as values still have a length that is wrong (issue 36 W2).
+  EXPECT_EQ(shape_of("Pad", {T(f32, {2, 3}), T(i64, {1000000})}, {}, 13),
+            "model.onnx: node \"n\" (Pad): input 1 \"x1\" i64[1000000] has 1000000 entries but 2 "
+            "axes are padded; give a begin and an end pad per axis (4 entries)");
+  const int64_t maximum = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(shape_of("Pad", {T(f32, {2, 3}), Ints({0, maximum, 0, 1})}, {}, 13),
+            "model.onnx: node \"n\" (Pad): pads [0,9223372036854775807,0,1] make axis 1 longer "
+            "than 2^63 elements; use smaller pads");
 }
 
 TEST(OpRegistryTest, ConstantSources) {
@@ -377,6 +448,14 @@ TEST(OpRegistryTest, ConstantSources) {
   EXPECT_EQ(shape_of("Range", {Scalar(0), Scalar(kMin), Scalar(-1)}),
             "model.onnx: node \"n\" (Range): start, limit and delta give more than 2^31 "
             "elements (or NaN); fix them");
+  // A sparse constant is refused as a sparse initializer is, not left without a type
+  // to be called data-dependent later (issue 36 W2).
+  Attribute sparse;
+  sparse.name = "sparse_value";
+  sparse.kind = AttributeKind::kSparseTensor;
+  EXPECT_EQ(shape_of("Constant", {}, {sparse}),
+            "model.onnx: node \"n\" (Constant): attribute \"sparse_value\" holds a sparse tensor, "
+            "which stitchopt does not support; give the constant as a dense \"value\" tensor");
 }
 
 // ---- reductions ----------------------------------------------------------------------
@@ -495,6 +574,15 @@ TEST(OpRegistryTest, ConvPadsStridesDilationsAutoPad) {
             "1 \"x1\" f32[8,3,1,1] expects 3 x group 1; fix the weight shape or the group "
             "attribute");
   EXPECT_EQ(shape_of("Conv", {T(f32, {-1, 3, -1, 32}), w}), "f32[?,8,?,30]");
+  // A huge dilation is a window larger than the input, not an unknown shape (issue 36 W2).
+  EXPECT_EQ(shape_of("Conv", {x, w}, {IntList("dilations", {1, 4611686018427387904})}),
+            "model.onnx: node \"n\" (Conv): kernel_shape [3,3] with dilations "
+            "[1,4611686018427387904] spans more than 2^63 elements of spatial dim 1; fix the "
+            "attributes");
+  EXPECT_EQ(shape_of("Conv", {x, w}, {IntList("dilations", {1, 1000000000000})}),
+            "model.onnx: node \"n\" (Conv): the kernel (2000000000001 with dilation) is larger "
+            "than spatial dim 1 of input 0 \"x0\" f32[1,3,32,32] (32 with padding); use a smaller "
+            "kernel or pad the input");
 }
 
 TEST(OpRegistryTest, PoolingCeilMode) {
@@ -536,6 +624,25 @@ TEST(OpRegistryTest, ResizeScalesAndSizes) {
                      {IntList("axes", {2, 3}), Str("keep_aspect_ratio_policy", "not_larger")}, 18),
             "f32[1,3,5,5]");
   EXPECT_EQ(shape_of("Resize", {x, None(), T(f32, {4})}, {}, 13), "f32[?,?,?,?]");
+  // Constant scales and sizes that give no shape are refused, naming the value (issue
+  // 36 W1, W2).
+  EXPECT_EQ(shape_of("Resize", {x, None(), Floats({1, 1, 0, 1})}, {}, 13),
+            "model.onnx: node \"n\" (Resize): input 2 \"x2\" [1,1,0,1] has the scale 0 at index 2; "
+            "give positive, finite scales");
+  EXPECT_EQ(shape_of("Resize", {x, None(), Floats({1, 1, std::nanf(""), 1})}, {}, 13),
+            "model.onnx: node \"n\" (Resize): input 2 \"x2\" [1,1,nan,1] has the scale nan at "
+            "index 2; give positive, finite scales");
+  EXPECT_EQ(
+      shape_of("Resize", {x, None(), Floats({1, 1, -2, std::numeric_limits<float>::infinity()})},
+               {}, 13),
+      "model.onnx: node \"n\" (Resize): input 2 \"x2\" [1,1,-2,inf] has the scale -2 at "
+      "index 2; give positive, finite scales");
+  EXPECT_EQ(shape_of("Resize", {x, None(), None(), Ints({1, 3, -7, 8})}, {}, 13),
+            "model.onnx: node \"n\" (Resize): input 3 \"x3\" [1,3,-7,8] has the size -7 at index "
+            "2; give sizes >= 0");
+  EXPECT_EQ(shape_of("Resize", {x, None(), Floats({1, 1, 1e30f, 1})}, {}, 13),
+            "model.onnx: node \"n\" (Resize): the scale 1e+30 makes axis 2 (size 10) 1e+31 "
+            "elements long; give a smaller scale");
 }
 
 TEST(OpRegistryTest, TopKEinsumLstm) {
@@ -554,6 +661,11 @@ TEST(OpRegistryTest, TopKEinsumLstm) {
   EXPECT_EQ(shape_of("Einsum", {T(f32, {2, 3})}, {Str("equation", "ii")}),
             "model.onnx: node \"n\" (Einsum): equation \"ii\" uses label 'i' for sizes 2 and 3; "
             "write it as e.g. \"bij,bjk->bik\"");
+  // A megabyte equation is quoted in part, with its length (issue 36 W6).
+  EXPECT_EQ(shape_of("Einsum", {T(f32, {2})}, {Str("equation", std::string(1 << 20, '.'))}),
+            "model.onnx: node \"n\" (Einsum): equation \"" + std::string(256, '.') +
+                "\"... (1048576 bytes in all) has the character '.'; write it as e.g. "
+                "\"bij,bjk->bik\"");
   In x = T(f32, {7, 2, 16});
   In w = T(f32, {2, 32, 16});
   In r = T(f32, {2, 32, 8});

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 
+#include "onnx_import/subgraph_nesting.h"
 #include "tests/onnx_import/onnx_test_util.h"
 
 namespace stitch::onnx_import {
@@ -21,6 +24,10 @@ using testing_onnx::kFloat;
 using testing_onnx::kInt64;
 using testing_onnx::ModelBuilder;
 using testing_onnx::ScratchDirectory;
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.starts_with(prefix);
+}
 
 // x:f32[2,3] + bias (initializer) -> Relu -> y
 ModelBuilder add_relu_model() {
@@ -680,11 +687,39 @@ TEST_F(ImporterTest, InputShapeWithTheWrongRankIsAnError) {
 TEST_F(ImporterTest, InputTooLargeToAddressIsAnError) {
   ImportOptions options;
   options.input_shapes["input_ids"] = {int64_t{1} << 40, int64_t{1} << 30};
-  options.input_shapes["attention_mask"] = {1, 1};
+  options.input_shapes["attention_mask"] = {int64_t{1} << 40, int64_t{1} << 30};
   EXPECT_EQ(error_of(symbolic_model(), options),
             path_ +
                 ": graph input \"input_ids\" has dims f32[1099511627776,1073741824] too large "
                 "to address; give smaller dims with --input-shape input_ids=...");
+}
+
+// Inputs that share a dim_param share the dim: two flags that size it differently are
+// named, not left to a broadcast error at some Add inside (issue 36 W10).
+TEST_F(ImporterTest, InputShapesDisagreeingOnASharedDimAreAnError) {
+  ImportOptions options;
+  options.input_shapes["input_ids"] = {2, 16};
+  options.input_shapes["attention_mask"] = {3, 16};
+  EXPECT_EQ(error_of(symbolic_model(), options),
+            path_ +
+                ": --input-shape attention_mask=3,16 and --input-shape input_ids=2,16 give the dim "
+                "\"batch\" the sizes 3 and 2 (dim 0 of both); the model declares them one dim: "
+                "give it the same size in every --input-shape");
+}
+
+// --input-shape sets dynamic dims only: a static one keeps the model's size, which
+// every shape the model declares was derived from (issue 36 W10).
+TEST_F(ImporterTest, InputShapeChangingAStaticDimIsAnError) {
+  ModelBuilder builder = add_relu_model();
+  ImportOptions options;
+  options.input_shapes["x"] = {64, 3};
+  EXPECT_EQ(error_of(builder, options),
+            path_ +
+                ": --input-shape x=64,3 sets dim 0 of graph input \"x\" to 64, but the model "
+                "declares it [2,3], static 2 there; --input-shape only sets dynamic dims: give 2 "
+                "for that dim, or re-export the model with it dynamic");
+  options.input_shapes["x"] = {2, 3};
+  EXPECT_TRUE(import(builder, options).is_ok());
 }
 
 TEST_F(ImporterTest, InputShapeNamingAnInitializerIsAnError) {
@@ -792,6 +827,146 @@ TEST_F(ImporterTest, ShapeInferenceErrorsStartWithThePathOnce) {
   EXPECT_EQ(message.rfind(path_ + ": ", 0), 0u) << message;
   EXPECT_EQ(message.find(path_, 1), std::string::npos) << message;
   EXPECT_NE(message.find("bad_add"), std::string::npos) << message;
+}
+
+// Nothing compiles strings: a string tensor is refused at import, where its type is
+// known, not by `stitchopt run` after a compile that succeeded (issue 36 W1).
+TEST_F(ImporterTest, StringTensorsAreAnError) {
+  constexpr int32_t kString = onnx::TensorProto::STRING;
+  ModelBuilder input;
+  input.input("words", kString, dims_of({2}));
+  input.node("Identity", {"words"}, {"y"}, "copy");
+  input.output("y", kString, dims_of({2}));
+  EXPECT_EQ(error_of(input),
+            path_ +
+                ": graph input \"words\" is a string tensor (string[2]); stitchopt compiles models "
+                "of numeric tensors: do the string work (tokenizing, vocabulary lookups) outside "
+                "the model, or split the graph before it");
+  ModelBuilder cast;
+  cast.input("x", kFloat, dims_of({2}));
+  add_int_attribute(cast.node("Cast", {"x"}, {"y"}, "to_text"), "to", kString);
+  cast.output("y", kString, dims_of({2}));
+  EXPECT_PRED2(starts_with, error_of(cast),
+               path_ + ": node \"to_text\" (Cast) output 0 \"y\" is a string tensor (string[2]);");
+  ModelBuilder initializer;
+  onnx::TensorProto* table = initializer.graph()->add_initializer();
+  table->set_name("table");
+  table->set_data_type(kString);
+  table->add_dims(1);
+  table->add_string_data("word");
+  initializer.output("table", kString, dims_of({1}));
+  EXPECT_PRED2(starts_with, error_of(initializer),
+               path_ + ": graph output \"table\" is a string tensor (string[1]);");
+}
+
+// A model-local function whose calls lead back to itself would expand forever
+// (issue 36 W1); the chain is named.
+TEST_F(ImporterTest, RecursiveFunctionsAreAnError) {
+  auto function_calling = [](ModelBuilder& builder, const std::string& name,
+                             const std::string& callee) {
+    onnx::FunctionProto* function = builder.model.add_functions();
+    function->set_name(name);
+    function->set_domain("cust");
+    function->add_input("a");
+    function->add_output("b");
+    onnx::NodeProto* call = function->add_node();
+    call->set_op_type(callee);
+    call->set_domain("cust");
+    call->add_input("a");
+    call->add_output("b");
+  };
+  ModelBuilder self;
+  self.add_opset("cust", 1);
+  function_calling(self, "rec", "rec");
+  self.input("x", kFloat, dims_of({2}));
+  self.node("rec", {"x"}, {"y"}, "call", "cust");
+  self.output("y", kFloat, dims_of({2}));
+  EXPECT_EQ(error_of(self),
+            path_ +
+                ": model-local function \"cust.rec\" calls itself (1 call: \"cust.rec\" -> "
+                "\"cust.rec\"); a function cannot be recursive: remove the call or write the body "
+                "out (ONNX Runtime and the ONNX checker refuse such a model too)");
+  ModelBuilder pair;
+  pair.add_opset("cust", 1);
+  function_calling(pair, "f", "g");
+  function_calling(pair, "g", "f");
+  function_calling(pair, "h", "f");
+  pair.input("x", kFloat, dims_of({2}));
+  pair.node("h", {"x"}, {"y"}, "call", "cust");
+  pair.output("y", kFloat, dims_of({2}));
+  EXPECT_PRED2(
+      starts_with, error_of(pair),
+      path_ +
+          ": model-local function \"cust.f\" calls itself (2 calls: \"cust.f\" -> \"cust.g\" "
+          "-> \"cust.f\");");
+}
+
+// Ifs nested inside each other: 31 parse; past protobuf's recursion limit the
+// message says so instead of calling the file truncated (issue 36 W11).
+TEST_F(ImporterTest, SubgraphsNestedPastTheParserLimitAreNamed) {
+  auto nested_ifs = [](int depth) {
+    ModelBuilder builder;
+    builder.input("c", kBool, {});
+    builder.input("x", kFloat, dims_of({2}));
+    onnx::GraphProto* graph = builder.graph();
+    std::string output = "y";
+    for (int level = 0; level < depth; ++level) {
+      onnx::NodeProto* branch = ModelBuilder::add_node(graph, "If", {"c"}, {output});
+      for (const char* name : {"then_branch", "else_branch"}) {
+        onnx::AttributeProto* attribute = branch->add_attribute();
+        attribute->set_name(name);
+        attribute->set_type(onnx::AttributeProto::GRAPH);
+      }
+      onnx::GraphProto* leaf = branch->mutable_attribute(1)->mutable_g();
+      ModelBuilder::add_node(leaf, "Identity", {"x"}, {"l" + std::to_string(level)});
+      testing_onnx::set_type(leaf->add_output()->mutable_type(), kFloat, dims_of({2}));
+      leaf->mutable_output(0)->set_name("l" + std::to_string(level));
+      graph = branch->mutable_attribute(0)->mutable_g();
+      output = "o" + std::to_string(level);
+      testing_onnx::set_type(graph->add_output()->mutable_type(), kFloat, dims_of({2}));
+      graph->mutable_output(0)->set_name(output);
+    }
+    ModelBuilder::add_node(graph, "Identity", {"x"}, {output});
+    builder.output("y", kFloat, dims_of({2}));
+    return builder;
+  };
+  EXPECT_TRUE(import(nested_ifs(31)).is_ok());
+  EXPECT_EQ(error_of(nested_ifs(200)),
+            path_ +
+                ": the model nests subgraphs 200 deep (If, Loop or Scan bodies inside each "
+                "other), more than the 31 that stitchopt's protobuf parser reads (it stops at 100 "
+                "nested messages); flatten the nested control flow or re-export the model");
+  Result<ir::Model> from_bytes =
+      import_model_from_bytes(nested_ifs(32).bytes(), "given.onnx", "/nonexistent", {});
+  ASSERT_FALSE(from_bytes.is_ok());
+  EXPECT_EQ(from_bytes.status().message().rfind("given.onnx: the model nests subgraphs 32 deep", 0),
+            0u);
+}
+
+// The scan behind that message follows only the graph-holding fields and gives up
+// on bytes that are not wire data, so a truncated file keeps parse_error's message.
+TEST(SubgraphNestingTest, MeasuresGraphFieldsAndRejectsMalformedBytes) {
+  ModelBuilder builder = add_relu_model();
+  std::optional<SubgraphNesting> flat = measure_subgraph_nesting(builder.bytes());
+  ASSERT_TRUE(flat.has_value());
+  EXPECT_EQ(flat->subgraphs, 0);
+  EXPECT_EQ(flat->message_depth, 1);                                 // ModelProto.graph
+  EXPECT_FALSE(measure_subgraph_nesting("\x3a\x05xy").has_value());  // graph longer than the bytes
+  EXPECT_FALSE(measure_subgraph_nesting("\x0b").has_value());        // a group
+  EXPECT_FALSE(measure_subgraph_nesting("\x08\xff").has_value());    // a cut varint
+}
+
+// A directory, a FIFO or a device is refused before a byte is read: a FIFO would
+// block the read, /dev/zero never end it (issue 36 W11).
+TEST_F(ImporterTest, NonRegularModelFilesAreAnError) {
+  const std::string suffix =
+      ": is not a regular file (a directory, a FIFO or a device); give the model file's path";
+  std::string directory = scratch_.path().string();
+  EXPECT_EQ(import_model(directory, {}).status().message(), directory + suffix);
+  std::string fifo = scratch_.file("fifo.onnx");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(import_model(fifo, {}).status().message(), fifo + suffix);
+  EXPECT_EQ(import_model("/dev/zero", {}).status().message(), "/dev/zero" + suffix);
 }
 
 TEST_F(ImporterTest, ImportFromBytesNamesThePathInMessages) {

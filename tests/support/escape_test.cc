@@ -84,6 +84,27 @@ TEST(EscapeTest, SourceTextCutsLongTexts) {
   EXPECT_EQ(source_text("ab\ncd", 3), "ab\\012...(2 more bytes)");
 }
 
+TEST(EscapeTest, QuoteBoundedCutsLongTextsAndSaysTheirLength) {
+  EXPECT_EQ(quote_bounded("abc"), "\"abc\"");
+  EXPECT_EQ(quote_bounded(std::string(300, 'x'), 4), "\"xxxx\"... (300 bytes in all)");
+  // The cut never splits a UTF-8 sequence (\xe6\xb3\xa8 is one character).
+  EXPECT_EQ(quote_bounded("ab\xe6\xb3\xa8yz", 3), "\"ab\"... (7 bytes in all)");
+  // Escapes count after the cut: the input bytes are bounded, not the escaped ones.
+  EXPECT_EQ(quote_bounded("\n\n\n\n", 2), "\"\\n\\n\"... (4 bytes in all)");
+  EXPECT_EQ(quote_bounded(std::string(1 << 20, 'e')),
+            "\"" + std::string(kMaxQuotedBytes, 'e') + "\"... (1048576 bytes in all)");
+}
+
+TEST(EscapeTest, ListTextShowsTheFirstItemsAndTheCount) {
+  auto number = [](size_t i) { return std::to_string(i); };
+  EXPECT_EQ(list_text(0, number), "[]");
+  EXPECT_EQ(list_text(3, number), "[0,1,2]");
+  EXPECT_EQ(list_text(16, number), "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]");
+  EXPECT_EQ(list_text(10000000, number),
+            "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,... (10000000 in all)]");
+  EXPECT_EQ(list_text(5, number, 2), "[0,1,... (5 in all)]");
+}
+
 TEST(EscapeTest, IdentifierSlugIsAlphanumericWithSingleUnderscores) {
   EXPECT_EQ(identifier_slug("/encoder/layer.0/attention/self/MatMul_output_0"),
             "encoder_layer_0_attention_self_MatMul_output_0");
