@@ -137,7 +137,7 @@ Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, b
     emit::ReportPlan& plan = *compiled.report.plan;
     for (auto* list : {&plan.group_codegen, &plan.unfused_codegen}) {
       for (std::optional<emit::ReportCodegen>& codegen : *list) {
-        if (codegen) codegen->ptxas = by_kernel.at(codegen->kernel.name);
+        if (codegen) codegen->ptxas = by_kernel.at(codegen->kernel->name);
       }
     }
     return Status::ok();

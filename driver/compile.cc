@@ -2,6 +2,7 @@
 #include "driver/compile.h"
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -84,9 +85,10 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       }
       continue;
     }
+    auto emitted = std::make_shared<const emit::EmittedKernel>(std::move(kernel).value());
     kernel_of_group[index] = kernels.size();
-    kernels.push_back(kernel.value());
-    plan.group_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+    kernels.push_back(*emitted);
+    plan.group_codegen[index] = emit::ReportCodegen{std::move(emitted), std::nullopt};
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions, emit::topological_positions(graph));
   // Unfused nodes by canonical text first, so that a shared kernel's name describes
@@ -102,7 +104,11 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
     sites_by_text[texts[index]].push_back({node.node});
   }
   int single = 0;
-  std::unordered_map<std::string, size_t> single_by_text;  // canonical text -> kernels index
+  struct SingleKernel {
+    size_t index;                                        // in kernels
+    std::shared_ptr<const emit::EmittedKernel> emitted;  // the report's record of it
+  };
+  std::unordered_map<std::string, SingleKernel> single_by_text;  // by canonical text
   for (size_t index = 0; index < result.unfused.size(); ++index) {
     const fusion::UnfusedNode& node = result.unfused[index];
     if (node.kind != fusion::UnfusedKind::kKernel) continue;
@@ -112,9 +118,9 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       emit::SharedLaunch launch{graph.node(node.node).name, {}};
       for (ir::ValueId output : boundary.outputs)
         launch.outputs.push_back(graph.value(output).name);
-      kernels[owner->second].shared_by.push_back(std::move(launch));
+      kernels[owner->second.index].shared_by.push_back(std::move(launch));
       // The report shows the shared kernel's code under each node that launches it.
-      plan.unfused_codegen[index] = emit::ReportCodegen{kernels[owner->second], std::nullopt};
+      plan.unfused_codegen[index] = emit::ReportCodegen{owner->second.emitted, std::nullopt};
       continue;
     }
     // Ops without an index function (pooling, RNNs, Resize...) run as library calls
@@ -126,9 +132,10 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
                           profile, options);
     if (!kernel.is_ok()) continue;
     ++single;
-    single_by_text.emplace(text, kernels.size());
-    kernels.push_back(kernel.value());
-    plan.unfused_codegen[index] = emit::ReportCodegen{std::move(kernel).value(), std::nullopt};
+    auto emitted = std::make_shared<const emit::EmittedKernel>(std::move(kernel).value());
+    single_by_text.emplace(text, SingleKernel{kernels.size(), emitted});
+    kernels.push_back(*emitted);
+    plan.unfused_codegen[index] = emit::ReportCodegen{std::move(emitted), std::nullopt};
   }
   for (auto& [index, sites] : call_sites) emit::list_call_sites(kernels[index], sites);
   for (emit::EmittedKernel& kernel : kernels) {
@@ -153,7 +160,7 @@ emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
     attributes.epilogue = group.epilogue;
   }
   if (codegen) {
-    const emit::EmittedKernel& emitted = codegen->kernel;
+    const emit::EmittedKernel& emitted = *codegen->kernel;
     attributes.codegen = emit::FusedNodeAttributes::Codegen{
         "kernels/" + emitted.file, emitted.launch.grid, emitted.launch.block, emitted.composition,
         emitted.template_text};

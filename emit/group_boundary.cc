@@ -25,11 +25,15 @@ GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeI
               return topological_position[static_cast<size_t>(a)] <
                      topological_position[static_cast<size_t>(b)];
             });
-  std::vector<char> inside(static_cast<size_t>(graph.node_capacity()), 0);
-  for (ir::NodeId id : nodes) inside[static_cast<size_t>(id)] = 1;
+  // Membership by binary search, not a flag per graph node: the planner asks for
+  // the boundary of every candidate (1.6M on a 100k-node chain), and clearing a
+  // graph-sized array each time made that quadratic.
+  std::vector<ir::NodeId> sorted = nodes;
+  std::sort(sorted.begin(), sorted.end());
+  auto inside = [&](ir::NodeId id) { return std::binary_search(sorted.begin(), sorted.end(), id); };
   auto produced_inside = [&](ir::ValueId value) {
     ir::NodeId producer = graph.value(value).producer;
-    return producer != ir::kNoId && inside[static_cast<size_t>(producer)];
+    return producer != ir::kNoId && inside(producer);
   };
   for (ir::NodeId id : boundary.ordered_nodes) {
     for (ir::ValueId input : graph.node(id).inputs) {
@@ -44,10 +48,9 @@ GroupBoundary group_boundary(const ir::Graph& graph, const std::vector<ir::NodeI
     for (ir::ValueId output : graph.node(id).outputs) {
       if (output == ir::kNoId) continue;
       const ir::Value& value = graph.value(output);
-      bool read_outside =
-          value.is_graph_output ||
-          std::any_of(value.users.begin(), value.users.end(),
-                      [&](const ir::Use& use) { return !inside[static_cast<size_t>(use.node)]; });
+      bool read_outside = value.is_graph_output ||
+                          std::any_of(value.users.begin(), value.users.end(),
+                                      [&](const ir::Use& use) { return !inside(use.node); });
       if (read_outside) boundary.outputs.push_back(output);
     }
   }

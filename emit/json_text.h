@@ -11,6 +11,7 @@
 
 namespace stitch::emit {
 
-std::string dump_json(const nlohmann::ordered_json& json);
+// Takes the document by value and fixes its strings in place: callers move it in.
+std::string dump_json(nlohmann::ordered_json json);
 
 }  // namespace stitch::emit

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -101,7 +102,7 @@ std::string render_kernels_json(const std::vector<EmittedKernel>& kernels,
     list.push_back(std::move(entry));
   }
   root["kernels"] = std::move(list);
-  return dump_json(root);
+  return dump_json(std::move(root));
 }
 
 std::string render_kernels_header(const std::vector<EmittedKernel>& kernels) {

@@ -1,6 +1,8 @@
 // The fusion report, out/report.json.
 #include "emit/report.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "cost_model/cost_model.h"
@@ -72,7 +74,7 @@ nlohmann::ordered_json timing_json(const std::optional<fusion::CandidateTiming>&
 nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodegen>>& codegen,
                                     size_t index) {
   if (index >= codegen.size() || !codegen[index].has_value()) return nullptr;
-  const EmittedKernel& kernel = codegen[index]->kernel;
+  const EmittedKernel& kernel = *codegen[index]->kernel;
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const OpSchedule& op : kernel.ops) {
     ops.push_back({{"name", op.node_name},
@@ -190,7 +192,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     json["scoring"] = nullptr;
     json["solver"] = nullptr;
     json["modeled"] = nullptr;
-    return dump_json(json);
+    return dump_json(std::move(json));
   }
   const fusion::PlannerResult& plan = report.plan->result;
   kernels["fused"] = plan.kernels_fused;
@@ -274,7 +276,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                      {"bytes_after", plan.estimate.bytes_after},
                      {"time_before_us", plan.estimate.time_before_us},
                      {"time_after_us", plan.estimate.time_after_us}};
-  return dump_json(json);
+  return dump_json(std::move(json));
 }
 
 }  // namespace stitch::emit

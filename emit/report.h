@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -72,7 +73,11 @@ struct ReportDevice {
 // The generated kernel of a group or a single-op kernel: what the report
 // shows under groups[].codegen and unfused[].codegen.
 struct ReportCodegen {
-  EmittedKernel kernel;             // source text is not rendered
+  // The kernel as emitted (its source text is not rendered), shared by every group
+  // and unfused node that launches it: a copy per launch site carried the sites
+  // listed so far, so the copies grew quadratically (a 20k-node chain left unfused
+  // took 10.5 GB).
+  std::shared_ptr<const EmittedKernel> kernel;
   std::optional<PtxasStats> ptxas;  // with --ptxas (nvcc found)
 };
 

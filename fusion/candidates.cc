@@ -169,6 +169,7 @@ class NodeSetMemo {
  public:
   // The index of `nodes`' Memo, and whether this call added it (with a default Memo).
   std::pair<size_t, bool> find_or_insert(const NodeSet& nodes) {
+    STITCH_CHECK(!sealed_) << "node set looked up after the memo was sealed";
     if (2 * (memos_.size() + 1) > slots_.size()) grow();
     uint64_t hash = hash_of(nodes);
     size_t mask = slots_.size() - 1;
@@ -183,6 +184,14 @@ class NodeSetMemo {
       }
       if (entry.hash == hash && equals(entry.index, nodes)) return {entry.index, false};
     }
+  }
+
+  // Frees the hash index once no set will be looked up again: nodes() still
+  // answers, find_or_insert may not be called. The index is a third of the memo on
+  // long chains.
+  void seal() {
+    slots_ = std::vector<Slot>();  // `= {}` would keep the capacity
+    sealed_ = true;
   }
 
   // Both valid until the next find_or_insert.
@@ -234,6 +243,7 @@ class NodeSetMemo {
   std::vector<NodeId> arena_;    // the sets, back to back
   std::vector<size_t> offsets_;  // end of set i in the arena
   std::vector<Memo> memos_;
+  bool sealed_ = false;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -503,8 +513,13 @@ class CandidateGenerator {
   }
 
   // Every pattern, sorted by (first node, size, nodes): node sets are distinct, so
-  // the order is total and the output does not depend on the sort algorithm.
+  // the order is total and the output does not depend on the sort algorithm. The
+  // generator's last call: the search is over, so its reachability window (256 MiB
+  // from ~46k nodes on) and the memo's index are freed before the patterns, the
+  // largest structure on long chains, are built.
   std::vector<Pattern> take_patterns() {
+    reachability_.reset();
+    memo_.seal();
     // Pattern i < found_.size() is found_[i], the others added_[i - found_.size()].
     auto nodes_of = [&](size_t i) -> NodeSpan {
       return i < found_.size() ? memo_.nodes(found_[i].set)
