@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <utility>
+
+#include "support/bounded_file.h"
 
 namespace stitch::cost_model {
 
@@ -43,6 +43,91 @@ std::string json_type_name(const json& value) {
     default:
       return "an unsupported value";
   }
+}
+
+// The range of every numeric field (device_profile.h has the table with the reasons).
+// Wide enough for every NVIDIA GPU from V100 to well past H200; tight enough that no
+// score, estimate or emulated launch overflows or becomes impossible.
+struct FieldRange {
+  std::string_view key;
+  double low;
+  double high;
+  bool integer;
+  std::string_view why;  // the unit, and why a bound is what it is
+};
+
+constexpr std::string_view kCurveKey = "bandwidth_curve";
+
+// A profile is a few KB; the cap only keeps a wrong path (a log, a model) from being
+// read whole.
+constexpr size_t kMaxProfileBytes = size_t{1} << 20;
+
+constexpr FieldRange kFieldRanges[] = {
+    {"sm_count", 1, 4096, true, "streaming multiprocessors"},
+    {"max_threads_per_block", 1024, 4096, true,
+     "threads; every NVIDIA GPU allows 1024, and emitted kernels launch up to 512"},
+    {"max_threads_per_sm", 1024, 65536, true, "threads"},
+    {"warp_size", 32, 32, true,
+     "every NVIDIA GPU has 32-lane warps, and the emitted kernels' shuffles assume them"},
+    {"registers_per_block", 65536, 1048576, true,
+     "32-bit registers; every NVIDIA GPU since Kepler has 65536, enough for 1024 threads of "
+     "64"},
+    {"registers_per_sm", 65536, 1048576, true, "32-bit registers"},
+    {"shared_memory_per_block", 49152, 49152, true,
+     "bytes; the emitted kernels launch without the opt-in attribute, so CUDA's default 48 KiB "
+     "per block applies on every GPU"},
+    {"shared_memory_per_block_optin", 49152, 4194304, true, "bytes"},
+    {"shared_memory_per_sm", 49152, 4194304, true, "bytes"},
+    {"l2_bytes", 1048576, 4294967296.0, true, "bytes"},
+    {"peak_dram_bytes_per_second", 1e9, 1e15, false, "bytes per second"},
+    {"launch_latency_us", 0, 1e6, false, "microseconds, as --launch-latency-us accepts"},
+    {"fp32_flops_per_second", 1e9, 1e18, false, "FLOP/s"},
+    {"fp16_flops_per_second", 1e9, 1e18, false, "FLOP/s"},
+    {"sm_clock_hz", 1e8, 1e11, false, "Hz"},
+    {"max_blocks_per_sm", 1, 1024, true, "resident blocks"},
+    {"l2_bytes_per_second", 1e9, 1e16, false, "bytes per second"},
+    {"fp64_flops_per_second", 1e8, 1e18, false, "FLOP/s"},
+    {"block_barrier_cycles", 1, 1e5, false, "cycles"},
+    {"grid_barrier_us", 1e-3, 1e6, false, "microseconds"},
+    {"atomic_same_address_ns", 1e-3, 1e6, false, "nanoseconds"},
+    {"global_load_latency_ns", 1, 1e6, false, "nanoseconds"},
+    {"library_efficiency", 1e-3, 1, false, "a fraction of peak"},
+};
+
+// The bandwidth curve's fields, per point.
+constexpr FieldRange kCurveBytes = {"bytes", 1, 1e15, false, "bytes moved by one kernel"};
+constexpr FieldRange kCurveRate = {"bytes_per_second", 1e3, 1e15, false, "bytes per second"};
+
+const FieldRange& field_range(std::string_view key) {
+  for (const FieldRange& range : kFieldRanges) {
+    if (range.key == key) return range;
+  }
+  STITCH_CHECK(false) << "no range for device profile key " << key;
+  return kFieldRanges[0];
+}
+
+std::string number_text(double value, bool integer) {
+  if (integer && std::isfinite(value) && std::abs(value) < 9e18) {
+    return std::to_string(static_cast<int64_t>(value));
+  }
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// "" when `value` (shown as `value_text`) lies in `range`, else what is wrong with it:
+// "must be between 1 and 4096 (streaming multiprocessors), got 0". NaN is never in.
+std::string range_problem(const FieldRange& range, double value, const std::string& value_text) {
+  if (value >= range.low && value <= range.high) return "";
+  const std::string low = number_text(range.low, range.integer);
+  const std::string bounds = range.low == range.high ? "must be " + low
+                                                     : "must be between " + low + " and " +
+                                                           number_text(range.high, range.integer);
+  return bounds + " (" + std::string(range.why) + "), got " + value_text;
+}
+
+std::string range_problem(const FieldRange& range, double value) {
+  return range_problem(range, value, number_text(value, range.integer));
 }
 
 // Reads the keys of one JSON object, naming `source` and the key in every error.
@@ -80,34 +165,28 @@ class ObjectReader {
     return it->get<std::string>();
   }
 
-  Result<int64_t> positive_integer(std::string_view key, int64_t max) {
+  // An integer key, in its range (so that it fits the field it is stored in).
+  Result<int64_t> integer(std::string_view key) {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
     if (!value->is_number_integer()) {
       return error(key, "expected an integer, got " + json_type_name(*value));
     }
-    if (value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max)) {
-      return error(key, "must be at most " + std::to_string(max));
-    }
-    int64_t number = value->get<int64_t>();
-    if (number <= 0) return error(key, "must be positive, got " + std::to_string(number));
-    if (number > max) return error(key, "must be at most " + std::to_string(max));
-    return number;
+    // Compared as a double: exact at every bound, and an unsigned past int64 stays large.
+    const bool is_unsigned = value->is_number_unsigned();
+    const double number = is_unsigned ? static_cast<double>(value->get<uint64_t>())
+                                      : static_cast<double>(value->get<int64_t>());
+    const std::string text = is_unsigned ? std::to_string(value->get<uint64_t>())
+                                         : std::to_string(value->get<int64_t>());
+    std::string problem = range_problem(field_range(key), number, text);
+    if (!problem.empty()) return error(key, problem);
+    return value->get<int64_t>();
   }
 
-  Result<double> positive_number(std::string_view key) {
+  // A number key; validate_device_profile checks its range.
+  Result<double> number(std::string_view key) {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
-    return positive_number_value(key, *value);
-  }
-
-  Result<double> positive_number_value(std::string_view key, const json& value) const {
-    if (!value.is_number()) return error(key, "expected a number, got " + json_type_name(value));
-    double number = value.get<double>();
-    if (!std::isfinite(number) || number <= 0) {
-      std::ostringstream text;
-      text << "must be positive, got " << number;
-      return error(key, text.str());
-    }
-    return number;
+    if (!value->is_number()) return error(key, "expected a number, got " + json_type_name(*value));
+    return value->get<double>();
   }
 
   // Every key of the object must have been read: a misspelled key is an error.
@@ -127,56 +206,117 @@ class ObjectReader {
   std::set<std::string> seen_;
 };
 
+// The curve's points as written; validate_device_profile checks their values and order.
 Result<std::vector<BandwidthPoint>> parse_curve(ObjectReader& reader) {
-  constexpr std::string_view kKey = "bandwidth_curve";
-  STITCH_ASSIGN_OR_RETURN(const json* curve, reader.find(kKey));
+  STITCH_ASSIGN_OR_RETURN(const json* curve, reader.find(kCurveKey));
   if (!curve->is_array()) {
-    return reader.error(kKey, "expected a list of {\"bytes\", \"bytes_per_second\"} objects, got " +
-                                  json_type_name(*curve));
+    return reader.error(kCurveKey,
+                        "expected a list of {\"bytes\", \"bytes_per_second\"} objects, got " +
+                            json_type_name(*curve));
   }
-  if (curve->empty()) return reader.error(kKey, "needs at least one point");
+  if (curve->empty()) return reader.error(kCurveKey, "needs at least one point");
   std::vector<BandwidthPoint> points;
   for (size_t i = 0; i < curve->size(); ++i) {
     const json& point = (*curve)[i];
+    const std::string where = "point " + std::to_string(i) + ": ";
     if (!point.is_object()) {
-      return reader.error(kKey, "point " + std::to_string(i) + ": expected an object, got " +
-                                    json_type_name(point));
+      return reader.error(kCurveKey, where + "expected an object, got " + json_type_name(point));
     }
     BandwidthPoint parsed{};
-    for (const char* field : {"bytes", "bytes_per_second"}) {
-      auto it = point.find(field);
-      if (it == point.end()) {
-        return reader.error(kKey, "point " + std::to_string(i) + ": \"" + field + "\" missing");
-      }
+    for (const FieldRange* field : {&kCurveBytes, &kCurveRate}) {
+      auto it = point.find(std::string(field->key));
+      const std::string name = "\"" + std::string(field->key) + "\"";
+      if (it == point.end()) return reader.error(kCurveKey, where + name + " missing");
       if (!it->is_number()) {
-        return reader.error(kKey, "point " + std::to_string(i) + ": \"" + field +
-                                      "\" expected a number, got " + json_type_name(*it));
+        return reader.error(kCurveKey,
+                            where + name + " expected a number, got " + json_type_name(*it));
       }
-      double number = it->get<double>();
-      if (!std::isfinite(number) || number <= 0) {
-        std::ostringstream text;
-        text << "point " << i << ": \"" << field << "\" must be positive, got " << number;
-        return reader.error(kKey, text.str());
-      }
-      (std::string_view(field) == "bytes" ? parsed.bytes : parsed.bytes_per_second) = number;
+      (field == &kCurveBytes ? parsed.bytes : parsed.bytes_per_second) = it->get<double>();
     }
     if (point.size() != 2) {
-      return reader.error(kKey, "point " + std::to_string(i) +
-                                    ": only \"bytes\" and \"bytes_per_second\" are allowed");
-    }
-    if (!points.empty() && parsed.bytes <= points.back().bytes) {
-      std::ostringstream text;
-      text << "point " << i << ": bytes " << parsed.bytes
-           << " must be greater than the previous point's " << points.back().bytes
-           << " (sort the curve by bytes, no duplicates)";
-      return reader.error(kKey, text.str());
+      return reader.error(kCurveKey, where + "only \"bytes\" and \"bytes_per_second\" are allowed");
     }
     points.push_back(parsed);
   }
   return points;
 }
 
+Status curve_problem(const std::vector<BandwidthPoint>& curve, const std::string& source) {
+  auto error = [&](const std::string& what) {
+    return Status::invalid_input(source + ": key \"" + std::string(kCurveKey) + "\": " + what);
+  };
+  if (curve.empty()) return error("needs at least one point");
+  for (size_t i = 0; i < curve.size(); ++i) {
+    const std::string where = "point " + std::to_string(i) + ": ";
+    for (const FieldRange* field : {&kCurveBytes, &kCurveRate}) {
+      const double value = field == &kCurveBytes ? curve[i].bytes : curve[i].bytes_per_second;
+      std::string problem = range_problem(*field, value);
+      if (!problem.empty()) return error(where + "\"" + std::string(field->key) + "\" " + problem);
+    }
+    if (i > 0 && curve[i].bytes <= curve[i - 1].bytes) {
+      std::ostringstream text;
+      text << where << "bytes " << curve[i].bytes << " must be greater than the previous point's "
+           << curve[i - 1].bytes << " (sort the curve by bytes, no duplicates)";
+      return error(text.str());
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+Status validate_device_profile(const DeviceProfile& profile, std::string_view source_name) {
+  const std::string source(source_name);
+  auto error = [&](std::string_view key, const std::string& what) {
+    return Status::invalid_input(source + ": key \"" + std::string(key) + "\": " + what);
+  };
+  const std::pair<std::string_view, double> values[] = {
+      {"sm_count", profile.sm_count},
+      {"max_threads_per_block", profile.max_threads_per_block},
+      {"max_threads_per_sm", profile.max_threads_per_sm},
+      {"warp_size", profile.warp_size},
+      {"registers_per_block", profile.registers_per_block},
+      {"registers_per_sm", profile.registers_per_sm},
+      {"shared_memory_per_block", static_cast<double>(profile.shared_memory_per_block)},
+      {"shared_memory_per_block_optin", static_cast<double>(profile.shared_memory_per_block_optin)},
+      {"shared_memory_per_sm", static_cast<double>(profile.shared_memory_per_sm)},
+      {"l2_bytes", static_cast<double>(profile.l2_bytes)},
+      {"peak_dram_bytes_per_second", profile.peak_dram_bytes_per_second},
+      {"launch_latency_us", profile.launch_latency_us},
+      {"fp32_flops_per_second", profile.fp32_flops_per_second},
+      {"fp16_flops_per_second", profile.fp16_flops_per_second},
+      {"sm_clock_hz", profile.sm_clock_hz},
+      {"max_blocks_per_sm", profile.max_blocks_per_sm},
+      {"l2_bytes_per_second", profile.l2_bytes_per_second},
+      {"fp64_flops_per_second", profile.fp64_flops_per_second},
+      {"block_barrier_cycles", profile.block_barrier_cycles},
+      {"grid_barrier_us", profile.grid_barrier_us},
+      {"atomic_same_address_ns", profile.atomic_same_address_ns},
+      {"global_load_latency_ns", profile.global_load_latency_ns},
+      {"library_efficiency", profile.library_efficiency},
+  };
+  static_assert(std::size(values) == std::size(kFieldRanges), "a field without a range check");
+  for (const auto& [key, value] : values) {
+    std::string problem = range_problem(field_range(key), value);
+    if (!problem.empty()) return error(key, problem);
+  }
+  STITCH_RETURN_IF_ERROR(curve_problem(profile.bandwidth_curve, source));
+  // Limits per block never exceed the SM's.
+  if (profile.max_threads_per_block > profile.max_threads_per_sm) {
+    return error("max_threads_per_block", "must be at most max_threads_per_sm (" +
+                                              std::to_string(profile.max_threads_per_sm) + ")");
+  }
+  if (profile.registers_per_block > profile.registers_per_sm) {
+    return error("registers_per_block", "must be at most registers_per_sm (" +
+                                            std::to_string(profile.registers_per_sm) + ")");
+  }
+  if (profile.shared_memory_per_block_optin > profile.shared_memory_per_sm) {
+    return error("shared_memory_per_block_optin", "must be at most shared_memory_per_sm (" +
+                                                      std::to_string(profile.shared_memory_per_sm) +
+                                                      ")");
+  }
+  return Status::ok();
+}
 
 Result<DeviceProfile> parse_device_profile(std::string_view json_text,
                                            std::string_view source_name) {
@@ -191,8 +331,6 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
                                  json_type_name(document));
   }
   ObjectReader reader(document, source);
-  constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
-  constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
   DeviceProfile profile{};
   STITCH_ASSIGN_OR_RETURN(profile.name, reader.string("name"));
   STITCH_ASSIGN_OR_RETURN(profile.source, reader.string("source"));
@@ -203,16 +341,18 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
   STITCH_ASSIGN_OR_RETURN(profile.date, reader.string("date"));
   STITCH_ASSIGN_OR_RETURN(profile.sku, reader.optional_string("sku"));
   STITCH_ASSIGN_OR_RETURN(profile.note, reader.optional_string("note"));
+  // reader.integer checks the range, so the narrowing to int is exact.
   auto int_field = [&](std::string_view key, int& field) -> Status {
-    Result<int64_t> value = reader.positive_integer(key, kMaxInt);
-    if (!value.is_ok()) return value.status();
-    field = static_cast<int>(*value);
+    STITCH_ASSIGN_OR_RETURN(int64_t value, reader.integer(key));
+    field = static_cast<int>(value);
     return Status::ok();
   };
   auto int64_field = [&](std::string_view key, int64_t& field) -> Status {
-    Result<int64_t> value = reader.positive_integer(key, kMaxInt64);
-    if (!value.is_ok()) return value.status();
-    field = *value;
+    STITCH_ASSIGN_OR_RETURN(field, reader.integer(key));
+    return Status::ok();
+  };
+  auto number_field = [&](std::string_view key, double& field) -> Status {
+    STITCH_ASSIGN_OR_RETURN(field, reader.number(key));
     return Status::ok();
   };
   STITCH_RETURN_IF_ERROR(int_field("sm_count", profile.sm_count));
@@ -226,55 +366,37 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
       int64_field("shared_memory_per_block_optin", profile.shared_memory_per_block_optin));
   STITCH_RETURN_IF_ERROR(int64_field("shared_memory_per_sm", profile.shared_memory_per_sm));
   STITCH_RETURN_IF_ERROR(int64_field("l2_bytes", profile.l2_bytes));
-  STITCH_ASSIGN_OR_RETURN(profile.peak_dram_bytes_per_second,
-                          reader.positive_number("peak_dram_bytes_per_second"));
+  STITCH_RETURN_IF_ERROR(
+      number_field("peak_dram_bytes_per_second", profile.peak_dram_bytes_per_second));
   STITCH_ASSIGN_OR_RETURN(profile.bandwidth_curve, parse_curve(reader));
-  STITCH_ASSIGN_OR_RETURN(profile.launch_latency_us, reader.positive_number("launch_latency_us"));
-  STITCH_ASSIGN_OR_RETURN(profile.fp32_flops_per_second,
-                          reader.positive_number("fp32_flops_per_second"));
-  STITCH_ASSIGN_OR_RETURN(profile.fp16_flops_per_second,
-                          reader.positive_number("fp16_flops_per_second"));
-  STITCH_ASSIGN_OR_RETURN(profile.sm_clock_hz, reader.positive_number("sm_clock_hz"));
+  STITCH_RETURN_IF_ERROR(number_field("launch_latency_us", profile.launch_latency_us));
+  STITCH_RETURN_IF_ERROR(number_field("fp32_flops_per_second", profile.fp32_flops_per_second));
+  STITCH_RETURN_IF_ERROR(number_field("fp16_flops_per_second", profile.fp16_flops_per_second));
+  STITCH_RETURN_IF_ERROR(number_field("sm_clock_hz", profile.sm_clock_hz));
   STITCH_RETURN_IF_ERROR(int_field("max_blocks_per_sm", profile.max_blocks_per_sm));
-  STITCH_ASSIGN_OR_RETURN(profile.l2_bytes_per_second,
-                          reader.positive_number("l2_bytes_per_second"));
-  STITCH_ASSIGN_OR_RETURN(profile.fp64_flops_per_second,
-                          reader.positive_number("fp64_flops_per_second"));
-  STITCH_ASSIGN_OR_RETURN(profile.block_barrier_cycles,
-                          reader.positive_number("block_barrier_cycles"));
-  STITCH_ASSIGN_OR_RETURN(profile.grid_barrier_us, reader.positive_number("grid_barrier_us"));
-  STITCH_ASSIGN_OR_RETURN(profile.atomic_same_address_ns,
-                          reader.positive_number("atomic_same_address_ns"));
-  STITCH_ASSIGN_OR_RETURN(profile.global_load_latency_ns,
-                          reader.positive_number("global_load_latency_ns"));
-  STITCH_ASSIGN_OR_RETURN(profile.library_efficiency, reader.positive_number("library_efficiency"));
-  if (profile.library_efficiency > 1) {
-    return reader.error("library_efficiency", "must be at most 1 (a fraction of peak)");
-  }
+  STITCH_RETURN_IF_ERROR(number_field("l2_bytes_per_second", profile.l2_bytes_per_second));
+  STITCH_RETURN_IF_ERROR(number_field("fp64_flops_per_second", profile.fp64_flops_per_second));
+  STITCH_RETURN_IF_ERROR(number_field("block_barrier_cycles", profile.block_barrier_cycles));
+  STITCH_RETURN_IF_ERROR(number_field("grid_barrier_us", profile.grid_barrier_us));
+  STITCH_RETURN_IF_ERROR(number_field("atomic_same_address_ns", profile.atomic_same_address_ns));
+  STITCH_RETURN_IF_ERROR(number_field("global_load_latency_ns", profile.global_load_latency_ns));
+  STITCH_RETURN_IF_ERROR(number_field("library_efficiency", profile.library_efficiency));
   STITCH_RETURN_IF_ERROR(reader.no_unknown_keys());
-  if (profile.shared_memory_per_block_optin < profile.shared_memory_per_block) {
-    return reader.error("shared_memory_per_block_optin",
-                        "must be at least shared_memory_per_block (" +
-                            std::to_string(profile.shared_memory_per_block) + ")");
-  }
-  if (profile.max_threads_per_block > profile.max_threads_per_sm) {
-    return reader.error(
-        "max_threads_per_block",
-        "must be at most max_threads_per_sm (" + std::to_string(profile.max_threads_per_sm) + ")");
-  }
+  STITCH_RETURN_IF_ERROR(validate_device_profile(profile, source));
   return profile;
 }
 
 Result<DeviceProfile> load_device_profile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return Status::invalid_input(path +
-                                 ": cannot open the device profile; check the path, or use "
-                                 "a builtin name (v100, a100, h100, h200)");
+  Result<std::string> text = support::read_regular_file(path, kMaxProfileBytes, "device profile");
+  if (!text.is_ok()) {
+    std::string names;
+    for (const std::string& name : builtin_device_profile_names()) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    return Status::invalid_input(text.status().message() +
+                                 "; check the path, or use a builtin name (" + names + ")");
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_device_profile(text.str(), path);
+  return parse_device_profile(*text, path);
 }
 
 Result<DeviceProfile> builtin_device_profile(std::string_view name) {

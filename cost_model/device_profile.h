@@ -10,13 +10,47 @@
 // `stitchopt calibrate` measures them on a real GPU and writes "calibrated".
 //
 // JSON keys are the field names below; "bandwidth_curve" is a list of
-// {"bytes": N, "bytes_per_second": B} objects sorted by strictly increasing bytes,
-// every number positive. "sku" and "note" are optional free text. Any other key is
-// an error (a typo must not silently fall back to nothing). Errors read
+// {"bytes": N, "bytes_per_second": B} objects sorted by strictly increasing bytes.
+// "sku" and "note" are optional free text. Any other key is an error (a typo must not
+// silently fall back to nothing).
+//
+// Every number has a range: wide enough for every NVIDIA GPU from V100 to well past
+// H200, tight enough that no fusion score, estimate or emulated launch overflows or
+// becomes impossible (a latency of 1e308 us made scores infinite; 1 thread or 1
+// register per SM left no block resident). Integers:
+//   sm_count                        1 .. 4096
+//   max_threads_per_block           1024 .. 4096 (every GPU allows 1024; the emitted
+//                                   kernels launch up to 512 threads)
+//   max_threads_per_sm              1024 .. 65536, >= max_threads_per_block
+//   warp_size                       32 (the emitted kernels' shuffles assume 32 lanes)
+//   registers_per_block             65536 .. 1048576 (1024 threads of 64 registers)
+//   registers_per_sm                65536 .. 1048576, >= registers_per_block
+//   shared_memory_per_block         49152 (kernels launch without the opt-in
+//                                   attribute, so CUDA's default 48 KiB applies)
+//   shared_memory_per_block_optin   49152 .. 4194304
+//   shared_memory_per_sm            49152 .. 4194304, >= shared_memory_per_block_optin
+//   l2_bytes                        1 MiB .. 4 GiB
+//   max_blocks_per_sm               1 .. 1024
+// Numbers:
+//   peak_dram_bytes_per_second      1e9 .. 1e15
+//   bandwidth_curve bytes           1 .. 1e15, strictly increasing
+//   bandwidth_curve bytes_per_second 1e3 .. 1e15
+//   launch_latency_us               0 .. 1e6 (what --launch-latency-us accepts)
+//   fp32/fp16_flops_per_second      1e9 .. 1e18
+//   fp64_flops_per_second           1e8 .. 1e18
+//   sm_clock_hz                     1e8 .. 1e11
+//   l2_bytes_per_second             1e9 .. 1e16
+//   block_barrier_cycles            1 .. 1e5
+//   grid_barrier_us                 1e-3 .. 1e6
+//   atomic_same_address_ns          1e-3 .. 1e6
+//   global_load_latency_ns          1 .. 1e6
+//   library_efficiency              1e-3 .. 1
+// Errors name the file (or "builtin profile h100"), the key, the value and the range:
 //   <source>: key "sm_count": expected an integer, got a string
+//   <source>: key "warp_size": must be 32 (every NVIDIA GPU has 32-lane warps, and the
+//             emitted kernels' shuffles assume them), got 7
 //   <source>: key "bandwidth_curve": point 2: bytes 4096 must be greater than the
 //             previous point's 16384 (sort the curve by bytes, no duplicates)
-// naming the file (or "builtin profile h100") and the key.
 #pragma once
 
 #include <cstdint>
@@ -67,7 +101,9 @@ struct DeviceProfile {
   double library_efficiency;      // cuBLAS/cuDNN: fraction of peak FLOP/s reached
 };
 
-// Reads and validates a JSON profile; errors start with `path: `.
+// Reads and validates a JSON profile; errors start with `path: `. Only a regular file
+// of at most 1 MiB is read (support/bounded_file.h: a FIFO or /dev/zero is refused
+// before it is read); the user's own symbolic link is followed.
 Result<DeviceProfile> load_device_profile(const std::string& path);
 // The profile as JSON in the format load_device_profile reads (keys in the order of
 // the shipped profiles, "sku" and "note" when non-empty). What `stitchopt calibrate`
@@ -93,5 +129,11 @@ std::vector<std::string> builtin_device_profile_names();
 // prefixes every error message.
 Result<DeviceProfile> parse_device_profile(std::string_view json_text,
                                            std::string_view source_name);
+// Checks every number of `profile` against its range above, the curve's order and the
+// per-block limits against the per-SM ones; errors read as parse_device_profile's,
+// prefixed by `source_name`. parse_device_profile runs it; so must code that changes a
+// loaded profile's fields (--launch-latency-us, a calibrated profile before it is
+// written).
+Status validate_device_profile(const DeviceProfile& profile, std::string_view source_name);
 
 }  // namespace stitch::cost_model

@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <random>
 #include <set>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "emit/fused_node_attributes.h"
 #include "fusion/epilogue.h"
@@ -18,12 +15,18 @@
 #include "ir/reference/interpreter.h"
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
+#include "runtime_stub/kernels_manifest.h"
+#include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/sha256.h"
 
 namespace stitch::runtime {
 namespace fs = std::filesystem;
 namespace {
+
+// protobuf's own limit on a serialized message (INT_MAX bytes); weights past it are
+// external data, which the importer reads.
+constexpr size_t kMaxModelBytes = std::numeric_limits<int32_t>::max();
 
 // Unfused ops the CUDA backend runs through a library (fusion/partition.h's library
 // calls, and pooling, which has no generated kernel).
@@ -103,78 +106,11 @@ ir::Model single_node_model(const ir::Model& model, const ir::Node& node) {
   return body;
 }
 
-// OUT/kernels/kernels.json as `run` trusts it: the schema, the sha256 of the model it
-// was written with, and its entries by kernel name with their source files confined to
-// OUT/kernels (plain names of regular files, symbolic links resolved).
-struct KernelsJson {
-  bool present = false;
-  std::map<std::string, nlohmann::json> kernels;
-};
-
-bool is_identifier(const std::string& text) {
-  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-Result<KernelsJson> read_kernels_json(const fs::path& kernels_dir, const std::string& model_sha256,
-                                      const std::string& model_path) {
-  KernelsJson result;
-  const fs::path path = kernels_dir / "kernels.json";
-  std::error_code error;
-  if (!fs::exists(fs::symlink_status(path, error))) return result;
-  result.present = true;
-  const std::string where = path.string() + ": ";
-  std::ifstream file(path);
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(file);
-    if (document.at("schema").get<std::string>() != "stitchopt.kernels/1") {
-      return Status::invalid_input(where + "schema " + document.at("schema").dump() +
-                                   " is not stitchopt.kernels/1; recompile the model");
-    }
-    if (document.at("model_sha256").get<std::string>() != model_sha256) {
-      return Status::invalid_input(where + "was written for another model than " + model_path +
-                                   " (its sha256 differs: the model was replaced or edited "
-                                   "after stitchopt wrote it); recompile the model");
-    }
-    const fs::path real_kernels_dir = fs::canonical(kernels_dir, error);
-    for (const nlohmann::json& entry : document.at("kernels")) {
-      const std::string name = entry.at("name").get<std::string>();
-      const std::string source = entry.at("file").get<std::string>();
-      if (!is_identifier(name)) {
-        return Status::invalid_input(where + "kernel name " + entry.at("name").dump() +
-                                     " is not an identifier; recompile the model");
-      }
-      // The source must be a file stitchopt wrote into OUT/kernels: no directories,
-      // no "..", no absolute paths, no links leading elsewhere.
-      fs::path real = fs::canonical(kernels_dir / source, error);
-      if (source.find('/') != std::string::npos || !source.ends_with(".cu") ||
-          !is_identifier(source.substr(0, source.size() - 3)) || error ||
-          real.parent_path() != real_kernels_dir || !fs::is_regular_file(real, error)) {
-        return Status::invalid_input(where + "kernel " + name + " names the source " +
-                                     entry.at("file").dump() +
-                                     ", which is not a .cu file of this directory; recompile "
-                                     "the model");
-      }
-      if (!result.kernels.emplace(name, entry).second) {
-        return Status::invalid_input(where + "lists kernel " + name +
-                                     " twice; recompile the model");
-      }
-    }
-  } catch (const nlohmann::json::exception& failure) {
-    return Status::invalid_input(where + "not a stitchopt kernels.json (" + failure.what() +
-                                 "); recompile the model");
-  }
-  return result;
-}
-
 // The entry's inputs/outputs must be the step's, in order, with the same dtypes and
 // shapes: the launcher takes pointers in that order and nothing else checks it.
-Status check_signature(const nlohmann::json& entry, const std::vector<StepTensor>& tensors,
-                       const char* key, const std::string& where) {
-  const nlohmann::json& listed = entry.at(key);
+Status check_signature(const std::vector<ManifestTensor>& listed,
+                       const std::vector<StepTensor>& tensors, const char* key,
+                       const std::string& where) {
   if (listed.size() != tensors.size()) {
     return Status::invalid_input(where + ": kernels.json lists " + std::to_string(listed.size()) +
                                  " " + key + ", the node has " + std::to_string(tensors.size()) +
@@ -182,13 +118,12 @@ Status check_signature(const nlohmann::json& entry, const std::vector<StepTensor
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
     const StepTensor& tensor = tensors[i];
-    std::string dtype(ir::dtype_onnx_name(tensor.type.dtype));
-    if (listed[i].at("dtype").get<std::string>() != dtype ||
-        listed[i].at("shape").get<std::vector<int64_t>>() != tensor.type.dims) {
-      return Status::invalid_input(where + ": kernels.json's " + key + " " + std::to_string(i) +
-                                   " is " + listed[i].at("dtype").get<std::string>() +
-                                   listed[i].at("shape").dump() + ", the node's \"" + tensor.name +
-                                   "\" is " + ir::to_string(tensor.type) + "; recompile the model");
+    if (listed[i].dtype != tensor.type.dtype || listed[i].shape != tensor.type.dims) {
+      return Status::invalid_input(
+          where + ": kernels.json's " + key + " " + std::to_string(i) + " is " +
+          ir::to_string(ir::TensorType::make(listed[i].dtype, listed[i].shape)) +
+          ", the node's \"" + tensor.name + "\" is " + ir::to_string(tensor.type) +
+          "; recompile the model");
     }
   }
   return Status::ok();
@@ -217,46 +152,38 @@ int64_t Program::steps_of(StepKind kind) const {
 
 namespace {
 
+// The kernels kernels.json lists, by name (the manifest's names are unique).
+using KernelsByName = std::map<std::string, const ManifestKernel*>;
+
 // Single-op kernels by the outputs of the node they implement (value names are
 // unique; kernels.json writes them through support::valid_utf8).
-Result<std::map<std::string, std::string>> single_op_kernels(
-    const std::map<std::string, nlohmann::json>& kernels, const fs::path& kernels_dir) {
+Result<std::map<std::string, std::string>> single_op_kernels(const KernelsByName& kernels,
+                                                             const std::string& manifest_path) {
   std::map<std::string, std::string> single_op_kernel;
   auto add = [&](const std::string& output, const std::string& name) -> Status {
     if (!single_op_kernel.emplace(output, name).second) {
-      return Status::invalid_input((kernels_dir / "kernels.json").string() +
-                                   ": two kernels write " + nlohmann::json(output).dump() +
+      return Status::invalid_input(manifest_path + ": two kernels write " + support::quote(output) +
                                    "; recompile the model");
     }
     return Status::ok();
   };
-  try {
-    for (const auto& [name, entry] : kernels) {
-      if (entry.at("fused_nodes").size() != 1) continue;
-      for (const nlohmann::json& output : entry.at("outputs")) {
-        STITCH_RETURN_IF_ERROR(add(output.at("name").get<std::string>(), name));
-      }
-      // The other unfused nodes that launch the same kernel (identical single ops).
-      if (auto shared_by = entry.find("shared_by"); shared_by != entry.end()) {
-        for (const nlohmann::json& launch : *shared_by) {
-          for (const nlohmann::json& output : launch.at("outputs")) {
-            STITCH_RETURN_IF_ERROR(add(output.get<std::string>(), name));
-          }
-        }
-      }
+  for (const auto& [name, kernel] : kernels) {
+    if (kernel->fused_nodes.size() != 1) continue;
+    for (const ManifestTensor& output : kernel->outputs) {
+      STITCH_RETURN_IF_ERROR(add(output.name, name));
     }
-  } catch (const nlohmann::json::exception& failure) {
-    return Status::invalid_input((kernels_dir / "kernels.json").string() +
-                                 ": not a stitchopt kernels.json (" + failure.what() +
-                                 "); recompile the model");
+    // The other unfused nodes that launch the same kernel (identical single ops).
+    for (const ManifestLaunch& launch : kernel->shared_by) {
+      for (const std::string& output : launch.outputs) STITCH_RETURN_IF_ERROR(add(output, name));
+    }
   }
   return single_op_kernel;
 }
 
 // A fused node's step kind: a library call, its group's kernel when kernels.json
 // lists it, else the host runs its body. Returns the kernel's name ("" for none).
-std::string fused_step(const emit::FusedNodeAttributes& attributes,
-                       const std::map<std::string, nlohmann::json>& kernels, Step& step) {
+std::string fused_step(const emit::FusedNodeAttributes& attributes, const KernelsByName& kernels,
+                       Step& step) {
   if (attributes.category == fusion::GroupCategory::kLibrary) {
     step.kind = StepKind::kLibrary;
     step.library = std::string(fusion::library_name(attributes.epilogue->library));
@@ -280,38 +207,41 @@ Result<Program> load_program(const std::string& out_dir) {
   program.out_dir = out_dir;
   fs::path model_path = fs::path(out_dir) / "model.fused.onnx";
   std::error_code error;
-  if (!fs::is_regular_file(model_path, error)) {
+  if (!fs::exists(fs::symlink_status(model_path, error))) {
     return Status::invalid_input(out_dir +
                                  ": no model.fused.onnx; give the directory stitchopt "
                                  "MODEL -o DIR wrote");
   }
-  std::string model_bytes;
-  {
-    std::ifstream file(model_path, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << file.rdbuf();
-    model_bytes = bytes.str();
-  }
+  STITCH_ASSIGN_OR_RETURN(
+      std::string model_bytes,
+      support::read_regular_file_under(out_dir, "model.fused.onnx", kMaxModelBytes, "model"));
   onnx_import::ImportOptions import_options;
   import_options.allow_stitchopt_domain = true;  // the fused nodes are ours
   STITCH_ASSIGN_OR_RETURN(program.model, onnx_import::import_model_bytes(
                                              model_bytes, model_path.string(), import_options));
   fs::path kernels_dir = fs::path(out_dir) / "kernels";
-  STITCH_ASSIGN_OR_RETURN(
-      KernelsJson kernels_json,
-      read_kernels_json(kernels_dir, support::sha256_hex(model_bytes), model_path.string()));
+  const std::string manifest_path = (kernels_dir / "kernels.json").string();
+  STITCH_ASSIGN_OR_RETURN(std::optional<KernelsManifest> manifest, read_kernels_manifest(out_dir));
   const bool expects_kernels =
       std::any_of(program.model.metadata_props.begin(), program.model.metadata_props.end(),
                   [](const auto& entry) { return entry.first == "stitchopt.kernels"; });
-  if (expects_kernels && !kernels_json.present) {
-    return Status::invalid_input((kernels_dir / "kernels.json").string() + " is missing, but " +
-                                 model_path.string() +
+  if (expects_kernels && !manifest) {
+    return Status::invalid_input(manifest_path + " is missing, but " + model_path.string() +
                                  " was compiled with kernels; recompile the model");
   }
-  const std::map<std::string, nlohmann::json>& kernels = kernels_json.kernels;
-  if (kernels_json.present) program.kernels_dir = kernels_dir.string();
+  KernelsByName kernels;
+  if (manifest) {
+    if (manifest->model_sha256 != support::sha256_hex(model_bytes)) {
+      return Status::invalid_input(manifest_path + ": was written for another model than " +
+                                   model_path.string() +
+                                   " (its sha256 differs: the model was replaced or edited "
+                                   "after stitchopt wrote it); recompile the model");
+    }
+    for (const ManifestKernel& kernel : manifest->kernels) kernels.emplace(kernel.name, &kernel);
+    program.kernels_dir = kernels_dir.string();
+  }
 
-  STITCH_ASSIGN_OR_RETURN(auto single_op_kernel, single_op_kernels(kernels, kernels_dir));
+  STITCH_ASSIGN_OR_RETURN(auto single_op_kernel, single_op_kernels(kernels, manifest_path));
   std::set<std::string> used_kernels;
 
   const ir::Graph& graph = program.model.graph;
@@ -382,22 +312,22 @@ Result<Program> load_program(const std::string& out_dir) {
       for (const StepTensor& tensor : step.outputs) step.body_outputs.push_back(tensor.name);
     }
     if (!kernel.empty()) {
-      const nlohmann::json& entry = kernels.at(kernel);
+      const ManifestKernel& entry = *kernels.at(kernel);
       used_kernels.insert(kernel);
       step.kind = StepKind::kKernel;
       step.kernel = kernel;
-      step.kernel_file = entry.at("file").get<std::string>();
-      step.workspace_bytes = entry.at("workspace_bytes").get<int64_t>();
-      step.grid_barrier = entry.value("cooperative", false);
-      STITCH_RETURN_IF_ERROR(check_signature(entry, step.inputs, "inputs", where));
-      STITCH_RETURN_IF_ERROR(check_signature(entry, step.outputs, "outputs", where));
+      step.kernel_file = entry.file;
+      step.workspace_bytes = entry.workspace_bytes;
+      step.grid_barrier = entry.cooperative;
+      STITCH_RETURN_IF_ERROR(check_signature(entry.inputs, step.inputs, "inputs", where));
+      STITCH_RETURN_IF_ERROR(check_signature(entry.outputs, step.outputs, "outputs", where));
     }
     program.steps.push_back(std::move(step));
   }
   for (const auto& [name, entry] : kernels) {
     if (!used_kernels.count(name)) {
-      return Status::invalid_input((kernels_dir / "kernels.json").string() + ": kernel " + name +
-                                   " is used by no node of " + model_path.string() +
+      return Status::invalid_input(manifest_path + ": kernel " + name + " is used by no node of " +
+                                   model_path.string() +
                                    "; the output directory is inconsistent, recompile the model");
     }
   }

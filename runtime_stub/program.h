@@ -86,11 +86,14 @@ struct Program {
   int64_t steps_of(StepKind kind) const;
 };
 
-// Loads OUT_DIR (model.fused.onnx, kernels/kernels.json). Errors name the file and
-// what is wrong: kernels.json missing while the model says it was compiled with
-// kernels, written for another model (sha256), naming a source outside OUT/kernels or
-// a kernel no node uses; an entry that does not match the node's inputs and outputs;
-// a dynamic shape.
+// Loads OUT_DIR (model.fused.onnx, kernels/kernels.json). Both are read only as
+// regular files reached without a symbolic link inside OUT_DIR, the model up to
+// protobuf's 2 GiB, kernels.json up to 64 MiB and checked field by field
+// (kernels_manifest.h). Errors name the file and what is wrong: kernels.json missing
+// while the model says it was compiled with kernels, a field of the wrong type or
+// range, written for another model (sha256), naming a source outside OUT/kernels or a
+// kernel no node uses; an entry that does not match the node's inputs and outputs; a
+// dynamic shape.
 Result<Program> load_program(const std::string& out_dir);
 
 // Random inputs for every Program::inputs entry, reproducible from `seed`: floats

@@ -1,9 +1,17 @@
-// DeviceProfile parsing: valid profiles, exact error messages, shipped profiles.
+// DeviceProfile parsing: valid profiles, exact error messages, the range of every
+// field, files that are no regular file, shipped profiles.
 #include "cost_model/device_profile.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 
 namespace stitch::cost_model {
 namespace {
@@ -83,10 +91,169 @@ TEST(DeviceProfileTest, WrongTypes) {
 }
 
 TEST(DeviceProfileTest, NonPositiveNumbers) {
-  EXPECT_EQ(error_of(edited("\"warp_size\": 32", "\"warp_size\": 0")),
-            "t.json: key \"warp_size\": must be positive, got 0");
+  EXPECT_EQ(error_of(edited("\"sm_count\": 80", "\"sm_count\": 0")),
+            "t.json: key \"sm_count\": must be between 1 and 4096 (streaming multiprocessors), "
+            "got 0");
   EXPECT_EQ(error_of(edited("\"launch_latency_us\": 5.0", "\"launch_latency_us\": -5")),
-            "t.json: key \"launch_latency_us\": must be positive, got -5");
+            "t.json: key \"launch_latency_us\": must be between 0 and 1e+06 (microseconds, as "
+            "--launch-latency-us accepts), got -5");
+}
+
+// Positive, finite values that made a score infinite (issue 36 R9): each is refused
+// with the key, the value and the range.
+TEST(DeviceProfileTest, ExtremeRatesAndLatencies) {
+  EXPECT_EQ(error_of(edited("\"launch_latency_us\": 5.0", "\"launch_latency_us\": 1e308")),
+            "t.json: key \"launch_latency_us\": must be between 0 and 1e+06 (microseconds, as "
+            "--launch-latency-us accepts), got 1e+308");
+  EXPECT_EQ(
+      error_of(edited("\"fp32_flops_per_second\": 1e13", "\"fp32_flops_per_second\": 1e-308")),
+      "t.json: key \"fp32_flops_per_second\": must be between 1e+09 and 1e+18 (FLOP/s), got "
+      "1e-308");
+  EXPECT_EQ(error_of(edited("\"bytes\": 1024, \"bytes_per_second\": 1e9",
+                            "\"bytes\": 1e-308, \"bytes_per_second\": 1e9")),
+            "t.json: key \"bandwidth_curve\": point 0: \"bytes\" must be between 1 and 1e+15 "
+            "(bytes moved by one kernel), got 1e-308");
+  EXPECT_EQ(error_of(edited("\"bytes_per_second\": 1e9", "\"bytes_per_second\": 1e-308")),
+            "t.json: key \"bandwidth_curve\": point 0: \"bytes_per_second\" must be between 1000 "
+            "and 1e+15 (bytes per second), got 1e-308");
+  EXPECT_EQ(error_of(edited("\"library_efficiency\": 0.6", "\"library_efficiency\": 1.5")),
+            "t.json: key \"library_efficiency\": must be between 0.001 and 1 (a fraction of peak), "
+            "got 1.5");
+}
+
+// Geometry no emitted kernel can run on (issue 36 R9, W8): zero co-resident blocks,
+// or a warp size the kernels' shuffles do not have.
+TEST(DeviceProfileTest, ImpossibleGeometry) {
+  const std::string warp =
+      "must be 32 (every NVIDIA GPU has 32-lane warps, and the emitted kernels' shuffles "
+      "assume them), got ";
+  for (const char* size : {"1", "7", "64", "2147483647"}) {
+    EXPECT_EQ(error_of(edited("\"warp_size\": 32", std::string("\"warp_size\": ") + size)),
+              "t.json: key \"warp_size\": " + warp + size);
+  }
+  EXPECT_EQ(error_of(edited("\"max_threads_per_block\": 1024", "\"max_threads_per_block\": 1")),
+            "t.json: key \"max_threads_per_block\": must be between 1024 and 4096 (threads; every "
+            "NVIDIA GPU allows 1024, and emitted kernels launch up to 512), got 1");
+  EXPECT_EQ(error_of(edited("\"max_threads_per_sm\": 2048", "\"max_threads_per_sm\": 1")),
+            "t.json: key \"max_threads_per_sm\": must be between 1024 and 65536 (threads), got 1");
+  EXPECT_EQ(error_of(edited("\"registers_per_block\": 65536", "\"registers_per_block\": 1")),
+            "t.json: key \"registers_per_block\": must be between 65536 and 1048576 (32-bit "
+            "registers; every NVIDIA GPU since Kepler has 65536, enough for 1024 threads of 64), "
+            "got 1");
+  EXPECT_EQ(error_of(edited("\"registers_per_sm\": 65536", "\"registers_per_sm\": 1")),
+            "t.json: key \"registers_per_sm\": must be between 65536 and 1048576 (32-bit "
+            "registers), got 1");
+  EXPECT_EQ(
+      error_of(edited("\"shared_memory_per_block\": 49152", "\"shared_memory_per_block\": 65536")),
+      "t.json: key \"shared_memory_per_block\": must be 49152 (bytes; the emitted kernels "
+      "launch without the opt-in attribute, so CUDA's default 48 KiB per block applies on "
+      "every GPU), got 65536");
+  EXPECT_EQ(
+      error_of(edited("\"max_blocks_per_sm\": 32", "\"max_blocks_per_sm\": 0")),
+      "t.json: key \"max_blocks_per_sm\": must be between 1 and 1024 (resident blocks), got 0");
+}
+
+// Integers past int64 and int are refused before they are narrowed into the field.
+TEST(DeviceProfileTest, IntegersTooLargeForTheirField) {
+  EXPECT_EQ(error_of(edited("\"sm_count\": 80", "\"sm_count\": 18446744073709551615")),
+            "t.json: key \"sm_count\": must be between 1 and 4096 (streaming multiprocessors), "
+            "got 18446744073709551615");
+  EXPECT_EQ(error_of(edited("\"sm_count\": 80", "\"sm_count\": 4294967376")),
+            "t.json: key \"sm_count\": must be between 1 and 4096 (streaming multiprocessors), "
+            "got 4294967376");
+  EXPECT_EQ(error_of(edited("\"l2_bytes\": 6291456", "\"l2_bytes\": -6291456")),
+            "t.json: key \"l2_bytes\": must be between 1048576 and 4294967296 (bytes), got "
+            "-6291456");
+}
+
+// Every field at the low end of its range, then at the high end, is a valid profile:
+// the ranges and the checks between fields agree with each other.
+TEST(DeviceProfileTest, TheCornersOfTheRangesAreAccepted) {
+  const std::string low = R"({
+    "name": "low", "source": "calibrated", "date": "2024-01-01",
+    "sm_count": 1, "max_threads_per_block": 1024, "max_threads_per_sm": 1024,
+    "warp_size": 32, "registers_per_block": 65536, "registers_per_sm": 65536,
+    "shared_memory_per_block": 49152, "shared_memory_per_block_optin": 49152,
+    "shared_memory_per_sm": 49152, "l2_bytes": 1048576,
+    "peak_dram_bytes_per_second": 1e9,
+    "bandwidth_curve": [{"bytes": 1, "bytes_per_second": 1e3}],
+    "launch_latency_us": 0, "fp32_flops_per_second": 1e9, "fp16_flops_per_second": 1e9,
+    "sm_clock_hz": 1e8, "max_blocks_per_sm": 1, "l2_bytes_per_second": 1e9,
+    "fp64_flops_per_second": 1e8, "block_barrier_cycles": 1, "grid_barrier_us": 1e-3,
+    "atomic_same_address_ns": 1e-3, "global_load_latency_ns": 1, "library_efficiency": 1e-3
+  })";
+  const std::string high = R"({
+    "name": "high", "source": "calibrated", "date": "2024-01-01",
+    "sm_count": 4096, "max_threads_per_block": 4096, "max_threads_per_sm": 65536,
+    "warp_size": 32, "registers_per_block": 1048576, "registers_per_sm": 1048576,
+    "shared_memory_per_block": 49152, "shared_memory_per_block_optin": 4194304,
+    "shared_memory_per_sm": 4194304, "l2_bytes": 4294967296,
+    "peak_dram_bytes_per_second": 1e15,
+    "bandwidth_curve": [{"bytes": 1, "bytes_per_second": 1e15},
+                        {"bytes": 1e15, "bytes_per_second": 1e15}],
+    "launch_latency_us": 1e6, "fp32_flops_per_second": 1e18, "fp16_flops_per_second": 1e18,
+    "sm_clock_hz": 1e11, "max_blocks_per_sm": 1024, "l2_bytes_per_second": 1e16,
+    "fp64_flops_per_second": 1e18, "block_barrier_cycles": 1e5, "grid_barrier_us": 1e6,
+    "atomic_same_address_ns": 1e6, "global_load_latency_ns": 1e6, "library_efficiency": 1
+  })";
+  for (const std::string& text : {low, high}) {
+    Result<DeviceProfile> profile = parse_device_profile(text, "corner.json");
+    ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  }
+}
+
+// validate_device_profile on a profile changed after loading: a launch latency
+// override, a calibrated measurement that came out wrong.
+TEST(DeviceProfileTest, ValidatesAChangedProfile) {
+  Result<DeviceProfile> builtin = builtin_device_profile("h100");
+  ASSERT_TRUE(builtin.is_ok()) << builtin.status().message();
+  EXPECT_TRUE(validate_device_profile(*builtin, "h100").is_ok());
+  DeviceProfile overridden = *builtin;
+  overridden.launch_latency_us = 0;  // what --launch-latency-us 0 gives
+  EXPECT_TRUE(validate_device_profile(overridden, "h100").is_ok());
+  overridden.launch_latency_us = 2e6;
+  EXPECT_EQ(validate_device_profile(overridden, "--launch-latency-us").message(),
+            "--launch-latency-us: key \"launch_latency_us\": must be between 0 and 1e+06 "
+            "(microseconds, as --launch-latency-us accepts), got 2e+06");
+  DeviceProfile measured = *builtin;
+  measured.grid_barrier_us = std::nan("");
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"grid_barrier_us\": must be between 0.001 and 1e+06 "
+            "(microseconds), got nan");
+  measured = *builtin;
+  std::swap(measured.bandwidth_curve[0], measured.bandwidth_curve[1]);
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"bandwidth_curve\": point 1: bytes 1024 must be greater than "
+            "the previous point's 4096 (sort the curve by bytes, no duplicates)");
+  measured = *builtin;
+  measured.bandwidth_curve.clear();
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"bandwidth_curve\": needs at least one point");
+}
+
+// A profile path that is no regular file is refused without blocking or reading it.
+TEST(DeviceProfileTest, ProfileFilesThatAreNoRegularFile) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("stitch_device_profile_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "fifo.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string zero = (dir / "zero.json").string();
+  std::filesystem::create_symlink("/dev/zero", zero);
+  const std::string big = (dir / "big.json").string();
+  std::ofstream(big) << std::string((1 << 20) + 1, ' ');
+  const std::string hint = "; check the path, or use a builtin name (a100, h100, h200, v100)";
+  EXPECT_EQ(resolve_device_profile(fifo).status().message(),
+            fifo + ": the device profile is a FIFO, not a regular file" + hint);
+  EXPECT_EQ(resolve_device_profile(zero).status().message(),
+            zero + ": the device profile is a character device, not a regular file" + hint);
+  EXPECT_EQ(resolve_device_profile(big).status().message(),
+            big +
+                ": the device profile is 1048577 bytes, more than the 1 MiB (1048576 bytes) a "
+                "device profile may have" +
+                hint);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DeviceProfileTest, BadSource) {
@@ -102,8 +269,8 @@ TEST(DeviceProfileTest, CurveErrors) {
             "t.json: key \"bandwidth_curve\": point 1: bytes 1024 must be greater than the "
             "previous point's 1024 (sort the curve by bytes, no duplicates)");
   EXPECT_EQ(error_of(edited("\"bytes_per_second\": 1e9", "\"bytes_per_second\": -1")),
-            "t.json: key \"bandwidth_curve\": point 0: \"bytes_per_second\" must be positive, "
-            "got -1");
+            "t.json: key \"bandwidth_curve\": point 0: \"bytes_per_second\" must be between 1000 "
+            "and 1e+15 (bytes per second), got -1");
   EXPECT_EQ(error_of(edited("\"bytes_per_second\": 1e9", "\"bytes_per_second\": \"fast\"")),
             "t.json: key \"bandwidth_curve\": point 0: \"bytes_per_second\" expected a number, "
             "got a string");
@@ -135,19 +302,24 @@ TEST(DeviceProfileTest, UnknownKeyAndBadJson) {
   EXPECT_EQ(error_of("[1, 2]"), "t.json: expected a JSON object at the top level, got a list");
 }
 
+// A per-block limit above the SM's: no block of that size could ever be resident.
 TEST(DeviceProfileTest, CrossFieldChecks) {
+  EXPECT_EQ(error_of(edited("\"max_threads_per_block\": 1024", "\"max_threads_per_block\": 4096")),
+            "t.json: key \"max_threads_per_block\": must be at most max_threads_per_sm (2048)");
+  EXPECT_EQ(error_of(edited("\"registers_per_block\": 65536", "\"registers_per_block\": 131072")),
+            "t.json: key \"registers_per_block\": must be at most registers_per_sm (65536)");
   EXPECT_EQ(error_of(edited("\"shared_memory_per_block_optin\": 102400",
-                            "\"shared_memory_per_block_optin\": 1024")),
-            "t.json: key \"shared_memory_per_block_optin\": must be at least "
-            "shared_memory_per_block (49152)");
+                            "\"shared_memory_per_block_optin\": 204800")),
+            "t.json: key \"shared_memory_per_block_optin\": must be at most shared_memory_per_sm "
+            "(102400)");
 }
 
 TEST(DeviceProfileTest, MissingFile) {
   Result<DeviceProfile> profile = load_device_profile("/nonexistent/gpu.json");
   ASSERT_FALSE(profile.is_ok());
   EXPECT_EQ(profile.status().message(),
-            "/nonexistent/gpu.json: cannot open the device profile; check the path, or use a "
-            "builtin name (v100, a100, h100, h200)");
+            "/nonexistent/gpu.json: cannot open the device profile: No such file or directory; "
+            "check the path, or use a builtin name (a100, h100, h200, v100)");
 }
 
 TEST(DeviceProfileTest, UnknownBuiltin) {

@@ -1,0 +1,326 @@
+// Reads and checks OUT/kernels/kernels.json (see kernels_manifest.h).
+#include "runtime_stub/kernels_manifest.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "support/bounded_file.h"
+#include "support/escape.h"
+#include "support/json_extent.h"
+
+namespace stitch::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kSchema = "stitchopt.kernels/1";
+// No tensor of a model stitchopt imports holds more than 2^40 bytes
+// (onnx_import/importer.cc), so no dimension or workspace is larger.
+constexpr int64_t kMaxDimension = int64_t{1} << 40;
+constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 40;
+// stitchopt's kernels.json nests 6 deep and holds a value per ~20 bytes (3.3 Mi
+// values in 64 MiB); within both limits a document parses into at most
+// ~400 MB (350 MB measured for 4 Mi empty strings).
+constexpr size_t kMaxDepth = 32;
+constexpr size_t kMaxItems = size_t{1} << 22;
+constexpr const char* kRecompile = "; recompile the model";
+// Long strings are cut in messages: a tampered file must not flood the terminal.
+constexpr size_t kMaxQuotedBytes = 60;
+
+// `text` quoted and escaped (support::quote), cut past kMaxQuotedBytes.
+std::string quote_cut(const std::string& text) {
+  if (text.size() <= kMaxQuotedBytes) return support::quote(text);
+  return support::quote(text.substr(0, kMaxQuotedBytes)) + " (cut)";
+}
+
+std::string integer_text(const json& value) {
+  return value.is_number_unsigned() ? std::to_string(value.get<uint64_t>())
+                                    : std::to_string(value.get<int64_t>());
+}
+
+// What a JSON value is, for "expected X, got Y": "the string \"yes\"", "the integer 3".
+std::string describe(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
+    case json::value_t::string:
+      return "the string " + quote_cut(value.get_ref<const std::string&>());
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "the integer " + integer_text(value);
+    case json::value_t::number_float: {
+      std::ostringstream text;
+      text << "the number " << value.get<double>();
+      return text.str();
+    }
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "an unsupported value";
+  }
+}
+
+bool is_identifier(std::string_view text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+std::optional<ir::DType> dtype_from_onnx_name(std::string_view name) {
+  for (int32_t value = 1; ir::dtype_is_valid_onnx(value); ++value) {
+    const auto dtype = static_cast<ir::DType>(value);
+    if (ir::dtype_onnx_name(dtype) == name) return dtype;
+  }
+  return std::nullopt;
+}
+
+// The keys of one JSON object; `where` ("out/kernels/kernels.json: kernel stitch_k0: ")
+// starts every error.
+class Fields {
+ public:
+  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  const std::string& where() const { return where_; }
+
+  Status error(std::string_view key, const std::string& what) const {
+    return Status::invalid_input(where_ + "key \"" + std::string(key) + "\": " + what + kRecompile);
+  }
+
+  Result<const json*> find(std::string_view key) const {
+    auto it = object_.find(std::string(key));
+    if (it == object_.end()) return error(key, "missing");
+    return &*it;
+  }
+
+  Result<std::string> string(std::string_view key) const {
+    STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
+    if (!value->is_string()) return error(key, "expected a string, got " + describe(*value));
+    return value->get<std::string>();
+  }
+
+  Result<bool> boolean(std::string_view key) const {
+    STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
+    if (!value->is_boolean()) return error(key, "expected true or false, got " + describe(*value));
+    return value->get<bool>();
+  }
+
+  Result<int64_t> integer(std::string_view key, int64_t low, int64_t high) const {
+    STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
+    return integer_value(key, *value, low, high, "");
+  }
+
+  // `item` ("dimension 2: ") says which element of the key's list `value` is.
+  Result<int64_t> integer_value(std::string_view key, const json& value, int64_t low, int64_t high,
+                                const std::string& item) const {
+    if (!value.is_number_integer()) {
+      return error(key, item + "expected an integer, got " + describe(value));
+    }
+    const bool too_large =
+        value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(high);
+    if (too_large || value.get<int64_t>() < low || value.get<int64_t>() > high) {
+      return error(key, item + "must be between " + std::to_string(low) + " and " +
+                            std::to_string(high) + ", got " + integer_text(value));
+    }
+    return value.get<int64_t>();
+  }
+
+  Result<const json*> list(std::string_view key, std::string_view of) const {
+    STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
+    if (!value->is_array()) {
+      return error(key, "expected a list of " + std::string(of) + ", got " + describe(*value));
+    }
+    return value;
+  }
+
+  Result<std::vector<std::string>> strings(std::string_view key) const {
+    STITCH_ASSIGN_OR_RETURN(const json* items, list(key, "strings"));
+    std::vector<std::string> result;
+    for (size_t i = 0; i < items->size(); ++i) {
+      const json& item = (*items)[i];
+      if (!item.is_string()) {
+        return error(key,
+                     "item " + std::to_string(i) + ": expected a string, got " + describe(item));
+      }
+      result.push_back(item.get<std::string>());
+    }
+    return result;
+  }
+
+ private:
+  const json& object_;
+  std::string where_;
+};
+
+Result<ManifestTensor> parse_tensor(const Fields& kernel, std::string_view key, size_t index,
+                                    const json& item) {
+  if (!item.is_object()) {
+    return kernel.error(key, "item " + std::to_string(index) +
+                                 ": expected an object with name, dtype and shape, got " +
+                                 describe(item));
+  }
+  const Fields fields(item, kernel.where() + std::string(key) + " " + std::to_string(index) + ": ");
+  ManifestTensor tensor;
+  STITCH_ASSIGN_OR_RETURN(tensor.name, fields.string("name"));
+  STITCH_ASSIGN_OR_RETURN(const json* dtype, fields.find("dtype"));
+  std::optional<ir::DType> known;
+  if (dtype->is_string()) known = dtype_from_onnx_name(dtype->get_ref<const std::string&>());
+  if (!known) {
+    return fields.error("dtype",
+                        "expected an ONNX type name such as \"float\", got " + describe(*dtype));
+  }
+  tensor.dtype = *known;
+  STITCH_ASSIGN_OR_RETURN(const json* shape, fields.list("shape", "dimensions"));
+  for (size_t i = 0; i < shape->size(); ++i) {
+    STITCH_ASSIGN_OR_RETURN(int64_t dim,
+                            fields.integer_value("shape", (*shape)[i], 0, kMaxDimension,
+                                                 "dimension " + std::to_string(i) + ": "));
+    tensor.shape.push_back(dim);
+  }
+  return tensor;
+}
+
+Result<std::vector<ManifestTensor>> parse_tensors(const Fields& kernel, std::string_view key) {
+  STITCH_ASSIGN_OR_RETURN(const json* items, kernel.list(key, "{name, dtype, shape} objects"));
+  std::vector<ManifestTensor> tensors;
+  for (size_t i = 0; i < items->size(); ++i) {
+    STITCH_ASSIGN_OR_RETURN(ManifestTensor tensor, parse_tensor(kernel, key, i, (*items)[i]));
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+Result<std::vector<ManifestLaunch>> parse_shared_by(const Fields& kernel) {
+  constexpr std::string_view kKey = "shared_by";
+  STITCH_ASSIGN_OR_RETURN(const json* items, kernel.list(kKey, "{node, outputs} objects"));
+  std::vector<ManifestLaunch> launches;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const json& item = (*items)[i];
+    if (!item.is_object()) {
+      return kernel.error(kKey, "item " + std::to_string(i) +
+                                    ": expected an object with node and outputs, got " +
+                                    describe(item));
+    }
+    const Fields fields(item, kernel.where() + "shared_by " + std::to_string(i) + ": ");
+    ManifestLaunch launch;
+    STITCH_ASSIGN_OR_RETURN(launch.node, fields.string("node"));
+    STITCH_ASSIGN_OR_RETURN(launch.outputs, fields.strings("outputs"));
+    launches.push_back(std::move(launch));
+  }
+  return launches;
+}
+
+std::string not_a_source_of_this_directory(const std::string& where, const std::string& file) {
+  return where + "key \"file\": names the source " + quote_cut(file) +
+         ", which is not a .cu file of this directory" + kRecompile;
+}
+
+Result<ManifestKernel> parse_kernel(const json& item, size_t index, const std::string& source) {
+  const std::string at = source + ": kernels[" + std::to_string(index) + "]: ";
+  if (!item.is_object()) {
+    return Status::invalid_input(at + "expected an object, got " + describe(item) + kRecompile);
+  }
+  ManifestKernel kernel;
+  STITCH_ASSIGN_OR_RETURN(kernel.name, Fields(item, at).string("name"));
+  if (!is_identifier(kernel.name)) {
+    return Fields(item, at).error("name", quote_cut(kernel.name) + " is not an identifier");
+  }
+  const Fields fields(item, source + ": kernel " + kernel.name + ": ");
+  STITCH_ASSIGN_OR_RETURN(kernel.file, fields.string("file"));
+  // A plain name of this directory: no "/", no "..", nothing but an identifier.cu.
+  if (!kernel.file.ends_with(".cu") ||
+      !is_identifier(std::string_view(kernel.file).substr(0, kernel.file.size() - 3))) {
+    return Status::invalid_input(not_a_source_of_this_directory(fields.where(), kernel.file));
+  }
+  STITCH_ASSIGN_OR_RETURN(kernel.inputs, parse_tensors(fields, "inputs"));
+  STITCH_ASSIGN_OR_RETURN(kernel.outputs, parse_tensors(fields, "outputs"));
+  STITCH_ASSIGN_OR_RETURN(kernel.workspace_bytes,
+                          fields.integer("workspace_bytes", 0, kMaxWorkspaceBytes));
+  STITCH_ASSIGN_OR_RETURN(kernel.cooperative, fields.boolean("cooperative"));
+  STITCH_ASSIGN_OR_RETURN(kernel.fused_nodes, fields.strings("fused_nodes"));
+  if (kernel.fused_nodes.empty()) {
+    return fields.error("fused_nodes", "is empty; a kernel implements at least one node");
+  }
+  STITCH_ASSIGN_OR_RETURN(kernel.shared_by, parse_shared_by(fields));
+  return kernel;
+}
+
+}  // namespace
+
+Result<KernelsManifest> parse_kernels_manifest(std::string_view text, const std::string& source) {
+  // Measured before parsing: 64 MiB of "{}," would parse into 2.3 GB.
+  const support::JsonExtent extent = support::measure_json(text);
+  if (extent.depth > kMaxDepth) {
+    return Status::invalid_input(source + ": nests lists and objects " +
+                                 std::to_string(extent.depth) + " deep, more than the " +
+                                 std::to_string(kMaxDepth) + " a kernels.json may have" +
+                                 kRecompile);
+  }
+  if (extent.items > kMaxItems) {
+    return Status::invalid_input(source + ": holds about " + std::to_string(extent.items) +
+                                 " JSON values, more than the " + std::to_string(kMaxItems) +
+                                 " a kernels.json may have" + kRecompile);
+  }
+  const json document = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) {
+    return Status::invalid_input(source + ": not valid JSON" + kRecompile);
+  }
+  if (!document.is_object()) {
+    return Status::invalid_input(source + ": expected a JSON object at the top level, got " +
+                                 describe(document) + kRecompile);
+  }
+  const Fields top(document, source + ": ");
+  STITCH_ASSIGN_OR_RETURN(std::string schema, top.string("schema"));
+  if (schema != kSchema) {
+    return top.error("schema", quote_cut(schema) + " is not " + std::string(kSchema) +
+                                   " (written by another stitchopt version)");
+  }
+  KernelsManifest manifest;
+  STITCH_ASSIGN_OR_RETURN(manifest.model_sha256, top.string("model_sha256"));
+  STITCH_ASSIGN_OR_RETURN(const json* kernels, top.list("kernels", "kernel objects"));
+  std::set<std::string> names;
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    STITCH_ASSIGN_OR_RETURN(ManifestKernel kernel, parse_kernel((*kernels)[i], i, source));
+    if (!names.insert(kernel.name).second) {
+      return Status::invalid_input(source + ": lists kernel " + kernel.name + " twice" +
+                                   kRecompile);
+    }
+    manifest.kernels.push_back(std::move(kernel));
+  }
+  return manifest;
+}
+
+Result<std::optional<KernelsManifest>> read_kernels_manifest(const fs::path& out_dir) {
+  const fs::path relative = fs::path("kernels") / "kernels.json";
+  const fs::path path = out_dir / relative;
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(path, error))) return std::optional<KernelsManifest>();
+  STITCH_ASSIGN_OR_RETURN(
+      std::string text, support::read_regular_file_under(out_dir, relative,
+                                                         kMaxKernelsManifestBytes, "kernels.json"));
+  STITCH_ASSIGN_OR_RETURN(KernelsManifest manifest, parse_kernels_manifest(text, path.string()));
+  // Each source must be a file stitchopt wrote into OUT/kernels: no link leading
+  // elsewhere (the names' form is checked already).
+  const fs::path kernels_dir = out_dir / "kernels";
+  const fs::path real_kernels_dir = fs::canonical(kernels_dir, error);
+  for (const ManifestKernel& kernel : manifest.kernels) {
+    const fs::path real = fs::canonical(kernels_dir / kernel.file, error);
+    if (error || real.parent_path() != real_kernels_dir || !fs::is_regular_file(real, error)) {
+      return Status::invalid_input(not_a_source_of_this_directory(
+          path.string() + ": kernel " + kernel.name + ": ", kernel.file));
+    }
+  }
+  return std::optional<KernelsManifest>(std::move(manifest));
+}
+
+}  // namespace stitch::runtime
