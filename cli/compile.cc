@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "ir/shapes/symbolic_dims.h"
 #include "onnx_import/importer.h"
 #include "runtime_stub/candidate_timer.h"
+#include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
@@ -144,6 +146,39 @@ Status write_kernels(driver::CompiledModel& compiled, const fs::path& kernels, b
   });
 }
 
+// Protobuf parses messages of up to 2 GiB - 1 bytes.
+constexpr size_t kMaxModelBytes = INT_MAX;
+
+// The model must be a regular file (a link to one is fine: the user may have made
+// it). A FIFO would block the read and a device such as /dev/zero never end it, so
+// neither is opened; each is named, not called missing.
+Status check_model_file(const std::string& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  switch (status.type()) {
+    case fs::file_type::regular:
+      return Status::ok();
+    case fs::file_type::not_found:
+      return Status::invalid_input(path + ": no such model file; pass the path of a .onnx file");
+    case fs::file_type::directory:
+    case fs::file_type::fifo:
+    case fs::file_type::character:
+    case fs::file_type::block:
+    case fs::file_type::socket: {
+      const fs::file_type type = status.type();
+      const char* kind = type == fs::file_type::directory ? "a directory"
+                         : type == fs::file_type::fifo    ? "a FIFO"
+                         : type == fs::file_type::socket  ? "a socket"
+                                                          : "a device";
+      return Status::invalid_input(path + ": is " + kind +
+                                   ", not a regular file; pass the path of a .onnx file");
+    }
+    default:
+      return Status::invalid_input(path + ": cannot read the model (" + error.message() +
+                                   "); check the path");
+  }
+}
+
 // `stitchopt run` plans memory for static shapes only, so an output whose shapes are
 // not all known is refused here rather than there: after simplification with static
 // inputs, only a data-dependent op (NonZero, Unique, a TopK k computed from data) or an
@@ -175,20 +210,24 @@ Status run_compile(const CompileOptions& options) {
   std::vector<emit::PhaseTiming> phases;
   auto phase_done = [&](const emit::PhaseTiming& phase) { print_phase(options.verbosity, phase); };
   emit::PhaseTimer timer(phases, phase_done);
-  if (!fs::is_regular_file(options.model_path)) {
-    return Status::invalid_input(options.model_path +
-                                 ": no such model file; pass the path of a .onnx file");
-  }
+  STITCH_RETURN_IF_ERROR(check_model_file(options.model_path));
   // -o first: a directory stitchopt may not replace is a usage error, reported
   // before any work is done; so is a wrong --device.
   OutputDirectoryOptions output_options;
   output_options.force = options.force;
   output_options.protected_files = {options.model_path};
+  // A --device profile file is an input too (a built-in name is no file).
+  if (std::error_code ignored; !options.device.empty() && fs::exists(options.device, ignored)) {
+    output_options.protected_files.push_back(options.device);
+  }
   STITCH_RETURN_IF_ERROR(check_output_directory(options.output_directory, output_options));
   std::optional<cost_model::DeviceProfile> profile;
   if (options.fuse) {
     STITCH_ASSIGN_OR_RETURN(profile, cost_model::resolve_device_profile(options.device));
-    if (options.launch_latency_us >= 0) profile->launch_latency_us = options.launch_latency_us;
+    if (options.launch_latency_us >= 0) {
+      profile->launch_latency_us = options.launch_latency_us;
+      STITCH_RETURN_IF_ERROR(cost_model::validate_device_profile(*profile, "--launch-latency-us"));
+    }
   }
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
@@ -196,7 +235,9 @@ Status run_compile(const CompileOptions& options) {
   // Read once: the bytes feed both the importer and the report's sha256.
   std::string model_bytes;
   Result<ir::Model> imported = timer.time("import", [&]() -> Result<ir::Model> {
-    STITCH_ASSIGN_OR_RETURN(model_bytes, read_file(options.model_path));
+    // Read as a regular file only, whatever the path names by the time it is opened.
+    STITCH_ASSIGN_OR_RETURN(
+        model_bytes, support::read_regular_file(options.model_path, kMaxModelBytes, "model"));
     return onnx_import::import_model_bytes(model_bytes, options.model_path, import_options);
   });
   if (!imported.is_ok()) return imported.status();
@@ -293,6 +334,12 @@ Status run_compile(const CompileOptions& options) {
   const ir::Graph& graph = compiled.simplified.graph;
   STITCH_RETURN_IF_ERROR(
       write_text(staged.path() / "report.json", emit::render_report(report, graph)));
+  // The profile the plan was made for, whole (--launch-latency-us applied): what
+  // `stitchopt profile OUT` estimates with, whether it was built in or a file.
+  if (profile) {
+    STITCH_RETURN_IF_ERROR(
+        write_text(staged.path() / "device.json", cost_model::device_profile_json(*profile)));
+  }
   if (planned) {
     fs::path dot = staged.path() / "plan.dot";
     STITCH_RETURN_IF_ERROR(

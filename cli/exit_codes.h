@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include "ir/core/status.h"
 #include "support/escape.h"
@@ -16,10 +17,21 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitGateFailed = 3;
 inline constexpr int kExitNoGpu = 4;
 
+// The most of a message report_error prints: messages quote lists and names of the
+// model bounded where they are made (support::quote_bounded, list_text), and this
+// bounds whatever else (a name of megabytes) reaches one.
+inline constexpr size_t kMaxErrorBytes = 16384;
+
 // Prints "stitchopt: error: MESSAGE" (one line whatever names it quotes: control
-// characters escaped) and returns the status's exit code.
+// characters escaped; at most kMaxErrorBytes of it, then how long it was) and returns
+// the status's exit code.
 inline int report_error(const Status& status) {
-  std::fprintf(stderr, "stitchopt: error: %s\n", support::printable(status.message()).c_str());
+  std::string text = support::printable(status.message());
+  if (text.size() > kMaxErrorBytes) {
+    text =
+        text.substr(0, kMaxErrorBytes) + "... (" + std::to_string(text.size()) + " bytes in all)";
+  }
+  std::fprintf(stderr, "stitchopt: error: %s\n", text.c_str());
   switch (status.code()) {
     case StatusCode::kInternal:
       return kExitInternal;

@@ -2,11 +2,14 @@
 #include "cli/output_dir.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -97,8 +100,9 @@ std::string first_foreign_kernel_entry(const fs::path& kernels, const std::strin
 std::string first_foreign_entry(const fs::path& directory) {
   if (!has_stitchopt_report(directory))
     return "report.json with the stitchopt report schema is missing";
-  static const std::set<std::string> kFiles = {"model.fused.onnx", "report.json", "plan.dot",
-                                               "plan.svg", "profile.json"};
+  static const std::set<std::string> kFiles = {
+      "model.fused.onnx", "model.fused.onnx.data", "report.json", "device.json", "plan.dot",
+      "plan.svg",         "profile.json"};
   static const std::regex kIrDump(R"([0-9]+-[A-Za-z0-9_-]+\.ir)");
   std::error_code error;
   for (const fs::directory_entry& entry : sorted_entries(directory, error)) {
@@ -153,6 +157,35 @@ std::string first_foreign_entry(const fs::path& directory) {
   }
   if (error) return "(unreadable: " + error.message() + ")";
   return "";
+}
+
+// Removes what runs into `target` left beside it when they were killed (SIGKILL
+// leaves no chance to clean up): "TARGET.stitchopt-tmp-<pid>" staging directories
+// holding stitchopt's marker, and "TARGET.stitchopt-old-<pid>" earlier outputs being
+// replaced, both of the user's and only when process <pid> is gone. Called with
+// TARGET's lock held, so no live run into TARGET owns them.
+void sweep_stale_staging(const fs::path& target) {
+  static const std::regex kLeftover(R"(\.stitchopt-(tmp|old)-([0-9]{1,9}))");
+  const std::string prefix = target.filename().string();
+  std::error_code error;
+  for (const fs::directory_entry& entry : sorted_entries(target.parent_path(), error)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch match;
+    const std::string suffix = name.size() > prefix.size() ? name.substr(prefix.size()) : "";
+    if (!name.starts_with(prefix) || !std::regex_match(suffix, match, kLeftover)) continue;
+    struct stat info {};
+    if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_uid != geteuid()) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(match[2].str()));
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    const bool ours =
+        match[1] == "tmp"
+            ? fs::is_regular_file(fs::symlink_status(entry.path() / kStagingMarker, error))
+            : first_foreign_entry(entry.path()).empty();
+    if (ours) fs::remove_all(entry.path(), error);
+  }
 }
 
 }  // namespace
@@ -236,11 +269,13 @@ Result<StagedOutputDirectory> StagedOutputDirectory::create(const fs::path& targ
   }
   if (flock(staged.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Status::invalid_input("-o " + target.string() +
-                                 ": another stitchopt run is writing this directory; wait for it "
-                                 "to finish or pass another directory");
+                                 ": another stitchopt is using this directory (a compile into "
+                                 "it, or run, bench or profile of it); wait for it to finish or "
+                                 "pass another directory");
   }
   // A run that held the lock until just now may have replaced OUT: check it again.
   STITCH_RETURN_IF_ERROR(check_output_directory(staged.target_, options));
+  sweep_stale_staging(staged.target_);
   staged.staging_ =
       staged.target_.parent_path() / (staged.target_.filename().string() + ".stitchopt-tmp-" +
                                       std::to_string(static_cast<long>(getpid())));
@@ -251,6 +286,7 @@ Result<StagedOutputDirectory> StagedOutputDirectory::create(const fs::path& targ
                                  "; pass a directory whose parent is writable with -o");
   }
   support::set_cleanup_directory(kStagingSlot, staged.staging_.string());
+  std::ofstream(staged.staging_ / kStagingMarker) << getpid() << "\n";
   std::vector<std::string> created;
   for (auto it = staged.created_.rbegin(); it != staged.created_.rend(); ++it)
     created.push_back(it->string());
@@ -285,6 +321,7 @@ StagedOutputDirectory::~StagedOutputDirectory() {
 
 Status StagedOutputDirectory::commit() {
   std::error_code error;
+  fs::remove(staging_ / kStagingMarker, error);
   // Move the old directory aside first so that OUT is replaced in one rename.
   fs::path old = target_;
   old += ".stitchopt-old-" + std::to_string(static_cast<long>(getpid()));
@@ -307,6 +344,44 @@ Status StagedOutputDirectory::commit() {
   fs::remove_all(old, error);
   support::set_cleanup_directory(kOldOutputSlot, "");
   return Status::ok();
+}
+
+Result<OutputDirectoryUse> OutputDirectoryUse::acquire(const fs::path& out_dir) {
+  support::install_interrupt_cleanup();
+  for (bool said = false;;) {
+    OutputDirectoryUse use;
+    use.lock_fd_ = open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (use.lock_fd_ < 0) {
+      return Status::invalid_input(out_dir.string() + ": " + std::strerror(errno) +
+                                   "; give the directory stitchopt MODEL -o DIR wrote");
+    }
+    if (flock(use.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (!said) {
+        std::fprintf(stderr, "stitchopt: waiting for another stitchopt using %s\n",
+                     out_dir.c_str());
+        said = true;
+      }
+      while (flock(use.lock_fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+    // A compile that held the lock may have replaced OUT meanwhile: then the lock is
+    // on the old directory, and the new one is locked again.
+    struct stat locked {
+    }, current{};
+    if (fstat(use.lock_fd_, &locked) == 0 && stat(out_dir.c_str(), &current) == 0 &&
+        locked.st_dev == current.st_dev && locked.st_ino == current.st_ino) {
+      return use;
+    }
+  }
+}
+
+OutputDirectoryUse::OutputDirectoryUse(OutputDirectoryUse&& other) noexcept
+    : lock_fd_(other.lock_fd_) {
+  other.lock_fd_ = -1;
+}
+
+OutputDirectoryUse::~OutputDirectoryUse() {
+  if (lock_fd_ >= 0) close(lock_fd_);
 }
 
 }  // namespace stitch::cli

@@ -16,8 +16,13 @@
 // root (nor any directory above them): those are refused in every case.
 //
 // Concurrent runs into one OUT: the run holds an exclusive lock (flock) on OUT
-// while it works; a second run that finds OUT locked stops with exit 2. SIGINT,
+// while it works; a second run that finds OUT locked stops with exit 2 (so does a
+// compile while `run`, `bench` or `profile` uses OUT: OutputDirectoryUse). SIGINT,
 // SIGTERM and SIGHUP remove the staging directory (support/interrupt.h).
+//
+// A run killed by SIGKILL cannot remove its staging directory: the next compile into
+// the same OUT removes "OUT.stitchopt-tmp-<pid>" directories whose process is gone
+// and that hold stitchopt's marker file (kStagingMarker), and nothing else.
 #pragma once
 
 #include <filesystem>
@@ -38,6 +43,9 @@ struct OutputDirectoryOptions {
 // quote it); relative paths are taken from the working directory.
 Status check_output_directory(const std::filesystem::path& target,
                               const OutputDirectoryOptions& options);
+
+// The file that marks a staging directory as stitchopt's (what a later run may sweep).
+inline constexpr const char* kStagingMarker = ".stitchopt-staging";
 
 class StagedOutputDirectory {
  public:
@@ -61,6 +69,23 @@ class StagedOutputDirectory {
   std::vector<std::filesystem::path> created_;  // directories create() made, deepest last
   int lock_fd_ = -1;
   bool committed_ = false;
+};
+
+// `stitchopt run`, `bench` and `profile` build in OUT/kernels and write
+// OUT/profile.json: while one uses OUT it holds the same exclusive lock a compile
+// takes, so a second one waits for it (saying so on stderr) and a compile into OUT
+// is refused instead of replacing the directory under it. Interrupting the wait
+// (SIGINT) ends the command.
+class OutputDirectoryUse {
+ public:
+  static Result<OutputDirectoryUse> acquire(const std::filesystem::path& out_dir);
+  OutputDirectoryUse(OutputDirectoryUse&& other) noexcept;
+  OutputDirectoryUse& operator=(OutputDirectoryUse&&) = delete;
+  ~OutputDirectoryUse();
+
+ private:
+  OutputDirectoryUse() = default;
+  int lock_fd_ = -1;
 };
 
 }  // namespace stitch::cli

@@ -1,19 +1,21 @@
 #include "cli/runtime_commands.h"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "cli/compiled_output.h"
 #include "cli/exit_codes.h"
+#include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
 #include "ir/core/dtype.h"
 #include "runtime_stub/cuda_loader.h"
@@ -22,6 +24,7 @@
 #include "runtime_stub/profile.h"
 #include "runtime_stub/program.h"
 #include "support/escape.h"
+#include "support/private_files.h"
 
 namespace stitch::cli {
 namespace {
@@ -34,6 +37,25 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     return app.exit(error) == 0 ? kExitOk : kExitBadInput;
   }
   return std::nullopt;
+}
+
+// --seed: a decimal integer that fits 64 bits unsigned (CLI11 would wrap -1 and
+// take 10^23 as some other number).
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const bool digits =
+            !text.empty() && text.size() <= 20 &&
+            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (digits) std::strtoull(text.c_str(), &end, 10);
+        if (!digits || errno == ERANGE) {
+          return "\"" + text + "\" is not a seed: use an integer from 0 to 18446744073709551615";
+        }
+        return "";
+      },
+      "");
 }
 
 std::string mebibytes(int64_t bytes) {
@@ -128,12 +150,14 @@ int run_command(int argc, char** argv) {
   app.add_flag("--emulate", emulate,
                "on the CPU, run the generated kernels through the CUDA emulation layer "
                "(compiled with $CXX) instead of the reference interpreter");
-  app.add_option("--seed", seed, "seed of the random inputs");
+  app.add_option("--seed", seed, "seed of the random inputs")->check(seed_number());
   app.add_option("--kernels-library", gpu.kernels_library,
                  "a libstitch_kernels.so built from OUT/kernels/ (default: build it with nvcc)");
   app.add_option("--gpu", gpu.device, "CUDA device index");
   app.add_flag("-v,--verbose", verbose, "print every step and where it runs");
   if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  Result<OutputDirectoryUse> use = OutputDirectoryUse::acquire(out_dir);
+  if (!use.is_ok()) return report_error(use.status());
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());
 
@@ -164,6 +188,19 @@ int run_command(int argc, char** argv) {
     const runtime::Step& step = program->steps[i];
     if (step.kind == runtime::StepKind::kKernel && (*executor)->placements()[i].on_backend) {
       placed.insert(step.kernel);
+    }
+  }
+  if (backend_runs_kernels && program->kernels_dir.empty()) {
+    // Without kernels.json every fused node would run on the host and the run would
+    // check nothing it claims to.
+    for (const runtime::Step& step : program->steps) {
+      if (step.kind == runtime::StepKind::kHost &&
+          program->model.graph.node(step.node).domain == "stitchopt") {
+        return report_error(Status::invalid_input(
+            out_dir + ": kernels/kernels.json is missing, so the kernel of fused node " +
+            support::printable(step.name) + " (and of every other) cannot run on " +
+            backend->device_name() + "; recompile the model"));
+      }
     }
   }
   std::printf("kernels: %zu of the %lld in kernels.json run%s\n", placed.size(),
@@ -222,13 +259,15 @@ int bench_command(int argc, char** argv) {
   bool per_kernel = false;
   runtime::CudaBackendOptions gpu;
   app.add_option("out_dir", out_dir, "the directory `stitchopt MODEL -o DIR` wrote")->required();
-  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
-  app.add_option("--iterations", iterations, "timed runs")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000000));
+  app.add_option("--iterations", iterations, "timed runs")->check(CLI::Range(1, 1000000));
   app.add_flag("--graph", graph, "also time the model captured as one CUDA Graph");
   app.add_flag("--per-kernel", per_kernel, "time every step on its own");
   app.add_option("--kernels-library", gpu.kernels_library, "a prebuilt libstitch_kernels.so");
   app.add_option("--gpu", gpu.device, "CUDA device index");
   if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  Result<OutputDirectoryUse> use = OutputDirectoryUse::acquire(out_dir);
+  if (!use.is_ok()) return report_error(use.status());
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());
   Result<std::unique_ptr<runtime::Backend>> backend = gpu_backend(gpu);
@@ -291,12 +330,19 @@ int calibrate_command(int argc, char** argv) {
   runtime::CalibrationOptions options;
   app.add_option("-o,--output", output, "the DeviceProfile .json to write")->required();
   app.add_option("--gpu", options.device, "CUDA device index");
-  app.add_option("--max-bytes", options.max_bytes, "largest copy (bytes read plus written)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--repetitions", options.repetitions, "timed runs per size")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--max-bytes", options.max_bytes,
+                 "largest copy (bytes read plus written; 1 KiB to 64 GiB)")
+      ->check(CLI::Range(int64_t{1} << 10, int64_t{1} << 36));
+  app.add_option("--repetitions", options.repetitions, "timed runs per size (1 to 10000)")
+      ->check(CLI::Range(1, 10000));
   app.add_flag("-v,--verbose", options.verbose, "print every measurement");
   if (std::optional<int> stop = parse(app, argc, argv)) return *stop;
+  // Where the profile goes is checked before minutes of measuring.
+  if (output.empty() || std::filesystem::is_directory(output) || output.back() == '/') {
+    return report_error(
+        Status::invalid_input("-o \"" + support::printable(output) +
+                              "\": give the path of the profile .json file to write"));
+  }
   Result<const runtime::CudaRuntimeApi*> api = runtime::load_cuda_runtime();
   if (!api.is_ok())
     return report_error(Status::unavailable("calibrate needs a GPU: " + api.status().message()));
@@ -310,52 +356,21 @@ int calibrate_command(int argc, char** argv) {
   }
   std::string json = cost_model::device_profile_json(*profile);
   Result<cost_model::DeviceProfile> check = cost_model::parse_device_profile(json, output);
-  if (!check.is_ok())
+  if (!check.is_ok()) {
+    // A measurement no real GPU gives (a broken driver, a device far outside what the
+    // cost model is made for) is not written: a profile others load must be valid.
     return report_error(
-        Status::internal("the calibrated profile does not validate: " + check.status().message()));
-  std::ofstream file(output);
-  file << json;
-  if (!file) return report_error(Status::invalid_input("cannot write " + output));
+        Status::unavailable("the measured profile is not written: " + check.status().message()));
+  }
+  if (Status written = support::write_file_atomically(output, json); !written.is_ok()) {
+    return report_error(written);
+  }
   std::printf("wrote %s: %s, phi %.2f us, %zu bandwidth points, best %.1f GB/s\n", output.c_str(),
               profile->name.c_str(), profile->launch_latency_us, profile->bandwidth_curve.size(),
               profile->bandwidth_curve.empty()
                   ? 0.0
                   : profile->bandwidth_curve.back().bytes_per_second / 1e9);
   return kExitOk;
-}
-
-// The device profile a compiled output was planned for (report.json "device.name"),
-// and the ptxas register counts report.json holds when it was compiled with --ptxas.
-struct CompiledFor {
-  std::string device = "h100";
-  std::map<std::string, int> registers;
-};
-CompiledFor read_compiled_for(const std::string& out_dir) {
-  CompiledFor result;
-  std::ifstream file(std::filesystem::path(out_dir) / "report.json");
-  if (!file) return result;
-  nlohmann::json report = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (!report.is_object()) return result;
-  auto device = report.find("device");
-  if (device != report.end() && device->is_object() && device->contains("name") &&
-      (*device)["name"].is_string()) {
-    result.device = (*device)["name"].get<std::string>();
-  }
-  auto groups = report.find("groups");
-  if (groups == report.end() || !groups->is_array()) return result;
-  for (const nlohmann::json& group : *groups) {
-    if (!group.is_object() || !group.contains("codegen") || !group["codegen"].is_object()) continue;
-    const nlohmann::json& codegen = group["codegen"];
-    if (!codegen.contains("kernel") || !codegen["kernel"].is_string() ||
-        !codegen.contains("ptxas") || !codegen["ptxas"].is_object()) {
-      continue;
-    }
-    const nlohmann::json& ptxas = codegen["ptxas"];
-    if (ptxas.contains("registers") && ptxas["registers"].is_number_integer()) {
-      result.registers[codegen["kernel"].get<std::string>()] = ptxas["registers"].get<int>();
-    }
-  }
-  return result;
 }
 
 std::string bytes_text(double bytes) {
@@ -405,9 +420,10 @@ int profile_command(int argc, char** argv) {
     return report_error(
         Status::invalid_input("profile needs --emulate: only the emulated profile exists so far"));
   }
+  Result<OutputDirectoryUse> use = OutputDirectoryUse::acquire(out_dir);
+  if (!use.is_ok()) return report_error(use.status());
   const CompiledFor compiled_for = read_compiled_for(out_dir);
-  if (device_name.empty()) device_name = compiled_for.device;
-  Result<cost_model::DeviceProfile> device = cost_model::resolve_device_profile(device_name);
+  Result<cost_model::DeviceProfile> device = profile_device(out_dir, device_name, compiled_for);
   if (!device.is_ok()) return report_error(device.status());
   options.device = *device;
   options.kernel_registers = compiled_for.registers;
@@ -460,18 +476,12 @@ int profile_command(int argc, char** argv) {
     std::printf("; %zu steps on the host not estimated", profile->host_steps.size());
   }
   std::printf("\n");
+  // Through a fresh name and a rename: a link planted at OUT/profile.json is
+  // replaced, never written through (support/private_files.h).
   const std::filesystem::path path = std::filesystem::path(out_dir) / "profile.json";
-  const std::filesystem::path staging = path.string() + ".tmp";
-  {
-    std::ofstream file(staging, std::ios::binary | std::ios::trunc);
-    file << runtime::profile_json(*profile);
-    if (!file) return report_error(Status::invalid_input("cannot write " + staging.string()));
-  }
-  std::error_code error;
-  std::filesystem::rename(staging, path, error);
-  if (error) {
-    return report_error(
-        Status::invalid_input("cannot write " + path.string() + ": " + error.message()));
+  if (Status written = support::write_file_atomically(path, runtime::profile_json(*profile));
+      !written.is_ok()) {
+    return report_error(written);
   }
   std::printf("wrote %s\n", path.c_str());
   return kExitOk;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime_stub/kernel_library.h"
+#include "support/private_files.h"
 #include "support/subprocess.h"
 
 extern const char* const kStitchEmuHeaderText;
@@ -159,18 +160,14 @@ class HostBackend : public Backend {
     const bool counting = options_.counters.has_value();
     KernelLibraryRecipe recipe;
     recipe.build_dir = kernels / (counting ? "emu_counters_build" : "emu_build");
-    std::error_code error;
-    fs::create_directories(recipe.build_dir, error);
-    if (error) {
-      return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
-                                   error.message());
-    }
+    STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
     fs::path header = recipe.build_dir / "stitch_emu.h";
     fs::path source = recipe.build_dir / "stitch_emu.cc";
-    STITCH_RETURN_IF_ERROR(write_if_different(header, kStitchEmuHeaderText));
-    STITCH_RETURN_IF_ERROR(write_if_different(source, kStitchEmuSourceText));
+    STITCH_RETURN_IF_ERROR(support::write_file_if_different(header, kStitchEmuHeaderText));
+    STITCH_RETURN_IF_ERROR(support::write_file_if_different(source, kStitchEmuSourceText));
     fs::path counters_header = recipe.build_dir / "stitch_emu_counters.h";
-    STITCH_RETURN_IF_ERROR(write_if_different(counters_header, kStitchEmuCountersHeaderText));
+    STITCH_RETURN_IF_ERROR(
+        support::write_file_if_different(counters_header, kStitchEmuCountersHeaderText));
     std::string cxx = options_.cxx;
     if (cxx.empty()) cxx = std::getenv("CXX") != nullptr ? std::getenv("CXX") : STITCH_DEFAULT_CXX;
     recipe.compiler = support::find_executable(cxx);
@@ -178,14 +175,14 @@ class HostBackend : public Backend {
       return Status::invalid_input("the C++ compiler " + cxx +
                                    " for --emulate was not found; set CXX to one");
     }
-    recipe.compile_flags = {"-std=c++20",
-                            "-O2",
-                            "-fPIC",
-                            "-DSTITCH_EMULATION",
-                            "-I" + recipe.build_dir.string(),
-                            "-I" + kernels.string(),
-                            "-x",
-                            "c++"};
+    // Quoted includes only: a kernel finds "stitch_prelude.cuh" beside itself and the
+    // prelude finds "stitch_emu.h" here, while <math.h> and every other system header
+    // come from the system, never from a file someone left in OUT/kernels or
+    // emu_build. So the emulation layer's object and precompiled header read nothing
+    // of OUT/kernels and may be shared through the build cache.
+    recipe.compile_flags = {
+        "-std=c++20", "-O2", "-fPIC", "-DSTITCH_EMULATION", "-iquote", recipe.build_dir.string(),
+        "-x",         "c++"};
     recipe.link_flags = {"-shared", "-pthread"};
     if (counting) {
       // -g: addr2line maps the counted access sites to source lines.

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "runtime_stub/build_cache.h"
+#include "support/private_files.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
 
@@ -61,14 +63,15 @@ std::string log_tail(const fs::path& path, size_t lines) {
 }
 
 // One compiler run: skipped when `output` exists and its stamp file holds `stamp`.
-// With `cached` (KernelLibraryRecipe::cache_dir), copied from there when present and
-// stored there after it ran.
+// With a `cache` (KernelLibraryRecipe::cache_dir), restored from its entry
+// `cache_name` when that is intact, and stored there after it ran.
 struct BuildCommand {
   std::vector<std::string> argv;
   fs::path output;
   fs::path log;
   std::string stamp;
-  fs::path cached;
+  const BuildCache* cache = nullptr;
+  std::string cache_name;
   fs::path stamp_path() const { return output.string() + ".stamp"; }
   bool up_to_date() const {
     return fs::exists(output) && read_file(stamp_path()).value_or("") == stamp;
@@ -76,37 +79,42 @@ struct BuildCommand {
 };
 
 Status write_stamp(const BuildCommand& command) {
-  std::ofstream stamp(command.stamp_path(), std::ios::binary | std::ios::trunc);
-  stamp << command.stamp;
-  if (!stamp) return Status::internal("cannot write " + command.stamp_path().string());
-  return Status::ok();
+  return support::write_file_atomically(command.stamp_path(), command.stamp);
 }
 
-// Copies `from` to `to` through a temporary file of the destination's directory (named
-// by this process: run_build copies from one thread) and a rename, so that a concurrent
-// reader of `to` sees the old file or the whole new one.
-bool copy_atomically(const fs::path& from, const fs::path& to) {
-  const fs::path temporary = to.string() + ".tmp" + std::to_string(getpid());
-  std::error_code error;
-  fs::copy_file(from, temporary, fs::copy_options::overwrite_existing, error);
-  if (!error) fs::rename(temporary, to, error);
-  if (error) fs::remove(temporary, error);
-  return !error;
-}
-
-// The command's output (and log) from its cache entry; false when there is none.
+// The command's output (and log) from its cache entry; false when there is none or
+// it is broken (then the command runs and its store replaces the entry).
 bool restore_from_cache(const BuildCommand& command, bool verbose) {
-  if (command.cached.empty() || !fs::exists(command.cached)) return false;
-  if (!copy_atomically(command.cached, command.output)) return false;
-  const fs::path cached_log = command.cached.string() + ".log";
-  std::error_code ignored;
-  if (fs::exists(cached_log))
-    fs::copy_file(cached_log, command.log, fs::copy_options::overwrite_existing, ignored);
+  if (command.cache == nullptr) return false;
+  Result<std::optional<BuildCacheEntry>> entry = command.cache->lookup(command.cache_name);
+  if (!entry.is_ok()) {
+    std::fprintf(stderr, "stitchopt: warning: %s; compiling %s instead\n",
+                 entry.status().message().c_str(), command.output.filename().c_str());
+    return false;
+  }
+  if (!entry->has_value()) return false;
+  if (!support::write_file_atomically(command.output, (*entry)->output).is_ok() ||
+      !support::write_file_atomically(command.log, (*entry)->log).is_ok()) {
+    return false;
+  }
   if (verbose) {
     std::fprintf(stderr, "stitchopt: %s from the build cache %s\n", command.output.c_str(),
-                 command.cached.c_str());
+                 (command.cache->directory() / command.cache_name).c_str());
   }
   return true;
+}
+
+// Keeps a command's fresh output in its cache entry. A cache that cannot be
+// written only costs the next build its compile (-v says why).
+void store_in_cache(const BuildCommand& command, bool verbose) {
+  if (command.cache == nullptr) return;
+  std::optional<std::string> output = read_file(command.output);
+  if (!output) return;
+  Status stored =
+      command.cache->store(command.cache_name, {*output, read_file(command.log).value_or("")});
+  if (!stored.is_ok() && verbose) {
+    std::fprintf(stderr, "stitchopt: not cached: %s\n", stored.message().c_str());
+  }
 }
 
 // Runs the commands that are not up to date, up to `jobs` at a time (one with a cache
@@ -160,28 +168,10 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
     }
     Status stamped = write_stamp(*command);
     if (!stamped.is_ok() && failure.is_ok()) failure = stamped;
-    if (!command->cached.empty()) {
-      // A cache that cannot be written only costs the next build its compile.
-      if (fs::exists(command->log)) {
-        copy_atomically(command->log, command->cached.string() + ".log");
-      }
-      copy_atomically(command->output, command->cached);
-    }
+    store_in_cache(*command, verbose);
   }
   return failure;
 }
-
-}  // namespace
-
-Status write_if_different(const fs::path& path, const std::string& text) {
-  if (read_file(path) == text) return Status::ok();
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  if (!file) return Status::invalid_input("cannot write " + path.string());
-  return Status::ok();
-}
-
-namespace {
 
 // The headers every object may include (names and texts) and the compiler binary
 // itself (its path, size and mtime): part of every compile command's stamp.
@@ -210,19 +200,22 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
-// The cache entry of a step that does not depend on the program (the precompiled
-// header, an extra source): a SHA-256 of its command line with build_dir and the
-// kernels directory taken out, the shared inputs (shared_inputs_text) and its source's
-// text, then the output's file name.
-fs::path cache_entry(const KernelLibraryRecipe& recipe, const std::string& kernels_dir,
-                     const std::string& shared_inputs, const BuildCommand& command,
-                     const std::string& source_text) {
-  std::string command_line = support::command_line_text(command.argv);
-  command_line = replace_all(command_line, recipe.build_dir.string(), "<build_dir>");
-  command_line = replace_all(command_line, kernels_dir, "<kernels_dir>");
-  const std::string key = support::sha256_hex("stitchopt build cache 1\n" + command_line + "\n" +
+// The cache entry's name of a step that does not depend on the program (the
+// precompiled header, an extra source): a SHA-256 of what it reads (its command line
+// with build_dir taken out, the shared inputs of shared_inputs_text and its source's
+// text), then the output's file name. Nothing when the command line still names the
+// kernels directory: then it may read headers of OUT/kernels the key does not cover
+// (one output's header would be replayed into every later one).
+std::optional<std::string> cache_name(const KernelLibraryRecipe& recipe,
+                                      const std::string& kernels_dir,
+                                      const std::string& shared_inputs, const BuildCommand& command,
+                                      const std::string& source_text) {
+  const std::string command_line = replace_all(support::command_line_text(command.argv),
+                                               recipe.build_dir.string(), "<build_dir>");
+  if (command_line.find(kernels_dir) != std::string::npos) return std::nullopt;
+  const std::string key = support::sha256_hex("stitchopt build cache 2\n" + command_line + "\n" +
                                               shared_inputs + "\n" + source_text);
-  return recipe.cache_dir / (key.substr(0, 32) + "-" + command.output.filename().string());
+  return key.substr(0, 32) + "-" + command.output.filename().string();
 }
 
 // The compile commands of `sources` (the first `extra` of them recipe.extra_sources,
@@ -231,12 +224,6 @@ fs::path cache_entry(const KernelLibraryRecipe& recipe, const std::string& kerne
 Result<std::vector<BuildCommand>> compile_commands(const KernelLibraryRecipe& recipe,
                                                    const std::vector<fs::path>& sources,
                                                    size_t extra) {
-  std::error_code error;
-  fs::create_directories(recipe.build_dir, error);
-  if (error) {
-    return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
-                                 error.message());
-  }
   const uint64_t shared_hash = shared_inputs_hash(recipe);
   std::vector<BuildCommand> compiles;
   for (size_t index = 0; index < sources.size(); ++index) {
@@ -301,14 +288,12 @@ Result<std::optional<BuildCommand>> precompiled_header(KernelLibraryRecipe& reci
       !is_gcc(recipe.compiler)) {
     return std::optional<BuildCommand>();
   }
-  std::error_code error;
-  fs::create_directories(recipe.build_dir, error);
   const fs::path header = recipe.build_dir / "stitch_pch.h";
   const std::string text =
       "// Precompiled once for every kernel of this build (kernel_library.h).\n"
       "#include \"" +
       recipe.precompiled_header + "\"\n";
-  STITCH_RETURN_IF_ERROR(write_if_different(header, text));
+  STITCH_RETURN_IF_ERROR(support::write_file_if_different(header, text));
   BuildCommand command;
   command.output = header.string() + ".gch";
   command.log = header.string() + ".log";
@@ -331,6 +316,7 @@ Result<std::optional<BuildCommand>> precompiled_header(KernelLibraryRecipe& reci
 Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& given) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
   KernelLibraryRecipe recipe = given;
+  STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
   std::vector<fs::path> sources(recipe.extra_sources);
   const std::vector<fs::path> kernels = kernel_sources(program);
   STITCH_ASSIGN_OR_RETURN(std::optional<BuildCommand> pch,
@@ -344,22 +330,29 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
       compiles[i].stamp = hex(fnv1a(fnv1a(kFnvOffset, compiles[i].stamp), pch->stamp)) + "\n";
     }
   }
+  std::optional<BuildCache> cache;
   if (!recipe.cache_dir.empty()) {
-    std::error_code error;
-    fs::create_directories(recipe.cache_dir, error);
-    if (error) {
-      return Status::invalid_input("cannot create the build cache " + recipe.cache_dir.string() +
-                                   ": " + error.message());
+    Result<BuildCache> opened = BuildCache::open(recipe.cache_dir);
+    if (opened.is_ok()) {
+      cache = std::move(opened).value();
+    } else {
+      std::fprintf(stderr, "stitchopt: warning: %s; building without it\n",
+                   opened.status().message().c_str());
     }
+  }
+  if (cache) {
     // The steps the kernels do not change: the precompiled header and the extra sources.
     const std::string shared = shared_inputs_text(recipe);
-    if (pch) {
-      pch->cached = cache_entry(recipe, program.kernels_dir, shared, *pch,
-                                read_file(recipe.build_dir / "stitch_pch.h").value_or(""));
-    }
+    auto use_cache = [&](BuildCommand& command, const fs::path& source) {
+      std::optional<std::string> name =
+          cache_name(recipe, program.kernels_dir, shared, command, read_file(source).value_or(""));
+      if (!name) return;
+      command.cache = &*cache;
+      command.cache_name = *name;
+    };
+    if (pch) use_cache(*pch, recipe.build_dir / "stitch_pch.h");
     for (size_t i = 0; i < recipe.extra_sources.size(); ++i) {
-      compiles[i].cached = cache_entry(recipe, program.kernels_dir, shared, compiles[i],
-                                       read_file(recipe.extra_sources[i]).value_or(""));
+      use_cache(compiles[i], recipe.extra_sources[i]);
     }
   }
   BuildCommand link;
@@ -391,12 +384,7 @@ Result<std::vector<CompiledSource>> build_kernel_units(const Program& program,
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
   const std::vector<fs::path> kernels = kernel_sources(program);
   units = std::max<size_t>(1, std::min(units, kernels.size()));
-  std::error_code error;
-  fs::create_directories(recipe.build_dir, error);
-  if (error) {
-    return Status::invalid_input("cannot create " + recipe.build_dir.string() + ": " +
-                                 error.message());
-  }
+  STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
   std::vector<fs::path> sources;
   for (size_t unit = 0; unit < (kernels.empty() ? 0 : units); ++unit) {
     std::string text = "// Unity translation unit of stitchopt profile (kernel_library.h).\n";
@@ -409,7 +397,7 @@ Result<std::vector<CompiledSource>> build_kernel_units(const Program& program,
       if (!kernel->empty() && kernel->back() != '\n') text += '\n';
     }
     const fs::path source = recipe.build_dir / ("stitch_unity_" + std::to_string(unit) + ".cu");
-    STITCH_RETURN_IF_ERROR(write_if_different(source, text));
+    STITCH_RETURN_IF_ERROR(support::write_file_if_different(source, text));
     sources.push_back(source);
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles, compile_commands(recipe, sources, 0));

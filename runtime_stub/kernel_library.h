@@ -39,10 +39,13 @@ struct KernelLibraryRecipe {
   std::string precompiled_header;
   // Opt-in (empty: off): a directory of the user's where the steps that do not depend
   // on the program (the precompiled header and extra_sources) are kept by a SHA-256 of
-  // their inputs with build_dir and the kernels directory taken out of the command
-  // line, so that another output directory copies them instead of compiling them again
-  // (host --emulate: $STITCH_BUILD_CACHE). Nothing is written there otherwise. A copied
-  // object's debug info names the directory it was first compiled in.
+  // their inputs with build_dir taken out of the command line, so that another output
+  // directory copies them instead of compiling them again (host --emulate:
+  // $STITCH_BUILD_CACHE). Only steps whose command line does not name the kernels
+  // directory are cached (their key must cover every header they read). Entries are
+  // verified before use and a cache others can write is not used (build_cache.h).
+  // Nothing is written there otherwise. A copied object's debug info names the
+  // directory it was first compiled in.
   std::filesystem::path cache_dir;
 };
 
@@ -54,10 +57,6 @@ struct CompiledSource {
   std::filesystem::path output;
   std::filesystem::path log;
 };
-
-// Writes `text` to `path` unless the file already holds it (so that its mtime, and the
-// build steps stamped with it, stay put).
-Status write_if_different(const std::filesystem::path& path, const std::string& text);
 
 // The sources of the program's kernel steps (each once, sorted) with
 // recipe.extra_sources, compiled and linked into build_dir/library_name; returns its

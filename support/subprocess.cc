@@ -57,8 +57,10 @@ Process Process::start(const std::vector<std::string>& argv, const ProcessOption
     }
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   } else {
+    // Never through a link: a log path may lie in a directory someone else prepared
+    // (support/private_files.h).
     posix_spawn_file_actions_addopen(&actions, 1, options.output_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
   }
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawnattr_t attributes;

@@ -131,6 +131,10 @@ def usage_tests(binary, source, work):
     check("missing model message", first_line(result.stderr) ==
           "stitchopt: error: no/such/model.onnx: no such model file; pass the path of a .onnx file",
           result.stderr)
+    result = run(binary, ["models", "-o", os.path.join(work, "x")], source)
+    check("directory as the model", result.returncode == 2 and first_line(result.stderr) ==
+          "stitchopt: error: models: is a directory, not a regular file; pass the path of a .onnx "
+          "file", result.stderr)
 
 
 def pipeline_flag_tests(binary, source, work):
@@ -145,6 +149,10 @@ def pipeline_flag_tests(binary, source, work):
     check("unknown pass exits 2", result.returncode == 2, result.stderr)
     check("unknown pass message", first_line(result.stderr) ==
           'stitchopt: error: --passes: no pass named "dec"; did you mean "dce"?', result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--passes", " , ,"], source)
+    check("empty pass list exits 2", result.returncode == 2 and first_line(result.stderr) ==
+          'stitchopt: error: --passes " , ," names no pass; list the passes to run (stitchopt '
+          '--list-passes), or use --no-simplify to run none', result.stderr)
     result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--disable-pass", "nothing"], source)
     check("unknown disabled pass exits 2", result.returncode == 2, result.stderr)
     result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--dump-ir-after", "decompose",
@@ -328,6 +336,16 @@ def processes_mentioning(text):
     return found
 
 
+def interrupt(process, signal_number):
+    """Sends the signal and waits for the process (killed after 10 s)."""
+    process.send_signal(signal_number)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def interrupt_tests(binary, source, work):
     """SIGTERM while `dot` runs removes the staging directory and ends dot; a second
     run into the same directory meanwhile is refused; a timed-out dot skips only the
@@ -349,14 +367,10 @@ def interrupt_tests(binary, source, work):
     second = run(binary, [model, "-o", out], source)
     check("a concurrent run into the same directory is refused",
           second.returncode == 2 and first_line(second.stderr) ==
-          f"stitchopt: error: -o {out}: another stitchopt run is writing this directory; wait "
-          "for it to finish or pass another directory", second.stderr)
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+          f"stitchopt: error: -o {out}: another stitchopt is using this directory (a compile "
+          "into it, or run, bench or profile of it); wait for it to finish or pass another "
+          "directory", second.stderr)
+    interrupt(process, signal.SIGTERM)
     check("SIGTERM ends the run", process.returncode == -signal.SIGTERM, str(process.returncode))
     time.sleep(0.2)
     leftovers = [n for n in os.listdir(work) if "stitchopt-tmp" in n or "stitchopt-old" in n]
@@ -369,6 +383,74 @@ def interrupt_tests(binary, source, work):
           "10 s: killed); plan.dot is written" in result.stderr and
           not os.path.exists(os.path.join(out, "plan.svg")) and
           os.path.exists(os.path.join(out, "plan.dot")), result.stderr)
+
+
+def chain_model(path, length):
+    """x -> Neg -> Relu -> Neg -> ... (`length` nodes) on f32[2,3]."""
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Relu" if i % 2 else "Neg", [f"v{i}"], [f"v{i + 1}"])
+             for i in range(length)]
+    graph = helper.make_graph(nodes, "chain",
+                              [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info(f"v{length}", TensorProto.FLOAT,
+                                                             [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def memory_tests(binary, source, work):
+    """Compile memory grows linearly with the chain (issue 36 R6): 5,000 unfused nodes
+    sharing two single-op kernels took 726 MB when the report copied the kernel, with
+    its list of launch sites so far, per site; 62 MB since."""
+    model = os.path.join(work, "chain_5000.onnx")
+    chain_model(model, 5000)
+    process = subprocess.Popen([binary, model, "-o", os.path.join(work, "chain_out"), "--unfused",
+                                "-q"], cwd=source, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    peak = usage.ru_maxrss / 1024
+    check("a 5,000-node chain compiles --unfused under 256 MiB",
+          process.returncode == 0 and peak < 256,
+          f"exit {process.returncode}, peak {peak:.0f} MiB: {process.stderr.read()[-300:]}")
+
+
+def runtime_interrupt_tests(binary, source, work):
+    """`run --emulate` holds OUT while it builds there: a compile into OUT is refused
+    meanwhile; SIGINT ends it and the compilers it started; two runs started together
+    afterwards both pass, one waiting for the other (issue 36 R4, R5)."""
+    import signal
+    import time
+    out = os.path.join(work, "running")
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "-q"], source)
+    check("gpt2_block compiles for the runtime interrupt tests", result.returncode == 0,
+          result.stderr)
+    build = os.path.join(out, "kernels", "emu_build")
+    process = subprocess.Popen([binary, "run", out, "--emulate"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not processes_mentioning(build):
+        time.sleep(0.02)
+    check("run --emulate starts its compilers", processes_mentioning(build))
+    second = run(binary, ["models/gpt2_block.onnx", "-o", out], source)
+    check("a compile into an output that run uses is refused",
+          second.returncode == 2 and "another stitchopt is using this directory" in second.stderr,
+          second.stderr)
+    interrupt(process, signal.SIGINT)
+    check("SIGINT ends run --emulate", process.returncode == -signal.SIGINT, str(process.returncode))
+    time.sleep(0.5)
+    check("SIGINT ends the compilers run --emulate started", not processes_mentioning(build),
+          str(processes_mentioning(build)))
+    runs = [subprocess.Popen([binary, "run", out, "--emulate"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [process.communicate(timeout=600) + (process.returncode,) for process in runs]
+    check("two runs on one output after an interrupted build both pass",
+          all(code == 0 and "outputs match" in stdout for stdout, _, code in results),
+          str([(code, stderr[-300:]) for _, stderr, code in results]))
+    check("the second of two runs on one output waits for the first",
+          any("waiting for another stitchopt using" in stderr for _, stderr, _ in results),
+          str([stderr[-300:] for _, stderr, _ in results]))
 
 
 def main():
@@ -385,6 +467,8 @@ def main():
         planner_flag_tests(binary, args.source, work)
         output_tests(binary, args.source, work)
         interrupt_tests(binary, args.source, work)
+        runtime_interrupt_tests(binary, args.source, work)
+        memory_tests(binary, args.source, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{passed} passed, {len(failures)} failed")

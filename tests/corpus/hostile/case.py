@@ -28,6 +28,9 @@ class Step:
     # remove besides {out}.
     may_change: tuple = ()
     cwd: str = "."  # relative to work
+    # Environment variables for this command (placeholders replaced), e.g. an opt-in
+    # STITCH_BUILD_CACHE; every other command runs without it.
+    env: dict = field(default_factory=dict)
 
 
 @dataclass

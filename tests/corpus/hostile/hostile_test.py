@@ -165,8 +165,10 @@ def run_case(case, binary, root):
         if step.before is not None:
             step.before(work)
         argv = [binary] + [arg.format(**placeholders) for arg in step.argv]
+        step_env = dict(env, **{key: value.format(**placeholders)
+                                for key, value in step.env.items()})
         code, stdout, stderr, seconds, rss, timed_out = run_command(
-            argv, work / step.cwd, env, case.timeout)
+            argv, work / step.cwd, step_env, case.timeout)
         log.append(f"$ {' '.join(argv)}\n  exit {code}, {seconds:.1f} s, "
                    f"{rss / 2**20:.0f} MiB\n{stderr[-2000:]}")
         if timed_out:
