@@ -10,3 +10,13 @@ if(STITCH_CLANG_TIDY)
   set_tests_properties(lint.clang_tidy PROPERTIES
                        ENVIRONMENT "STITCH_BUILD_DIR=${PROJECT_BINARY_DIR}" TIMEOUT 1200)
 endif()
+
+# Structure (tests/lint/structure.py, docs/architecture.md "Layering" and "Size and
+# complexity"): file and function size, cyclomatic complexity and the include graph
+# between top-level folders against a baseline that only shrinks; the self-test plants
+# one violation of each kind and fails unless each is reported.
+add_test(NAME lint.structure
+         COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/lint/structure.py
+                 --root ${PROJECT_SOURCE_DIR})
+add_test(NAME lint.structure_self_test
+         COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/lint/structure.py --self-test)
