@@ -8,6 +8,17 @@
 
 namespace stitch::ir {
 
+std::optional<AxisPads> auto_pads(std::string_view auto_pad, int64_t input, int64_t extent,
+                                  int64_t stride) {
+  if (auto_pad == "VALID") return AxisPads{0, 0};
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return std::nullopt;
+  const int64_t residual = input % stride;
+  const int64_t total = std::max<int64_t>(0, extent - (residual == 0 ? stride : residual));
+  const int64_t small = total / 2;
+  const int64_t begin = auto_pad == "SAME_UPPER" ? small : total - small;
+  return AxisPads{begin, total - begin};
+}
+
 Result<Window> sliding_window(const Node& node, const std::vector<int64_t>& input,
                               std::vector<int64_t> kernel, bool ceil_mode) {
   const size_t rank = input.size();
@@ -33,10 +44,10 @@ Result<Window> sliding_window(const Node& node, const std::vector<int64_t>& inpu
     int64_t end = pads[d + rank];
     int64_t out = 0;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const AxisPads same = *auto_pads(auto_pad, input[d], extent, w.strides[d]);
+      begin = same.begin;
+      end = same.end;
       out = (input[d] + w.strides[d] - 1) / w.strides[d];
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + extent - input[d]);
-      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
     } else if (auto_pad == "VALID") {
       begin = end = 0;
       out = input[d] >= extent ? (input[d] - extent) / w.strides[d] + 1 : 0;

@@ -3,11 +3,17 @@
 //
 // A window node reads, for every output position o of its N spatial axes, the input
 // positions o * stride - pad_begin + k * dilation for every kernel position k; taps
-// outside the input read nothing (a pool skips them; a Conv adds 0). ONNX's
-// convPoolShapeInference rules: explicit pads win over auto_pad, SAME_* pad so that
-// the output is ceil(in / stride), and with ceil_mode a last window that would start
-// in the end padding is dropped (the ONNX spec and PyTorch agree; the reference
-// interpreter computes it so).
+// outside the input read nothing (a pool skips them; a Conv adds 0). auto_pad
+// SAME_* pads so that the output is ceil(in / stride) (auto_pads), and with ceil_mode
+// a last window that would start in the end padding is dropped (the ONNX spec and
+// PyTorch agree; the reference interpreter computes it so).
+//
+// Pads against auto_pad, one rule for the shape rules, the window and cuDNN's
+// descriptors: the spec says the two "cannot be used simultaneously", ONNX's shape
+// inference lets explicit pads win and ONNX Runtime lets auto_pad win, so a node with
+// both is taken only when its pads are the ones auto_pad gives (then every reading
+// agrees); otherwise shape inference refuses it (ir/shapes/shape_rules_nn.cc), and
+// nothing after it sees the node.
 //
 // Stencils (OpKind::kStencil, ir/core/op_registry.h): MaxPool, AveragePool and a
 // grouped Conv (group > 1). They fuse like index functions when stencil_refusal says
@@ -23,12 +29,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 
 namespace stitch::ir {
+
+// How auto_pad pads one spatial axis of `input` elements for a window of `extent`
+// (kernel with dilation) and `stride` > 0: SAME_UPPER and SAME_LOWER so that the output
+// is ceil(input / stride), the odd element at the end for SAME_UPPER and at the
+// begin for SAME_LOWER; VALID not at all; nullopt for NOTSET (the explicit pads) and
+// for any other text.
+struct AxisPads {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+std::optional<AxisPads> auto_pads(std::string_view auto_pad, int64_t input, int64_t extent,
+                                  int64_t stride);
 
 struct Window {
   std::vector<int64_t> input;  // spatial input dims

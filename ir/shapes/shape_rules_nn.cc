@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "ir/core/window.h"
 #include "ir/shapes/shape_rules.h"
 #include "support/escape.h"
 
@@ -110,10 +111,11 @@ RuleResult gemm_rule(const Context& ctx) {
   return result;
 }
 
-// Spatial output dims of Conv and the pools, as ONNX's convPoolShapeInference
-// computes them: explicit pads win over auto_pad; SAME_* pads so that the output is
-// ceil(in / stride). With ceil_mode, a last window that would start in the end
-// padding is dropped, as the ONNX spec and PyTorch say (and as the reference
+// Spatial output dims of Conv and the pools: SAME_* pads so that the output is
+// ceil(in / stride) (ir::auto_pads); explicit pads beside an auto_pad other than
+// NOTSET are refused unless they are the ones it gives (ir/core/window.h: ONNX's shape
+// inference and ONNX Runtime read such a node differently). With ceil_mode, a last window that
+// would start in the end padding is dropped, as the ONNX spec and PyTorch say (and as the reference
 // interpreter computes). onnxruntime 1.20 keeps such a window and fills it with
 // -FLT_MAX (MaxPool) or 0 (AveragePool): garbage we do not copy.
 Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType& input,
@@ -152,7 +154,9 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
     return ctx.error("auto_pad " + support::quote_bounded(auto_pad) +
                      " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER; fix the attribute");
   }
-  bool ceil_mode = ctx.node.int_attribute("ceil_mode", 0) != 0;
+  // ceil_mode rounds explicit padding's windows only: VALID's and SAME's outputs are
+  // defined by the spec whatever it says (as ir::sliding_window computes them).
+  bool ceil_mode = auto_pad == "NOTSET" && ctx.node.int_attribute("ceil_mode", 0) != 0;
   std::vector<int64_t> pads(2 * n, 0);
   bool explicit_pads = ctx.node.find_attribute("pads") != nullptr;
   if (explicit_pads) {
@@ -174,13 +178,16 @@ Result<std::vector<int64_t>> conv_pool_dims(const Context& ctx, const TensorType
                        std::to_string(i) + "; fix the attributes");
     }
     int64_t stride = strides[i];
-    if (!explicit_pads && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
-      int64_t residual = in % stride;
-      int64_t total = std::max<int64_t>(
-          0, residual == 0 ? effective_kernel - stride : effective_kernel - residual);
-      int64_t small = total / 2;
-      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[i + n] = total - pads[i];
+    if (std::optional<AxisPads> automatic = auto_pads(auto_pad, in, effective_kernel, stride)) {
+      if (explicit_pads && (pads[i] != automatic->begin || pads[i + n] != automatic->end)) {
+        return ctx.error("has pads " + values_string(pads) + " and auto_pad " + auto_pad +
+                         ", which pads spatial dim " + std::to_string(i) + " by [" +
+                         std::to_string(automatic->begin) + "," + std::to_string(automatic->end) +
+                         "]; ONNX forbids using both (its shape inference takes the pads, ONNX "
+                         "Runtime auto_pad): remove one of the two attributes");
+      }
+      pads[i] = automatic->begin;
+      pads[i + n] = automatic->end;
     }
     int64_t padded = 0;
     if (__builtin_add_overflow(in, pads[i], &padded) ||

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ir/core/window.h"
 #include "runtime_stub/cuda/cuda_library_step.h"
 
 namespace stitch::runtime::cuda {
@@ -20,15 +21,13 @@ std::string read_window(const ir::Node& node, const std::vector<int64_t>& spatia
   if (!allow_dilation && product(dilations) != 1) return "dilated pooling";
   for (size_t axis = 0; axis < rank; ++axis) {
     int64_t extent = (kernel[axis] - 1) * dilations[axis] + 1;
-    if (auto_pad == "VALID") {
-      pads[axis] = pads[axis + rank] = 0;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      if (strides[axis] <= 0) return "a stride <= 0";
-      int64_t out = (spatial[axis] + strides[axis] - 1) / strides[axis];
-      int64_t total = std::max<int64_t>(0, (out - 1) * strides[axis] + extent - spatial[axis]);
-      int64_t small = total / 2;
-      pads[axis] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[axis + rank] = total - pads[axis];
+    if (strides[axis] <= 0) return "a stride <= 0";
+    // ir/core/window.h: one rule for pads against auto_pad (shape inference refused a
+    // node whose pads disagree with it).
+    if (std::optional<ir::AxisPads> automatic =
+            ir::auto_pads(auto_pad, spatial[axis], extent, strides[axis])) {
+      pads[axis] = automatic->begin;
+      pads[axis + rank] = automatic->end;
     } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
       return "auto_pad " + auto_pad;
     }

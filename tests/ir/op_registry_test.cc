@@ -585,6 +585,36 @@ TEST(OpRegistryTest, ConvPadsStridesDilationsAutoPad) {
             "kernel or pad the input");
 }
 
+// Pads beside auto_pad (ir/core/window.h): ONNX's shape inference takes the pads, ONNX
+// Runtime auto_pad, so both are taken only when they agree.
+TEST(OpRegistryTest, PadsBesideAutoPadMustBeTheOnesItGives) {
+  In x = T(f32, {1, 3, 32, 32});
+  In w = T(f32, {8, 3, 3, 3});
+  // SAME_UPPER at stride 2 pads 32 by 0 before and 1 after.
+  EXPECT_EQ(shape_of("Conv", {x, w},
+                     {Str("auto_pad", "SAME_UPPER"), IntList("strides", {2, 2}),
+                      IntList("pads", {0, 0, 1, 1})}),
+            "f32[1,8,16,16]");
+  EXPECT_EQ(shape_of("Conv", {x, w},
+                     {Str("auto_pad", "SAME_UPPER"), IntList("strides", {2, 2}),
+                      IntList("pads", {1, 1, 1, 1})}),
+            "model.onnx: node \"n\" (Conv): has pads [1,1,1,1] and auto_pad SAME_UPPER, which "
+            "pads spatial dim 0 by [0,1]; ONNX forbids using both (its shape inference takes the "
+            "pads, ONNX Runtime auto_pad): remove one of the two attributes");
+  EXPECT_EQ(shape_of("Conv", {x, w}, {Str("auto_pad", "VALID"), IntList("pads", {0, 0, 0, 0})}),
+            "f32[1,8,30,30]");
+  EXPECT_EQ(shape_of("Conv", {x, w}, {Str("auto_pad", "VALID"), IntList("pads", {0, 1, 0, 1})}),
+            "model.onnx: node \"n\" (Conv): has pads [0,1,0,1] and auto_pad VALID, which pads "
+            "spatial dim 1 by [0,0]; ONNX forbids using both (its shape inference takes the pads, "
+            "ONNX Runtime auto_pad): remove one of the two attributes");
+  // VALID's output is the spec's whatever ceil_mode says: 7 elements, windows of 2 at
+  // stride 3 start at 0 and 3 (a third at 6 would overhang the input).
+  EXPECT_EQ(shape_of("MaxPool", {T(f32, {1, 1, 7})},
+                     {IntList("kernel_shape", {2}), IntList("strides", {3}),
+                      Str("auto_pad", "VALID"), Int("ceil_mode", 1)}),
+            "f32[1,1,2]");
+}
+
 TEST(OpRegistryTest, PoolingCeilMode) {
   In x = T(f32, {1, 3, 32, 32});
   EXPECT_EQ(all_shapes("MaxPool", {x},
