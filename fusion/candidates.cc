@@ -21,6 +21,7 @@
 #include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/windowed_reachability.h"
 
 namespace stitch::fusion {
 namespace {
@@ -60,99 +61,6 @@ bool intersects(NodeSpan a, NodeSpan b) {
   }
   return false;
 }
-
-// Reachability restricted to a window of the next `window` topological positions:
-// row(u) bit i says whether the node at position pos(u) + 1 + i is reachable from u.
-// Paths only go forward in a topological order, so a query whose target lies within
-// the window is exact; one beyond it is unknown. With window >= N it is the full
-// reachability relation.
-class WindowedReachability {
- public:
-  enum class Answer { kNo, kYes, kUnknown };
-
-  // `successors_by_position[p]`: positions of the successors of the node at p.
-  WindowedReachability(const std::vector<std::vector<int32_t>>& successors_by_position,
-                       int64_t memory_bytes) {
-    auto count = static_cast<int64_t>(successors_by_position.size());
-    int64_t window = count == 0 ? 64 : std::min(count, 8 * memory_bytes / count);
-    words_ = std::max<int64_t>(1, (window + 63) / 64);
-    window_ = words_ * 64;
-    bits_.assign(static_cast<size_t>(count * words_), 0);
-    for (int64_t u = count - 1; u >= 0; --u) {
-      uint64_t* row = row_at(u);
-      for (int32_t s : successors_by_position[static_cast<size_t>(u)]) {
-        int64_t distance = s - u;
-        STITCH_CHECK(distance > 0) << "successor before its producer in the topological order";
-        if (distance > window_) continue;
-        set_bit(row, distance - 1);
-        // Row(s) bit j is position s + 1 + j = u + 1 + (j + distance).
-        const uint64_t* source = row_at(s);
-        int64_t word_shift = distance / 64;
-        int bit_shift = static_cast<int>(distance % 64);
-        for (int64_t word = 0; word + word_shift < words_; ++word) {
-          uint64_t bits = source[word];
-          if (bits == 0) continue;
-          row[word + word_shift] |= bits << bit_shift;
-          if (bit_shift != 0 && word + word_shift + 1 < words_) {
-            row[word + word_shift + 1] |= bits >> (64 - bit_shift);
-          }
-        }
-      }
-    }
-  }
-
-  int64_t window() const { return window_; }
-
-  Answer reaches(int32_t from_position, int32_t to_position) const {
-    int64_t distance = static_cast<int64_t>(to_position) - from_position;
-    if (distance <= 0) return Answer::kNo;
-    if (distance > window_) return Answer::kUnknown;
-    const uint64_t* row = row_at(from_position);
-    int64_t bit = distance - 1;
-    return ((row[bit / 64] >> (bit % 64)) & 1u) != 0 ? Answer::kYes : Answer::kNo;
-  }
-
-  // Whether the node at `from_position` reaches any position set in `mask`, where
-  // mask bit i stands for position `mask_start + i` and every set position lies
-  // within the window of `from_position`.
-  bool reaches_any(int32_t from_position, int32_t mask_start,
-                   const std::vector<uint64_t>& mask) const {
-    const uint64_t* row = row_at(from_position);
-    // Row bit i is position from + 1 + i; mask bit j is position mask_start + j.
-    int64_t offset = static_cast<int64_t>(from_position) + 1 - mask_start;  // j = i + offset
-    auto mask_bits_at = [&](int64_t j) -> uint64_t {  // 64 mask bits starting at bit j
-      if (j <= -64) return 0;
-      if (j < 0) return get_mask_word(mask, 0) << (-j);
-      int64_t word = j / 64;
-      int shift = static_cast<int>(j % 64);
-      uint64_t low = get_mask_word(mask, word) >> shift;
-      if (shift == 0) return low;
-      return low | (get_mask_word(mask, word + 1) << (64 - shift));
-    };
-    auto mask_words = static_cast<int64_t>(mask.size());
-    for (int64_t word = 0; word < words_; ++word) {
-      int64_t j = word * 64 + offset;
-      if (j >= mask_words * 64) break;
-      if ((row[word] & mask_bits_at(j)) != 0) return true;
-    }
-    return false;
-  }
-
- private:
-  static uint64_t get_mask_word(const std::vector<uint64_t>& mask, int64_t word) {
-    return word >= 0 && word < static_cast<int64_t>(mask.size()) ? mask[static_cast<size_t>(word)]
-                                                                 : 0;
-  }
-  static void set_bit(uint64_t* row, int64_t bit) { row[bit / 64] |= uint64_t{1} << (bit % 64); }
-  uint64_t* row_at(int64_t position) { return &bits_[static_cast<size_t>(position * words_)]; }
-  const uint64_t* row_at(int64_t position) const {
-    return &bits_[static_cast<size_t>(position * words_)];
-  }
-
-  int64_t words_ = 1;
-  int64_t window_ = 64;
-  std::vector<uint64_t> bits_;
-};
 
 // What evaluating a node set concluded, and whether exploration expanded it.
 enum class Outcome { kAccepted, kDropped, kNonConvex, kInfeasible };
@@ -828,8 +736,10 @@ class CandidateGenerator {
   bool independent(NodeSpan a, NodeSpan b) const {
     for (NodeId x : a) {
       for (NodeId y : b) {
-        if (reachability_->reaches(position(x), position(y)) != WindowedReachability::Answer::kNo ||
-            reachability_->reaches(position(y), position(x)) != WindowedReachability::Answer::kNo) {
+        if (reachability_->reaches(position(x), position(y)) !=
+                ir::WindowedReachability::Answer::kNo ||
+            reachability_->reaches(position(y), position(x)) !=
+                ir::WindowedReachability::Answer::kNo) {
           return false;
         }
       }
@@ -883,7 +793,7 @@ class CandidateGenerator {
   std::vector<bool> explorable_;
   std::vector<std::vector<NodeId>> successors_;    // by node id, sorted
   std::vector<std::vector<NodeId>> predecessors_;  // by node id, sorted
-  std::optional<WindowedReachability> reachability_;
+  std::optional<ir::WindowedReachability> reachability_;
 
   // An accepted pattern: its nodes are the memo's set `set`.
   struct Found {

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <vector>
 
+#include "support/bounded_file.h"
+
 namespace stitch::support {
 namespace fs = std::filesystem;
 namespace {
@@ -27,24 +29,9 @@ fs::path temporary_name(const fs::path& path) {
 
 // Whether `path` is a regular file (not a link) holding exactly `text`.
 bool holds(const fs::path& path, std::string_view text) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat info {};
-  bool same = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-              static_cast<size_t>(info.st_size) == text.size();
-  if (same) {
-    std::string bytes(text.size(), '\0');
-    size_t at = 0;
-    while (at < bytes.size()) {
-      ssize_t count = read(fd, bytes.data() + at, bytes.size() - at);
-      if (count < 0 && errno == EINTR) continue;
-      if (count <= 0) break;
-      at += static_cast<size_t>(count);
-    }
-    same = at == bytes.size() && bytes == text;
-  }
-  close(fd);
-  return same;
+  const fs::path parent = path.parent_path().empty() ? "." : path.parent_path();
+  Result<std::string> bytes = read_regular_file_under(parent, path.filename(), text.size(), "file");
+  return bytes.is_ok() && *bytes == text;
 }
 
 }  // namespace

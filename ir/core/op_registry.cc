@@ -124,6 +124,7 @@ const std::vector<OpSchema>& schema_table() {
     std::vector<OpSchema> schemas;
     shape_rules::add_elementwise_schemas(schemas);
     shape_rules::add_shape_op_schemas(schemas);
+    shape_rules::add_indexing_schemas(schemas);
     shape_rules::add_source_op_schemas(schemas);
     shape_rules::add_reduction_schemas(schemas);
     shape_rules::add_nn_schemas(schemas);

@@ -24,6 +24,7 @@ constexpr int64_t kMaxConstantElements = 4096;
 // Each group appends its ops to the registry table (op_registry.cc sorts it).
 void add_elementwise_schemas(std::vector<OpSchema>& schemas);
 void add_shape_op_schemas(std::vector<OpSchema>& schemas);
+void add_indexing_schemas(std::vector<OpSchema>& schemas);
 void add_source_op_schemas(std::vector<OpSchema>& schemas);
 void add_reduction_schemas(std::vector<OpSchema>& schemas);
 void add_nn_schemas(std::vector<OpSchema>& schemas);
