@@ -26,9 +26,9 @@ namespace stitch::emit {
 // the score chain's accessor, and the text from the kernel's comment to the tile
 // loop's base offsets (a block per (batch x head, query tile), grid-stride).
 Result<KernelWriter::AttentionParts> KernelWriter::attention_parts(const std::string& how) {
-  const ir::AttentionCore& core = *schedule_.attention;
+  const ir::AttentionCore& core = plan<AttentionPlan>().core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
-  const int64_t tile_q = schedule_.attention_tile_q();
+  const int64_t tile_q = plan<AttentionPlan>().tile_q();
   const int64_t q_tiles = (lq + tile_q - 1) / tile_q;
   auto batch_of = [&](ir::ValueId operand) {
     const std::vector<int64_t>& operand_dims = dims(operand);
@@ -75,8 +75,8 @@ Result<std::string> KernelWriter::attention_writes(const std::vector<ir::ValueId
   std::vector<ir::ValueId> in_place;
   std::string moved;
   for (ir::ValueId id : written) {
-    auto through = schedule_.attention_moved_outputs.find(id);
-    if (through == schedule_.attention_moved_outputs.end()) {
+    auto through = plan<AttentionPlan>().moved_outputs.find(id);
+    if (through == plan<AttentionPlan>().moved_outputs.end()) {
       in_place.push_back(id);
       continue;
     }
@@ -92,11 +92,11 @@ Result<std::string> KernelWriter::attention_writes(const std::vector<ir::ValueId
 }
 
 Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>& written) {
-  if (schedule_.attention_tensor_cores) return attention_mma_code(written);
-  const ir::AttentionCore& core = *schedule_.attention;
+  if (plan<AttentionPlan>().tensor_cores) return attention_mma_code(written);
+  const ir::AttentionCore& core = plan<AttentionPlan>().core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
-  const int64_t rows = schedule_.attention_rows_per_warp;
-  const int64_t tile_q = schedule_.attention_tile_q();
+  const int64_t rows = plan<AttentionPlan>().rows_per_warp;
+  const int64_t tile_q = plan<AttentionPlan>().tile_q();
   const int64_t columns = (dv + 31) / 32;  // output columns per lane
   // Bounds checks only where the shapes leave partial tiles.
   const bool partial_keys = lk % 32 != 0;
@@ -228,9 +228,9 @@ Result<std::string> KernelWriter::attention_code(const std::vector<ir::ValueId>&
 // V: the S accumulators of two adjacent key blocks are exactly the A fragment of one
 // 16-key step, rounded to 16 bits; the V fragments pair two keys of one column.
 Result<std::string> KernelWriter::attention_mma_code(const std::vector<ir::ValueId>& written) {
-  const ir::AttentionCore& core = *schedule_.attention;
+  const ir::AttentionCore& core = plan<AttentionPlan>().core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
-  const int64_t tile_q = schedule_.attention_tile_q();
+  const int64_t tile_q = plan<AttentionPlan>().tile_q();
   const int64_t q_stride = d + 8, k_stride = d + 8, v_stride = dv + 8;  // padded rows
   const int64_t n_blocks = dv / 8;
   const bool partial_keys = lk % 32 != 0;

@@ -186,12 +186,13 @@ std::string KernelWriter::tile_load_loop(const std::string& slot, int64_t elemen
 }
 
 Result<std::string> KernelWriter::tiled_gemm_code(const std::vector<ir::ValueId>& written) {
-  const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
+  const TiledGemmPlan& tiled = plan<TiledGemmPlan>();
+  const ir::Node& matmul = graph_.node(tiled.gemm);
   const ir::ValueId c = matmul.outputs[0];
-  const int64_t m = schedule_.gemm_m, n = schedule_.gemm_n, k = schedule_.gemm_k;
-  const int64_t tm = schedule_.tile_m, tn = schedule_.tile_n;
+  const int64_t m = tiled.m, n = tiled.n, k = tiled.k;
+  const int64_t tm = tiled.tile_m, tn = tiled.tile_n;
   const int64_t m_tiles = (m + tm - 1) / tm, n_tiles = (n + tn - 1) / tn;
-  const int64_t tiles = schedule_.gemm_batch * m_tiles * n_tiles;
+  const int64_t tiles = tiled.batch * m_tiles * n_tiles;
   std::vector<int64_t> a_dims = dims(matmul.inputs[0]);
   std::vector<int64_t> b_dims = dims(matmul.inputs[1]);
   std::vector<int64_t> c_dims = dims(c);

@@ -108,7 +108,7 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
     auto it = std::find(schedule_.boundary.inputs.begin(), schedule_.boundary.inputs.end(), id);
     STITCH_CHECK(it != schedule_.boundary.inputs.end()) << "value outside the group";
     used_inputs_.push_back(static_cast<size_t>(it - schedule_.boundary.inputs.begin()));
-    if (schedule_.vector_inputs.count(id)) {
+    if (vector().inputs.count(id)) {
       // A 16-byte window, loaded at the start of each run of 4 elements (stage_code);
       // element by element when a pointer is not 16-byte aligned.
       const std::string pointer = pointer_name(id), window = "w_" + names_.at(id);
@@ -119,7 +119,7 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
       defined_.insert(id);
       return name;
     }
-    if (schedule_.vector_uniform_inputs.count(id)) {
+    if (vector().uniform_inputs.count(id)) {
       // One element per run of 4, loaded at the run's start (stage_code).
       const std::string reg = "u_" + names_.at(id);
       defs_ << "  " << ct << " " << reg << " = 0;  // the element of " << pointer_name(id)
@@ -219,8 +219,9 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
   STITCH_RETURN_IF_ERROR(storage_type(out_type).status());
   if (product(dims(out)) == 0) return empty_value_body(compute_type(out_type));
   // The staged stencil reads its input from the shared tile (stencil_tile_code).
-  const std::string staged =
-      node.id == schedule_.staged_stencil ? "s_" + names_.at(node.inputs[0]) : std::string();
+  const std::string staged = staged_tile(schedule_) && node.id == staged_tile(schedule_)->stencil
+                                 ? "s_" + names_.at(node.inputs[0])
+                                 : std::string();
   OpLoweringContext context{graph_, node, slot, [this](ir::ValueId id) { return accessor(id); },
                             staged};
   const ir::OpKind kind = ir::op_kind(node);
@@ -232,7 +233,8 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
   // A GEMM is inlined only into the attention composition's tile loads (its prologue:
   // a fine-grained projection recomputed per element read, schedule.h 1b.).
   if (kind == ir::OpKind::kGemm) {
-    if (!schedule_.attention) return error(node, "is materialized, not inlined (emitter bug)");
+    if (!schedule_.as<AttentionPlan>())
+      return error(node, "is materialized, not inlined (emitter bug)");
     return gemm_body(node);
   }
   if (kind == ir::OpKind::kView) return pass_through_body(context);
@@ -336,8 +338,8 @@ Result<std::string> KernelWriter::vector_stages(const std::vector<ir::ValueId>& 
                                                 const std::string& indent) {
   using Maps = std::map<ir::ValueId, BroadcastSteps>;
   auto maps_of = [&](ir::ValueId id) {
-    auto it = schedule_.vector_maps.find(id);
-    return it == schedule_.vector_maps.end() ? Maps{} : it->second;
+    auto it = vector().maps.find(id);
+    return it == vector().maps.end() ? Maps{} : it->second;
   };
   struct Loop {
     int64_t elements;
@@ -383,7 +385,7 @@ Result<std::string> KernelWriter::vector_stages(const std::vector<ir::ValueId>& 
         index = broadcast_index(reader, operand, index == "i" ? index : "(" + index + ")");
       }
       broadcast = broadcast || index != "i";
-      loads.push_back(schedule_.vector_inputs.count(input)
+      loads.push_back(vector().inputs.count(input)
                           ? "w_" + names_.at(input) + " = *reinterpret_cast<const float4*>(" +
                                 pointer_name(input) + " + " + index + ");"
                           : "u_" + names_.at(input) + " = " +
@@ -437,25 +439,24 @@ std::string KernelWriter::loop_start(int64_t items, bool per_warp) {
 }
 
 std::string KernelWriter::row_lane() const {
-  return schedule_.composition == Composition::kWarp ? "lane" : "static_cast<index_t>(threadIdx.x)";
+  return plan<RowPlan>().warp ? "lane" : "static_cast<index_t>(threadIdx.x)";
 }
 
 // Whether a warp's row groups can run past the last row (warps holding several rows
 // whose count does not divide the rows): their row is clamped to the last one, read
 // but not written (`row_in`), so that every lane stays in the warp's shuffles.
 bool KernelWriter::row_guarded() const {
-  return schedule_.composition == Composition::kWarp && schedule_.lanes_per_row < 32 &&
-         schedule_.rows % (32 / schedule_.lanes_per_row) != 0;
+  return plan<RowPlan>().warp && plan<RowPlan>().lanes_per_row < 32 &&
+         plan<RowPlan>().rows % (32 / plan<RowPlan>().lanes_per_row) != 0;
 }
 
 // The loop over the row positions j this thread visits: the whole row of `length`, or
 // the block's slice [j0, j1) when rows are split.
 std::string KernelWriter::row_loop(int64_t length) const {
-  const bool split = schedule_.blocks_per_row >= 2;
+  const bool split = plan<RowPlan>().blocks_per_row >= 2;
   const std::string first = split ? "j0 + static_cast<index_t>(threadIdx.x)" : row_lane();
-  const std::string width = schedule_.composition == Composition::kWarp
-                                ? num(schedule_.lanes_per_row)
-                                : "static_cast<index_t>(blockDim.x)";
+  const std::string width = plan<RowPlan>().warp ? num(plan<RowPlan>().lanes_per_row)
+                                                 : "static_cast<index_t>(blockDim.x)";
   return "for (index_t j = " + first + "; j < " + (split ? std::string("j1") : num(length)) +
          "; j += " + width + ")";
 }
@@ -464,8 +465,7 @@ std::string KernelWriter::row_loop(int64_t length) const {
 Result<std::string> KernelWriter::row_code(ir::ValueId id, const std::string& indent) {
   if (ir::op_kind(producer(id)) == ir::OpKind::kReduction) return row_reduction_code(id, indent);
   const ValueSchedule& value = schedule_.values.at(id);
-  const std::string sync =
-      schedule_.composition == Composition::kWarp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
+  const std::string sync = plan<RowPlan>().warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
   const std::string& base = names_.at(id);
   std::string code = indent + "// " + comment_name(producer(id)) + " -> " +
                      ir::to_string(graph_.value(id).type) + "\n";
@@ -504,7 +504,7 @@ std::string KernelWriter::moved_row(ir::ValueId id) const {
   // The row axes: the leading axes of the rows' elements (schedule.cc checked that
   // the Transpose leaves the others in place).
   size_t q = 0;
-  for (int64_t running = 1; q < in.size() && running < schedule_.rows; ++q) running *= in[q];
+  for (int64_t running = 1; q < in.size() && running < plan<RowPlan>().rows; ++q) running *= in[q];
   return "(" + transposed_index(in, out, perm, q, "row") + ")";
 }
 
@@ -544,18 +544,18 @@ std::vector<ir::ValueId> KernelWriter::written_values() const {
 // combines the partials of the reductions the phase reads, then writes its values.
 Result<std::string> KernelWriter::split_row_stages(const std::vector<ir::ValueId>& written) {
   std::ostringstream stages;
-  const int64_t parts = schedule_.blocks_per_row;
-  const int64_t length = schedule_.row_length;
+  const int64_t parts = plan<RowPlan>().blocks_per_row;
+  const int64_t length = plan<RowPlan>().row_length;
   for (int phase = 0; phase < schedule_.levels; ++phase) {
     if (phase > 0) stages << "  stitch_grid_sync(barrier);\n";
     stages << "  // Phase " << phase << ": block (row, part) over the row slice [j0, j1)\n";
-    stages << "  for (index_t vb = blockIdx.x; vb < " << schedule_.rows * parts
+    stages << "  for (index_t vb = blockIdx.x; vb < " << plan<RowPlan>().rows * parts
            << "; vb += gridDim.x) {\n";
     stages << "    row = vb / " << parts << ";\n";
     stages << "    const index_t part = vb % " << parts << ";\n";
-    stages << "    [[maybe_unused]] const index_t j0 = part * " << schedule_.slice << ";\n";
-    stages << "    [[maybe_unused]] const index_t j1 = j0 + " << schedule_.slice << " < " << length
-           << " ? j0 + " << schedule_.slice << " : " << length << ";\n";
+    stages << "    [[maybe_unused]] const index_t j0 = part * " << plan<RowPlan>().slice << ";\n";
+    stages << "    [[maybe_unused]] const index_t j1 = j0 + " << plan<RowPlan>().slice << " < "
+           << length << " ? j0 + " << plan<RowPlan>().slice << " : " << length << ";\n";
     for (ir::ValueId id : written) {
       const ValueSchedule& value = schedule_.values.at(id);
       bool reduction = ir::op_kind(producer(id)) == ir::OpKind::kReduction;
@@ -583,27 +583,30 @@ Result<std::string> KernelWriter::split_row_stages(const std::vector<ir::ValueId
 // A warp or a block per row: one loop over the rows writing every value.
 Result<std::string> KernelWriter::row_stages(const std::vector<ir::ValueId>& written) {
   std::ostringstream stages;
-  const bool warp = schedule_.composition == Composition::kWarp;
+  const bool warp = plan<RowPlan>().warp;
   const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
-  if (warp && schedule_.lanes_per_row < 32) {
+  if (warp && plan<RowPlan>().lanes_per_row < 32) {
     // The loop runs over the warp's first row, the same for all its lanes, so that
     // every lane reaches the shuffles; each group of lanes_per_row takes its row.
-    const int lanes = schedule_.lanes_per_row;
+    const int lanes = plan<RowPlan>().lanes_per_row;
     stages << "  for (index_t first = static_cast<index_t>(blockIdx.x) * "
-           << schedule_.rows_per_block << " + threadIdx.x / 32 * " << 32 / lanes << "; first < "
-           << schedule_.rows << "; first += static_cast<index_t>(gridDim.x) * "
-           << schedule_.rows_per_block << ") {\n";
+           << plan<RowPlan>().rows_per_block << " + threadIdx.x / 32 * " << 32 / lanes
+           << "; first < " << plan<RowPlan>().rows
+           << "; first += static_cast<index_t>(gridDim.x) * " << plan<RowPlan>().rows_per_block
+           << ") {\n";
     stages << "    row = first + threadIdx.x % 32 / " << lanes << ";\n";
     if (row_guarded()) {
-      stages << "    const bool row_in = row < " << schedule_.rows << ";\n";
-      stages << "    if (!row_in) row = " << schedule_.rows - 1 << ";\n";
+      stages << "    const bool row_in = row < " << plan<RowPlan>().rows << ";\n";
+      stages << "    if (!row_in) row = " << plan<RowPlan>().rows - 1 << ";\n";
     }
   } else if (warp) {
-    stages << "  for (row = static_cast<index_t>(blockIdx.x) * " << schedule_.rows_per_block
-           << " + threadIdx.x / 32; row < " << schedule_.rows
-           << "; row += static_cast<index_t>(gridDim.x) * " << schedule_.rows_per_block << ") {\n";
+    stages << "  for (row = static_cast<index_t>(blockIdx.x) * " << plan<RowPlan>().rows_per_block
+           << " + threadIdx.x / 32; row < " << plan<RowPlan>().rows
+           << "; row += static_cast<index_t>(gridDim.x) * " << plan<RowPlan>().rows_per_block
+           << ") {\n";
   } else {
-    stages << "  for (row = blockIdx.x; row < " << schedule_.rows << "; row += gridDim.x) {\n";
+    stages << "  for (row = blockIdx.x; row < " << plan<RowPlan>().rows
+           << "; row += gridDim.x) {\n";
   }
   for (ir::ValueId id : written) {
     STITCH_ASSIGN_OR_RETURN(std::string code, row_code(id, "    "));
@@ -622,17 +625,17 @@ Result<std::string> KernelWriter::transpose_code() {
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
   STITCH_ASSIGN_OR_RETURN(std::string x, accessor(in));
   const std::string type = compute_type(dtype(in));
-  const int64_t rows = schedule_.transpose_rows, cols = schedule_.transpose_cols;
+  const TransposePlan& transpose = plan<TransposePlan>();
+  const int64_t rows = transpose.rows, cols = transpose.cols;
   const int64_t row_tiles = (rows + 31) / 32, col_tiles = (cols + 31) / 32;
-  const int64_t tiles = schedule_.transpose_batch * row_tiles * col_tiles;
+  const int64_t tiles = transpose.batch * row_tiles * col_tiles;
   std::ostringstream code;
   code << "  " << type << "* tile = reinterpret_cast<" << type
        << "*>(smem + 0);  // [32, 32 + 1]\n";
   code << "  const index_t x = threadIdx.x % 32;\n";
   code << "  const index_t y = threadIdx.x / 32;\n";
-  code << "  // " << comment_name(node) << ": [" << schedule_.transpose_batch << ", " << rows
-       << ", " << cols << "] -> [" << schedule_.transpose_batch << ", " << cols << ", " << rows
-       << "]\n";
+  code << "  // " << comment_name(node) << ": [" << transpose.batch << ", " << rows << ", " << cols
+       << "] -> [" << transpose.batch << ", " << cols << ", " << rows << "]\n";
   code << "  for (index_t t = blockIdx.x; t < " << tiles << "; t += gridDim.x) {\n";
   code << "    const index_t b = t / " << row_tiles * col_tiles << ";\n";
   code << "    const index_t r0 = t / " << col_tiles << " % " << row_tiles << " * 32;\n";
@@ -663,7 +666,8 @@ Result<std::string> KernelWriter::transpose_code() {
 // holds whole groups: its output planes and the input planes they read start at
 // group g0 x filters_per_group and g0 x channels_per_group.
 Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueId>& written) {
-  const ir::Node& node = graph_.node(schedule_.staged_stencil);
+  const StencilTile& tile = *staged_tile(schedule_);
+  const ir::Node& node = graph_.node(tile.stencil);
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
   const std::optional<ir::Stencil> stencil = ir::stencil_of(graph_, node);
   if (!stencil) return error(node, "has no window for the staged tile (emitter bug)");
@@ -676,24 +680,23 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   const int64_t in_planes = dims(in)[0] * dims(in)[1];
   const int64_t in_h = w.input[0], in_w = w.input[1];
   const int64_t out_h = w.output[0], out_w = w.output[1];
-  const int64_t tp = schedule_.stencil_planes, th = schedule_.tile_h, tw = schedule_.tile_w;
-  const int64_t tip = schedule_.stencil_in_planes;
-  const int64_t sh = schedule_.tile_in_h, sw = schedule_.tile_in_w;
-  const int64_t per_planes = schedule_.tiles_h * schedule_.tiles_w;
+  const int64_t tp = tile.planes, th = tile.tile_h, tw = tile.tile_w;
+  const int64_t tip = tile.in_planes;
+  const int64_t sh = tile.tile_in_h, sw = tile.tile_in_w;
+  const int64_t per_planes = tile.tiles_h * tile.tiles_w;
   std::ostringstream code;
   // A 1-D window's tiles run along its one row: no row terms.
-  const bool one_row = staged_stencil_is_1d(graph_, schedule_);
+  const bool one_row = staged_stencil_is_1d(graph_, tile);
   code << "  // " << comment_name(node) << ": " << planes << " planes of "
        << (one_row ? "[" + num(out_w) : "[" + num(out_h) + ", " + num(out_w))
        << "] outputs in tiles of [" << tp << ", " << (one_row ? "" : num(th) + ", ") << tw << "]\n";
-  if (schedule_.composition == Composition::kStencil) {
-    code << "  for (index_t t = blockIdx.x; t < " << schedule_.stencil_tiles
-         << "; t += gridDim.x) {\n";
+  if (schedule_.as<StencilPlan>()) {
+    code << "  for (index_t t = blockIdx.x; t < " << tile.tiles << "; t += gridDim.x) {\n";
   } else {
     // A stage of the global composition (4b.), whose grid is sized for its largest
     // stage: block b takes tiles [b T / G, (b + 1) T / G), so the busy blocks spread
     // over the grid (the emulated profile's block sampling assumes they do).
-    const std::string tiles = num(schedule_.stencil_tiles) + "LL";
+    const std::string tiles = num(tile.tiles) + "LL";
     code << "  for (index_t t = static_cast<index_t>(blockIdx.x * " << tiles
          << " / gridDim.x), t_end = static_cast<index_t>((blockIdx.x + 1) * " << tiles
          << " / gridDim.x); t < t_end; ++t) {\n";
@@ -710,10 +713,10 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   const std::string plane0 =
       tip == tp ? std::string("tile_plane0") : "(" + term("t", per_planes, 0, tp) + ")";
   if (!one_row) {
-    code << "    const index_t r0 = " << term("t", schedule_.tiles_w, schedule_.tiles_h, th)
+    code << "    const index_t r0 = " << term("t", tile.tiles_w, tile.tiles_h, th)
          << ";  // the tile's first output row and column\n";
   }
-  code << "    const index_t c0 = " << term("t", 1, schedule_.tiles_w, tw)
+  code << "    const index_t c0 = " << term("t", 1, tile.tiles_w, tw)
        << (one_row ? ";  // the tile's first output\n" : ";\n");
   auto origin = [&](const std::string& first, size_t d) {
     std::string text = w.strides[d] == 1 ? first : first + " * " + num(w.strides[d]);
@@ -746,9 +749,13 @@ Result<std::string> KernelWriter::stencil_tile_code(const std::vector<ir::ValueI
   } else {
     code << "        const index_t i = (plane * " << out_h << " + o0) * " << out_w << " + o1;\n";
   }
+  // 4b.'s stage moves no output; the stencil composition may.
+  static const std::map<ir::ValueId, ir::NodeId> kNone;
+  const StencilPlan* staged = schedule_.as<StencilPlan>();
+  const std::map<ir::ValueId, ir::NodeId>& moved = staged ? staged->moved_outputs : kNone;
   for (ir::ValueId id : written) {
-    auto through = schedule_.stencil_moved_outputs.find(id);
-    if (through != schedule_.stencil_moved_outputs.end()) {
+    auto through = moved.find(id);
+    if (through != moved.end()) {
       // Written through a Transpose (and views): the element at i of its input lands
       // where the Transpose puts it.
       const ir::Node& transpose = graph_.node(through->second);
@@ -784,9 +791,10 @@ Result<std::string> KernelWriter::write_through_transpose(ir::ValueId id,
 Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>& written) {
   std::ostringstream stages;
   int64_t first = 0;
-  for (size_t p = 0; p < schedule_.parts.size(); ++p) {
-    std::set<ir::NodeId> part(schedule_.parts[p].begin(), schedule_.parts[p].end());
-    int64_t blocks = schedule_.part_grids[p];
+  for (size_t p = 0; p < plan<PackingPlan>().parts.size(); ++p) {
+    std::set<ir::NodeId> part(plan<PackingPlan>().parts[p].begin(),
+                              plan<PackingPlan>().parts[p].end());
+    int64_t blocks = plan<PackingPlan>().part_grids[p];
     stages << "  // Part " << p << ": blocks [" << first << ", " << first + blocks << ")\n";
     // (no lower bound for the first part: blockIdx.x >= 0 is a warning in nvcc)
     stages << "  if (" << (first > 0 ? "blockIdx.x >= " + num(first) + " && " : std::string())
@@ -802,7 +810,7 @@ Result<std::string> KernelWriter::packing_stages(const std::vector<ir::ValueId>&
         part_written.push_back(id);
       }
     }
-    if (schedule_.vector_width == 4) {
+    if (vector().width == 4) {
       STITCH_ASSIGN_OR_RETURN(std::string code, vector_stages(part_written, "    "));
       stages << code;
     } else {
@@ -825,7 +833,7 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
     if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
     if (schedule_.levels > 1) stages << "  // Stage " << level << "\n";
     loop_offset_ = 0;
-    if (schedule_.vector_width == 4) {
+    if (vector().width == 4) {
       STITCH_ASSIGN_OR_RETURN(std::string code, vector_stages(written, "  "));
       stages << code;
       continue;
@@ -837,7 +845,7 @@ Result<std::string> KernelWriter::global_stages(const std::vector<ir::ValueId>& 
         stages << "  // " << comment_name(producer(id)) << ": partials\n" << code;
       }
       if (value.level != level || value.epilogue_of != ir::kNoId) continue;
-      if (id == schedule_.staged_value) {
+      if (staged_tile(schedule_) && id == staged_tile(schedule_)->staged_value) {
         // 4b.: this stage evaluates the staged stencil, tile by tile.
         STITCH_ASSIGN_OR_RETURN(std::string code, stencil_tile_code({id}));
         stages << code;
@@ -881,143 +889,164 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   if (schedule_.shared_bytes > 0) {
     body << "  STITCH_SHARED_ARENA(smem, " << schedule_.shared_bytes << ");\n";
   }
-  const std::string barrier =
-      "  unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + " +
-      num(schedule_.barrier_offset) + ");\n";
-  if (schedule_.attention) {
-    // The tiles: 16-bit rows padded by 8 elements on tensor cores, float with the K
-    // rows padded by one on CUDA cores.
-    const ir::AttentionCore& core = *schedule_.attention;
-    const bool tensor_cores = schedule_.attention_tensor_cores;
-    const std::string t = tensor_cores ? storage_type(core.dtype).value() : "float";
-    const std::string q_pad = tensor_cores ? " + 8" : "", k_pad = tensor_cores ? " + 8" : " + 1";
+  body << std::visit(
+      Overloaded{[&](const AttentionPlan& plan) { return attention_prologue(plan); },
+                 // transpose_code declares its tile and indices.
+                 [&](const TransposePlan&) { return std::string(); },
+                 // The tile and its indices follow (after the chain).
+                 [&](const StencilPlan&) { return std::string(); },
+                 [&](const TiledGemmPlan& plan) { return tiled_gemm_prologue(plan); },
+                 [&](const RowPlan& plan) { return row_prologue(plan, written); },
+                 [&](const auto&) { return stage_prologue(); }},
+      schedule_.plan);
+  if (const StencilTile* tile = staged_tile(schedule_)) body << stencil_tile_prologue(*tile);
+  return body.str();
+}
+
+std::string KernelWriter::barrier_declaration() const {
+  return "  unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + " +
+         num(schedule_.barrier_offset) + ");\n";
+}
+
+// The tiles: 16-bit rows padded by 8 elements on tensor cores, float with the K rows
+// padded by one on CUDA cores.
+std::string KernelWriter::attention_prologue(const AttentionPlan& plan) const {
+  std::ostringstream body;
+  const ir::AttentionCore& core = plan.core;
+  const bool tensor_cores = plan.tensor_cores;
+  const std::string t = tensor_cores ? storage_type(core.dtype).value() : "float";
+  const std::string q_pad = tensor_cores ? " + 8" : "", k_pad = tensor_cores ? " + 8" : " + 1";
+  body << "  const index_t lane = threadIdx.x % 32;\n";
+  body << "  const index_t warp = threadIdx.x / 32;\n";
+  if (tensor_cores) {
+    body << "  const index_t group = lane / 4;  // the fragments' row within 8\n";
+    body << "  const index_t quad = lane % 4;   // the fragments' column pair\n";
+  }
+  body << "  " << t << "* tile_q = reinterpret_cast<" << t << "*>(smem + 0);  // [" << plan.tile_q()
+       << ", " << core.d << q_pad << "] query rows of "
+       << support::source_literal(graph_.value(core.query).name) << "\n";
+  body << "  " << t << "* tile_k = reinterpret_cast<" << t << "*>(smem + " << plan.k_offset
+       << ");  // [32, " << core.d << k_pad << "] keys of "
+       << support::source_literal(graph_.value(core.key).name) << "\n";
+  body << "  " << t << "* tile_v = reinterpret_cast<" << t << "*>(smem + " << plan.v_offset
+       << ");  // [32, " << core.dv << q_pad << "] values of "
+       << support::source_literal(graph_.value(core.value).name) << "\n";
+  return body.str();
+}
+
+std::string KernelWriter::tiled_gemm_prologue(const TiledGemmPlan& plan) const {
+  std::ostringstream body;
+  const ir::Node& matmul = graph_.node(plan.gemm);
+  body << "  float* tile_a = reinterpret_cast<float*>(smem + " << plan.a_offset << ");  // ["
+       << plan.tile_m << ", " << plan.k << "] rows of "
+       << support::source_literal(graph_.value(matmul.inputs[0]).name) << "\n";
+  body << "  float* tile_b = reinterpret_cast<float*>(smem + " << plan.b_offset << ");  // ["
+       << plan.k << ", " << plan.tile_n << "] columns of "
+       << support::source_literal(graph_.value(matmul.inputs[1]).name) << "\n";
+  return body.str();
+}
+
+std::string KernelWriter::row_prologue(const RowPlan& plan,
+                                       const std::vector<ir::ValueId>& written) const {
+  std::ostringstream body;
+  if (plan.warp && plan.lanes_per_row < 32) {
+    body << "  const index_t lane = threadIdx.x % " << plan.lanes_per_row
+         << ";  // within the row's " << plan.lanes_per_row << " lanes\n";
+  } else if (plan.warp) {
     body << "  const index_t lane = threadIdx.x % 32;\n";
-    body << "  const index_t warp = threadIdx.x / 32;\n";
-    if (tensor_cores) {
-      body << "  const index_t group = lane / 4;  // the fragments' row within 8\n";
-      body << "  const index_t quad = lane % 4;   // the fragments' column pair\n";
-    }
-    body << "  " << t << "* tile_q = reinterpret_cast<" << t << "*>(smem + 0);  // ["
-         << schedule_.attention_tile_q() << ", " << core.d << q_pad << "] query rows of "
-         << support::source_literal(graph_.value(core.query).name) << "\n";
-    body << "  " << t << "* tile_k = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.attention_k_offset << ");  // [32, " << core.d << k_pad << "] keys of "
-         << support::source_literal(graph_.value(core.key).name) << "\n";
-    body << "  " << t << "* tile_v = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.attention_v_offset << ");  // [32, " << core.dv << q_pad << "] values of "
-         << support::source_literal(graph_.value(core.value).name) << "\n";
-  } else if (schedule_.composition == Composition::kTranspose) {
-    // transpose_code declares its tile and indices.
-  } else if (schedule_.composition == Composition::kStencil) {
-    // The tile and its indices follow (after the chain).
-  } else if (schedule_.tiled_gemm != ir::kNoId) {
-    const ir::Node& matmul = graph_.node(schedule_.tiled_gemm);
-    body << "  float* tile_a = reinterpret_cast<float*>(smem + " << schedule_.tile_a_offset
-         << ");  // [" << schedule_.tile_m << ", " << schedule_.gemm_k << "] rows of "
-         << support::source_literal(graph_.value(matmul.inputs[0]).name) << "\n";
-    body << "  float* tile_b = reinterpret_cast<float*>(smem + " << schedule_.tile_b_offset
-         << ");  // [" << schedule_.gemm_k << ", " << schedule_.tile_n << "] columns of "
-         << support::source_literal(graph_.value(matmul.inputs[1]).name) << "\n";
-  } else if (is_row_local(schedule_)) {
-    const bool warp = schedule_.composition == Composition::kWarp;
-    if (warp && schedule_.lanes_per_row < 32) {
-      body << "  const index_t lane = threadIdx.x % " << schedule_.lanes_per_row
-           << ";  // within the row's " << schedule_.lanes_per_row << " lanes\n";
-    } else if (warp) {
-      body << "  const index_t lane = threadIdx.x % 32;\n";
-    }
-    body << "  index_t row = 0;\n";
-    if (schedule_.blocks_per_row >= 2) {
-      body << barrier;
-      for (ir::ValueId id : written) {
-        const ValueSchedule& value = schedule_.values.at(id);
-        if (value.partial_offset < 0) continue;
-        body << "  float* pt_" << names_.at(id) << " = reinterpret_cast<float*>(workspace + "
-             << value.partial_offset << ");  // [" << schedule_.rows << ", "
-             << schedule_.blocks_per_row << "] partials of " << comment_name(producer(id)) << "\n";
-      }
-    }
-    int64_t slot_bytes = schedule_.shared_bytes -
-                         (schedule_.composition == Composition::kBlock ? kBlockScratchBytes : 0);
-    if (slot_bytes > 0) {
-      body << "  const index_t row_slot = "
-           << (warp ? "(threadIdx.x / " + num(schedule_.lanes_per_row) + ") * " +
-                          num(slot_bytes / schedule_.rows_per_block)
-                    : std::string("0"))
-           << ";\n";
-    }
-  } else {
-    const char* qualifier = schedule_.composition == Composition::kPacking ? "" : "const ";
-    body << "  " << qualifier
-         << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
-    body << "  " << qualifier
-         << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
-    if (schedule_.barrier_offset >= 0) body << barrier;
-    if (schedule_.vector_width == 4) {
-      // The vector path's condition, the same for every thread: every pointer it reads
-      // or writes four floats at a time is 16-byte aligned.
-      std::string aligned;
-      auto add = [&](ir::ValueId id) {
-        aligned += (aligned.empty() ? "" : " && ") + std::string("stitch_aligned16(") +
-                   pointer_name(id) + ")";
-      };
-      for (ir::ValueId id : schedule_.boundary.inputs) {
-        if (schedule_.vector_inputs.count(id) && defined_.count(id)) add(id);
-      }
-      for (ir::ValueId id : schedule_.boundary.outputs) add(id);
-      body << "  const bool vec4 = " << aligned
-           << ";  // 128-bit loads and stores, else one element per thread\n";
+  }
+  body << "  index_t row = 0;\n";
+  if (plan.split()) {
+    body << barrier_declaration();
+    for (ir::ValueId id : written) {
+      const ValueSchedule& value = schedule_.values.at(id);
+      if (value.partial_offset < 0) continue;
+      body << "  float* pt_" << names_.at(id) << " = reinterpret_cast<float*>(workspace + "
+           << value.partial_offset << ");  // [" << plan.rows << ", " << plan.blocks_per_row
+           << "] partials of " << comment_name(producer(id)) << "\n";
     }
   }
-  if (schedule_.staged_stencil != ir::kNoId) {
-    // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
-    const bool one_row = staged_stencil_is_1d(graph_, schedule_);
-    const ir::ValueId in = graph_.node(schedule_.staged_stencil).inputs[0];
-    const std::string t = compute_type(dtype(in));
-    const std::string name = names_.at(in);
-    body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + "
-         << schedule_.stencil_tile_offset << ");  // [" << schedule_.stencil_in_planes << ", "
-         << (one_row ? std::string() : num(schedule_.tile_in_h) + ", ") << schedule_.tile_in_w
-         << "] elements of " << support::source_literal(graph_.value(in).name)
-         << " the tile's windows read\n";
-    if (one_row) {
-      // A 1-D window: its position is the tile's column (the tile has one row).
-      body << "  index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column\n";
-      body << "  auto s_" << name << " = [&](index_t plane, index_t p0) -> " << t
-           << " {\n    return tile_" << name << "[(plane - tile_plane0) * " << schedule_.tile_in_w
-           << " + p0 - tile_col0];\n  };\n";
-    } else {
-      body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, "
-              "row, column\n";
-      body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
-           << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << schedule_.tile_in_h
-           << " + p0 - tile_row0) * " << schedule_.tile_in_w << " + p1 - tile_col0];\n  };\n";
+  int64_t slot_bytes = schedule_.shared_bytes - (plan.warp ? 0 : kBlockScratchBytes);
+  if (slot_bytes > 0) {
+    body << "  const index_t row_slot = "
+         << (plan.warp ? "(threadIdx.x / " + num(plan.lanes_per_row) + ") * " +
+                             num(slot_bytes / plan.rows_per_block)
+                       : std::string("0"))
+         << ";\n";
+  }
+  return body.str();
+}
+
+// The thread, packing and global compositions' grid-stride indices.
+std::string KernelWriter::stage_prologue() const {
+  std::ostringstream body;
+  const char* qualifier = schedule_.as<PackingPlan>() ? "" : "const ";
+  body << "  " << qualifier
+       << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
+  body << "  " << qualifier << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
+  if (schedule_.barrier_offset >= 0) body << barrier_declaration();
+  if (vector().width == 4) {
+    // The vector path's condition, the same for every thread: every pointer it reads
+    // or writes four floats at a time is 16-byte aligned.
+    std::string aligned;
+    auto add = [&](ir::ValueId id) {
+      aligned += (aligned.empty() ? "" : " && ") + std::string("stitch_aligned16(") +
+                 pointer_name(id) + ")";
+    };
+    for (ir::ValueId id : schedule_.boundary.inputs) {
+      if (vector().inputs.count(id) && defined_.count(id)) add(id);
     }
+    for (ir::ValueId id : schedule_.boundary.outputs) add(id);
+    body << "  const bool vec4 = " << aligned
+         << ";  // 128-bit loads and stores, else one element per thread\n";
+  }
+  return body.str();
+}
+
+// The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
+std::string KernelWriter::stencil_tile_prologue(const StencilTile& tile) const {
+  std::ostringstream body;
+  const bool one_row = staged_stencil_is_1d(graph_, tile);
+  const ir::ValueId in = graph_.node(tile.stencil).inputs[0];
+  const std::string t = compute_type(dtype(in));
+  const std::string name = names_.at(in);
+  body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + "
+       << tile.offset << ");  // [" << tile.in_planes << ", "
+       << (one_row ? std::string() : num(tile.tile_in_h) + ", ") << tile.tile_in_w
+       << "] elements of " << support::source_literal(graph_.value(in).name)
+       << " the tile's windows read\n";
+  if (one_row) {
+    // A 1-D window: its position is the tile's column (the tile has one row).
+    body << "  index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column\n";
+    body << "  auto s_" << name << " = [&](index_t plane, index_t p0) -> " << t
+         << " {\n    return tile_" << name << "[(plane - tile_plane0) * " << tile.tile_in_w
+         << " + p0 - tile_col0];\n  };\n";
+  } else {
+    body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, "
+            "row, column\n";
+    body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
+         << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << tile.tile_in_h
+         << " + p0 - tile_row0) * " << tile.tile_in_w << " + p1 - tile_col0];\n  };\n";
   }
   return body.str();
 }
 
 Result<std::string> KernelWriter::write_body() {
   const std::vector<ir::ValueId> written = written_values();
-  std::string stages;
-  if (schedule_.attention) {
-    STITCH_ASSIGN_OR_RETURN(stages, attention_code(written));
-  } else if (schedule_.composition == Composition::kTranspose) {
-    STITCH_ASSIGN_OR_RETURN(stages, transpose_code());
-  } else if (schedule_.composition == Composition::kStencil) {
-    STITCH_ASSIGN_OR_RETURN(stages, stencil_tile_code(written));
-  } else if (schedule_.tiled_gemm != ir::kNoId) {
-    STITCH_ASSIGN_OR_RETURN(stages, tiled_gemm_code(written));
-  } else if (is_row_local(schedule_) && schedule_.blocks_per_row >= 2) {
-    STITCH_ASSIGN_OR_RETURN(stages, split_row_stages(written));
-  } else if (is_row_local(schedule_)) {
-    STITCH_ASSIGN_OR_RETURN(stages, row_stages(written));
-  } else if (schedule_.composition == Composition::kPacking) {
-    STITCH_ASSIGN_OR_RETURN(stages, packing_stages(written));
-  } else {
-    STITCH_ASSIGN_OR_RETURN(stages, global_stages(written));
-  }
-  return prologue(written) + defs_.str() + stages;
+  Result<std::string> stages =
+      std::visit(Overloaded{[&](const AttentionPlan&) { return attention_code(written); },
+                            [&](const TransposePlan&) { return transpose_code(); },
+                            [&](const StencilPlan&) { return stencil_tile_code(written); },
+                            [&](const TiledGemmPlan&) { return tiled_gemm_code(written); },
+                            [&](const RowPlan& plan) {
+                              return plan.split() ? split_row_stages(written) : row_stages(written);
+                            },
+                            [&](const PackingPlan&) { return packing_stages(written); },
+                            // The thread composition is the global one's single stage.
+                            [&](const auto&) { return global_stages(written); }},
+                 schedule_.plan);
+  if (!stages.is_ok()) return stages.status();
+  return prologue(written) + defs_.str() + stages.value();
 }
 
 }  // namespace stitch::emit

@@ -48,6 +48,18 @@ class KernelWriter {
   }
   // The pointer (output) or workspace array (ws_<name>) a stage writes `id` to.
   std::string target_array(ir::ValueId id) const;
+  // The schedule's plan, which the caller knows is a P (the functions of one
+  // composition's stages, reached through write_body's std::visit).
+  template <class P>
+  const P& plan() const {
+    return std::get<P>(schedule_.plan);
+  }
+  // The thread and packing compositions' 128-bit accesses; none (width 1) otherwise.
+  const VectorAccess& vector() const {
+    static const VectorAccess kScalar;
+    const VectorAccess* access = vector_access(schedule_);
+    return access ? *access : kScalar;
+  }
 
   // kernel_writer.cc: accessors and inlined values.
   // Makes sure `id` has an accessor lambda in defs_ (its operands' first); returns its
@@ -76,7 +88,15 @@ class KernelWriter {
   Result<std::string> global_stages(const std::vector<ir::ValueId>& written);
   Result<std::string> vector_stages(const std::vector<ir::ValueId>& written,
                                     const std::string& indent);
+  // The declarations before the accessors: the shared arena, then the composition's
+  // (tiles, row and thread indices, the grid barrier, the split rows' partials).
   std::string prologue(const std::vector<ir::ValueId>& written) const;
+  std::string attention_prologue(const AttentionPlan& plan) const;
+  std::string tiled_gemm_prologue(const TiledGemmPlan& plan) const;
+  std::string row_prologue(const RowPlan& plan, const std::vector<ir::ValueId>& written) const;
+  std::string stage_prologue() const;
+  std::string stencil_tile_prologue(const StencilTile& tile) const;
+  std::string barrier_declaration() const;
   bool reads_through_registers(ir::ValueId written, ir::ValueId target) const;
 
   // reduction_emitter.cc.

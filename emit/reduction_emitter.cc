@@ -226,8 +226,8 @@ Result<std::string> KernelWriter::empty_reduction_result(const ir::Node& node,
 // the slice's partial).
 Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::string& indent) {
   const ir::Node& node = producer(id);
-  const bool warp = schedule_.composition == Composition::kWarp;
-  const bool split = schedule_.blocks_per_row >= 2;
+  const bool warp = plan<RowPlan>().warp;
+  const bool split = plan<RowPlan>().blocks_per_row >= 2;
   const std::string& base = names_.at(id);
   std::string code =
       indent + "// " + comment_name(node) + " -> " + ir::to_string(graph_.value(id).type) + "\n";
@@ -235,7 +235,7 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
   const ir::ValueId x_id = node.inputs[0];
   STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
   STITCH_RETURN_IF_ERROR(accessor(id).status());
-  const int64_t length = product(dims(x_id)) / std::max<int64_t>(schedule_.rows, 1);
+  const int64_t length = product(dims(x_id)) / std::max<int64_t>(plan<RowPlan>().rows, 1);
   std::string element = x + "(row * " + num(length) + " + j)";
   code += indent + "{\n";
   std::string in = indent + "  ";
@@ -248,14 +248,15 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
   code += in + "  const float v = " + element + ";\n";
   code += in + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n" + in +
           "}\n";
-  code += shuffle_combine(spec.combine, "float", 1, in, warp ? schedule_.lanes_per_row / 2 : 16);
+  code +=
+      shuffle_combine(spec.combine, "float", 1, in, warp ? plan<RowPlan>().lanes_per_row / 2 : 16);
   if (!warp) {
     code += float_block_combine(spec.combine, schedule_.shared_bytes - kBlockScratchBytes, in);
   }
   if (split) {
     // The slice's partial; the phase after the next grid barrier combines them.
-    code += in + "if (threadIdx.x == 0) pt_" + base + "[row * " + num(schedule_.blocks_per_row) +
-            " + part] = a;\n";
+    code += in + "if (threadIdx.x == 0) pt_" + base + "[row * " +
+            num(plan<RowPlan>().blocks_per_row) + " + part] = a;\n";
     return code + indent + "}\n";
   }
   code += row_result(spec, length, base, dtype(id), in);
@@ -446,8 +447,8 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write,
   STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
   STITCH_RETURN_IF_ERROR(accessor(id).status());
   const std::string& base = names_.at(id);
-  const int64_t parts = schedule_.blocks_per_row;
-  const int64_t length = product(dims(node.inputs[0])) / std::max<int64_t>(schedule_.rows, 1);
+  const int64_t parts = plan<RowPlan>().blocks_per_row;
+  const int64_t length = product(dims(node.inputs[0])) / std::max<int64_t>(plan<RowPlan>().rows, 1);
   std::string code = indent + "// " + comment_name(node) + ": combine the " + num(parts) +
                      " partials of the row\n";
   code += indent + "{\n";

@@ -121,16 +121,16 @@ Status check_static(const ir::Graph& graph, const ir::Node& node) {
 // only reads the slice it wrote; other row-local groups keep a block per row.
 bool split_rows_allowed(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                         const std::set<ir::ValueId>& outputs, const GroupSchedule& schedule) {
+  const RowPlan& row = std::get<RowPlan>(schedule.plan);
   for (ir::NodeId id : ordered) {
     const ir::Node& node = graph.node(id);
     bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
-    if (reduction && elements_of(graph, node.inputs[0]) != schedule.rows * schedule.row_length)
-      return false;
+    if (reduction && elements_of(graph, node.inputs[0]) != row.rows * row.row_length) return false;
     for (ir::ValueId output : node.outputs) {
       if (output == ir::kNoId) continue;
       const ValueSchedule& value = schedule.values.at(output);
       bool written = value.materialized || outputs.count(output) > 0;
-      if (written && !reduction && value.row_elements != schedule.row_length) return false;
+      if (written && !reduction && value.row_elements != row.row_length) return false;
     }
     for (ir::ValueId input : node.inputs) {
       if (input == ir::kNoId) continue;
@@ -150,6 +150,7 @@ bool split_rows_allowed(const ir::Graph& graph, const std::vector<ir::NodeId>& o
 // partials and the materialized row-sized values (read across barriers, so global).
 void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                      const std::set<ir::ValueId>& outputs, GroupSchedule* schedule) {
+  const RowPlan& row = std::get<RowPlan>(schedule->plan);
   std::map<ir::ValueId, int> available;
   int phases = 1;
   for (ir::NodeId id : ordered) {
@@ -183,7 +184,7 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
       if (reduction) {
         value.storage = Storage::kRegister;
         value.partial_offset = workspace;
-        workspace += align_to(schedule->rows * schedule->blocks_per_row * 4, kWorkspaceAlignment);
+        workspace += align_to(row.rows * row.blocks_per_row * 4, kWorkspaceAlignment);
       } else if (outputs.count(output)) {
         value.storage = Storage::kOutput;
       } else {
@@ -194,9 +195,8 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     }
   }
   schedule->workspace_bytes = workspace;
-  schedule->block =
-      static_cast<int>(std::min<int64_t>(schedule->block, align_to(schedule->slice, 32)));
-  schedule->grid = schedule->rows * schedule->blocks_per_row;
+  schedule->block = static_cast<int>(std::min<int64_t>(schedule->block, align_to(row.slice, 32)));
+  schedule->grid = row.rows * row.blocks_per_row;
   schedule->cooperative = true;
   schedule->shared_bytes = kBlockScratchBytes;
   schedule->shared_bytes_requested = kBlockScratchBytes;
@@ -425,16 +425,8 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     return false;
   }
 
-  schedule->composition = Composition::kBlock;
-  schedule->tiled_gemm = gemm;
-  schedule->gemm_batch = batch;
-  schedule->gemm_m = m;
-  schedule->gemm_n = n;
-  schedule->gemm_k = k;
-  schedule->tile_m = tile_m;
-  schedule->tile_n = tile_n;
-  schedule->tile_a_offset = plan.allocations[0].offset;
-  schedule->tile_b_offset = plan.allocations[1].offset;
+  schedule->plan = TiledGemmPlan{
+      gemm, batch, m, n, k, tile_m, tile_n, plan.allocations[0].offset, plan.allocations[1].offset};
   schedule->shared_bytes = plan.allocated_bytes;
   schedule->shared_bytes_requested = plan.requested_bytes;
   for (auto& [id, value] : schedule->values) {
@@ -526,24 +518,22 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   }
   if (!tensor_cores && bytes(rows_per_warp) > profile.shared_memory_per_block) return false;
 
-  schedule->composition = Composition::kAttention;
-  schedule->attention = core;
-  schedule->attention_tensor_cores = tensor_cores;
-  schedule->attention_moved_outputs = std::move(moved_outputs);
+  AttentionPlan attention;
+  attention.core = core;
+  attention.tensor_cores = tensor_cores;
+  attention.moved_outputs = std::move(moved_outputs);
   if (tensor_cores) {
-    schedule->attention_warps = static_cast<int>(tc_warps);
-    schedule->attention_rows_per_warp = 16;
-    schedule->attention_k_offset = tc_q_bytes;
-    schedule->attention_v_offset = tc_q_bytes + tc_k_bytes;
+    attention.warps = static_cast<int>(tc_warps);
+    attention.rows_per_warp = 16;
+    attention.k_offset = tc_q_bytes;
+    attention.v_offset = tc_q_bytes + tc_k_bytes;
     schedule->shared_bytes = tc_q_bytes + tc_k_bytes + tc_v_bytes;
   } else {
-    schedule->attention_warps = kAttentionWarps;
-    schedule->attention_rows_per_warp = rows_per_warp;
-    schedule->attention_k_offset =
-        align_to(schedule->attention_tile_q() * core.d * 4, kSharedAlignment);
-    schedule->attention_v_offset =
-        schedule->attention_k_offset +
-        align_to(kAttentionTileKeys * (core.d + 1) * 4, kSharedAlignment);
+    attention.warps = kAttentionWarps;
+    attention.rows_per_warp = rows_per_warp;
+    attention.k_offset = align_to(attention.tile_q() * core.d * 4, kSharedAlignment);
+    attention.v_offset =
+        attention.k_offset + align_to(kAttentionTileKeys * (core.d + 1) * 4, kSharedAlignment);
     schedule->shared_bytes = bytes(rows_per_warp);
   }
   schedule->shared_bytes_requested = schedule->shared_bytes;
@@ -561,41 +551,20 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
       if (kept) schedule->materialized.push_back(output);
     }
   }
-  schedule->block = schedule->attention_warps * 32;
-  const int64_t tile_q = schedule->attention_tile_q();
+  schedule->block = attention.warps * 32;
+  const int64_t tile_q = attention.tile_q();
   const int64_t q_tiles = (core.lq + tile_q - 1) / tile_q;
   int64_t blocks_per_wave_now = static_cast<int64_t>(profile.sm_count) *
                                 std::max(1, profile.max_threads_per_sm / schedule->block);
   schedule->grid = std::max<int64_t>(1, std::min(core.batch * q_tiles, blocks_per_wave_now));
-  schedule->attention_recompute = recomputed.empty() ? 1 : q_tiles;
+  attention.recompute = recomputed.empty() ? 1 : q_tiles;
   schedule->cooperative = false;
   schedule->workspace_bytes = 0;
+  schedule->plan = std::move(attention);
   return true;
 }
 
 }  // namespace
-
-std::string_view composition_name(Composition composition) {
-  switch (composition) {
-    case Composition::kThread:
-      return "thread";
-    case Composition::kWarp:
-      return "warp";
-    case Composition::kBlock:
-      return "block";
-    case Composition::kPacking:
-      return "packing";
-    case Composition::kGlobal:
-      return "global";
-    case Composition::kAttention:
-      return "attention";
-    case Composition::kTranspose:
-      return "transpose";
-    case Composition::kStencil:
-      return "stencil";
-  }
-  return "global";
-}
 
 std::vector<int64_t> transpose_perm(const ir::Node& node, size_t rank) {
   std::vector<int64_t> perm = node.ints_attribute("perm", {});
@@ -603,12 +572,6 @@ std::vector<int64_t> transpose_perm(const ir::Node& node, size_t rank) {
     for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
   }
   return perm;
-}
-
-bool is_row_local(const GroupSchedule& schedule) {
-  return schedule.row_local && schedule.tiled_gemm == ir::kNoId &&
-         (schedule.composition == Composition::kWarp ||
-          schedule.composition == Composition::kBlock);
 }
 
 const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value) {
@@ -902,40 +865,39 @@ bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* sch
 std::string plan_row_launch(const GroupFacts& group, int64_t rows,
                             const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   const ir::Graph& graph = group.graph;
-  schedule->row_local = true;
-  schedule->rows = rows;
+  RowPlan& row = schedule->plan.emplace<RowPlan>();
+  row.rows = rows;
   for (auto& [id, value] : schedule->values) {
     value.row_elements = elements_of(graph, id) / std::max<int64_t>(rows, 1);
     if (elements_of(graph, id) % std::max<int64_t>(rows, 1) == 0) {
-      schedule->row_length = std::max(schedule->row_length, value.row_elements);
+      row.row_length = std::max(row.row_length, value.row_elements);
     }
   }
   for (ir::NodeId id : group.reductions) {
-    schedule->row_length =
-        std::max(schedule->row_length,
-                 elements_of(graph, graph.node(id).inputs[0]) / std::max<int64_t>(rows, 1));
+    row.row_length = std::max(
+        row.row_length, elements_of(graph, graph.node(id).inputs[0]) / std::max<int64_t>(rows, 1));
   }
   // A warp per row for short rows; a block per row (split across blocks when few) for
   // long ones, and for rows too few to give two warps per SM when each lane would walk
   // more than kFewRowsLaneElements elements: vae's 32 rows of 784, a warp each, left
   // 100 of 132 SMs idle and took 19 us on an H100 (docs/benchmarks.md).
   const bool few_rows = rows < 2 * static_cast<int64_t>(profile.sm_count) &&
-                        schedule->row_length > 32 * kFewRowsLaneElements;
-  bool warp = schedule->row_length <= kWarpRowLimit && !few_rows;
-  schedule->composition = warp ? Composition::kWarp : Composition::kBlock;
+                        row.row_length > 32 * kFewRowsLaneElements;
+  bool warp = row.row_length <= kWarpRowLimit && !few_rows;
+  row.warp = warp;
   std::string note;
-  if (few_rows && schedule->row_length <= kWarpRowLimit) {
-    note = "; a block per row: " + num(rows) + " rows of " + num(schedule->row_length) +
+  if (few_rows && row.row_length <= kWarpRowLimit) {
+    note = "; a block per row: " + num(rows) + " rows of " + num(row.row_length) +
            " are too few for a warp each";
   }
-  schedule->rows_per_block = 1;
+  row.rows_per_block = 1;
   if (warp) {
     // Short rows share a warp (OneFlow's warp softmax/LayerNorm: a thread group per
     // row): per-row work (index math, shuffles, the result's store) is spread over
     // 32 / lanes rows, and the rows' elements stay contiguous across the warp.
     int lanes = 1;
-    while (lanes < 32 && lanes * kElementsPerLane < schedule->row_length) lanes *= 2;
-    schedule->lanes_per_row = lanes;
+    while (lanes < 32 && lanes * kElementsPerLane < row.row_length) lanes *= 2;
+    row.lanes_per_row = lanes;
     const int64_t rows_per_warp = 32 / lanes;
     const int64_t warps = (rows + rows_per_warp - 1) / rows_per_warp;
     // Warps per block: the most (up to 8) that still give two blocks per SM, so that
@@ -945,26 +907,26 @@ std::string plan_row_launch(const GroupFacts& group, int64_t rows,
       per_block /= 2;
     }
     per_block = static_cast<int>(std::min<int64_t>(per_block, warps));
-    schedule->rows_per_block = static_cast<int>(per_block * rows_per_warp);
+    row.rows_per_block = static_cast<int>(per_block * rows_per_warp);
     schedule->block = 32 * per_block;
   } else {
-    int64_t threads = std::min<int64_t>(512, align_to(schedule->row_length, 32));
+    int64_t threads = std::min<int64_t>(512, align_to(row.row_length, 32));
     schedule->block = static_cast<int>(std::min<int64_t>(threads, profile.max_threads_per_block));
   }
   const int64_t wave = blocks_per_wave(profile, *schedule);
-  int64_t needed = (rows + schedule->rows_per_block - 1) / schedule->rows_per_block;
+  int64_t needed = (rows + row.rows_per_block - 1) / row.rows_per_block;
   schedule->grid = std::max<int64_t>(1, std::min(needed, wave));
   if (!warp && rows < wave && split_rows_allowed(graph, group.ordered, group.outputs, *schedule)) {
     // Few long rows: split each row across blocks so rows * blocks_per_row fills the
     // co-resident blocks (SMs x blocks per SM), slices of >= kMinSliceElements.
-    const int64_t length = schedule->row_length;
+    const int64_t length = row.row_length;
     int64_t split = std::min(wave / std::max<int64_t>(rows, 1),
                              (length + kMinSliceElements - 1) / kMinSliceElements);
     if (split >= 2) {
       // Slices of whole 128-byte lines (32 elements of 4 bytes): a slice starting
       // inside a sector makes every warp access of the block touch one sector more.
-      schedule->slice = align_to((length + split - 1) / split, 32);
-      schedule->blocks_per_row = static_cast<int>((length + schedule->slice - 1) / schedule->slice);
+      row.slice = align_to((length + split - 1) / split, 32);
+      row.blocks_per_row = static_cast<int>((length + row.slice - 1) / row.slice);
     }
   }
   return note;
@@ -1004,9 +966,10 @@ Status plan_row_storage(const GroupFacts& group, const cost_model::DeviceProfile
   }
   STITCH_ASSIGN_OR_RETURN(ir::DominatorTree post_dominance,
                           ir::DominatorTree::post_dominators(graph, group.ordered, group.outputs));
-  const bool warp = schedule->composition == Composition::kWarp;
+  const RowPlan& row = std::get<RowPlan>(schedule->plan);
+  const bool warp = row.warp;
   int64_t scratch = warp ? 0 : kBlockScratchBytes;
-  int64_t limit = (profile.shared_memory_per_block - scratch) / schedule->rows_per_block;
+  int64_t limit = (profile.shared_memory_per_block - scratch) / row.rows_per_block;
   SharedMemoryPlan plan = plan_shared_memory(
       requests,
       [&](size_t later, size_t earlier) {
@@ -1023,14 +986,14 @@ Status plan_row_storage(const GroupFacts& group, const cost_model::DeviceProfile
     } else {
       value.storage = Storage::kWorkspace;
       value.offset = workspace;
-      workspace += align_to(schedule->rows * requests[r].bytes, kWorkspaceAlignment);
+      workspace += align_to(row.rows * requests[r].bytes, kWorkspaceAlignment);
     }
   }
   for (ir::NodeId id : group.reductions) {
     schedule->values[graph.node(id).outputs[0]].storage = Storage::kRegister;
   }
-  schedule->shared_bytes_requested = plan.requested_bytes * schedule->rows_per_block + scratch;
-  schedule->shared_bytes = plan.allocated_bytes * schedule->rows_per_block + scratch;
+  schedule->shared_bytes_requested = plan.requested_bytes * row.rows_per_block + scratch;
+  schedule->shared_bytes = plan.allocated_bytes * row.rows_per_block + scratch;
   schedule->shared_memory_fallback = plan.fallback;
   schedule->workspace_bytes = workspace;
   return Status::ok();
@@ -1359,17 +1322,19 @@ std::vector<std::string> recompute_cheap_producers(const GroupFacts& group,
 // blocks), else block (column reductions), warp (warp reductions) or thread.
 void plan_single_stage(const GroupFacts& group, const MappingUse& use,
                        const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
-  schedule->parts = independent_parts(group);
-  schedule->composition = schedule->parts.size() >= 2 ? Composition::kPacking
-                          : use.column                ? Composition::kBlock
-                          : use.warp                  ? Composition::kWarp
-                                                      : Composition::kThread;
-  if (schedule->composition != Composition::kPacking) {
-    schedule->parts.clear();
+  std::vector<std::vector<ir::NodeId>> parts = independent_parts(group);
+  if (parts.size() < 2) {
+    ThreadPlan thread;
+    thread.mapping = use.column ? StageMapping::kColumn
+                     : use.warp ? StageMapping::kWarp
+                                : StageMapping::kThread;
+    schedule->plan = thread;
     return;
   }
+  PackingPlan& packing = schedule->plan.emplace<PackingPlan>();
+  packing.parts = std::move(parts);
   schedule->grid = 0;
-  for (const std::vector<ir::NodeId>& part : schedule->parts) {
+  for (const std::vector<ir::NodeId>& part : packing.parts) {
     int64_t part_work = 1;
     for (ir::NodeId id : part) {
       for (ir::ValueId output : group.graph.node(id).outputs) {
@@ -1380,7 +1345,7 @@ void plan_single_stage(const GroupFacts& group, const MappingUse& use,
       }
     }
     const int64_t part_grid = wave_grid(part_work, profile, *schedule);
-    schedule->part_grids.push_back(part_grid);
+    packing.part_grids.push_back(part_grid);
     schedule->grid += part_grid;
   }
 }
@@ -1502,34 +1467,36 @@ void plan_vector_access(const GroupFacts& group, const cost_model::DeviceProfile
       maps[output][input] = it->second.steps;
     }
   }
-  schedule->vector_width = static_cast<int>(kVectorWidth);
+  PackingPlan* packing = schedule->as<PackingPlan>();
+  VectorAccess& vector = packing ? packing->vector : std::get<ThreadPlan>(schedule->plan).vector;
+  vector.width = static_cast<int>(kVectorWidth);
   for (const auto& [input, read] : input_reads) {
     if (read == RunRead::kRuns) {
-      schedule->vector_inputs.insert(input);
+      vector.inputs.insert(input);
     } else if (!unmapped.count(input)) {
-      schedule->vector_uniform_inputs.insert(input);
+      vector.uniform_inputs.insert(input);
     }
   }
   for (const auto& [output, inputs] : maps) {
     for (const auto& [input, steps] : inputs) {
-      if (schedule->vector_inputs.count(input) || schedule->vector_uniform_inputs.count(input)) {
-        schedule->vector_maps[output][input] = steps;
+      if (vector.inputs.count(input) || vector.uniform_inputs.count(input)) {
+        vector.maps[output][input] = steps;
       }
     }
   }
-  if (schedule->composition == Composition::kPacking) {
+  if (packing) {
     // Each part over its own blocks, a quarter of the threads it had.
     schedule->grid = 0;
-    for (size_t p = 0; p < schedule->parts.size(); ++p) {
-      const std::set<ir::NodeId> part(schedule->parts[p].begin(), schedule->parts[p].end());
+    for (size_t p = 0; p < packing->parts.size(); ++p) {
+      const std::set<ir::NodeId> part(packing->parts[p].begin(), packing->parts[p].end());
       int64_t part_work = 1;
       for (ir::ValueId output : schedule->boundary.outputs) {
         if (part.count(graph.value(output).producer)) {
           part_work = std::max(part_work, elements_of(graph, output) / kVectorWidth);
         }
       }
-      schedule->part_grids[p] = wave_grid(part_work, profile, *schedule);
-      schedule->grid += schedule->part_grids[p];
+      packing->part_grids[p] = wave_grid(part_work, profile, *schedule);
+      schedule->grid += packing->part_grids[p];
     }
   } else {
     schedule->block = static_cast<int>(std::min<int64_t>(kGlobalBlock, align_to(work, 32)));
@@ -1572,34 +1539,32 @@ ir::NodeId only_stencil(const GroupFacts& group) {
 }
 
 // The tiles of `stencil_id` for blocks of at most `max_outputs` threads (each one
-// output), into schedule's stencil fields (staged_stencil, planes, tiles, reuse;
-// not the launch); false, schedule untouched, when it cannot be staged or its window
-// does not reuse enough. A tile covers whole groups (n, g) of a grouped Conv: the
-// filters_per_group output planes of a group read its channels_per_group input
-// planes, so each staged element is read by every filter of its group (ResNeXt's and
-// RegNet's 3x3 grouped convs; a depthwise conv or a pool has one of each). A caller
-// that refuses the tiles afterwards resets staged_stencil, which every reader of the
-// other fields checks first.
-bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_t max_outputs,
-                           const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
+// output): the stencil, planes, tiles, reuse and bytes (not the offset, not the
+// launch); nullopt when it cannot be staged or its window does not reuse enough. A tile covers
+// whole groups (n, g) of a grouped Conv: the filters_per_group output planes of a group read its
+// channels_per_group input planes, so each staged element is read by every filter of its group
+// (ResNeXt's and RegNet's 3x3 grouped convs; a depthwise conv or a pool has one of each).
+std::optional<StencilTile> plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id,
+                                                 int64_t max_outputs,
+                                                 const cost_model::DeviceProfile& profile) {
   const ir::Node& node = graph.node(stencil_id);
   const std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
   const size_t axes = stencil ? stencil->window.input.size() : 0;
-  if (axes != 1 && axes != 2) return false;
+  if (axes != 1 && axes != 2) return std::nullopt;
   const ir::ValueId input = node.inputs[0], output = node.outputs[0];
   const std::vector<int64_t>& in = dims_of(graph, input);
   const std::vector<int64_t>& out = dims_of(graph, output);
   const int64_t cg = stencil->channels_per_group, mg = stencil->filters_per_group;
   if (in.size() != axes + 2 || out.size() != axes + 2 || in[0] != out[0] || cg <= 0 || mg <= 0 ||
       in[1] % cg != 0 || out[1] != in[1] / cg * mg) {
-    return false;
+    return std::nullopt;
   }
-  if (!ir::dtype_is_float(graph.value(input).type.dtype)) return false;
+  if (!ir::dtype_is_float(graph.value(input).type.dtype)) return std::nullopt;
   const ir::Window w = ir::planar_window(stencil->window);  // a 1-D window: one row
   const int64_t groups = out[0] * (in[1] / cg);             // (n, g): mg output planes each
   const int64_t out_h = w.output[0], out_w = w.output[1];
   const int64_t per_group = max_outputs / mg;  // outputs of one plane per tile
-  if (groups <= 0 || out_h <= 0 || out_w <= 0 || per_group <= 0) return false;
+  if (groups <= 0 || out_h <= 0 || out_w <= 0 || per_group <= 0) return std::nullopt;
   // A row of a 2-D plane is cut into 32 columns, so that a tile's halo stays small
   // beside its outputs; a 1-D plane has no rows to stack, so its tiles run longer.
   const int64_t max_width = axes == 1 ? per_group : kStencilTileMaxWidth;
@@ -1616,41 +1581,53 @@ bool plan_stencil_geometry(const ir::Graph& graph, ir::NodeId stencil_id, int64_
   const int64_t element_bytes =
       std::max<int64_t>(4, ir::dtype_size(graph.value(input).type.dtype));  // compute type
   const int64_t bytes = tile_groups * cg * in_h * in_w * element_bytes;
-  if (bytes > profile.shared_memory_per_block) return false;
+  if (bytes > profile.shared_memory_per_block) return std::nullopt;
   // Each staged element of a group's input plane is read by the taps of its mg filters.
   const double reuse = static_cast<double>(mg * tile_h * tile_w * w.kernel[0] * w.kernel[1]) /
                        static_cast<double>(in_h * in_w);
-  if (reuse < kStencilTileMinReuse) return false;
-  schedule->staged_stencil = stencil_id;
-  schedule->stencil_planes = tile_groups * mg;
-  schedule->stencil_in_planes = tile_groups * cg;
-  schedule->tile_h = tile_h;
-  schedule->tile_w = tile_w;
-  schedule->tile_in_h = in_h;
-  schedule->tile_in_w = in_w;
-  schedule->tiles_h = (out_h + tile_h - 1) / tile_h;
-  schedule->tiles_w = (out_w + tile_w - 1) / tile_w;
-  schedule->stencil_tiles =
-      (groups + tile_groups - 1) / tile_groups * schedule->tiles_h * schedule->tiles_w;
-  schedule->stencil_reuse = reuse;
-  schedule->stencil_tile_bytes = bytes;
-  return true;
+  if (reuse < kStencilTileMinReuse) return std::nullopt;
+  StencilTile tile;
+  tile.stencil = stencil_id;
+  tile.planes = tile_groups * mg;
+  tile.in_planes = tile_groups * cg;
+  tile.tile_h = tile_h;
+  tile.tile_w = tile_w;
+  tile.tile_in_h = in_h;
+  tile.tile_in_w = in_w;
+  tile.tiles_h = (out_h + tile_h - 1) / tile_h;
+  tile.tiles_w = (out_w + tile_w - 1) / tile_w;
+  tile.tiles = (groups + tile_groups - 1) / tile_groups * tile.tiles_h * tile.tiles_w;
+  tile.reuse = reuse;
+  tile.bytes = bytes;
+  return tile;
 }
 
 }  // namespace
 
-bool staged_stencil_is_1d(const ir::Graph& graph, const GroupSchedule& schedule) {
-  return dims_of(graph, graph.node(schedule.staged_stencil).outputs[0]).size() == 3;
+bool staged_stencil_is_1d(const ir::Graph& graph, const StencilTile& tile) {
+  return dims_of(graph, graph.node(tile.stencil).outputs[0]).size() == 3;
+}
+
+const StencilTile* staged_tile(const GroupSchedule& schedule) {
+  if (const StencilPlan* stencil = schedule.as<StencilPlan>()) return &stencil->tile;
+  const GlobalPlan* global = schedule.as<GlobalPlan>();
+  return global && global->stencil ? &*global->stencil : nullptr;
+}
+
+const VectorAccess* vector_access(const GroupSchedule& schedule) {
+  if (const ThreadPlan* thread = schedule.as<ThreadPlan>()) return &thread->vector;
+  const PackingPlan* packing = schedule.as<PackingPlan>();
+  return packing ? &packing->vector : nullptr;
 }
 
 namespace {
 
 // "[planes, tile_h, tile_w]" of a staged stencil's tile ("[planes, tile_w]" for a 1-D
 // window), for the schedule's "why".
-std::string stencil_tile_text(const ir::Graph& graph, const GroupSchedule& schedule) {
-  const bool one_row = staged_stencil_is_1d(graph, schedule);
-  return "[" + num(schedule.stencil_planes) + ", " +
-         (one_row ? std::string() : num(schedule.tile_h) + ", ") + num(schedule.tile_w) + "]";
+std::string stencil_tile_text(const ir::Graph& graph, const StencilTile& tile) {
+  const bool one_row = staged_stencil_is_1d(graph, tile);
+  return "[" + num(tile.planes) + ", " + (one_row ? std::string() : num(tile.tile_h) + ", ") +
+         num(tile.tile_w) + "]";
 }
 
 bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile& profile,
@@ -1659,20 +1636,18 @@ bool plan_stencil_tile(const GroupFacts& group, const cost_model::DeviceProfile&
   if (stencil_id == ir::kNoId) return false;
   std::map<ir::ValueId, ir::NodeId> moved;
   if (!outputs_at_same_index(group.graph, group.ordered, group.outputs,
-                             group.graph.node(stencil_id).outputs[0], &moved) ||
-      !plan_stencil_geometry(group.graph, stencil_id, kStencilTileOutputs, profile, schedule)) {
+                             group.graph.node(stencil_id).outputs[0], &moved)) {
     return false;
   }
-  schedule->composition = Composition::kStencil;
-  schedule->stencil_moved_outputs = std::move(moved);
-  schedule->block = static_cast<int>(
-      (schedule->stencil_planes * schedule->tile_h * schedule->tile_w + 31) / 32 * 32);
-  schedule->shared_bytes = schedule->stencil_tile_bytes;
-  schedule->shared_bytes_requested = schedule->stencil_tile_bytes;
-  schedule->grid =
-      std::max<int64_t>(1, std::min(schedule->stencil_tiles, blocks_per_wave(profile, *schedule)));
+  std::optional<StencilTile> tile =
+      plan_stencil_geometry(group.graph, stencil_id, kStencilTileOutputs, profile);
+  if (!tile) return false;
+  schedule->block = static_cast<int>((tile->planes * tile->tile_h * tile->tile_w + 31) / 32 * 32);
+  schedule->shared_bytes = tile->bytes;
+  schedule->shared_bytes_requested = tile->bytes;
+  schedule->grid = std::max<int64_t>(1, std::min(tile->tiles, blocks_per_wave(profile, *schedule)));
   schedule->cooperative = false;
-  schedule->parts.clear();
+  schedule->plan = StencilPlan{*tile, std::move(moved)};
   return true;
 }
 
@@ -1727,19 +1702,20 @@ bool plan_global_stencil_tile(const GroupFacts& group, const cost_model::DeviceP
       target.epilogue_of != ir::kNoId) {
     return false;
   }
-  if (!plan_stencil_geometry(graph, stencil_id, schedule->block, profile, schedule)) return false;
+  std::optional<StencilTile> tile =
+      plan_stencil_geometry(graph, stencil_id, schedule->block, profile);
+  if (!tile) return false;
   const int64_t offset = align_to(schedule->shared_bytes, 16);
-  const int64_t arena = offset + schedule->stencil_tile_bytes;
+  const int64_t arena = offset + tile->bytes;
   const int64_t resident = std::max(1, profile.max_threads_per_sm / schedule->block);
   if (arena > profile.shared_memory_per_block || arena * resident > profile.shared_memory_per_sm) {
-    schedule->staged_stencil = ir::kNoId;
     return false;
   }
-  schedule->staged_value = staged;
-  schedule->stencil_tile_offset = offset;
+  tile->staged_value = staged;
+  tile->offset = offset;
   schedule->shared_bytes = arena;
-  schedule->shared_bytes_requested =
-      align_to(schedule->shared_bytes_requested, 16) + schedule->stencil_tile_bytes;
+  schedule->shared_bytes_requested = align_to(schedule->shared_bytes_requested, 16) + tile->bytes;
+  std::get<GlobalPlan>(schedule->plan).stencil = std::move(tile);
   return true;
 }
 
@@ -1782,10 +1758,7 @@ bool plan_transpose(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   if (rows < kTransposeTileMin || cols < kTransposeTileMin) return false;
   int64_t batch = 1;
   for (size_t r = 0; r + 2 < n; ++r) batch *= runs[r].second;
-  schedule->composition = Composition::kTranspose;
-  schedule->transpose_batch = batch;
-  schedule->transpose_rows = rows;
-  schedule->transpose_cols = cols;
+  schedule->plan = TransposePlan{batch, rows, cols};
   schedule->block = 256;
   const int64_t tile_bytes =
       kTransposeTile * (kTransposeTile + 1) *
@@ -1814,15 +1787,15 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
   STITCH_RETURN_IF_ERROR(materialize(group, &schedule));
   if (plan_attention(graph, group.ordered, group.outputs, profile, &schedule)) {
     schedule.why = "it holds the attention core " +
-                   node_label(graph.node(schedule.attention->scores_gemm)) + " .. " +
-                   node_label(graph.node(schedule.attention->output_gemm)) +
+                   node_label(graph.node(schedule.as<AttentionPlan>()->core.scores_gemm)) + " .. " +
+                   node_label(graph.node(schedule.as<AttentionPlan>()->core.output_gemm)) +
                    " whole: its scores never leave the chip";
     return schedule;
   }
   if (plan_transpose(graph, group.ordered, profile, &schedule)) {
-    schedule.why = "a Transpose that moves its input's last axis ([" +
-                   num(schedule.transpose_batch) + ", " + num(schedule.transpose_rows) + ", " +
-                   num(schedule.transpose_cols) +
+    const TransposePlan& transpose = *schedule.as<TransposePlan>();
+    schedule.why = "a Transpose that moves its input's last axis ([" + num(transpose.batch) + ", " +
+                   num(transpose.rows) + ", " + num(transpose.cols) +
                    "] -> [.., cols, rows]): 32 x 32 tiles through shared memory keep both the "
                    "reads and the writes coalesced";
     return schedule;
@@ -1841,9 +1814,9 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
       schedule.why += "; " + node_label(graph.node(graph.value(id).producer)) +
                       " moves whole rows, so each row is written where it lands";
     }
-    if (schedule.blocks_per_row >= 2) {
+    if (const RowPlan& row = *schedule.as<RowPlan>(); row.split()) {
       schedule.why +=
-          "; the rows fill too few blocks, so each is split across " + num(schedule.blocks_per_row);
+          "; the rows fill too few blocks, so each is split across " + num(row.blocks_per_row);
       plan_split_rows(graph, group.ordered, group.outputs, &schedule);
       return schedule;
     }
@@ -1852,7 +1825,8 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
   }
   std::string not_tiled;
   if (plan_tiled_gemm(graph, group.ordered, group.outputs, profile, &schedule, &not_tiled)) {
-    schedule.why = "one fine-grained MatMul " + node_label(graph.node(schedule.tiled_gemm)) +
+    schedule.why = "one fine-grained MatMul " +
+                   node_label(graph.node(schedule.as<TiledGemmPlan>()->gemm)) +
                    " whose readers read it at their own index: A and B tiles in shared memory";
     return schedule;
   }
@@ -1860,37 +1834,39 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
   STITCH_ASSIGN_OR_RETURN(MappingUse use, plan_levels(group, profile, &schedule));
   plan_global_launch(group, profile, &schedule);
   if (schedule.cooperative) {
-    schedule.composition = Composition::kGlobal;
     schedule.why = "not row-local: " + not_row_local;
     if (!not_tiled.empty()) schedule.why += "; not a tiled MatMul: " + not_tiled;
     schedule.why += "; so " + num(schedule.levels) + " stages separated by grid barriers";
     if (options.stencil_tiles && plan_global_stencil_tile(group, profile, &schedule)) {
-      schedule.why += "; the stage of " +
-                      node_label(graph.node(graph.value(schedule.staged_value).producer)) +
-                      " walks the stencil " + node_label(graph.node(schedule.staged_stencil)) +
-                      " in tiles of " + stencil_tile_text(graph, schedule) +
-                      " outputs, its input tile staged in shared memory";
+      const StencilTile& tile = *staged_tile(schedule);
+      schedule.why +=
+          "; the stage of " + node_label(graph.node(graph.value(tile.staged_value).producer)) +
+          " walks the stencil " + node_label(graph.node(tile.stencil)) + " in tiles of " +
+          stencil_tile_text(graph, tile) + " outputs, its input tile staged in shared memory";
     }
   } else {
     plan_single_stage(group, use, profile, &schedule);
-    schedule.why = schedule.composition == Composition::kPacking
-                       ? num(static_cast<int64_t>(schedule.parts.size())) +
-                             " independent parts, each over its own blocks"
-                       : "one stage: every value is computed where it is read, or by its own "
-                         "thread mapping";
-    if (schedule.composition == Composition::kThread && options.stencil_tiles &&
+    const PackingPlan* packing = schedule.as<PackingPlan>();
+    const ThreadPlan* thread = schedule.as<ThreadPlan>();
+    schedule.why = packing ? num(static_cast<int64_t>(packing->parts.size())) +
+                                 " independent parts, each over its own blocks"
+                           : "one stage: every value is computed where it is read, or by its own "
+                             "thread mapping";
+    if (thread && thread->mapping == StageMapping::kThread && options.stencil_tiles &&
         plan_stencil_tile(group, profile, &schedule)) {
-      const ir::Node& stencil = graph.node(schedule.staged_stencil);
+      const StencilTile& tile = *staged_tile(schedule);
+      const ir::Node& stencil = graph.node(tile.stencil);
       char reuse[32];
-      std::snprintf(reuse, sizeof(reuse), "%.1f", schedule.stencil_reuse);
+      std::snprintf(reuse, sizeof(reuse), "%.1f", tile.reuse);
       schedule.why = "one stencil " + node_label(stencil) +
                      " whose readers read it at their own index, and its window reads each "
                      "input element " +
-                     reuse + " times: the input tile of each " +
-                     stencil_tile_text(graph, schedule) + " outputs is staged in shared memory";
+                     reuse + " times: the input tile of each " + stencil_tile_text(graph, tile) +
+                     " outputs is staged in shared memory";
     }
-    if (schedule.composition == Composition::kThread ||
-        schedule.composition == Composition::kPacking) {
+    if ((schedule.as<ThreadPlan>() &&
+         schedule.as<ThreadPlan>()->mapping == StageMapping::kThread) ||
+        schedule.as<PackingPlan>()) {
       plan_vector_access(group, profile, &schedule);
     }
   }
@@ -1954,7 +1930,7 @@ double element_reads(const ir::Graph& graph, const GroupSchedule& schedule,
 // elements of a classifier's A tile is walked by 32 threads, not by the block.
 double evaluating_lanes(const ir::Graph& graph, const GroupSchedule& schedule,
                         const std::set<ir::NodeId>& inside, ir::ValueId id, double lanes) {
-  if (is_row_local(schedule) || schedule.attention) return lanes;
+  if (schedule.as<RowPlan>() || schedule.as<AttentionPlan>()) return lanes;
   std::vector<ir::ValueId> frontier = {id};
   std::set<ir::ValueId> visited = {id};
   while (!frontier.empty()) {
@@ -1990,7 +1966,11 @@ double evaluating_lanes(const ir::Graph& graph, const GroupSchedule& schedule,
 
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule) {
   cost_model::KernelShape shape;
-  shape.global = schedule.composition == Composition::kGlobal;
+  shape.global = schedule.as<GlobalPlan>() != nullptr;
+  const AttentionPlan* attention = schedule.as<AttentionPlan>();
+  const TiledGemmPlan* tiled = schedule.as<TiledGemmPlan>();
+  const ir::NodeId tiled_gemm = tiled ? tiled->gemm : ir::kNoId;
+  const StencilTile* tile = staged_tile(schedule);
   shape.grid_barriers = schedule.cooperative ? std::max(schedule.levels - 1, 0) : 0;
   shape.workspace_bytes = schedule.workspace_bytes;
   double recomputed_macs = 0;  // the attention prologue's, over the launch
@@ -2001,18 +1981,17 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
     if (!gemm) continue;
     const double macs = static_cast<double>(gemm->batch) * static_cast<double>(gemm->m) *
                         static_cast<double>(gemm->n) * static_cast<double>(gemm->k);
-    if (schedule.attention) {
+    if (attention) {
       // The core's GEMMs from shared tiles; the prologue's recomputed per read.
-      const bool core =
-          id == schedule.attention->scores_gemm || id == schedule.attention->output_gemm;
+      const bool core = id == attention->core.scores_gemm || id == attention->core.output_gemm;
       if (!core) {
-        recomputed_macs += macs * static_cast<double>(schedule.attention_recompute);
-      } else if (!schedule.attention_tensor_cores) {
+        recomputed_macs += macs * static_cast<double>(attention->recompute);
+      } else if (!attention->tensor_cores) {
         shape.attention_macs += macs;
       }
       continue;
     }
-    (id == schedule.tiled_gemm ? shape.tiled_gemm_macs : shape.thread_gemm_macs) += macs;
+    (id == tiled_gemm ? shape.tiled_gemm_macs : shape.thread_gemm_macs) += macs;
   }
   // Recomputed per read, one output per thread; each lane walks its share of those dot
   // products one load after another, two loads per multiply-add.
@@ -2033,15 +2012,15 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
                                 evaluating_lanes(graph, schedule, inside, node.outputs[0], lanes)));
     const double reads = element_reads(graph, schedule, inside, node.inputs[0]);
     const double weight = node.op_type == "Conv" ? 1.0 : 0.0;
-    if (id == schedule.staged_stencil) {
+    if (tile && id == tile->stencil) {
       // Staged (3c.): per tile, a lane loads its share of the input tile (each element
       // one read of what the input reads inline), then walks its taps in shared memory
       // (only the weight from global memory).
-      const double tiles = std::ceil(static_cast<double>(schedule.stencil_tiles) /
+      const double tiles = std::ceil(static_cast<double>(tile->tiles) /
                                      static_cast<double>(std::max<int64_t>(schedule.grid, 1)));
-      const double staged = std::ceil(static_cast<double>(schedule.stencil_in_planes *
-                                                          schedule.tile_in_h * schedule.tile_in_w) /
-                                      static_cast<double>(schedule.block));
+      const double staged =
+          std::ceil(static_cast<double>(tile->in_planes * tile->tile_in_h * tile->tile_in_w) /
+                    static_cast<double>(schedule.block));
       shape.stencil_load_chain +=
           tiles * (staged * reads + static_cast<double>(stencil->taps) * weight);
       continue;
@@ -2057,16 +2036,16 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
   // reduction output, their share for a warp's lane; at least one item's worth. The
   // stages follow one another across the grid barriers, as the emulation's critical
   // path sums them.
-  const bool stage_loops = schedule.composition == Composition::kThread ||
-                           schedule.composition == Composition::kPacking ||
-                           schedule.composition == Composition::kGlobal;
+  const ThreadPlan* thread = schedule.as<ThreadPlan>();
+  const bool stage_loops = (thread && thread->mapping == StageMapping::kThread) ||
+                           schedule.as<PackingPlan>() || schedule.as<GlobalPlan>();
   if (stage_loops && lanes > 0) {
     std::map<int, std::pair<double, double>> stages;  // level -> (spread, one item)
     for (ir::NodeId id : schedule.boundary.ordered_nodes) {
       const ir::Node& node = graph.node(id);
       const ir::OpKind kind = ir::op_kind(node);
-      if ((kind != ir::OpKind::kGemm && kind != ir::OpKind::kReduction) ||
-          id == schedule.tiled_gemm || node.outputs.empty() || node.inputs.empty()) {
+      if ((kind != ir::OpKind::kGemm && kind != ir::OpKind::kReduction) || id == tiled_gemm ||
+          node.outputs.empty() || node.inputs.empty()) {
         continue;
       }
       const auto value = schedule.values.find(node.outputs[0]);

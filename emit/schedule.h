@@ -109,28 +109,13 @@
 
 #include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
+#include "emit/compositions/composition_plan.h"
 #include "emit/group_boundary.h"
 #include "ir/core/attention.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 
 namespace stitch::emit {
-
-// Broadcasting reads on the way from an output to one of its operands: (operand dims,
-// reader dims) pairs, the output's reader first.
-using BroadcastSteps = std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>;
-
-enum class Composition {
-  kThread,
-  kWarp,
-  kBlock,
-  kPacking,
-  kGlobal,
-  kAttention,
-  kTranspose,
-  kStencil
-};
-std::string_view composition_name(Composition composition);  // "thread", "warp", ...
 
 // The permutation of a Transpose over `rank` axes (its default reverses them).
 std::vector<int64_t> transpose_perm(const ir::Node& node, size_t rank);
@@ -193,108 +178,13 @@ struct ValueSchedule {
 
 struct GroupSchedule {
   GroupBoundary boundary;
-  Composition composition = Composition::kGlobal;
+  // The composition and its own facts (emit/compositions/). Dispatch with std::visit.
+  CompositionPlan plan;
   std::map<ir::ValueId, ValueSchedule> values;  // every value produced by the group
   std::vector<ir::ValueId> materialized;        // in topological order
-  int levels = 1;                               // global composition: stages
-  // Row-local (warp/block) mapping.
-  bool row_local = false;
-  int64_t rows = 0;
-  int64_t row_length = 0;  // the longest row (k) among the group's values
-  int rows_per_block = 1;  // warp composition: rows per block
-  // Warp composition: the lanes that share a row, a power of two; a warp holds
-  // 32 / lanes_per_row rows (short rows: each lane still reads several elements).
-  int lanes_per_row = 32;
-  // Block composition with split rows (AStitch 4.2, few long rows): each row is cut
-  // into `blocks_per_row` slices of `slice` elements, one block per (row, slice);
-  // reductions write per-slice partials to the workspace, and `levels` phases are
-  // separated by stitch_grid_sync (a phase combines the partials it reads).
-  int blocks_per_row = 1;
-  int64_t slice = 0;
-  // Transpose composition: one Transpose that moves its input's last axis, as the
-  // batched swap [batch, rows, cols] -> [batch, cols, rows] of its collapsed dims; a
-  // block per 32 x 32 tile, read along the input's rows and written along the
-  // output's rows through a shared tile (XLA's tiled transpose, CUDA's transpose
-  // sample).
-  int64_t transpose_batch = 0;  // 0: not this composition
-  int64_t transpose_rows = 0;
-  int64_t transpose_cols = 0;
-  // Block composition of a fine-grained (batched) MatMul (FS Fig. 1, 5(d)): each block
-  // owns tiles of [tile_m, tile_n] output elements of one batch; it loads the
-  // [tile_m, k] rows of A and the [k, tile_n] columns of B into the shared arena (a
-  // reduction feeding A or B is computed while loading), then each thread accumulates
-  // its outputs from shared memory and applies the same-index epilogue.
-  ir::NodeId tiled_gemm = ir::kNoId;
-  int64_t gemm_batch = 1, gemm_m = 1, gemm_n = 1, gemm_k = 1;
-  int64_t tile_m = 1, tile_n = 1;
-  int64_t tile_a_offset = 0, tile_b_offset = 0;  // bytes into the arena
-  // Attention composition (1b.): the group's attention core; a block of
-  // attention_warps warps per (batch x head, tile of attention_tile_q() query rows),
-  // attention_rows_per_warp rows per warp; the Q tile (at the arena's start), a K tile
-  // of 32 keys (rows padded to d + 1 floats: no bank conflicts) and a V tile of 32 keys.
-  std::optional<ir::AttentionCore> attention;
-  // float16/bfloat16 with head dims that fit the fragments: the tensor-core variant,
-  // a warp per 16 query rows, mma.sync m16n8k16 for both products, 16-bit tiles in the
-  // arena (rows padded by 8 elements).
-  bool attention_tensor_cores = false;
-  int attention_warps = 4;
-  int attention_rows_per_warp = 1;
-  int64_t attention_k_offset = 0, attention_v_offset = 0;  // bytes into the arena
-  // Group outputs the attention kernel writes through a Transpose of its output (the
-  // heads merged back, [B, H, L, dv] -> [B, L, H, dv], and views after it): output ->
-  // that Transpose; each element of O lands where the Transpose puts it.
-  std::map<ir::ValueId, ir::NodeId> attention_moved_outputs;
-  int64_t attention_tile_q() const {
-    return static_cast<int64_t>(attention_rows_per_warp) * attention_warps;
-  }
-  // Fine-grained GEMMs of the prologue (Q/K/V projections) are inlined: each element
-  // is computed where a tile load reads it, up to this many times (the query tiles per
-  // batch x head: every block of a head reads all its keys and values).
-  int64_t attention_recompute = 1;
-  // Packing: the group's independent parts (node ids), each over its own blocks.
-  std::vector<std::vector<ir::NodeId>> parts;
-  std::vector<int64_t> part_grids;  // blocks of each part, in order
-  // Thread composition over float32 (3., issue 16 part 3): each thread writes
-  // vector_width = 4 consecutive elements of every output with one 128-bit store, in
-  // runs of 4 aligned elements. The inputs in vector_inputs are read at aligned runs of
-  // 4 consecutive indices through one index map (same-shape elementwise reads, views,
-  // broadcasts along leading axes whose last axis, a multiple of 4, is the output's):
-  // a 16-byte window loaded once per run holds every element the run reads. Those in
-  // vector_uniform_inputs are read at one index per run (a per-row scale): one load
-  // per run into a register. vector_maps[output][input] is the input's index map from
-  // that output's flat index (the broadcasts on the way). Any other read of memory
-  // leaves the kernel scalar. The kernel checks that every pointer it reads or writes
-  // 16 bytes at a time is 16-byte aligned and otherwise runs a scalar loop (XLA's
-  // vectorized elementwise loops, with the alignment checked instead of assumed).
-  int vector_width = 1;
-  std::set<ir::ValueId> vector_inputs;
-  std::set<ir::ValueId> vector_uniform_inputs;
-  std::map<ir::ValueId, std::map<ir::ValueId, BroadcastSteps>> vector_maps;
-  // Stencil composition (3c.): the staged stencil and its tiles. A block per
-  // [stencil_planes, tile_h, tile_w] outputs (planes: n x channel, consecutive; whole
-  // groups of a grouped Conv, whose filters_per_group output planes read the same
-  // channels_per_group input planes) stages the [stencil_in_planes, tile_in_h,
-  // tile_in_w] input elements their windows cover at the arena's start; tiles_h x
-  // tiles_w tiles per group of planes. Depthwise convs and pools have one input plane
-  // per output plane.
-  ir::NodeId staged_stencil = ir::kNoId;
-  int64_t stencil_planes = 1;     // output planes per tile
-  int64_t stencil_in_planes = 1;  // input planes staged per tile
-  int64_t tile_h = 1, tile_w = 1;
-  int64_t tile_in_h = 1, tile_in_w = 1;
-  int64_t tiles_h = 1, tiles_w = 1;
-  int64_t stencil_tiles = 0;  // tiles in all: plane groups x tiles_h x tiles_w
-  double stencil_reuse = 0;   // taps read per staged element, on average
-  int64_t stencil_tile_bytes = 0;
-  // Global composition (4b.): the value whose stage walks the tiles, and the tile's
-  // offset in the arena (after the other allocations); the stencil composition keeps
-  // kNoId and 0.
-  ir::ValueId staged_value = ir::kNoId;
-  int64_t stencil_tile_offset = 0;
-  // Group outputs written through a Transpose of a value at the stencil's index (and
-  // views after it): output -> that Transpose (ConvNeXt's NCHW -> NHWC before its
-  // channels-last LayerNorm); each element lands where the Transpose puts it.
-  std::map<ir::ValueId, ir::NodeId> stencil_moved_outputs;
+  // Stages separated by grid barriers: the global composition's levels, the split
+  // rows' phases; 1 otherwise.
+  int levels = 1;
   // Launch.
   int64_t grid = 1;
   int block = 32;
@@ -307,15 +197,28 @@ struct GroupSchedule {
   // Why this composition: the facts that chose it, or for the global composition why
   // the row-local and tiled-MatMul tests failed (the .cu header's "Why" line).
   std::string why;
+
+  // The plan when it is a P, else nullptr.
+  template <class P>
+  const P* as() const {
+    return std::get_if<P>(&plan);
+  }
+  template <class P>
+  P* as() {
+    return std::get_if<P>(&plan);
+  }
 };
 
-// Warp or block composition with a warp or block per row (split rows included), as
-// opposed to the tiled MatMul's block composition.
-bool is_row_local(const GroupSchedule& schedule);
+// The staged stencil tile of the stencil composition or of a global composition's
+// stage (4b.), else nullptr.
+const StencilTile* staged_tile(const GroupSchedule& schedule);
 
-// Whether the staged stencil (schedule.staged_stencil, set) has a 1-D window: its
-// tiles are one row ([N, C, L] outputs, ir::planar_window), with no row terms.
-bool staged_stencil_is_1d(const ir::Graph& graph, const GroupSchedule& schedule);
+// The vectorized accesses of the thread and packing compositions, else nullptr.
+const VectorAccess* vector_access(const GroupSchedule& schedule);
+
+// Whether a staged stencil has a 1-D window: its tiles are one row ([N, C, L]
+// outputs, ir::planar_window), with no row terms.
+bool staged_stencil_is_1d(const ir::Graph& graph, const StencilTile& tile);
 
 // Schedule choices a caller can turn off (the CLI's --no-stencil-tiles), to compare.
 struct ScheduleOptions {

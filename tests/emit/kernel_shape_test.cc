@@ -86,7 +86,7 @@ TEST(KernelShapeTest, GlobalLoopsGiveTheLoadChain) {
   std::vector<ir::NodeId> nodes = named(graph, {"qk", "max"});
   Result<GroupSchedule> schedule = build_schedule(graph, group_boundary(graph, nodes), h100());
   ASSERT_TRUE(schedule.is_ok()) << schedule.status().message();
-  ASSERT_EQ(schedule->composition, Composition::kGlobal);
+  ASSERT_NE(schedule->as<GlobalPlan>(), nullptr);
   ASSERT_EQ(schedule->levels, 2);
   const cost_model::KernelShape shape = kernel_shape(graph, *schedule);
   const double lanes = static_cast<double>(schedule->grid) * schedule->block;
@@ -133,10 +133,10 @@ TEST(KernelShapeTest, InlinedProjectionGivesTheLoadChain) {
       named(graph, {"proj", "qk", "max", "sub", "exp", "sum", "div", "pv"});
   Result<GroupSchedule> schedule = build_schedule(graph, group_boundary(graph, nodes), h100());
   ASSERT_TRUE(schedule.is_ok()) << schedule.status().message();
-  ASSERT_TRUE(schedule->attention.has_value());
+  ASSERT_NE(schedule->as<AttentionPlan>(), nullptr);
   const cost_model::KernelShape shape = kernel_shape(graph, *schedule);
   const double macs = 4.0 * 16 * 8 * 32;
-  const double recompute = static_cast<double>(schedule->attention_recompute);
+  const double recompute = static_cast<double>(schedule->as<AttentionPlan>()->recompute);
   EXPECT_DOUBLE_EQ(shape.thread_gemm_macs, macs * recompute);
   EXPECT_GT(shape.load_chain, 0.0);
   EXPECT_DOUBLE_EQ(shape.load_chain,
@@ -185,12 +185,13 @@ graph "dw" (%x: f32[1,8,64,64], %w: f32[8,1,3,3]) {
   const std::vector<ir::NodeId> nodes = named(graph, {"relu6", "dw"});
   Result<GroupSchedule> staged = build_schedule(graph, group_boundary(graph, nodes), h100());
   ASSERT_TRUE(staged.is_ok()) << staged.status().message();
-  ASSERT_EQ(staged->composition, Composition::kStencil);
+  ASSERT_NE(staged->as<StencilPlan>(), nullptr);
+  const StencilTile& tile = staged->as<StencilPlan>()->tile;
   // Tiles of [1, 8, 32] outputs over 64 x 64 planes: 16 per plane, 128 in all, each
   // staging [1, 10, 34] elements over 256 threads (2 loads a lane).
-  EXPECT_EQ(staged->tile_h, 8);
-  EXPECT_EQ(staged->tile_w, 32);
-  EXPECT_EQ(staged->stencil_tiles, 128);
+  EXPECT_EQ(tile.tile_h, 8);
+  EXPECT_EQ(tile.tile_w, 32);
+  EXPECT_EQ(tile.tiles, 128);
   const double tiles = std::ceil(128.0 / static_cast<double>(staged->grid));
   EXPECT_DOUBLE_EQ(kernel_shape(graph, *staged).stencil_load_chain, tiles * (2 * 1 + 9 * 1));
 
@@ -199,7 +200,7 @@ graph "dw" (%x: f32[1,8,64,64], %w: f32[8,1,3,3]) {
   Result<GroupSchedule> plain =
       build_schedule(graph, group_boundary(graph, nodes), h100(), options);
   ASSERT_TRUE(plain.is_ok()) << plain.status().message();
-  ASSERT_EQ(plain->composition, Composition::kThread);
+  ASSERT_NE(plain->as<ThreadPlan>(), nullptr);
   const double lanes = static_cast<double>(plain->grid) * plain->block;
   EXPECT_DOUBLE_EQ(kernel_shape(graph, *plain).stencil_load_chain,
                    std::max(1.0, std::ceil(8 * 64 * 64 / lanes)) * 9 * (1 + 1));

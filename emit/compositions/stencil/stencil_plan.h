@@ -1,0 +1,46 @@
+// The stencil composition (emit/schedule.h, 3c.) and the staged stencil of a global
+// composition's stage (4b.): a 1-D or 2-D stencil (a depthwise or grouped Conv, a
+// pool) whose input tile is staged in shared memory once per block instead of read
+// once per tap.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string_view>
+
+#include "ir/core/graph.h"
+
+namespace stitch::emit {
+
+// The staged stencil and its tiles. A block per [planes, tile_h, tile_w] outputs
+// (planes: n x channel, consecutive; whole groups of a grouped Conv, whose
+// filters_per_group output planes read the same channels_per_group input planes)
+// stages the [in_planes, tile_in_h, tile_in_w] input elements their windows cover;
+// tiles_h x tiles_w tiles per group of planes. Depthwise convs and pools have one
+// input plane per output plane. A 1-D window ([N, C, L] outputs) has tiles of one row.
+struct StencilTile {
+  ir::NodeId stencil = ir::kNoId;
+  int64_t planes = 1;     // output planes per tile
+  int64_t in_planes = 1;  // input planes staged per tile
+  int64_t tile_h = 1, tile_w = 1;
+  int64_t tile_in_h = 1, tile_in_w = 1;
+  int64_t tiles_h = 1, tiles_w = 1;
+  int64_t tiles = 0;   // tiles in all: plane groups x tiles_h x tiles_w
+  double reuse = 0;    // taps read per staged element, on average
+  int64_t bytes = 0;   // the staged input tile
+  int64_t offset = 0;  // bytes into the arena (4b.: after the other allocations)
+  // 4b.: the value whose stage walks the tiles; kNoId in the stencil composition.
+  ir::ValueId staged_value = ir::kNoId;
+};
+
+// 3c.: a thread-composition group whose one stencil is staged. Group outputs written
+// through a Transpose of a value at the stencil's index (and views after it): output
+// -> that Transpose (ConvNeXt's NCHW -> NHWC before its channels-last LayerNorm);
+// each element lands where the Transpose puts it.
+struct StencilPlan {
+  StencilTile tile;
+  std::map<ir::ValueId, ir::NodeId> moved_outputs;
+  std::string_view name() const { return "stencil"; }
+};
+
+}  // namespace stitch::emit

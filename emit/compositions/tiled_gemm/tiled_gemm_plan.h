@@ -1,0 +1,24 @@
+// The tiled MatMul composition (emit/schedule.h, 2b.; FusionStitching Fig. 1, 5(d)): a
+// group whose only heavy op is one fine-grained (batched) MatMul. Each block owns
+// tiles of [tile_m, tile_n] output elements of one batch; it loads the [tile_m, k]
+// rows of A and the [k, tile_n] columns of B into the shared arena (a reduction
+// feeding A or B is computed while loading), then each thread accumulates its outputs
+// from shared memory and applies the same-index epilogue.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "ir/core/graph.h"
+
+namespace stitch::emit {
+
+struct TiledGemmPlan {
+  ir::NodeId gemm = ir::kNoId;
+  int64_t batch = 1, m = 1, n = 1, k = 1;  // ir::gemm_shape of `gemm`
+  int64_t tile_m = 1, tile_n = 1;
+  int64_t a_offset = 0, b_offset = 0;  // bytes into the arena
+  std::string_view name() const { return "block"; }
+};
+
+}  // namespace stitch::emit
