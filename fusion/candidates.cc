@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "fusion/epilogue.h"
+#include "fusion/fusion_policy.h"
 #include "ir/core/analysis.h"
 #include "ir/core/op_registry.h"
 #include "ir/core/windowed_reachability.h"
@@ -170,7 +171,7 @@ class CandidateGenerator {
         options_(options),
         statistics_(statistics),
         start_(Clock::now()),
-        scorer_(graph, profile, score_options),
+        scorer_(graph, profile, with_fusion_policy(score_options)),
         order_(std::move(order)) {
     auto capacity = static_cast<size_t>(graph.node_capacity());
     position_.assign(capacity, -1);
@@ -337,7 +338,7 @@ class CandidateGenerator {
       if (cost[i] < 0) {
         NodeSpan nodes = unit(i);
         cost[i] = cost_model::estimate_group(graph_, NodeSet(nodes.begin(), nodes.end()), profile_)
-                      .time_us;
+                      .time.total_us;
       }
       return cost[i];
     };

@@ -5,9 +5,9 @@
 #include <optional>
 
 #include "cost_model/cost_model.h"
+#include "fusion/fusion_policy.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
-#include "ir/core/window.h"
 
 namespace stitch::fusion {
 namespace {
@@ -71,7 +71,7 @@ std::pair<NodeRole, FusionDecision> classify(const ir::Graph& graph, const ir::N
               FusionDecision::forbid(node.op_type + ": stencils off (--no-stencils): cuDNN "
                                                     "library call")};
     }
-    if (std::optional<std::string> refusal = ir::stencil_refusal(graph, node)) {
+    if (std::optional<std::string> refusal = fusion::stencil_refusal(graph, node)) {
       return {NodeRole::kPartition, FusionDecision::forbid(*refusal)};
     }
     return {NodeRole::kFusible, FusionDecision::allow()};
@@ -133,7 +133,7 @@ Partition partition_graph(const ir::Graph& graph, const PartitionOptions& option
   auto capacity = static_cast<size_t>(graph.node_capacity());
   partition.roles.assign(capacity, NodeRole::kPartition);
   partition.decisions.assign(capacity, FusionDecision::forbid("dead node"));
-  partition.attention_cores = ir::find_attention_cores(graph);
+  partition.attention_cores = fused_attention_cores(graph);
   std::vector<bool> attention(capacity, false);
   for (const ir::AttentionCore& core : partition.attention_cores) {
     attention[static_cast<size_t>(core.scores_gemm)] = options.attention;

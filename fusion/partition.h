@@ -10,12 +10,12 @@
 //   kPartition       never fuses: Opaque ops (global pools before decomposition,
 //                    Resize, control flow, unknown ops), Shape/Size metadata ops, ops
 //                    outside the default domain, dense Conv (cuDNN), a stencil that
-//                    ir::stencil_refusal refuses (a grouped Conv over 16 channels per
-//                    group, a MaxPool whose Indices are read: cuDNN), a GEMM with 2*m*n*k*batch >=
-//                    large_gemm_flops or over the fused 64x64x64 (cuBLAS) unless it belongs to an
-//                    attention core (ir/core/attention.h: the fused attention tiles
-//                    any size), any op with an input or output whose shape is not
-//                    static, and dead nodes. `decisions[id]` says why.
+//                    fusion::stencil_refusal refuses (a grouped Conv over 16 channels
+//                    per group, a MaxPool whose Indices are read: cuDNN), a GEMM with 2*m*n*k*batch
+//                    >= large_gemm_flops or over the fused 64x64x64 (cuBLAS) unless it belongs to
+//                    an attention core (ir/core/attention.h: the fused attention tiles any size),
+//                    any op with an input or output whose shape is not static, and dead nodes.
+//                    `decisions[id]` says why.
 //   kBatchedGemm     a MatMul/Gemm below the threshold or of an attention core,
 //                    batched or 2-D ("fine-grained gemm": it fuses through block
 //                    composition or the fused attention).
@@ -61,8 +61,8 @@ struct PartitionOptions {
 struct Partition {
   std::vector<NodeRole> roles;            // by node id; kPartition for dead nodes too
   std::vector<FusionDecision> decisions;  // by node id: forbid(why) for kPartition, else allow
-  // Every attention core of the graph (ir::find_attention_cores), found once for the
-  // candidates whether or not options.attention exempts their GEMMs.
+  // Every attention core of the graph that the policy fuses (fusion::fused_attention_cores),
+  // found once for the candidates whether or not options.attention exempts their GEMMs.
   std::vector<ir::AttentionCore> attention_cores;
 
   NodeRole role(ir::NodeId node) const { return roles[static_cast<size_t>(node)]; }

@@ -131,8 +131,6 @@ class Matcher {
     core.dv = o_shape->n;
     if (core.lq <= 0 || core.lk <= 0 || core.d <= 0 || core.dv <= 0 || core.batch <= 0)
       return fail("an empty attention");
-    if (core.d > kMaxAttentionHeadDim || core.dv > kMaxAttentionHeadDim)
-      return fail("a head dim over " + std::to_string(kMaxAttentionHeadDim));
     // One float type throughout: float32, float16 or bfloat16.
     core.dtype = graph_.value(core.output).type.dtype;
     if (core.dtype != DType::kFloat32 && core.dtype != DType::kFloat16 &&
@@ -200,8 +198,8 @@ std::vector<NodeId> AttentionCore::nodes() const {
   return all;
 }
 
-std::optional<AttentionCore> match_attention(const Graph& graph, NodeId output_gemm,
-                                             std::string* why_not) {
+std::optional<AttentionCore> match_attention_core(const Graph& graph, NodeId output_gemm,
+                                                  std::string* why_not) {
   return Matcher(graph, why_not).match(output_gemm);
 }
 
@@ -210,7 +208,7 @@ std::vector<AttentionCore> find_attention_cores(const Graph& graph) {
   for (NodeId id : graph.node_ids()) {
     const Node& node = graph.node(id);
     if (node.op_type != "MatMul") continue;
-    if (std::optional<AttentionCore> core = match_attention(graph, id)) {
+    if (std::optional<AttentionCore> core = match_attention_core(graph, id)) {
       cores.push_back(std::move(*core));
     }
   }

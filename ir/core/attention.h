@@ -20,9 +20,11 @@
 // by their one consumer; x by the max and the Sub; e by the sum and the Div), so the
 // kernel never writes the Lq x Lk scores to memory. The batch dims of Q, K and V
 // broadcast to S's (and O's) batch dims, as MatMul's do. Every value of the core has
-// one float type (float32, float16 or bfloat16), and the head dims d and dv are at
-// most kMaxAttentionHeadDim (one warp's lanes hold the output row's dv columns in
-// registers).
+// one float type (float32, float16 or bfloat16).
+//
+// The matcher reports the core's head dims d and dv and takes no limit on them: how
+// large a head stitchopt fuses is fusion's policy (fusion/fusion_policy.h,
+// fusion::match_fused_attention), not a fact of the graph.
 //
 // This is the form PyTorch's nn.MultiheadAttention / TransformerEncoder, Hugging
 // Face-style BERT/GPT-2/ViT blocks and torch.nn.functional.scaled_dot_product_attention
@@ -37,8 +39,6 @@
 #include "ir/core/graph.h"
 
 namespace stitch::ir {
-
-inline constexpr int64_t kMaxAttentionHeadDim = 256;
 
 struct AttentionCore {
   NodeId scores_gemm = kNoId;       // S = MatMul(Q, K)
@@ -56,13 +56,14 @@ struct AttentionCore {
   std::vector<NodeId> nodes() const;
 };
 
-// The attention core whose output GEMM is `output_gemm`, or nullopt (with why in
-// *why_not when given) when that node does not end one.
-std::optional<AttentionCore> match_attention(const Graph& graph, NodeId output_gemm,
-                                             std::string* why_not = nullptr);
+// The attention core whose output GEMM is `output_gemm`, whatever its head dims, or
+// nullopt (with why in *why_not when given) when that node does not end one.
+std::optional<AttentionCore> match_attention_core(const Graph& graph, NodeId output_gemm,
+                                                  std::string* why_not = nullptr);
 
-// Every attention core of the graph, in node id order of their output GEMMs. Cores
-// never share a node (each value between S and P has one reader chain).
+// Every attention core of the graph, whatever its head dims, in node id order of their
+// output GEMMs. Cores never share a node (each value between S and P has one reader
+// chain).
 std::vector<AttentionCore> find_attention_cores(const Graph& graph);
 
 }  // namespace stitch::ir

@@ -98,4 +98,14 @@ std::optional<GemmShape> gemm_shape(const Graph& graph, const Node& node, std::s
   return shape;
 }
 
+std::optional<GemmShape> batches_folded_into_rows(const GemmShape& shape) {
+  int64_t right_batch = 1;
+  for (int64_t dim : shape.right_batch_dims) right_batch *= dim;
+  if (right_batch != 1 || shape.transpose_left) return std::nullopt;
+  GemmShape folded = shape;
+  folded.m = shape.batch * shape.m;
+  folded.batch = 1;
+  return folded;
+}
+
 }  // namespace stitch::ir

@@ -42,4 +42,11 @@ struct GemmShape {
 std::optional<GemmShape> gemm_shape(const Graph& graph, const Node& node,
                                     std::string* why_not = nullptr);
 
+// `shape` as one GEMM of batch x m rows when B is one matrix (its batch dims multiply
+// to 1) and A is not transposed: A's batches are then consecutive rows of one
+// row-major [batch * m][k] matrix, and the output's of one [batch * m][n] one, so a
+// library runs one large GEMM instead of a batch of small ones. nullopt when B is
+// batched or A transposed. [8, 64, 32] x [32, 16] -> batch 1, m 512, k 32, n 16.
+std::optional<GemmShape> batches_folded_into_rows(const GemmShape& shape);
+
 }  // namespace stitch::ir

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "ir/core/reduction_axes.h"
 #include "ir/shapes/shape_rules.h"
 #include "support/escape.h"
 
@@ -210,22 +211,13 @@ std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node&
     for (int64_t a = 0; a < rank; ++a) {
       if (a != 1) axes.push_back(a);
     }
-  } else if (op == "ArgMax" || op == "ArgMin") {
-    axes.push_back(node.int_attribute("axis", 0));
   } else {
-    // Reduce*: axes from the attribute or (newer opsets) a constant input.
-    bool axes_from_input = node.inputs.size() > 1 && node.inputs[1] != kNoId;
-    if (axes_from_input) {
-      const Value& axes_value = graph.value(node.inputs[1]);
-      if (axes_value.constant == nullptr) return std::nullopt;
-      axes = axes_value.constant->to_int64_vector();
-    } else {
-      axes = node.ints_attribute("axes", {});
-    }
-    if (axes.empty()) {
-      if (node.int_attribute("noop_with_empty_axes", 0) != 0) return std::nullopt;
-      for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    }
+    // Reduce*, ArgMax, ArgMin: the one reader of their axes (reduction_axes.h); axes
+    // that are no constant, out of range or none at all (an Identity) are not known.
+    bool noop = false;
+    Result<std::vector<int64_t>> read = reduction_axes(graph, node, &noop);
+    if (!read.is_ok() || noop) return std::nullopt;
+    return *std::move(read);
   }
   for (int64_t& axis : axes) {
     if (axis < 0) axis += rank;

@@ -109,6 +109,8 @@ std::pair<int64_t, int64_t> shape_op_range(const Node& node, int64_t opset, int6
 OpKind op_kind(const Node& node);
 // The reduced axes of a reduction node of input rank `rank` (normalized, sorted),
 // or nullopt when they are not known at compile time or the node reduces nothing.
+// Reduce*, ArgMax and ArgMin are read by ir::reduction_axes (reduction_axes.h); the
+// compound reductions (Softmax, the normalizations) by their own axis rules here.
 std::optional<std::vector<int64_t>> reduced_axes(const Graph& graph, const Node& node,
                                                  int64_t rank);
 // Row/column/all classification of a Reduction node from its input shape and axes;

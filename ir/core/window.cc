@@ -81,7 +81,8 @@ const TensorType* type_of(const Graph& graph, const Node& node, size_t input) {
 
 }  // namespace
 
-std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node) {
+std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node,
+                                           int64_t max_channels_per_group) {
   const TensorType* x = type_of(graph, node, 0);
   if (x != nullptr && !dtype_is_float(x->dtype)) {
     return node.op_type + " of " + std::string(dtype_name(x->dtype)) +
@@ -99,10 +100,10 @@ std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node)
     if (w == nullptr || !w->is_static() || w->dims.size() < 3) {
       return "grouped Conv with a weight of unknown shape: cuDNN library call";
     }
-    if (w->dims[1] > kStencilMaxChannelsPerGroup) {
+    if (w->dims[1] > max_channels_per_group) {
       return "grouped Conv with " + std::to_string(w->dims[1]) +
              " input channels per group (a stencil takes at most " +
-             std::to_string(kStencilMaxChannelsPerGroup) + "): cuDNN library call";
+             std::to_string(max_channels_per_group) + "): cuDNN library call";
     }
   }
   if (!stencil_of(graph, node)) {
@@ -133,6 +134,7 @@ std::optional<Stencil> stencil_of(const Graph& graph, const Node& node) {
   Stencil stencil;
   std::vector<int64_t> kernel = node.ints_attribute("kernel_shape", {});
   if (node.op_type == "Conv") {
+    stencil.weighted = true;
     // The generated code indexes the weight and the bias by these dims: every one must
     // agree (a model is untrusted input), as the reference interpreter requires.
     const TensorType* w = type_of(graph, node, 1);

@@ -17,9 +17,9 @@
 //
 // Stencils (OpKind::kStencil, ir/core/op_registry.h): MaxPool, AveragePool and a
 // grouped Conv (group > 1). They fuse like index functions when stencil_refusal says
-// nothing: float elements, a grouped Conv with at most kStencilMaxChannelsPerGroup input
-// channels per group (depthwise convolutions have 1), a MaxPool whose Indices output
-// nothing reads.
+// nothing: float elements, a grouped Conv with at most the caller's limit of input
+// channels per group (depthwise convolutions have 1; the limit is fusion's policy,
+// fusion/fusion_policy.h), a MaxPool whose Indices output nothing reads.
 // A dense Conv (group 1) stays a cuDNN call: its arithmetic intensity is a GEMM's.
 //
 // Example: Conv(x: f32[1,32,56,56], w: f32[32,1,3,3]) {group=32, pads=[1,1,1,1]} is a
@@ -73,14 +73,13 @@ Result<Window> sliding_window(const Node& node, const std::vector<int64_t>& inpu
 // conv: one row of outputs per plane).
 Window planar_window(const Window& window);
 
-// Input channels per group of a grouped Conv above which it stays a library call.
-inline constexpr int64_t kStencilMaxChannelsPerGroup = 16;
-
 // Why the stencil-kind `node` cannot be a generated stencil (an input that is not
-// float, a grouped Conv over the channel limit or with a weight of unknown shape, a
-// MaxPool whose Indices output is read, or no stencil_of: a window, weight or bias
-// that does not fit), or nullopt when it can.
-std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node);
+// float, a grouped Conv over `max_channels_per_group` input channels per group or with
+// a weight of unknown shape, a MaxPool whose Indices output is read, or no stencil_of:
+// a window, weight or bias that does not fit), or nullopt when it can. The limit is
+// the caller's: fusion::stencil_refusal passes fusion::kStencilMaxChannelsPerGroup.
+std::optional<std::string> stencil_refusal(const Graph& graph, const Node& node,
+                                           int64_t max_channels_per_group);
 
 // The stencil's window and the input elements each output combines (kernel positions
 // times input channels per group), or nullopt when shapes are not static or the
@@ -91,6 +90,7 @@ struct Stencil {
   int64_t channels_per_group = 1;  // Conv: C / group; the pools: 1
   int64_t filters_per_group = 1;   // Conv: M / group (a channel multiplier); the pools: 1
   int64_t taps = 1;                // kernel positions x channels_per_group
+  bool weighted = false;           // Conv: each tap also reads a filter weight; pools: none
 };
 std::optional<Stencil> stencil_of(const Graph& graph, const Node& node);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/core/reduction_axes.h"
 #include "ir/reference/reference_ops.h"
 
 namespace stitch::ir::reference {
@@ -16,7 +17,7 @@ enum class Reduce { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSu
 KernelResult reduce_kernel(const KernelContext& ctx, Reduce kind) {
   const Tensor& x = *ctx.input(0);
   const auto rank = static_cast<int64_t>(x.dims.size());
-  const int64_t axes_input_from = kind == Reduce::kSum ? 13 : 18;
+  const int64_t axes_input_from = reduction_axes_input_opset(ctx.node);
   std::vector<int64_t> axes;
   if (ctx.opset >= axes_input_from) {
     const Tensor* given = ctx.input(1);

@@ -2,15 +2,19 @@
 // compound ops (Softmax, LogSoftmax and the normalizations).
 #include <algorithm>
 
+#include "ir/core/reduction_axes.h"
 #include "ir/shapes/shape_rules.h"
 
 namespace stitch::ir::shape_rules {
 namespace {
 
-// Reduce*: axes are an attribute before `axes_input_opset` and an optional input
-// from it (ReduceSum: 13, the others: 18), where noop_with_empty_axes also applies.
-ShapeRule reduce_rule(int64_t axes_input_opset) {
-  return [axes_input_opset](const Context& ctx) -> RuleResult {
+// Reduce*: axes are an attribute before reduction_axes_input_opset (ReduceSum: 13, the
+// others: 18; ir/core/reduction_axes.h) and an optional input from it, where
+// noop_with_empty_axes also applies. The axes here are propagated values, not only
+// constants, so the rule reads them itself, by the same opset rule.
+ShapeRule reduce_rule() {
+  return [](const Context& ctx) -> RuleResult {
+    const int64_t axes_input_opset = reduction_axes_input_opset(ctx.node);
     STITCH_RETURN_IF_ERROR(check_type_class(ctx, 0, TypeClass::kNumeric));
     const TensorType& input = *input_type(ctx, 0);
     ShapeInferenceResult result = make_result(ctx);
@@ -219,10 +223,10 @@ RuleResult group_norm_rule(const Context& ctx) {
 
 void add_reduction_schemas(std::vector<OpSchema>& schemas) {
   const OpKind kind = OpKind::kReduction;
-  schemas.push_back({"ReduceSum", kind, 7, 1, 2, 1, 1, reduce_rule(13)});
+  schemas.push_back({"ReduceSum", kind, 7, 1, 2, 1, 1, reduce_rule()});
   for (std::string_view op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                               "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
-    schemas.push_back({op, kind, 7, 1, 2, 1, 1, reduce_rule(18)});
+    schemas.push_back({op, kind, 7, 1, 2, 1, 1, reduce_rule()});
   }
   schemas.push_back({"ArgMax", kind, 7, 1, 1, 1, 1, arg_reduce_rule});
   schemas.push_back({"ArgMin", kind, 7, 1, 1, 1, 1, arg_reduce_rule});

@@ -92,7 +92,7 @@ TEST(PartitionTest, RolesOfEveryKind) {
             "--input-shape");
 }
 
-// Stencils (ir/core/window.h) fuse unless ir::stencil_refusal says why not.
+// Stencils (ir/core/window.h) fuse unless fusion::stencil_refusal says why not.
 TEST(PartitionTest, StencilsFuseUnlessRefused) {
   ir::Model model = parse(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}

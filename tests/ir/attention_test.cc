@@ -1,6 +1,8 @@
 // Tests of the attention-core matcher (ir/core/attention.h): the forms exporters
-// write (a bare softmax, a scale, an additive mask, a causal Where) and the refusals
-// (scores read elsewhere, a softmax over another axis, mixed float types).
+// write (a bare softmax, a scale, an additive mask, a causal Where), the refusals
+// (scores read elsewhere, a softmax over another axis, mixed float types), and head
+// dims reported whatever their size (the limit is fusion's, tests/fusion/
+// fusion_policy_test.cc).
 #include "ir/core/attention.h"
 
 #include <gtest/gtest.h>
@@ -48,7 +50,7 @@ TEST(AttentionTest, MatchesABareSoftmaxBetweenTwoMatMuls) {
                           softmax_and_pv());
   const Graph& graph = model.graph;
   std::string why;
-  std::optional<AttentionCore> core = match_attention(graph, node_named(graph, "pv"), &why);
+  std::optional<AttentionCore> core = match_attention_core(graph, node_named(graph, "pv"), &why);
   ASSERT_TRUE(core.has_value()) << why;
   EXPECT_EQ(core->scores_gemm, node_named(graph, "qk"));
   EXPECT_TRUE(core->score_chain.empty());
@@ -62,7 +64,7 @@ TEST(AttentionTest, MatchesABareSoftmaxBetweenTwoMatMuls) {
   EXPECT_EQ(core->nodes().size(), 7u);
   EXPECT_EQ(find_attention_cores(graph).size(), 1u);
   // The QK^T MatMul ends no attention.
-  EXPECT_FALSE(match_attention(graph, node_named(graph, "qk"), &why).has_value());
+  EXPECT_FALSE(match_attention_core(graph, node_named(graph, "qk"), &why).has_value());
 }
 
 TEST(AttentionTest, FollowsTheScoreChainOfScaleMaskAndCausalWhere) {
@@ -77,7 +79,7 @@ TEST(AttentionTest, FollowsTheScoreChainOfScaleMaskAndCausalWhere) {
                           softmax_and_pv());
   const Graph& graph = model.graph;
   std::string why;
-  std::optional<AttentionCore> core = match_attention(graph, node_named(graph, "pv"), &why);
+  std::optional<AttentionCore> core = match_attention_core(graph, node_named(graph, "pv"), &why);
   ASSERT_TRUE(core.has_value()) << why;
   EXPECT_EQ(core->score_chain,
             (std::vector<NodeId>{node_named(graph, "scale"), node_named(graph, "causal"),
@@ -92,7 +94,7 @@ TEST(AttentionTest, RefusesScoresReadOutsideTheAttention) {
                           softmax_and_pv(),
                       "%o, %p");
   std::string why;
-  EXPECT_FALSE(match_attention(model.graph, node_named(model.graph, "pv"), &why).has_value());
+  EXPECT_FALSE(match_attention_core(model.graph, node_named(model.graph, "pv"), &why).has_value());
   EXPECT_NE(why.find("softmax"), std::string::npos) << why;
 }
 
@@ -107,7 +109,7 @@ TEST(AttentionTest, RefusesASoftmaxOverAnotherAxis) {
                       "  %p: f32[2,4,16,16] = Div(%e, %z) {name=\"div\"}\n"
                       "  %o: f32[2,4,16,12] = MatMul(%p, %v) {name=\"pv\"}\n");
   std::string why;
-  EXPECT_FALSE(match_attention(model.graph, node_named(model.graph, "pv"), &why).has_value());
+  EXPECT_FALSE(match_attention_core(model.graph, node_named(model.graph, "pv"), &why).has_value());
   EXPECT_NE(why.find("last axis"), std::string::npos) << why;
 }
 
@@ -118,7 +120,7 @@ TEST(AttentionTest, MatchesFloat16AndRefusesMixedTypes) {
                           softmax_and_pv("f16"));
   std::string why;
   std::optional<AttentionCore> core =
-      match_attention(model.graph, node_named(model.graph, "pv"), &why);
+      match_attention_core(model.graph, node_named(model.graph, "pv"), &why);
   ASSERT_TRUE(core.has_value()) << why;
   EXPECT_EQ(core->dtype, DType::kFloat16);
   Model mixed = parse("%q: f16[2,4,16,8], %k: f16[2,4,8,24], %v: f32[2,4,24,12]",
@@ -131,7 +133,28 @@ TEST(AttentionTest, MatchesFloat16AndRefusesMixedTypes) {
                       "  %p: f16[2,4,16,24] = Div(%e, %z) {name=\"div\"}\n"
                       "  %pf: f32[2,4,16,24] = Cast(%p) {name=\"cast\", to=1}\n"
                       "  %o: f32[2,4,16,12] = MatMul(%pf, %v) {name=\"pv\"}\n");
-  EXPECT_FALSE(match_attention(mixed.graph, node_named(mixed.graph, "pv"), &why).has_value());
+  EXPECT_FALSE(match_attention_core(mixed.graph, node_named(mixed.graph, "pv"), &why).has_value());
+}
+
+// A 512-wide head is a fact the matcher reports, not a refusal: ir/ holds no fusion
+// policy (fusion/fusion_policy.h refuses it; tests/fusion/fusion_policy_test.cc).
+TEST(AttentionTest, ReportsHeadDimsWithoutALimit) {
+  Model model = parse("%q: f32[2,16,512], %k: f32[2,512,24], %v: f32[2,24,640]",
+                      "  %axes: i64[1] = dense<i64[1]>[2]\n"
+                      "  %x: f32[2,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
+                      "  %m: f32[2,16,1] = ReduceMax(%x) {name=\"max\", axes=[2], keepdims=1}\n"
+                      "  %d: f32[2,16,24] = Sub(%x, %m) {name=\"sub\"}\n"
+                      "  %e: f32[2,16,24] = Exp(%d) {name=\"exp\"}\n"
+                      "  %z: f32[2,16,1] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
+                      "  %p: f32[2,16,24] = Div(%e, %z) {name=\"div\"}\n"
+                      "  %o: f32[2,16,640] = MatMul(%p, %v) {name=\"pv\"}\n");
+  const NodeId pv = node_named(model.graph, "pv");
+  std::string why;
+  std::optional<AttentionCore> core = match_attention_core(model.graph, pv, &why);
+  ASSERT_TRUE(core.has_value()) << why;
+  EXPECT_EQ(core->d, 512);
+  EXPECT_EQ(core->dv, 640);
+  EXPECT_EQ(find_attention_cores(model.graph).size(), 1u);
 }
 
 }  // namespace

@@ -94,5 +94,28 @@ TEST(GemmShapeTest, RefusalsSayWhy) {
   EXPECT_EQ(why, "\"n\" (Add) is not a MatMul or Gemm");
 }
 
+// Batches of A over one B fold into the rows of one GEMM (the library calls' one
+// large GEMM); a batched B, or a transposed A, do not.
+TEST(GemmShapeTest, BatchesFoldIntoRowsOverOneMatrix) {
+  std::optional<GemmShape> folded =
+      batches_folded_into_rows(*OneNode("MatMul", {8, 64, 32}, {32, 16}, {8, 64, 16}).shape());
+  ASSERT_TRUE(folded.has_value());
+  EXPECT_EQ(folded->batch, 1);
+  EXPECT_EQ(folded->m, 512);
+  EXPECT_EQ(folded->k, 32);
+  EXPECT_EQ(folded->n, 16);
+  // B's batch dims of 1 are one matrix too.
+  folded =
+      batches_folded_into_rows(*OneNode("MatMul", {2, 3, 4, 8}, {1, 8, 5}, {2, 3, 4, 5}).shape());
+  ASSERT_TRUE(folded.has_value());
+  EXPECT_EQ(folded->m, 24);
+  EXPECT_EQ(folded->batch, 1);
+  EXPECT_FALSE(
+      batches_folded_into_rows(*OneNode("MatMul", {8, 64, 32}, {8, 32, 16}, {8, 64, 16}).shape()));
+  GemmShape transposed = *OneNode("Gemm", {32, 64}, {32, 16}, {64, 16}).shape();
+  transposed.transpose_left = true;
+  EXPECT_FALSE(batches_folded_into_rows(transposed));
+}
+
 }  // namespace
 }  // namespace stitch::ir
