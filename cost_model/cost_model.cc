@@ -299,7 +299,10 @@ class PatternScorer::Impl {
     parameter_seen_.assign(value_count, 0);
     largest_reader_.assign(value_count, 0);
     attention_core_.assign(node_count, -1);
-    cores_ = ir::find_attention_cores(graph);
+    for (ir::AttentionCore& core : ir::find_attention_cores(graph)) {
+      if (std::max(core.d, core.dv) <= options.max_attention_head_dim)
+        cores_.push_back(std::move(core));
+    }
     for (size_t c = 0; c < cores_.size(); ++c) {
       for (NodeId id : cores_[c].nodes())
         attention_core_[static_cast<size_t>(id)] = static_cast<int>(c);
@@ -535,7 +538,8 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
                          " is a convolution (a library call); no composition can express it");
     }
     if (node_facts.kind == OpKind::kStencil) {
-      if (std::optional<std::string> refusal = ir::stencil_refusal(graph_, graph_.node(id))) {
+      if (std::optional<std::string> refusal = ir::stencil_refusal(
+              graph_, graph_.node(id), options_.max_stencil_channels_per_group)) {
         return std::string("node " + graph_.node(id).display_name() + ": " + *refusal);
       }
     }
@@ -793,15 +797,6 @@ PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain
   return score;
 }
 
-double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile) {
-  const double instructions = shape.thread_gemm_macs * kThreadGemmInstructionsPerMac +
-                              shape.tiled_gemm_macs * kTiledGemmInstructionsPerMac +
-                              shape.attention_macs * kAttentionInstructionsPerMac;
-  // Warp instructions: one per 32 lanes; four schedulers per SM issue one each a cycle.
-  const double issue_per_second = static_cast<double>(profile.sm_count) * 4.0 * profile.sm_clock_hz;
-  return instructions / profile.warp_size / issue_per_second * 1e6;
-}
-
 GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
                          const DeviceProfile& profile, const KernelShape* shape) {
   NodeSet set(graph, nodes);
@@ -809,7 +804,9 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
   bool any_launch = false;
   double compute_seconds = 0;
   int64_t bytes = 0;
-  double gathered_bytes = 0;  // read through L2 once per gathered element
+  // A gather reads each of its elements from L2 however small the table it gathers
+  // from (an embedding table stays in L2 and moves once from DRAM).
+  double gathered_bytes = 0;
   for (NodeId id : set.nodes()) {
     const Node& node = graph.node(id);
     if (!launches_work(node)) continue;
@@ -828,29 +825,7 @@ GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
   for (ValueId root : set.external_inputs()) bytes += value_bytes(graph, root);
   cost.bytes = bytes;
   if (!any_launch) return cost;
-  // A gather reads each of its elements from L2 however small the table it gathers
-  // from (an embedding table stays in L2 and moves once from DRAM).
-  const double l2_us =
-      profile.l2_bytes_per_second > 0 ? gathered_bytes / profile.l2_bytes_per_second * 1e6 : 0.0;
-  const double plain = std::max({memory_time_us(profile, static_cast<double>(bytes)), l2_us,
-                                 compute_seconds * 1e6}) +
-                       profile.launch_latency_us;
-  cost.time_us = plain;
-  if (shape != nullptr) {
-    // The composition's costs, as the emulated profile counts them: the workspace
-    // round trip with the bytes, CUDA-core GEMM issue time with the compute, grid
-    // barriers after both.
-    const double memory = std::max(
-        memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes)), l2_us);
-    const double compute = std::max(compute_seconds * 1e6, cuda_core_gemm_us(*shape, profile));
-    const double latency =
-        (shape->load_chain * kRecomputedDotLoadShare + shape->gemm_load_chain * kGemmLoadShare +
-         shape->stencil_load_chain * kStencilLoadShare) *
-        profile.global_load_latency_ns * 1e-3;
-    cost.time_us = profile.launch_latency_us + std::max({memory, compute, latency}) +
-                   static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;
-    cost.charge_us = cost.time_us - plain;
-  }
+  cost.time = analytic_kernel_time(bytes, gathered_bytes, compute_seconds * 1e6, shape, profile);
   return cost;
 }
 
@@ -868,18 +843,18 @@ PlanEstimate estimate_plan(const Graph& graph, const std::vector<std::vector<Nod
     }
     GroupCost cost = estimate_group(graph, group, profile);
     estimate.bytes_after += cost.bytes;
-    estimate.time_after_us += cost.time_us;
+    estimate.time_after_us += cost.time.total_us;
     estimate.kernels_after += any_launch ? 1 : 0;
   }
   for (NodeId id : graph.node_ids()) {
     if (!launches_work(graph.node(id))) continue;
     GroupCost alone = estimate_group(graph, {id}, profile);
     estimate.bytes_before += alone.bytes;
-    estimate.time_before_us += alone.time_us;
+    estimate.time_before_us += alone.time.total_us;
     ++estimate.kernels_before;
     if (grouped[static_cast<size_t>(id)] == 0) {
       estimate.bytes_after += alone.bytes;
-      estimate.time_after_us += alone.time_us;
+      estimate.time_after_us += alone.time.total_us;
       ++estimate.kernels_after;
     }
   }

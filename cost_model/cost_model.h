@@ -51,7 +51,8 @@
 // reduction whose axes are unknown; an Opaque op (except Constant) or Conv; a GEMM
 // (MatMul, Gemm) above 64x64x64 = 262144 multiply-adds per batch (m*n*k; a fused
 // kernel holds its tiles in shared memory, bigger ones are library calls) unless it
-// belongs to an attention core (ir/core/attention.h) that P holds whole (the
+// belongs to an attention core (ir/core/attention.h; both head dims at most
+// options.max_attention_head_dim) that P holds whole (the
 // attention composition tiles it over the keys; the core's reductions add no
 // staging); more
 // reductions than options.max_reductions_per_kernel; a column or all reduction
@@ -102,11 +103,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cost_model/device_profile.h"
+#include "cost_model/kernel_time.h"
 #include "ir/core/graph.h"
 
 namespace stitch::cost_model {
@@ -125,6 +128,13 @@ struct ScoreOptions {
   int max_reductions_per_kernel = 4;
   int64_t max_kernel_parameter_bytes = 4096;
   double launch_latency_us_override = -1;
+  // What the planner chooses to fuse, which is fusion's policy (fusion/fusion_policy.h,
+  // fusion::with_fusion_policy sets both): a stencil over this many input channels per
+  // group is infeasible (ir::stencil_refusal), and only attention cores with both head
+  // dims at most this large exempt their GEMMs from kMaxFusedGemmMultiplyAdds. No
+  // limit unless set.
+  int64_t max_stencil_channels_per_group = std::numeric_limits<int64_t>::max();
+  int64_t max_attention_head_dim = std::numeric_limits<int64_t>::max();
 };
 
 struct PatternScore {
@@ -209,55 +219,37 @@ struct KernelShape {
   double stencil_load_chain = 0;
 };
 
-// Issued SASS instructions per multiply-add of the generated CUDA-core GEMMs, per
-// lane, as `stitchopt profile --emulate` measures them (docs/cost-model.md,
-// "Composition charges"): the one-thread-per-output loop of the global composition
-// (index math of both operands, two loads, the fp64 multiply-add; 59.7 on the
-// TransformerEncoder's attention kernel) and the shared-tile loop of the block
-// composition (tile loads included; 10.3 on the same model's tiled QK^T, 23 on
-// logistic_regression's 256x10x100, where loading the tiles dominates).
-inline constexpr double kThreadGemmInstructionsPerMac = 60;
-inline constexpr double kTiledGemmInstructionsPerMac = 10;
-// The attention composition on CUDA cores (docs/codegen.md): 4.6 issued on the
-// TransformerEncoder's attention (2.43M warp instructions for 16.8M multiply-adds,
-// tile loads, score chain and online softmax included), but the kernel issues below
-// the 4 per SM and clock this charge assumes: on an H100 the [32, 128, 256] encoder's
-// (268M multiply-adds) ran 59.7 us after its launch, 7.5 at full issue
-// (docs/benchmarks.md, 2026-11-26). Its tensor-core variant issues one mma per 2048
-// multiply-adds: its products are flops at the fp16 peak instead.
-inline constexpr double kAttentionInstructionsPerMac = 7.5;
-// The share of a recomputed dot product's loads a warp waits out: nvcc issues about six
-// groups of them ahead of their use (the SASS scoreboards give 0.161 on bert's and
-// 0.180 on vit's attention kernels with inlined projections, `stitchopt profile
-// --emulate`, instructions.load_rounds / instructions.global_loads).
-inline constexpr double kRecomputedDotLoadShare = 0.17;
-// The share of the loads of those loops (KernelShape::gemm_load_chain) a warp waits out:
-// the SASS scoreboards give 0.21 to 0.69 on bert's global kernels and 0.46 on
-// rnn_unrolled's (`stitchopt profile --emulate`, load_rounds / global_loads).
-inline constexpr double kGemmLoadShare = 0.5;
-// The share of a stencil's tap loads a warp waits out: the taps are unrolled and
-// independent, so nvcc issues them ahead of their use as it does a recomputed dot
-// product's (kRecomputedDotLoadShare).
-inline constexpr double kStencilLoadShare = kRecomputedDotLoadShare;
+// The constants that turn a KernelShape into time (instructions per multiply-add of
+// each GEMM form, the share of each load chain a warp waits out, the issue rate) are the
+// device profile's calibration block (device_profile.h, Calibration), each with the run
+// that fitted it: the emulated model reads the same block (docs/cost-model.md,
+// "Composition charges" and "Calibration").
 
-// Issue time of the shape's CUDA-core GEMMs: instructions / 32 lanes / (4 schedulers
-// x SMs x clock).
+// Issue time of the shape's CUDA-core GEMMs: the multiply-adds of each form times the
+// calibration's instructions per multiply-add, / 32 lanes / (warp_schedulers_per_sm x
+// SMs x clock).
 double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile);
 
-// Kernel time of a group run as one kernel: max(bytes moved / bandwidth via M,
-// flops / peak) + phi. With the group's KernelShape, the composition's costs the
-// emulated profile sees are charged too: phi + max(M(bytes + 2 x workspace bytes),
-// flops / peak, CUDA-core GEMM issue time, load chain x kRecomputedDotLoadShare x
-// global_load_latency_ns) + grid barriers x grid_barrier_us, and charge_us is what that
-// adds.
+// Kernel time of a group run as one kernel, the analytic way to fill a KernelTime
+// (kernel_time.h): plain = max(bytes moved / bandwidth via M, flops / peak) + phi.
+// With the group's KernelShape, the composition's costs the emulated profile sees are
+// charged too: phi + max(M(bytes + 2 x workspace bytes), flops / peak, CUDA-core GEMM
+// issue time, each load chain x its calibrated load share x global_load_latency_ns) +
+// grid barriers x grid_barrier_us, each part named in time.charges, and
+// time.charge_us() is what they add. Without launching nodes, time is all 0.
 struct GroupCost {
   int64_t bytes = 0;
   double flops = 0;
-  double time_us = 0;
-  double charge_us = 0;
+  KernelTime time;
 };
 GroupCost estimate_group(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                          const DeviceProfile& profile, const KernelShape* shape = nullptr);
+
+// estimate_group's KernelTime of a kernel moving `bytes` through DRAM and
+// `gathered_bytes` through L2 (the outputs of its gathers) and computing for
+// `compute_us` at peak, with `shape`'s charges when given (analytic_time.cc).
+KernelTime analytic_kernel_time(int64_t bytes, double gathered_bytes, double compute_us,
+                                const KernelShape* shape, const DeviceProfile& profile);
 
 struct PlanEstimate {
   int64_t bytes_before = 0;

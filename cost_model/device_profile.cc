@@ -92,7 +92,84 @@ constexpr FieldRange kFieldRanges[] = {
     {"atomic_same_address_ns", 1e-3, 1e6, false, "nanoseconds"},
     {"global_load_latency_ns", 1, 1e6, false, "nanoseconds"},
     {"library_efficiency", 1e-3, 1, false, "a fraction of peak"},
+    // The calibration block's numbers (struct Calibration).
+    {"calibration.warp_schedulers_per_sm", 1, 8, false,
+     "warp instructions issued per SM per clock; 4 on every GPU since Maxwell"},
+    {"calibration.integer_lanes_per_sm_clock", 1, 256, false, "lanes per SM per clock"},
+    {"calibration.special_lanes_per_sm_clock", 1, 256, false, "lanes per SM per clock"},
+    {"calibration.memory_lanes_per_sm_clock", 1, 256, false, "lanes per SM per clock"},
+    {"calibration.thread_gemm_instructions_per_mac", 0.1, 1000, false,
+     "issued instructions per multiply-add and lane"},
+    {"calibration.tiled_gemm_instructions_per_mac", 0.1, 1000, false,
+     "issued instructions per multiply-add and lane"},
+    {"calibration.attention_instructions_per_mac", 0.1, 1000, false,
+     "issued instructions per multiply-add and lane"},
+    {"calibration.recomputed_dot_load_share", 0, 1, false, "a fraction of the load chain"},
+    {"calibration.gemm_load_share", 0, 1, false, "a fraction of the load chain"},
+    {"calibration.stencil_load_share", 0, 1, false, "a fraction of the load chain"},
+    {"calibration.recomputed_leaf_bytes", 1, 64, false, "bytes per leaf and recomputation"},
+    {"calibration.graph_launch_latency_us", 0, 1e6, false, "microseconds"},
 };
+
+constexpr std::string_view kCalibrationKey = "calibration";
+constexpr std::string_view kProvenanceKey = "provenance";
+constexpr std::string_view kSassArchitectureKey = "sass_architecture";
+
+// The calibration block's keys in the order the JSON and Calibration::provenance hold
+// them; each has a provenance.
+constexpr std::string_view kCalibrationKeys[] = {
+    "sass_architecture",
+    "warp_schedulers_per_sm",
+    "integer_lanes_per_sm_clock",
+    "special_lanes_per_sm_clock",
+    "memory_lanes_per_sm_clock",
+    "thread_gemm_instructions_per_mac",
+    "tiled_gemm_instructions_per_mac",
+    "attention_instructions_per_mac",
+    "recomputed_dot_load_share",
+    "gemm_load_share",
+    "stencil_load_share",
+    "recomputed_leaf_bytes",
+    "graph_launch_latency_us",
+};
+
+// The calibration's numbers by key (every key of kCalibrationKeys but the
+// architecture), for parsing, validation and writing alike; `CalibrationT` is
+// Calibration or const Calibration.
+template <typename CalibrationT>
+auto calibration_numbers(CalibrationT& c)
+    -> std::vector<std::pair<std::string_view, decltype(&c.gemm_load_share)>> {
+  return {{"warp_schedulers_per_sm", &c.warp_schedulers_per_sm},
+          {"integer_lanes_per_sm_clock", &c.integer_lanes_per_sm_clock},
+          {"special_lanes_per_sm_clock", &c.special_lanes_per_sm_clock},
+          {"memory_lanes_per_sm_clock", &c.memory_lanes_per_sm_clock},
+          {"thread_gemm_instructions_per_mac", &c.thread_gemm_instructions_per_mac},
+          {"tiled_gemm_instructions_per_mac", &c.tiled_gemm_instructions_per_mac},
+          {"attention_instructions_per_mac", &c.attention_instructions_per_mac},
+          {"recomputed_dot_load_share", &c.recomputed_dot_load_share},
+          {"gemm_load_share", &c.gemm_load_share},
+          {"stencil_load_share", &c.stencil_load_share},
+          {"recomputed_leaf_bytes", &c.recomputed_leaf_bytes},
+          {"graph_launch_latency_us", &c.graph_launch_latency_us}};
+}
+
+// "" when `arch` names a SASS architecture nvcc's -arch takes for a GPU the emitted
+// kernels run on (compute capability 7.0 or later: they use the Volta warp-synchronous
+// primitives), else what is wrong with it.
+std::string sass_architecture_problem(const std::string& arch) {
+  const std::string expected =
+      "must be \"sm_\" and the compute capability's digits, from sm_70 to sm_129 (\"sm_90\" "
+      "for H100), got \"" +
+      arch + "\"";
+  if (arch.size() < 5 || arch.size() > 6 || arch.rfind("sm_", 0) != 0) return expected;
+  int number = 0;
+  for (size_t i = 3; i < arch.size(); ++i) {
+    if (arch[i] < '0' || arch[i] > '9') return expected;
+    number = number * 10 + (arch[i] - '0');
+  }
+  if (arch[3] == '0' || number < 70 || number > 129) return expected;
+  return "";
+}
 
 // The bandwidth curve's fields, per point.
 constexpr FieldRange kCurveBytes = {"bytes", 1, 1e15, false, "bytes moved by one kernel"};
@@ -133,11 +210,12 @@ std::string range_problem(const FieldRange& range, double value) {
 // Reads the keys of one JSON object, naming `source` and the key in every error.
 class ObjectReader {
  public:
-  ObjectReader(const json& object, std::string source)
-      : object_(object), source_(std::move(source)) {}
+  // `prefix` ("calibration.") names a nested object's keys in messages and ranges.
+  ObjectReader(const json& object, std::string source, std::string prefix = "")
+      : object_(object), source_(std::move(source)), prefix_(std::move(prefix)) {}
 
   Status error(std::string_view key, const std::string& what) const {
-    return Status::invalid_input(source_ + ": key \"" + std::string(key) + "\": " + what);
+    return Status::invalid_input(source_ + ": key \"" + prefix_ + std::string(key) + "\": " + what);
   }
 
   Result<const json*> find(std::string_view key) {
@@ -148,6 +226,8 @@ class ObjectReader {
     }
     return &*it;
   }
+
+  bool has(std::string_view key) const { return object_.contains(std::string(key)); }
 
   Result<std::string> string(std::string_view key) {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
@@ -177,7 +257,7 @@ class ObjectReader {
                                       : static_cast<double>(value->get<int64_t>());
     const std::string text = is_unsigned ? std::to_string(value->get<uint64_t>())
                                          : std::to_string(value->get<int64_t>());
-    std::string problem = range_problem(field_range(key), number, text);
+    std::string problem = range_problem(field_range(prefix_ + std::string(key)), number, text);
     if (!problem.empty()) return error(key, problem);
     return value->get<int64_t>();
   }
@@ -193,7 +273,7 @@ class ObjectReader {
   Status no_unknown_keys() const {
     for (const auto& [key, value] : object_.items()) {
       if (seen_.count(key) == 0) {
-        return Status::invalid_input(source_ + ": unknown key \"" + key +
+        return Status::invalid_input(source_ + ": unknown key \"" + prefix_ + key +
                                      "\"; remove it or fix its spelling");
       }
     }
@@ -203,8 +283,49 @@ class ObjectReader {
  private:
   const json& object_;
   std::string source_;
+  std::string prefix_;
   std::set<std::string> seen_;
 };
+
+// The "calibration" block: its numbers (validate_device_profile checks their ranges),
+// the SASS architecture, and one provenance string per key.
+Result<Calibration> parse_calibration(ObjectReader& reader, const std::string& source) {
+  if (!reader.has(kCalibrationKey)) {
+    // Profiles written before the block existed (user --device files, `calibrate`'s
+    // output, an old OUT/device.json): no default could say which GPU's fits apply.
+    return reader.error(kCalibrationKey,
+                        "missing; every profile needs the performance model's calibration "
+                        "block since issue 37: copy it from the shipped profile of the same "
+                        "architecture (cost_model/profiles/*.json, docs/cost-model.md "
+                        "\"Calibration\") or recompile the output");
+  }
+  STITCH_ASSIGN_OR_RETURN(const json* block, reader.find(kCalibrationKey));
+  if (!block->is_object()) {
+    return reader.error(kCalibrationKey, "expected an object, got " + json_type_name(*block));
+  }
+  ObjectReader calibration_reader(*block, source, std::string(kCalibrationKey) + ".");
+  Calibration calibration{};
+  STITCH_ASSIGN_OR_RETURN(calibration.sass_architecture,
+                          calibration_reader.string(kSassArchitectureKey));
+  for (const auto& [key, field] : calibration_numbers(calibration)) {
+    STITCH_ASSIGN_OR_RETURN(*field, calibration_reader.number(key));
+  }
+  STITCH_ASSIGN_OR_RETURN(const json* provenance, calibration_reader.find(kProvenanceKey));
+  if (!provenance->is_object()) {
+    return calibration_reader.error(
+        kProvenanceKey,
+        "expected an object of one string per calibration key, got " + json_type_name(*provenance));
+  }
+  ObjectReader provenance_reader(
+      *provenance, source, std::string(kCalibrationKey) + "." + std::string(kProvenanceKey) + ".");
+  for (std::string_view key : kCalibrationKeys) {
+    STITCH_ASSIGN_OR_RETURN(std::string text, provenance_reader.string(key));
+    calibration.provenance.emplace_back(std::string(key), std::move(text));
+  }
+  STITCH_RETURN_IF_ERROR(provenance_reader.no_unknown_keys());
+  STITCH_RETURN_IF_ERROR(calibration_reader.no_unknown_keys());
+  return calibration;
+}
 
 // The curve's points as written; validate_device_profile checks their values and order.
 Result<std::vector<BandwidthPoint>> parse_curve(ObjectReader& reader) {
@@ -295,10 +416,41 @@ Status validate_device_profile(const DeviceProfile& profile, std::string_view so
       {"global_load_latency_ns", profile.global_load_latency_ns},
       {"library_efficiency", profile.library_efficiency},
   };
-  static_assert(std::size(values) == std::size(kFieldRanges), "a field without a range check");
+  const auto calibration = calibration_numbers(profile.calibration);
+  STITCH_CHECK(std::size(values) + calibration.size() == std::size(kFieldRanges))
+      << "a device profile field without a range check";
   for (const auto& [key, value] : values) {
     std::string problem = range_problem(field_range(key), value);
     if (!problem.empty()) return error(key, problem);
+  }
+  const std::string calibration_prefix = std::string(kCalibrationKey) + ".";
+  for (const auto& [key, value] : calibration) {
+    const std::string dotted = calibration_prefix + std::string(key);
+    std::string problem = range_problem(field_range(dotted), *value);
+    if (!problem.empty()) return error(dotted, problem);
+  }
+  std::string arch_problem = sass_architecture_problem(profile.calibration.sass_architecture);
+  if (!arch_problem.empty()) {
+    return error(calibration_prefix + std::string(kSassArchitectureKey), arch_problem);
+  }
+  // One provenance per key, in order: a calibrated profile says where each number is from.
+  const auto& provenance = profile.calibration.provenance;
+  for (size_t i = 0; i < std::size(kCalibrationKeys); ++i) {
+    if (i >= provenance.size() || provenance[i].first != kCalibrationKeys[i]) {
+      return error(calibration_prefix + std::string(kProvenanceKey),
+                   "needs one entry per calibration key, in order; \"" +
+                       std::string(kCalibrationKeys[i]) + "\" is missing");
+    }
+    if (provenance[i].second.empty()) {
+      return error(
+          calibration_prefix + std::string(kProvenanceKey) + "." + std::string(kCalibrationKeys[i]),
+          "is empty; say which run fitted the value, or where it is from");
+    }
+  }
+  if (provenance.size() != std::size(kCalibrationKeys)) {
+    return error(calibration_prefix + std::string(kProvenanceKey),
+                 "has an entry \"" + provenance[std::size(kCalibrationKeys)].first +
+                     "\" that names no calibration key");
   }
   STITCH_RETURN_IF_ERROR(curve_problem(profile.bandwidth_curve, source));
   // Limits per block never exceed the SM's.
@@ -381,6 +533,7 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
   STITCH_RETURN_IF_ERROR(number_field("atomic_same_address_ns", profile.atomic_same_address_ns));
   STITCH_RETURN_IF_ERROR(number_field("global_load_latency_ns", profile.global_load_latency_ns));
   STITCH_RETURN_IF_ERROR(number_field("library_efficiency", profile.library_efficiency));
+  STITCH_ASSIGN_OR_RETURN(profile.calibration, parse_calibration(reader, source));
   STITCH_RETURN_IF_ERROR(reader.no_unknown_keys());
   STITCH_RETURN_IF_ERROR(validate_device_profile(profile, source));
   return profile;
@@ -426,8 +579,7 @@ Result<DeviceProfile> resolve_device_profile(const std::string& device) {
 }
 
 std::string sass_architecture(const DeviceProfile& profile) {
-  if (profile.name.rfind("v100", 0) == 0 || profile.name.rfind("a100", 0) == 0) return "sm_80";
-  return "sm_90";
+  return profile.calibration.sass_architecture;
 }
 
 std::vector<std::string> builtin_device_profile_names() {
@@ -472,6 +624,15 @@ std::string device_profile_json(const DeviceProfile& profile) {
   json["atomic_same_address_ns"] = profile.atomic_same_address_ns;
   json["global_load_latency_ns"] = profile.global_load_latency_ns;
   json["library_efficiency"] = profile.library_efficiency;
+  nlohmann::ordered_json calibration;
+  calibration[std::string(kSassArchitectureKey)] = profile.calibration.sass_architecture;
+  for (const auto& [key, value] : calibration_numbers(profile.calibration)) {
+    calibration[std::string(key)] = *value;
+  }
+  nlohmann::ordered_json provenance = nlohmann::ordered_json::object();
+  for (const auto& [key, text] : profile.calibration.provenance) provenance[key] = text;
+  calibration[std::string(kProvenanceKey)] = provenance;
+  json[std::string(kCalibrationKey)] = calibration;
   return json.dump(2) + "\n";
 }
 

@@ -45,6 +45,16 @@
 //   atomic_same_address_ns          1e-3 .. 1e6
 //   global_load_latency_ns          1 .. 1e6
 //   library_efficiency              1e-3 .. 1
+// The "calibration" block (struct Calibration below; docs/cost-model.md, "Calibration"),
+// every key required, and "provenance" naming for each key the run that fitted it:
+//   sass_architecture               "sm_70" .. "sm_129" ("sm_" and the compute
+//                                   capability's two or three digits)
+//   warp_schedulers_per_sm          1 .. 8
+//   integer_lanes_per_sm_clock      1 .. 256 (also special_, memory_)
+//   *_instructions_per_mac          0.1 .. 1000 (thread_gemm_, tiled_gemm_, attention_)
+//   *_load_share                    0 .. 1 (recomputed_dot_, gemm_, stencil_)
+//   recomputed_leaf_bytes           1 .. 64
+//   graph_launch_latency_us         0 .. 1e6
 // Errors name the file (or "builtin profile h100"), the key, the value and the range:
 //   <source>: key "sm_count": expected an integer, got a string
 //   <source>: key "warp_size": must be 32 (every NVIDIA GPU has 32-lane warps, and the
@@ -56,6 +66,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/core/status.h"
@@ -65,6 +76,48 @@ namespace stitch::cost_model {
 struct BandwidthPoint {
   double bytes;
   double bytes_per_second;
+};
+
+// The performance model's constants that are not datasheet facts: the rates the
+// issue terms assume, the SASS instructions and load waits per unit of work that
+// `stitchopt profile --emulate` and the lent GPUs measured, and the architecture
+// stitchopt reads SASS for. Both the analytic estimate (cost_model.h: the composition
+// charges) and the emulated one (perf_model.h) read them here, so one profile holds
+// every number that turns work into time. Each one's provenance (which run fitted it,
+// on which GPU) travels with it in the JSON; the shipped a100, v100 and h200 profiles
+// carry the H100's fits until a run on those GPUs fits theirs, and say so.
+struct Calibration {
+  // The SASS architecture the kernels are compiled for when stitchopt reads their
+  // machine code (--ptxas, `profile`'s instruction estimate): the GPU's own, "sm_90".
+  std::string sass_architecture;
+  // Issue rates per SM and clock: warp schedulers (each issues one warp instruction a
+  // clock), and the lanes of the integer, special-function (MUFU, conversions) and
+  // load/store pipes. The FP32 and FP64 pipes follow from the profile's peaks.
+  double warp_schedulers_per_sm;
+  double integer_lanes_per_sm_clock;
+  double special_lanes_per_sm_clock;
+  double memory_lanes_per_sm_clock;
+  // Issued SASS instructions per multiply-add and lane of the generated CUDA-core GEMMs
+  // (cost_model.h, KernelShape): one output per thread, shared tiles, and the attention
+  // composition's two GEMMs.
+  double thread_gemm_instructions_per_mac;
+  double tiled_gemm_instructions_per_mac;
+  double attention_instructions_per_mac;
+  // The share of a load chain's requests a warp waits out: dot products recomputed in
+  // an attention prologue, the loops of the thread/packing/global compositions, and a
+  // stencil's taps (cost_model.h, KernelShape's load chains).
+  double recomputed_dot_load_share;
+  double gemm_load_share;
+  double stencil_load_share;
+  // Bytes one leaf of an inlined expression reads from L2 each time the expression is
+  // recomputed (the schedule's choice between recomputing a value and materializing it).
+  double recomputed_leaf_bytes;
+  // One kernel launch replayed from a captured CUDA graph. Recorded only: the planner
+  // scores host launches (DeviceProfile::launch_latency_us, phi); issue 40 scores graph
+  // replay with it.
+  double graph_launch_latency_us;
+  // (key, where its value comes from), one per key above, in the order of the JSON.
+  std::vector<std::pair<std::string, std::string>> provenance;
 };
 
 struct DeviceProfile {
@@ -99,6 +152,7 @@ struct DeviceProfile {
   double atomic_same_address_ns;  // atomics to one address serialize at this interval
   double global_load_latency_ns;  // a warp's wait for one global load (L2 or DRAM)
   double library_efficiency;      // cuBLAS/cuDNN: fraction of peak FLOP/s reached
+  Calibration calibration;        // the model's fitted constants, with their provenance
 };
 
 // Reads and validates a JSON profile; errors start with `path: `. Only a regular file
@@ -115,9 +169,9 @@ std::string device_profile_json(const DeviceProfile& profile);
 Result<DeviceProfile> resolve_device_profile(const std::string& device);
 
 // The SASS architecture kernels are compiled for when stitchopt reads their machine
-// code (--ptxas, `profile`'s instruction estimate): sm_80 for the A100 and V100
-// profiles (CUDA 13 has no sm_70), sm_90 for H100, H200 and calibrated profiles of
-// recent GPUs.
+// code (--ptxas, `profile`'s instruction estimate): the profile's
+// calibration.sass_architecture, the GPU's own (sm_70 for V100, which CUDA 13's nvcc
+// no longer targets: reading V100 SASS needs a CUDA 12 toolkit).
 std::string sass_architecture(const DeviceProfile& profile);
 
 // "v100", "a100", "h100", "h200": the profiles compiled into the binary. An unknown

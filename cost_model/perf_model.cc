@@ -7,26 +7,6 @@
 
 namespace stitch::cost_model {
 
-std::string_view bound_name(Bound bound) {
-  switch (bound) {
-    case Bound::kMemory:
-      return "memory";
-    case Bound::kCompute:
-      return "compute";
-    case Bound::kShared:
-      return "shared";
-    case Bound::kBarrier:
-      return "barrier";
-    case Bound::kLaunch:
-      return "launch";
-    case Bound::kLibrary:
-      return "library";
-    case Bound::kLatency:
-      return "latency";
-  }
-  return "?";
-}
-
 namespace {
 
 // Blocks of `block_threads` threads (and `shared_bytes` of shared memory each) that one
@@ -84,19 +64,23 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
   e.dram_us = memory_time_us(profile, static_cast<double>(e.dram_bytes));
   e.l2_us = static_cast<double>(e.l2_bytes) / profile.l2_bytes_per_second * 1e6;
   if (instructions.has_value()) {
-    // Warp instructions per SM per clock: 4 schedulers issue one each; the pipes take
-    // FP32 and FP64 at the profile's peak rates, integer at 64 lanes, the special
-    // function units (MUFU and conversions) at 16 and load/store at 32 lanes per clock
-    // (CUDA C++ Programming Guide, "Arithmetic Instructions", compute capability 7.0-9.0).
+    // Warp instructions per SM per clock: each scheduler issues one; the pipes take
+    // FP32 and FP64 at the profile's peak rates, integer, the special function units
+    // (MUFU and conversions) and load/store at the calibration's lanes per clock (64, 16
+    // and 32 on compute capability 7.0-9.0: CUDA C++ Programming Guide, "Arithmetic
+    // Instructions").
+    const Calibration& calibration = profile.calibration;
     const double lanes = profile.warp_size;
     const double fp32_rate =
         profile.fp32_flops_per_second / (2.0 * profile.sm_count * clock) / lanes;
     const double fp64_rate =
         profile.fp64_flops_per_second / (2.0 * profile.sm_count * clock) / lanes;
     const double cycles =
-        std::max({instructions->total() / 4.0, instructions->fp32 / fp32_rate,
-                  instructions->fp64 / fp64_rate, instructions->integer / (64.0 / lanes),
-                  instructions->special / (16.0 / lanes), instructions->memory / (32.0 / lanes)});
+        std::max({instructions->total() / calibration.warp_schedulers_per_sm,
+                  instructions->fp32 / fp32_rate, instructions->fp64 / fp64_rate,
+                  instructions->integer / (calibration.integer_lanes_per_sm_clock / lanes),
+                  instructions->special / (calibration.special_lanes_per_sm_clock / lanes),
+                  instructions->memory / (calibration.memory_lanes_per_sm_clock / lanes)});
     e.compute_us = cycles / (sms * clock) * 1e6;
     // The busiest warp's chain of load requests, each waited out in the share of them
     // the SASS waits on (1 when every load is used before the next is issued, 1/k
@@ -108,23 +92,19 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
     }
   }
   e.shared_us = static_cast<double>(c.shared_wavefronts) / (sms * clock) * 1e6;
-  e.sync_us =
-      static_cast<double>(c.block_barriers) * profile.block_barrier_cycles / (sms * clock) * 1e6 +
-      static_cast<double>(c.grid_barriers) * profile.grid_barrier_us +
+  KernelCharges& charges = e.charges;
+  charges.load_chain_us = e.latency_us;
+  charges.block_barriers_us =
+      static_cast<double>(c.block_barriers) * profile.block_barrier_cycles / (sms * clock) * 1e6;
+  charges.grid_barriers_us = static_cast<double>(c.grid_barriers) * profile.grid_barrier_us;
+  charges.atomics_us =
       static_cast<double>(c.atomic_max_per_address) * profile.atomic_same_address_ns * 1e-3;
+  e.sync_us = charges.block_barriers_us + charges.grid_barriers_us + charges.atomics_us;
   const double memory_us = std::max(e.dram_us, e.l2_us);
   e.total_us =
       e.launch_us + std::max({memory_us, e.compute_us, e.shared_us, e.latency_us}) + e.sync_us;
-  struct Term {
-    double us;
-    Bound bound;
-  };
-  const Term terms[] = {{e.launch_us, Bound::kLaunch},   {memory_us, Bound::kMemory},
-                        {e.compute_us, Bound::kCompute}, {e.shared_us, Bound::kShared},
-                        {e.latency_us, Bound::kLatency}, {e.sync_us, Bound::kBarrier}};
-  const Term* largest = std::max_element(std::begin(terms), std::end(terms),
-                                         [](const Term& a, const Term& b) { return a.us < b.us; });
-  e.bound = largest->bound;
+  e.plain_us = e.launch_us + std::max(memory_us, e.compute_us);
+  e.bound = largest_term(e);
   return e;
 }
 
@@ -139,6 +119,7 @@ KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
   const double peak = fp16 ? profile.fp16_flops_per_second : profile.fp32_flops_per_second;
   e.compute_us = flops / (profile.library_efficiency * peak) * 1e6;
   e.total_us = e.launch_us + std::max(e.dram_us, e.compute_us);
+  e.plain_us = e.total_us;  // a library call's composition is the library's: no charge
   e.bound = Bound::kLibrary;
   e.sms_used = profile.sm_count;
   return e;

@@ -1,6 +1,6 @@
 // The emulated performance model (docs/perf-model.md): what a kernel launch would cost
 // on a device, from the hardware counters the CUDA emulation recorded while running it
-// (emit/cuda/stitch_emu_counters.h) and the device profile's constants. Library calls
+// (cost_model/stitch_emu_counters.h) and the device profile's constants. Library calls
 // (cuBLAS/cuDNN) are estimated from their FLOPs and bytes.
 //
 // A kernel's estimate is
@@ -8,9 +8,10 @@
 // where
 //   memory  = max(DRAM: M(unique sectors x 32) on the profile's bandwidth curve,
 //                 L2:   sectors requested x 32 / l2_bytes_per_second)
-//   compute = the busiest of issue (4 warp instructions per SM per clock) and the
-//             FP32, FP64, integer, special-function and load/store pipes, over the SMs
-//             in use, when an instruction estimate is given (from SASS), else 0
+//   compute = the busiest of issue (the calibration's warp_schedulers_per_sm warp
+//             instructions per SM per clock) and the FP32, FP64, integer,
+//             special-function and load/store pipes (the calibration's lanes), over the
+//             SMs in use, when an instruction estimate is given (from SASS), else 0
 //   shared  = wavefronts / (SMs in use x clock)        (one wavefront per SM per clock)
 //   latency = the busiest warp's global load requests (per phase, summed) x the share
 //             of them it waits out (load rounds / global loads of the instruction
@@ -21,21 +22,19 @@
 //             + most atomics on one address x atomic_same_address_ns
 //   launch  = launch_latency_us (once per launch)
 // and the bound is the largest of launch, memory, compute, shared, latency and sync
-// ("barrier").
+// ("barrier"). The terms fill a KernelTime (kernel_time.h), the same result the
+// analytic estimate fills: plain_us = launch + max(memory, compute); shared, latency
+// and sync are the charges, named in KernelTime::charges.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <string_view>
 
 #include "cost_model/device_profile.h"
-#include "emit/cuda/stitch_emu_counters.h"
+#include "cost_model/kernel_time.h"
+#include "cost_model/stitch_emu_counters.h"
 
 namespace stitch::cost_model {
-
-enum class Bound { kMemory, kCompute, kShared, kBarrier, kLaunch, kLibrary, kLatency };
-std::string_view bound_name(Bound bound);  // "memory", "compute", ...
 
 // Issued warp instructions of one launch by class (an estimate from SASS).
 struct InstructionEstimate {
@@ -54,16 +53,8 @@ struct InstructionEstimate {
   double load_rounds = 0;
 };
 
-struct KernelEstimate {
-  double launch_us = 0;
-  double dram_us = 0;
-  double l2_us = 0;
-  double compute_us = 0;
-  double shared_us = 0;
-  double latency_us = 0;
-  double sync_us = 0;
-  double total_us = 0;
-  Bound bound = Bound::kLaunch;
+// The emulated KernelTime and the volumes behind it.
+struct KernelEstimate : KernelTime {
   int64_t dram_bytes = 0;        // unique sectors x 32
   int64_t requested_bytes = 0;   // global bytes the lanes asked for
   int64_t l2_bytes = 0;          // sectors requested x 32

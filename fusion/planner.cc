@@ -176,7 +176,7 @@ void apply_charges(const ir::Graph& graph, const cost_model::DeviceProfile& prof
     const std::vector<ir::NodeId> single = {id};
     std::optional<cost_model::KernelShape> shape = options.kernel_shape(graph, single);
     const double charge =
-        shape ? cost_model::estimate_group(graph, single, profile, &*shape).charge_us : 0.0;
+        shape ? cost_model::estimate_group(graph, single, profile, &*shape).time.charge_us() : 0.0;
     return alone[id] = charge;
   };
   // Kept candidates move down in place: a chain of 100k nodes has 1.6M candidates,
@@ -187,7 +187,8 @@ void apply_charges(const ir::Graph& graph, const cost_model::DeviceProfile& prof
       pattern.shape = options.kernel_shape(graph, pattern.nodes);
       if (pattern.shape) {
         pattern.charge_us =
-            cost_model::estimate_group(graph, pattern.nodes, profile, &*pattern.shape).charge_us;
+            cost_model::estimate_group(graph, pattern.nodes, profile, &*pattern.shape)
+                .time.charge_us();
         for (ir::NodeId id : pattern.nodes) pattern.charge_us -= charge_alone(id);
         pattern.score_us -= pattern.charge_us;
         if (pattern.score_us <= 0) {
@@ -312,7 +313,7 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     group.shared_memory_bytes = pattern.shared_memory_bytes;
     group.predicted_time_us = cost_model::estimate_group(graph, pattern.nodes, profile,
                                                          pattern.shape ? &*pattern.shape : nullptr)
-                                  .time_us;
+                                  .time.total_us;
     group.charge_us = pattern.charge_us;
     if (pattern.timing) group.timing = *pattern.timing;
     for (ir::NodeId id : pattern.nodes) {

@@ -29,7 +29,7 @@
 namespace stitch::fusion {
 
 // Execution-based scoring (FusionStitching 4.3): FS times candidate kernels on the
-// GPU; without one, runtime_stub/candidate_timer.h estimates them in the CUDA
+// GPU; without one, driver/candidate_timer.h estimates them in the CUDA
 // emulation. Timing every candidate is too slow (hundreds per model, seconds each),
 // so the planner times lazily, the plan first (plan_fusion, "timing rounds"):
 //  - a candidate wants a timing when its analytic score is least sure: a GEMM inside

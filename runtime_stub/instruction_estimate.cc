@@ -5,7 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "emit/cuda/stitch_emu_counters.h"
+#include "cost_model/stitch_emu_counters.h"
 
 namespace stitch::runtime {
 namespace {

@@ -8,7 +8,7 @@
 //   2. Loops: a branch to an earlier address closes a loop over [target, branch].
 //   3. Anchors: the global and shared loads and stores. Each is matched, by source
 //      location (file, line, the line it is inlined at) and kind, to the access sites
-//      the emulated run counted (emit/cuda/stitch_emu_counters.h, mapped to source
+//      the emulated run counted (cost_model/stitch_emu_counters.h, mapped to source
 //      lines with addr2line); an anchor's executions are its sites' warp-level
 //      requests divided among the SASS anchors of the same location.
 //   4. Weights: an instruction executes as often as the median anchor of its

@@ -280,6 +280,8 @@ inline float bfloat16_bits_to_float(uint16_t bits) {
 }  // namespace stitch_emu
 
 #if defined(STITCH_EMU_COUNTERS)
+// cost_model/stitch_emu_counters.h, copied beside this file in the emulation's build
+// directory (the ABI belongs to the perf model that reads it).
 #include "stitch_emu_counters.h"
 #endif
 

@@ -622,6 +622,7 @@ Status describe_device(const DeviceFacts& facts, double max_measured,
     profile.block_barrier_cycles = shipped->block_barrier_cycles;
     profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
     profile.library_efficiency = shipped->library_efficiency;
+    profile.calibration = shipped->calibration;  // the model's fits, with their provenance
     return Status::ok();
   }
   profile.fp32_flops_per_second =
@@ -637,11 +638,18 @@ Status describe_device(const DeviceFacts& facts, double max_measured,
   profile.block_barrier_cycles = reference.block_barrier_cycles;
   profile.atomic_same_address_ns = reference.atomic_same_address_ns;
   profile.library_efficiency = reference.library_efficiency;
+  // The model's fits are the nearest shipped profile's; the SASS is this GPU's own.
+  profile.calibration = reference.calibration;
+  profile.calibration.sass_architecture =
+      "sm_" + std::to_string(properties.major * 10 + properties.minor);
+  for (auto& [key, provenance] : profile.calibration.provenance) {
+    if (key == "sass_architecture") provenance = "the device's compute capability (calibrate)";
+  }
   profile.note +=
       " fp32/fp16 peaks are estimates (no shipped profile matches this GPU); fp64, "
       "block_barrier_cycles, atomic_same_address_ns and library_efficiency come "
       "from the shipped " +
-      nearest + " profile.";
+      nearest + " profile, and so does the calibration block but its sass_architecture.";
   if (options.verbose) {
     std::cerr << "calibrate: no shipped profile matches " << properties.name
               << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "

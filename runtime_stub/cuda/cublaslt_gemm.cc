@@ -56,10 +56,11 @@ std::string strided_gemm(const ir::Graph& body, const ir::Node& op, StridedGemm*
   gemm->left_batch_stride = *left_stride;
   gemm->right_batch_stride = *right_stride;
   // A batched A times one B: the batches of A are consecutive rows of one matrix.
-  if (shape.batch > 1 && gemm->right_batch_stride == 0 && gemm->left_batch_stride != 0) {
-    shape.m *= shape.batch;
-    shape.batch = 1;
-    gemm->left_batch_stride = 0;
+  if (shape.batch > 1 && gemm->left_batch_stride != 0) {
+    if (std::optional<ir::GemmShape> folded = ir::batches_folded_into_rows(shape)) {
+      shape = std::move(*folded);
+      gemm->left_batch_stride = 0;
+    }
   }
   if (shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.batch == 0) {
     return "an empty operand or output";

@@ -7,8 +7,6 @@
 #include "ir/core/window.h"
 
 #include <exception>
-#include <functional>
-#include <numeric>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -97,12 +95,10 @@ std::string product_spec(const ir::Graph& body, const ir::Node& op, const ir::Te
     std::optional<ir::GemmShape> shape = ir::gemm_shape(body, op, &why_not);
     if (!shape) return why_not;
     spec->matmul = true;
-    if (std::accumulate(shape->right_batch_dims.begin(), shape->right_batch_dims.end(), int64_t{1},
-                        std::multiplies<>()) == 1) {
-      const int64_t rows = shape->batch * shape->m;
-      spec->x = {1, rows, shape->k};
-      spec->w = {1, shape->k, shape->n};
-      spec->y = {1, rows, shape->n};
+    if (std::optional<ir::GemmShape> folded = ir::batches_folded_into_rows(*shape)) {
+      spec->x = {1, folded->m, folded->k};
+      spec->w = {1, folded->k, folded->n};
+      spec->y = {1, folded->m, folded->n};
     } else if (shape->left_batch_dims == shape->right_batch_dims) {
       spec->x = {shape->batch, shape->m, shape->k};
       spec->w = {shape->batch, shape->k, shape->n};

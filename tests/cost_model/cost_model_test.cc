@@ -322,11 +322,11 @@ TEST(EstimateTest, GroupAndPlan) {
   EXPECT_EQ(add.bytes, 12582912);
   EXPECT_EQ(add.flops, 1048576.0);
   // M(12 MiB): ln(12)/ln(1024) of the way: 29.77170821621419 us; + phi.
-  expect_relative(add.time_us, 34.77170821621419);
+  expect_relative(add.time.total_us, 34.77170821621419);
   GroupCost fused = estimate_group(model.graph, {0, 1}, profile);
   EXPECT_EQ(fused.bytes, 12582912);  // x, y read; z written
   EXPECT_EQ(fused.flops, 2097152.0);
-  expect_relative(fused.time_us, 34.77170821621419);
+  expect_relative(fused.time.total_us, 34.77170821621419);
 
   PlanEstimate plan = estimate_plan(model.graph, {{0, 1}}, profile);
   EXPECT_EQ(plan.kernels_before, 2);
@@ -355,10 +355,10 @@ TEST(EstimateTest, ComputeBoundGemm) {
   GroupCost cost = estimate_group(model.graph, {0}, profile);
   EXPECT_EQ(cost.flops, 8388608.0);
   EXPECT_EQ(cost.bytes, 786432);
-  expect_relative(cost.time_us,
+  expect_relative(cost.time.total_us,
                   std::max(memory_time_us(profile, 786432), 0.8388608) + profile.launch_latency_us);
   profile.fp32_flops_per_second = 1e9;  // now compute bound: 8388.608 us
-  expect_relative(estimate_group(model.graph, {0}, profile).time_us, 8388.608 + 5);
+  expect_relative(estimate_group(model.graph, {0}, profile).time.total_us, 8388.608 + 5);
 }
 
 TEST(EstimateTest, CompositionCharges) {
@@ -380,28 +380,45 @@ TEST(EstimateTest, CompositionCharges) {
   global.grid_barriers = 2;
   global.workspace_bytes = 4194304;
   GroupCost plain = estimate_group(model.graph, {0, 1}, profile);
-  EXPECT_DOUBLE_EQ(plain.charge_us, 0.0);
+  EXPECT_DOUBLE_EQ(plain.time.charge_us(), 0.0);
+  EXPECT_EQ(plain.time.bound, Bound::kMemory);
   GroupCost charged = estimate_group(model.graph, {0, 1}, profile, &global);
   const double expected = 5 + memory_time_us(profile, 12582912.0 + 8388608.0) + 3.0;
-  expect_relative(charged.time_us, expected);
-  expect_relative(charged.charge_us, expected - 34.77170821621419);
+  expect_relative(charged.time.total_us, expected);
+  expect_relative(charged.time.plain_us, 34.77170821621419);
+  expect_relative(charged.time.charge_us(), expected - 34.77170821621419);
   EXPECT_EQ(charged.bytes, plain.bytes);
+  // The charge's parts, named: the workspace round trip inside the DRAM term, the
+  // barriers after everything else.
+  expect_relative(
+      charged.time.charges.workspace_us,
+      memory_time_us(profile, 12582912.0 + 8388608.0) - memory_time_us(profile, 12582912.0));
+  EXPECT_DOUBLE_EQ(charged.time.charges.grid_barriers_us, 3.0);
+  EXPECT_DOUBLE_EQ(charged.time.sync_us, 3.0);
+  EXPECT_EQ(charged.time.bound, Bound::kMemory);
 
   // GEMM issue time above the memory time replaces it in the max.
   KernelShape heavy;
   heavy.thread_gemm_macs = 1e9;  // 3906.25 us of issue
-  expect_relative(estimate_group(model.graph, {0, 1}, profile, &heavy).time_us, 5 + 3906.25);
+  const KernelTime issued = estimate_group(model.graph, {0, 1}, profile, &heavy).time;
+  expect_relative(issued.total_us, 5 + 3906.25);
+  expect_relative(issued.charges.gemm_instructions_us, 3906.25);
+  EXPECT_EQ(issued.bound, Bound::kCompute);
 
   // A chain of 1e6 recomputed dot-product loads per lane, a share of them waited out
   // at 130 ns each, above the memory time, replaces it in the max too.
   KernelShape chained;
   chained.load_chain = 1e6;
-  expect_relative(estimate_group(model.graph, {0, 1}, profile, &chained).time_us,
-                  5 + 1e6 * kRecomputedDotLoadShare * 130 * 1e-3);
+  expect_relative(estimate_group(model.graph, {0, 1}, profile, &chained).time.total_us,
+                  5 + 1e6 * 0.17 * 130 * 1e-3);
   // The CUDA-core GEMMs' own chain adds its share of waits to the same term.
   chained.gemm_load_chain = 2e6;
-  expect_relative(estimate_group(model.graph, {0, 1}, profile, &chained).time_us,
-                  5 + (1e6 * kRecomputedDotLoadShare + 2e6 * kGemmLoadShare) * 130 * 1e-3);
+  const KernelTime waited = estimate_group(model.graph, {0, 1}, profile, &chained).time;
+  expect_relative(waited.total_us, 5 + (1e6 * 0.17 + 2e6 * 0.5) * 130 * 1e-3);
+  expect_relative(waited.charges.load_chain_us, 1e6 * 0.17 * 130 * 1e-3);
+  expect_relative(waited.charges.gemm_load_chain_us, 2e6 * 0.5 * 130 * 1e-3);
+  EXPECT_DOUBLE_EQ(waited.charges.stencil_load_chain_us, 0.0);
+  EXPECT_EQ(waited.bound, Bound::kLatency);
 }
 
 TEST(ScoreEpilogueTest, GemmBiasRelu) {

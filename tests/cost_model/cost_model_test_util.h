@@ -37,6 +37,30 @@ inline DeviceProfile test_profile() {
   profile.atomic_same_address_ns = 1;
   profile.global_load_latency_ns = 130;
   profile.library_efficiency = 0.6;
+  // The shipped profiles' calibration (cost_model/profiles/h100.json), so that the
+  // charges' expected numbers below follow from these values by hand.
+  Calibration& calibration = profile.calibration;
+  calibration.sass_architecture = "sm_90";
+  calibration.warp_schedulers_per_sm = 4;
+  calibration.integer_lanes_per_sm_clock = 64;
+  calibration.special_lanes_per_sm_clock = 16;
+  calibration.memory_lanes_per_sm_clock = 32;
+  calibration.thread_gemm_instructions_per_mac = 60;
+  calibration.tiled_gemm_instructions_per_mac = 10;
+  calibration.attention_instructions_per_mac = 7.5;
+  calibration.recomputed_dot_load_share = 0.17;
+  calibration.gemm_load_share = 0.5;
+  calibration.stencil_load_share = 0.17;
+  calibration.recomputed_leaf_bytes = 4;
+  calibration.graph_launch_latency_us = 2.7;
+  for (const char* key :
+       {"sass_architecture", "warp_schedulers_per_sm", "integer_lanes_per_sm_clock",
+        "special_lanes_per_sm_clock", "memory_lanes_per_sm_clock",
+        "thread_gemm_instructions_per_mac", "tiled_gemm_instructions_per_mac",
+        "attention_instructions_per_mac", "recomputed_dot_load_share", "gemm_load_share",
+        "stencil_load_share", "recomputed_leaf_bytes", "graph_launch_latency_us"}) {
+    calibration.provenance.emplace_back(key, "the test profile");
+  }
   return profile;
 }
 

@@ -16,6 +16,16 @@
 namespace stitch::cost_model {
 namespace {
 
+// A calibration block: its numbers (the shipped ones), then one provenance per key.
+#define STITCH_TEST_PROVENANCE                                                              \
+  "\"provenance\": {\"sass_architecture\": \"cc\", \"warp_schedulers_per_sm\": \"w\", "     \
+  "\"integer_lanes_per_sm_clock\": \"i\", \"special_lanes_per_sm_clock\": \"s\", "          \
+  "\"memory_lanes_per_sm_clock\": \"m\", \"thread_gemm_instructions_per_mac\": \"t\", "     \
+  "\"tiled_gemm_instructions_per_mac\": \"t\", \"attention_instructions_per_mac\": \"a\", " \
+  "\"recomputed_dot_load_share\": \"r\", \"gemm_load_share\": \"g\", "                      \
+  "\"stencil_load_share\": \"s\", \"recomputed_leaf_bytes\": \"l\", "                       \
+  "\"graph_launch_latency_us\": \"g\"}"
+
 const char* kValidProfile = R"({
   "name": "test", "source": "estimate", "date": "2024-01-01", "note": "for tests",
   "sm_count": 80, "max_threads_per_block": 1024, "max_threads_per_sm": 2048,
@@ -29,7 +39,13 @@ const char* kValidProfile = R"({
   "fp32_flops_per_second": 1e13, "fp16_flops_per_second": 1e14,
   "sm_clock_hz": 1.5e9, "max_blocks_per_sm": 32, "l2_bytes_per_second": 4e12,
   "fp64_flops_per_second": 5e12, "block_barrier_cycles": 24, "grid_barrier_us": 1.5,
-  "atomic_same_address_ns": 1, "global_load_latency_ns": 130, "library_efficiency": 0.6
+  "atomic_same_address_ns": 1, "global_load_latency_ns": 130, "library_efficiency": 0.6,
+  "calibration": {"sass_architecture": "sm_80", "warp_schedulers_per_sm": 4,
+    "integer_lanes_per_sm_clock": 64, "special_lanes_per_sm_clock": 16,
+    "memory_lanes_per_sm_clock": 32, "thread_gemm_instructions_per_mac": 60,
+    "tiled_gemm_instructions_per_mac": 10, "attention_instructions_per_mac": 7.5,
+    "recomputed_dot_load_share": 0.17, "gemm_load_share": 0.5, "stencil_load_share": 0.25,
+    "recomputed_leaf_bytes": 4, "graph_launch_latency_us": 2.5, )" STITCH_TEST_PROVENANCE R"(}
 })";
 
 // kValidProfile with the first occurrence of `from` replaced by `to`.
@@ -69,6 +85,84 @@ TEST(DeviceProfileTest, ParsesEveryField) {
   EXPECT_EQ(profile->launch_latency_us, 5.0);
   EXPECT_EQ(profile->fp32_flops_per_second, 1e13);
   EXPECT_EQ(profile->fp16_flops_per_second, 1e14);
+  const Calibration& calibration = profile->calibration;
+  EXPECT_EQ(calibration.sass_architecture, "sm_80");
+  EXPECT_EQ(sass_architecture(*profile), "sm_80");
+  EXPECT_EQ(calibration.warp_schedulers_per_sm, 4);
+  EXPECT_EQ(calibration.integer_lanes_per_sm_clock, 64);
+  EXPECT_EQ(calibration.special_lanes_per_sm_clock, 16);
+  EXPECT_EQ(calibration.memory_lanes_per_sm_clock, 32);
+  EXPECT_EQ(calibration.thread_gemm_instructions_per_mac, 60);
+  EXPECT_EQ(calibration.tiled_gemm_instructions_per_mac, 10);
+  EXPECT_EQ(calibration.attention_instructions_per_mac, 7.5);
+  EXPECT_EQ(calibration.recomputed_dot_load_share, 0.17);
+  EXPECT_EQ(calibration.gemm_load_share, 0.5);
+  EXPECT_EQ(calibration.stencil_load_share, 0.25);
+  EXPECT_EQ(calibration.recomputed_leaf_bytes, 4);
+  EXPECT_EQ(calibration.graph_launch_latency_us, 2.5);
+  ASSERT_EQ(calibration.provenance.size(), 13u);
+  EXPECT_EQ(calibration.provenance[0],
+            (std::pair<std::string, std::string>("sass_architecture", "cc")));
+  EXPECT_EQ(calibration.provenance[12].first, "graph_launch_latency_us");
+}
+
+// The calibration block (issue 37): required, every key in its range, the architecture
+// spelled as nvcc's -arch, and a provenance for each number.
+TEST(DeviceProfileTest, CalibrationBlock) {
+  std::string without = kValidProfile;
+  const size_t block = without.find(",\n  \"calibration\"");
+  ASSERT_NE(block, std::string::npos);
+  without = without.substr(0, block) + "\n}";
+  EXPECT_EQ(error_of(without),
+            "t.json: key \"calibration\": missing; every profile needs the performance model's "
+            "calibration block since issue 37: copy it from the shipped profile of the same "
+            "architecture (cost_model/profiles/*.json, docs/cost-model.md \"Calibration\") or "
+            "recompile the output");
+  EXPECT_EQ(error_of(edited("\"calibration\": {", "\"calibration\": 4, \"x\": {")),
+            "t.json: key \"calibration\": expected an object, got an integer");
+  EXPECT_EQ(error_of(edited("\"gemm_load_share\": 0.5,", "")),
+            "t.json: key \"calibration.gemm_load_share\": missing; every profile needs it (see "
+            "cost_model/profiles/h100.json)");
+  EXPECT_EQ(error_of(edited("\"gemm_load_share\": 0.5", "\"gemm_load_share\": 1.5")),
+            "t.json: key \"calibration.gemm_load_share\": must be between 0 and 1 (a fraction of "
+            "the load chain), got 1.5");
+  EXPECT_EQ(error_of(edited("\"warp_schedulers_per_sm\": 4", "\"warp_schedulers_per_sm\": 0")),
+            "t.json: key \"calibration.warp_schedulers_per_sm\": must be between 1 and 8 (warp "
+            "instructions issued per SM per clock; 4 on every GPU since Maxwell), got 0");
+  EXPECT_EQ(error_of(edited("\"attention_instructions_per_mac\": 7.5",
+                            "\"attention_instructions_per_mac\": \"7.5\"")),
+            "t.json: key \"calibration.attention_instructions_per_mac\": expected a number, got a "
+            "string");
+  EXPECT_EQ(error_of(edited("\"graph_launch_latency_us\": 2.5", "\"graph_launch_latency_us\": -1")),
+            "t.json: key \"calibration.graph_launch_latency_us\": must be between 0 and 1e+06 "
+            "(microseconds), got -1");
+  EXPECT_EQ(
+      error_of(edited("\"stencil_load_share\": 0.25,", "\"stencil_load_share\": 0.25, \"x\": 1,")),
+      "t.json: unknown key \"calibration.x\"; remove it or fix its spelling");
+  for (const char* arch : {"sm_60", "sm_9", "sm_090", "sm_130", "compute_90", "sm_9a", "90"}) {
+    EXPECT_EQ(error_of(edited("\"sm_80\"", "\"" + std::string(arch) + "\"")),
+              "t.json: key \"calibration.sass_architecture\": must be \"sm_\" and the compute "
+              "capability's digits, from sm_70 to sm_129 (\"sm_90\" for H100), got \"" +
+                  std::string(arch) + "\"");
+  }
+  for (const char* arch : {"sm_70", "sm_89", "sm_120"}) {
+    Result<DeviceProfile> profile =
+        parse_device_profile(edited("\"sm_80\"", "\"" + std::string(arch) + "\""), "t.json");
+    ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+    EXPECT_EQ(sass_architecture(*profile), arch);
+  }
+  EXPECT_EQ(error_of(edited("\"gemm_load_share\": \"g\", ", "")),
+            "t.json: key \"calibration.provenance.gemm_load_share\": missing; every profile "
+            "needs it (see cost_model/profiles/h100.json)");
+  EXPECT_EQ(error_of(edited("\"gemm_load_share\": \"g\"", "\"gemm_load_share\": 0.5")),
+            "t.json: key \"calibration.provenance.gemm_load_share\": expected a string, got a "
+            "number");
+  EXPECT_EQ(
+      error_of(edited("\"gemm_load_share\": \"g\"", "\"gemm_load_share\": \"g\", \"gem\": \"g\"")),
+      "t.json: unknown key \"calibration.provenance.gem\"; remove it or fix its spelling");
+  EXPECT_EQ(error_of(edited("\"gemm_load_share\": \"g\"", "\"gemm_load_share\": \"\"")),
+            "t.json: key \"calibration.provenance.gemm_load_share\": is empty; say which run "
+            "fitted the value, or where it is from");
 }
 
 TEST(DeviceProfileTest, MissingKey) {
@@ -180,7 +274,13 @@ TEST(DeviceProfileTest, TheCornersOfTheRangesAreAccepted) {
     "launch_latency_us": 0, "fp32_flops_per_second": 1e9, "fp16_flops_per_second": 1e9,
     "sm_clock_hz": 1e8, "max_blocks_per_sm": 1, "l2_bytes_per_second": 1e9,
     "fp64_flops_per_second": 1e8, "block_barrier_cycles": 1, "grid_barrier_us": 1e-3,
-    "atomic_same_address_ns": 1e-3, "global_load_latency_ns": 1, "library_efficiency": 1e-3
+    "atomic_same_address_ns": 1e-3, "global_load_latency_ns": 1, "library_efficiency": 1e-3,
+    "calibration": {"sass_architecture": "sm_70", "warp_schedulers_per_sm": 1,
+      "integer_lanes_per_sm_clock": 1, "special_lanes_per_sm_clock": 1,
+      "memory_lanes_per_sm_clock": 1, "thread_gemm_instructions_per_mac": 0.1,
+      "tiled_gemm_instructions_per_mac": 0.1, "attention_instructions_per_mac": 0.1,
+      "recomputed_dot_load_share": 0, "gemm_load_share": 0, "stencil_load_share": 0,
+      "recomputed_leaf_bytes": 1, "graph_launch_latency_us": 0, )" STITCH_TEST_PROVENANCE R"(}
   })";
   const std::string high = R"({
     "name": "high", "source": "calibrated", "date": "2024-01-01",
@@ -194,7 +294,13 @@ TEST(DeviceProfileTest, TheCornersOfTheRangesAreAccepted) {
     "launch_latency_us": 1e6, "fp32_flops_per_second": 1e18, "fp16_flops_per_second": 1e18,
     "sm_clock_hz": 1e11, "max_blocks_per_sm": 1024, "l2_bytes_per_second": 1e16,
     "fp64_flops_per_second": 1e18, "block_barrier_cycles": 1e5, "grid_barrier_us": 1e6,
-    "atomic_same_address_ns": 1e6, "global_load_latency_ns": 1e6, "library_efficiency": 1
+    "atomic_same_address_ns": 1e6, "global_load_latency_ns": 1e6, "library_efficiency": 1,
+    "calibration": {"sass_architecture": "sm_129", "warp_schedulers_per_sm": 8,
+      "integer_lanes_per_sm_clock": 256, "special_lanes_per_sm_clock": 256,
+      "memory_lanes_per_sm_clock": 256, "thread_gemm_instructions_per_mac": 1000,
+      "tiled_gemm_instructions_per_mac": 1000, "attention_instructions_per_mac": 1000,
+      "recomputed_dot_load_share": 1, "gemm_load_share": 1, "stencil_load_share": 1,
+      "recomputed_leaf_bytes": 64, "graph_launch_latency_us": 1e6, )" STITCH_TEST_PROVENANCE R"(}
   })";
   for (const std::string& text : {low, high}) {
     Result<DeviceProfile> profile = parse_device_profile(text, "corner.json");
@@ -225,6 +331,27 @@ TEST(DeviceProfileTest, ValidatesAChangedProfile) {
   EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
             "calibrated.json: key \"bandwidth_curve\": point 1: bytes 1024 must be greater than "
             "the previous point's 4096 (sort the curve by bytes, no duplicates)");
+  measured = *builtin;
+  measured.calibration.gemm_load_share = std::nan("");
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"calibration.gemm_load_share\": must be between 0 and 1 (a "
+            "fraction of the load chain), got nan");
+  measured = *builtin;
+  measured.calibration.sass_architecture = "sm_61";
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"calibration.sass_architecture\": must be \"sm_\" and the "
+            "compute capability's digits, from sm_70 to sm_129 (\"sm_90\" for H100), got "
+            "\"sm_61\"");
+  measured = *builtin;
+  measured.calibration.provenance.pop_back();
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"calibration.provenance\": needs one entry per calibration "
+            "key, in order; \"graph_launch_latency_us\" is missing");
+  measured = *builtin;
+  measured.calibration.provenance.emplace_back("extra", "x");
+  EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
+            "calibrated.json: key \"calibration.provenance\": has an entry \"extra\" that names "
+            "no calibration key");
   measured = *builtin;
   measured.bandwidth_curve.clear();
   EXPECT_EQ(validate_device_profile(measured, "calibrated.json").message(),
@@ -336,16 +463,17 @@ struct ShippedExpectation {
   int64_t optin;
   int64_t l2;
   double peak;
+  const char* sass_architecture;
 };
 
 TEST(DeviceProfileTest, ShippedProfilesLoadAndMatchTheDatasheets) {
   EXPECT_EQ(builtin_device_profile_names(),
             (std::vector<std::string>{"a100", "h100", "h200", "v100"}));
   const ShippedExpectation expectations[] = {
-      {"v100", 80, 96 * 1024, 6 * 1024 * 1024, 900e9},
-      {"a100", 108, 163 * 1024, 40 * 1024 * 1024, 1555e9},
-      {"h100", 132, 227 * 1024, 50 * 1024 * 1024, 3.35e12},
-      {"h200", 132, 227 * 1024, 50 * 1024 * 1024, 4.8e12},
+      {"v100", 80, 96 * 1024, 6 * 1024 * 1024, 900e9, "sm_70"},
+      {"a100", 108, 163 * 1024, 40 * 1024 * 1024, 1555e9, "sm_80"},
+      {"h100", 132, 227 * 1024, 50 * 1024 * 1024, 3.35e12, "sm_90"},
+      {"h200", 132, 227 * 1024, 50 * 1024 * 1024, 4.8e12, "sm_90"},
   };
   for (const ShippedExpectation& expected : expectations) {
     SCOPED_TRACE(expected.name);
@@ -375,6 +503,28 @@ TEST(DeviceProfileTest, ShippedProfilesLoadAndMatchTheDatasheets) {
       EXPECT_GT(builtin->bandwidth_curve[i].bytes_per_second,
                 builtin->bandwidth_curve[i - 1].bytes_per_second);
     }
+    // The calibration: the GPU's own SASS, and the H100's fits (no other GPU has
+    // fitted its own yet; the provenance says so).
+    EXPECT_EQ(sass_architecture(*builtin), expected.sass_architecture);
+    Result<DeviceProfile> h100 = builtin_device_profile("h100");
+    ASSERT_TRUE(h100.is_ok());
+    EXPECT_EQ(builtin->calibration.attention_instructions_per_mac,
+              h100->calibration.attention_instructions_per_mac);
+    EXPECT_EQ(builtin->calibration.gemm_load_share, h100->calibration.gemm_load_share);
+    EXPECT_EQ(builtin->calibration.thread_gemm_instructions_per_mac, 60);
+    EXPECT_EQ(builtin->calibration.tiled_gemm_instructions_per_mac, 10);
+    EXPECT_EQ(builtin->calibration.attention_instructions_per_mac, 7.5);
+    EXPECT_EQ(builtin->calibration.recomputed_dot_load_share, 0.17);
+    EXPECT_EQ(builtin->calibration.gemm_load_share, 0.5);
+    EXPECT_EQ(builtin->calibration.stencil_load_share, 0.17);
+    EXPECT_EQ(builtin->calibration.warp_schedulers_per_sm, 4);
+    EXPECT_EQ(builtin->calibration.recomputed_leaf_bytes, 4);
+    for (const auto& [key, provenance] : builtin->calibration.provenance) {
+      // Every fit was made on an H100: the other profiles say that it is borrowed.
+      if (expected.name != std::string("h100") && provenance.rfind("Fitted", 0) == 0) {
+        EXPECT_NE(provenance.find("not fitted on this GPU"), std::string::npos) << key;
+      }
+    }
     double last = builtin->bandwidth_curve.back().bytes_per_second;
     EXPECT_GT(last, 0.85 * expected.peak);
     EXPECT_LT(last, 0.9 * expected.peak * 1.001);
@@ -403,6 +553,12 @@ TEST(DeviceProfileTest, JsonRoundTripsEveryShippedProfile) {
     EXPECT_EQ(parsed->sm_count, builtin->sm_count);
     EXPECT_EQ(parsed->shared_memory_per_sm, builtin->shared_memory_per_sm);
     EXPECT_EQ(parsed->fp16_flops_per_second, builtin->fp16_flops_per_second);
+    EXPECT_EQ(parsed->calibration.sass_architecture, builtin->calibration.sass_architecture);
+    EXPECT_EQ(parsed->calibration.attention_instructions_per_mac,
+              builtin->calibration.attention_instructions_per_mac);
+    EXPECT_EQ(parsed->calibration.graph_launch_latency_us,
+              builtin->calibration.graph_launch_latency_us);
+    EXPECT_EQ(parsed->calibration.provenance, builtin->calibration.provenance);
   }
 }
 

@@ -82,6 +82,15 @@ TEST(PerfModel, BarriersAtomicsAndSharedWavefronts) {
   EXPECT_DOUBLE_EQ(e.shared_us, 3000 / (2 * profile.sm_clock_hz) * 1e6);
   EXPECT_EQ(e.bound, Bound::kBarrier);
   EXPECT_DOUBLE_EQ(e.total_us, e.launch_us + e.shared_us + e.sync_us);
+  // The same KernelTime the analytic estimate fills: nothing moved and no instruction
+  // estimate leave the launch as the plain time; the wavefronts and the sync's parts,
+  // named, are the charge.
+  EXPECT_DOUBLE_EQ(e.plain_us, e.launch_us);
+  EXPECT_DOUBLE_EQ(e.charge_us(), e.total_us - e.launch_us);
+  EXPECT_DOUBLE_EQ(e.charges.grid_barriers_us, 10 * profile.grid_barrier_us);
+  EXPECT_DOUBLE_EQ(e.charges.block_barriers_us,
+                   20 * profile.block_barrier_cycles / (2 * profile.sm_clock_hz) * 1e6);
+  EXPECT_DOUBLE_EQ(e.charges.atomics_us, 1000 * profile.atomic_same_address_ns * 1e-3);
 }
 
 TEST(PerfModel, InstructionsGiveTheComputeTerm) {
@@ -144,6 +153,7 @@ TEST(PerfModel, LibraryCallFromFlopsAndBytes) {
   EXPECT_DOUBLE_EQ(e.total_us, profile.launch_latency_us +
                                    std::max(e.compute_us, memory_time_us(profile, 1 << 20)));
   EXPECT_STREQ(std::string(bound_name(e.bound)).c_str(), "library");
+  EXPECT_DOUBLE_EQ(e.charge_us(), 0.0);  // the library's own composition: no charge
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 // stitch_emu_counters.h: the C interface of the emulation's hardware counters
 // (STITCH_EMU_COUNTERS; stitch_emu.h says how accesses are recorded, docs/perf-model.md
 // what the figures mean). Plain C declarations: included by stitch_emu.h in a counting
-// build and by runtime_stub/profile.cc, which finds the two functions with dlsym in the
-// emulated kernel library.
+// build (by its bare name: the runtime copies this file beside stitch_emu.h into the
+// emulation's build directory, tests/cuda_emu puts cost_model/ on the include path), by
+// runtime_stub (host_backend finds the functions with dlsym in the emulated kernel
+// library) and by cost_model/perf_model.h, which turns the counts into time. It lives in
+// cost_model/, below both emit/ and runtime_stub/, so that the model that reads the ABI
+// depends on nothing above it. No stitchopt header may be included here: it is compiled
+// into the emulated kernels as it is.
 #pragma once
 
 // Regions are the global buffers a launch may touch (inputs, outputs, workspace);
