@@ -16,6 +16,7 @@
 
 #include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
+#include "driver/candidate_timer.h"
 #include "driver/compile.h"
 #include "emit/kernel_directory.h"
 #include "emit/onnx_writer.h"
@@ -27,7 +28,6 @@
 #include "ir/shapes/shape_inference.h"
 #include "ir/shapes/symbolic_dims.h"
 #include "onnx_import/importer.h"
-#include "runtime_stub/candidate_timer.h"
 #include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/sha256.h"
@@ -203,6 +203,21 @@ Status check_static_types(const ir::Graph& graph, const std::string& model_path)
       "of the model outside stitchopt (split the graph before it)");
 }
 
+// `--score emulated`'s timer: probes compiled as the plan would emit them (the same
+// device and schedule options), written under `work_dir`.
+std::unique_ptr<fusion::CandidateTimer> emulated_timer(const CompileOptions& options,
+                                                       const cost_model::DeviceProfile& device,
+                                                       const fs::path& work_dir) {
+  driver::EmulatedTimerOptions timer;
+  timer.profile.device = device;
+  timer.profile.nvdisasm = options.nvdisasm;
+  timer.profile.verbose = options.verbosity == Verbosity::kVerbose;
+  timer.schedule = options.schedule;
+  timer.work_dir = work_dir.string();
+  timer.max_candidates = options.score_candidates;
+  return driver::make_emulated_timer(std::move(timer));
+}
+
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
@@ -285,13 +300,7 @@ Status run_compile(const CompileOptions& options) {
   compile_options.schedule = options.schedule;
   std::unique_ptr<fusion::CandidateTimer> candidate_timer;
   if (options.fuse && options.score == "emulated") {
-    runtime::EmulatedTimerOptions timer_options;
-    timer_options.profile.device = *profile;
-    timer_options.profile.nvdisasm = options.nvdisasm;
-    timer_options.profile.verbose = options.verbosity == Verbosity::kVerbose;
-    timer_options.work_dir = (staged.path() / "score").string();
-    timer_options.max_candidates = options.score_candidates;
-    candidate_timer = runtime::make_emulated_timer(std::move(timer_options));
+    candidate_timer = emulated_timer(options, *profile, staged.path() / "score");
     compile_options.planner.timer = candidate_timer.get();
   }
   compile_options.codegen = options.codegen;
@@ -322,8 +331,8 @@ Status run_compile(const CompileOptions& options) {
     // kernels.json names the exact model it belongs to, so `stitchopt run` refuses a
     // model.fused.onnx swapped or edited afterwards.
     STITCH_ASSIGN_OR_RETURN(std::string written_bytes, read_file(model_file.string()));
-    return emit::write_kernels_json(compiled.kernels, staged.path() / "kernels",
-                                    support::sha256_hex(written_bytes));
+    return emit::write_kernels_json(compiled.kernels_artifact(support::sha256_hex(written_bytes)),
+                                    staged.path() / "kernels");
   });
   STITCH_RETURN_IF_ERROR(written);
 

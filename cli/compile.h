@@ -33,7 +33,7 @@ struct CompileOptions {
   bool codegen = true;             // false: --no-codegen (no out/kernels/)
   bool ptxas = false;              // --ptxas: registers/spills/shared memory from nvcc
   // --score: "analytic" (the cost model alone) or "emulated" (candidates the analytic
-  // score is unsure of are timed by the emulated profile: runtime_stub/candidate_timer.h).
+  // score is unsure of are timed by the emulated profile: driver/candidate_timer.h).
   std::string score = "analytic";
   int score_candidates = 48;  // --score-candidates: most distinct kernels timed
   std::string nvdisasm;       // --nvdisasm: for the emulated score's instruction estimate

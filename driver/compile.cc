@@ -52,7 +52,7 @@ std::vector<emit::FusedGroup> fused_groups(const fusion::PlannerResult& plan) {
 Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile& profile,
                         const emit::KernelSharing& sharing, const emit::ScheduleOptions& options,
                         const CompileObserver& observer, std::vector<emit::EmittedKernel>& kernels,
-                        emit::ReportPlan& plan) {
+                        std::vector<emit::KernelPrediction>& predictions, emit::ReportPlan& plan) {
   const ir::Graph& graph = model.graph;
   const fusion::PlannerResult& result = plan.result;
   // kernels index -> the other call sites of that kernel, for its header.
@@ -85,9 +85,13 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       }
       continue;
     }
+    STITCH_ASSIGN_OR_RETURN(emit::KernelPrediction prediction,
+                            emit::predict_kernel(graph, result.groups[index].nodes,
+                                                 sharing.boundaries[index], profile, options));
     auto emitted = std::make_shared<const emit::EmittedKernel>(std::move(kernel).value());
     kernel_of_group[index] = kernels.size();
     kernels.push_back(*emitted);
+    predictions.push_back(prediction);
     plan.group_codegen[index] = emit::ReportCodegen{std::move(emitted), std::nullopt};
   }
   STITCH_ASSIGN_OR_RETURN(std::vector<int32_t> positions, emit::topological_positions(graph));
@@ -132,9 +136,12 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
                           profile, options);
     if (!kernel.is_ok()) continue;
     ++single;
+    STITCH_ASSIGN_OR_RETURN(emit::KernelPrediction prediction,
+                            emit::predict_kernel(graph, {node.node}, boundary, profile, options));
     auto emitted = std::make_shared<const emit::EmittedKernel>(std::move(kernel).value());
     single_by_text.emplace(text, SingleKernel{kernels.size(), emitted});
     kernels.push_back(*emitted);
+    predictions.push_back(prediction);
     plan.unfused_codegen[index] = emit::ReportCodegen{std::move(emitted), std::nullopt};
   }
   for (auto& [index, sites] : call_sites) emit::list_call_sites(kernels[index], sites);
@@ -191,6 +198,7 @@ Status fuse(const ir::Model& model, const CompileOptions& options, const Compile
                                     options.codegen, observer, &timer, options.schedule));
   compiled.report.plan = std::move(emitted.plan);
   compiled.kernels = std::move(emitted.kernels);
+  compiled.predictions = std::move(emitted.predictions);
   compiled.rewritten = std::move(emitted.rewritten);
   return Status::ok();
 }
@@ -209,6 +217,7 @@ Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult plan
   EmittedPlan emitted{
       emit::ReportPlan{std::move(planned), sharing.kernel_names, sharing.distinct_kernels, {}, {}},
       {},
+      {},
       {}};
   emit::ReportPlan& plan = emitted.plan;
   plan.group_codegen.resize(num_groups);
@@ -218,7 +227,8 @@ Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult plan
   };
   if (codegen) {
     STITCH_RETURN_IF_ERROR(timed("codegen", [&] {
-      return generate_kernels(model, profile, sharing, schedule, observer, emitted.kernels, plan);
+      return generate_kernels(model, profile, sharing, schedule, observer, emitted.kernels,
+                              emitted.predictions, plan);
     }));
   }
   std::optional<emit::FusedModel> fused;

@@ -6,9 +6,10 @@
 //  1. simplify  ir/passes' pipeline to a fixed point, then ir::verify (a pass that
 //               breaks an invariant is our bug: an internal error);
 //  2. plan      fusion::plan_fusion (with PlannerOptions::timer, candidates scored
-//               by their emulated time: runtime_stub/candidate_timer.h);
+//               by their emulated time: driver/candidate_timer.h);
 //  3. codegen   one kernel per distinct group that is not a library call, and a
-//               single-op kernel per unfused node that launches a generated one;
+//               single-op kernel per unfused node that launches a generated one,
+//               each with its prediction (emit::predict_kernel) for kernels.json;
 //               a group the emitter cannot express gets a warning and no kernel.
 //               Which groups share one kernel is decided first (emit::share_kernels,
 //               before any code exists, so each distinct kernel is emitted once
@@ -30,6 +31,7 @@
 
 #include "cost_model/device_profile.h"
 #include "emit/cuda_emitter.h"
+#include "emit/kernel_directory.h"
 #include "emit/report.h"
 #include "fusion/planner.h"
 #include "ir/core/graph.h"
@@ -62,6 +64,8 @@ struct CompiledModel {
   // its source, schedule (ops, template, composition) and launch configuration; the
   // order OUT/kernels/ lists them in.
   std::vector<emit::EmittedKernel> kernels;
+  // kernels[i]'s charges and predicted time, for kernels.json (emit::kernels_artifact).
+  std::vector<emit::KernelPrediction> predictions;
   // model.fused.onnx: groups as "stitchopt" nodes; the simplified model without
   // fusion. Metadata "stitchopt.kernels" is set when it has kernels.
   ir::Model rewritten;
@@ -74,16 +78,21 @@ struct CompiledModel {
 
   // The plan; nullptr without fusion.
   const fusion::PlannerResult* plan() const { return report.plan ? &report.plan->result : nullptr; }
+  // kernels.json for the model.fused.onnx whose sha256 is `model_sha256`.
+  artifact::KernelsArtifact kernels_artifact(const std::string& model_sha256) const {
+    return emit::kernels_artifact(kernels, predictions, model_sha256);
+  }
 };
 
 // Phases 3 and 4 for a plan made on `model`: which groups share a kernel
 // (emit::share_kernels), codegen (when `codegen`) and the rewrite. compile() calls it
-// after planning; the emulated candidate timer (runtime_stub/candidate_timer.h) on
+// after planning; the emulated candidate timer (driver/candidate_timer.h) on
 // its probe models. `timer`, when given, times the phases "codegen" and "rewrite".
 struct EmittedPlan {
-  emit::ReportPlan plan;                     // the plan with kernel names and codegen
-  std::vector<emit::EmittedKernel> kernels;  // as CompiledModel::kernels
-  ir::Model rewritten;                       // as CompiledModel::rewritten
+  emit::ReportPlan plan;                            // the plan with kernel names and codegen
+  std::vector<emit::EmittedKernel> kernels;         // as CompiledModel::kernels
+  std::vector<emit::KernelPrediction> predictions;  // as CompiledModel::predictions
+  ir::Model rewritten;                              // as CompiledModel::rewritten
 };
 Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult planned,
                               const cost_model::DeviceProfile& profile, bool codegen,

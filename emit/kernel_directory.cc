@@ -5,10 +5,7 @@
 #include <set>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
-#include "emit/json_text.h"
-#include "ir/core/dtype.h"
+#include "cost_model/cost_model.h"
 
 // Defined in the .cc that emit/CMakeLists.txt generates from emit/cuda/stitch_prelude.cuh.
 extern const char* const kStitchPreludeText;
@@ -25,16 +22,54 @@ Status write_text(const std::filesystem::path& path, std::string_view text) {
   return Status::ok();
 }
 
-nlohmann::ordered_json tensors_json(const std::vector<KernelTensor>& tensors) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+std::vector<artifact::TensorRecord> tensor_records(const std::vector<KernelTensor>& tensors) {
+  std::vector<artifact::TensorRecord> records;
   for (const KernelTensor& tensor : tensors) {
-    nlohmann::ordered_json entry;
-    entry["name"] = tensor.value_name;
-    entry["dtype"] = std::string(ir::dtype_onnx_name(tensor.dtype));
-    entry["shape"] = tensor.shape;
-    list.push_back(std::move(entry));
+    records.push_back(artifact::TensorRecord{tensor.value_name, tensor.dtype, tensor.shape});
   }
-  return list;
+  return records;
+}
+
+artifact::KernelCharges charges_of(const cost_model::KernelShape& shape) {
+  artifact::KernelCharges charges;
+  charges.global = shape.global;
+  charges.grid_barriers = shape.grid_barriers;
+  charges.workspace_bytes = shape.workspace_bytes;
+  charges.thread_gemm_macs = shape.thread_gemm_macs;
+  charges.tiled_gemm_macs = shape.tiled_gemm_macs;
+  charges.attention_macs = shape.attention_macs;
+  charges.load_chain = shape.load_chain;
+  charges.gemm_load_chain = shape.gemm_load_chain;
+  charges.stencil_load_chain = shape.stencil_load_chain;
+  return charges;
+}
+
+artifact::KernelRecord kernel_record(const EmittedKernel& kernel,
+                                     const KernelPrediction& prediction) {
+  artifact::KernelRecord record;
+  record.name = kernel.name;
+  record.file = kernel.file;
+  record.inputs = tensor_records(kernel.inputs);
+  record.outputs = tensor_records(kernel.outputs);
+  record.workspace_bytes = kernel.workspace_bytes;
+  record.launch = artifact::LaunchRecord{kernel.launch.grid, kernel.launch.block,
+                                         kernel.launch.shared_bytes, kernel.launch.cooperative};
+  record.shared_bytes_requested = kernel.shared_bytes_requested;
+  record.shared_memory_fallback = kernel.shared_memory_fallback;
+  record.template_text = kernel.template_text;
+  record.composition = kernel.composition;
+  record.vector_width = kernel.vector_width;
+  for (const OpSchedule& op : kernel.ops) {
+    record.ops.push_back(
+        artifact::OpRecord{op.node_name, op.op_type, op.composition, op.template_entry});
+  }
+  record.fused_nodes = kernel.fused_nodes;
+  record.predicted_time_us = prediction.predicted_time_us;
+  record.charges = prediction.charges;
+  for (const SharedLaunch& launch : kernel.shared_by) {
+    record.shared_by.push_back(artifact::SharedLaunchRecord{launch.node, launch.outputs});
+  }
+  return record;
 }
 
 constexpr const char* kCMakeLists =
@@ -55,54 +90,29 @@ set_target_properties(stitch_kernels PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
 
 std::string_view embedded_stitch_prelude() { return kStitchPreludeText; }
 
-std::string render_kernels_json(const std::vector<EmittedKernel>& kernels,
-                                const std::string& model_sha256) {
-  nlohmann::ordered_json root;
-  root["schema"] = "stitchopt.kernels/1";
-  root["model_sha256"] = model_sha256;
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const EmittedKernel& kernel : kernels) {
-    nlohmann::ordered_json entry;
-    entry["name"] = kernel.name;
-    entry["file"] = kernel.file;
-    entry["launcher"] = kernel.name + "_launch";
-    entry["workspace_launcher"] = kernel.name + "_workspace_bytes";
-    entry["inputs"] = tensors_json(kernel.inputs);
-    entry["outputs"] = tensors_json(kernel.outputs);
-    entry["workspace_bytes"] = kernel.workspace_bytes;
-    entry["grid"] = kernel.launch.grid;
-    entry["block"] = kernel.launch.block;
-    entry["shared_bytes"] = kernel.launch.shared_bytes;
-    entry["shared_bytes_requested"] = kernel.shared_bytes_requested;
-    entry["shared_memory_fallback"] = kernel.shared_memory_fallback;
-    entry["cooperative"] = kernel.launch.cooperative;
-    entry["template"] = kernel.template_text;
-    entry["composition"] = kernel.composition;
-    entry["vector_width"] = kernel.vector_width;
-    nlohmann::ordered_json compositions = nlohmann::ordered_json::array();
-    for (const OpSchedule& op : kernel.ops) {
-      nlohmann::ordered_json item;
-      item["node"] = op.node_name;
-      item["op_type"] = op.op_type;
-      item["composition"] = op.composition;
-      item["template"] = op.template_entry;
-      compositions.push_back(std::move(item));
-    }
-    entry["compositions"] = std::move(compositions);
-    entry["fused_nodes"] = kernel.fused_nodes;
-    entry["predicted_time_us"] = kernel.predicted_time_us;
-    nlohmann::ordered_json shared_by = nlohmann::ordered_json::array();
-    for (const SharedLaunch& launch : kernel.shared_by) {
-      nlohmann::ordered_json item;
-      item["node"] = launch.node;
-      item["outputs"] = launch.outputs;
-      shared_by.push_back(std::move(item));
-    }
-    entry["shared_by"] = std::move(shared_by);
-    list.push_back(std::move(entry));
+Result<KernelPrediction> predict_kernel(const ir::Graph& graph,
+                                        const std::vector<ir::NodeId>& nodes,
+                                        const GroupBoundary& boundary,
+                                        const cost_model::DeviceProfile& profile,
+                                        const ScheduleOptions& options) {
+  STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule,
+                          build_schedule(graph, boundary, profile, options));
+  const cost_model::KernelShape shape = kernel_shape(graph, schedule);
+  return KernelPrediction{charges_of(shape),
+                          cost_model::estimate_group(graph, nodes, profile, &shape).time.total_us};
+}
+
+artifact::KernelsArtifact kernels_artifact(const std::vector<EmittedKernel>& kernels,
+                                           const std::vector<KernelPrediction>& predictions,
+                                           const std::string& model_sha256) {
+  STITCH_CHECK(predictions.size() == kernels.size())
+      << predictions.size() << " predictions for " << kernels.size() << " kernels";
+  artifact::KernelsArtifact artifact;
+  artifact.model_sha256 = model_sha256;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    artifact.kernels.push_back(kernel_record(kernels[k], predictions[k]));
   }
-  root["kernels"] = std::move(list);
-  return dump_json(std::move(root));
+  return artifact;
 }
 
 std::string render_kernels_header(const std::vector<EmittedKernel>& kernels) {
@@ -146,9 +156,9 @@ Status write_kernel_directory(const std::vector<EmittedKernel>& kernels,
   return write_text(directory / "CMakeLists.txt", kCMakeLists);
 }
 
-Status write_kernels_json(const std::vector<EmittedKernel>& kernels,
-                          const std::filesystem::path& directory, const std::string& model_sha256) {
-  return write_text(directory / "kernels.json", render_kernels_json(kernels, model_sha256));
+Status write_kernels_json(const artifact::KernelsArtifact& artifact,
+                          const std::filesystem::path& directory) {
+  return write_text(directory / "kernels.json", artifact::render_kernels_json(artifact));
 }
 
 }  // namespace stitch::emit

@@ -4,13 +4,11 @@
 //   stitch_prelude.cuh   the kernel contract's prelude, embedded into the binary at
 //                        build time from emit/cuda/stitch_prelude.cuh
 //   kernels.h            extern "C" declarations of every launcher
-//   kernels.json         the sha256 of the model.fused.onnx the kernels belong to
-//                        (`stitchopt run` refuses any other model), and per kernel:
-//                        name, file, launcher, inputs/outputs (value name, ONNX dtype
-//                        name, shape), workspace bytes, grid, block, shared bytes,
-//                        cooperative, template, composition, per-op schedules,
-//                        and for a single-op kernel the other unfused nodes that
-//                        launch it (shared_by: node name, output value names)
+//   kernels.json         the artifact the runtime reads (artifact/kernels_json.h): the
+//                        sha256 of the model.fused.onnx the kernels belong to
+//                        (`stitchopt run` refuses any other model), and per kernel
+//                        its EmittedKernel fields, the charges of the schedule it was
+//                        emitted with and its predicted time (KernelPrediction)
 //   CMakeLists.txt       builds libstitch_kernels.so with nvcc (architectures 80;90)
 // Kernels are written in the order given; two kernels with one name are an error.
 #pragma once
@@ -20,7 +18,12 @@
 #include <string_view>
 #include <vector>
 
+#include "artifact/kernels_json.h"
+#include "cost_model/device_profile.h"
 #include "emit/cuda_emitter.h"
+#include "emit/group_boundary.h"
+#include "emit/schedule.h"
+#include "ir/core/graph.h"
 #include "ir/core/status.h"
 
 namespace stitch::emit {
@@ -28,16 +31,40 @@ namespace stitch::emit {
 // The embedded prelude text (empty when the build had none).
 std::string_view embedded_stitch_prelude();
 
-// kernels.json / kernels.h text (deterministic: kernels in the given order).
-std::string render_kernels_json(const std::vector<EmittedKernel>& kernels,
-                                const std::string& model_sha256);
+// What the cost model says of a kernel as emitted: the charges of its schedule
+// (kernel_shape) and one launch's predicted time, cost_model::estimate_group of the
+// kernel's nodes with those charges (launch and composition charges included). For a
+// group that is report.json's groups[].predicted_time_us, computed from the same nodes
+// in the same order.
+struct KernelPrediction {
+  artifact::KernelCharges charges;
+  double predicted_time_us = 0;
+};
+
+// The prediction for the kernel emitted for `boundary` with `options`: the schedule is
+// built again with those options (build_schedule is deterministic), so the charges are
+// the emitted code's, --no-stencil-tiles included. `nodes`: the group's nodes as the
+// plan lists them (the order estimate_group sums in). An error when no schedule exists
+// (the kernel could not have been emitted).
+Result<KernelPrediction> predict_kernel(const ir::Graph& graph,
+                                        const std::vector<ir::NodeId>& nodes,
+                                        const GroupBoundary& boundary,
+                                        const cost_model::DeviceProfile& profile,
+                                        const ScheduleOptions& options = {});
+
+// The artifact: each kernel with its prediction (`predictions[i]` is `kernels[i]`'s).
+artifact::KernelsArtifact kernels_artifact(const std::vector<EmittedKernel>& kernels,
+                                           const std::vector<KernelPrediction>& predictions,
+                                           const std::string& model_sha256);
+
+// kernels.h text (deterministic: kernels in the given order).
 std::string render_kernels_header(const std::vector<EmittedKernel>& kernels);
 
 // Everything but kernels.json, which is written once the rewritten model's bytes
 // (and so their sha256) exist.
 Status write_kernel_directory(const std::vector<EmittedKernel>& kernels,
                               const std::filesystem::path& directory);
-Status write_kernels_json(const std::vector<EmittedKernel>& kernels,
-                          const std::filesystem::path& directory, const std::string& model_sha256);
+Status write_kernels_json(const artifact::KernelsArtifact& artifact,
+                          const std::filesystem::path& directory);
 
 }  // namespace stitch::emit

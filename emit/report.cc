@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "artifact/json_text.h"
 #include "cost_model/cost_model.h"
-#include "emit/json_text.h"
 
 namespace stitch::emit {
 
@@ -192,7 +192,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     json["scoring"] = nullptr;
     json["solver"] = nullptr;
     json["modeled"] = nullptr;
-    return dump_json(std::move(json));
+    return artifact::dump_json(std::move(json));
   }
   const fusion::PlannerResult& plan = report.plan->result;
   kernels["fused"] = plan.kernels_fused;
@@ -276,7 +276,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                      {"bytes_after", plan.estimate.bytes_after},
                      {"time_before_us", plan.estimate.time_before_us},
                      {"time_after_us", plan.estimate.time_after_us}};
-  return dump_json(std::move(json));
+  return artifact::dump_json(std::move(json));
 }
 
 }  // namespace stitch::emit

@@ -16,7 +16,6 @@
 
 #include "cost_model/cost_model.h"
 #include "emit/ptxas_stats.h"
-#include "emit/schedule.h"
 #include "ir/core/dtype.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
@@ -26,16 +25,21 @@
 namespace stitch::runtime {
 namespace {
 
-// What the planner's formula says about the step's body run as one launch: a
-// kernel's with the composition charges of its schedule (emit::kernel_shape), as
-// report.json's predicted_time_us.
-cost_model::GroupCost analytic_cost(const Step& step, const cost_model::DeviceProfile& device) {
-  const ir::Graph& graph = step.body.graph;
-  const std::vector<ir::NodeId> nodes = graph.node_ids();
-  if (nodes.empty()) return {};
-  std::optional<cost_model::KernelShape> shape;
-  if (step.kind == StepKind::kKernel) shape = emit::kernel_shape_oracle(device)(graph, nodes);
-  return cost_model::estimate_group(graph, nodes, device, shape ? &*shape : nullptr);
+// cost_model::KernelShape of the charges kernels.json recorded for the kernel as
+// emitted (artifact/kernels_json.h), not of a schedule built again here: with other
+// options (--no-stencil-tiles) that would cost code that was never emitted.
+cost_model::KernelShape recorded_shape(const artifact::KernelCharges& charges) {
+  cost_model::KernelShape shape;
+  shape.global = charges.global;
+  shape.grid_barriers = static_cast<int>(charges.grid_barriers);
+  shape.workspace_bytes = charges.workspace_bytes;
+  shape.thread_gemm_macs = charges.thread_gemm_macs;
+  shape.tiled_gemm_macs = charges.tiled_gemm_macs;
+  shape.attention_macs = charges.attention_macs;
+  shape.load_chain = charges.load_chain;
+  shape.gemm_load_chain = charges.gemm_load_chain;
+  shape.stencil_load_chain = charges.stencil_load_chain;
+  return shape;
 }
 
 bool half_precision(const Step& step) {
@@ -163,6 +167,15 @@ Result<std::map<uint64_t, AccessLocation>> site_locations(const std::string& lib
 
 }  // namespace
 
+cost_model::GroupCost analytic_estimate(const Step& step, const cost_model::DeviceProfile& device) {
+  const ir::Graph& graph = step.body.graph;
+  const std::vector<ir::NodeId> nodes = graph.node_ids();
+  if (nodes.empty()) return {};
+  if (step.kind != StepKind::kKernel) return cost_model::estimate_group(graph, nodes, device);
+  const cost_model::KernelShape shape = recorded_shape(step.charges);
+  return cost_model::estimate_group(graph, nodes, device, &shape);
+}
+
 Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options) {
   ProgramProfile profile;
   profile.device = options.device.name;
@@ -245,9 +258,9 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
     s.op_type = step.op_type;
     for (const StepTensor& t : step.inputs) s.ideal_bytes += t.bytes;
     for (const StepTensor& t : step.outputs) s.ideal_bytes += t.bytes;
-    const cost_model::GroupCost analytic = analytic_cost(step, options.device);
+    const cost_model::GroupCost analytic = analytic_estimate(step, options.device);
     s.flops = analytic.flops;
-    s.analytic_us = analytic.time_us;
+    s.analytic_us = analytic.time.total_us;
     if (step.kind == StepKind::kKernel) {
       s.kind = "kernel";
       s.kernel = step.kernel;
@@ -276,7 +289,7 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
           cost_model::estimate_kernel(s.counters, instructions, s.registers, options.device);
     } else {
       s.kind = "library";
-      s.kernel = step.library;
+      s.kernel = std::string(fusion::library_name(step.library));
       s.composition = step.op_type;
       s.estimate = cost_model::estimate_library_call(s.flops, s.ideal_bytes, half_precision(step),
                                                      options.device);

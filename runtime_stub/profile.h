@@ -3,8 +3,9 @@
 // hardware counters on (host_backend.h, KernelCounterOptions), library and host steps
 // with the reference interpreter. Each kernel launch gets the emulated performance
 // model's estimate (cost_model/perf_model.h) and each library call the library
-// estimate; the analytic estimate the planner uses (cost_model::estimate_group on the
-// step's body) is kept beside it, so the two can be compared.
+// estimate; the analytic estimate the planner uses (analytic_estimate: the step's
+// body with the charges kernels.json recorded) is kept beside it, so the two can be
+// compared.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
 #include "cost_model/perf_model.h"
-#include "emit/cuda/stitch_emu_counters.h"
+#include "cost_model/stitch_emu_counters.h"
 #include "ir/core/status.h"
 #include "runtime_stub/instruction_estimate.h"
 #include "runtime_stub/program.h"
@@ -37,8 +39,8 @@ struct StepProfile {
   std::string op_type;           // e.g. "stitch_k3" or "MatMul"
   std::string composition;       // fused kernels: thread/warp/block/global; else the op
   int64_t ideal_bytes = 0;       // the step's inputs + outputs, each read or written once
-  double flops = 0;              // analytic (cost_model::estimate_group on the body)
-  double analytic_us = 0;        // the planner's estimate of the same launch
+  double flops = 0;              // analytic_estimate
+  double analytic_us = 0;        // analytic_estimate: the planner's estimate of the launch
   int registers = 0;             // ptxas, from report.json when compiled with --ptxas
   StitchEmuCounters counters{};  // kernels only
   std::optional<InstructionCount> instructions;  // kernels, when SASS was available
@@ -77,6 +79,13 @@ struct ProfileOptions {
 };
 
 Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options);
+
+// The analytic estimate of one launch of `step` (StepProfile::analytic_us and flops):
+// cost_model::estimate_group of its body, for a kernel with the charges kernels.json
+// recorded for it (Step::charges), never a schedule built again with default options.
+// On the device the model was compiled for it is the kernel's predicted_time_us
+// (kernels.json, report.json).
+cost_model::GroupCost analytic_estimate(const Step& step, const cost_model::DeviceProfile& device);
 
 // What ran and what was counted, e.g. "emulated: ...; 3 launches of more than 128
 // blocks had the requests of a sample of their blocks ... counted and scaled ...".

@@ -15,7 +15,6 @@
 #include "ir/reference/interpreter.h"
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
-#include "runtime_stub/kernels_manifest.h"
 #include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/sha256.h"
@@ -30,13 +29,13 @@ constexpr size_t kMaxModelBytes = std::numeric_limits<int32_t>::max();
 
 // Unfused ops the CUDA backend runs through a library (fusion/partition.h's library
 // calls, and pooling, which has no generated kernel).
-std::string library_of(std::string_view op_type) {
-  if (op_type == "MatMul" || op_type == "Gemm") return "cuBLAS";
+std::optional<fusion::Library> library_of(std::string_view op_type) {
+  if (op_type == "MatMul" || op_type == "Gemm") return fusion::Library::kCublasLt;
   if (op_type == "Conv" || op_type == "MaxPool" || op_type == "AveragePool" ||
       op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool") {
-    return "cuDNN";
+    return fusion::Library::kCudnn;
   }
-  return "";
+  return std::nullopt;
 }
 
 // A node of the registry's View kind (Reshape, Flatten, Squeeze, Unsqueeze,
@@ -108,7 +107,7 @@ ir::Model single_node_model(const ir::Model& model, const ir::Node& node) {
 
 // The entry's inputs/outputs must be the step's, in order, with the same dtypes and
 // shapes: the launcher takes pointers in that order and nothing else checks it.
-Status check_signature(const std::vector<ManifestTensor>& listed,
+Status check_signature(const std::vector<artifact::TensorRecord>& listed,
                        const std::vector<StepTensor>& tensors, const char* key,
                        const std::string& where) {
   if (listed.size() != tensors.size()) {
@@ -153,7 +152,7 @@ int64_t Program::steps_of(StepKind kind) const {
 namespace {
 
 // The kernels kernels.json lists, by name (the manifest's names are unique).
-using KernelsByName = std::map<std::string, const ManifestKernel*>;
+using KernelsByName = std::map<std::string, const artifact::KernelRecord*>;
 
 // Single-op kernels by the outputs of the node they implement (value names are
 // unique; kernels.json writes them through support::valid_utf8).
@@ -169,11 +168,11 @@ Result<std::map<std::string, std::string>> single_op_kernels(const KernelsByName
   };
   for (const auto& [name, kernel] : kernels) {
     if (kernel->fused_nodes.size() != 1) continue;
-    for (const ManifestTensor& output : kernel->outputs) {
+    for (const artifact::TensorRecord& output : kernel->outputs) {
       STITCH_RETURN_IF_ERROR(add(output.name, name));
     }
     // The other unfused nodes that launch the same kernel (identical single ops).
-    for (const ManifestLaunch& launch : kernel->shared_by) {
+    for (const artifact::SharedLaunchRecord& launch : kernel->shared_by) {
       for (const std::string& output : launch.outputs) STITCH_RETURN_IF_ERROR(add(output, name));
     }
   }
@@ -186,7 +185,7 @@ std::string fused_step(const emit::FusedNodeAttributes& attributes, const Kernel
                        Step& step) {
   if (attributes.category == fusion::GroupCategory::kLibrary) {
     step.kind = StepKind::kLibrary;
-    step.library = std::string(fusion::library_name(attributes.epilogue->library));
+    step.library = attributes.epilogue->library;
     step.epilogue = attributes.epilogue;
     return "";
   }
@@ -198,6 +197,20 @@ std::string fused_step(const emit::FusedNodeAttributes& attributes, const Kernel
     return "";
   }
   return attributes.kernel;
+}
+
+// Makes `step` a launch of the kernel kernels.json records as `entry`, taking what
+// the compile decided for it (launch, workspace, charges), and checks that the
+// kernel's signature is the node's.
+Status bind_kernel(const artifact::KernelRecord& entry, const std::string& where, Step& step) {
+  step.kind = StepKind::kKernel;
+  step.kernel = entry.name;
+  step.kernel_file = entry.file;
+  step.workspace_bytes = entry.workspace_bytes;
+  step.grid_barrier = entry.launch.cooperative;
+  step.charges = entry.charges;
+  STITCH_RETURN_IF_ERROR(check_signature(entry.inputs, step.inputs, "inputs", where));
+  return check_signature(entry.outputs, step.outputs, "outputs", where);
 }
 
 }  // namespace
@@ -221,7 +234,8 @@ Result<Program> load_program(const std::string& out_dir) {
                                              model_bytes, model_path.string(), import_options));
   fs::path kernels_dir = fs::path(out_dir) / "kernels";
   const std::string manifest_path = (kernels_dir / "kernels.json").string();
-  STITCH_ASSIGN_OR_RETURN(std::optional<KernelsManifest> manifest, read_kernels_manifest(out_dir));
+  STITCH_ASSIGN_OR_RETURN(std::optional<artifact::KernelsArtifact> manifest,
+                          artifact::read_kernels_json(out_dir));
   const bool expects_kernels =
       std::any_of(program.model.metadata_props.begin(), program.model.metadata_props.end(),
                   [](const auto& entry) { return entry.first == "stitchopt.kernels"; });
@@ -237,7 +251,8 @@ Result<Program> load_program(const std::string& out_dir) {
                                    " (its sha256 differs: the model was replaced or edited "
                                    "after stitchopt wrote it); recompile the model");
     }
-    for (const ManifestKernel& kernel : manifest->kernels) kernels.emplace(kernel.name, &kernel);
+    for (const artifact::KernelRecord& kernel : manifest->kernels)
+      kernels.emplace(kernel.name, &kernel);
     program.kernels_dir = kernels_dir.string();
   }
 
@@ -294,9 +309,9 @@ Result<Program> load_program(const std::string& out_dir) {
         });
       } else if (is_view(node, step)) {
         step.kind = StepKind::kView;
-      } else if (std::string library = library_of(node.op_type); !library.empty()) {
+      } else if (std::optional<fusion::Library> library = library_of(node.op_type)) {
         step.kind = StepKind::kLibrary;
-        step.library = library;
+        step.library = *library;
         step.epilogue = fusion::call_epilogue(graph, node);
       } else {
         step.kind = StepKind::kHost;
@@ -312,15 +327,8 @@ Result<Program> load_program(const std::string& out_dir) {
       for (const StepTensor& tensor : step.outputs) step.body_outputs.push_back(tensor.name);
     }
     if (!kernel.empty()) {
-      const ManifestKernel& entry = *kernels.at(kernel);
       used_kernels.insert(kernel);
-      step.kind = StepKind::kKernel;
-      step.kernel = kernel;
-      step.kernel_file = entry.file;
-      step.workspace_bytes = entry.workspace_bytes;
-      step.grid_barrier = entry.cooperative;
-      STITCH_RETURN_IF_ERROR(check_signature(entry.inputs, step.inputs, "inputs", where));
-      STITCH_RETURN_IF_ERROR(check_signature(entry.outputs, step.outputs, "outputs", where));
+      STITCH_RETURN_IF_ERROR(bind_kernel(*kernels.at(kernel), where, step));
     }
     program.steps.push_back(std::move(step));
   }

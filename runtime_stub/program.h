@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/kernels_json.h"
 #include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
@@ -51,18 +52,23 @@ struct Step {
   std::string op_type;          // "stitch_k3" for fused nodes, the ONNX op otherwise
   std::vector<StepTensor> inputs;
   std::vector<StepTensor> outputs;
-  // kKernel: the kernels.json entry.
+  // kKernel: the kernels.json entry (artifact/kernels_json.h).
   std::string kernel;       // launcher "<kernel>_launch"
   std::string kernel_file;  // relative to Program::kernels_dir
   int64_t workspace_bytes = 0;
+  // The charges of the schedule the kernel was emitted with, which the profile's
+  // analytic estimate takes instead of building a schedule again.
+  artifact::KernelCharges charges;
   // kKernel: a cooperative launch, whose grid barrier counts in the first
   // kBarrierCounterBytes of the workspace: the executor zeroes those (only those:
   // every other workspace byte is written before it is read) before each launch.
   bool grid_barrier = false;
-  // kLibrary: "cuBLAS", "cuBLASLt" or "cuDNN", and the epilogue the plan decided
-  // (fusion/library_epilogue.h): a fused node's attributes, or fusion::call_epilogue
-  // of an unfused node; nullopt for a Gemm whose C is neither a bias nor a residual.
-  std::string library;
+  // kLibrary: the library (cuBLASLt for every GEMM, cuDNN for convolutions, pooling
+  // and the GEMMs whose epilogue needs a cuDNN graph) and the epilogue the plan
+  // decided (fusion/library_epilogue.h): a fused node's attributes, or
+  // fusion::call_epilogue of an unfused node; nullopt for a Gemm whose C is neither a
+  // bias nor a residual.
+  fusion::Library library = fusion::Library::kCublasLt;
   std::optional<fusion::LibraryEpilogue> epilogue;
   // The step as a model of its own (graph inputs = `inputs` in order, outputs =
   // `outputs`), for the reference interpreter and for library ops to read attributes
@@ -89,7 +95,7 @@ struct Program {
 // Loads OUT_DIR (model.fused.onnx, kernels/kernels.json). Both are read only as
 // regular files reached without a symbolic link inside OUT_DIR, the model up to
 // protobuf's 2 GiB, kernels.json up to 64 MiB and checked field by field
-// (kernels_manifest.h). Errors name the file and what is wrong: kernels.json missing
+// (artifact/kernels_json.h). Errors name the file and what is wrong: kernels.json missing
 // while the model says it was compiled with kernels, a field of the wrong type or
 // range, written for another model (sha256), naming a source outside OUT/kernels or a
 // kernel no node uses; an entry that does not match the node's inputs and outputs; a

@@ -165,23 +165,25 @@ Result<Placement> CudaBackend::prepare(const Program& program, const Step& step)
     case StepKind::kLibrary:
       break;
   }
-  if (step.library == "cuBLAS" || step.library == "cuBLASLt") return gemm_->prepare(step);
-  if (step.library == "cuDNN") {
-    if (!cudnn_unavailable_.empty()) return refuse(cudnn_unavailable_);
-    const ir::Graph& body = step.body.graph;
-    STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(body));
-    const std::string op_type = order.empty() ? "" : body.node(order[0]).op_type;
-    // A MatMul is a cuDNN call when its epilogue needs a cuDNN graph.
-    if (op_type == "Conv" || op_type == "MatMul") return convolutions_->prepare(step);
-    if (op_type == "MaxPool" || op_type == "AveragePool" || op_type == "GlobalAveragePool" ||
-        op_type == "GlobalMaxPool") {
-      return pools_->prepare(step);
-    }
-    return refuse("cuDNN: " + (op_type.empty() ? std::string("an empty body") : op_type) +
-                  " is not one of Conv, MatMul, MaxPool, AveragePool, GlobalAveragePool, " +
-                  "GlobalMaxPool");
+  switch (step.library) {
+    case fusion::Library::kCublasLt:
+      return gemm_->prepare(step);
+    case fusion::Library::kCudnn:
+      break;
   }
-  return refuse("library \"" + step.library + "\" is not one this backend calls (cuBLAS, cuDNN)");
+  if (!cudnn_unavailable_.empty()) return refuse(cudnn_unavailable_);
+  const ir::Graph& body = step.body.graph;
+  STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(body));
+  const std::string op_type = order.empty() ? "" : body.node(order[0]).op_type;
+  // A MatMul is a cuDNN call when its epilogue needs a cuDNN graph.
+  if (op_type == "Conv" || op_type == "MatMul") return convolutions_->prepare(step);
+  if (op_type == "MaxPool" || op_type == "AveragePool" || op_type == "GlobalAveragePool" ||
+      op_type == "GlobalMaxPool") {
+    return pools_->prepare(step);
+  }
+  return refuse("cuDNN: " + (op_type.empty() ? std::string("an empty body") : op_type) +
+                " is not one of Conv, MatMul, MaxPool, AveragePool, GlobalAveragePool, " +
+                "GlobalMaxPool");
 }
 
 int64_t CudaBackend::scratch_bytes(const Step& step) const {

@@ -62,13 +62,19 @@ TEST_P(BundledModelKernels, EveryGroupEmits) {
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
 
   std::vector<EmittedKernel> kernels;
+  std::vector<KernelPrediction> predictions;
   std::vector<std::string> failures;
   auto emit = [&](const std::vector<ir::NodeId>& nodes, const std::string& name) {
     Result<EmittedKernel> kernel = emit_kernel(model->graph, nodes, name, *profile);
-    if (kernel.is_ok()) {
+    Result<KernelPrediction> prediction =
+        predict_kernel(model->graph, nodes, group_boundary(model->graph, nodes), *profile);
+    if (kernel.is_ok() && prediction.is_ok()) {
       kernels.push_back(std::move(kernel).value());
+      predictions.push_back(*prediction);
     } else {
-      failures.push_back(name + ": " + kernel.status().message());
+      failures.push_back(
+          name + ": " +
+          (kernel.is_ok() ? prediction.status().message() : kernel.status().message()));
     }
   };
   int64_t library_groups = 0;
@@ -94,7 +100,8 @@ TEST_P(BundledModelKernels, EveryGroupEmits) {
   fs::path out = fs::path(STITCH_BINARY_DIR) / "codegen_models" / bundled.name;
   fs::remove_all(out);
   Status written = write_kernel_directory(kernels, out);
-  if (written.is_ok()) written = write_kernels_json(kernels, out, "");
+  if (written.is_ok())
+    written = write_kernels_json(kernels_artifact(kernels, predictions, ""), out);
   EXPECT_TRUE(written.is_ok()) << written.message();
 }
 

@@ -545,7 +545,10 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
     check_source("kernels/" + kernel.file, kernel.source, generated.hostile_names);
   }
   check_source("kernels/kernels.h", emit::render_kernels_header(kernels), generated.hostile_names);
-  emit::render_kernels_json(kernels, support::sha256_hex(generated.bytes));
+  // Hostile names must render (the predictions' values do not matter here).
+  artifact::render_kernels_json(
+      emit::kernels_artifact(kernels, std::vector<emit::KernelPrediction>(kernels.size()),
+                             support::sha256_hex(generated.bytes)));
 
   Result<emit::FusedModel> fused = emit::build_fused_model(model, groups, *sharing);
   expect_not_internal("rewrite", fused.status());

@@ -40,7 +40,7 @@ void expect_every_conv_binds(const std::string& model, const std::string& flags,
   int convolutions = 0;
   int with_bias = 0;
   for (const Step& step : program->steps) {
-    if (step.kind != StepKind::kLibrary || step.library != "cuDNN") continue;
+    if (step.kind != StepKind::kLibrary || step.library != fusion::Library::kCudnn) continue;
     LibraryChain chain;
     Result<std::string> why = read_library_chain(step, /*channel_last=*/false, &chain);
     ASSERT_TRUE(why.is_ok()) << why.status().message();
@@ -83,7 +83,7 @@ std::vector<std::string> bound_epilogues(const std::string& model) {
   std::vector<std::string> lines;
   if (!program.is_ok()) return lines;
   for (const Step& step : program->steps) {
-    if (step.kind != StepKind::kLibrary || step.library != "cuDNN") continue;
+    if (step.kind != StepKind::kLibrary || step.library != fusion::Library::kCudnn) continue;
     Result<std::vector<ir::NodeId>> order = ir::topological_order(step.body.graph);
     EXPECT_TRUE(order.is_ok() && !order->empty()) << step.name;
     if (!order.is_ok() || order->empty()) continue;

@@ -1,4 +1,4 @@
-"""End-to-end test of `stitchopt --score emulated` (runtime_stub/candidate_timer.h,
+"""End-to-end test of `stitchopt --score emulated` (driver/candidate_timer.h,
 fusion/planner.h's timing rounds, docs/cost-model.md "Scoring by the emulated
 profile") on a small attention block written here with onnx.helper:
   scores = MatMul(q, Transpose(k)) * scale + mask; p = Softmax(scores); o = MatMul(p, v),

@@ -1,8 +1,9 @@
-// KernelsManifest: what emit/kernel_directory.cc writes reads back field for field; a
-// tampered field of every kind is refused with the file, the kernel and the key
-// (exit 2, not a JSON exception); the file is read only when it is a regular file
-// of at most 64 MiB reached without a link.
-#include "runtime_stub/kernels_manifest.h"
+// kernels.json (artifact/kernels_json.h): what render_kernels_json writes reads back
+// field for field, charges and predicted time included; a tampered field of every
+// kind is refused with the file, the kernel and the key (exit 2, not a JSON
+// exception); the file is read only when it is a regular file of at most 64 MiB
+// reached without a link.
+#include "artifact/kernels_json.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,63 +18,78 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emit/kernel_directory.h"
-
-namespace stitch::runtime {
+namespace stitch::artifact {
 namespace {
 namespace fs = std::filesystem;
 
-emit::KernelTensor tensor(const std::string& name, ir::DType dtype, std::vector<int64_t> shape) {
-  return emit::KernelTensor{name, dtype, std::move(shape)};
+TensorRecord tensor(const std::string& name, ir::DType dtype, std::vector<int64_t> shape) {
+  return TensorRecord{name, dtype, std::move(shape)};
 }
 
-// A fused cooperative kernel with a workspace, and a single-op kernel that two more
-// nodes launch; names with a quote and a newline, dtypes of several kinds, a scalar.
-std::vector<emit::EmittedKernel> emitted_kernels() {
-  emit::EmittedKernel fused;
+// A fused cooperative kernel with a workspace and charges, and a single-op kernel that
+// two more nodes launch; names with a quote and a newline, dtypes of several kinds, a
+// scalar.
+std::vector<KernelRecord> kernel_records() {
+  KernelRecord fused;
   fused.name = "stitch_k0_softmax";
   fused.file = "stitch_k0_softmax.cu";
-  fused.source = "// fused\n";
   fused.inputs = {tensor("x \"in\"\n", ir::DType::kFloat16, {4, 0, 8}),
                   tensor("ids", ir::DType::kInt64, {})};
   fused.outputs = {tensor("y", ir::DType::kBFloat16, {4, 1})};
   fused.workspace_bytes = 4100;
-  fused.launch = emit::LaunchConfig{264, 256, 1024, true};
+  fused.launch = LaunchRecord{264, 256, 1024, true};
+  fused.composition = "global";
   fused.fused_nodes = {"max (ReduceMax)", "sub (Sub)"};
-  emit::EmittedKernel single;
+  fused.predicted_time_us = 12.25;
+  fused.charges.global = true;
+  fused.charges.grid_barriers = 2;
+  fused.charges.workspace_bytes = 4096;
+  fused.charges.thread_gemm_macs = 65536;
+  fused.charges.gemm_load_chain = 130.5;
+  fused.charges.stencil_load_chain = 49;
+  KernelRecord single;
   single.name = "stitch_k1_relu";
   single.file = "stitch_k1_relu.cu";
-  single.source = "// single\n";
   single.inputs = {tensor("a", ir::DType::kFloat32, {2, 3})};
   single.outputs = {tensor("b", ir::DType::kFloat32, {2, 3})};
-  single.launch = emit::LaunchConfig{1, 32, 0, false};
+  single.launch = LaunchRecord{1, 32, 0, false};
+  single.composition = "thread";
   single.fused_nodes = {"relu_0 (Relu)"};
+  single.predicted_time_us = 2.0;
   single.shared_by = {{"relu_1", {"c"}}, {"relu_2", {"d", "e"}}};
   return {fused, single};
 }
 
 const char* kSha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-TEST(KernelsManifestTest, ReadsBackWhatTheEmitterWrites) {
-  const std::vector<emit::EmittedKernel> kernels = emitted_kernels();
-  Result<KernelsManifest> manifest =
-      parse_kernels_manifest(emit::render_kernels_json(kernels, kSha), "kernels.json");
+KernelsArtifact written_artifact() { return KernelsArtifact{kSha, kernel_records()}; }
+
+TEST(KernelsJsonTest, ReadsBackWhatItWrites) {
+  const std::vector<KernelRecord> kernels = kernel_records();
+  Result<KernelsArtifact> manifest =
+      parse_kernels_json(render_kernels_json(written_artifact()), "kernels.json");
   ASSERT_TRUE(manifest.is_ok()) << manifest.status().message();
   EXPECT_EQ(manifest->model_sha256, kSha);
   ASSERT_EQ(manifest->kernels.size(), kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
-    const emit::EmittedKernel& written = kernels[k];
-    const ManifestKernel& read = manifest->kernels[k];
+    const KernelRecord& written = kernels[k];
+    const KernelRecord& read = manifest->kernels[k];
     EXPECT_EQ(read.name, written.name);
     EXPECT_EQ(read.file, written.file);
     EXPECT_EQ(read.workspace_bytes, written.workspace_bytes);
-    EXPECT_EQ(read.cooperative, written.launch.cooperative);
+    EXPECT_EQ(read.launch.grid, written.launch.grid);
+    EXPECT_EQ(read.launch.block, written.launch.block);
+    EXPECT_EQ(read.launch.shared_bytes, written.launch.shared_bytes);
+    EXPECT_EQ(read.launch.cooperative, written.launch.cooperative);
+    EXPECT_EQ(read.composition, written.composition);
     EXPECT_EQ(read.fused_nodes, written.fused_nodes);
-    auto same_tensors = [](const std::vector<ManifestTensor>& got,
-                           const std::vector<emit::KernelTensor>& want) {
+    EXPECT_EQ(read.predicted_time_us, written.predicted_time_us);
+    EXPECT_EQ(read.charges, written.charges);
+    auto same_tensors = [](const std::vector<TensorRecord>& got,
+                           const std::vector<TensorRecord>& want) {
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
-        EXPECT_EQ(got[i].name, want[i].value_name);
+        EXPECT_EQ(got[i].name, want[i].name);
         EXPECT_EQ(got[i].dtype, want[i].dtype);
         EXPECT_EQ(got[i].shape, want[i].shape);
       }
@@ -90,9 +106,9 @@ TEST(KernelsManifestTest, ReadsBackWhatTheEmitterWrites) {
 
 using nlohmann::json;
 
-// The emitter's JSON after `edit`.
+// The written JSON after `edit`.
 std::string edited(const std::function<void(json&)>& edit) {
-  json document = json::parse(emit::render_kernels_json(emitted_kernels(), kSha));
+  json document = json::parse(render_kernels_json(written_artifact()));
   edit(document);
   return document.dump();
 }
@@ -101,7 +117,7 @@ json& fused(json& document) { return document["kernels"][0]; }
 json& single(json& document) { return document["kernels"][1]; }
 
 std::string error_of(const std::string& text) {
-  Result<KernelsManifest> manifest = parse_kernels_manifest(text, "out/kernels/kernels.json");
+  Result<KernelsArtifact> manifest = parse_kernels_json(text, "out/kernels/kernels.json");
   EXPECT_FALSE(manifest.is_ok());
   return manifest.is_ok() ? "" : manifest.status().message();
 }
@@ -109,7 +125,7 @@ std::string error_of(const std::string& text) {
 const std::string kWhere = "out/kernels/kernels.json: kernel stitch_k0_softmax: ";
 const std::string kFix = "; recompile the model";
 
-TEST(KernelsManifestTest, WrongTypes) {
+TEST(KernelsJsonTest, WrongTypes) {
   EXPECT_EQ(error_of(edited([](json& d) { fused(d)["cooperative"] = "yes"; })),
             kWhere + "key \"cooperative\": expected true or false, got the string \"yes\"" + kFix);
   EXPECT_EQ(error_of(edited([](json& d) { fused(d)["inputs"][0]["shape"] = "x"; })),
@@ -147,7 +163,33 @@ TEST(KernelsManifestTest, WrongTypes) {
                 kFix);
 }
 
-TEST(KernelsManifestTest, MissingKeys) {
+// The fields the profile costs with: a tampered charge or predicted time is refused
+// like any other field, never turned into an estimate.
+TEST(KernelsJsonTest, ChargesLaunchAndPredictedTime) {
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["charges"]["grid_barriers"] = "2"; })),
+            kWhere + "charges: key \"grid_barriers\": expected an integer, got the string " +
+                "\"2\"" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["charges"]["load_chain"] = -3.5; })),
+            kWhere + "charges: key \"load_chain\": must be between 0 and 1e+30, got -3.5" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["charges"] = 3; })),
+            kWhere + "key \"charges\": expected an object of the schedule's charges, got the " +
+                "integer 3" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["charges"].erase("global"); })),
+            kWhere + "charges: key \"global\": missing" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d).erase("charges"); })),
+            kWhere + "key \"charges\": missing" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["predicted_time_us"] = -1.0; })),
+            kWhere + "key \"predicted_time_us\": must be between 0 and 8.64e+10, got -1" + kFix);
+  EXPECT_EQ(
+      error_of(edited([](json& d) { fused(d)["predicted_time_us"] = "fast"; })),
+      kWhere + "key \"predicted_time_us\": expected a number, got the string \"fast\"" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["block"] = 2048; })),
+            kWhere + "key \"block\": must be between 1 and 1024, got 2048" + kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { fused(d)["composition"] = false; })),
+            kWhere + "key \"composition\": expected a string, got false" + kFix);
+}
+
+TEST(KernelsJsonTest, MissingKeys) {
   EXPECT_EQ(error_of(edited([](json& d) { fused(d).erase("workspace_bytes"); })),
             kWhere + "key \"workspace_bytes\": missing" + kFix);
   EXPECT_EQ(error_of(edited([](json& d) { fused(d).erase("shared_by"); })),
@@ -160,7 +202,7 @@ TEST(KernelsManifestTest, MissingKeys) {
             "out/kernels/kernels.json: kernels[0]: key \"name\": missing" + kFix);
 }
 
-TEST(KernelsManifestTest, ValuesOutOfRange) {
+TEST(KernelsJsonTest, ValuesOutOfRange) {
   EXPECT_EQ(error_of(edited([](json& d) { fused(d)["workspace_bytes"] = -1; })),
             kWhere + "key \"workspace_bytes\": must be between 0 and 1099511627776, got -1" + kFix);
   EXPECT_EQ(
@@ -174,7 +216,7 @@ TEST(KernelsManifestTest, ValuesOutOfRange) {
             kWhere + "key \"fused_nodes\": is empty; a kernel implements at least one node" + kFix);
 }
 
-TEST(KernelsManifestTest, NamesFilesAndTheDocument) {
+TEST(KernelsJsonTest, NamesFilesAndTheDocument) {
   EXPECT_EQ(error_of(edited([](json& d) { fused(d)["name"] = "k0; rm -rf ~"; })),
             "out/kernels/kernels.json: kernels[0]: key \"name\": \"k0; rm -rf ~\" is not an "
             "identifier" +
@@ -184,9 +226,9 @@ TEST(KernelsManifestTest, NamesFilesAndTheDocument) {
                 "this directory" + kFix);
   EXPECT_EQ(error_of(edited([](json& d) { single(d)["name"] = "stitch_k0_softmax"; })),
             "out/kernels/kernels.json: lists kernel stitch_k0_softmax twice" + kFix);
-  EXPECT_EQ(error_of(edited([](json& d) { d["schema"] = "stitchopt.kernels/2"; })),
-            "out/kernels/kernels.json: key \"schema\": \"stitchopt.kernels/2\" is not "
-            "stitchopt.kernels/1 (written by another stitchopt version)" +
+  EXPECT_EQ(error_of(edited([](json& d) { d["schema"] = "stitchopt.kernels/1"; })),
+            "out/kernels/kernels.json: key \"schema\": \"stitchopt.kernels/1\" is not "
+            "stitchopt.kernels/2 (written by another stitchopt version)" +
                 kFix);
   EXPECT_EQ(error_of("[]"),
             "out/kernels/kernels.json: expected a JSON object at the top level, got a list" + kFix);
@@ -198,7 +240,7 @@ TEST(KernelsManifestTest, NamesFilesAndTheDocument) {
 }
 
 // Refused from a measure of the text, before nlohmann::json builds what it holds.
-TEST(KernelsManifestTest, DocumentsThatWouldParseIntoGigabytes) {
+TEST(KernelsJsonTest, DocumentsThatWouldParseIntoGigabytes) {
   const std::string deep = std::string(33, '[') + std::string(33, ']');
   EXPECT_EQ(error_of(deep),
             "out/kernels/kernels.json: nests lists and objects 33 deep, more than the 32 a "
@@ -214,21 +256,23 @@ TEST(KernelsManifestTest, DocumentsThatWouldParseIntoGigabytes) {
                 kFix);
 }
 
-class KernelsManifestFileTest : public ::testing::Test {
+class KernelsJsonFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     out_ = fs::temp_directory_path() /
-           ("stitch_kernels_manifest_test_" + std::to_string(::getpid()) + "_" +
+           ("stitch_kernels_json_test_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(out_);
-    const std::vector<emit::EmittedKernel> kernels = emitted_kernels();
-    ASSERT_TRUE(emit::write_kernel_directory(kernels, out_ / "kernels").is_ok());
-    ASSERT_TRUE(emit::write_kernels_json(kernels, out_ / "kernels", kSha).is_ok());
+    fs::create_directories(out_ / "kernels");
+    for (const KernelRecord& kernel : kernel_records()) {
+      std::ofstream(out_ / "kernels" / kernel.file) << "// " << kernel.name << "\n";
+    }
+    std::ofstream(manifest_path()) << render_kernels_json(written_artifact());
   }
   void TearDown() override { fs::remove_all(out_); }
 
   std::string error_of_read() {
-    Result<std::optional<KernelsManifest>> manifest = read_kernels_manifest(out_);
+    Result<std::optional<KernelsArtifact>> manifest = read_kernels_json(out_);
     EXPECT_FALSE(manifest.is_ok());
     return manifest.is_ok() ? "" : manifest.status().message();
   }
@@ -238,18 +282,18 @@ class KernelsManifestFileTest : public ::testing::Test {
   fs::path out_;
 };
 
-TEST_F(KernelsManifestFileTest, ReadsTheWrittenDirectory) {
-  Result<std::optional<KernelsManifest>> manifest = read_kernels_manifest(out_);
+TEST_F(KernelsJsonFileTest, ReadsTheWrittenDirectory) {
+  Result<std::optional<KernelsArtifact>> manifest = read_kernels_json(out_);
   ASSERT_TRUE(manifest.is_ok()) << manifest.status().message();
   ASSERT_TRUE(manifest->has_value());
   EXPECT_EQ((*manifest)->kernels.size(), 2u);
   fs::remove(manifest_path());
-  Result<std::optional<KernelsManifest>> absent = read_kernels_manifest(out_);
+  Result<std::optional<KernelsArtifact>> absent = read_kernels_json(out_);
   ASSERT_TRUE(absent.is_ok()) << absent.status().message();
   EXPECT_FALSE(absent->has_value());
 }
 
-TEST_F(KernelsManifestFileTest, RefusesALinkAFifoAndAnOversizedFile) {
+TEST_F(KernelsJsonFileTest, RefusesALinkAFifoAndAnOversizedFile) {
   const fs::path real = out_ / "elsewhere.json";
   fs::rename(manifest_path(), real);
   fs::create_symlink(real, manifest_path());
@@ -263,13 +307,13 @@ TEST_F(KernelsManifestFileTest, RefusesALinkAFifoAndAnOversizedFile) {
   fs::remove(manifest_path());
   // Sparse: the size alone refuses it, nothing is read.
   std::ofstream(manifest_path()).close();
-  fs::resize_file(manifest_path(), kMaxKernelsManifestBytes + 1);
+  fs::resize_file(manifest_path(), kMaxKernelsJsonBytes + 1);
   EXPECT_EQ(error_of_read(), manifest_path().string() +
                                  ": the kernels.json is 67108865 bytes, more than the 64 MiB "
                                  "(67108864 bytes) a kernels.json may have");
 }
 
-TEST_F(KernelsManifestFileTest, RefusesASourceThatLeadsOutOfTheDirectory) {
+TEST_F(KernelsJsonFileTest, RefusesASourceThatLeadsOutOfTheDirectory) {
   const fs::path source = out_ / "kernels" / "stitch_k1_relu.cu";
   fs::remove(source);
   std::ofstream(out_ / "notes.cu") << "secret";
@@ -281,4 +325,4 @@ TEST_F(KernelsManifestFileTest, RefusesASourceThatLeadsOutOfTheDirectory) {
 }
 
 }  // namespace
-}  // namespace stitch::runtime
+}  // namespace stitch::artifact

@@ -1,4 +1,4 @@
-#include "runtime_stub/candidate_timer.h"
+#include "driver/candidate_timer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,13 +15,14 @@
 #include "emit/kernel_directory.h"
 #include "emit/onnx_writer.h"
 #include "emit/schedule.h"
+#include "fusion/fusion_policy.h"
 #include "ir/core/dtype.h"
 #include "ir/core/op_registry.h"
 #include "ir/core/window.h"
 #include "support/escape.h"
 #include "support/sha256.h"
 
-namespace stitch::runtime {
+namespace stitch::driver {
 namespace {
 
 namespace fs = std::filesystem;
@@ -166,7 +167,7 @@ NodeCost EmulatedTimer::node_cost(const ir::Graph& graph, ir::NodeId id,
   const ir::Node& node = graph.node(id);
   ir::OpKind kind = ir::op_kind(node);
   if (kind == ir::OpKind::kGemm || kind == ir::OpKind::kConv ||
-      (kind == ir::OpKind::kStencil && ir::stencil_refusal(graph, node))) {
+      (kind == ir::OpKind::kStencil && fusion::stencil_refusal(graph, node))) {
     const cost_model::GroupCost analytic = cost_model::estimate_group(graph, {id}, device);
     cost.kind = NodeCost::Kind::kLibrary;
     cost.library_us = cost_model::estimate_library_call(analytic.flops, analytic.bytes,
@@ -176,8 +177,9 @@ NodeCost EmulatedTimer::node_cost(const ir::Graph& graph, ir::NodeId id,
   }
   auto text = node_text_.find(id);
   if (text == node_text_.end()) {
-    Result<emit::EmittedKernel> kernel = emit::emit_kernel(
-        graph, emit::group_boundary(graph, {id}, positions_), kProbeKernel, device);
+    Result<emit::EmittedKernel> kernel =
+        emit::emit_kernel(graph, emit::group_boundary(graph, {id}, positions_), kProbeKernel,
+                          device, options_.schedule);
     if (!kernel.is_ok()) return cost;  // untimable
     text = node_text_.emplace(id, canonical_text(graph, {id})).first;
   }
@@ -205,8 +207,9 @@ Result<std::vector<std::optional<fusion::CandidateTiming>>> EmulatedTimer::time(
   std::vector<Probe> probes;
   for (size_t k = 0; k < which.size(); ++k) {
     const fusion::Pattern& pattern = candidates[which[k]];
-    Result<emit::EmittedKernel> kernel = emit::emit_kernel(
-        graph, emit::group_boundary(graph, pattern.nodes, positions_), kProbeKernel, device);
+    Result<emit::EmittedKernel> kernel =
+        emit::emit_kernel(graph, emit::group_boundary(graph, pattern.nodes, positions_),
+                          kProbeKernel, device, options_.schedule);
     if (!kernel.is_ok()) continue;
     std::string key = canonical_text(graph, pattern.nodes);
     bool known = profiled_.count(key) > 0 ||
@@ -296,9 +299,9 @@ Status EmulatedTimer::run_probes(const ir::Graph& graph, std::vector<Probe>& pro
       }
     }
   }
-  STITCH_ASSIGN_OR_RETURN(driver::EmittedPlan emitted,
-                          driver::emit_plan(model, std::move(plan), options_.profile.device,
-                                            /*codegen=*/true));
+  STITCH_ASSIGN_OR_RETURN(EmittedPlan emitted,
+                          emit_plan(model, std::move(plan), options_.profile.device,
+                                    /*codegen=*/true, {}, nullptr, options_.schedule));
   // One directory per round: dlopen keeps a loaded library by path, so a later round
   // must not reuse an earlier round's library path.
   const fs::path dir = fs::path(options_.work_dir) / std::to_string(rounds_++);
@@ -310,12 +313,14 @@ Status EmulatedTimer::run_probes(const ir::Graph& graph, std::vector<Probe>& pro
   const fs::path model_file = dir / "model.fused.onnx";
   STITCH_RETURN_IF_ERROR(emit::write_onnx(emitted.rewritten, model_file.string()));
   STITCH_ASSIGN_OR_RETURN(std::string bytes, read_bytes(model_file));
-  STITCH_RETURN_IF_ERROR(
-      emit::write_kernels_json(emitted.kernels, dir / "kernels", support::sha256_hex(bytes)));
-  STITCH_ASSIGN_OR_RETURN(Program program, load_program(dir.string()));
-  STITCH_ASSIGN_OR_RETURN(ProgramProfile profile, profile_program(program, options_.profile));
-  std::map<std::string, const StepProfile*> by_name;
-  for (const StepProfile& step : profile.steps) by_name[step.node] = &step;
+  STITCH_RETURN_IF_ERROR(emit::write_kernels_json(
+      emit::kernels_artifact(emitted.kernels, emitted.predictions, support::sha256_hex(bytes)),
+      dir / "kernels"));
+  STITCH_ASSIGN_OR_RETURN(runtime::Program program, runtime::load_program(dir.string()));
+  STITCH_ASSIGN_OR_RETURN(runtime::ProgramProfile profile,
+                          runtime::profile_program(program, options_.profile));
+  std::map<std::string, const runtime::StepProfile*> by_name;
+  for (const runtime::StepProfile& step : profile.steps) by_name[step.node] = &step;
   for (Probe& probe : probes) {
     auto found = by_name.find(probe.step_name);
     if (found == by_name.end() || found->second->kind != "kernel") continue;
@@ -332,4 +337,4 @@ std::unique_ptr<fusion::CandidateTimer> make_emulated_timer(EmulatedTimerOptions
   return std::make_unique<EmulatedTimer>(std::move(options));
 }
 
-}  // namespace stitch::runtime
+}  // namespace stitch::driver

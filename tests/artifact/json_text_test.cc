@@ -1,12 +1,12 @@
-// Tests for emit/json_text: report.json and kernels.json text, every string and key
+// Tests for artifact/json_text: report.json and kernels.json text, every string and key
 // made valid UTF-8 (each byte that is not UTF-8 as the text \xNN).
-#include "emit/json_text.h"
+#include "artifact/json_text.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace stitch::emit {
+namespace stitch::artifact {
 namespace {
 
 // Values at every depth and keys are fixed; valid UTF-8 (é) is kept as it is.
@@ -42,4 +42,4 @@ TEST(JsonTextTest, KeysThatMeetOnceFixedKeepTheFirstPositionAndTheLastValue) {
 }
 
 }  // namespace
-}  // namespace stitch::emit
+}  // namespace stitch::artifact

@@ -1,29 +1,40 @@
-// Reads and checks OUT/kernels/kernels.json (see kernels_manifest.h).
-#include "runtime_stub/kernels_manifest.h"
+// Writes, reads and checks OUT/kernels/kernels.json (see kernels_json.h).
+#include "artifact/kernels_json.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "artifact/json_text.h"
 #include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/json_extent.h"
 
-namespace stitch::runtime {
+namespace stitch::artifact {
 namespace fs = std::filesystem;
 namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kSchema = "stitchopt.kernels/1";
 // No tensor of a model stitchopt imports holds more than 2^40 bytes
-// (onnx_import/importer.cc), so no dimension or workspace is larger.
+// (onnx_import/importer.cc), so no dimension, workspace or grid is larger.
 constexpr int64_t kMaxDimension = int64_t{1} << 40;
 constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 40;
+constexpr int64_t kMaxGrid = int64_t{1} << 40;
+// CUDA's limits on every GPU stitchopt targets: 1024 threads per block, and far less
+// than 1 GiB of shared memory per block.
+constexpr int64_t kMaxBlock = 1024;
+constexpr int64_t kMaxSharedBytes = int64_t{1} << 30;
+// A launch of more than a day, or more multiply-adds than 2^40-byte tensors can
+// need, is no estimate stitchopt writes.
+constexpr double kMaxPredictedUs = 86400e6;
+constexpr double kMaxCharge = 1e30;
 // stitchopt's kernels.json nests 6 deep and holds a value per ~20 bytes (3.3 Mi
 // values in 64 MiB); within both limits a document parses into at most
 // ~400 MB (350 MB measured for 4 Mi empty strings).
@@ -89,7 +100,7 @@ std::optional<ir::DType> dtype_from_onnx_name(std::string_view name) {
 // starts every error.
 class Fields {
  public:
-  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+  Fields(const json& object, std::string where) : object_(&object), where_(std::move(where)) {}
 
   const std::string& where() const { return where_; }
 
@@ -98,8 +109,8 @@ class Fields {
   }
 
   Result<const json*> find(std::string_view key) const {
-    auto it = object_.find(std::string(key));
-    if (it == object_.end()) return error(key, "missing");
+    auto it = object_->find(std::string(key));
+    if (it == object_->end()) return error(key, "missing");
     return &*it;
   }
 
@@ -135,6 +146,27 @@ class Fields {
     return value.get<int64_t>();
   }
 
+  // A finite number in [low, high] (an integer is one too).
+  Result<double> number(std::string_view key, double low, double high) const {
+    STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
+    if (!value->is_number()) return error(key, "expected a number, got " + describe(*value));
+    const double number = value->get<double>();
+    if (!std::isfinite(number) || number < low || number > high) {
+      std::ostringstream range;
+      range << "must be between " << low << " and " << high << ", got " << number;
+      return error(key, range.str());
+    }
+    return number;
+  }
+
+  Result<Fields> object(std::string_view key, std::string_view of) const {
+    STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
+    if (!value->is_object()) {
+      return error(key, "expected an object of " + std::string(of) + ", got " + describe(*value));
+    }
+    return Fields(*value, where_ + std::string(key) + ": ");
+  }
+
   Result<const json*> list(std::string_view key, std::string_view of) const {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
     if (!value->is_array()) {
@@ -158,19 +190,19 @@ class Fields {
   }
 
  private:
-  const json& object_;
+  const json* object_;  // a pointer, so that a Fields can be returned
   std::string where_;
 };
 
-Result<ManifestTensor> parse_tensor(const Fields& kernel, std::string_view key, size_t index,
-                                    const json& item) {
+Result<TensorRecord> parse_tensor(const Fields& kernel, std::string_view key, size_t index,
+                                  const json& item) {
   if (!item.is_object()) {
     return kernel.error(key, "item " + std::to_string(index) +
                                  ": expected an object with name, dtype and shape, got " +
                                  describe(item));
   }
   const Fields fields(item, kernel.where() + std::string(key) + " " + std::to_string(index) + ": ");
-  ManifestTensor tensor;
+  TensorRecord tensor;
   STITCH_ASSIGN_OR_RETURN(tensor.name, fields.string("name"));
   STITCH_ASSIGN_OR_RETURN(const json* dtype, fields.find("dtype"));
   std::optional<ir::DType> known;
@@ -190,20 +222,20 @@ Result<ManifestTensor> parse_tensor(const Fields& kernel, std::string_view key, 
   return tensor;
 }
 
-Result<std::vector<ManifestTensor>> parse_tensors(const Fields& kernel, std::string_view key) {
+Result<std::vector<TensorRecord>> parse_tensors(const Fields& kernel, std::string_view key) {
   STITCH_ASSIGN_OR_RETURN(const json* items, kernel.list(key, "{name, dtype, shape} objects"));
-  std::vector<ManifestTensor> tensors;
+  std::vector<TensorRecord> tensors;
   for (size_t i = 0; i < items->size(); ++i) {
-    STITCH_ASSIGN_OR_RETURN(ManifestTensor tensor, parse_tensor(kernel, key, i, (*items)[i]));
+    STITCH_ASSIGN_OR_RETURN(TensorRecord tensor, parse_tensor(kernel, key, i, (*items)[i]));
     tensors.push_back(std::move(tensor));
   }
   return tensors;
 }
 
-Result<std::vector<ManifestLaunch>> parse_shared_by(const Fields& kernel) {
+Result<std::vector<SharedLaunchRecord>> parse_shared_by(const Fields& kernel) {
   constexpr std::string_view kKey = "shared_by";
   STITCH_ASSIGN_OR_RETURN(const json* items, kernel.list(kKey, "{node, outputs} objects"));
-  std::vector<ManifestLaunch> launches;
+  std::vector<SharedLaunchRecord> launches;
   for (size_t i = 0; i < items->size(); ++i) {
     const json& item = (*items)[i];
     if (!item.is_object()) {
@@ -212,7 +244,7 @@ Result<std::vector<ManifestLaunch>> parse_shared_by(const Fields& kernel) {
                                     describe(item));
     }
     const Fields fields(item, kernel.where() + "shared_by " + std::to_string(i) + ": ");
-    ManifestLaunch launch;
+    SharedLaunchRecord launch;
     STITCH_ASSIGN_OR_RETURN(launch.node, fields.string("node"));
     STITCH_ASSIGN_OR_RETURN(launch.outputs, fields.strings("outputs"));
     launches.push_back(std::move(launch));
@@ -220,17 +252,36 @@ Result<std::vector<ManifestLaunch>> parse_shared_by(const Fields& kernel) {
   return launches;
 }
 
+Result<KernelCharges> parse_charges(const Fields& kernel) {
+  STITCH_ASSIGN_OR_RETURN(Fields fields, kernel.object("charges", "the schedule's charges"));
+  KernelCharges charges;
+  STITCH_ASSIGN_OR_RETURN(charges.global, fields.boolean("global"));
+  STITCH_ASSIGN_OR_RETURN(charges.grid_barriers,
+                          fields.integer("grid_barriers", 0, std::numeric_limits<int32_t>::max()));
+  STITCH_ASSIGN_OR_RETURN(charges.workspace_bytes,
+                          fields.integer("workspace_bytes", 0, kMaxWorkspaceBytes));
+  STITCH_ASSIGN_OR_RETURN(charges.thread_gemm_macs,
+                          fields.number("thread_gemm_macs", 0, kMaxCharge));
+  STITCH_ASSIGN_OR_RETURN(charges.tiled_gemm_macs, fields.number("tiled_gemm_macs", 0, kMaxCharge));
+  STITCH_ASSIGN_OR_RETURN(charges.attention_macs, fields.number("attention_macs", 0, kMaxCharge));
+  STITCH_ASSIGN_OR_RETURN(charges.load_chain, fields.number("load_chain", 0, kMaxCharge));
+  STITCH_ASSIGN_OR_RETURN(charges.gemm_load_chain, fields.number("gemm_load_chain", 0, kMaxCharge));
+  STITCH_ASSIGN_OR_RETURN(charges.stencil_load_chain,
+                          fields.number("stencil_load_chain", 0, kMaxCharge));
+  return charges;
+}
+
 std::string not_a_source_of_this_directory(const std::string& where, const std::string& file) {
   return where + "key \"file\": names the source " + quote_cut(file) +
          ", which is not a .cu file of this directory" + kRecompile;
 }
 
-Result<ManifestKernel> parse_kernel(const json& item, size_t index, const std::string& source) {
+Result<KernelRecord> parse_kernel(const json& item, size_t index, const std::string& source) {
   const std::string at = source + ": kernels[" + std::to_string(index) + "]: ";
   if (!item.is_object()) {
     return Status::invalid_input(at + "expected an object, got " + describe(item) + kRecompile);
   }
-  ManifestKernel kernel;
+  KernelRecord kernel;
   STITCH_ASSIGN_OR_RETURN(kernel.name, Fields(item, at).string("name"));
   if (!is_identifier(kernel.name)) {
     return Fields(item, at).error("name", quote_cut(kernel.name) + " is not an identifier");
@@ -246,18 +297,103 @@ Result<ManifestKernel> parse_kernel(const json& item, size_t index, const std::s
   STITCH_ASSIGN_OR_RETURN(kernel.outputs, parse_tensors(fields, "outputs"));
   STITCH_ASSIGN_OR_RETURN(kernel.workspace_bytes,
                           fields.integer("workspace_bytes", 0, kMaxWorkspaceBytes));
-  STITCH_ASSIGN_OR_RETURN(kernel.cooperative, fields.boolean("cooperative"));
+  STITCH_ASSIGN_OR_RETURN(kernel.launch.grid, fields.integer("grid", 1, kMaxGrid));
+  STITCH_ASSIGN_OR_RETURN(int64_t block, fields.integer("block", 1, kMaxBlock));
+  kernel.launch.block = static_cast<int>(block);
+  STITCH_ASSIGN_OR_RETURN(kernel.launch.shared_bytes,
+                          fields.integer("shared_bytes", 0, kMaxSharedBytes));
+  STITCH_ASSIGN_OR_RETURN(kernel.launch.cooperative, fields.boolean("cooperative"));
+  STITCH_ASSIGN_OR_RETURN(kernel.composition, fields.string("composition"));
   STITCH_ASSIGN_OR_RETURN(kernel.fused_nodes, fields.strings("fused_nodes"));
   if (kernel.fused_nodes.empty()) {
     return fields.error("fused_nodes", "is empty; a kernel implements at least one node");
   }
+  STITCH_ASSIGN_OR_RETURN(kernel.predicted_time_us,
+                          fields.number("predicted_time_us", 0, kMaxPredictedUs));
+  STITCH_ASSIGN_OR_RETURN(kernel.charges, parse_charges(fields));
   STITCH_ASSIGN_OR_RETURN(kernel.shared_by, parse_shared_by(fields));
   return kernel;
 }
 
+nlohmann::ordered_json tensors_json(const std::vector<TensorRecord>& tensors) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const TensorRecord& tensor : tensors) {
+    nlohmann::ordered_json entry;
+    entry["name"] = tensor.name;
+    entry["dtype"] = std::string(ir::dtype_onnx_name(tensor.dtype));
+    entry["shape"] = tensor.shape;
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+nlohmann::ordered_json charges_json(const KernelCharges& charges) {
+  return {{"global", charges.global},
+          {"grid_barriers", charges.grid_barriers},
+          {"workspace_bytes", charges.workspace_bytes},
+          {"thread_gemm_macs", charges.thread_gemm_macs},
+          {"tiled_gemm_macs", charges.tiled_gemm_macs},
+          {"attention_macs", charges.attention_macs},
+          {"load_chain", charges.load_chain},
+          {"gemm_load_chain", charges.gemm_load_chain},
+          {"stencil_load_chain", charges.stencil_load_chain}};
+}
+
+nlohmann::ordered_json kernel_json(const KernelRecord& kernel) {
+  nlohmann::ordered_json entry;
+  entry["name"] = kernel.name;
+  entry["file"] = kernel.file;
+  entry["launcher"] = kernel.name + "_launch";
+  entry["workspace_launcher"] = kernel.name + "_workspace_bytes";
+  entry["inputs"] = tensors_json(kernel.inputs);
+  entry["outputs"] = tensors_json(kernel.outputs);
+  entry["workspace_bytes"] = kernel.workspace_bytes;
+  entry["grid"] = kernel.launch.grid;
+  entry["block"] = kernel.launch.block;
+  entry["shared_bytes"] = kernel.launch.shared_bytes;
+  entry["shared_bytes_requested"] = kernel.shared_bytes_requested;
+  entry["shared_memory_fallback"] = kernel.shared_memory_fallback;
+  entry["cooperative"] = kernel.launch.cooperative;
+  entry["template"] = kernel.template_text;
+  entry["composition"] = kernel.composition;
+  entry["vector_width"] = kernel.vector_width;
+  nlohmann::ordered_json compositions = nlohmann::ordered_json::array();
+  for (const OpRecord& op : kernel.ops) {
+    nlohmann::ordered_json item;
+    item["node"] = op.node;
+    item["op_type"] = op.op_type;
+    item["composition"] = op.composition;
+    item["template"] = op.template_entry;
+    compositions.push_back(std::move(item));
+  }
+  entry["compositions"] = std::move(compositions);
+  entry["fused_nodes"] = kernel.fused_nodes;
+  entry["predicted_time_us"] = kernel.predicted_time_us;
+  entry["charges"] = charges_json(kernel.charges);
+  nlohmann::ordered_json shared_by = nlohmann::ordered_json::array();
+  for (const SharedLaunchRecord& launch : kernel.shared_by) {
+    nlohmann::ordered_json item;
+    item["node"] = launch.node;
+    item["outputs"] = launch.outputs;
+    shared_by.push_back(std::move(item));
+  }
+  entry["shared_by"] = std::move(shared_by);
+  return entry;
+}
+
 }  // namespace
 
-Result<KernelsManifest> parse_kernels_manifest(std::string_view text, const std::string& source) {
+std::string render_kernels_json(const KernelsArtifact& artifact) {
+  nlohmann::ordered_json root;
+  root["schema"] = std::string(kKernelsSchema);
+  root["model_sha256"] = artifact.model_sha256;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const KernelRecord& kernel : artifact.kernels) list.push_back(kernel_json(kernel));
+  root["kernels"] = std::move(list);
+  return dump_json(std::move(root));
+}
+
+Result<KernelsArtifact> parse_kernels_json(std::string_view text, const std::string& source) {
   // Measured before parsing: 64 MiB of "{}," would parse into 2.3 GB.
   const support::JsonExtent extent = support::measure_json(text);
   if (extent.depth > kMaxDepth) {
@@ -281,46 +417,46 @@ Result<KernelsManifest> parse_kernels_manifest(std::string_view text, const std:
   }
   const Fields top(document, source + ": ");
   STITCH_ASSIGN_OR_RETURN(std::string schema, top.string("schema"));
-  if (schema != kSchema) {
-    return top.error("schema", quote_cut(schema) + " is not " + std::string(kSchema) +
+  if (schema != kKernelsSchema) {
+    return top.error("schema", quote_cut(schema) + " is not " + std::string(kKernelsSchema) +
                                    " (written by another stitchopt version)");
   }
-  KernelsManifest manifest;
-  STITCH_ASSIGN_OR_RETURN(manifest.model_sha256, top.string("model_sha256"));
+  KernelsArtifact artifact;
+  STITCH_ASSIGN_OR_RETURN(artifact.model_sha256, top.string("model_sha256"));
   STITCH_ASSIGN_OR_RETURN(const json* kernels, top.list("kernels", "kernel objects"));
   std::set<std::string> names;
   for (size_t i = 0; i < kernels->size(); ++i) {
-    STITCH_ASSIGN_OR_RETURN(ManifestKernel kernel, parse_kernel((*kernels)[i], i, source));
+    STITCH_ASSIGN_OR_RETURN(KernelRecord kernel, parse_kernel((*kernels)[i], i, source));
     if (!names.insert(kernel.name).second) {
       return Status::invalid_input(source + ": lists kernel " + kernel.name + " twice" +
                                    kRecompile);
     }
-    manifest.kernels.push_back(std::move(kernel));
+    artifact.kernels.push_back(std::move(kernel));
   }
-  return manifest;
+  return artifact;
 }
 
-Result<std::optional<KernelsManifest>> read_kernels_manifest(const fs::path& out_dir) {
+Result<std::optional<KernelsArtifact>> read_kernels_json(const fs::path& out_dir) {
   const fs::path relative = fs::path("kernels") / "kernels.json";
   const fs::path path = out_dir / relative;
   std::error_code error;
-  if (!fs::exists(fs::symlink_status(path, error))) return std::optional<KernelsManifest>();
+  if (!fs::exists(fs::symlink_status(path, error))) return std::optional<KernelsArtifact>();
   STITCH_ASSIGN_OR_RETURN(
-      std::string text, support::read_regular_file_under(out_dir, relative,
-                                                         kMaxKernelsManifestBytes, "kernels.json"));
-  STITCH_ASSIGN_OR_RETURN(KernelsManifest manifest, parse_kernels_manifest(text, path.string()));
+      std::string text,
+      support::read_regular_file_under(out_dir, relative, kMaxKernelsJsonBytes, "kernels.json"));
+  STITCH_ASSIGN_OR_RETURN(KernelsArtifact artifact, parse_kernels_json(text, path.string()));
   // Each source must be a file stitchopt wrote into OUT/kernels: no link leading
   // elsewhere (the names' form is checked already).
   const fs::path kernels_dir = out_dir / "kernels";
   const fs::path real_kernels_dir = fs::canonical(kernels_dir, error);
-  for (const ManifestKernel& kernel : manifest.kernels) {
+  for (const KernelRecord& kernel : artifact.kernels) {
     const fs::path real = fs::canonical(kernels_dir / kernel.file, error);
     if (error || real.parent_path() != real_kernels_dir || !fs::is_regular_file(real, error)) {
       return Status::invalid_input(not_a_source_of_this_directory(
           path.string() + ": kernel " + kernel.name + ": ", kernel.file));
     }
   }
-  return std::optional<KernelsManifest>(std::move(manifest));
+  return std::optional<KernelsArtifact>(std::move(artifact));
 }
 
-}  // namespace stitch::runtime
+}  // namespace stitch::artifact

@@ -30,13 +30,17 @@
 #include <memory>
 #include <string>
 
+#include "emit/schedule.h"
 #include "fusion/planner.h"
 #include "runtime_stub/profile.h"
 
-namespace stitch::runtime {
+namespace stitch::driver {
 
 struct EmulatedTimerOptions {
-  ProfileOptions profile;  // the device and how kernels are compiled and estimated
+  runtime::ProfileOptions profile;  // the device and how kernels are compiled and estimated
+  // The schedule choices the compile emits with (--no-stencil-tiles): a probe is the
+  // kernel the plan would emit, not one of a default schedule.
+  emit::ScheduleOptions schedule;
   // Probe outputs (kernels/, model.fused.onnx), one per timing round: WORK_DIR/0, ...
   std::string work_dir;
   int max_candidates = 48;
@@ -44,4 +48,4 @@ struct EmulatedTimerOptions {
 
 std::unique_ptr<fusion::CandidateTimer> make_emulated_timer(EmulatedTimerOptions options);
 
-}  // namespace stitch::runtime
+}  // namespace stitch::driver

@@ -1,12 +1,12 @@
 // JSON text with every string made valid UTF-8 (json_text.h).
-#include "emit/json_text.h"
+#include "artifact/json_text.h"
 
 #include <string_view>
 #include <utility>
 
 #include "support/escape.h"
 
-namespace stitch::emit {
+namespace stitch::artifact {
 namespace {
 
 bool is_valid_utf8(std::string_view text) {
@@ -55,4 +55,4 @@ std::string dump_json(nlohmann::ordered_json json) {
   return text;
 }
 
-}  // namespace stitch::emit
+}  // namespace stitch::artifact

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace stitch::emit {
+namespace stitch::artifact {
 
 // Takes the document by value and fixes its strings in place: callers move it in.
 std::string dump_json(nlohmann::ordered_json json);
 
-}  // namespace stitch::emit
+}  // namespace stitch::artifact
