@@ -15,6 +15,7 @@
 #include "emit/kernel_writer.h"
 #include "emit/schedule.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/reduction_axes.h"
 #include "support/escape.h"
 
 namespace stitch::emit {
@@ -95,7 +96,7 @@ Attrs stage_attrs(const ir::Graph& graph, const GroupSchedule& schedule, const i
   bool noop = false;
   std::vector<int64_t> axes;
   if (reduction) {
-    Result<std::vector<int64_t>> given = reduction_axes(graph, node, &noop);
+    Result<std::vector<int64_t>> given = ir::reduction_axes(graph, node, &noop);
     if (given.is_ok()) axes = given.value();
   }
   const TiledGemmPlan* tiled = schedule.as<TiledGemmPlan>();
@@ -379,7 +380,7 @@ std::string estimate_line(const cost_model::GroupCost& cost,
                 "profile OUT --emulate` gives the emulated figures (profile.json)",
                 support::source_text(profile.name, 40).c_str(), static_cast<long long>(cost.bytes),
                 cost_model::memory_time_us(profile, static_cast<double>(cost.bytes)), cost.flops,
-                profile.launch_latency_us, cost.charge_us, cost.time_us);
+                profile.launch_latency_us, cost.time.charge_us(), cost.time.total_us);
   return text;
 }
 
@@ -417,11 +418,12 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   kernel.shared_bytes_requested = schedule.shared_bytes_requested;
   kernel.shared_bytes_allocated = schedule.shared_bytes;
   kernel.shared_memory_fallback = schedule.shared_memory_fallback;
-  // One estimate: the predicted time is its plain part, without the schedule's charge.
+  // One estimate with one meaning everywhere (docs/report-schema.md, "Predicted
+  // time"): one launch of the kernel as emitted, the schedule's charges included.
   const cost_model::KernelShape shape = kernel_shape(graph, schedule);
   const cost_model::GroupCost cost =
       cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile, &shape);
-  kernel.predicted_time_us = cost.time_us - cost.charge_us;
+  kernel.predicted_time_us = cost.time.total_us;
   kernel.estimate = estimate_line(cost, profile);
   record_template(graph, schedule, &kernel);
 

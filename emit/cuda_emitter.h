@@ -77,7 +77,7 @@ struct EmittedKernel {
   std::string template_text;  // FusionStitching grammar, whole kernel
   std::string composition;    // the kernel's main composition
   std::string why;            // why that composition (GroupSchedule::why)
-  int vector_width = 1;       // 4: the 128-bit path (GroupSchedule::vector_width)
+  int vector_width = 1;       // 4: the 128-bit path (VectorAccess::width)
   std::vector<OpSchedule> ops;
   int64_t shared_bytes_requested = 0;
   int64_t shared_bytes_allocated = 0;

@@ -4,13 +4,14 @@
 // It names every value (a C identifier per value, unique in the kernel), defines the
 // accessor lambda `v_<name>(long long i)` of each value it reads (an inlined op's index
 // function through the op-lowering table, or a read of memory for inputs and
-// materialized values) and writes the stages of the schedule's composition. Its member
-// functions live in four files along their concepts:
-//   kernel_writer.cc      accessors, inlined values and the stages of each composition;
+// materialized values) and has the composition's CompositionWriter (its folder under
+// emit/compositions/) write its declarations and stages. Its member functions live in
+// three files along their concepts:
+//   kernel_writer.cc      accessors, inlined values, one value's stage code, the
+//                         dispatch to the composition's writer;
 //   reduction_emitter.cc  reductions: per-thread loops, warp/column mappings, partials,
 //                         row-local shuffles;
-//   gemm_emitter.cc       MatMul/Gemm per-thread bodies and the tiled MatMul;
-//   attention_emitter.cc  the attention composition (FlashAttention on CUDA cores);
+//   gemm_emitter.cc       MatMul/Gemm per-thread bodies;
 //   cuda_emitter.cc       (not a member) the kernel skeleton around the body.
 #pragma once
 
@@ -27,6 +28,14 @@
 
 namespace stitch::emit {
 
+// The writer of one composition's declarations and stages: a specialization per plan
+// type, in the composition's folder (emit/compositions/<name>/<name>_writer.h), with
+//   static Result<std::string> stages(KernelWriter&, const Plan&, written);
+//   static std::string prologue(const KernelWriter&, const Plan&, written);
+// and its helpers. It may use the writer's accessors and stages below (it is a friend).
+template <class Plan>
+struct CompositionWriter;
+
 class KernelWriter {
  public:
   KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule);
@@ -38,6 +47,9 @@ class KernelWriter {
   std::string pointer_name(ir::ValueId id) const { return "p_" + names_.at(id); }
 
  private:
+  template <class Plan>
+  friend struct CompositionWriter;
+
   ir::DType dtype(ir::ValueId id) const { return graph_.value(id).type.dtype; }
   const std::vector<int64_t>& dims(ir::ValueId id) const { return graph_.value(id).type.dims; }
   std::string accessor_name(ir::ValueId id) const { return "v_" + names_.at(id); }
@@ -79,23 +91,10 @@ class KernelWriter {
   std::string loop_start(int64_t items, bool per_warp);
   std::string row_lane() const;
   bool row_guarded() const;
-  std::string moved_row(ir::ValueId id) const;
   std::string row_loop(int64_t length) const;
-  Result<std::string> row_code(ir::ValueId id, const std::string& indent);
-  Result<std::string> split_row_stages(const std::vector<ir::ValueId>& written);
-  Result<std::string> row_stages(const std::vector<ir::ValueId>& written);
-  Result<std::string> packing_stages(const std::vector<ir::ValueId>& written);
-  Result<std::string> global_stages(const std::vector<ir::ValueId>& written);
-  Result<std::string> vector_stages(const std::vector<ir::ValueId>& written,
-                                    const std::string& indent);
   // The declarations before the accessors: the shared arena, then the composition's
   // (tiles, row and thread indices, the grid barrier, the split rows' partials).
   std::string prologue(const std::vector<ir::ValueId>& written) const;
-  std::string attention_prologue(const AttentionPlan& plan) const;
-  std::string tiled_gemm_prologue(const TiledGemmPlan& plan) const;
-  std::string row_prologue(const RowPlan& plan, const std::vector<ir::ValueId>& written) const;
-  std::string stage_prologue() const;
-  std::string stencil_tile_prologue(const StencilTile& tile) const;
   std::string barrier_declaration() const;
   bool reads_through_registers(ir::ValueId written, ir::ValueId target) const;
 
@@ -112,28 +111,17 @@ class KernelWriter {
   // gemm_emitter.cc.
   Result<std::string> gemm_body(const ir::Node& node, bool lanes = false);
   Result<std::string> lane_gemm_code(ir::ValueId id, const std::string& indent);
-  Result<std::string> tiled_gemm_code(const std::vector<ir::ValueId>& written);
+  // A loop of the block's threads filling a shared tile: `slot` = `value` for each of
+  // `elements` e (after `index`), several loads in flight per thread.
   std::string tile_load_loop(const std::string& slot, int64_t elements, const std::string& index,
                              const std::string& value, const std::string& indent) const;
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
   Result<std::string> output_writes(const std::vector<ir::ValueId>& written,
                                     const std::string& indent);
 
-  // attention_emitter.cc.
-  struct AttentionParts {
-    std::string q_value, k_value, v_value;  // operand reads at a tile load's index
-    std::string logits;                     // the score chain's accessor
-    std::string scores, output;             // the registers of S and O
-    std::string loop_header;                // comment, -inf, the tile loop's opening
-  };
-  Result<AttentionParts> attention_parts(const std::string& how);
-  Result<std::string> attention_code(const std::vector<ir::ValueId>& written);
-  Result<std::string> transpose_code();
-  Result<std::string> stencil_tile_code(const std::vector<ir::ValueId>& written);
+  // A group output written through a Transpose of a value computed at its own index
+  // (the attention and stencil compositions' moved outputs).
   Result<std::string> write_through_transpose(ir::ValueId id, const ir::Node& transpose);
-  Result<std::string> attention_mma_code(const std::vector<ir::ValueId>& written);
-  Result<std::string> attention_writes(const std::vector<ir::ValueId>& written,
-                                       const std::string& indent);
 
   bool narrow_indices() const;  // index_t is int (see prologue)
 

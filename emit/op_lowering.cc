@@ -27,10 +27,9 @@ OpLowering reduction(ReductionLowering lowering) {
   return entry;
 }
 
-OpLowering reduction_form(ReductionForm form, int64_t axes_input_opset) {
+OpLowering reduction_form(ReductionForm form) {
   ReductionLowering lowering;
   lowering.form = form;
-  lowering.axes_input_opset = axes_input_opset;
   return reduction(lowering);
 }
 
@@ -44,9 +43,7 @@ OpLowering gemm(GemmForm form) {
 // read these) and GEMMs (gemm_emitter.cc).
 void register_reduction_and_gemm_lowerings(OpLoweringRegistrations& table) {
   using C = ReduceCombine;
-  ReductionLowering sum = accumulate(C::kSum);
-  sum.axes_input_opset = 13;
-  table.emplace_back("ReduceSum", reduction(sum));
+  table.emplace_back("ReduceSum", reduction(accumulate(C::kSum)));
   table.emplace_back("ReduceMean", reduction(accumulate(C::kSum, "v", "", true)));
   table.emplace_back("ReduceMax", reduction(accumulate(C::kMax)));
   table.emplace_back("ReduceMin", reduction(accumulate(C::kMin)));
@@ -55,9 +52,9 @@ void register_reduction_and_gemm_lowerings(OpLoweringRegistrations& table) {
   table.emplace_back("ReduceL2", reduction(accumulate(C::kSum, "v * v", "sqrt")));
   table.emplace_back("ReduceSumSquare", reduction(accumulate(C::kSum, "v * v")));
   table.emplace_back("ReduceLogSum", reduction(accumulate(C::kSum, "v", "log")));
-  table.emplace_back("ReduceLogSumExp", reduction_form(ReductionForm::kLogSumExp, 18));
-  table.emplace_back("ArgMax", reduction_form(ReductionForm::kArgMax, 0));
-  table.emplace_back("ArgMin", reduction_form(ReductionForm::kArgMin, 0));
+  table.emplace_back("ReduceLogSumExp", reduction_form(ReductionForm::kLogSumExp));
+  table.emplace_back("ArgMax", reduction_form(ReductionForm::kArgMax));
+  table.emplace_back("ArgMin", reduction_form(ReductionForm::kArgMin));
   table.emplace_back("MatMul", gemm(GemmForm::kMatMul));
   table.emplace_back("Gemm", gemm(GemmForm::kGemm));
 }
@@ -163,6 +160,11 @@ std::optional<GemmForm> gemm_form(const ir::Node& node) {
 bool reads_later_operands_as_scalars(const ir::Node& reader) {
   const OpLowering* lowering = find_op_lowering(reader);
   return lowering != nullptr && lowering->later_operands_scalar;
+}
+
+bool permutes_axes(const ir::Node& node) {
+  const OpLowering* lowering = find_op_lowering(node);
+  return lowering != nullptr && lowering->permutes_axes;
 }
 
 }  // namespace stitch::emit

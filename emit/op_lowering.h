@@ -83,9 +83,7 @@ struct ReductionLowering {
   std::string pre = "v";  // applied to each element: "v", "(v < 0 ? -v : v)", "v * v"
   std::string post;       // the function applied to the result: "", "sqrt", "log"
   bool mean = false;
-  // The opset from which the axes are an input (ReduceSum 13, the others 18); 0: a
-  // single `axis` attribute (ArgMax, ArgMin).
-  int64_t axes_input_opset = 18;
+  // (Which axes it reduces: ir::reduction_axes, the one reader.)
 };
 
 // The thread-composition body of a GEMM-kind op.
@@ -99,6 +97,9 @@ struct OpLowering {
   bool later_operands_scalar = false;
   std::optional<ReductionLowering> reduction;
   std::optional<GemmForm> gemm;
+  // The output is the input with its axes permuted (Transpose): the schedule moves
+  // whole rows or tiles through it.
+  bool permutes_axes = false;
 };
 
 // The registration table an op-lowering file fills: op type -> entry. Each op type
@@ -130,5 +131,7 @@ int reduction_accumulator_bytes(const ir::Graph& graph, const ir::Node& node);
 std::optional<GemmForm> gemm_form(const ir::Node& node);
 // Whether `reader` reads its operands after the first at element 0 (Clip's bounds).
 bool reads_later_operands_as_scalars(const ir::Node& reader);
+// Whether `node` permutes its input's axes (OpLowering::permutes_axes: Transpose).
+bool permutes_axes(const ir::Node& node);
 
 }  // namespace stitch::emit

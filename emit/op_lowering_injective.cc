@@ -305,7 +305,9 @@ void register_injective_lowerings(OpLoweringRegistrations& table) {
   dropout.passes_through = true;
   table.emplace_back("Dropout", std::move(dropout));
   table.emplace_back("Expand", inline_entry(expand));
-  table.emplace_back("Transpose", inline_entry(transpose));
+  OpLowering permutation = inline_entry(transpose);
+  permutation.permutes_axes = true;
+  table.emplace_back("Transpose", std::move(permutation));
   table.emplace_back("Slice", inline_entry(slice));
   table.emplace_back("Concat", inline_entry(concat));
   table.emplace_back("Split", inline_entry(split_op));

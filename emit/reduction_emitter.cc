@@ -8,6 +8,7 @@
 
 #include "emit/cuda_text.h"
 #include "emit/kernel_writer.h"
+#include "ir/core/reduction_axes.h"
 #include "ir/reference/interpreter.h"
 
 namespace stitch::emit {
@@ -123,7 +124,7 @@ std::string accumulator_type(int bytes) { return bytes == 8 ? "double" : "float"
 // thread loops over the reduced elements).
 Result<std::string> KernelWriter::reduction_body(const ir::Node& node) {
   bool noop = false;
-  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph_, node, &noop));
+  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ir::reduction_axes(graph_, node, &noop));
   const ir::ValueId x_id = node.inputs[0];
   const std::string out_ct = compute_type(dtype(node.outputs[0]));
   if (elements_of(graph_, node.outputs[0]) == 0) return empty_value_body(out_ct);
@@ -292,7 +293,7 @@ Result<std::string> KernelWriter::mapped_reduction_code(ir::ValueId id, const st
   const ValueSchedule& value = schedule_.values.at(id);
   STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
   bool noop = false;
-  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, reduction_axes(graph_, node, &noop));
+  STITCH_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ir::reduction_axes(graph_, node, &noop));
   const ir::ValueId x_id = node.inputs[0];
   STITCH_ASSIGN_OR_RETURN(std::string x, accessor(x_id));
   STITCH_RETURN_IF_ERROR(accessor(id).status());

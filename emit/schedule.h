@@ -267,10 +267,4 @@ KernelShapeOracle kernel_shape_oracle(const cost_model::DeviceProfile& profile,
 const std::vector<int64_t>& dims_of(const ir::Graph& graph, ir::ValueId value);
 int64_t elements_of(const ir::Graph& graph, ir::ValueId value);
 
-// Reduced axes of a Reduce*/ArgMax/ArgMin node, sorted and non-negative, from the
-// attribute or the constant axes input; error when axes come from a non-constant
-// value. `noop` is set for noop_with_empty_axes with no axes (the op is Identity).
-Result<std::vector<int64_t>> reduction_axes(const ir::Graph& graph, const ir::Node& node,
-                                            bool* noop);
-
 }  // namespace stitch::emit

@@ -62,9 +62,6 @@ TEST(OpLoweringTest, ReductionAnswers) {
   EXPECT_EQ(l2->combine, ReduceCombine::kSum);
   EXPECT_EQ(l2->pre, "v * v");
   EXPECT_EQ(l2->post, "sqrt");
-  EXPECT_EQ(find_reduction_lowering(OneNode("ReduceSum").node())->axes_input_opset, 13);
-  EXPECT_EQ(find_reduction_lowering(OneNode("ReduceMean").node())->axes_input_opset, 18);
-  EXPECT_EQ(find_reduction_lowering(OneNode("ArgMin").node())->axes_input_opset, 0);
   EXPECT_EQ(find_reduction_lowering(OneNode("Relu").node()), nullptr);
 }
 

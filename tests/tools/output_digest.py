@@ -66,9 +66,9 @@ def models(exports_dir):
     return found
 
 
-def digest_one(stitchopt, work, label, path, flags):
+def digest_one(stitchopt, work, extra, label, path, flags):
     out = os.path.join(work, label)
-    command = [stitchopt, path, "-o", out, "-q", "--force"] + flags
+    command = [stitchopt, path, "-o", out, "-q", "--force"] + flags + extra
     done = subprocess.run(command, capture_output=True, text=True)
     record = {"exit": done.returncode}
     if done.returncode != 0:
@@ -120,12 +120,15 @@ def main():
     parser.add_argument("--save", help="write the digests here")
     parser.add_argument("--compare", help="compare with digests saved by --save")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--flag", action="append", default=[],
+                        help="an extra stitchopt flag for every compile (repeatable), e.g. "
+                             "--flag=--no-stencil-tiles")
     args = parser.parse_args()
     stitchopt = os.path.abspath(args.stitchopt)
     os.makedirs(args.work, exist_ok=True)
     digests, contents = {}, {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        jobs = [pool.submit(digest_one, stitchopt, args.work, *m) for m in models(args.exports)]
+        jobs = [pool.submit(digest_one, stitchopt, args.work, args.flag, *m) for m in models(args.exports)]
         for job in jobs:
             label, record, files = job.result()
             digests[label] = record

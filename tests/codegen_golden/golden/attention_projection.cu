@@ -30,7 +30,7 @@
 // Outputs:
 //   o: float[2,4,16,8]
 // Launch: grid 32, block 128, shared 2304 bytes (requested 2304), workspace 0 bytes
-// Predicted time: 6.696 us
+// Predicted time: 9.243 us
 // Estimate on h100 (analytic): 20488 bytes moved (1.70 us at the bandwidth curve), 2.79e+05 flops, launch 5.00 us, schedule charge 2.55 us: 9.24 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 

@@ -11,7 +11,7 @@
 // Outputs:
 //   y: float[4096,96]
 // Launch: grid 1056, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 13056 bytes
-// Predicted time: 7.932 us
+// Predicted time: 10.943 us
 // Estimate on h100 (analytic): 3145728 bytes moved (2.93 us at the bandwidth curve), 7.86e+05 flops, launch 5.00 us, schedule charge 3.01 us: 10.94 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 

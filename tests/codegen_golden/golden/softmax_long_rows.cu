@@ -15,7 +15,7 @@
 // Outputs:
 //   y: float[64,30000]
 // Launch: grid 512, block 512, shared 128 bytes (requested 128), cooperative, workspace 7684352 bytes
-// Predicted time: 12.126 us
+// Predicted time: 20.505 us
 // Estimate on h100 (analytic): 15360008 bytes moved (7.13 us at the bandwidth curve), 1.54e+07 flops, launch 5.00 us, schedule charge 8.38 us: 20.51 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 

@@ -16,7 +16,7 @@
 //   y: float[1024,30000]
 // Launch: grid 528, block 512, shared 128 bytes (requested 120128), workspace 122880000 bytes
 // Shared-memory fallback: regional to global
-// Predicted time: 88.667 us
+// Predicted time: 170.062 us
 // Estimate on h100 (analytic): 245760008 bytes moved (83.67 us at the bandwidth curve), 2.46e+08 flops, launch 5.00 us, schedule charge 81.39 us: 170.06 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 

@@ -1,0 +1,70 @@
+// The stages' loops (emit/compositions/charges.h).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "emit/compositions/charges.h"
+#include "emit/compositions/group_facts.h"
+#include "ir/core/gemm_shape.h"
+#include "ir/core/op_registry.h"
+
+namespace stitch::emit {
+
+// The dot products and reductions of the thread, packing and global compositions: in
+// each stage a lane walks its share of the stage's loops (side by side over the grid),
+// each term one read of every operand, an operand computed inline reading what its
+// expression reads (a LayerNorm's normalized row read by the next GEMM: its input, the
+// mean, the variance, the scale and the shift): k terms for a thread per GEMM output,
+// k / 32 for a warp per output (lanes_over_k), the reduced elements for a thread per
+// reduction output, their share for a warp's lane; at least one item's worth. The
+// stages follow one another across the grid barriers, as the emulation's critical
+// path sums them.
+void charge_stage_loops(const ChargeContext& context, cost_model::KernelShape* shape) {
+  const ir::Graph& graph = context.graph;
+  const GroupSchedule& schedule = context.schedule;
+  const double lanes = context.lanes;
+  if (lanes <= 0) return;
+  std::map<int, std::pair<double, double>> stages;  // level -> (spread, one item)
+  for (ir::NodeId id : schedule.boundary.ordered_nodes) {
+    const ir::Node& node = graph.node(id);
+    const ir::OpKind kind = ir::op_kind(node);
+    if ((kind != ir::OpKind::kGemm && kind != ir::OpKind::kReduction) || node.outputs.empty() ||
+        node.inputs.empty()) {
+      continue;
+    }
+    const auto value = schedule.values.find(node.outputs[0]);
+    if (value == schedule.values.end() || !value->second.materialized) continue;
+    const ValueSchedule& v = value->second;
+    double loads = 0;
+    if (kind == ir::OpKind::kGemm) {
+      const std::optional<ir::GemmShape> gemm = ir::gemm_shape(graph, node);
+      if (!gemm || node.inputs.size() < 2) continue;
+      const double terms = v.lanes_over_k ? std::ceil(static_cast<double>(gemm->k) / 32.0)
+                                          : static_cast<double>(gemm->k);
+      loads =
+          terms * (element_reads(context, node.inputs[0]) + element_reads(context, node.inputs[1]));
+    } else if (v.mapping == ReductionMapping::kThread || v.mapping == ReductionMapping::kWarp) {
+      // (A thread-mapped reduction keeps v.reduced at 1: its elements per output.)
+      const int64_t outputs = std::max<int64_t>(elements_of(graph, node.outputs[0]), 1);
+      const double reduced =
+          static_cast<double>(std::max<int64_t>(elements_of(graph, node.inputs[0]) / outputs, 1));
+      const double terms = v.mapping == ReductionMapping::kThread
+                               ? reduced
+                               : std::ceil(reduced / 32.0 / static_cast<double>(v.slices));
+      loads = terms * element_reads(context, node.inputs[0]);
+    } else {
+      continue;
+    }
+    const double threads = static_cast<double>(stage_threads(graph, node.outputs[0], v));
+    auto& [spread, one_item] = stages[v.level];
+    spread += threads * loads / lanes;
+    one_item = std::max(one_item, loads);
+  }
+  for (const auto& [level, stage] : stages) {
+    shape->gemm_load_chain += std::max(stage.first, stage.second);
+  }
+}
+
+}  // namespace stitch::emit

@@ -1,0 +1,176 @@
+// The rows composition's writer (see row_writer.h).
+#include "emit/compositions/rows/row_writer.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "emit/cuda_text.h"
+#include "ir/core/op_registry.h"
+#include "ir/core/window.h"
+#include "support/escape.h"
+
+namespace stitch::emit {
+
+// Row-local code for value `id` inside the row loop (warp/block composition).
+Result<std::string> CompositionWriter<RowPlan>::row_code(KernelWriter& w, ir::ValueId id,
+                                                         const std::string& indent) {
+  if (ir::op_kind(w.producer(id)) == ir::OpKind::kReduction)
+    return w.row_reduction_code(id, indent);
+  const ValueSchedule& value = w.schedule_.values.at(id);
+  const std::string sync = w.plan<RowPlan>().warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
+  const std::string& base = w.names_.at(id);
+  std::string code = indent + "// " + comment_name(w.producer(id)) + " -> " +
+                     ir::to_string(w.graph_.value(id).type) + "\n";
+  const int64_t k = value.row_elements;
+  const std::string index = "row * " + num(k) + " + j";
+  // Rows moved by a Transpose: its operand at this row, written to the row it lands on.
+  STITCH_ASSIGN_OR_RETURN(std::string function, value.rows_moved
+                                                    ? w.accessor(w.producer(id).inputs[0])
+                                                    : w.value_function(id));
+  std::string target;
+  if (value.rows_moved) {
+    target = w.pointer_name(id) + "[" + moved_row(w, id) + " * " + num(k) + " + j]";
+  } else if (w.output_index_.count(id)) {
+    target = w.pointer_name(id) + "[" + index + "]";
+  } else if (value.storage == Storage::kShared) {
+    target = "sh_" + base + "[j]";
+  } else {
+    target = "ws_" + base + "[" + index + "]";
+  }
+  // A clamped row group computes but does not write (shared rows are its own).
+  const bool guarded =
+      w.row_guarded() && (w.output_index_.count(id) || value.storage == Storage::kWorkspace);
+  code += indent + (guarded ? "if (row_in) " : "") + w.row_loop(k) + " " + target + " = " +
+          store(w.dtype(id), function + "(" + index + ")") + ";\n";
+  if (value.materialized) code += indent + sync + "\n";
+  return code;
+}
+
+// The row a Transpose that moves whole rows (rows_moved) writes the current row to:
+// the row's coordinates over the operand's row axes, each scaled by the stride of
+// the output axis it moves to.
+std::string CompositionWriter<RowPlan>::moved_row(const KernelWriter& w, ir::ValueId id) {
+  const ir::Node& node = w.producer(id);
+  const std::vector<int64_t>& in = w.dims(node.inputs[0]);
+  const std::vector<int64_t>& out = w.dims(id);
+  const std::vector<int64_t> perm = transpose_perm(node, in.size());
+  // The row axes: the leading axes of the rows' elements (schedule.cc checked that
+  // the Transpose leaves the others in place).
+  size_t q = 0;
+  for (int64_t running = 1; q < in.size() && running < w.plan<RowPlan>().rows; ++q)
+    running *= in[q];
+  return "(" + transposed_index(in, out, perm, q, "row") + ")";
+}
+
+// Split rows: phases separated by grid barriers; in each, a block per (row, part)
+// combines the partials of the reductions the phase reads, then writes its values.
+Result<std::string> CompositionWriter<RowPlan>::split_row_stages(
+    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+  std::ostringstream stages;
+  const int64_t parts = w.plan<RowPlan>().blocks_per_row;
+  const int64_t length = w.plan<RowPlan>().row_length;
+  for (int phase = 0; phase < w.schedule_.levels; ++phase) {
+    if (phase > 0) stages << "  stitch_grid_sync(barrier);\n";
+    stages << "  // Phase " << phase << ": block (row, part) over the row slice [j0, j1)\n";
+    stages << "  for (index_t vb = blockIdx.x; vb < " << w.plan<RowPlan>().rows * parts
+           << "; vb += gridDim.x) {\n";
+    stages << "    row = vb / " << parts << ";\n";
+    stages << "    const index_t part = vb % " << parts << ";\n";
+    stages << "    [[maybe_unused]] const index_t j0 = part * " << w.plan<RowPlan>().slice << ";\n";
+    stages << "    [[maybe_unused]] const index_t j1 = j0 + " << w.plan<RowPlan>().slice << " < "
+           << length << " ? j0 + " << w.plan<RowPlan>().slice << " : " << length << ";\n";
+    for (ir::ValueId id : written) {
+      const ValueSchedule& value = w.schedule_.values.at(id);
+      bool reduction = ir::op_kind(w.producer(id)) == ir::OpKind::kReduction;
+      if (!reduction || value.level + 1 > phase) continue;
+      bool needed = value.level + 1 == phase && w.output_index_.count(id) > 0;
+      for (ir::ValueId other : written) {
+        if (w.schedule_.values.at(other).level == phase && w.reads_through_registers(other, id)) {
+          needed = true;
+        }
+      }
+      if (!needed) continue;
+      STITCH_ASSIGN_OR_RETURN(std::string code,
+                              w.combine_code(id, value.level + 1 == phase, "    "));
+      stages << code;
+    }
+    for (ir::ValueId id : written) {
+      if (w.schedule_.values.at(id).level != phase) continue;
+      STITCH_ASSIGN_OR_RETURN(std::string code, row_code(w, id, "    "));
+      stages << code;
+    }
+    stages << "    __syncthreads();\n  }\n";
+  }
+  return stages.str();
+}
+
+// A warp or a block per row: one loop over the rows writing every value.
+Result<std::string> CompositionWriter<RowPlan>::row_stages(
+    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+  std::ostringstream stages;
+  const bool warp = w.plan<RowPlan>().warp;
+  const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
+  if (warp && w.plan<RowPlan>().lanes_per_row < 32) {
+    // The loop runs over the warp's first row, the same for all its lanes, so that
+    // every lane reaches the shuffles; each group of lanes_per_row takes its row.
+    const int lanes = w.plan<RowPlan>().lanes_per_row;
+    stages << "  for (index_t first = static_cast<index_t>(blockIdx.x) * "
+           << w.plan<RowPlan>().rows_per_block << " + threadIdx.x / 32 * " << 32 / lanes
+           << "; first < " << w.plan<RowPlan>().rows
+           << "; first += static_cast<index_t>(gridDim.x) * " << w.plan<RowPlan>().rows_per_block
+           << ") {\n";
+    stages << "    row = first + threadIdx.x % 32 / " << lanes << ";\n";
+    if (w.row_guarded()) {
+      stages << "    const bool row_in = row < " << w.plan<RowPlan>().rows << ";\n";
+      stages << "    if (!row_in) row = " << w.plan<RowPlan>().rows - 1 << ";\n";
+    }
+  } else if (warp) {
+    stages << "  for (row = static_cast<index_t>(blockIdx.x) * " << w.plan<RowPlan>().rows_per_block
+           << " + threadIdx.x / 32; row < " << w.plan<RowPlan>().rows
+           << "; row += static_cast<index_t>(gridDim.x) * " << w.plan<RowPlan>().rows_per_block
+           << ") {\n";
+  } else {
+    stages << "  for (row = blockIdx.x; row < " << w.plan<RowPlan>().rows
+           << "; row += gridDim.x) {\n";
+  }
+  for (ir::ValueId id : written) {
+    STITCH_ASSIGN_OR_RETURN(std::string code, row_code(w, id, "    "));
+    stages << code;
+  }
+  stages << "    " << sync << "\n  }\n";
+  return stages.str();
+}
+
+std::string CompositionWriter<RowPlan>::row_prologue(const KernelWriter& w, const RowPlan& plan,
+                                                     const std::vector<ir::ValueId>& written) {
+  std::ostringstream body;
+  if (plan.warp && plan.lanes_per_row < 32) {
+    body << "  const index_t lane = threadIdx.x % " << plan.lanes_per_row
+         << ";  // within the row's " << plan.lanes_per_row << " lanes\n";
+  } else if (plan.warp) {
+    body << "  const index_t lane = threadIdx.x % 32;\n";
+  }
+  body << "  index_t row = 0;\n";
+  if (plan.split()) {
+    body << w.barrier_declaration();
+    for (ir::ValueId id : written) {
+      const ValueSchedule& value = w.schedule_.values.at(id);
+      if (value.partial_offset < 0) continue;
+      body << "  float* pt_" << w.names_.at(id) << " = reinterpret_cast<float*>(workspace + "
+           << value.partial_offset << ");  // [" << plan.rows << ", " << plan.blocks_per_row
+           << "] partials of " << comment_name(w.producer(id)) << "\n";
+    }
+  }
+  int64_t slot_bytes = w.schedule_.shared_bytes - (plan.warp ? 0 : kBlockScratchBytes);
+  if (slot_bytes > 0) {
+    body << "  const index_t row_slot = "
+         << (plan.warp ? "(threadIdx.x / " + num(plan.lanes_per_row) + ") * " +
+                             num(slot_bytes / plan.rows_per_block)
+                       : std::string("0"))
+         << ";\n";
+  }
+  return body.str();
+}
+
+}  // namespace stitch::emit

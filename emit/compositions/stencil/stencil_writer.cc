@@ -1,0 +1,164 @@
+// The stencil composition's writer (see stencil_writer.h).
+#include "emit/compositions/stencil/stencil_writer.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "emit/cuda_text.h"
+#include "ir/core/op_registry.h"
+#include "ir/core/window.h"
+#include "support/escape.h"
+
+namespace stitch::emit {
+
+// Stencil composition (schedule.h 3c.): a block per tile of [planes, tile_h, tile_w]
+// outputs, grid-stride over the tiles. The block's threads stage the input elements
+// the tile's windows cover (zero outside the input: the taps there are skipped), each
+// evaluating the stencil's input accessor (its inlined producers) once; after a
+// barrier, thread t computes output (plane t / (tile_h x tile_w), row, column) of the
+// tile, whose stencil reads its taps from the tile (s_<input>), and writes every
+// group output at that index (an output through a Transpose where the Transpose puts
+// it); a second barrier before the next tile overwrites it. A grouped Conv's tile
+// holds whole groups: its output planes and the input planes they read start at
+// group g0 x filters_per_group and g0 x channels_per_group.
+Result<std::string> CompositionWriter<StencilPlan>::stencil_tile_code(
+    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+  const StencilTile& tile = *staged_tile(w.schedule_);
+  const ir::Node& node = w.graph_.node(tile.stencil);
+  const ir::ValueId in = node.inputs[0], out = node.outputs[0];
+  const std::optional<ir::Stencil> stencil = ir::stencil_of(w.graph_, node);
+  if (!stencil) return w.error(node, "has no window for the staged tile (emitter bug)");
+  const ir::Window window = ir::planar_window(stencil->window);  // a 1-D window: one row
+  STITCH_ASSIGN_OR_RETURN(std::string x, w.accessor(in));
+  const std::string name = w.names_.at(in);
+  const std::string t = compute_type(w.dtype(in));
+  const std::vector<int64_t>& out_dims = w.dims(out);
+  const int64_t planes = out_dims[0] * out_dims[1];
+  const int64_t in_planes = w.dims(in)[0] * w.dims(in)[1];
+  const int64_t in_h = window.input[0], in_w = window.input[1];
+  const int64_t out_h = window.output[0], out_w = window.output[1];
+  const int64_t tp = tile.planes, th = tile.tile_h, tw = tile.tile_w;
+  const int64_t tip = tile.in_planes;
+  const int64_t sh = tile.tile_in_h, sw = tile.tile_in_w;
+  const int64_t per_planes = tile.tiles_h * tile.tiles_w;
+  std::ostringstream code;
+  // A 1-D window's tiles run along its one row: no row terms.
+  const bool one_row = staged_stencil_is_1d(w.graph_, tile);
+  code << "  // " << comment_name(node) << ": " << planes << " planes of "
+       << (one_row ? "[" + num(out_w) : "[" + num(out_h) + ", " + num(out_w))
+       << "] outputs in tiles of [" << tp << ", " << (one_row ? "" : num(th) + ", ") << tw << "]\n";
+  if (w.schedule_.as<StencilPlan>()) {
+    code << "  for (index_t t = blockIdx.x; t < " << tile.tiles << "; t += gridDim.x) {\n";
+  } else {
+    // A stage of the global composition (4b.), whose grid is sized for its largest
+    // stage: block b takes tiles [b T / G, (b + 1) T / G), so the busy blocks spread
+    // over the grid (the emulated profile's block sampling assumes they do).
+    const std::string tiles = num(tile.tiles) + "LL";
+    code << "  for (index_t t = static_cast<index_t>(blockIdx.x * " << tiles
+         << " / gridDim.x), t_end = static_cast<index_t>((blockIdx.x + 1) * " << tiles
+         << " / gridDim.x); t < t_end; ++t) {\n";
+  }
+  // t = (plane group, row tile, column tile); factors of 1 are left out.
+  auto term = [](std::string text, int64_t divisor, int64_t modulus, int64_t scale) {
+    if (divisor != 1) text += " / " + num(divisor);
+    if (modulus != 0) text = modulus == 1 ? "0" : text + " % " + num(modulus);
+    return text == "0" || scale == 1 ? text : text + " * " + num(scale);
+  };
+  code << "    tile_plane0 = " << term("t", per_planes, 0, tip) << ";\n";
+  // The tile's first output plane: its first input plane unless a group has more
+  // filters than channels, or fewer.
+  const std::string plane0 =
+      tip == tp ? std::string("tile_plane0") : "(" + term("t", per_planes, 0, tp) + ")";
+  if (!one_row) {
+    code << "    const index_t r0 = " << term("t", tile.tiles_w, tile.tiles_h, th)
+         << ";  // the tile's first output row and column\n";
+  }
+  code << "    const index_t c0 = " << term("t", 1, tile.tiles_w, tw)
+       << (one_row ? ";  // the tile's first output\n" : ";\n");
+  auto origin = [&](const std::string& first, size_t d) {
+    std::string text = window.strides[d] == 1 ? first : first + " * " + num(window.strides[d]);
+    return window.pad_begin[d] == 0 ? text : text + " - " + num(window.pad_begin[d]);
+  };
+  if (!one_row) code << "    tile_row0 = " << origin("r0", 0) << ";\n";
+  code << "    tile_col0 = " << origin("c0", 1) << ";\n";
+  code << "    for (index_t e = threadIdx.x; e < " << tip * sh * sw << "; e += blockDim.x) {\n";
+  code << "      const index_t plane = tile_plane0 + e / " << sh * sw << ";\n";
+  if (!one_row) {
+    code << "      const index_t p0 = tile_row0 + e / " << sw << " % " << sh << ";\n";
+  }
+  code << "      const index_t p1 = tile_col0 + e % " << sw << ";\n";
+  code << "      tile_" << name << "[e] = plane < " << in_planes;
+  if (!one_row) code << " && p0 >= 0 && p0 < " << in_h;
+  code << " && p1 >= 0 && p1 < " << in_w << " ? " << x << "(plane * " << in_h * in_w
+       << (one_row ? "" : " + p0 * " + num(in_w)) << " + p1) : static_cast<" << t << ">(0);\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "    {\n";
+  code << "      const index_t plane = " << plane0 << " + threadIdx.x / " << th * tw << ";\n";
+  if (!one_row) {
+    code << "      const index_t o0 = r0 + threadIdx.x / " << tw << " % " << th << ";\n";
+  }
+  code << "      const index_t o1 = c0 + threadIdx.x % " << tw << ";\n";
+  code << "      if (threadIdx.x < " << tp * th * tw << " && plane < " << planes
+       << (one_row ? "" : " && o0 < " + num(out_h)) << " && o1 < " << out_w << ") {\n";
+  if (one_row) {
+    code << "        const index_t i = plane * " << out_w << " + o1;\n";
+  } else {
+    code << "        const index_t i = (plane * " << out_h << " + o0) * " << out_w << " + o1;\n";
+  }
+  // 4b.'s stage moves no output; the stencil composition may.
+  static const std::map<ir::ValueId, ir::NodeId> kNone;
+  const StencilPlan* staged = w.schedule_.as<StencilPlan>();
+  const std::map<ir::ValueId, ir::NodeId>& moved = staged ? staged->moved_outputs : kNone;
+  for (ir::ValueId id : written) {
+    auto through = moved.find(id);
+    if (through != moved.end()) {
+      // Written through a Transpose (and views): the element at i of its input lands
+      // where the Transpose puts it.
+      const ir::Node& transpose = w.graph_.node(through->second);
+      STITCH_ASSIGN_OR_RETURN(std::string write, w.write_through_transpose(id, transpose));
+      code << "        " << write << ";  // " << comment_name(transpose) << "\n";
+      continue;
+    }
+    STITCH_ASSIGN_OR_RETURN(std::string function, w.value_function(id));
+    code << "        " << w.target_array(id) << "[i] = " << store(w.dtype(id), function + "(i)")
+         << ";  // " << comment_name(w.producer(id)) << "\n";
+  }
+  code << "      }\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "  }\n";
+  return code.str();
+}
+
+// The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
+std::string CompositionWriter<StencilPlan>::stencil_tile_prologue(const KernelWriter& w,
+                                                                  const StencilTile& tile) {
+  std::ostringstream body;
+  const bool one_row = staged_stencil_is_1d(w.graph_, tile);
+  const ir::ValueId in = w.graph_.node(tile.stencil).inputs[0];
+  const std::string t = compute_type(w.dtype(in));
+  const std::string name = w.names_.at(in);
+  body << "  " << t << "* tile_" << name << " = reinterpret_cast<" << t << "*>(smem + "
+       << tile.offset << ");  // [" << tile.in_planes << ", "
+       << (one_row ? std::string() : num(tile.tile_in_h) + ", ") << tile.tile_in_w
+       << "] elements of " << support::source_literal(w.graph_.value(in).name)
+       << " the tile's windows read\n";
+  if (one_row) {
+    // A 1-D window: its position is the tile's column (the tile has one row).
+    body << "  index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column\n";
+    body << "  auto s_" << name << " = [&](index_t plane, index_t p0) -> " << t
+         << " {\n    return tile_" << name << "[(plane - tile_plane0) * " << tile.tile_in_w
+         << " + p0 - tile_col0];\n  };\n";
+  } else {
+    body << "  index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, "
+            "row, column\n";
+    body << "  auto s_" << name << " = [&](index_t plane, index_t p0, index_t p1) -> " << t
+         << " {\n    return tile_" << name << "[((plane - tile_plane0) * " << tile.tile_in_h
+         << " + p0 - tile_row0) * " << tile.tile_in_w << " + p1 - tile_col0];\n  };\n";
+  }
+  return body.str();
+}
+
+}  // namespace stitch::emit

@@ -1,0 +1,91 @@
+// The tiled gemm composition's writer (see tiled_gemm_writer.h).
+#include "emit/compositions/tiled_gemm/tiled_gemm_writer.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "emit/cuda_text.h"
+#include "ir/core/op_registry.h"
+#include "ir/core/window.h"
+#include "support/escape.h"
+
+namespace stitch::emit {
+
+Result<std::string> CompositionWriter<TiledGemmPlan>::tiled_gemm_code(
+    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+  const TiledGemmPlan& tiled = w.plan<TiledGemmPlan>();
+  const ir::Node& matmul = w.graph_.node(tiled.gemm);
+  const ir::ValueId c = matmul.outputs[0];
+  const int64_t m = tiled.m, n = tiled.n, k = tiled.k;
+  const int64_t tm = tiled.tile_m, tn = tiled.tile_n;
+  const int64_t m_tiles = (m + tm - 1) / tm, n_tiles = (n + tn - 1) / tn;
+  const int64_t tiles = tiled.batch * m_tiles * n_tiles;
+  std::vector<int64_t> a_dims = w.dims(matmul.inputs[0]);
+  std::vector<int64_t> b_dims = w.dims(matmul.inputs[1]);
+  std::vector<int64_t> c_dims = w.dims(c);
+  std::vector<int64_t> a_batch(a_dims.begin(), a_dims.end() - 2);
+  std::vector<int64_t> b_batch(b_dims.begin(), b_dims.end() - 2);
+  std::vector<int64_t> batch(c_dims.begin(), c_dims.end() - 2);
+  STITCH_ASSIGN_OR_RETURN(
+      std::string a_value,
+      w.operand_value(matmul.inputs[0], "a_base + m * " + num(k) + " + e % " + num(k)));
+  STITCH_ASSIGN_OR_RETURN(
+      std::string b_value,
+      w.operand_value(matmul.inputs[1], "b_base + (e / " + num(tn) + ") * " + num(n) + " + n"));
+  STITCH_RETURN_IF_ERROR(w.accessor(c).status());
+  const std::string ct = compute_type(w.dtype(c));
+  std::ostringstream code;
+  code << "  // " << comment_name(matmul) << " -> " << ir::to_string(w.graph_.value(c).type)
+       << ": tiles of [" << tm << ", " << tn << "] outputs of one batch per block\n";
+  code << "  for (index_t tile = blockIdx.x; tile < " << tiles << "; tile += gridDim.x) {\n";
+  code << "    const index_t batch = tile / " << m_tiles * n_tiles << ";\n";
+  if (n_tiles == 1) {
+    code << "    const index_t m0 = tile % " << m_tiles << " * " << tm << ";\n";
+    code << "    const index_t n0 = 0;\n";
+  } else {
+    code << "    const index_t m0 = (tile / " << n_tiles << ") % " << m_tiles << " * " << tm
+         << ";\n";
+    code << "    const index_t n0 = tile % " << n_tiles << " * " << tn << ";\n";
+  }
+  code << "    const index_t a_base = (" << broadcast_index(batch, a_batch, "batch") << ") * "
+       << m * k << ";\n";
+  code << "    const index_t b_base = (" << broadcast_index(batch, b_batch, "batch") << ") * "
+       << k * n << ";\n";
+  code << w.tile_load_loop("tile_a[e]", tm * k, "const index_t m = m0 + e / " + num(k) + ";",
+                           "m < " + num(m) + " ? static_cast<float>(" + a_value + ") : 0.0f",
+                           "    ");
+  code << w.tile_load_loop("tile_b[e]", k * tn, "const index_t n = n0 + e % " + num(tn) + ";",
+                           "n < " + num(n) + " ? static_cast<float>(" + b_value + ") : 0.0f",
+                           "    ");
+  code << "    __syncthreads();\n";
+  code << "    for (index_t e = threadIdx.x; e < " << tm * tn << "; e += blockDim.x) {\n";
+  code << "      const index_t m = m0 + e / " << tn << ";\n";
+  code << "      const index_t n = n0 + e % " << tn << ";\n";
+  code << "      if (m >= " << m << " || n >= " << n << ") continue;\n";
+  code << "      float sum = 0;\n";
+  code << "      for (index_t kk = 0; kk < " << k << "; ++kk) {\n";
+  code << "        sum += tile_a[(e / " << tn << ") * " << k << " + kk] * tile_b[kk * " << tn
+       << " + e % " << tn << "];\n      }\n";
+  code << "      r_" << w.names_.at(c) << " = "
+       << load(w.dtype(c), store(w.dtype(c), "static_cast<" + ct + ">(sum)")) << ";\n";
+  code << "      const index_t i = (batch * " << m << " + m) * " << n << " + n;\n";
+  STITCH_ASSIGN_OR_RETURN(std::string writes, w.output_writes(written, "      "));
+  code << writes << "    }\n    __syncthreads();\n  }\n";
+  return code.str();
+}
+
+std::string CompositionWriter<TiledGemmPlan>::tiled_gemm_prologue(const KernelWriter& w,
+                                                                  const TiledGemmPlan& plan) {
+  std::ostringstream body;
+  const ir::Node& matmul = w.graph_.node(plan.gemm);
+  body << "  float* tile_a = reinterpret_cast<float*>(smem + " << plan.a_offset << ");  // ["
+       << plan.tile_m << ", " << plan.k << "] rows of "
+       << support::source_literal(w.graph_.value(matmul.inputs[0]).name) << "\n";
+  body << "  float* tile_b = reinterpret_cast<float*>(smem + " << plan.b_offset << ");  // ["
+       << plan.k << ", " << plan.tile_n << "] columns of "
+       << support::source_literal(w.graph_.value(matmul.inputs[1]).name) << "\n";
+  return body.str();
+}
+
+}  // namespace stitch::emit
