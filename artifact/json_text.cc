@@ -55,4 +55,27 @@ std::string dump_json(nlohmann::ordered_json json) {
   return text;
 }
 
+std::string json_kind(const nlohmann::json& value) {
+  using nlohmann::json;
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number";
+    default:
+      return "an unsupported value";
+  }
+}
+
 }  // namespace stitch::artifact

@@ -14,4 +14,9 @@ namespace stitch::artifact {
 // Takes the document by value and fixes its strings in place: callers move it in.
 std::string dump_json(nlohmann::ordered_json json);
 
+// What kind of JSON value a file holds where another was expected, for "expected a
+// number, got a string": "null", "a boolean", "a string", "an integer", "a number",
+// "a list", "an object". The readers of kernels.json and of device profiles say it.
+std::string json_kind(const nlohmann::json& value);
+
 }  // namespace stitch::artifact

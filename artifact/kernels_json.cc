@@ -57,28 +57,15 @@ std::string integer_text(const json& value) {
 
 // What a JSON value is, for "expected X, got Y": "the string \"yes\"", "the integer 3".
 std::string describe(const json& value) {
-  switch (value.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return value.get<bool>() ? "true" : "false";
-    case json::value_t::string:
-      return "the string " + quote_cut(value.get_ref<const std::string&>());
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "the integer " + integer_text(value);
-    case json::value_t::number_float: {
-      std::ostringstream text;
-      text << "the number " << value.get<double>();
-      return text.str();
-    }
-    case json::value_t::array:
-      return "a list";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return "an unsupported value";
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_string()) return "the string " + quote_cut(value.get_ref<const std::string&>());
+  if (value.is_number_integer()) return "the integer " + integer_text(value);
+  if (value.is_number_float()) {
+    std::ostringstream text;
+    text << "the number " << value.get<double>();
+    return text.str();
   }
+  return json_kind(value);  // null, a list, an object
 }
 
 bool is_identifier(std::string_view text) {

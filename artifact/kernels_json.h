@@ -52,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "artifact/kernel_charges.h"
 #include "ir/core/dtype.h"
 #include "ir/core/status.h"
 
@@ -74,23 +75,6 @@ struct LaunchRecord {
   int block = 0;
   int64_t shared_bytes = 0;
   bool cooperative = false;  // a cooperative launch with a grid barrier
-};
-
-// cost_model::KernelShape as recorded: the charges of the schedule the kernel was
-// emitted with (docs/cost-model.md, "Composition charges"), so that whoever estimates
-// the kernel later costs the code that exists, not a schedule built again with other
-// options.
-struct KernelCharges {
-  bool global = false;
-  int64_t grid_barriers = 0;
-  int64_t workspace_bytes = 0;
-  double thread_gemm_macs = 0;
-  double tiled_gemm_macs = 0;
-  double attention_macs = 0;
-  double load_chain = 0;
-  double gemm_load_chain = 0;
-  double stencil_load_chain = 0;
-  bool operator==(const KernelCharges& other) const = default;
 };
 
 // One op's place in the kernel's schedule (written for people; not read back).

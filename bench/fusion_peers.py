@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 
+from model_manifest import input_shapes
 from ort_peer import fix_input_shapes, session, work_nodes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -101,10 +102,7 @@ def main():
     for entry in entries:
         path = os.path.abspath(os.path.join(args.models, entry["file"]))
         flags = entry["input_shape_flags"]
-        shapes = {}
-        for flag in flags:
-            name, dims = flag.rsplit("=", 1)
-            shapes[name] = [int(d) for d in dims.split(",")]
+        shapes = input_shapes(flags)
         with tempfile.TemporaryDirectory() as work:
             full = stitchopt_report(binary, path, flags, [], work)
             off = ["--no-codegen", "--no-epilogue"]

@@ -23,6 +23,8 @@ import tempfile
 
 import onnx
 
+from model_manifest import input_shapes
+
 
 def stitchopt_nodes(binary, model_path, flags, extra, work):
     out = os.path.join(work, "out")
@@ -60,10 +62,7 @@ def main():
     for entry in entries:
         path = os.path.join(args.models, entry["file"])
         flags = entry["input_shape_flags"]
-        shapes = {}
-        for flag in flags:
-            name, dims = flag.rsplit("=", 1)
-            shapes[name] = [int(d) for d in dims.split(",")]
+        shapes = input_shapes(flags)
         with tempfile.TemporaryDirectory() as work:
             ours = stitchopt_nodes(args.stitchopt, path, flags, ["--disable-pass", "decompose"], work)
             opened = stitchopt_nodes(args.stitchopt, path, flags, [], work)

@@ -34,7 +34,7 @@ KernelTime analytic_kernel_time(int64_t bytes, double gathered_bytes, double com
     // The composition's costs, as the emulated profile counts them: the workspace
     // round trip with the bytes, CUDA-core GEMM issue time with the compute, grid
     // barriers after both.
-    KernelCharges& charges = time.charges;
+    ChargeTimes& charges = time.charges;
     const double plain_dram_us = time.dram_us;
     time.dram_us = memory_time_us(profile, static_cast<double>(bytes + 2 * shape->workspace_bytes));
     charges.workspace_us = time.dram_us - plain_dram_us;

@@ -108,6 +108,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/kernel_charges.h"
 #include "cost_model/device_profile.h"
 #include "cost_model/kernel_time.h"
 #include "ir/core/graph.h"
@@ -191,33 +192,10 @@ PatternScore score_epilogue(const ir::Graph& graph, const std::vector<ir::NodeId
                             const DeviceProfile& profile, const ScoreOptions& options);
 
 // What the code generator makes of a group, as far as the analytic estimate charges
-// it (emit::kernel_shape builds it from the group's schedule; docs/cost-model.md,
-// "Composition charges").
-struct KernelShape {
-  bool global = false;          // the global composition (stages, grid barriers)
-  int grid_barriers = 0;        // stitch_grid_sync calls per launch
-  int64_t workspace_bytes = 0;  // intermediates stitched through global memory
-  double thread_gemm_macs = 0;  // multiply-adds of GEMMs computed one output per thread
-  double tiled_gemm_macs = 0;   // multiply-adds of a GEMM computed from shared tiles
-  double attention_macs = 0;    // multiply-adds of a CUDA-core attention kernel's two GEMMs
-  // Global loads each lane issues one after another in dot products it recomputes (the
-  // attention prologue's inlined projections: two per multiply-add): the busiest
-  // warp's load chain of the emulated profile's latency term (docs/perf-model.md).
-  double load_chain = 0;
-  // Global loads a lane issues one after another in the loops of the thread, packing and
-  // global compositions (emit::kernel_shape: per stage, the lane's share of the stage's
-  // dot products and reductions, each term's reads of its operands through the values
-  // computed inline, summed over the stages).
-  double gemm_load_chain = 0;
-  // Global loads a lane issues walking the windows of the group's stencils (depthwise
-  // convs, pools): its share of each stencil's evaluations, each tap one read of what
-  // the stencil's input reads through the values computed inline (and a Conv's weight).
-  // A 7x7 depthwise conv computed where a channels-last LayerNorm's 64 rows read it
-  // leaves a few hundred threads walking 196 taps each: 35 us on an H100, where the
-  // same conv over a thread per output and a LayerNorm kernel take 12 (convnext,
-  // docs/benchmarks.md, 2026-11-27).
-  double stencil_load_chain = 0;
-};
+// it: the counts of artifact/kernel_charges.h, which emit::kernel_shape fills from the
+// group's schedule and kernels.json records for the kernel as emitted, so the profile
+// prices the same counts later (docs/cost-model.md, "Composition charges").
+using KernelShape = artifact::KernelCharges;
 
 // The constants that turn a KernelShape into time (instructions per multiply-add of
 // each GEMM form, the share of each load chain a warp waits out, the issue rate) are the

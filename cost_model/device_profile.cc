@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "artifact/json_text.h"
 #include "support/bounded_file.h"
 
 namespace stitch::cost_model {
@@ -22,28 +23,6 @@ std::vector<std::pair<std::string_view, std::string_view>> builtin_profile_texts
 namespace {
 
 using nlohmann::json;
-
-std::string json_type_name(const json& value) {
-  switch (value.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "a list";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "an integer";
-    case json::value_t::number_float:
-      return "a number";
-    default:
-      return "an unsupported value";
-  }
-}
 
 // The range of every numeric field (device_profile.h has the table with the reasons).
 // Wide enough for every NVIDIA GPU from V100 to well past H200; tight enough that no
@@ -231,7 +210,8 @@ class ObjectReader {
 
   Result<std::string> string(std::string_view key) {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
-    if (!value->is_string()) return error(key, "expected a string, got " + json_type_name(*value));
+    if (!value->is_string())
+      return error(key, "expected a string, got " + artifact::json_kind(*value));
     return value->get<std::string>();
   }
 
@@ -241,7 +221,7 @@ class ObjectReader {
     seen_.insert(std::string(key));
     auto it = object_.find(std::string(key));
     if (it == object_.end()) return std::string();
-    if (!it->is_string()) return error(key, "expected a string, got " + json_type_name(*it));
+    if (!it->is_string()) return error(key, "expected a string, got " + artifact::json_kind(*it));
     return it->get<std::string>();
   }
 
@@ -249,7 +229,7 @@ class ObjectReader {
   Result<int64_t> integer(std::string_view key) {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
     if (!value->is_number_integer()) {
-      return error(key, "expected an integer, got " + json_type_name(*value));
+      return error(key, "expected an integer, got " + artifact::json_kind(*value));
     }
     // Compared as a double: exact at every bound, and an unsigned past int64 stays large.
     const bool is_unsigned = value->is_number_unsigned();
@@ -265,7 +245,8 @@ class ObjectReader {
   // A number key; validate_device_profile checks its range.
   Result<double> number(std::string_view key) {
     STITCH_ASSIGN_OR_RETURN(const json* value, find(key));
-    if (!value->is_number()) return error(key, "expected a number, got " + json_type_name(*value));
+    if (!value->is_number())
+      return error(key, "expected a number, got " + artifact::json_kind(*value));
     return value->get<double>();
   }
 
@@ -301,7 +282,7 @@ Result<Calibration> parse_calibration(ObjectReader& reader, const std::string& s
   }
   STITCH_ASSIGN_OR_RETURN(const json* block, reader.find(kCalibrationKey));
   if (!block->is_object()) {
-    return reader.error(kCalibrationKey, "expected an object, got " + json_type_name(*block));
+    return reader.error(kCalibrationKey, "expected an object, got " + artifact::json_kind(*block));
   }
   ObjectReader calibration_reader(*block, source, std::string(kCalibrationKey) + ".");
   Calibration calibration{};
@@ -312,9 +293,9 @@ Result<Calibration> parse_calibration(ObjectReader& reader, const std::string& s
   }
   STITCH_ASSIGN_OR_RETURN(const json* provenance, calibration_reader.find(kProvenanceKey));
   if (!provenance->is_object()) {
-    return calibration_reader.error(
-        kProvenanceKey,
-        "expected an object of one string per calibration key, got " + json_type_name(*provenance));
+    return calibration_reader.error(kProvenanceKey,
+                                    "expected an object of one string per calibration key, got " +
+                                        artifact::json_kind(*provenance));
   }
   ObjectReader provenance_reader(
       *provenance, source, std::string(kCalibrationKey) + "." + std::string(kProvenanceKey) + ".");
@@ -333,7 +314,7 @@ Result<std::vector<BandwidthPoint>> parse_curve(ObjectReader& reader) {
   if (!curve->is_array()) {
     return reader.error(kCurveKey,
                         "expected a list of {\"bytes\", \"bytes_per_second\"} objects, got " +
-                            json_type_name(*curve));
+                            artifact::json_kind(*curve));
   }
   if (curve->empty()) return reader.error(kCurveKey, "needs at least one point");
   std::vector<BandwidthPoint> points;
@@ -341,7 +322,8 @@ Result<std::vector<BandwidthPoint>> parse_curve(ObjectReader& reader) {
     const json& point = (*curve)[i];
     const std::string where = "point " + std::to_string(i) + ": ";
     if (!point.is_object()) {
-      return reader.error(kCurveKey, where + "expected an object, got " + json_type_name(point));
+      return reader.error(kCurveKey,
+                          where + "expected an object, got " + artifact::json_kind(point));
     }
     BandwidthPoint parsed{};
     for (const FieldRange* field : {&kCurveBytes, &kCurveRate}) {
@@ -350,7 +332,7 @@ Result<std::vector<BandwidthPoint>> parse_curve(ObjectReader& reader) {
       if (it == point.end()) return reader.error(kCurveKey, where + name + " missing");
       if (!it->is_number()) {
         return reader.error(kCurveKey,
-                            where + name + " expected a number, got " + json_type_name(*it));
+                            where + name + " expected a number, got " + artifact::json_kind(*it));
       }
       (field == &kCurveBytes ? parsed.bytes : parsed.bytes_per_second) = it->get<double>();
     }
@@ -480,7 +462,7 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
   }
   if (!document.is_object()) {
     return Status::invalid_input(source + ": expected a JSON object at the top level, got " +
-                                 json_type_name(document));
+                                 artifact::json_kind(document));
   }
   ObjectReader reader(document, source);
   DeviceProfile profile{};

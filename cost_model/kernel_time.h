@@ -27,7 +27,7 @@ std::string_view bound_name(Bound bound);  // "memory", "compute", ...
 // term of KernelTime: workspace_us in dram_us, gemm_instructions_us competes in
 // compute_us, the load chains make latency_us, the barriers and atomics sync_us. A
 // model fills the parts it sees; the others stay 0.
-struct KernelCharges {
+struct ChargeTimes {
   // Analytic: M(bytes + 2 x workspace bytes) - M(bytes), the intermediates a global
   // kernel writes to its workspace and reads back.
   double workspace_us = 0;
@@ -56,7 +56,7 @@ struct KernelTime {
   double total_us = 0;
   double plain_us = 0;  // launch + max(dram, l2, compute) of the bytes and work alone
   Bound bound = Bound::kLaunch;
-  KernelCharges charges;
+  ChargeTimes charges;
 
   double charge_us() const { return total_us - plain_us; }
 };

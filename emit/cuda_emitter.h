@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/kernels_json.h"
 #include "cost_model/device_profile.h"
 #include "emit/group_boundary.h"
 #include "emit/schedule.h"
@@ -44,12 +45,8 @@ struct KernelTensor {
   std::vector<int64_t> shape;
 };
 
-struct LaunchConfig {
-  int64_t grid = 1;
-  int block = 0;
-  int64_t shared_bytes = 0;
-  bool cooperative = false;
-};
+// The launch as kernels.json records it.
+using LaunchConfig = artifact::LaunchRecord;
 
 struct OpSchedule {
   std::string node_name;

@@ -77,18 +77,6 @@ bool is_baked_scalar(const ir::Value& value) {
          static_cast<int64_t>(tensor.bytes.size()) == ir::dtype_size(tensor.dtype);
 }
 
-int64_t product(const std::vector<int64_t>& dims) {
-  int64_t result = 1;
-  for (int64_t d : dims) result *= d;
-  return result;
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string text = "[";
-  for (size_t d = 0; d < dims.size(); ++d) text += (d ? "," : "") + num(dims[d]);
-  return text + "]";
-}
-
 std::string strided_index(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
                           const std::string& var) {
   struct Merged {

@@ -34,8 +34,8 @@ std::string element_literal(const ir::Tensor& tensor, const std::string& compute
 // kernel's canonical text (canonical_group.h), so groups that differ in it never
 // share a kernel.
 bool is_baked_scalar(const ir::Value& value);
-int64_t product(const std::vector<int64_t>& dims);
-std::string dims_text(const std::vector<int64_t>& dims);  // "[2,3]"
+inline int64_t product(const std::vector<int64_t>& dims) { return ir::dims_product(dims); }
+using ir::dims_text;  // "[2,3]"
 
 // The flat index of an operand read through a mixed-radix decomposition of `var` over
 // `dims` (innermost last), each coordinate scaled by `strides` (0: broadcast).

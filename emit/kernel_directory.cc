@@ -30,20 +30,6 @@ std::vector<artifact::TensorRecord> tensor_records(const std::vector<KernelTenso
   return records;
 }
 
-artifact::KernelCharges charges_of(const cost_model::KernelShape& shape) {
-  artifact::KernelCharges charges;
-  charges.global = shape.global;
-  charges.grid_barriers = shape.grid_barriers;
-  charges.workspace_bytes = shape.workspace_bytes;
-  charges.thread_gemm_macs = shape.thread_gemm_macs;
-  charges.tiled_gemm_macs = shape.tiled_gemm_macs;
-  charges.attention_macs = shape.attention_macs;
-  charges.load_chain = shape.load_chain;
-  charges.gemm_load_chain = shape.gemm_load_chain;
-  charges.stencil_load_chain = shape.stencil_load_chain;
-  return charges;
-}
-
 artifact::KernelRecord kernel_record(const EmittedKernel& kernel,
                                      const KernelPrediction& prediction) {
   artifact::KernelRecord record;
@@ -52,8 +38,7 @@ artifact::KernelRecord kernel_record(const EmittedKernel& kernel,
   record.inputs = tensor_records(kernel.inputs);
   record.outputs = tensor_records(kernel.outputs);
   record.workspace_bytes = kernel.workspace_bytes;
-  record.launch = artifact::LaunchRecord{kernel.launch.grid, kernel.launch.block,
-                                         kernel.launch.shared_bytes, kernel.launch.cooperative};
+  record.launch = kernel.launch;
   record.shared_bytes_requested = kernel.shared_bytes_requested;
   record.shared_memory_fallback = kernel.shared_memory_fallback;
   record.template_text = kernel.template_text;
@@ -98,7 +83,7 @@ Result<KernelPrediction> predict_kernel(const ir::Graph& graph,
   STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule,
                           build_schedule(graph, boundary, profile, options));
   const cost_model::KernelShape shape = kernel_shape(graph, schedule);
-  return KernelPrediction{charges_of(shape),
+  return KernelPrediction{shape,
                           cost_model::estimate_group(graph, nodes, profile, &shape).time.total_us};
 }
 

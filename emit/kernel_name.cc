@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "support/escape.h"
+#include "support/strings.h"
 
 namespace stitch::emit {
 namespace {
@@ -13,14 +14,7 @@ namespace {
 // The module path of a node name: its '/'-separated parts but the last (the node's
 // own name), empty parts dropped.
 std::vector<std::string> scope_of(std::string_view name) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t end = name.find('/', start);
-    if (end == std::string_view::npos) end = name.size();
-    if (end > start) parts.emplace_back(name.substr(start, end - start));
-    start = end + 1;
-  }
+  std::vector<std::string> parts = support::split(name, '/');
   if (!parts.empty()) parts.pop_back();
   return parts;
 }

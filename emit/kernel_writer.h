@@ -29,7 +29,8 @@
 namespace stitch::emit {
 
 // The writer of one composition's declarations and stages: a specialization per plan
-// type, in the composition's folder (emit/compositions/<name>/<name>_writer.h), with
+// type, declared in emit/compositions/composition_writers.h and defined in the
+// composition's folder (emit/compositions/<name>/<name>_writer.cc), with
 //   static Result<std::string> stages(KernelWriter&, const Plan&, written);
 //   static std::string prologue(const KernelWriter&, const Plan&, written);
 // and its helpers. It may use the writer's accessors and stages below (it is a friend).

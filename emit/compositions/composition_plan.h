@@ -1,6 +1,6 @@
 // The compositions a fused group can be scheduled as, one type per composition, each
-// in its own folder beside this header (docs/architecture.md, "Adding a
-// composition"). GroupSchedule (emit/schedule.h) holds the common part and one of
+// in its own folder beside this header (docs/architecture.md, "How to add an op, a
+// composition, a device profile"). GroupSchedule (emit/schedule.h) holds the common part and one of
 // these; code that depends on the composition dispatches with std::visit.
 #pragma once
 

@@ -56,6 +56,17 @@ bool reads_at_same_index(const ir::Graph& graph, const ir::Node& reader, ir::Val
   return dims_of(graph, reader.outputs[0]) == dims_of(graph, operand);
 }
 
+void place_written_value(const ir::Graph& graph, ir::ValueId id, bool group_output,
+                         ValueSchedule* value, int64_t* workspace) {
+  if (group_output) {
+    value->storage = Storage::kOutput;
+    return;
+  }
+  value->storage = Storage::kWorkspace;
+  value->offset = *workspace;
+  *workspace += align_to(graph.value(id).type.num_bytes(), kWorkspaceAlignment);
+}
+
 // Threads a stage needs to write `value`: one per element, 32 per warp work item, a
 // block per column work item; a warp per output when it combines partials.
 int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value) {

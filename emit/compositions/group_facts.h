@@ -63,6 +63,11 @@ std::string node_label(const ir::Node& node);
 // Reads of `operand` by `reader` at the reader's own flat index.
 bool reads_at_same_index(const ir::Graph& graph, const ir::Node& reader, ir::ValueId operand);
 
+// Where a written value goes: a group output to its output buffer, an intermediate to
+// the next slot of the workspace (`*workspace`, the bytes used so far, advances).
+void place_written_value(const ir::Graph& graph, ir::ValueId id, bool group_output,
+                         ValueSchedule* value, int64_t* workspace);
+
 // Threads a stage needs to write `value`.
 int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value);
 

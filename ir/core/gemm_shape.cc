@@ -9,18 +9,6 @@
 namespace stitch::ir {
 namespace {
 
-int64_t product(const std::vector<int64_t>& dims) {
-  int64_t result = 1;
-  for (int64_t dim : dims) result *= dim;
-  return result;
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
-  return text + "]";
-}
-
 std::optional<GemmShape> refuse(std::string* why_not, std::string why) {
   if (why_not != nullptr) *why_not = std::move(why);
   return std::nullopt;
@@ -66,7 +54,7 @@ std::optional<GemmShape> gemm_of_matmul(const std::vector<int64_t>& a,
     }
     shape.batch_dims[i] = std::max(l, r);
   }
-  shape.batch = product(shape.batch_dims);
+  shape.batch = dims_product(shape.batch_dims);
   return shape;
 }
 
@@ -90,7 +78,7 @@ std::optional<GemmShape> gemm_shape(const Graph& graph, const Node& node, std::s
                                        ? gemm_of_gemm(node, left.dims, right.dims, why_not)
                                        : gemm_of_matmul(left.dims, right.dims, why_not);
   if (!shape) return std::nullopt;
-  if (product(output.dims) != shape->batch * shape->m * shape->n) {
+  if (dims_product(output.dims) != shape->batch * shape->m * shape->n) {
     return refuse(why_not, "the output " + to_string(output) + " is not " +
                                std::to_string(shape->batch) + " x " + std::to_string(shape->m) +
                                " x " + std::to_string(shape->n));

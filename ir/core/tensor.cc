@@ -18,11 +18,9 @@ bool TensorType::is_static() const {
   return true;
 }
 
-namespace {
-
-// The product of `dims`, saturated at INT64_MAX: shapes come from untrusted models,
-// and a wrapped product would pass every size check.
-int64_t saturating_product(const std::vector<int64_t>& dims) {
+// Saturated at INT64_MAX: shapes come from untrusted models, and a wrapped product
+// would pass every size check.
+int64_t dims_product(const std::vector<int64_t>& dims) {
   int64_t count = 1;
   bool saturated = false;
   for (int64_t dim : dims) {
@@ -32,11 +30,15 @@ int64_t saturating_product(const std::vector<int64_t>& dims) {
   return saturated ? std::numeric_limits<int64_t>::max() : count;
 }
 
-}  // namespace
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
 
 int64_t TensorType::num_elements() const {
   if (!is_static()) return -1;
-  return saturating_product(dims);
+  return dims_product(dims);
 }
 
 int64_t TensorType::num_bytes() const {
@@ -66,7 +68,7 @@ std::string to_string(const TensorType& type) {
   return out.str();
 }
 
-int64_t Tensor::num_elements() const { return saturating_product(dims); }
+int64_t Tensor::num_elements() const { return dims_product(dims); }
 
 int64_t Tensor::int_at(int64_t index) const {
   switch (dtype) {

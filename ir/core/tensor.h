@@ -45,6 +45,11 @@ struct TensorType {
 // "f32[1,128,768]", "f32[?,128]" (unknown dim), "f32[*]" (unknown rank), "i64[]" (scalar).
 std::string to_string(const TensorType& type);
 
+// The product of known dims (1 for none, INT64_MAX when it overflows), and the dims as
+// "[2,3]" (the emitter's comments and the shape errors write them so).
+int64_t dims_product(const std::vector<int64_t>& dims);
+std::string dims_text(const std::vector<int64_t>& dims);
+
 // Where an initializer's bytes lived when the model kept them in an external file.
 struct ExternalDataInfo {
   std::string location;  // relative to the model's directory

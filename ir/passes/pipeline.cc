@@ -20,6 +20,7 @@
 #include "ir/passes/shape_folding.h"
 #include "ir/shapes/shape_inference.h"
 #include "ir/text/text.h"
+#include "support/strings.h"
 
 namespace stitch::ir {
 namespace {
@@ -112,18 +113,7 @@ std::vector<std::string> default_pipeline() {
 }
 
 std::vector<std::string> split_pass_list(std::string_view list) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string_view::npos) comma = list.size();
-    std::string_view piece = list.substr(start, comma - start);
-    size_t first = piece.find_first_not_of(" \t");
-    size_t last = piece.find_last_not_of(" \t");
-    if (first != std::string_view::npos) names.emplace_back(piece.substr(first, last - first + 1));
-    start = comma + 1;
-  }
-  return names;
+  return support::split(list, ',', " \t");
 }
 
 namespace {

@@ -1,17 +1,17 @@
-// The attention composition's writer (attention_writer.h; emit/schedule.h, 1b.): FlashAttention's
-// schedule on CUDA cores. A block per (batch x head, tile of query rows) walks the keys in tiles of
-// 32 staged in shared memory; each lane scores one key, an online softmax per query row keeps the
-// running max and sum in registers, and P x V accumulates in registers. Q, K and V are read through
-// their accessors (the prologue's index functions: a bias add, the head split, Reshape and
-// Transpose), the score through the score chain's accessor (the scale and masks at the score's flat
-// index), so nothing of the Lq x Lk scores is written to memory.
+// The attention composition's writer (declared in ../composition_writers.h; emit/schedule.h, 1b.):
+// FlashAttention's schedule on CUDA cores. A block per (batch x head, tile of query rows) walks the
+// keys in tiles of 32 staged in shared memory; each lane scores one key, an online softmax per
+// query row keeps the running max and sum in registers, and P x V accumulates in registers. Q, K
+// and V are read through their accessors (the prologue's index functions: a bias add, the head
+// split, Reshape and Transpose), the score through the score chain's accessor (the scale and masks
+// at the score's flat index), so nothing of the Lq x Lk scores is written to memory.
 //
 // Numerics: the scores and their dot products are float, as in the GEMM kernels; the
 // softmax differs from the decomposed one only by the order of its roundings (each
 // tile rescales the running sum and accumulator by exp(old max - new max), exactly 1
 // when the max did not move); a row whose every score is -inf gives 0 / 0 = NaN, as
 // the decomposed softmax does.
-#include "emit/compositions/attention/attention_writer.h"
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,7 +1,5 @@
-// The global composition's writer (see global_writer.h).
-#include "emit/compositions/global/global_writer.h"
-
-#include "emit/compositions/thread/thread_writer.h"
+// The global composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

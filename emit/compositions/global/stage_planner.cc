@@ -340,13 +340,7 @@ void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile
         workspace += align_to(elements_of(graph, output) * value.slices * value.accumulator_bytes,
                               kWorkspaceAlignment);
       }
-      if (group.outputs.count(output)) {
-        value.storage = Storage::kOutput;
-      } else {
-        value.storage = Storage::kWorkspace;
-        value.offset = workspace;
-        workspace += align_to(graph.value(output).type.num_bytes(), kWorkspaceAlignment);
-      }
+      place_written_value(graph, output, group.outputs.count(output) > 0, &value, &workspace);
     }
   }
   schedule->workspace_bytes = workspace;

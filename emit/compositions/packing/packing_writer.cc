@@ -1,7 +1,5 @@
-// The packing composition's writer (see packing_writer.h).
-#include "emit/compositions/packing/packing_writer.h"
-
-#include "emit/compositions/thread/thread_writer.h"
+// The packing composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

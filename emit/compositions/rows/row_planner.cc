@@ -181,12 +181,8 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
         value.storage = Storage::kRegister;
         value.partial_offset = workspace;
         workspace += align_to(row.rows * row.blocks_per_row * 4, kWorkspaceAlignment);
-      } else if (outputs.count(output)) {
-        value.storage = Storage::kOutput;
       } else {
-        value.storage = Storage::kWorkspace;
-        value.offset = workspace;
-        workspace += align_to(graph.value(output).type.num_bytes(), kWorkspaceAlignment);
+        place_written_value(graph, output, outputs.count(output) > 0, &value, &workspace);
       }
     }
   }

@@ -1,5 +1,5 @@
-// The rows composition's writer (see row_writer.h).
-#include "emit/compositions/rows/row_writer.h"
+// The rows composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

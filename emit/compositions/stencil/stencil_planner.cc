@@ -208,7 +208,7 @@ bool plan_global_stencil_tile(const GroupFacts& group, const cost_model::DeviceP
   tile->offset = offset;
   schedule->shared_bytes = arena;
   schedule->shared_bytes_requested = align_to(schedule->shared_bytes_requested, 16) + tile->bytes;
-  std::get<GlobalPlan>(schedule->plan).stencil = std::move(tile);
+  std::get<GlobalPlan>(schedule->plan).stencil = tile;
   return true;
 }
 

@@ -1,5 +1,5 @@
-// The stencil composition's writer (see stencil_writer.h).
-#include "emit/compositions/stencil/stencil_writer.h"
+// The stencil composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,5 +1,5 @@
-// The thread composition's writer (see thread_writer.h).
-#include "emit/compositions/thread/thread_writer.h"
+// The thread composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

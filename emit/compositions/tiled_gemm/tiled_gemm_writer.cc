@@ -1,5 +1,5 @@
-// The tiled gemm composition's writer (see tiled_gemm_writer.h).
-#include "emit/compositions/tiled_gemm/tiled_gemm_writer.h"
+// The tiled gemm composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,5 +1,5 @@
-// The transpose composition's writer (see transpose_writer.h).
-#include "emit/compositions/transpose/transpose_writer.h"
+// The transpose composition's writer (declared in ../composition_writers.h).
+#include "emit/compositions/composition_writers.h"
 
 #include <algorithm>
 #include <limits>
