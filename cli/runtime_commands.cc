@@ -18,10 +18,10 @@
 #include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
 #include "ir/core/dtype.h"
+#include "profiling/profile.h"
 #include "runtime_stub/cuda_loader.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
-#include "runtime_stub/profile.h"
 #include "runtime_stub/program.h"
 #include "support/escape.h"
 #include "support/private_files.h"
@@ -393,7 +393,7 @@ int profile_command(int argc, char** argv) {
   std::string out_dir;
   bool emulate = false;
   std::string device_name;
-  runtime::ProfileOptions options;
+  profiling::ProfileOptions options;
   app.add_option("out_dir", out_dir, "the directory `stitchopt MODEL -o DIR` wrote")->required();
   app.add_flag("--emulate", emulate,
                "run the kernels in the CUDA emulation with its hardware counters (required: "
@@ -429,7 +429,7 @@ int profile_command(int argc, char** argv) {
   options.kernel_registers = compiled_for.registers;
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());
-  Result<runtime::ProgramProfile> profile = runtime::profile_program(*program, options);
+  Result<profiling::ProgramProfile> profile = profiling::profile_program(*program, options);
   if (!profile.is_ok()) return report_error(profile.status());
 
   std::printf("device: %s (estimates, docs/perf-model.md); every block of every kernel ran\n",
@@ -444,7 +444,7 @@ int profile_command(int argc, char** argv) {
   // Columns as wide as the longest kernel name (readable names run to 60 characters;
   // a library call's composition column holds its group's kernel name).
   int kernel_width = 12, composition_width = 16;
-  for (const runtime::StepProfile& s : profile->steps) {
+  for (const profiling::StepProfile& s : profile->steps) {
     kernel_width = std::max(kernel_width, static_cast<int>(support::printable(s.kernel).size()));
     composition_width =
         std::max(composition_width, static_cast<int>(support::printable(s.composition).size()));
@@ -454,7 +454,7 @@ int profile_command(int argc, char** argv) {
   std::printf("%-*s %-9s %-*s %9s %9s %9s %6s %6s %6s %9s %9s %9s  %s\n", kernel_width, "kernel",
               "kind", composition_width, "composition", "requested", "dram", "ideal", "sector",
               "redund", "barr", "instr", "est us", "model us", "bound");
-  for (const runtime::StepProfile& s : profile->steps) {
+  for (const profiling::StepProfile& s : profile->steps) {
     const cost_model::KernelEstimate& e = s.estimate;
     const unsigned long long barriers = s.counters.block_barriers + s.counters.grid_barriers;
     const std::string instructions =
@@ -479,7 +479,7 @@ int profile_command(int argc, char** argv) {
   // Through a fresh name and a rename: a link planted at OUT/profile.json is
   // replaced, never written through (support/private_files.h).
   const std::filesystem::path path = std::filesystem::path(out_dir) / "profile.json";
-  if (Status written = support::write_file_atomically(path, runtime::profile_json(*profile));
+  if (Status written = support::write_file_atomically(path, profiling::profile_json(*profile));
       !written.is_ok()) {
     return report_error(written);
   }

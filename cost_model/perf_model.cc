@@ -92,7 +92,7 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
     }
   }
   e.shared_us = static_cast<double>(c.shared_wavefronts) / (sms * clock) * 1e6;
-  KernelCharges& charges = e.charges;
+  ChargeTimes& charges = e.charges;
   charges.load_chain_us = e.latency_us;
   charges.block_barriers_us =
       static_cast<double>(c.block_barriers) * profile.block_barrier_cycles / (sms * clock) * 1e6;

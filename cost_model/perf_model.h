@@ -1,6 +1,6 @@
 // The emulated performance model (docs/perf-model.md): what a kernel launch would cost
 // on a device, from the hardware counters the CUDA emulation recorded while running it
-// (cost_model/stitch_emu_counters.h) and the device profile's constants. Library calls
+// (artifact/stitch_emu_counters.h) and the device profile's constants. Library calls
 // (cuBLAS/cuDNN) are estimated from their FLOPs and bytes.
 //
 // A kernel's estimate is
@@ -30,9 +30,9 @@
 #include <cstdint>
 #include <optional>
 
+#include "artifact/stitch_emu_counters.h"
 #include "cost_model/device_profile.h"
 #include "cost_model/kernel_time.h"
-#include "cost_model/stitch_emu_counters.h"
 
 namespace stitch::cost_model {
 
@@ -47,7 +47,7 @@ struct InstructionEstimate {
   double total() const { return fp32 + fp64 + integer + special + memory + control; }
   // Not a class: global load instructions (counted in memory above) and the load
   // rounds they cost, each wait on a global load weighed 1 / the load groups in flight
-  // (runtime_stub/instruction_estimate.h, count_load_rounds). Their ratio is the share
+  // (profiling/instruction_estimate.h, count_load_rounds). Their ratio is the share
   // of a warp's load requests whose latency it waits out.
   double global_loads = 0;
   double load_rounds = 0;

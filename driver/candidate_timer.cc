@@ -317,10 +317,10 @@ Status EmulatedTimer::run_probes(const ir::Graph& graph, std::vector<Probe>& pro
       emit::kernels_artifact(emitted.kernels, emitted.predictions, support::sha256_hex(bytes)),
       dir / "kernels"));
   STITCH_ASSIGN_OR_RETURN(runtime::Program program, runtime::load_program(dir.string()));
-  STITCH_ASSIGN_OR_RETURN(runtime::ProgramProfile profile,
-                          runtime::profile_program(program, options_.profile));
-  std::map<std::string, const runtime::StepProfile*> by_name;
-  for (const runtime::StepProfile& step : profile.steps) by_name[step.node] = &step;
+  STITCH_ASSIGN_OR_RETURN(profiling::ProgramProfile profile,
+                          profiling::profile_program(program, options_.profile));
+  std::map<std::string, const profiling::StepProfile*> by_name;
+  for (const profiling::StepProfile& step : profile.steps) by_name[step.node] = &step;
   for (Probe& probe : probes) {
     auto found = by_name.find(probe.step_name);
     if (found == by_name.end() || found->second->kind != "kernel") continue;

@@ -32,12 +32,12 @@
 
 #include "emit/schedule.h"
 #include "fusion/planner.h"
-#include "runtime_stub/profile.h"
+#include "profiling/profile.h"
 
 namespace stitch::driver {
 
 struct EmulatedTimerOptions {
-  runtime::ProfileOptions profile;  // the device and how kernels are compiled and estimated
+  profiling::ProfileOptions profile;  // the device and how kernels are compiled and estimated
   // The schedule choices the compile emits with (--no-stencil-tiles): a probe is the
   // kernel the plan would emit, not one of a default schedule.
   emit::ScheduleOptions schedule;

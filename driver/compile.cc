@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "artifact/fused_node_attributes.h"
 #include "emit/canonical_group.h"
 #include "emit/fused_model.h"
-#include "emit/fused_node_attributes.h"
 #include "emit/group_boundary.h"
 #include "emit/kernel_name.h"
 #include "emit/schedule.h"
@@ -59,7 +59,7 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
   std::unordered_map<size_t, std::vector<std::string>> call_sites;
   std::unordered_map<size_t, size_t> kernel_of_group;  // owner group -> kernels index
   for (size_t index = 0; index < result.groups.size(); ++index) {
-    if (result.groups[index].category == fusion::GroupCategory::kLibrary) continue;
+    if (result.groups[index].category == artifact::GroupCategory::kLibrary) continue;
     if (size_t owner = sharing.owner[index]; owner != index) {
       plan.group_codegen[index] = plan.group_codegen[owner];
       if (auto kernel = kernel_of_group.find(owner); kernel != kernel_of_group.end()) {
@@ -155,20 +155,19 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
 
 // The fused node's attributes of a group: `kernel` is its (shared) kernel name and
 // `codegen` that kernel's generated code, when it has some.
-emit::FusedNodeAttributes fused_node_attributes(const ir::Graph& graph,
-                                                const fusion::PlannedGroup& group,
-                                                const std::string& kernel,
-                                                const std::optional<emit::ReportCodegen>& codegen) {
-  emit::FusedNodeAttributes attributes;
+artifact::FusedNodeAttributes fused_node_attributes(
+    const ir::Graph& graph, const fusion::PlannedGroup& group, const std::string& kernel,
+    const std::optional<emit::ReportCodegen>& codegen) {
+  artifact::FusedNodeAttributes attributes;
   attributes.kernel = kernel;
   attributes.category = group.category;
-  if (group.category == fusion::GroupCategory::kLibrary) {
+  if (group.category == artifact::GroupCategory::kLibrary) {
     STITCH_CHECK(group.epilogue.has_value()) << "library group without its epilogue";
     attributes.epilogue = group.epilogue;
   }
   if (codegen) {
     const emit::EmittedKernel& emitted = *codegen->kernel;
-    attributes.codegen = emit::FusedNodeAttributes::Codegen{
+    attributes.codegen = artifact::FusedNodeAttributes::Codegen{
         "kernels/" + emitted.file, emitted.launch.grid, emitted.launch.block, emitted.composition,
         emitted.template_text};
   }

@@ -14,7 +14,7 @@
 //               Which groups share one kernel is decided first (emit::share_kernels,
 //               before any code exists, so each distinct kernel is emitted once
 //               under its final name), with or without codegen;
-//  4. rewrite   each group's fused-node attributes (emit/fused_node_attributes.h),
+//  4. rewrite   each group's fused-node attributes (artifact/fused_node_attributes.h),
 //               built once from the plan and the codegen, and the rewritten model.
 // Without a device profile (--no-fusion) only phase 1 runs; without codegen
 // (--no-codegen) phase 3 is skipped.

@@ -42,11 +42,11 @@ std::string node_label(const ir::Node& node) {
 
 // "elementwise", or for a library call with its epilogue "cuDNN: bias+relu".
 std::string cluster_kind(const fusion::PlannedGroup& group) {
-  if (group.category != fusion::GroupCategory::kLibrary) {
-    return std::string(fusion::to_string(group.category));
+  if (group.category != artifact::GroupCategory::kLibrary) {
+    return std::string(artifact::to_string(group.category));
   }
   STITCH_CHECK(group.epilogue.has_value()) << "library group without its epilogue";
-  std::string text = std::string(fusion::library_name(group.epilogue->library)) + ":";
+  std::string text = std::string(artifact::library_name(group.epilogue->library)) + ":";
   const std::vector<std::string> ops = group.epilogue->op_names();
   for (size_t i = 0; i < ops.size(); ++i) text += (i == 0 ? " " : "+") + ops[i];
   return text;

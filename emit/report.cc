@@ -211,8 +211,8 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     groups.push_back(
         {{"id", index},
          {"kernel", report.plan->kernel_names[index]},
-         {"category", fusion::to_string(group.category)},
-         {"library", group.epilogue ? std::string(fusion::library_name(group.epilogue->library))
+         {"category", artifact::to_string(group.category)},
+         {"library", group.epilogue ? std::string(artifact::library_name(group.epilogue->library))
                                     : std::string()},
          {"epilogue", group.epilogue ? group.epilogue->op_names() : std::vector<std::string>()},
          {"source", fusion::pattern_source_name(group.source)},

@@ -7,9 +7,16 @@
 #include <cstddef>
 #include <limits>
 
+#include "fusion/library_epilogue.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::fusion {
+
+// The recorded types (artifact/library_epilogue.h) this file decides and matches.
+using artifact::EpilogueOp;
+using artifact::Library;
+using artifact::LibraryEpilogue;
+
 namespace {
 
 // What an operand of an epilogue Add can be for the chain value `v` of the call.

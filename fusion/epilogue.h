@@ -10,11 +10,11 @@
 //  - cuBLASLt (MatMul, Gemm): D = act(alpha * A * B + beta * C + bias), with C a
 //    full tensor of D's shape (a residual add, beta = 1), bias a vector broadcast
 //    along the last dim N (CUBLASLT_EPILOGUE_BIAS), act = RELU or identity: the
-//    legacy form of fusion/library_epilogue.h. cuBLASLt's GELU epilogue is the tanh
+//    legacy form of artifact/library_epilogue.h. cuBLASLt's GELU epilogue is the tanh
 //    approximation, not the erf GELU the decompose pass opens, so it is not used.
 //  - cuDNN (Conv): the legacy form as cudnnConvolutionBiasActivationForward.
 //  - cuDNN graphs (a float16/bfloat16 Conv or MatMul, graph_chain in epilogue.cc): any
-//    chain of the ops of fusion/library_epilogue.h (bias, per-channel scale, relu,
+//    chain of the ops of artifact/library_epilogue.h (bias, per-channel scale, relu,
 //    clip, sigmoid, tanh, swish, hardsigmoid, hardswish) as one cuDNN graph of the
 //    product and its pointwise ops (cuDNN's runtime fusion); a MatMul's chain that
 //    goes beyond cuBLASLt's form becomes a cuDNN call.
@@ -64,9 +64,9 @@
 #include <optional>
 #include <vector>
 
+#include "artifact/library_epilogue.h"
 #include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
-#include "fusion/library_epilogue.h"
 #include "fusion/partition.h"
 #include "fusion/pattern.h"
 #include "ir/core/graph.h"
@@ -83,7 +83,7 @@ struct EpilogueChain {
   // the product with nodes[0..k) absorbed, in order; L's own bias or C come first.
   // Empty when L starts no chain.
   // nullopt for a prefix that ends inside an op of several nodes (swish's Sigmoid).
-  std::vector<std::optional<LibraryEpilogue>> epilogue_by_length;
+  std::vector<std::optional<artifact::LibraryEpilogue>> epilogue_by_length;
 };
 
 // The longest epilogue chain from `library_call` (see the header comment); nodes
@@ -95,7 +95,8 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
 // runtime's unfused MatMul, Gemm, Conv and pooling nodes): the library, and the bias
 // or residual add its own operand applies (Conv's bias; Gemm's C as above). nullopt
 // for another op and for a Gemm whose C is neither a residual nor a bias with beta 1.
-std::optional<LibraryEpilogue> call_epilogue(const ir::Graph& graph, const ir::Node& call);
+std::optional<artifact::LibraryEpilogue> call_epilogue(const ir::Graph& graph,
+                                                       const ir::Node& call);
 
 // Every prefix of >= 2 nodes of every library call's longest chain with a positive
 // score, in library-call id order then by length, each with nodes sorted and

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "artifact/library_epilogue.h"
 #include "cost_model/cost_model.h"
-#include "fusion/library_epilogue.h"
 #include "ir/core/graph.h"
 
 namespace stitch::fusion {
@@ -43,7 +43,7 @@ struct Pattern {
   int64_t bytes_saved = 0;     // V_saved of the score
   int64_t shared_memory_bytes = 0;  // shared memory per block the score assumed
   // Epilogue patterns only: the library and what its call applies after the product.
-  std::optional<LibraryEpilogue> epilogue;
+  std::optional<artifact::LibraryEpilogue> epilogue;
   // The code generator's composition of the pattern (PlannerOptions::kernel_shape),
   // when known; score_us has had its charge (charge_us: what the composition costs
   // beyond bytes and launches, less its stencils' and reductions' own charges as

@@ -218,17 +218,18 @@ std::string rejected_reason(const ir::Graph& graph, const RejectedCandidate& rej
 
 }  // namespace
 
-GroupCategory group_category(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes) {
+artifact::GroupCategory group_category(const ir::Graph& graph,
+                                       const std::vector<ir::NodeId>& nodes) {
   bool has_reduction = false;
   bool has_stencil = false;
   for (ir::NodeId id : nodes) {
     ir::OpKind kind = ir::op_kind(graph.node(id));
-    if (kind == ir::OpKind::kGemm) return GroupCategory::kGemm;
+    if (kind == ir::OpKind::kGemm) return artifact::GroupCategory::kGemm;
     if (kind == ir::OpKind::kReduction) has_reduction = true;
     if (kind == ir::OpKind::kStencil) has_stencil = true;
   }
-  if (has_reduction) return GroupCategory::kReduction;
-  return has_stencil ? GroupCategory::kStencil : GroupCategory::kElementwise;
+  if (has_reduction) return artifact::GroupCategory::kReduction;
+  return has_stencil ? artifact::GroupCategory::kStencil : artifact::GroupCategory::kElementwise;
 }
 
 std::string_view pattern_source_name(PatternSource source) {
@@ -303,7 +304,7 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
     group.nodes = pattern.nodes;
     group.source = pattern.source;
     if (pattern.source == PatternSource::kEpilogue) {
-      group.category = GroupCategory::kLibrary;
+      group.category = artifact::GroupCategory::kLibrary;
       group.epilogue = pattern.epilogue;
     } else {
       group.category = group_category(graph, pattern.nodes);
@@ -324,7 +325,7 @@ Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::Devi
 
   result.kernels_fused = static_cast<int64_t>(result.groups.size());
   for (const PlannedGroup& group : result.groups) {
-    if (group.category != GroupCategory::kLibrary) ++result.memory_intensive_after;
+    if (group.category != artifact::GroupCategory::kLibrary) ++result.memory_intensive_after;
   }
   for (ir::NodeId id : graph.node_ids()) {
     const ir::Node& node = graph.node(id);

@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "artifact/group_category.h"
 #include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
 #include "fusion/candidates.h"
-#include "fusion/group_category.h"
 #include "fusion/partition.h"
 #include "fusion/pattern.h"
 #include "fusion/plan.h"
@@ -84,8 +84,8 @@ struct PlannedGroup {
   PatternSource source = PatternSource::kSubstitution;
   // kLibrary for an epilogue pattern (a cuBLASLt/cuDNN call), else the heaviest op
   // kind inside: kGemm, kReduction or kElementwise.
-  GroupCategory category = GroupCategory::kElementwise;
-  std::optional<LibraryEpilogue> epilogue;  // kLibrary only: the call and what it applies
+  artifact::GroupCategory category = artifact::GroupCategory::kElementwise;
+  std::optional<artifact::LibraryEpilogue> epilogue;  // kLibrary only: the call and what it applies
   double score_us = 0;
   int64_t bytes_saved = 0;
   int64_t shared_memory_bytes = 0;
@@ -136,7 +136,8 @@ struct PlannerResult {
 
 // kGemm when a node of `nodes` is a GEMM, else kReduction with a reduction, else
 // kStencil with a stencil, else kElementwise: a (non-library) group's category.
-GroupCategory group_category(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes);
+artifact::GroupCategory group_category(const ir::Graph& graph,
+                                       const std::vector<ir::NodeId>& nodes);
 
 Result<PlannerResult> plan_fusion(const ir::Graph& graph, const cost_model::DeviceProfile& profile,
                                   const PlannerOptions& options);

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "cost_model/stitch_emu_counters.h"
+#include "artifact/stitch_emu_counters.h"
 #include "runtime_stub/backend.h"
 
 namespace stitch::runtime {
 
-// Hardware counters of emulated kernel launches (cost_model/stitch_emu_counters.h): when
+// Hardware counters of emulated kernel launches (artifact/stitch_emu_counters.h): when
 // HostBackendOptions::counters is set, the kernels are compiled into a second library,
 // OUT/kernels/emu_counters_build/, with the counters on and ThreadSanitizer's
 // instrumentation as the source of every load and store (docs/perf-model.md), and each

@@ -7,7 +7,7 @@
 #include <random>
 #include <set>
 
-#include "emit/fused_node_attributes.h"
+#include "artifact/fused_node_attributes.h"
 #include "fusion/epilogue.h"
 #include "ir/core/analysis.h"
 #include "ir/core/dtype.h"
@@ -29,11 +29,11 @@ constexpr size_t kMaxModelBytes = std::numeric_limits<int32_t>::max();
 
 // Unfused ops the CUDA backend runs through a library (fusion/partition.h's library
 // calls, and pooling, which has no generated kernel).
-std::optional<fusion::Library> library_of(std::string_view op_type) {
-  if (op_type == "MatMul" || op_type == "Gemm") return fusion::Library::kCublasLt;
+std::optional<artifact::Library> library_of(std::string_view op_type) {
+  if (op_type == "MatMul" || op_type == "Gemm") return artifact::Library::kCublasLt;
   if (op_type == "Conv" || op_type == "MaxPool" || op_type == "AveragePool" ||
       op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool") {
-    return fusion::Library::kCudnn;
+    return artifact::Library::kCudnn;
   }
   return std::nullopt;
 }
@@ -181,9 +181,9 @@ Result<std::map<std::string, std::string>> single_op_kernels(const KernelsByName
 
 // A fused node's step kind: a library call, its group's kernel when kernels.json
 // lists it, else the host runs its body. Returns the kernel's name ("" for none).
-std::string fused_step(const emit::FusedNodeAttributes& attributes, const KernelsByName& kernels,
-                       Step& step) {
-  if (attributes.category == fusion::GroupCategory::kLibrary) {
+std::string fused_step(const artifact::FusedNodeAttributes& attributes,
+                       const KernelsByName& kernels, Step& step) {
+  if (attributes.category == artifact::GroupCategory::kLibrary) {
     step.kind = StepKind::kLibrary;
     step.library = attributes.epilogue->library;
     step.epilogue = attributes.epilogue;
@@ -279,7 +279,8 @@ Result<Program> load_program(const std::string& out_dir) {
     std::string kernel;
     if (node.domain == "stitchopt") {
       STITCH_ASSIGN_OR_RETURN(step.body, onnx_import::import_function_call(program.model, node));
-      Result<emit::FusedNodeAttributes> attributes = emit::FusedNodeAttributes::from_node(node);
+      Result<artifact::FusedNodeAttributes> attributes =
+          artifact::FusedNodeAttributes::from_node(node);
       if (!attributes.is_ok()) return attributes.status().with_prefix(model_path.string() + ": ");
       kernel = fused_step(*attributes, kernels, step);
     } else {
@@ -309,7 +310,7 @@ Result<Program> load_program(const std::string& out_dir) {
         });
       } else if (is_view(node, step)) {
         step.kind = StepKind::kView;
-      } else if (std::optional<fusion::Library> library = library_of(node.op_type)) {
+      } else if (std::optional<artifact::Library> library = library_of(node.op_type)) {
         step.kind = StepKind::kLibrary;
         step.library = *library;
         step.epilogue = fusion::call_epilogue(graph, node);

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "artifact/kernels_json.h"
-#include "fusion/library_epilogue.h"
+#include "artifact/library_epilogue.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 #include "ir/core/tensor.h"
@@ -65,11 +65,11 @@ struct Step {
   bool grid_barrier = false;
   // kLibrary: the library (cuBLASLt for every GEMM, cuDNN for convolutions, pooling
   // and the GEMMs whose epilogue needs a cuDNN graph) and the epilogue the plan
-  // decided (fusion/library_epilogue.h): a fused node's attributes, or
+  // decided (artifact/library_epilogue.h): a fused node's attributes, or
   // fusion::call_epilogue of an unfused node; nullopt for a Gemm whose C is neither a
   // bias nor a residual.
-  fusion::Library library = fusion::Library::kCublasLt;
-  std::optional<fusion::LibraryEpilogue> epilogue;
+  artifact::Library library = artifact::Library::kCublasLt;
+  std::optional<artifact::LibraryEpilogue> epilogue;
   // The step as a model of its own (graph inputs = `inputs` in order, outputs =
   // `outputs`), for the reference interpreter and for library ops to read attributes
   // and the op sequence from.

@@ -45,7 +45,7 @@
 // unique bytes, shared-memory bank conflicts, barriers, warp collectives, atomics and the
 // launch geometry. The accesses come from the compiler: kernel files are compiled with
 // ThreadSanitizer's instrumentation (-fsanitize=thread --param
-// tsan-instrument-func-entry-exit=0; kCounterFlags in runtime_stub/profile.cc), so every
+// tsan-instrument-func-entry-exit=0; kCounterKernelFlags in runtime_stub/host_backend.cc), so every
 // load and store calls __tsan_readN / __tsan_writeN, which stitch_emu.cc defines: no
 // TSan runtime is linked, and nothing in the kernel source changes. Without the macro
 // none of this code exists (no cost when off).
@@ -280,8 +280,8 @@ inline float bfloat16_bits_to_float(uint16_t bits) {
 }  // namespace stitch_emu
 
 #if defined(STITCH_EMU_COUNTERS)
-// cost_model/stitch_emu_counters.h, copied beside this file in the emulation's build
-// directory (the ABI belongs to the perf model that reads it).
+// artifact/stitch_emu_counters.h, copied beside this file in the emulation's build
+// directory (a neutral ABI: the perf model reads it, the runtime fetches it).
 #include "stitch_emu_counters.h"
 #endif
 

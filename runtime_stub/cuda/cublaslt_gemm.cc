@@ -36,37 +36,38 @@ std::optional<int64_t> batch_stride(const std::vector<int64_t>& operand,
   return matrix;
 }
 
-// Returns "" and fills `gemm`, or why the MatMul/Gemm is not one (strided batched) GEMM.
-std::string strided_gemm(const ir::Graph& body, const ir::Node& op, StridedGemm* gemm) {
+// The MatMul/Gemm as one (strided batched) GEMM, or a refusal saying why it is not one.
+Result<StridedGemm> strided_gemm(const ir::Graph& body, const ir::Node& op) {
   std::string why_not;
   std::optional<ir::GemmShape> found = ir::gemm_shape(body, op, &why_not);
-  if (!found) return why_not;
-  ir::GemmShape& shape = gemm->shape;
+  if (!found) return refusal(why_not);
+  StridedGemm gemm;
+  ir::GemmShape& shape = gemm.shape;
   shape = std::move(*found);
   std::optional<int64_t> left_stride =
       batch_stride(shape.left_batch_dims, shape.batch_dims, shape.m * shape.k);
   std::optional<int64_t> right_stride =
       batch_stride(shape.right_batch_dims, shape.batch_dims, shape.k * shape.n);
   if (!left_stride || !right_stride) {
-    return "MatMul batch dims " + dims_text(shape.left_batch_dims) + " x " +
-           dims_text(shape.right_batch_dims) +
-           " broadcast partially (each operand must have all of the output's batch dims " +
-           dims_text(shape.batch_dims) + " or none)";
+    return refusal("MatMul batch dims " + dims_text(shape.left_batch_dims) + " x " +
+                   dims_text(shape.right_batch_dims) +
+                   " broadcast partially (each operand must have all of the output's batch dims " +
+                   dims_text(shape.batch_dims) + " or none)");
   }
-  gemm->left_batch_stride = *left_stride;
-  gemm->right_batch_stride = *right_stride;
+  gemm.left_batch_stride = *left_stride;
+  gemm.right_batch_stride = *right_stride;
   // A batched A times one B: the batches of A are consecutive rows of one matrix.
-  if (shape.batch > 1 && gemm->left_batch_stride != 0) {
+  if (shape.batch > 1 && gemm.left_batch_stride != 0) {
     if (std::optional<ir::GemmShape> folded = ir::batches_folded_into_rows(shape)) {
       shape = std::move(*folded);
-      gemm->left_batch_stride = 0;
+      gemm.left_batch_stride = 0;
     }
   }
   if (shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.batch == 0) {
-    return "an empty operand or output";
+    return refusal("an empty operand or output");
   }
-  if (shape.batch > INT32_MAX) return "more than 2^31 batches";
-  return "";
+  if (shape.batch > INT32_MAX) return refusal("more than 2^31 batches");
+  return gemm;
 }
 
 std::optional<cudaDataType_t> cuda_data_type(ir::DType dtype) {
@@ -142,9 +143,9 @@ int64_t CublasLtGemm::scratch_bytes(const Step& step) const {
 }
 
 Result<Placement> CublasLtGemm::prepare(const Step& step) {
-  LibraryChain chain;
-  STITCH_ASSIGN_OR_RETURN(std::string why, read_library_chain(step, /*channel_last=*/true, &chain));
-  if (!why.empty()) return refuse("cuBLASLt: " + why);
+  Result<LibraryChain> read = read_library_chain(step, /*channel_last=*/true);
+  if (!read.is_ok()) return refuse_or_fail(read.status(), "cuBLASLt: ");
+  const LibraryChain& chain = *read;
   if (!chain.legacy) {
     return refuse("cuBLASLt: the epilogue is not a bias, a residual add and a final relu");
   }
@@ -165,12 +166,12 @@ Result<Placement> CublasLtGemm::prepare(const Step& step) {
   }
   if (!left.is_static() || !right.is_static())
     return refuse("cuBLASLt: operands without static shapes");
-  StridedGemm gemm;
-  if (std::string reason = strided_gemm(body, op, &gemm); !reason.empty()) {
-    return refuse("cuBLASLt: " + reason + " (" + ir::to_string(left) + " x " +
-                  ir::to_string(right) + ")");
+  Result<StridedGemm> gemm = strided_gemm(body, op);
+  if (!gemm.is_ok()) {
+    return refuse_or_fail(gemm.status(), "cuBLASLt: ",
+                          " (" + ir::to_string(left) + " x " + ir::to_string(right) + ")");
   }
-  const ir::GemmShape& shape = gemm.shape;
+  const ir::GemmShape& shape = gemm->shape;
   if (chain.bias_input >= 0 && right.dims.size() < 2) {
     return refuse("cuBLASLt: a bias with a rank-1 B (the output's last dim is then M, not N)");
   }
@@ -209,10 +210,10 @@ Result<Placement> CublasLtGemm::prepare(const Step& step) {
   // stride stays 0).
   STITCH_RETURN_IF_ERROR(
       make_layout(&plan->left_layout, *type, shape.transpose_left ? shape.k : shape.m,
-                  shape.transpose_left ? shape.m : shape.k, shape.batch, gemm.left_batch_stride));
-  STITCH_RETURN_IF_ERROR(
-      make_layout(&plan->right_layout, *type, shape.transpose_right ? shape.n : shape.k,
-                  shape.transpose_right ? shape.k : shape.n, shape.batch, gemm.right_batch_stride));
+                  shape.transpose_left ? shape.m : shape.k, shape.batch, gemm->left_batch_stride));
+  STITCH_RETURN_IF_ERROR(make_layout(
+      &plan->right_layout, *type, shape.transpose_right ? shape.n : shape.k,
+      shape.transpose_right ? shape.k : shape.n, shape.batch, gemm->right_batch_stride));
   STITCH_RETURN_IF_ERROR(
       make_layout(&plan->output_layout, *type, shape.m, shape.n, shape.batch, shape.m * shape.n));
 

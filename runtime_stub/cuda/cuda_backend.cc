@@ -93,7 +93,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CudaMemory> memory_;
   std::unique_ptr<CublasLtGemm> gemm_;
   Owned<cudnnHandle_t, cudnnDestroy> cudnn_;
-  std::string cudnn_unavailable_;  // why cuDNN steps go to the host; "" when usable
+  Status cudnn_available_;  // ok when usable, else why cuDNN steps go to the host
   std::unique_ptr<CudnnConvolutions> convolutions_;  // null when cuDNN is unavailable
   std::unique_ptr<CudnnPooling> pools_;              // null when cuDNN is unavailable
 };
@@ -132,20 +132,20 @@ Result<std::unique_ptr<Backend>> CudaBackend::create(const CudaBackendOptions& o
   cudnnStatus_t status = cudnnCreate(backend->cudnn_.receive());
   if (status != CUDNN_STATUS_SUCCESS) {
     backend->cudnn_.reset();
-    backend->cudnn_unavailable_ =
-        "cuDNN is unavailable (" + cudnn_error_text("cudnnCreate", status) + ")";
+    backend->cudnn_available_ =
+        refusal("cuDNN is unavailable (" + cudnn_error_text("cudnnCreate", status) + ")");
   } else if ((status = cudnnSetStream(backend->cudnn_.get(), backend->stream_.get())) !=
              CUDNN_STATUS_SUCCESS) {
-    backend->cudnn_unavailable_ =
-        "cuDNN is unavailable (" + cudnn_error_text("cudnnSetStream", status) + ")";
+    backend->cudnn_available_ =
+        refusal("cuDNN is unavailable (" + cudnn_error_text("cudnnSetStream", status) + ")");
   }
-  if (backend->cudnn_unavailable_.empty()) {
+  if (backend->cudnn_available_.is_ok()) {
     backend->convolutions_ = std::make_unique<CudnnConvolutions>(
         backend->cudnn_.get(), backend->stream_.get(), options.verbose);
     backend->pools_ = std::make_unique<CudnnPooling>(backend->cudnn_.get());
   }
-  if (options.verbose && !backend->cudnn_unavailable_.empty()) {
-    std::cerr << "cuda: " << backend->cudnn_unavailable_ << "\n";
+  if (options.verbose && !backend->cudnn_available_.is_ok()) {
+    std::cerr << "cuda: " << backend->cudnn_available_.message() << "\n";
   }
   return std::unique_ptr<Backend>(std::move(backend));
 }
@@ -166,12 +166,12 @@ Result<Placement> CudaBackend::prepare(const Program& program, const Step& step)
       break;
   }
   switch (step.library) {
-    case fusion::Library::kCublasLt:
+    case artifact::Library::kCublasLt:
       return gemm_->prepare(step);
-    case fusion::Library::kCudnn:
+    case artifact::Library::kCudnn:
       break;
   }
-  if (!cudnn_unavailable_.empty()) return refuse(cudnn_unavailable_);
+  if (!cudnn_available_.is_ok()) return refuse(cudnn_available_.message());
   const ir::Graph& body = step.body.graph;
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(body));
   const std::string op_type = order.empty() ? "" : body.node(order[0]).op_type;

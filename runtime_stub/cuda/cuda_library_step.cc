@@ -29,23 +29,23 @@ bool is_channel_vector(const ir::TensorType& operand, const ir::TensorType& outp
 }
 
 // Checks the library op of the step's bound epilogue: an ONNX op with one output
-// whose operands are all step inputs; "" or why not.
-std::string check_library_op(const Step& step, const ir::Node& op) {
+// whose operands are all step inputs; ok or a refusal saying why not.
+Status check_library_op(const Step& step, const ir::Node& op) {
   const ir::Graph& body = step.body.graph;
-  if (!op.domain.empty()) return op.display_name() + " is not an ONNX op";
+  if (!op.domain.empty()) return refusal(op.display_name() + " is not an ONNX op");
   for (size_t slot = 1; slot < op.outputs.size(); ++slot) {
     if (op.outputs[slot] != ir::kNoId) {
-      return op.display_name() + " has a second output (e.g. MaxPool's Indices), which the " +
-             "library call does not produce";
+      return refusal(op.display_name() + " has a second output (e.g. MaxPool's Indices), " +
+                     "which the library call does not produce");
     }
   }
   for (ir::ValueId input : op.inputs) {
     if (input != ir::kNoId && step_input_index(step, body, input) < 0) {
-      return op.display_name() + " reads \"" + body.value(input).name +
-             "\", which is not an input of the step";
+      return refusal(op.display_name() + " reads \"" + body.value(input).name +
+                     "\", which is not an input of the step");
     }
   }
-  return "";
+  return Status::ok();
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ int step_input_index(const Step& step, const ir::Graph& body, ir::ValueId value)
   return -1;
 }
 
-Result<std::string> read_library_chain(const Step& step, bool channel_last, LibraryChain* chain) {
+Result<LibraryChain> read_library_chain(const Step& step, bool channel_last) {
   const ir::Graph& body = step.body.graph;
   if (step.body_inputs.size() != step.inputs.size() ||
       step.body_outputs.size() != step.outputs.size()) {
@@ -81,36 +81,40 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
                             "inputs/outputs");
   }
   if (step.outputs.size() != 1) {
-    return "the step has " + std::to_string(step.outputs.size()) +
-           " outputs; a library call writes one";
+    return refusal("the step has " + std::to_string(step.outputs.size()) +
+                   " outputs; a library call writes one");
   }
   if (!step.epilogue) {
-    return std::string("the call has no library form (a Gemm's C that is neither a residual of ") +
-           "the output's shape nor a bias along the last dim with beta 1)";
+    return refusal(
+        std::string("the call has no library form (a Gemm's C that is neither a residual of ") +
+        "the output's shape nor a bias along the last dim with beta 1)");
   }
   std::string why;
   std::optional<fusion::BoundEpilogue> bound = fusion::bind_epilogue(body, *step.epilogue, &why);
-  if (!bound) return why;
+  if (!bound) return refusal(why);
   const ir::Node& op = body.node(bound->call);
-  chain->op = &op;
-  if (std::string reason = check_library_op(step, op); !reason.empty()) return reason;
-  chain->output = body.value(op.outputs[0]).type;
-  if (!chain->output.is_static() || chain->output.dims.empty()) {
-    return op.display_name() + "'s output " + ir::to_string(chain->output) +
-           " is a scalar or has no static shape";
+  STITCH_RETURN_IF_ERROR(check_library_op(step, op));
+  LibraryChain chain;
+  chain.op = &op;
+  chain.output = body.value(op.outputs[0]).type;
+  if (!chain.output.is_static() || chain.output.dims.empty()) {
+    return refusal(op.display_name() + "'s output " + ir::to_string(chain.output) +
+                   " is a scalar or has no static shape");
   }
-  const size_t channel_axis = channel_last ? chain->output.dims.size() - 1 : 1;
-  if (channel_axis >= chain->output.dims.size()) {
-    return op.display_name() + "'s output " + ir::to_string(chain->output) + " has no channel dim";
+  const size_t channel_axis = channel_last ? chain.output.dims.size() - 1 : 1;
+  if (channel_axis >= chain.output.dims.size()) {
+    return refusal(op.display_name() + "'s output " + ir::to_string(chain.output) +
+                   " has no channel dim");
   }
-  if (body.value(bound->output).type != chain->output) {
-    return "the epilogue's output " + ir::to_string(body.value(bound->output).type) +
-           " does not keep the type " + ir::to_string(chain->output) + " of " + op.display_name();
+  if (body.value(bound->output).type != chain.output) {
+    return refusal("the epilogue's output " + ir::to_string(body.value(bound->output).type) +
+                   " does not keep the type " + ir::to_string(chain.output) + " of " +
+                   op.display_name());
   }
   // Conv(X, W, B): B is per output channel (ONNX Conv); an Add's operand broadcasts.
   const ir::ValueId own_bias =
       op.op_type == "Conv" && op.inputs.size() > 2 ? op.inputs[2] : ir::kNoId;
-  const std::vector<fusion::EpilogueOp>& ops = step.epilogue->ops;
+  const std::vector<artifact::EpilogueOp>& ops = step.epilogue->ops;
   for (size_t i = 0; i < ops.size(); ++i) {
     ChainOp bound_op{ops[i], -1};
     const ir::ValueId operand = bound->operands[i];
@@ -118,32 +122,32 @@ Result<std::string> read_library_chain(const Step& step, bool channel_last, Libr
       bound_op.input = step_input_index(step, body, operand);
       const ir::TensorType& type = body.value(operand).type;
       const bool fits =
-          ops[i] == fusion::EpilogueOp::kResidualAdd
-              ? type == chain->output
-              : is_channel_vector(type, chain->output, channel_axis, operand == own_bias);
+          ops[i] == artifact::EpilogueOp::kResidualAdd
+              ? type == chain.output
+              : is_channel_vector(type, chain.output, channel_axis, operand == own_bias);
       if (bound_op.input < 0 || !fits) {
-        return "the " + fusion::epilogue_op_name(ops[i]) + "'s operand " + ir::to_string(type) +
-               " is not a step input " +
-               (ops[i] == fusion::EpilogueOp::kResidualAdd
-                    ? "of the output's type " + ir::to_string(chain->output)
-                    : "with one value per channel of " + ir::to_string(chain->output));
+        return refusal("the " + artifact::epilogue_op_name(ops[i]) + "'s operand " +
+                       ir::to_string(type) + " is not a step input " +
+                       (ops[i] == artifact::EpilogueOp::kResidualAdd
+                            ? "of the output's type " + ir::to_string(chain.output)
+                            : "with one value per channel of " + ir::to_string(chain.output)));
       }
-      if (ops[i] == fusion::EpilogueOp::kBias && chain->bias_input < 0) {
-        chain->bias_input = bound_op.input;
+      if (ops[i] == artifact::EpilogueOp::kBias && chain.bias_input < 0) {
+        chain.bias_input = bound_op.input;
       }
-      if (ops[i] == fusion::EpilogueOp::kResidualAdd && chain->residual_input < 0) {
-        chain->residual_input = bound_op.input;
-        chain->residual_scale = bound->residual_scale;
+      if (ops[i] == artifact::EpilogueOp::kResidualAdd && chain.residual_input < 0) {
+        chain.residual_input = bound_op.input;
+        chain.residual_scale = bound->residual_scale;
       }
     }
-    chain->ops.push_back(bound_op);
+    chain.ops.push_back(bound_op);
   }
-  chain->legacy = step.epilogue->legacy_form();
-  chain->relu = bound->relu;
+  chain.legacy = step.epilogue->legacy_form();
+  chain.relu = bound->relu;
   if (body.value(bound->output).name != step.body_outputs[0]) {
-    return std::string("the step's output is not the end of the op -> bias/residual -> Relu chain");
+    return refusal("the step's output is not the end of the op -> bias/residual -> Relu chain");
   }
-  return std::string();
+  return chain;
 }
 
 }  // namespace stitch::runtime::cuda

@@ -41,17 +41,14 @@ namespace {
 // cuDNN algorithms needing more workspace than this are skipped.
 constexpr size_t kCudnnMaxWorkspaceBytes = size_t{256} << 20;
 
-// Creates the descriptors of `plan` and checks cuDNN's output dims against `output`'s;
-// "" or why cuDNN refuses.
-Result<std::string> describe_convolution(ConvPlan* plan, const Window& window, int64_t group,
-                                         const std::array<int, 4>& x_dims,
-                                         const std::array<int, 4>& w_dims,
-                                         const std::array<int, 4>& y_dims,
-                                         const ir::TensorType& output) {
+// Creates the descriptors of `plan` and checks cuDNN's output dims against `output`'s:
+// ok, a refusal saying why cuDNN refuses, or the error of a failed create call.
+Status describe_convolution(ConvPlan* plan, const Window& window, int64_t group,
+                            const std::array<int, 4>& x_dims, const std::array<int, 4>& w_dims,
+                            const std::array<int, 4>& y_dims, const ir::TensorType& output) {
   for (auto [desc, dims] : {std::pair{&plan->input, x_dims}, std::pair{&plan->output, y_dims},
                             std::pair{&plan->bias, std::array<int, 4>{1, y_dims[1], 1, 1}}}) {
-    STITCH_ASSIGN_OR_RETURN(std::string reason, make_tensor_desc(desc, CUDNN_DATA_FLOAT, dims));
-    if (!reason.empty()) return reason;
+    STITCH_RETURN_IF_ERROR(make_tensor_desc(desc, CUDNN_DATA_FLOAT, dims));
   }
   STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreateFilterDescriptor(plan->filter.receive()),
                                       "cudnnCreateFilterDescriptor"));
@@ -59,7 +56,7 @@ Result<std::string> describe_convolution(ConvPlan* plan, const Window& window, i
       cudnnSetFilter4dDescriptor(plan->filter.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w_dims[0],
                                  w_dims[1], w_dims[2], w_dims[3]);
   if (status != CUDNN_STATUS_SUCCESS) {
-    return cudnn_error_text("cudnnSetFilter4dDescriptor", status);
+    return refusal(cudnn_error_text("cudnnSetFilter4dDescriptor", status));
   }
   STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreateConvolutionDescriptor(plan->convolution.receive()),
                                       "cudnnCreateConvolutionDescriptor"));
@@ -74,17 +71,17 @@ Result<std::string> describe_convolution(ConvPlan* plan, const Window& window, i
     status = cudnnSetConvolutionMathType(plan->convolution.get(), CUDNN_FMA_MATH);
   }
   if (status != CUDNN_STATUS_SUCCESS) {
-    return cudnn_error_text("cudnnSetConvolution2dDescriptor", status);
+    return refusal(cudnn_error_text("cudnnSetConvolution2dDescriptor", status));
   }
   std::array<int, 4> computed{};
   status = cudnnGetConvolution2dForwardOutputDim(plan->convolution.get(), plan->input.get(),
                                                  plan->filter.get(), &computed[0], &computed[1],
                                                  &computed[2], &computed[3]);
   if (status != CUDNN_STATUS_SUCCESS || computed != y_dims) {
-    return "the convolution's output " + ir::to_string(output) +
-           " is not what cuDNN computes for these pads and strides";
+    return refusal("the convolution's output " + ir::to_string(output) +
+                   " is not what cuDNN computes for these pads and strides");
   }
-  return std::string();
+  return Status::ok();
 }
 
 // The fastest algorithm by cuDNN's heuristics within the workspace limit into `plan`;
@@ -137,10 +134,9 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   // A MatMul (a cuDNN graph): its bias runs along the last dim.
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(step.body.graph));
   const bool matmul = !order.empty() && step.body.graph.node(order[0]).op_type == "MatMul";
-  LibraryChain chain;
-  STITCH_ASSIGN_OR_RETURN(std::string why,
-                          read_library_chain(step, /*channel_last=*/matmul, &chain));
-  if (!why.empty()) return refuse("cuDNN: " + why);
+  Result<LibraryChain> read = read_library_chain(step, /*channel_last=*/matmul);
+  if (!read.is_ok()) return refuse_or_fail(read.status(), "cuDNN: ");
+  const LibraryChain& chain = *read;
   const ir::Node& op = *chain.op;
   const ir::Graph& body = step.body.graph;
   if (op.inputs.size() < 2 || op.inputs[0] == ir::kNoId || op.inputs[1] == ir::kNoId) {
@@ -177,10 +173,8 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
     return refuse("cuDNN: kernel_shape " + dims_text(shape) + " differs from the weights' " +
                   dims_text(kernel));
   }
-  Window window;
-  if (std::string reason = read_window(op, spatial, kernel, true, &window); !reason.empty()) {
-    return refuse("cuDNN: Conv " + reason);
-  }
+  Result<Window> window = read_window(op, spatial, kernel, /*allow_dilation=*/true);
+  if (!window.is_ok()) return refuse_or_fail(window.status(), "cuDNN: Conv ");
   if (chain.bias_input >= 0 &&
       step.inputs[static_cast<size_t>(chain.bias_input)].type.num_elements() != (*y_dims)[1]) {
     return refuse("cuDNN: the bias " +
@@ -194,10 +188,11 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   plan->bias_input = chain.bias_input;
   plan->residual_input = chain.residual_input;
   plan->relu = chain.relu;
-  STITCH_ASSIGN_OR_RETURN(
-      std::string reason,
-      describe_convolution(plan.get(), window, group, *x_dims, *w_dims, *y_dims, chain.output));
-  if (!reason.empty()) return refuse("cuDNN: " + reason);
+  if (Status described =
+          describe_convolution(plan.get(), *window, group, *x_dims, *w_dims, *y_dims, chain.output);
+      !described.is_ok()) {
+    return refuse_or_fail(described, "cuDNN: ");
+  }
   STITCH_ASSIGN_OR_RETURN(bool found, choose_algorithm(handle_, plan.get()));
   if (!found) {
     return refuse("cuDNN: no forward algorithm for Conv " + ir::to_string(x) + " * " +
@@ -209,8 +204,9 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
     STITCH_RETURN_IF_ERROR(plan_fused_call(step, (*y_dims)[1], plan.get()));
   }
   if (!plan->fused) {
-    STITCH_ASSIGN_OR_RETURN(std::string rejected, try_plan(step, *plan));
-    if (!rejected.empty()) return refuse("cuDNN: " + rejected);
+    if (Status tried = try_plan(step, *plan); !tried.is_ok()) {
+      return refuse_or_fail(tried, "cuDNN: ");
+    }
   }
   plans_[&step] = std::move(plan);
   return Placement{};
@@ -221,23 +217,20 @@ Result<Placement> CudnnConvolutions::prepare_graph(const Step& step, const Libra
   const ir::Graph& body = step.body.graph;
   const std::string form = op.op_type + " " + ir::to_string(body.value(op.inputs[0]).type) + " * " +
                            ir::to_string(body.value(op.inputs[1]).type);
-  EpilogueGraphSpec spec;
-  std::vector<fusion::EpilogueOp> ops;
+  std::vector<artifact::EpilogueOp> ops;
   for (const ChainOp& bound : chain.ops) ops.push_back(bound.op);
-  if (std::string why = graph_spec(body, op, chain.output, ops, &spec); !why.empty()) {
-    return refuse("cuDNN graph: " + form + ": " + why);
-  }
+  Result<EpilogueGraphSpec> spec = graph_spec(body, op, chain.output, ops);
+  if (!spec.is_ok()) return refuse_or_fail(spec.status(), "cuDNN graph: " + form + ": ");
   auto plan = std::make_unique<ConvPlan>();
   plan->input_index = step_input_index(step, body, op.inputs[0]);
   plan->filter_index = step_input_index(step, body, op.inputs[1]);
   for (const ChainOp& bound : chain.ops) plan->operand_inputs.push_back(bound.input);
-  std::string why_not;
-  plan->graph = CudnnEpilogueGraph::build(spec, &why_not);
-  if (plan->graph == nullptr) return refuse("cuDNN graph: " + form + ": " + why_not);
-  STITCH_ASSIGN_OR_RETURN(std::string rejected, plan->graph->plan(handle_));
-  if (!rejected.empty()) {
+  Result<std::unique_ptr<CudnnEpilogueGraph>> graph = CudnnEpilogueGraph::build(*spec);
+  if (!graph.is_ok()) return refuse_or_fail(graph.status(), "cuDNN graph: " + form + ": ");
+  plan->graph = std::move(graph).value();
+  if (Status planned = plan->graph->plan(handle_); !planned.is_ok()) {
     // Correct on the host, and said: cuDNN's runtime fusion has no engine for it here.
-    return refuse("cuDNN graph: " + form + " with its epilogue: " + rejected);
+    return refuse_or_fail(planned, "cuDNN graph: " + form + " with its epilogue: ");
   }
   plan->workspace_bytes = static_cast<size_t>(plan->graph->workspace_bytes());
   if (verbose_) {
@@ -263,11 +256,11 @@ Status CudnnConvolutions::plan_fused_call(const Step& step, int channels, ConvPl
   cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
       handle_, plan->input.get(), plan->filter.get(), plan->convolution.get(), plan->output.get(),
       plan->algo, &plan->workspace_bytes);
-  std::string rejected;
+  Status rejected;
   if (status != CUDNN_STATUS_SUCCESS) {
-    rejected = cudnn_error_text("cudnnGetConvolutionForwardWorkspaceSize", status);
+    rejected = refusal(cudnn_error_text("cudnnGetConvolutionForwardWorkspaceSize", status));
   } else if (plan->workspace_bytes > kCudnnMaxWorkspaceBytes) {
-    rejected = "needs " + std::to_string(plan->workspace_bytes) + " bytes of workspace";
+    rejected = refusal("needs " + std::to_string(plan->workspace_bytes) + " bytes of workspace");
   } else {
     if (plan->bias_input < 0) {
       const size_t bytes = static_cast<size_t>(channels) * sizeof(float);
@@ -277,13 +270,14 @@ Status CudnnConvolutions::plan_fused_call(const Step& step, int channels, ConvPl
                                          "cudaMemsetAsync(zero bias)"));
     }
     plan->fused = true;
-    STITCH_ASSIGN_OR_RETURN(rejected, try_plan(step, *plan));
+    rejected = try_plan(step, *plan);
+    if (!rejected.is_ok() && !is_refusal(rejected)) return rejected;
   }
-  if (!rejected.empty()) {
+  if (!rejected.is_ok()) {
     // Unfused: Forward, then AddTensor for the bias and the residual, ActivationForward.
     if (verbose_) {
       std::cerr << "cuda: " << step.name << ": cudnnConvolutionBiasActivationForward rejected ("
-                << rejected << "); running the epilogue as separate cuDNN calls\n";
+                << rejected.message() << "); running the epilogue as separate cuDNN calls\n";
     }
     plan->fused = false;
     plan->zero_bias.reset();
@@ -293,7 +287,7 @@ Status CudnnConvolutions::plan_fused_call(const Step& step, int channels, ConvPl
   return Status::ok();
 }
 
-Result<std::string> CudnnConvolutions::try_plan(const Step& step, const ConvPlan& plan) {
+Status CudnnConvolutions::try_plan(const Step& step, const ConvPlan& plan) {
   // Zeroed scratch copies of every tensor the call touches, freed on return.
   std::vector<OwnedDeviceMemory> buffers;
   auto scratch = [&](size_t bytes) -> Result<void*> {
@@ -325,7 +319,8 @@ Result<std::string> CudnnConvolutions::try_plan(const Step& step, const ConvPlan
   }
   Status ran = run_plan(plan, inputs, {y}, workspace);
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
-  return ran.is_ok() ? std::string() : ran.message();
+  if (!ran.is_ok()) return refusal(ran.message());
+  return Status::ok();
 }
 
 Status CudnnConvolutions::run(const Step& step, const std::vector<const void*>& inputs,

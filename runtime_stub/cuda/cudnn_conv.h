@@ -58,10 +58,10 @@ class CudnnConvolutions {
   Result<Placement> prepare_graph(const Step& step, const LibraryChain& chain);
   // Picks the fused call for a residual or Relu epilogue when cuDNN accepts it.
   Status plan_fused_call(const Step& step, int channels, ConvPlan* plan);
-  // Runs the planned cuDNN calls once on zeroed scratch buffers: "" when cuDNN accepts
-  // them, else its error (so a form cuDNN rejects goes to the host at prepare time
-  // instead of failing the run).
-  Result<std::string> try_plan(const Step& step, const ConvPlan& plan);
+  // Runs the planned cuDNN calls once on zeroed scratch buffers: ok when cuDNN accepts
+  // them, else a refusal with its error (so a form cuDNN rejects goes to the host at
+  // prepare time instead of failing the run); an error when the trial cannot be set up.
+  Status try_plan(const Step& step, const ConvPlan& plan);
   Status run_plan(const ConvPlan& plan, const std::vector<const void*>& inputs,
                   const std::vector<void*>& outputs, void* scratch);
 

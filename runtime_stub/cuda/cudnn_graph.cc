@@ -26,6 +26,10 @@ struct CudnnEpilogueGraph::Impl {
 
 namespace {
 
+// Why the graph has no cuDNN form: a refusal, as the plugin's planning functions
+// return it (runtime_stub/cuda/cuda_library_step.h), so the step runs on the host.
+Status refusal(std::string why) { return Status::unavailable(std::move(why)); }
+
 std::optional<fe::DataType_t> frontend_type(ir::DType dtype) {
   switch (dtype) {
     case ir::DType::kFloat32:
@@ -81,11 +85,11 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 }
 
 // The product of a cuDNN graph into `spec`: a Conv's dims and window, or a MatMul as
-// [B,M,K] x [B or 1,K,N] (batches of A over one B fold into M). "" or why not.
-std::string product_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
-                         EpilogueGraphSpec* spec) {
+// [B,M,K] x [B or 1,K,N] (batches of A over one B fold into M). Ok or a refusal.
+Status product_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
+                    EpilogueGraphSpec* spec) {
   if (op.inputs.size() < 2 || op.inputs[0] == ir::kNoId || op.inputs[1] == ir::kNoId) {
-    return op.display_name() + " lacks an operand";
+    return refusal(op.display_name() + " lacks an operand");
   }
   const ir::TensorType& x = body.value(op.inputs[0]).type;
   const ir::TensorType& w = body.value(op.inputs[1]).type;
@@ -93,7 +97,7 @@ std::string product_spec(const ir::Graph& body, const ir::Node& op, const ir::Te
   if (op.op_type == "MatMul") {
     std::string why_not;
     std::optional<ir::GemmShape> shape = ir::gemm_shape(body, op, &why_not);
-    if (!shape) return why_not;
+    if (!shape) return refusal(why_not);
     spec->matmul = true;
     if (std::optional<ir::GemmShape> folded = ir::batches_folded_into_rows(*shape)) {
       spec->x = {1, folded->m, folded->k};
@@ -104,19 +108,20 @@ std::string product_spec(const ir::Graph& body, const ir::Node& op, const ir::Te
       spec->w = {shape->batch, shape->k, shape->n};
       spec->y = {shape->batch, shape->m, shape->n};
     } else {
-      return "MatMul batch dims " + dims_text(shape->left_batch_dims) + " x " +
-             dims_text(shape->right_batch_dims) + " (B must be one matrix or batched as A)";
+      return refusal("MatMul batch dims " + dims_text(shape->left_batch_dims) + " x " +
+                     dims_text(shape->right_batch_dims) +
+                     " (B must be one matrix or batched as A)");
     }
-    return "";
+    return Status::ok();
   }
   if (!x.is_static() || !w.is_static() || x.dims.size() != output.dims.size() ||
       w.dims.size() != x.dims.size() || x.dims.size() < 3) {
-    return "static shapes of one rank >= 3 only";
+    return refusal("static shapes of one rank >= 3 only");
   }
   const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
   const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
   Result<ir::Window> window = ir::sliding_window(op, spatial, kernel, /*ceil_mode=*/false);
-  if (!window.is_ok()) return window.status().message();
+  if (!window.is_ok()) return refusal(window.status().message());
   spec->x = x.dims;
   spec->w = w.dims;
   spec->y = output.dims;
@@ -124,7 +129,7 @@ std::string product_spec(const ir::Graph& body, const ir::Node& op, const ir::Te
   spec->post_padding = window->pad_end;
   spec->stride = window->strides;
   spec->dilation = window->dilations;
-  return "";
+  return Status::ok();
 }
 
 std::string frontend_error(const char* what, fe::error_t error) {
@@ -133,47 +138,47 @@ std::string frontend_error(const char* what, fe::error_t error) {
 
 }  // namespace
 
-std::string graph_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
-                       const std::vector<fusion::EpilogueOp>& ops, EpilogueGraphSpec* spec) {
-  if (std::string why = product_spec(body, op, output, spec); !why.empty()) return why;
+Result<EpilogueGraphSpec> graph_spec(const ir::Graph& body, const ir::Node& op,
+                                     const ir::TensorType& output,
+                                     const std::vector<artifact::EpilogueOp>& ops) {
+  EpilogueGraphSpec spec;
+  STITCH_RETURN_IF_ERROR(product_spec(body, op, output, &spec));
   // A bias or scale holds one value per channel: [1,K,1,...] (Conv) or [1,1,N]
   // (MatMul) at y's rank; a residual y's dims.
-  const size_t channel = spec->matmul ? spec->y.size() - 1 : 1;
-  spec->ops = ops;
-  spec->operand_dims.clear();
-  for (fusion::EpilogueOp op_of_chain : ops) {
+  const size_t channel = spec.matmul ? spec.y.size() - 1 : 1;
+  spec.ops = ops;
+  for (artifact::EpilogueOp op_of_chain : ops) {
     std::vector<int64_t> dims;
-    if (op_of_chain == fusion::EpilogueOp::kResidualAdd) {
-      dims = spec->y;
+    if (op_of_chain == artifact::EpilogueOp::kResidualAdd) {
+      dims = spec.y;
     } else if (op_of_chain.reads_operand()) {
-      dims.assign(spec->y.size(), 1);
-      dims[channel] = spec->y[channel];
+      dims.assign(spec.y.size(), 1);
+      dims[channel] = spec.y[channel];
     }
-    spec->operand_dims.push_back(std::move(dims));
+    spec.operand_dims.push_back(std::move(dims));
   }
-  return "";
+  return spec;
 }
 
 CudnnEpilogueGraph::CudnnEpilogueGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CudnnEpilogueGraph::~CudnnEpilogueGraph() = default;
 
-std::unique_ptr<CudnnEpilogueGraph> CudnnEpilogueGraph::build(const EpilogueGraphSpec& spec,
-                                                              std::string* why_not) {
+Result<std::unique_ptr<CudnnEpilogueGraph>> CudnnEpilogueGraph::build(
+    const EpilogueGraphSpec& spec) {
   std::optional<fe::DataType_t> type = frontend_type(spec.dtype);
   const size_t rank = spec.y.size();
   const size_t spatial = rank < 2 ? 0 : rank - 2;
   if (!type) {
-    *why_not = std::string(spec.matmul ? "a matmul" : "a convolution") + " of " +
-               std::string(ir::dtype_name(spec.dtype)) + " (only float32, float16 and bfloat16)";
-    return nullptr;
+    return refusal(std::string(spec.matmul ? "a matmul" : "a convolution") + " of " +
+                   std::string(ir::dtype_name(spec.dtype)) +
+                   " (only float32, float16 and bfloat16)");
   }
   const size_t window = spec.matmul ? 0 : spatial;
   if (rank < 3 || (spec.matmul && rank != 3) || spec.x.size() != rank || spec.w.size() != rank ||
       spec.pre_padding.size() != window || spec.post_padding.size() != window ||
       spec.stride.size() != window || spec.dilation.size() != window ||
       spec.operand_dims.size() != spec.ops.size()) {
-    *why_not = "a malformed spec (ranks of x, w, y, the window or the operands differ)";
-    return nullptr;
+    return refusal("a malformed spec (ranks of x, w, y, the window or the operands differ)");
   }
   auto impl = std::make_unique<Impl>();
   impl->float32 = spec.dtype == ir::DType::kFloat32;
@@ -199,50 +204,49 @@ std::unique_ptr<CudnnEpilogueGraph> CudnnEpilogueGraph::build(const EpilogueGrap
     TensorPtr v = product;
     impl->operands.resize(spec.ops.size());
     for (size_t i = 0; i < spec.ops.size(); ++i) {
-      const fusion::EpilogueOp op = spec.ops[i];
-      const std::string name = "op" + std::to_string(i) + "." + fusion::epilogue_op_name(op);
+      const artifact::EpilogueOp op = spec.ops[i];
+      const std::string name = "op" + std::to_string(i) + "." + artifact::epilogue_op_name(op);
       if (op.reads_operand() != !spec.operand_dims[i].empty()) {
-        *why_not = "op " + name + " " +
-                   (op.reads_operand() ? "lacks its operand's dims" : "has an operand");
-        return nullptr;
+        return refusal("op " + name + " " +
+                       (op.reads_operand() ? "lacks its operand's dims" : "has an operand"));
       }
       switch (op.kind) {
-        case fusion::EpilogueOpKind::kBias:
-        case fusion::EpilogueOpKind::kResidualAdd:
-        case fusion::EpilogueOpKind::kScale:
+        case artifact::EpilogueOpKind::kBias:
+        case artifact::EpilogueOpKind::kResidualAdd:
+        case artifact::EpilogueOpKind::kScale:
           impl->operands[i] = input_tensor(graph, name + ".operand", spec.operand_dims[i]);
           v = graph.pointwise(v, impl->operands[i],
-                              pointwise(name, op.kind == fusion::EpilogueOpKind::kScale
+                              pointwise(name, op.kind == artifact::EpilogueOpKind::kScale
                                                   ? fe::PointwiseMode_t::MUL
                                                   : fe::PointwiseMode_t::ADD));
           break;
-        case fusion::EpilogueOpKind::kRelu:
+        case artifact::EpilogueOpKind::kRelu:
           v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::RELU_FWD));
           break;
-        case fusion::EpilogueOpKind::kClip:
+        case artifact::EpilogueOpKind::kClip:
           v = clip(graph, name, v, op.a, op.b);
           break;
-        case fusion::EpilogueOpKind::kSigmoid:
+        case artifact::EpilogueOpKind::kSigmoid:
           v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::SIGMOID_FWD));
           break;
-        case fusion::EpilogueOpKind::kTanh:
+        case artifact::EpilogueOpKind::kTanh:
           v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::TANH_FWD));
           break;
-        case fusion::EpilogueOpKind::kSwish:
+        case artifact::EpilogueOpKind::kSwish:
           v = graph.pointwise(v,
                               pointwise(name, fe::PointwiseMode_t::SWISH_FWD).set_swish_beta(1.0f));
           break;
-        case fusion::EpilogueOpKind::kHardSigmoid:
+        case artifact::EpilogueOpKind::kHardSigmoid:
           v = hard_sigmoid(graph, name, v, op.a, op.b);
           break;
-        case fusion::EpilogueOpKind::kGelu:
+        case artifact::EpilogueOpKind::kGelu:
           // cuDNN's GELU_FWD is the erf form (GELU_APPROX_TANH_FWD the tanh one).
           v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::GELU_FWD));
           break;
-        case fusion::EpilogueOpKind::kGeluTanh:
+        case artifact::EpilogueOpKind::kGeluTanh:
           v = graph.pointwise(v, pointwise(name, fe::PointwiseMode_t::GELU_APPROX_TANH_FWD));
           break;
-        case fusion::EpilogueOpKind::kHardSwish: {
+        case artifact::EpilogueOpKind::kHardSwish: {
           TensorPtr gate = hard_sigmoid(graph, name, v, 1.0f / 6.0f, 0.5f);
           v = graph.pointwise(v, gate, pointwise(name + ".mul", fe::PointwiseMode_t::MUL));
           break;
@@ -253,19 +257,16 @@ std::unique_ptr<CudnnEpilogueGraph> CudnnEpilogueGraph::build(const EpilogueGrap
     impl->y = v;
     fe::error_t valid = graph.validate();
     if (!valid.is_good()) {
-      *why_not = frontend_error("cudnn-frontend validate", valid);
-      return nullptr;
+      return refusal(frontend_error("cudnn-frontend validate", valid));
     }
     // validate infers the product's dims (a convolution's from its window); the
     // epilogue keeps them.
     if (product->get_dim() != spec.y) {
-      *why_not = "cudnn-frontend validate: the product is " + dims_text(product->get_dim()) +
-                 ", not " + dims_text(spec.y);
-      return nullptr;
+      return refusal("cudnn-frontend validate: the product is " + dims_text(product->get_dim()) +
+                     ", not " + dims_text(spec.y));
     }
   } catch (const std::exception& error) {
-    *why_not = std::string("cudnn-frontend: ") + error.what();
-    return nullptr;
+    return refusal(std::string("cudnn-frontend: ") + error.what());
   }
   return std::unique_ptr<CudnnEpilogueGraph>(new CudnnEpilogueGraph(std::move(impl)));
 }
@@ -280,26 +281,26 @@ std::string CudnnEpilogueGraph::json() const {
   return kept.dump(2) + "\n";
 }
 
-Result<std::string> CudnnEpilogueGraph::plan(cudnnHandle_t handle) {
+Status CudnnEpilogueGraph::plan(cudnnHandle_t handle) {
   fe::graph::Graph& graph = impl_->graph;
   try {
     fe::error_t status = graph.build_operation_graph(handle);
-    if (!status.is_good()) return frontend_error("build_operation_graph", status);
+    if (!status.is_good()) return refusal(frontend_error("build_operation_graph", status));
     status = graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
-    if (!status.is_good()) return frontend_error("create_execution_plans", status);
+    if (!status.is_good()) return refusal(frontend_error("create_execution_plans", status));
     // float32 keeps FMA math: TF32 tensor cores would miss the reference by more than
     // 1e-5, as in the legacy path (cudnn_conv.cc).
     if (impl_->float32) graph.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
     status = graph.check_support(handle);
-    if (!status.is_good()) return frontend_error("check_support", status);
+    if (!status.is_good()) return refusal(frontend_error("check_support", status));
     status = graph.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE);
-    if (!status.is_good()) return frontend_error("build_plans", status);
+    if (!status.is_good()) return refusal(frontend_error("build_plans", status));
     status = graph.get_workspace_size(impl_->workspace_bytes);
-    if (!status.is_good()) return frontend_error("get_workspace_size", status);
+    if (!status.is_good()) return refusal(frontend_error("get_workspace_size", status));
   } catch (const std::exception& error) {
-    return std::string("cudnn-frontend: ") + error.what();
+    return refusal(std::string("cudnn-frontend: ") + error.what());
   }
-  return std::string();
+  return Status::ok();
 }
 
 int64_t CudnnEpilogueGraph::workspace_bytes() const { return impl_->workspace_bytes; }

@@ -1,7 +1,7 @@
 // A convolution or matmul and its pointwise epilogue as one cuDNN graph (the graph
 // API through cudnn-frontend, header-only; scripts/requirements-headers.txt pins the
 // PyPI package nvidia-cudnn-frontend that ships its headers): what a cuDNN library
-// step runs when its epilogue (fusion/library_epilogue.h) is not the legacy form that
+// step runs when its epilogue (artifact/library_epilogue.h) is not the legacy form that
 // cudnnConvolutionBiasActivationForward and cuBLASLt apply, or its Conv is not
 // float32.
 //
@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "fusion/library_epilogue.h"
+#include "artifact/library_epilogue.h"
 #include "ir/core/dtype.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
@@ -47,7 +47,7 @@ struct EpilogueGraphSpec {
   std::vector<int64_t> x, w, y;
   // Conv only: per spatial axis.
   std::vector<int64_t> pre_padding, post_padding, stride, dilation;
-  std::vector<fusion::EpilogueOp> ops;
+  std::vector<artifact::EpilogueOp> ops;
   // Per op: the dims of its operand at y's rank (a bias or scale [1,K,1,...] for a
   // Conv, [1,1,N] for a MatMul; a residual y's dims); empty for an op without one.
   std::vector<std::vector<int64_t>> operand_dims;
@@ -55,16 +55,17 @@ struct EpilogueGraphSpec {
 
 // The spec of `op` (a Conv or MatMul of `body`, writing `output`) with `ops` applied
 // after it: a Conv's dims and window; a MatMul as [B,M,K] x [B or 1,K,N] (batches of A
-// over one matrix B fold into M); each operand's dims. "" or why not.
-std::string graph_spec(const ir::Graph& body, const ir::Node& op, const ir::TensorType& output,
-                       const std::vector<fusion::EpilogueOp>& ops, EpilogueGraphSpec* spec);
+// over one matrix B fold into M); each operand's dims. A refusal (Status::unavailable)
+// says why there is none.
+Result<EpilogueGraphSpec> graph_spec(const ir::Graph& body, const ir::Node& op,
+                                     const ir::TensorType& output,
+                                     const std::vector<artifact::EpilogueOp>& ops);
 
 class CudnnEpilogueGraph {
  public:
-  // Builds and validates the graph of `spec`; nullptr with why in *why_not when the
-  // frontend rejects it (or the spec is malformed).
-  static std::unique_ptr<CudnnEpilogueGraph> build(const EpilogueGraphSpec& spec,
-                                                   std::string* why_not);
+  // Builds and validates the graph of `spec`, or a refusal (Status::unavailable) saying
+  // why the frontend rejects it (or that the spec is malformed).
+  static Result<std::unique_ptr<CudnnEpilogueGraph>> build(const EpilogueGraphSpec& spec);
   ~CudnnEpilogueGraph();
 
   // The graph as cudnn-frontend prints it (its nodes and tensors; the library
@@ -74,8 +75,8 @@ class CudnnEpilogueGraph {
   // On the device of `handle`: the operation graph, heuristics (modes A, then
   // fallback) and the first engine config that supports it built into a plan; for
   // float32, engines with tensor-core (TF32) numerics are left out, as the legacy
-  // path's FMA math. "" or why no plan.
-  Result<std::string> plan(cudnnHandle_t handle);
+  // path's FMA math. Ok, or a refusal (Status::unavailable) saying why there is no plan.
+  Status plan(cudnnHandle_t handle);
   int64_t workspace_bytes() const;  // after plan()
   // Runs the plan on handle's stream; operands per op as in the spec (nullptr for an
   // op without one).

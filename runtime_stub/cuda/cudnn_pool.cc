@@ -28,10 +28,9 @@ void CudnnPooling::forget(const Step& step) { plans_.erase(&step); }
 Result<Placement> CudnnPooling::prepare(const Step& step) {
   const ir::Graph& body = step.body.graph;
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(body));
-  LibraryChain chain;
-  STITCH_ASSIGN_OR_RETURN(std::string why,
-                          read_library_chain(step, /*channel_last=*/false, &chain));
-  if (!why.empty()) return refuse("cuDNN: " + why);
+  Result<LibraryChain> read = read_library_chain(step, /*channel_last=*/false);
+  if (!read.is_ok()) return refuse_or_fail(read.status(), "cuDNN: ");
+  const LibraryChain& chain = *read;
   const ir::Node& op = *chain.op;
   if (order.size() != 1) return refuse("cuDNN: pooling with an epilogue");
   if (op.inputs.empty() || op.inputs[0] == ir::kNoId) {
@@ -59,9 +58,11 @@ Result<Placement> CudnnPooling::prepare(const Step& step) {
     std::vector<int64_t> kernel = op.ints_attribute("kernel_shape", {});
     if (kernel.size() != spatial.size())
       return refuse("cuDNN: kernel_shape does not match the input");
-    if (std::string reason = read_window(op, spatial, kernel, false, &window); !reason.empty()) {
-      return refuse("cuDNN: " + op.op_type + " " + reason);
+    Result<Window> pool_window = read_window(op, spatial, kernel, /*allow_dilation=*/false);
+    if (!pool_window.is_ok()) {
+      return refuse_or_fail(pool_window.status(), "cuDNN: " + op.op_type + " ");
     }
+    window = *pool_window;
   }
   cudnnPoolingMode_t mode = CUDNN_POOLING_MAX_DETERMINISTIC;
   if (op.op_type == "AveragePool" || op.op_type == "GlobalAveragePool") {
@@ -73,8 +74,9 @@ Result<Placement> CudnnPooling::prepare(const Step& step) {
   auto plan = std::make_unique<PoolPlan>();
   plan->input_index = step_input_index(step, body, op.inputs[0]);
   for (auto [desc, dims] : {std::pair{&plan->input, *x_dims}, std::pair{&plan->output, *y_dims}}) {
-    STITCH_ASSIGN_OR_RETURN(std::string reason, make_tensor_desc(desc, *type, dims));
-    if (!reason.empty()) return refuse("cuDNN: " + reason);
+    if (Status described = make_tensor_desc(desc, *type, dims); !described.is_ok()) {
+      return refuse_or_fail(described, "cuDNN: ");
+    }
   }
   STITCH_RETURN_IF_ERROR(cudnn_status(cudnnCreatePoolingDescriptor(plan->pooling.receive()),
                                       "cudnnCreatePoolingDescriptor"));

@@ -28,9 +28,10 @@ struct Window {
 };
 
 // Reads kernel_shape/pads/strides/dilations/auto_pad of `node` over the input's
-// spatial dims; returns "" or why cuDNN cannot express the window.
-std::string read_window(const ir::Node& node, const std::vector<int64_t>& spatial,
-                        const std::vector<int64_t>& kernel, bool allow_dilation, Window* window);
+// spatial dims: the window, or a refusal (cuda_library_step.h) saying why cuDNN cannot
+// express it.
+Result<Window> read_window(const ir::Node& node, const std::vector<int64_t>& spatial,
+                           const std::vector<int64_t>& kernel, bool allow_dilation);
 
 // NCHW dims of a rank-3 (N, C, L -> N, C, 1, L) or rank-4 tensor, or nullopt.
 std::optional<std::array<int, 4>> nchw(const ir::TensorType& type);
@@ -44,8 +45,9 @@ using OwnedConvolutionDesc = Owned<cudnnConvolutionDescriptor_t, cudnnDestroyCon
 using OwnedActivationDesc = Owned<cudnnActivationDescriptor_t, cudnnDestroyActivationDescriptor>;
 using OwnedPoolingDesc = Owned<cudnnPoolingDescriptor_t, cudnnDestroyPoolingDescriptor>;
 
-// Creates a 4-D NCHW descriptor; "" or cuDNN's reason for rejecting the dims.
-Result<std::string> make_tensor_desc(OwnedTensorDesc* desc, cudnnDataType_t type,
-                                     const std::array<int, 4>& dims);
+// Creates a 4-D NCHW descriptor: ok, a refusal with cuDNN's reason for rejecting the
+// dims, or the error of a failed create call.
+Status make_tensor_desc(OwnedTensorDesc* desc, cudnnDataType_t type,
+                        const std::array<int, 4>& dims);
 
 }  // namespace stitch::runtime::cuda

@@ -80,7 +80,7 @@ TEST_P(BundledModelKernels, EveryGroupEmits) {
   int64_t library_groups = 0;
   for (size_t g = 0; g < plan->groups.size(); ++g) {
     // Library calls with a fused epilogue (cuBLAS/cuDNN) are not generated kernels.
-    if (plan->groups[g].category == fusion::GroupCategory::kLibrary) {
+    if (plan->groups[g].category == artifact::GroupCategory::kLibrary) {
       ++library_groups;
       continue;
     }

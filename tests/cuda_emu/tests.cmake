@@ -87,10 +87,11 @@ endif()
 # runtime and TSan instrumentation do not mix).
 if(NOT STITCH_SANITIZE)
   add_library(stitch_cuda_emu_counters STATIC ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu.cc)
-  # stitch_emu.h includes the counter ABI by its bare name; it lives in cost_model/, which
-  # the perf model that reads the counters owns (docs/architecture.md, "Layering").
+  # stitch_emu.h includes the counter ABI by its bare name; it lives in artifact/, below
+  # the perf model that reads it and the runtime that fetches it (docs/architecture.md,
+  # "Layering").
   target_include_directories(stitch_cuda_emu_counters PUBLIC ${PROJECT_SOURCE_DIR}/emit/cuda
-                                                            ${PROJECT_SOURCE_DIR}/cost_model)
+                                                            ${PROJECT_SOURCE_DIR}/artifact)
   target_compile_definitions(stitch_cuda_emu_counters PUBLIC STITCH_EMULATION STITCH_EMU_COUNTERS)
   target_link_libraries(stitch_cuda_emu_counters PUBLIC Threads::Threads PRIVATE stitch_common)
   add_executable(stitch_cuda_emu_counters_tests ${STITCH_EMU_TEST_DIR}/counters/counters_test.cc

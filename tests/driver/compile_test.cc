@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "emit/fused_node_attributes.h"
+#include "artifact/fused_node_attributes.h"
 #include "emit/report.h"
 #include "ir/core/verifier.h"
 #include "ir/text/text.h"
@@ -50,7 +50,7 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
   const fusion::PlannerResult& plan = *compiled->plan();
   ASSERT_EQ(plan.groups.size(), 2u);
   EXPECT_EQ(plan.groups[0].nodes.size(), 3u);
-  EXPECT_EQ(plan.groups[0].category, fusion::GroupCategory::kElementwise);
+  EXPECT_EQ(plan.groups[0].category, artifact::GroupCategory::kElementwise);
 
   // One distinct kernel, named after the first group and what it computes, shared
   // by both.
@@ -79,10 +79,11 @@ TEST(DriverTest, IdenticalLayersShareOneKernelAndBecomeFusedNodes) {
     const ir::Node& node = rewritten.graph.node(id);
     EXPECT_EQ(node.domain, "stitchopt");
     EXPECT_EQ(node.op_type, "stitch_k0_mul_add_relu");
-    Result<emit::FusedNodeAttributes> attributes = emit::FusedNodeAttributes::from_node(node);
+    Result<artifact::FusedNodeAttributes> attributes =
+        artifact::FusedNodeAttributes::from_node(node);
     ASSERT_TRUE(attributes.is_ok()) << attributes.status().message();
     EXPECT_EQ(attributes->kernel, "stitch_k0_mul_add_relu");
-    EXPECT_EQ(attributes->category, fusion::GroupCategory::kElementwise);
+    EXPECT_EQ(attributes->category, artifact::GroupCategory::kElementwise);
     ASSERT_TRUE(attributes->codegen.has_value());
     EXPECT_EQ(attributes->codegen->source, "kernels/stitch_k0_mul_add_relu.cu");
     EXPECT_EQ(attributes->codegen->grid, compiled->kernels[0].launch.grid);
@@ -239,8 +240,8 @@ TEST(DriverTest, WithoutCodegenTheModelIsStillRewritten) {
   EXPECT_TRUE(compiled->kernels.empty());
   EXPECT_EQ(compiled->rewritten.graph.num_nodes(), 2);
   for (ir::NodeId id : compiled->rewritten.graph.node_ids()) {
-    Result<emit::FusedNodeAttributes> attributes =
-        emit::FusedNodeAttributes::from_node(compiled->rewritten.graph.node(id));
+    Result<artifact::FusedNodeAttributes> attributes =
+        artifact::FusedNodeAttributes::from_node(compiled->rewritten.graph.node(id));
     ASSERT_TRUE(attributes.is_ok()) << attributes.status().message();
     EXPECT_FALSE(attributes->codegen.has_value());
   }

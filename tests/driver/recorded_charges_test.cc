@@ -19,7 +19,7 @@
 #include "emit/onnx_writer.h"
 #include "emit/schedule.h"
 #include "ir/text/text.h"
-#include "runtime_stub/profile.h"
+#include "profiling/profile.h"
 #include "runtime_stub/program.h"
 #include "support/sha256.h"
 
@@ -117,7 +117,7 @@ TEST_F(RecordedChargesTest, ProfileCostsTheUntiledStencilThatWasEmitted) {
   // One predicted time: the report's group, kernels.json's kernel and the profile's
   // analytic estimate (on the device compiled for) are the same figure.
   EXPECT_EQ(compiled.plan()->groups[0].predicted_time_us, prediction.predicted_time_us);
-  const double analytic = runtime::analytic_estimate(*kernel_step, device_).time.total_us;
+  const double analytic = profiling::analytic_estimate(*kernel_step, device_).time.total_us;
   EXPECT_NEAR(analytic, prediction.predicted_time_us, 1e-9 * prediction.predicted_time_us);
   EXPECT_GT(std::abs(analytic - tiled->predicted_time_us), 1e-6 * tiled->predicted_time_us);
 }

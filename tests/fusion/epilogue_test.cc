@@ -16,6 +16,9 @@
 namespace stitch::fusion {
 namespace {
 
+using artifact::EpilogueOp;
+using artifact::Library;
+using artifact::LibraryEpilogue;
 using test_util::h100;
 using test_util::node_named;
 
@@ -502,7 +505,7 @@ TEST(EpiloguePlannerTest, ChosenEpilogueIsOneLibraryLaunch) {
             (std::vector<ir::NodeId>{node_named(graph, "mm1"), node_named(graph, "add1"),
                                      node_named(graph, "relu1")}));
   EXPECT_EQ(first.source, PatternSource::kEpilogue);
-  EXPECT_EQ(first.category, GroupCategory::kLibrary);
+  EXPECT_EQ(first.category, artifact::GroupCategory::kLibrary);
   EXPECT_EQ(first.epilogue,
             (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias, EpilogueOp::kRelu}}));
   const PlannedGroup& second = result->groups[1];
@@ -540,7 +543,7 @@ TEST(EpiloguePlannerTest, WithoutEpiloguesTheElementwiseOpsAreKernels) {
   EXPECT_EQ(result->memory_intensive_after, 2);
   EXPECT_EQ(result->candidate_statistics.epilogue, 0);
   for (const PlannedGroup& group : result->groups) {
-    EXPECT_NE(group.category, GroupCategory::kLibrary);
+    EXPECT_NE(group.category, artifact::GroupCategory::kLibrary);
   }
 }
 

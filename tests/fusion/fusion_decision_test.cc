@@ -1,9 +1,8 @@
-// Tests for the typed decisions of fusion/: FusionDecision, GroupCategory, UnfusedKind.
+// Tests for the typed decisions of fusion/: FusionDecision, UnfusedKind.
 #include "fusion/fusion_decision.h"
 
 #include <gtest/gtest.h>
 
-#include "fusion/group_category.h"
 #include "fusion/planner.h"
 
 namespace stitch::fusion {
@@ -21,22 +20,6 @@ TEST(FusionDecisionTest, AllowHasNoReasonAndForbidKeepsIt) {
 TEST(FusionDecisionDeathTest, ForbidWithoutAReasonIsOurBug) {
   EXPECT_DEATH(FusionDecision::forbid(""), "a refused fusion needs a reason");
   EXPECT_DEATH((void)FusionDecision::allow().reason(), "an allowed fusion has no reason");
-}
-
-// The report and the fused node's "category" attribute spell these; their bytes
-// must not change.
-TEST(GroupCategoryTest, NamesRoundTrip) {
-  EXPECT_EQ(to_string(GroupCategory::kElementwise), "elementwise");
-  EXPECT_EQ(to_string(GroupCategory::kReduction), "reduction");
-  EXPECT_EQ(to_string(GroupCategory::kGemm), "gemm");
-  EXPECT_EQ(to_string(GroupCategory::kLibrary), "library");
-  for (GroupCategory category :
-       {GroupCategory::kElementwise, GroupCategory::kReduction, GroupCategory::kGemm,
-        GroupCategory::kLibrary, GroupCategory::kStencil}) {
-    EXPECT_EQ(parse_group_category(to_string(category)), category);
-  }
-  EXPECT_EQ(parse_group_category("Library"), std::nullopt);
-  EXPECT_EQ(parse_group_category(""), std::nullopt);
 }
 
 TEST(UnfusedKindTest, Names) {

@@ -67,7 +67,7 @@ TEST(PlannerTimingTest, SlowerFusedCandidatesAreRejectedAndSaid) {
   Result<PlannerResult> analytic = plan_fusion(graph, h100(), PlannerOptions{});
   ASSERT_TRUE(analytic.is_ok()) << analytic.status().message();
   ASSERT_FALSE(analytic->groups.empty());
-  EXPECT_EQ(analytic->groups.front().category, GroupCategory::kGemm);
+  EXPECT_EQ(analytic->groups.front().category, artifact::GroupCategory::kGemm);
   EXPECT_EQ(analytic->score_method, "analytic");
 
   TableTimer timer(/*time_gemm=*/true);
@@ -92,7 +92,7 @@ TEST(PlannerTimingTest, SlowerFusedCandidatesAreRejectedAndSaid) {
   }
   ASSERT_EQ(result->groups.size(), 1u) << groups;
   const PlannedGroup& group = result->groups.front();
-  EXPECT_EQ(group.category, GroupCategory::kReduction);
+  EXPECT_EQ(group.category, artifact::GroupCategory::kReduction);
   ASSERT_TRUE(group.timing.has_value());
   EXPECT_DOUBLE_EQ(group.score_us, 19.0);
   EXPECT_EQ(group.nodes,
@@ -130,7 +130,7 @@ TEST(PlannerTimingTest, UntimedCandidatesThatMustBeTimedAreDropped) {
   EXPECT_GT(result->untimable, 0);
   EXPECT_TRUE(result->rejected.empty());
   for (const PlannedGroup& group : result->groups) {
-    EXPECT_NE(group.category, GroupCategory::kGemm);
+    EXPECT_NE(group.category, artifact::GroupCategory::kGemm);
   }
 }
 
@@ -156,7 +156,7 @@ TEST(PlannerTimingTest, CompositionChargesDropWhatTheyOutweigh) {
   EXPECT_GT(result->charged_out, 0);
   ASSERT_FALSE(result->groups.empty());
   for (const PlannedGroup& group : result->groups) {
-    EXPECT_NE(group.category, GroupCategory::kGemm);
+    EXPECT_NE(group.category, artifact::GroupCategory::kGemm);
     EXPECT_DOUBLE_EQ(group.charge_us, 0.0);  // the softmax: nothing to charge
   }
 }

@@ -461,7 +461,7 @@ std::vector<emit::EmittedKernel> generate_kernels(const ir::Model& model,
                                                   const cost_model::DeviceProfile& profile) {
   std::vector<emit::EmittedKernel> kernels;
   for (size_t index = 0; index < plan.groups.size(); ++index) {
-    if (plan.groups[index].category == fusion::GroupCategory::kLibrary ||
+    if (plan.groups[index].category == artifact::GroupCategory::kLibrary ||
         sharing.owner[index] != index) {
       continue;
     }

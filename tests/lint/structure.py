@@ -9,16 +9,19 @@ Fails on
     complexity (lizard, from the test venv);
   - an #include "folder/..." from one top-level folder into another that the table
     under "## Layering" in docs/architecture.md does not allow;
-unless the violation is recorded in the baseline (tests/lint/structure_baseline.json):
-the debt that existed when this check came (main of 2026-11-29), each entry with the
-size it had then. The baseline only shrinks: an entry whose file or function grew
-fails, and so does an entry that no longer violates (remove it: the check says so).
+  - a header (.h, .cuh) under one of README_FOLDERS, subfolders included, that the
+    folder's README.md does not name by its file name (or a missing README.md);
+the first three unless the violation is recorded in the baseline
+(tests/lint/structure_baseline.json): the debt that existed when this check came (main
+of 2026-11-29), each entry with the size it had then. The baseline only shrinks: an
+entry whose file or function grew fails, and so does an entry that no longer violates
+(remove it: the check says so).
 Registration tables, which are long by nature, are listed by name in
 PERMANENT_EXCEPTIONS. Generated files (the codegen goldens) are not code we write.
 
 --write-baseline rewrites the baseline from the tree (only to record a decision,
-never to make a failure go away). --self-test plants each kind of violation in a
-scratch tree and checks that each is reported.
+never to make a failure go away; README failures have no baseline). --self-test
+plants each kind of violation in a scratch tree and checks that each is reported.
 """
 import argparse
 import json
@@ -42,6 +45,10 @@ PERMANENT_EXCEPTIONS = {
     "tests/onnx_import/shape_crosscheck_test.cc::stitch::onnx_import::cases",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+# Top-level code folders whose README.md lists every header in them, one line each.
+README_FOLDERS = ("artifact", "cli", "cost_model", "driver", "emit", "fusion", "ir",
+                  "onnx_import", "profiling", "runtime_stub", "support")
+HEADER_SUFFIXES = (".h", ".cuh")
 
 
 def tracked_files(root):
@@ -110,6 +117,31 @@ def measure(root, files, edges):
     return found
 
 
+def readme_failures(root, files):
+    """Headers of README_FOLDERS that their folder's README.md does not name, as lines.
+    A header is named when its file name appears in the README as a word of its own
+    (`core/graph.h` and `graph.h` name graph.h; `composition_plan.h` does not name
+    plan.h)."""
+    failures = []
+    for folder in README_FOLDERS:
+        if not (root / folder).is_dir():
+            continue
+        headers = [path for path in files
+                   if path.startswith(folder + "/") and path.endswith(HEADER_SUFFIXES)]
+        readme = root / folder / "README.md"
+        if not readme.is_file():
+            failures.append(f"{folder}/README.md: missing; write one: what {folder}/ is for, "
+                            "its place in the layering and every header it holds")
+            continue
+        text = readme.read_text(errors="replace")
+        for path in headers:
+            name = path.rsplit("/", 1)[-1]
+            if not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
+                failures.append(f"{folder}/README.md: does not name {path}; add it with one "
+                                "line on what it holds (its header comment)")
+    return failures
+
+
 def compare(found, baseline):
     """Failures of `found` against `baseline`, as lines."""
     failures = []
@@ -149,7 +181,7 @@ def check(root, baseline_path, write):
         print(f"wrote {baseline_path}")
         return 0
     baseline = json.loads(baseline_path.read_text())
-    failures = compare(found, baseline)
+    failures = compare(found, baseline) + readme_failures(root, files)
     for failure in failures:
         print(f"FAIL {failure}")
     debt = sum(len(baseline[kind]) for kind in ("files", "functions", "includes"))
@@ -159,7 +191,9 @@ def check(root, baseline_path, write):
 
 def self_test():
     """Plants one violation of each kind in a scratch repository and checks that an
-    empty baseline reports each, and that a recorded entry that grew is reported."""
+    empty baseline reports each, that a recorded entry that grew is reported, and that
+    a header its folder's README.md does not name (only a longer name that ends in
+    it), and a folder without README.md, are reported while listed headers are not."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
@@ -176,6 +210,11 @@ def self_test():
         branches = "".join(f"  if (x == {i}) return {i};\n" for i in range(MAX_COMPLEXITY + 1))
         (root / "ir" / "branchy.cc").write_text(f"int g(int x) {{\n{branches}  return 0;\n}}\n")
         (root / "ir" / "big.py").write_text("x = 1\n" * (MAX_FILE_LINES + 1))
+        (root / "ir" / "core").mkdir()
+        (root / "ir" / "core" / "c.h").write_text("int c();\n")
+        (root / "ir" / "unlisted.h").write_text("int u();\n")
+        (root / "ir" / "README.md").write_text(
+            "# ir/\n\n- b.h: b\n- `core/c.h`: c\n- old_unlisted.h: another header\n")
         found = measure(root, tracked_files(root), allowed_edges(root))
         empty = {"files": {}, "functions": {}, "includes": {}}
         failures = compare(found, empty)
@@ -188,7 +227,12 @@ def self_test():
                                 "includes": found["includes"]})
         stale = compare(found, {"files": dict(found["files"], **{"ir/gone.cc": 950}),
                                 "functions": found["functions"], "includes": found["includes"]})
+        readmes = readme_failures(root, tracked_files(root))
+        expected_readmes = ["ir/README.md: does not name ir/unlisted.h",
+                            "support/README.md: missing"]
         problems = []
+        if [f.split(";")[0] for f in readmes] != expected_readmes:
+            problems.append(f"README failures: expected {expected_readmes}, got {readmes}")
         if missing:
             problems.append(f"planted violations not reported: {missing} (got {failures})")
         if allowed:
@@ -200,8 +244,9 @@ def self_test():
             problems.append(f"a stale baseline entry: {stale}")
         for problem in problems:
             print(f"FAIL {problem}")
-        print(f"self-test: {len(expected) + 3 - len(problems)} of {len(expected) + 3} planted "
-              "cases reported as they should")
+        cases = len(expected) + 4
+        print(f"self-test: {cases - len(problems)} of {cases} planted cases reported as "
+              "they should")
         return 1 if problems else 0
 
 

@@ -13,8 +13,9 @@ endif()
 
 # Structure (tests/lint/structure.py, docs/architecture.md "Layering" and "Size and
 # complexity"): file and function size, cyclomatic complexity and the include graph
-# between top-level folders against a baseline that only shrinks; the self-test plants
-# one violation of each kind and fails unless each is reported.
+# between top-level folders against a baseline that only shrinks, and every header
+# named in its folder's README.md; the self-test plants one violation of each kind and
+# fails unless each is reported.
 add_test(NAME lint.structure
          COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/lint/structure.py
                  --root ${PROJECT_SOURCE_DIR})

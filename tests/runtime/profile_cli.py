@@ -1,4 +1,4 @@
-"""End-to-end test of `stitchopt profile OUT --emulate` (runtime_stub/profile.h,
+"""End-to-end test of `stitchopt profile OUT --emulate` (profiling/profile.h,
 docs/perf-model.md) on bundled models.
 
 For gpt2_block (fused, and --unfused) and mlp:

@@ -33,21 +33,21 @@ EpilogueGraphSpec spec_of(const ir::Model& model, size_t ops, const std::string&
   ir::NodeId id = fusion::test_util::node_named(graph, call);
   fusion::EpilogueChain chain = fusion::longest_epilogue_chain(graph, id);
   EXPECT_TRUE(chain.epilogue_by_length.back().has_value());
-  const fusion::LibraryEpilogue& epilogue = *chain.epilogue_by_length.back();
-  EXPECT_EQ(epilogue.library, fusion::Library::kCudnn);
+  const artifact::LibraryEpilogue& epilogue = *chain.epilogue_by_length.back();
+  EXPECT_EQ(epilogue.library, artifact::Library::kCudnn);
   EXPECT_EQ(epilogue.ops.size(), ops);
   const ir::Node& node = graph.node(id);
-  EpilogueGraphSpec spec;
-  EXPECT_EQ(graph_spec(graph, node, graph.value(node.outputs[0]).type, epilogue.ops, &spec), "");
-  return spec;
+  Result<EpilogueGraphSpec> spec =
+      graph_spec(graph, node, graph.value(node.outputs[0]).type, epilogue.ops);
+  EXPECT_TRUE(spec.is_ok()) << spec.status().message();
+  return spec.is_ok() ? *spec : EpilogueGraphSpec{};
 }
 
 // Builds the graph of `spec` and compares its JSON with golden/<name>.json.
 void expect_graph(const std::string& name, const EpilogueGraphSpec& spec) {
-  std::string why_not;
-  std::unique_ptr<CudnnEpilogueGraph> graph = CudnnEpilogueGraph::build(spec, &why_not);
-  ASSERT_NE(graph, nullptr) << why_not;
-  const std::string json = graph->json();
+  Result<std::unique_ptr<CudnnEpilogueGraph>> graph = CudnnEpilogueGraph::build(spec);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const std::string json = (*graph)->json();
   const std::string path =
       std::string(STITCH_SOURCE_DIR) + "/tests/runtime/cudnn/golden/" + name + ".json";
   const char* update = std::getenv("STITCH_UPDATE_GOLDEN");
@@ -164,7 +164,7 @@ TEST(CudnnGraphTest, MatmulBiasGelu) {
   return %z
 })");
   EpilogueGraphSpec spec = spec_of(model, 2, "matmul");
-  EXPECT_EQ(spec.ops.back(), fusion::EpilogueOp::kGelu);
+  EXPECT_EQ(spec.ops.back(), artifact::EpilogueOp::kGelu);
   expect_graph("matmul_bias_gelu", spec);
 }
 
@@ -191,7 +191,7 @@ TEST(CudnnGraphTest, MatmulBiasGeluTanh) {
   return %z
 })");
   EpilogueGraphSpec spec = spec_of(model, 2, "matmul");
-  EXPECT_EQ(spec.ops.back(), fusion::EpilogueOp::kGeluTanh);
+  EXPECT_EQ(spec.ops.back(), artifact::EpilogueOp::kGeluTanh);
   expect_graph("matmul_bias_gelu_tanh", spec);
 }
 
@@ -218,11 +218,13 @@ TEST(CudnnGraphTest, ValidateRejectsWrongOutputDims) {
   spec.y = {1, 8, 8, 8};  // 6x6 without padding
   spec.pre_padding = spec.post_padding = {0, 0};
   spec.stride = spec.dilation = {1, 1};
-  spec.ops = {fusion::EpilogueOp::kSigmoid};
+  spec.ops = {artifact::EpilogueOp::kSigmoid};
   spec.operand_dims = {{}};
-  std::string why_not;
-  EXPECT_EQ(CudnnEpilogueGraph::build(spec, &why_not), nullptr);
-  EXPECT_NE(why_not.find("validate"), std::string::npos) << why_not;
+  Result<std::unique_ptr<CudnnEpilogueGraph>> graph = CudnnEpilogueGraph::build(spec);
+  ASSERT_FALSE(graph.is_ok());
+  EXPECT_EQ(graph.status().code(), StatusCode::kUnavailable);  // a refusal: the host runs it
+  EXPECT_NE(graph.status().message().find("validate"), std::string::npos)
+      << graph.status().message();
 }
 
 TEST(CudnnGraphTest, RejectsAMalformedSpec) {
@@ -232,14 +234,17 @@ TEST(CudnnGraphTest, RejectsAMalformedSpec) {
   spec.y = {1, 8, 6, 6};
   spec.pre_padding = spec.post_padding = {0, 0};
   spec.stride = spec.dilation = {1, 1};
-  spec.ops = {fusion::EpilogueOp::kBias};
+  spec.ops = {artifact::EpilogueOp::kBias};
   spec.operand_dims = {{}};  // a bias without its dims
-  std::string why_not;
-  EXPECT_EQ(CudnnEpilogueGraph::build(spec, &why_not), nullptr);
-  EXPECT_NE(why_not.find("lacks its operand"), std::string::npos) << why_not;
+  Result<std::unique_ptr<CudnnEpilogueGraph>> graph = CudnnEpilogueGraph::build(spec);
+  ASSERT_FALSE(graph.is_ok());
+  EXPECT_NE(graph.status().message().find("lacks its operand"), std::string::npos)
+      << graph.status().message();
   spec.dtype = ir::DType::kInt32;
-  EXPECT_EQ(CudnnEpilogueGraph::build(spec, &why_not), nullptr);
-  EXPECT_NE(why_not.find("only float32"), std::string::npos) << why_not;
+  graph = CudnnEpilogueGraph::build(spec);
+  ASSERT_FALSE(graph.is_ok());
+  EXPECT_NE(graph.status().message().find("only float32"), std::string::npos)
+      << graph.status().message();
 }
 
 }  // namespace

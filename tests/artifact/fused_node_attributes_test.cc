@@ -1,18 +1,21 @@
-// Tests for emit/fused_node_attributes.h: the fused node's attribute schema.
-#include "emit/fused_node_attributes.h"
+// Tests for artifact/fused_node_attributes.h: the fused node's attribute schema, and
+// the names of its category (artifact/group_category.h).
+#include "artifact/fused_node_attributes.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace stitch::emit {
+#include "tests/artifact/fused_node_test_util.h"
+
+namespace stitch::artifact {
 namespace {
 
 FusedNodeAttributes kernel_group() {
   FusedNodeAttributes attributes;
   attributes.kernel = "stitch_k0";
-  attributes.category = fusion::GroupCategory::kReduction;
+  attributes.category = GroupCategory::kReduction;
   attributes.codegen =
       FusedNodeAttributes::Codegen{"kernels/stitch_k0.cu", 128, 256, "block", "reduce_1[GRID]"};
   attributes.predicted_time_us = 1.5f;
@@ -22,12 +25,7 @@ FusedNodeAttributes kernel_group() {
 }
 
 ir::Node node_with(std::vector<ir::Attribute> attributes) {
-  ir::Node node;
-  node.name = "stitch_k0_0";
-  node.op_type = "stitch_k0";
-  node.domain = "stitchopt";
-  node.attributes = std::move(attributes);
-  return node;
+  return test_util::fused_node("stitch_k0_0", std::move(attributes));
 }
 
 // The order is part of model.fused.onnx's bytes.
@@ -41,9 +39,8 @@ TEST(FusedNodeAttributesTest, WritesInTheSchemaOrder) {
                                              "shared_memory_bytes", "fused_nodes"}));
   FusedNodeAttributes library;
   library.kernel = "stitch_k1";
-  library.category = fusion::GroupCategory::kLibrary;
-  library.epilogue = fusion::LibraryEpilogue{
-      fusion::Library::kCublasLt, {fusion::EpilogueOp::kBias, fusion::EpilogueOp::kRelu}};
+  library.category = GroupCategory::kLibrary;
+  library.epilogue = LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias, EpilogueOp::kRelu}};
   names.clear();
   for (const ir::Attribute& attribute : library.to_attributes()) names.push_back(attribute.name);
   EXPECT_EQ(names,
@@ -60,10 +57,9 @@ TEST(FusedNodeAttributesTest, ReadsBackWhatItWrites) {
 
   FusedNodeAttributes library;
   library.kernel = "stitch_k1";
-  library.category = fusion::GroupCategory::kLibrary;
-  library.epilogue = fusion::LibraryEpilogue{
-      fusion::Library::kCudnn,
-      {fusion::EpilogueOp::kBias, fusion::EpilogueOp::kResidualAdd, fusion::EpilogueOp::kRelu}};
+  library.category = GroupCategory::kLibrary;
+  library.epilogue = LibraryEpilogue{
+      Library::kCudnn, {EpilogueOp::kBias, EpilogueOp::kResidualAdd, EpilogueOp::kRelu}};
   const std::vector<ir::Attribute> attributes = library.to_attributes();
   EXPECT_EQ(attributes[2].s, "cuDNN");
   EXPECT_EQ(attributes[3].strings, (std::vector<std::string>{"bias", "residual add", "relu"}));
@@ -104,7 +100,7 @@ TEST(FusedNodeAttributesTest, BadAttributesAreErrorsNamingTheNode) {
                 "model");
 }
 
-// The library group's epilogue is read by fusion/library_epilogue.h, whose errors
+// The library group's epilogue is read by artifact/library_epilogue.h, whose errors
 // name the node too.
 TEST(FusedNodeAttributesTest, ALibraryGroupNeedsItsEpilogue) {
   Result<FusedNodeAttributes> missing = FusedNodeAttributes::from_node(
@@ -123,5 +119,21 @@ TEST(FusedNodeAttributesTest, ALibraryGroupNeedsItsEpilogue) {
             "nor cuDNN; recompile the model");
 }
 
+// The report and the fused node's "category" attribute spell these; their bytes
+// must not change.
+TEST(GroupCategoryTest, NamesRoundTrip) {
+  EXPECT_EQ(to_string(GroupCategory::kElementwise), "elementwise");
+  EXPECT_EQ(to_string(GroupCategory::kReduction), "reduction");
+  EXPECT_EQ(to_string(GroupCategory::kGemm), "gemm");
+  EXPECT_EQ(to_string(GroupCategory::kLibrary), "library");
+  for (GroupCategory category :
+       {GroupCategory::kElementwise, GroupCategory::kReduction, GroupCategory::kGemm,
+        GroupCategory::kLibrary, GroupCategory::kStencil}) {
+    EXPECT_EQ(parse_group_category(to_string(category)), category);
+  }
+  EXPECT_EQ(parse_group_category("Library"), std::nullopt);
+  EXPECT_EQ(parse_group_category(""), std::nullopt);
+}
+
 }  // namespace
-}  // namespace stitch::emit
+}  // namespace stitch::artifact

@@ -1,20 +1,21 @@
-// The attributes of a fused "stitchopt" node: one typed schema for the writer
-// (driver/, through emit/fused_model.h) and the reader (runtime_stub/program.cc).
+// The attributes of a fused "stitchopt" node in model.fused.onnx: one typed schema for
+// the writer (driver/compile.cc builds them, emit/fused_model.h puts them on the node)
+// and the reader (runtime_stub/program.cc).
 //
 // A fused node carries, in this order (the order is part of the output's bytes):
 //   kernel               string   the kernel name (shared by identical groups)
-//   category             string   fusion::GroupCategory ("elementwise", "library"...)
+//   category             string   GroupCategory ("elementwise", "library"...;
+//                                 artifact/group_category.h)
 //   library, epilogue    string, strings   library groups only: the typed
-//                                 fusion::LibraryEpilogue the planner decided, written
-//                                 and read by fusion/library_epilogue.h
+//                                 LibraryEpilogue the planner decided, written and
+//                                 read by artifact/library_epilogue.h
 //   source, grid, block, composition, template   string, int, int, string, string
 //                                 only when the group has generated code
 //   predicted_time_us    float
 //   shared_memory_bytes  int
 //   fused_nodes          strings  the names of the nodes the group stands for
 //
-// Header-only, because the runtime reads it without linking the emitter (both link
-// stitch_fusion, which serializes the epilogue).
+// Header-only; the epilogue's names are artifact/library_epilogue.cc's (stitch_artifact).
 #pragma once
 
 #include <cstdint>
@@ -23,12 +24,12 @@
 #include <utility>
 #include <vector>
 
-#include "fusion/group_category.h"
-#include "fusion/library_epilogue.h"
+#include "artifact/group_category.h"
+#include "artifact/library_epilogue.h"
 #include "ir/core/graph.h"
 #include "ir/core/status.h"
 
-namespace stitch::emit {
+namespace stitch::artifact {
 
 struct FusedNodeAttributes {
   // The generated kernel's launch data, as the emitter decided it.
@@ -42,8 +43,8 @@ struct FusedNodeAttributes {
   };
 
   std::string kernel;
-  fusion::GroupCategory category = fusion::GroupCategory::kElementwise;
-  std::optional<fusion::LibraryEpilogue> epilogue;  // kLibrary only, and then always set
+  GroupCategory category = GroupCategory::kElementwise;
+  std::optional<LibraryEpilogue> epilogue;  // kLibrary only, and then always set
   std::optional<Codegen> codegen;
   float predicted_time_us = 0;
   int64_t shared_memory_bytes = 0;
@@ -54,10 +55,10 @@ struct FusedNodeAttributes {
   std::vector<ir::Attribute> to_attributes() const {
     std::vector<ir::Attribute> attributes = {
         ir::Attribute::make_string("kernel", kernel),
-        ir::Attribute::make_string("category", std::string(fusion::to_string(category)))};
-    if (category == fusion::GroupCategory::kLibrary) {
+        ir::Attribute::make_string("category", std::string(to_string(category)))};
+    if (category == GroupCategory::kLibrary) {
       STITCH_CHECK(epilogue.has_value()) << "library group " << kernel << " without its epilogue";
-      for (ir::Attribute& attribute : fusion::epilogue_attributes(*epilogue)) {
+      for (ir::Attribute& attribute : epilogue_attributes(*epilogue)) {
         attributes.push_back(std::move(attribute));
       }
     }
@@ -77,7 +78,7 @@ struct FusedNodeAttributes {
   // Reads the schema back from a fused node. A missing "kernel" is the node's
   // op_type (the writer makes them equal); a missing or unknown category, an
   // attribute of the wrong kind, or a library group without a library and epilogue
-  // that fusion/library_epilogue.h reads, is an error naming the node.
+  // that artifact/library_epilogue.h reads, is an error naming the node.
   static Result<FusedNodeAttributes> from_node(const ir::Node& node) {
     auto error = [&](const std::string& what) {
       return Status::invalid_input("fused node " + node.display_name() + ": " + what +
@@ -97,11 +98,11 @@ struct FusedNodeAttributes {
     STITCH_ASSIGN_OR_RETURN(const ir::Attribute* category,
                             find("category", ir::AttributeKind::kString));
     if (category == nullptr) return error("no \"category\" attribute");
-    std::optional<fusion::GroupCategory> parsed = fusion::parse_group_category(category->s);
+    std::optional<GroupCategory> parsed = parse_group_category(category->s);
     if (!parsed) return error("unknown category \"" + category->s + "\"");
     attributes.category = *parsed;
-    if (attributes.category == fusion::GroupCategory::kLibrary) {
-      STITCH_ASSIGN_OR_RETURN(attributes.epilogue, fusion::read_epilogue_attributes(node));
+    if (attributes.category == GroupCategory::kLibrary) {
+      STITCH_ASSIGN_OR_RETURN(attributes.epilogue, read_epilogue_attributes(node));
     }
     STITCH_ASSIGN_OR_RETURN(const ir::Attribute* source,
                             find("source", ir::AttributeKind::kString));
@@ -136,4 +137,4 @@ struct FusedNodeAttributes {
   }
 };
 
-}  // namespace stitch::emit
+}  // namespace stitch::artifact

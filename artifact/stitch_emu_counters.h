@@ -2,12 +2,13 @@
 // (STITCH_EMU_COUNTERS; stitch_emu.h says how accesses are recorded, docs/perf-model.md
 // what the figures mean). Plain C declarations: included by stitch_emu.h in a counting
 // build (by its bare name: the runtime copies this file beside stitch_emu.h into the
-// emulation's build directory, tests/cuda_emu puts cost_model/ on the include path), by
+// emulation's build directory, tests/cuda_emu puts artifact/ on the include path), by
 // runtime_stub (host_backend finds the functions with dlsym in the emulated kernel
-// library) and by cost_model/perf_model.h, which turns the counts into time. It lives in
-// cost_model/, below both emit/ and runtime_stub/, so that the model that reads the ABI
-// depends on nothing above it. No stitchopt header may be included here: it is compiled
-// into the emulated kernels as it is.
+// library) and by cost_model/perf_model.h, which turns the counts into time. A neutral
+// record both sides use, so it lives in artifact/, below emit/, cost_model/ and
+// runtime_stub/: neither the model that reads the ABI nor the runtime that fetches it
+// depends on the other. No stitchopt header may be included here: it is compiled into
+// the emulated kernels as it is.
 #pragma once
 
 // Regions are the global buffers a launch may touch (inputs, outputs, workspace);
@@ -91,7 +92,7 @@ struct StitchEmuCounters {
 // One access site of the counted window: the return address of its __tsan_* call as an
 // offset into the shared object (or executable) that holds it, what it accesses, and
 // how many warp-level requests it made. The instruction estimate matches these to the
-// kernel's SASS through their source lines (runtime_stub/instruction_estimate.h).
+// kernel's SASS through their source lines (profiling/instruction_estimate.h).
 enum StitchEmuSiteKind {
   kStitchEmuGlobalLoad = 0,
   kStitchEmuGlobalStore = 1,

@@ -1,8 +1,7 @@
-// GroupCategory: what kind of launch a fused group is, as the plan decides it and as
-// the rewritten model's "category" attribute spells it.
-//
-// Header-only, because the runtime (runtime_stub/program.cc) reads the category back
-// from a fused node (emit/fused_node_attributes.h) without linking the planner.
+// GroupCategory: what kind of launch a fused group is, as the plan decides it
+// (fusion::group_category) and as the rewritten model's "category" attribute spells
+// it. A record of the artifact: the runtime (runtime_stub/program.cc) reads it back
+// from a fused node (artifact/fused_node_attributes.h) without the planner.
 //   kLibrary     an epilogue pattern: one cuBLASLt/cuDNN call (fusion/epilogue.h)
 //   kGemm        a generated kernel holding a fine-grained GEMM
 //   kReduction   a generated kernel holding a reduction and no GEMM
@@ -14,7 +13,7 @@
 #include <optional>
 #include <string_view>
 
-namespace stitch::fusion {
+namespace stitch::artifact {
 
 enum class GroupCategory { kElementwise, kReduction, kGemm, kLibrary, kStencil };
 
@@ -46,4 +45,4 @@ constexpr std::optional<GroupCategory> parse_group_category(std::string_view tex
   return std::nullopt;
 }
 
-}  // namespace stitch::fusion
+}  // namespace stitch::artifact

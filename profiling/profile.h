@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "artifact/stitch_emu_counters.h"
 #include "cost_model/cost_model.h"
 #include "cost_model/device_profile.h"
 #include "cost_model/perf_model.h"
-#include "cost_model/stitch_emu_counters.h"
 #include "ir/core/status.h"
-#include "runtime_stub/instruction_estimate.h"
+#include "profiling/instruction_estimate.h"
 #include "runtime_stub/program.h"
 
-namespace stitch::runtime {
+namespace stitch::profiling {
 
 // The default of ProfileOptions::sample_blocks: launches of up to 128 blocks are
 // counted exactly; larger grids (grid-stride loops over many rows, 1056 blocks on
@@ -32,7 +32,7 @@ namespace stitch::runtime {
 inline constexpr unsigned int kDefaultSampleBlocks = 128;
 
 struct StepProfile {
-  size_t step = 0;               // index in Program::steps
+  size_t step = 0;               // index in runtime::Program::steps
   std::string kind;              // "kernel" or "library"
   std::string kernel;            // kernel name, or the library ("cuBLASLt", "cuDNN")
   std::string node;              // the node's name
@@ -78,14 +78,16 @@ struct ProfileOptions {
   unsigned int sample_blocks = kDefaultSampleBlocks;
 };
 
-Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options);
+Result<ProgramProfile> profile_program(const runtime::Program& program,
+                                       const ProfileOptions& options);
 
 // The analytic estimate of one launch of `step` (StepProfile::analytic_us and flops):
 // cost_model::estimate_group of its body, for a kernel with the charges kernels.json
 // recorded for it (Step::charges), never a schedule built again with default options.
 // On the device the model was compiled for it is the kernel's predicted_time_us
 // (kernels.json, report.json).
-cost_model::GroupCost analytic_estimate(const Step& step, const cost_model::DeviceProfile& device);
+cost_model::GroupCost analytic_estimate(const runtime::Step& step,
+                                        const cost_model::DeviceProfile& device);
 
 // What ran and what was counted, e.g. "emulated: ...; 3 launches of more than 128
 // blocks had the requests of a sample of their blocks ... counted and scaled ...".
@@ -94,4 +96,4 @@ std::string sampling_text(const ProgramProfile& profile);
 // OUT/profile.json ("schema": "stitchopt.profile/1", docs/report-schema.md).
 std::string profile_json(const ProgramProfile& profile);
 
-}  // namespace stitch::runtime
+}  // namespace stitch::profiling

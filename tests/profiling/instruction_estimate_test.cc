@@ -1,13 +1,13 @@
-// runtime_stub/instruction_estimate.h on a hand-written nvdisasm listing whose weights
+// profiling/instruction_estimate.h on a hand-written nvdisasm listing whose weights
 // follow by hand: a prologue (once per warp), a loop whose load and store are matched
 // to counted requests, a nested loop without anchors, and a subroutine (weight 0).
-#include "runtime_stub/instruction_estimate.h"
+#include "profiling/instruction_estimate.h"
 
 #include <gtest/gtest.h>
 
-#include "cost_model/stitch_emu_counters.h"
+#include "artifact/stitch_emu_counters.h"
 
-namespace stitch::runtime {
+namespace stitch::profiling {
 namespace {
 
 constexpr const char* kListing = R"(	.target	sm_90
@@ -264,4 +264,4 @@ TEST(InstructionEstimate, LoopNeverEnteredWeighsNothing) {
 }
 
 }  // namespace
-}  // namespace stitch::runtime
+}  // namespace stitch::profiling

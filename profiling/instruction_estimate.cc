@@ -1,13 +1,13 @@
-#include "runtime_stub/instruction_estimate.h"
+#include "profiling/instruction_estimate.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <set>
 
-#include "cost_model/stitch_emu_counters.h"
+#include "artifact/stitch_emu_counters.h"
 
-namespace stitch::runtime {
+namespace stitch::profiling {
 namespace {
 
 std::string_view mnemonic(std::string_view opcode) { return opcode.substr(0, opcode.find('.')); }
@@ -402,4 +402,4 @@ std::map<uint64_t, AccessLocation> parse_addr2line(std::string_view text) {
   return locations;
 }
 
-}  // namespace stitch::runtime
+}  // namespace stitch::profiling

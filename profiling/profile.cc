@@ -1,4 +1,4 @@
-#include "runtime_stub/profile.h"
+#include "profiling/profile.h"
 
 #include <unistd.h>
 
@@ -22,28 +22,11 @@
 #include "runtime_stub/kernel_library.h"
 #include "support/subprocess.h"
 
-namespace stitch::runtime {
+namespace stitch::profiling {
 namespace {
 
-// cost_model::KernelShape of the charges kernels.json recorded for the kernel as
-// emitted (artifact/kernels_json.h), not of a schedule built again here: with other
-// options (--no-stencil-tiles) that would cost code that was never emitted.
-cost_model::KernelShape recorded_shape(const artifact::KernelCharges& charges) {
-  cost_model::KernelShape shape;
-  shape.global = charges.global;
-  shape.grid_barriers = static_cast<int>(charges.grid_barriers);
-  shape.workspace_bytes = charges.workspace_bytes;
-  shape.thread_gemm_macs = charges.thread_gemm_macs;
-  shape.tiled_gemm_macs = charges.tiled_gemm_macs;
-  shape.attention_macs = charges.attention_macs;
-  shape.load_chain = charges.load_chain;
-  shape.gemm_load_chain = charges.gemm_load_chain;
-  shape.stencil_load_chain = charges.stencil_load_chain;
-  return shape;
-}
-
-bool half_precision(const Step& step) {
-  for (const StepTensor& output : step.outputs) {
+bool half_precision(const runtime::Step& step) {
+  for (const runtime::StepTensor& output : step.outputs) {
     if (output.type.dtype == ir::DType::kFloat16 || output.type.dtype == ir::DType::kBFloat16) {
       return true;
     }
@@ -63,12 +46,12 @@ struct KernelSass {
 // and disassembles each cubin with nvdisasm -gi -hex (-hex: the control bits, whose
 // scoreboards give the load rounds); each function goes back to its kernel file by name
 // (<kernel>_kernel). Errors name the tool and file.
-Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
+Result<std::map<std::string, KernelSass>> kernel_sass(const runtime::Program& program,
                                                       const ProfileOptions& options,
                                                       const std::string& nvcc,
                                                       const std::string& nvdisasm) {
   const std::string arch = cost_model::sass_architecture(options.device);
-  KernelLibraryRecipe recipe;
+  runtime::KernelLibraryRecipe recipe;
   recipe.compiler = nvcc;
   recipe.compile_flags = {"-arch=" + arch, "-lineinfo", "-Xptxas", "-v", "-I", program.kernels_dir};
   recipe.headers = {std::filesystem::path(program.kernels_dir) / "stitch_prelude.cuh"};
@@ -77,11 +60,11 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
   recipe.object_suffix = "." + arch + ".cubin";
   recipe.verbose = options.verbose;
   const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  STITCH_ASSIGN_OR_RETURN(std::vector<CompiledSource> units,
-                          build_kernel_units(program, recipe, jobs));
+  STITCH_ASSIGN_OR_RETURN(std::vector<runtime::CompiledSource> units,
+                          runtime::build_kernel_units(program, recipe, jobs));
   std::map<std::string, std::string> file_of_function;
-  for (const Step& step : program.steps) {
-    if (step.kind == StepKind::kKernel)
+  for (const runtime::Step& step : program.steps) {
+    if (step.kind == runtime::StepKind::kKernel)
       file_of_function[step.kernel + "_kernel"] = step.kernel_file;
   }
   support::ProcessOptions disassemble;
@@ -105,7 +88,7 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const Program& program,
       usleep(5000);
       continue;
     }
-    const CompiledSource& unit = units[finished->first];
+    const runtime::CompiledSource& unit = units[finished->first];
     const support::ProcessResult listed = finished->second.result();
     running.erase(finished);
     if (!listed.succeeded()) {
@@ -167,16 +150,22 @@ Result<std::map<uint64_t, AccessLocation>> site_locations(const std::string& lib
 
 }  // namespace
 
-cost_model::GroupCost analytic_estimate(const Step& step, const cost_model::DeviceProfile& device) {
+cost_model::GroupCost analytic_estimate(const runtime::Step& step,
+                                        const cost_model::DeviceProfile& device) {
   const ir::Graph& graph = step.body.graph;
   const std::vector<ir::NodeId> nodes = graph.node_ids();
   if (nodes.empty()) return {};
-  if (step.kind != StepKind::kKernel) return cost_model::estimate_group(graph, nodes, device);
-  const cost_model::KernelShape shape = recorded_shape(step.charges);
+  if (step.kind != runtime::StepKind::kKernel)
+    return cost_model::estimate_group(graph, nodes, device);
+  // The charges kernels.json recorded for the kernel as emitted (artifact/
+  // kernel_charges.h), not a schedule built again here: with other options
+  // (--no-stencil-tiles) that would cost code that was never emitted.
+  const cost_model::KernelShape& shape = step.charges;
   return cost_model::estimate_group(graph, nodes, device, &shape);
 }
 
-Result<ProgramProfile> profile_program(const Program& program, const ProfileOptions& options) {
+Result<ProgramProfile> profile_program(const runtime::Program& program,
+                                       const ProfileOptions& options) {
   ProgramProfile profile;
   profile.device = options.device.name;
   std::map<std::string, KernelSass> sass;
@@ -198,8 +187,8 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
           "SASS " + cost_model::sass_architecture(options.device) +
           " (nvcc -lineinfo, nvdisasm -gi -hex), " +
           "weighted by the emulated run's access counts; scoreboards for the latency term";
-      for (const Step& step : program.steps) {
-        if (step.kind == StepKind::kKernel && sass.count(step.kernel_file) &&
+      for (const runtime::Step& step : program.steps) {
+        if (step.kind == runtime::StepKind::kKernel && sass.count(step.kernel_file) &&
             !registers.count(step.kernel)) {
           registers[step.kernel] = sass.at(step.kernel_file).registers;
         }
@@ -210,11 +199,11 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   std::map<size_t, std::vector<StitchEmuSite>> counted_sites;
   std::string library;
 
-  HostBackendOptions backend_options;
+  runtime::HostBackendOptions backend_options;
   backend_options.emulate = true;
   backend_options.cxx = options.cxx;
   backend_options.verbose = options.verbose;
-  KernelCounterOptions counters;
+  runtime::KernelCounterOptions counters;
   counters.limits.sm_count = static_cast<unsigned int>(options.device.sm_count);
   counters.limits.max_threads_per_sm = static_cast<unsigned int>(options.device.max_threads_per_sm);
   counters.limits.max_blocks_per_sm = static_cast<unsigned int>(options.device.max_blocks_per_sm);
@@ -222,7 +211,7 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   counters.limits.sample_blocks = options.sample_blocks;
   profile.sample_blocks = options.sample_blocks;
   counters.kernel_registers = registers;
-  counters.on_step = [&](const Step& step, const StitchEmuCounters& c,
+  counters.on_step = [&](const runtime::Step& step, const StitchEmuCounters& c,
                          const std::vector<StitchEmuSite>& sites) {
     const auto index = static_cast<size_t>(&step - program.steps.data());
     counted[index] = c;
@@ -230,9 +219,10 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   };
   counters.on_library = [&](const std::string& path) { library = path; };
   backend_options.counters = counters;
-  std::unique_ptr<Backend> backend = make_host_backend(backend_options);
-  STITCH_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::create(program, *backend));
-  STITCH_RETURN_IF_ERROR(executor->run(random_inputs(program, options.seed)).status());
+  std::unique_ptr<runtime::Backend> backend = runtime::make_host_backend(backend_options);
+  STITCH_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> executor,
+                          runtime::Executor::create(program, *backend));
+  STITCH_RETURN_IF_ERROR(executor->run(runtime::random_inputs(program, options.seed)).status());
   std::map<uint64_t, AccessLocation> locations;
   if (!sass.empty()) {
     std::set<uint64_t> offsets;
@@ -243,12 +233,13 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
   }
 
   for (size_t i = 0; i < program.steps.size(); ++i) {
-    const Step& step = program.steps[i];
-    if (step.kind == StepKind::kView) {
+    const runtime::Step& step = program.steps[i];
+    if (step.kind == runtime::StepKind::kView) {
       ++profile.view_steps;
       continue;
     }
-    if (step.kind == StepKind::kHost || (step.kind == StepKind::kKernel && !counted.count(i))) {
+    if (step.kind == runtime::StepKind::kHost ||
+        (step.kind == runtime::StepKind::kKernel && !counted.count(i))) {
       profile.host_steps.push_back(step.name);
       continue;
     }
@@ -256,12 +247,12 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
     s.step = i;
     s.node = step.name;
     s.op_type = step.op_type;
-    for (const StepTensor& t : step.inputs) s.ideal_bytes += t.bytes;
-    for (const StepTensor& t : step.outputs) s.ideal_bytes += t.bytes;
+    for (const runtime::StepTensor& t : step.inputs) s.ideal_bytes += t.bytes;
+    for (const runtime::StepTensor& t : step.outputs) s.ideal_bytes += t.bytes;
     const cost_model::GroupCost analytic = analytic_estimate(step, options.device);
     s.flops = analytic.flops;
     s.analytic_us = analytic.time.total_us;
-    if (step.kind == StepKind::kKernel) {
+    if (step.kind == runtime::StepKind::kKernel) {
       s.kind = "kernel";
       s.kernel = step.kernel;
       const ir::Attribute* composition =
@@ -289,7 +280,7 @@ Result<ProgramProfile> profile_program(const Program& program, const ProfileOpti
           cost_model::estimate_kernel(s.counters, instructions, s.registers, options.device);
     } else {
       s.kind = "library";
-      s.kernel = std::string(fusion::library_name(step.library));
+      s.kernel = std::string(artifact::library_name(step.library));
       s.composition = step.op_type;
       s.estimate = cost_model::estimate_library_call(s.flops, s.ideal_bytes, half_precision(step),
                                                      options.device);
@@ -415,4 +406,4 @@ std::string profile_json(const ProgramProfile& profile) {
   return root.dump(2) + "\n";
 }
 
-}  // namespace stitch::runtime
+}  // namespace stitch::profiling

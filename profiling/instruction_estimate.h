@@ -8,7 +8,7 @@
 //   2. Loops: a branch to an earlier address closes a loop over [target, branch].
 //   3. Anchors: the global and shared loads and stores. Each is matched, by source
 //      location (file, line, the line it is inlined at) and kind, to the access sites
-//      the emulated run counted (cost_model/stitch_emu_counters.h, mapped to source
+//      the emulated run counted (artifact/stitch_emu_counters.h, mapped to source
 //      lines with addr2line); an anchor's executions are its sites' warp-level
 //      requests divided among the SASS anchors of the same location.
 //   4. Weights: an instruction executes as often as the median anchor of its
@@ -31,7 +31,7 @@
 #include "cost_model/perf_model.h"
 #include "ir/core/status.h"
 
-namespace stitch::runtime {
+namespace stitch::profiling {
 
 enum class InstructionClass { kFp32, kFp64, kInteger, kSpecial, kMemory, kControl };
 InstructionClass classify_sass_opcode(std::string_view opcode);
@@ -102,4 +102,4 @@ InstructionCount count_instructions(const std::vector<SassKernel>& kernels,
 // Parses `addr2line -i -a` output into each address's innermost location and caller.
 std::map<uint64_t, AccessLocation> parse_addr2line(std::string_view text);
 
-}  // namespace stitch::runtime
+}  // namespace stitch::profiling
