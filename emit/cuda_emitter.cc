@@ -217,8 +217,9 @@ std::string attention_detail(const AttentionPlan& plan) {
 
 std::string tiled_gemm_detail(const TiledGemmPlan& plan) {
   std::ostringstream cu;
-  cu << " (" << plan.batch << " x [" << plan.m << ", " << plan.k << "] x [" << plan.k << ", "
-     << plan.n << "] MatMul in [" << plan.tile_m << ", " << plan.tile_n
+  const ir::GemmShape& shape = plan.shape;
+  cu << " (" << shape.batch << " x [" << shape.m << ", " << shape.k << "] x [" << shape.k << ", "
+     << shape.n << "] MatMul in [" << plan.tile_m << ", " << plan.tile_n
      << "] output tiles, A and B tiles in shared memory)";
   return cu.str();
 }

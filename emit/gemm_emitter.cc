@@ -8,6 +8,7 @@
 
 #include "emit/cuda_text.h"
 #include "emit/kernel_writer.h"
+#include "ir/core/gemm_shape.h"
 
 namespace stitch::emit {
 
@@ -20,17 +21,16 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node, bool lanes) {
   if (product(out_dims) == 0) return empty_value_body(compute_type(dtype(out)));
   STITCH_ASSIGN_OR_RETURN(std::string a, accessor(node.inputs[0]));
   STITCH_ASSIGN_OR_RETURN(std::string b, accessor(node.inputs[1]));
-  std::vector<int64_t> a_dims = dims(node.inputs[0]);
-  std::vector<int64_t> b_dims = dims(node.inputs[1]);
+  std::string why_not;
+  const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph_, node, &why_not);
+  if (!shape) return error(node, "has no GEMM shape to emit: " + why_not);
+  const int64_t m = shape->m, n = shape->n, k = shape->k;
   // Float products accumulate in float (float64 in double), as cuBLAS does: the
   // fine-grained GEMMs here have k <= 64, so the error stays near k u sum|a b|.
   const std::string acc = compute_type(dtype(out));
   if (gemm_form(node) == GemmForm::kGemm) {
-    bool ta = node.int_attribute("transA", 0) != 0;
-    bool tb = node.int_attribute("transB", 0) != 0;
-    int64_t m = ta ? a_dims[1] : a_dims[0];
-    int64_t k = ta ? a_dims[0] : a_dims[1];
-    int64_t n = tb ? b_dims[0] : b_dims[1];
+    const bool ta = shape->transpose_left;
+    const bool tb = shape->transpose_right;
     std::string a_index = ta ? "kk * " + num(m) + " + m" : "m * " + num(k) + " + kk";
     std::string b_index = tb ? "n * " + num(k) + " + kk" : "kk * " + num(n) + " + n";
     std::string body =
@@ -48,22 +48,10 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node, bool lanes) {
     }
     return body + "    return static_cast<" + compute_type(dtype(out)) + ">(y);\n";
   }
-  bool a_vector = a_dims.size() == 1;
-  bool b_vector = b_dims.size() == 1;
-  if (a_vector) a_dims.insert(a_dims.begin(), 1);
-  if (b_vector) b_dims.push_back(1);
-  int64_t m = a_dims[a_dims.size() - 2];
-  int64_t k = a_dims.back();
-  int64_t n = b_dims.back();
-  std::vector<int64_t> a_batch(a_dims.begin(), a_dims.end() - 2);
-  std::vector<int64_t> b_batch(b_dims.begin(), b_dims.end() - 2);
-  std::vector<int64_t> batch(std::max(a_batch.size(), b_batch.size()), 1);
-  for (size_t d = 0; d < batch.size(); ++d) {
-    size_t from_end = batch.size() - d;
-    int64_t ad = from_end <= a_batch.size() ? a_batch[a_batch.size() - from_end] : 1;
-    int64_t bd = from_end <= b_batch.size() ? b_batch[b_batch.size() - from_end] : 1;
-    batch[d] = std::max(ad, bd);
-  }
+  // MatMul: a 1-D operand is a row (A) or a column (B); batch dims broadcast (ir::GemmShape).
+  const std::vector<int64_t>& batch = shape->batch_dims;
+  const std::vector<int64_t>& a_batch = shape->left_batch_dims;
+  const std::vector<int64_t>& b_batch = shape->right_batch_dims;
   std::string body = "    const index_t n = i % " + num(n) + ";\n    const index_t m = (i / " +
                      num(n) + ") % " + num(m) + ";\n    const index_t batch = i / " + num(m * n) +
                      ";\n";

@@ -9,13 +9,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ir/core/gemm_shape.h"
 #include "ir/core/graph.h"
 
 namespace stitch::emit {
 
 struct TiledGemmPlan {
   ir::NodeId gemm = ir::kNoId;
-  int64_t batch = 1, m = 1, n = 1, k = 1;  // ir::gemm_shape of `gemm`
+  ir::GemmShape shape;  // of `gemm`: batch (and its dims from each operand), m, n, k
   int64_t tile_m = 1, tile_n = 1;
   int64_t a_offset = 0, b_offset = 0;  // bytes into the arena
   std::string_view name() const { return "block"; }

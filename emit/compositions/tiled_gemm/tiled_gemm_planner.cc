@@ -133,7 +133,7 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   }
 
   schedule->plan = TiledGemmPlan{
-      gemm, batch, m, n, k, tile_m, tile_n, plan.allocations[0].offset, plan.allocations[1].offset};
+      gemm, *shape, tile_m, tile_n, plan.allocations[0].offset, plan.allocations[1].offset};
   schedule->shared_bytes = plan.allocated_bytes;
   schedule->shared_bytes_requested = plan.requested_bytes;
   for (auto& [id, value] : schedule->values) {

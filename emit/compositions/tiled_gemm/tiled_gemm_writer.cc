@@ -17,16 +17,14 @@ Result<std::string> CompositionWriter<TiledGemmPlan>::tiled_gemm_code(
   const TiledGemmPlan& tiled = w.plan<TiledGemmPlan>();
   const ir::Node& matmul = w.graph_.node(tiled.gemm);
   const ir::ValueId c = matmul.outputs[0];
-  const int64_t m = tiled.m, n = tiled.n, k = tiled.k;
+  const ir::GemmShape& shape = tiled.shape;
+  const int64_t m = shape.m, n = shape.n, k = shape.k;
   const int64_t tm = tiled.tile_m, tn = tiled.tile_n;
   const int64_t m_tiles = (m + tm - 1) / tm, n_tiles = (n + tn - 1) / tn;
-  const int64_t tiles = tiled.batch * m_tiles * n_tiles;
-  std::vector<int64_t> a_dims = w.dims(matmul.inputs[0]);
-  std::vector<int64_t> b_dims = w.dims(matmul.inputs[1]);
-  std::vector<int64_t> c_dims = w.dims(c);
-  std::vector<int64_t> a_batch(a_dims.begin(), a_dims.end() - 2);
-  std::vector<int64_t> b_batch(b_dims.begin(), b_dims.end() - 2);
-  std::vector<int64_t> batch(c_dims.begin(), c_dims.end() - 2);
+  const int64_t tiles = shape.batch * m_tiles * n_tiles;
+  const std::vector<int64_t>& a_batch = shape.left_batch_dims;
+  const std::vector<int64_t>& b_batch = shape.right_batch_dims;
+  const std::vector<int64_t>& batch = shape.batch_dims;
   STITCH_ASSIGN_OR_RETURN(
       std::string a_value,
       w.operand_value(matmul.inputs[0], "a_base + m * " + num(k) + " + e % " + num(k)));
@@ -80,10 +78,10 @@ std::string CompositionWriter<TiledGemmPlan>::tiled_gemm_prologue(const KernelWr
   std::ostringstream body;
   const ir::Node& matmul = w.graph_.node(plan.gemm);
   body << "  float* tile_a = reinterpret_cast<float*>(smem + " << plan.a_offset << ");  // ["
-       << plan.tile_m << ", " << plan.k << "] rows of "
+       << plan.tile_m << ", " << plan.shape.k << "] rows of "
        << support::source_literal(w.graph_.value(matmul.inputs[0]).name) << "\n";
   body << "  float* tile_b = reinterpret_cast<float*>(smem + " << plan.b_offset << ");  // ["
-       << plan.k << ", " << plan.tile_n << "] columns of "
+       << plan.shape.k << ", " << plan.tile_n << "] columns of "
        << support::source_literal(w.graph_.value(matmul.inputs[1]).name) << "\n";
   return body.str();
 }
