@@ -1,6 +1,6 @@
 // OUT/kernels/kernels.json: what an output directory holds for each kernel, as one
 // typed schema that emit/ writes (emit/kernel_directory.h fills the records) and
-// runtime_stub/ reads (program.h, profile.h), so that the runtime takes the compile's
+// runtime_stub/program.h and profiling/profile.h read, so that the runtime takes the compile's
 // decisions instead of deciding them again.
 //
 // The document ("schema": "stitchopt.kernels/2"):

@@ -165,14 +165,6 @@ double launch_latency_us(const DeviceProfile& profile, const ScoreOptions& optio
                                                  : profile.launch_latency_us;
 }
 
-std::string dims_text(const ir::TensorType& type) {
-  std::string text = "[";
-  for (size_t i = 0; i < type.dims.size(); ++i) {
-    text += (i ? "," : "") + std::to_string(type.dims[i]);
-  }
-  return text + "]";
-}
-
 // Why the node cannot be costed (an unknown shape, dtype size or reduction
 // layout), or "" when it can.
 std::string unknown_shape_reason(const Graph& graph, const Node& node) {
@@ -579,9 +571,9 @@ std::optional<std::string> PatternScorer::Impl::why_infeasible() {
       const ir::TensorType& other_type = graph_.value(other.inputs[0]).type;
       if (row_type.dims != other_type.dims) {
         return std::string(std::string(ir::reduction_kind_name(kind)) + " reduction " +
-                           other.display_name() + " over " + dims_text(other_type) +
+                           other.display_name() + " over " + ir::dims_text(other_type.dims) +
                            " and row reduction " + row.display_name() + " over " +
-                           dims_text(row_type) +
+                           ir::dims_text(row_type.dims) +
                            " need different thread mappings; no composition can express it");
       }
     }

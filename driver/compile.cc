@@ -85,9 +85,8 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
       }
       continue;
     }
-    STITCH_ASSIGN_OR_RETURN(emit::KernelPrediction prediction,
-                            emit::predict_kernel(graph, result.groups[index].nodes,
-                                                 sharing.boundaries[index], profile, options));
+    const emit::KernelPrediction prediction =
+        emit::predict_kernel(graph, result.groups[index].nodes, *kernel, profile);
     auto emitted = std::make_shared<const emit::EmittedKernel>(std::move(kernel).value());
     kernel_of_group[index] = kernels.size();
     kernels.push_back(*emitted);
@@ -136,8 +135,8 @@ Status generate_kernels(const ir::Model& model, const cost_model::DeviceProfile&
                           profile, options);
     if (!kernel.is_ok()) continue;
     ++single;
-    STITCH_ASSIGN_OR_RETURN(emit::KernelPrediction prediction,
-                            emit::predict_kernel(graph, {node.node}, boundary, profile, options));
+    const emit::KernelPrediction prediction =
+        emit::predict_kernel(graph, {node.node}, *kernel, profile);
     auto emitted = std::make_shared<const emit::EmittedKernel>(std::move(kernel).value());
     single_by_text.emplace(text, SingleKernel{kernels.size(), emitted});
     kernels.push_back(*emitted);

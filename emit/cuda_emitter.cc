@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cost_model/cost_model.h"
+#include "emit/compositions/group_facts.h"
 #include "emit/cuda_text.h"
 #include "emit/kernel_writer.h"
 #include "emit/schedule.h"
@@ -153,8 +154,7 @@ void record_template(const ir::Graph& graph, const GroupSchedule& schedule, Emit
   std::map<std::string, int> op_counter;
   for (ir::NodeId id : schedule.boundary.ordered_nodes) {
     const ir::Node& node = graph.node(id);
-    kernel->fused_nodes.push_back((node.name.empty() ? std::string("<unnamed>") : node.name) +
-                                  " (" + node.op_type + ")");
+    kernel->fused_nodes.push_back(node_label(node));
     OpSchedule op{node.name, node.op_type, kernel->composition, ""};
     std::string lower;
     for (char c : node.op_type) {
@@ -425,6 +425,7 @@ Result<EmittedKernel> emit_kernel(const ir::Graph& graph, const GroupBoundary& b
   const cost_model::GroupCost cost =
       cost_model::estimate_group(graph, schedule.boundary.ordered_nodes, profile, &shape);
   kernel.predicted_time_us = cost.time.total_us;
+  kernel.charges = shape;
   kernel.estimate = estimate_line(cost, profile);
   record_template(graph, schedule, &kernel);
 

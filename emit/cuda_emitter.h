@@ -81,6 +81,9 @@ struct EmittedKernel {
   std::string shared_memory_fallback;    // "", "regional to global"
   std::vector<std::string> fused_nodes;  // "name (OpType)", topological order
   double predicted_time_us = 0;
+  // What the analytic estimate charges the kernel's schedule (kernel_shape), recorded
+  // in kernels.json so that later estimates price the code that was emitted.
+  artifact::KernelCharges charges;
   // The analytic estimate's terms for the .cu header ("Estimate on h100: ..."), with
   // the schedule's own charges (docs/cost-model.md).
   std::string estimate;

@@ -75,16 +75,12 @@ set_target_properties(stitch_kernels PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
 
 std::string_view embedded_stitch_prelude() { return kStitchPreludeText; }
 
-Result<KernelPrediction> predict_kernel(const ir::Graph& graph,
-                                        const std::vector<ir::NodeId>& nodes,
-                                        const GroupBoundary& boundary,
-                                        const cost_model::DeviceProfile& profile,
-                                        const ScheduleOptions& options) {
-  STITCH_ASSIGN_OR_RETURN(GroupSchedule schedule,
-                          build_schedule(graph, boundary, profile, options));
-  const cost_model::KernelShape shape = kernel_shape(graph, schedule);
-  return KernelPrediction{shape,
-                          cost_model::estimate_group(graph, nodes, profile, &shape).time.total_us};
+KernelPrediction predict_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                const EmittedKernel& kernel,
+                                const cost_model::DeviceProfile& profile) {
+  return KernelPrediction{
+      kernel.charges,
+      cost_model::estimate_group(graph, nodes, profile, &kernel.charges).time.total_us};
 }
 
 artifact::KernelsArtifact kernels_artifact(const std::vector<EmittedKernel>& kernels,

@@ -41,16 +41,12 @@ struct KernelPrediction {
   double predicted_time_us = 0;
 };
 
-// The prediction for the kernel emitted for `boundary` with `options`: the schedule is
-// built again with those options (build_schedule is deterministic), so the charges are
-// the emitted code's, --no-stencil-tiles included. `nodes`: the group's nodes as the
-// plan lists them (the order estimate_group sums in). An error when no schedule exists
-// (the kernel could not have been emitted).
-Result<KernelPrediction> predict_kernel(const ir::Graph& graph,
-                                        const std::vector<ir::NodeId>& nodes,
-                                        const GroupBoundary& boundary,
-                                        const cost_model::DeviceProfile& profile,
-                                        const ScheduleOptions& options = {});
+// The prediction for `kernel` as emitted (its charges, --no-stencil-tiles included):
+// `nodes` are the group's nodes as the plan lists them, the order estimate_group sums
+// in, so a group's figure is exactly report.json's.
+KernelPrediction predict_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
+                                const EmittedKernel& kernel,
+                                const cost_model::DeviceProfile& profile);
 
 // The artifact: each kernel with its prediction (`predictions[i]` is `kernels[i]`'s).
 artifact::KernelsArtifact kernels_artifact(const std::vector<EmittedKernel>& kernels,

@@ -6,7 +6,6 @@
 #include "emit/compositions/composition_writers.h"
 #include "emit/cuda_text.h"
 #include "ir/core/op_registry.h"
-#include "ir/core/window.h"
 #include "support/escape.h"
 
 namespace stitch::emit {
@@ -47,6 +46,7 @@ KernelWriter::KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule
       if (id != ir::kNoId) assign(id);
     }
   }
+  written_ = written_values();
 }
 
 bool KernelWriter::produced_inside(ir::ValueId id) const {
@@ -220,9 +220,9 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
   STITCH_RETURN_IF_ERROR(storage_type(out_type).status());
   if (product(dims(out)) == 0) return empty_value_body(compute_type(out_type));
   // The staged stencil reads its input from the shared tile (stencil_tile_code).
-  const std::string staged = staged_tile(schedule_) && node.id == staged_tile(schedule_)->stencil
-                                 ? "s_" + names_.at(node.inputs[0])
-                                 : std::string();
+  const StencilTile* tile = staged_tile(schedule_);
+  const std::string staged =
+      tile && node.id == tile->stencil ? "s_" + names_.at(node.inputs[0]) : std::string();
   OpLoweringContext context{graph_, node, slot, [this](ir::ValueId id) { return accessor(id); },
                             staged};
   const ir::OpKind kind = ir::op_kind(node);
@@ -301,7 +301,7 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
     return code + mapped;
   }
   STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
-  std::string target = (output_index_.count(id) ? pointer_name(id) : "ws_" + names_.at(id)) + "[i]";
+  std::string target = target_array(id) + "[i]";
   const int64_t elements = elements_of(graph_, id);
   STITCH_ASSIGN_OR_RETURN(std::string epilogues, epilogue_writes(id, indent + "  "));
   code += indent + "for (index_t i = " + loop_start(elements, /*per_warp=*/false) + "; i < " +
@@ -318,7 +318,7 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
 // it back from its storage, written by this thread.
 Result<std::string> KernelWriter::epilogue_writes(ir::ValueId gemm, const std::string& indent) {
   std::string code;
-  for (ir::ValueId id : written_values()) {
+  for (ir::ValueId id : written_) {
     if (schedule_.values.at(id).epilogue_of != gemm) continue;
     STITCH_ASSIGN_OR_RETURN(std::string function, value_function(id));
     code += indent + target_array(id) + "[i] = " + store(dtype(id), function + "(i)") + ";  // " +
@@ -349,17 +349,18 @@ std::string KernelWriter::row_lane() const {
 // whose count does not divide the rows): their row is clamped to the last one, read
 // but not written (`row_in`), so that every lane stays in the warp's shuffles.
 bool KernelWriter::row_guarded() const {
-  return plan<RowPlan>().warp && plan<RowPlan>().lanes_per_row < 32 &&
-         plan<RowPlan>().rows % (32 / plan<RowPlan>().lanes_per_row) != 0;
+  const RowPlan& rows = plan<RowPlan>();
+  return rows.warp && rows.lanes_per_row < 32 && rows.rows % (32 / rows.lanes_per_row) != 0;
 }
 
 // The loop over the row positions j this thread visits: the whole row of `length`, or
 // the block's slice [j0, j1) when rows are split.
 std::string KernelWriter::row_loop(int64_t length) const {
-  const bool split = plan<RowPlan>().blocks_per_row >= 2;
+  const RowPlan& rows = plan<RowPlan>();
+  const bool split = rows.split();
   const std::string first = split ? "j0 + static_cast<index_t>(threadIdx.x)" : row_lane();
-  const std::string width = plan<RowPlan>().warp ? num(plan<RowPlan>().lanes_per_row)
-                                                 : "static_cast<index_t>(blockDim.x)";
+  const std::string width =
+      rows.warp ? num(rows.lanes_per_row) : "static_cast<index_t>(blockDim.x)";
   return "for (index_t j = " + first + "; j < " + (split ? std::string("j1") : num(length)) +
          "; j += " + width + ")";
 }
@@ -409,8 +410,6 @@ Result<std::string> KernelWriter::write_through_transpose(ir::ValueId id,
          "] = " + store(dtype(id), value + "(i)");
 }
 
-// The declarations before the accessors: the shared arena, the MatMul tiles, the row
-// and thread indices, the grid barrier and the split rows' partials.
 // 32-bit index math when every tensor the kernel touches has fewer than 2^30
 // elements: a flat index, and a grid-stride index plus the thread count, then stay
 // below 2^31 (issue 16: 64-bit multiplies and divides cost several instructions, a
@@ -454,7 +453,7 @@ std::string KernelWriter::barrier_declaration() const {
 }
 
 Result<std::string> KernelWriter::write_body() {
-  const std::vector<ir::ValueId> written = written_values();
+  const std::vector<ir::ValueId>& written = written_;
   Result<std::string> stages = std::visit(
       [&](const auto& plan) {
         return CompositionWriter<std::decay_t<decltype(plan)>>::stages(*this, plan, written);

@@ -6,13 +6,12 @@
 // function through the op-lowering table, or a read of memory for inputs and
 // materialized values) and has the composition's CompositionWriter (its folder under
 // emit/compositions/) write its declarations and stages. Its member functions live in
-// three files along their concepts:
+// three files along their concepts (cuda_emitter.cc drives them):
 //   kernel_writer.cc      accessors, inlined values, one value's stage code, the
 //                         dispatch to the composition's writer;
 //   reduction_emitter.cc  reductions: per-thread loops, warp/column mappings, partials,
 //                         row-local shuffles;
-//   gemm_emitter.cc       MatMul/Gemm per-thread bodies;
-//   cuda_emitter.cc       (not a member) the kernel skeleton around the body.
+//   gemm_emitter.cc       MatMul/Gemm per-thread bodies and the shared tile loads.
 #pragma once
 
 #include <map>
@@ -86,6 +85,8 @@ class KernelWriter {
   Result<std::string> value_function(ir::ValueId id);
 
   // kernel_writer.cc: stages.
+  // Values a stage writes (materialized values and group outputs), in topological
+  // order; computed once, as written_.
   std::vector<ir::ValueId> written_values() const;
   Result<std::string> stage_code(ir::ValueId id, const std::string& indent);
   Result<std::string> epilogue_writes(ir::ValueId gemm, const std::string& indent);
@@ -143,6 +144,7 @@ class KernelWriter {
   std::set<ir::ValueId> computed_;           // compute_ lambdas defined
   std::set<ir::ValueId> partials_declared_;  // pt_ pointers of sliced reductions
   std::vector<size_t> used_inputs_;
+  std::vector<ir::ValueId> written_;  // written_values()
   std::ostringstream defs_;
 };
 

@@ -228,7 +228,7 @@ Result<std::string> KernelWriter::empty_reduction_result(const ir::Node& node,
 Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::string& indent) {
   const ir::Node& node = producer(id);
   const bool warp = plan<RowPlan>().warp;
-  const bool split = plan<RowPlan>().blocks_per_row >= 2;
+  const bool split = plan<RowPlan>().split();
   const std::string& base = names_.at(id);
   std::string code =
       indent + "// " + comment_name(node) + " -> " + ir::to_string(graph_.value(id).type) + "\n";

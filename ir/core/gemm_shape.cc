@@ -87,9 +87,7 @@ std::optional<GemmShape> gemm_shape(const Graph& graph, const Node& node, std::s
 }
 
 std::optional<GemmShape> batches_folded_into_rows(const GemmShape& shape) {
-  int64_t right_batch = 1;
-  for (int64_t dim : shape.right_batch_dims) right_batch *= dim;
-  if (right_batch != 1 || shape.transpose_left) return std::nullopt;
+  if (dims_product(shape.right_batch_dims) != 1 || shape.transpose_left) return std::nullopt;
   GemmShape folded = shape;
   folded.m = shape.batch * shape.m;
   folded.batch = 1;

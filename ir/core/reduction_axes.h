@@ -1,7 +1,9 @@
 // The axes a Reduce* or ArgMax/ArgMin node reduces: the one reader of the "axes"
-// attribute, the axes input and noop_with_empty_axes, so that the op registry's
-// classification, the shape rules, the reference interpreter and the code generator
-// cannot read them differently.
+// attribute, the axes input and noop_with_empty_axes that the op registry's
+// classification and the code generator use, so they cannot read them differently.
+// The shape rules and the reference interpreter read axes from propagated values and
+// tensors, not from the graph; they share reduction_axes_input_opset, the rule of which
+// opset takes the axes as an input.
 //
 // ONNX moved the axes of the Reduce* ops from an attribute to an optional input: in
 // opset 13 for ReduceSum, in opset 18 for the others. From then on an omitted or empty

@@ -66,15 +66,11 @@ TEST_P(BundledModelKernels, EveryGroupEmits) {
   std::vector<std::string> failures;
   auto emit = [&](const std::vector<ir::NodeId>& nodes, const std::string& name) {
     Result<EmittedKernel> kernel = emit_kernel(model->graph, nodes, name, *profile);
-    Result<KernelPrediction> prediction =
-        predict_kernel(model->graph, nodes, group_boundary(model->graph, nodes), *profile);
-    if (kernel.is_ok() && prediction.is_ok()) {
+    if (kernel.is_ok()) {
+      predictions.push_back(predict_kernel(model->graph, nodes, *kernel, *profile));
       kernels.push_back(std::move(kernel).value());
-      predictions.push_back(*prediction);
     } else {
-      failures.push_back(
-          name + ": " +
-          (kernel.is_ok() ? prediction.status().message() : kernel.status().message()));
+      failures.push_back(name + ": " + kernel.status().message());
     }
   };
   int64_t library_groups = 0;

@@ -9,27 +9,13 @@
 
 #include <string>
 
-#include "ir/text/text.h"
+#include "tests/ir/ir_test_util.h"
 
 namespace stitch::ir {
 namespace {
 
-// `body` between the graph header and its return of %o, with the given inputs.
-Model parse(const std::string& inputs, const std::string& body, const std::string& outputs = "%o") {
-  const std::string text = "stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\ngraph \"g\" (" +
-                           inputs + ") {\n" + body + "  return " + outputs + "\n}\n";
-  Result<Model> model = parse_model(text, "attention_test");
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return std::move(model).value();
-}
-
-NodeId node_named(const Graph& graph, const std::string& name) {
-  for (NodeId id : graph.node_ids()) {
-    if (graph.node(id).name == name) return id;
-  }
-  ADD_FAILURE() << "no node " << name;
-  return kNoId;
-}
+using test_util::node_named;
+using test_util::parse_graph;
 
 constexpr const char* kInputs = "%q: f32[2,4,16,8], %k: f32[2,4,8,24], %v: f32[2,4,24,12]";
 
@@ -44,10 +30,10 @@ std::string softmax_and_pv(const std::string& dtype = "f32") {
 }
 
 TEST(AttentionTest, MatchesABareSoftmaxBetweenTwoMatMuls) {
-  Model model = parse(kInputs,
-                      "  %axes: i64[1] = dense<i64[1]>[3]\n"
-                      "  %x: f32[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n" +
-                          softmax_and_pv());
+  Model model = parse_graph(kInputs,
+                            "  %axes: i64[1] = dense<i64[1]>[3]\n"
+                            "  %x: f32[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n" +
+                                softmax_and_pv());
   const Graph& graph = model.graph;
   std::string why;
   std::optional<AttentionCore> core = match_attention_core(graph, node_named(graph, "pv"), &why);
@@ -68,15 +54,16 @@ TEST(AttentionTest, MatchesABareSoftmaxBetweenTwoMatMuls) {
 }
 
 TEST(AttentionTest, FollowsTheScoreChainOfScaleMaskAndCausalWhere) {
-  Model model = parse(std::string(kInputs) + ", %mask: f32[2,1,1,24], %causal: bool[1,1,16,24]",
-                      "  %axes: i64[1] = dense<i64[1]>[3]\n"
-                      "  %scale: f32[] = dense<f32[]>[0.35]\n"
-                      "  %low: f32[] = dense<f32[]>[-10000]\n"
-                      "  %s: f32[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
-                      "  %t: f32[2,4,16,24] = Div(%s, %scale) {name=\"scale\"}\n"
-                      "  %w: f32[2,4,16,24] = Where(%causal, %t, %low) {name=\"causal\"}\n"
-                      "  %x: f32[2,4,16,24] = Add(%w, %mask) {name=\"mask\"}\n" +
-                          softmax_and_pv());
+  Model model =
+      parse_graph(std::string(kInputs) + ", %mask: f32[2,1,1,24], %causal: bool[1,1,16,24]",
+                  "  %axes: i64[1] = dense<i64[1]>[3]\n"
+                  "  %scale: f32[] = dense<f32[]>[0.35]\n"
+                  "  %low: f32[] = dense<f32[]>[-10000]\n"
+                  "  %s: f32[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
+                  "  %t: f32[2,4,16,24] = Div(%s, %scale) {name=\"scale\"}\n"
+                  "  %w: f32[2,4,16,24] = Where(%causal, %t, %low) {name=\"causal\"}\n"
+                  "  %x: f32[2,4,16,24] = Add(%w, %mask) {name=\"mask\"}\n" +
+                      softmax_and_pv());
   const Graph& graph = model.graph;
   std::string why;
   std::optional<AttentionCore> core = match_attention_core(graph, node_named(graph, "pv"), &why);
@@ -88,66 +75,69 @@ TEST(AttentionTest, FollowsTheScoreChainOfScaleMaskAndCausalWhere) {
 }
 
 TEST(AttentionTest, RefusesScoresReadOutsideTheAttention) {
-  Model model = parse(kInputs,
-                      "  %axes: i64[1] = dense<i64[1]>[3]\n"
-                      "  %x: f32[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n" +
-                          softmax_and_pv(),
-                      "%o, %p");
+  Model model = parse_graph(kInputs,
+                            "  %axes: i64[1] = dense<i64[1]>[3]\n"
+                            "  %x: f32[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n" +
+                                softmax_and_pv(),
+                            "%o, %p");
   std::string why;
   EXPECT_FALSE(match_attention_core(model.graph, node_named(model.graph, "pv"), &why).has_value());
   EXPECT_NE(why.find("softmax"), std::string::npos) << why;
 }
 
 TEST(AttentionTest, RefusesASoftmaxOverAnotherAxis) {
-  Model model = parse("%q: f32[2,4,16,8], %k: f32[2,4,8,16], %v: f32[2,4,16,12]",
-                      "  %axes: i64[1] = dense<i64[1]>[2]\n"
-                      "  %x: f32[2,4,16,16] = MatMul(%q, %k) {name=\"qk\"}\n"
-                      "  %m: f32[2,4,1,16] = ReduceMax(%x) {name=\"max\", axes=[2], keepdims=1}\n"
-                      "  %d: f32[2,4,16,16] = Sub(%x, %m) {name=\"sub\"}\n"
-                      "  %e: f32[2,4,16,16] = Exp(%d) {name=\"exp\"}\n"
-                      "  %z: f32[2,4,1,16] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
-                      "  %p: f32[2,4,16,16] = Div(%e, %z) {name=\"div\"}\n"
-                      "  %o: f32[2,4,16,12] = MatMul(%p, %v) {name=\"pv\"}\n");
+  Model model =
+      parse_graph("%q: f32[2,4,16,8], %k: f32[2,4,8,16], %v: f32[2,4,16,12]",
+                  "  %axes: i64[1] = dense<i64[1]>[2]\n"
+                  "  %x: f32[2,4,16,16] = MatMul(%q, %k) {name=\"qk\"}\n"
+                  "  %m: f32[2,4,1,16] = ReduceMax(%x) {name=\"max\", axes=[2], keepdims=1}\n"
+                  "  %d: f32[2,4,16,16] = Sub(%x, %m) {name=\"sub\"}\n"
+                  "  %e: f32[2,4,16,16] = Exp(%d) {name=\"exp\"}\n"
+                  "  %z: f32[2,4,1,16] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
+                  "  %p: f32[2,4,16,16] = Div(%e, %z) {name=\"div\"}\n"
+                  "  %o: f32[2,4,16,12] = MatMul(%p, %v) {name=\"pv\"}\n");
   std::string why;
   EXPECT_FALSE(match_attention_core(model.graph, node_named(model.graph, "pv"), &why).has_value());
   EXPECT_NE(why.find("last axis"), std::string::npos) << why;
 }
 
 TEST(AttentionTest, MatchesFloat16AndRefusesMixedTypes) {
-  Model model = parse("%q: f16[2,4,16,8], %k: f16[2,4,8,24], %v: f16[2,4,24,12]",
-                      "  %axes: i64[1] = dense<i64[1]>[3]\n"
-                      "  %x: f16[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n" +
-                          softmax_and_pv("f16"));
+  Model model = parse_graph("%q: f16[2,4,16,8], %k: f16[2,4,8,24], %v: f16[2,4,24,12]",
+                            "  %axes: i64[1] = dense<i64[1]>[3]\n"
+                            "  %x: f16[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n" +
+                                softmax_and_pv("f16"));
   std::string why;
   std::optional<AttentionCore> core =
       match_attention_core(model.graph, node_named(model.graph, "pv"), &why);
   ASSERT_TRUE(core.has_value()) << why;
   EXPECT_EQ(core->dtype, DType::kFloat16);
-  Model mixed = parse("%q: f16[2,4,16,8], %k: f16[2,4,8,24], %v: f32[2,4,24,12]",
-                      "  %axes: i64[1] = dense<i64[1]>[3]\n"
-                      "  %x: f16[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
-                      "  %m: f16[2,4,16,1] = ReduceMax(%x) {name=\"max\", axes=[3], keepdims=1}\n"
-                      "  %d: f16[2,4,16,24] = Sub(%x, %m) {name=\"sub\"}\n"
-                      "  %e: f16[2,4,16,24] = Exp(%d) {name=\"exp\"}\n"
-                      "  %z: f16[2,4,16,1] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
-                      "  %p: f16[2,4,16,24] = Div(%e, %z) {name=\"div\"}\n"
-                      "  %pf: f32[2,4,16,24] = Cast(%p) {name=\"cast\", to=1}\n"
-                      "  %o: f32[2,4,16,12] = MatMul(%pf, %v) {name=\"pv\"}\n");
+  Model mixed =
+      parse_graph("%q: f16[2,4,16,8], %k: f16[2,4,8,24], %v: f32[2,4,24,12]",
+                  "  %axes: i64[1] = dense<i64[1]>[3]\n"
+                  "  %x: f16[2,4,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
+                  "  %m: f16[2,4,16,1] = ReduceMax(%x) {name=\"max\", axes=[3], keepdims=1}\n"
+                  "  %d: f16[2,4,16,24] = Sub(%x, %m) {name=\"sub\"}\n"
+                  "  %e: f16[2,4,16,24] = Exp(%d) {name=\"exp\"}\n"
+                  "  %z: f16[2,4,16,1] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
+                  "  %p: f16[2,4,16,24] = Div(%e, %z) {name=\"div\"}\n"
+                  "  %pf: f32[2,4,16,24] = Cast(%p) {name=\"cast\", to=1}\n"
+                  "  %o: f32[2,4,16,12] = MatMul(%pf, %v) {name=\"pv\"}\n");
   EXPECT_FALSE(match_attention_core(mixed.graph, node_named(mixed.graph, "pv"), &why).has_value());
 }
 
 // A 512-wide head is a fact the matcher reports, not a refusal: ir/ holds no fusion
 // policy (fusion/fusion_policy.h refuses it; tests/fusion/fusion_policy_test.cc).
 TEST(AttentionTest, ReportsHeadDimsWithoutALimit) {
-  Model model = parse("%q: f32[2,16,512], %k: f32[2,512,24], %v: f32[2,24,640]",
-                      "  %axes: i64[1] = dense<i64[1]>[2]\n"
-                      "  %x: f32[2,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
-                      "  %m: f32[2,16,1] = ReduceMax(%x) {name=\"max\", axes=[2], keepdims=1}\n"
-                      "  %d: f32[2,16,24] = Sub(%x, %m) {name=\"sub\"}\n"
-                      "  %e: f32[2,16,24] = Exp(%d) {name=\"exp\"}\n"
-                      "  %z: f32[2,16,1] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
-                      "  %p: f32[2,16,24] = Div(%e, %z) {name=\"div\"}\n"
-                      "  %o: f32[2,16,640] = MatMul(%p, %v) {name=\"pv\"}\n");
+  Model model =
+      parse_graph("%q: f32[2,16,512], %k: f32[2,512,24], %v: f32[2,24,640]",
+                  "  %axes: i64[1] = dense<i64[1]>[2]\n"
+                  "  %x: f32[2,16,24] = MatMul(%q, %k) {name=\"qk\"}\n"
+                  "  %m: f32[2,16,1] = ReduceMax(%x) {name=\"max\", axes=[2], keepdims=1}\n"
+                  "  %d: f32[2,16,24] = Sub(%x, %m) {name=\"sub\"}\n"
+                  "  %e: f32[2,16,24] = Exp(%d) {name=\"exp\"}\n"
+                  "  %z: f32[2,16,1] = ReduceSum(%e, %axes) {name=\"sum\", keepdims=1}\n"
+                  "  %p: f32[2,16,24] = Div(%e, %z) {name=\"div\"}\n"
+                  "  %o: f32[2,16,640] = MatMul(%p, %v) {name=\"pv\"}\n");
   const NodeId pv = node_named(model.graph, "pv");
   std::string why;
   std::optional<AttentionCore> core = match_attention_core(model.graph, pv, &why);

@@ -6,34 +6,20 @@
 #include <string>
 
 #include "ir/core/window.h"
-#include "ir/text/text.h"
+#include "tests/ir/ir_test_util.h"
 
 namespace stitch::ir {
 namespace {
 
-Model parse_or_die(const std::string& text) {
-  Result<Model> model = parse_model(text, "stencil_test");
-  EXPECT_TRUE(model.is_ok()) << model.status().message();
-  return std::move(model).value();
-}
-
-NodeId node_named(const Graph& graph, const std::string& name) {
-  for (NodeId id : graph.node_ids()) {
-    if (graph.node(id).name == name) return id;
-  }
-  ADD_FAILURE() << "no node " << name;
-  return kNoId;
-}
+using test_util::node_named;
 
 TEST(StencilTest, ConvTapsReadWeightsPoolTapsDoNot) {
-  const Model model = parse_or_die(R"(stitchopt.ir 1
-model ir_version=8 opsets={"":17}
-graph "g" (%x: f32[1,8,10,12], %w: f32[8,1,3,3]) {
-  %d: f32[1,8,10,12] = Conv(%x, %w) {name="dw", group=8, kernel_shape=[3,3], pads=[1,1,1,1]}
-  %p: f32[1,8,5,6] = MaxPool(%d) {name="pool", kernel_shape=[2,2], strides=[2,2]}
-  return %p
-}
-)");
+  const Model model = test_util::parse_graph(
+      "%x: f32[1,8,10,12], %w: f32[8,1,3,3]",
+      "  %d: f32[1,8,10,12] = Conv(%x, %w) {name=\"dw\", group=8, kernel_shape=[3,3], "
+      "pads=[1,1,1,1]}\n"
+      "  %p: f32[1,8,5,6] = MaxPool(%d) {name=\"pool\", kernel_shape=[2,2], strides=[2,2]}\n",
+      "%p");
   const std::optional<Stencil> conv =
       stencil_of(model.graph, model.graph.node(node_named(model.graph, "dw")));
   ASSERT_TRUE(conv.has_value());

@@ -2,25 +2,18 @@
 #include "emit/compositions/rows/row_planner.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <map>
-#include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "cost_model/recompute_cost.h"
 #include "emit/compositions/group_facts.h"
 #include "emit/cuda_text.h"
 #include "emit/op_lowering.h"
 #include "emit/shared_memory_plan.h"
 #include "ir/core/analysis.h"
-#include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 #include "ir/core/reduction_axes.h"
-#include "ir/core/window.h"
 
 namespace stitch::emit {
 namespace {

@@ -1,13 +1,9 @@
 // The tiled gemm composition's writer (declared in ../composition_writers.h).
 #include "emit/compositions/composition_writers.h"
 
-#include <algorithm>
-#include <limits>
 #include <sstream>
 
 #include "emit/cuda_text.h"
-#include "ir/core/op_registry.h"
-#include "ir/core/window.h"
 #include "support/escape.h"
 
 namespace stitch::emit {
