@@ -17,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
+#include "driver/calibrated_profile.h"
 #include "ir/core/dtype.h"
 #include "profiling/profile.h"
 #include "runtime_stub/cuda_loader.h"
@@ -346,7 +347,13 @@ int calibrate_command(int argc, char** argv) {
   Result<const runtime::CudaRuntimeApi*> api = runtime::load_cuda_runtime();
   if (!api.is_ok())
     return report_error(Status::unavailable("calibrate needs a GPU: " + api.status().message()));
-  Result<cost_model::DeviceProfile> profile = (*api)->calibrate(options);
+  // The plugin measures; the profile is made of the measurement here, above the runtime
+  // (driver/calibrated_profile.h). An error of either is reported alike.
+  auto measure = [&]() -> Result<cost_model::DeviceProfile> {
+    STITCH_ASSIGN_OR_RETURN(runtime::DeviceMeasurement measurement, (*api)->calibrate(options));
+    return driver::calibrated_profile(measurement, options.verbose);
+  };
+  Result<cost_model::DeviceProfile> profile = measure();
   if (!profile.is_ok()) {
     const Status& status = profile.status();
     if (status.code() == StatusCode::kUnavailable) {

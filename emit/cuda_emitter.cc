@@ -20,79 +20,14 @@
 #include "support/escape.h"
 
 namespace stitch::emit {
-namespace {
 
-// Template attributes per dim of the value's (a reduction's or GEMM's: its first
-// input's) `dims`, by composition.
-using Attrs = std::vector<std::string>;
-
-// Batch dims over the grid, query rows in tiles per block, keys over a warp's lanes.
-Attrs attention_attrs(const std::vector<int64_t>& dims, const AttentionPlan& plan) {
-  Attrs attrs;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    attrs.push_back(d + 2 < dims.size()    ? "GRID"
-                    : d + 2 == dims.size() ? "GRID-TILE_" + num(plan.tile_q())
-                                           : "WARP");
-  }
-  return attrs;
-}
-
-Attrs transpose_attrs(const std::vector<int64_t>& dims) {
-  Attrs attrs;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    attrs.push_back(d + 2 < dims.size() ? "GRID" : "GRID-TILE_32x32S");
-  }
-  return attrs;
-}
-
-// The outputs are the stencil's [N, C, H, W] elements (or views or a Transpose of
-// them), by the stencil's axes: planes over the grid (several per block when small),
-// H and W in tiles. A 1-D stencil's one spatial axis is the tile's columns.
-Attrs stencil_attrs(const ir::Graph& graph, const StencilTile& tile) {
-  Attrs attrs;
-  const std::vector<int64_t>& dims = graph.value(graph.node(tile.stencil).outputs[0]).type.dims;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    attrs.push_back(
-        d < 2 ? (d == 1 && tile.planes > 1 ? "GRID-CTA_" + num(tile.planes) : std::string("GRID"))
-              : "GRID-TILE_" +
-                    num(d == 2 && !staged_stencil_is_1d(graph, tile) ? tile.tile_h : tile.tile_w));
-  }
-  return attrs;
-}
-
-Attrs row_attrs(const std::vector<int64_t>& dims, const RowPlan& plan) {
-  Attrs attrs;
-  int64_t running = 1;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (plan.rows == 1) {  // a scalar: the whole value is the row
-      attrs.push_back(d == 0 && plan.split() ? "GRID-SPLIT_" + num(plan.blocks_per_row) + "-CTA"
-                                             : "CTA");
-      continue;
-    }
-    bool row_dim = running < plan.rows;
-    running *= dims[d];
-    if (row_dim) {
-      bool last_row_dim = running >= plan.rows;
-      std::string attr = "GRID";
-      if (last_row_dim && plan.warp) {
-        attr = "GRID-WARP_" + num(plan.rows_per_block);
-        if (plan.lanes_per_row < 32) attr += "-LANES_" + num(plan.lanes_per_row);
-      } else if (last_row_dim && plan.split()) {
-        attr = "GRID-SPLIT_" + num(plan.blocks_per_row);
-      }
-      attrs.push_back(attr);
-    } else {
-      attrs.push_back("CTA");
-    }
-  }
-  return attrs;
-}
-
-// The thread, packing, global and tiled-MatMul compositions: each value by its own
-// mapping (a reduction's, the tiled MatMul's tiles).
-Attrs stage_attrs(const ir::Graph& graph, const GroupSchedule& schedule, const ir::Node& node,
-                  const ValueSchedule& value, const std::vector<int64_t>& dims) {
-  Attrs attrs;
+TemplateAttrs stage_template_attrs(const TemplateContext& context) {
+  const ir::Graph& graph = context.graph;
+  const GroupSchedule& schedule = context.schedule;
+  const ir::Node& node = context.node;
+  const ValueSchedule& value = context.value;
+  const std::vector<int64_t>& dims = context.dims;
+  TemplateAttrs attrs;
   const bool reduction = ir::op_kind(node) == ir::OpKind::kReduction;
   bool noop = false;
   std::vector<int64_t> axes;
@@ -100,8 +35,6 @@ Attrs stage_attrs(const ir::Graph& graph, const GroupSchedule& schedule, const i
     Result<std::vector<int64_t>> given = ir::reduction_axes(graph, node, &noop);
     if (given.is_ok()) axes = given.value();
   }
-  const TiledGemmPlan* tiled = schedule.as<TiledGemmPlan>();
-  const bool tiled_node = tiled && tiled->gemm == node.id;
   const std::string split = value.slices >= 2 ? "GRID-SPLIT_" + num(value.slices) + "-" : "";
   for (size_t d = 0; d < dims.size(); ++d) {
     bool reduced =
@@ -113,10 +46,6 @@ Attrs stage_attrs(const ir::Graph& graph, const GroupSchedule& schedule, const i
       attrs.push_back(reduced    ? split + "CTA-ROWS_" + num(schedule.block / value.columns)
                       : trailing ? "WARP-COL_" + num(value.columns)
                                  : "GRID");
-    } else if (tiled_node && d + 2 == dims.size()) {
-      attrs.push_back("GRID-TILE_" + num(tiled->tile_m) + "x" + num(tiled->tile_n));
-    } else if (tiled_node && d + 1 == dims.size()) {
-      attrs.push_back("THREAD");
     } else if (reduced) {
       attrs.push_back("THREAD");
     } else {
@@ -126,6 +55,10 @@ Attrs stage_attrs(const ir::Graph& graph, const GroupSchedule& schedule, const i
   return attrs;
 }
 
+namespace {
+
+// One value's template entry: its op, the composition's attributes per dim, "S" when
+// staged in shared memory.
 std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule, ir::ValueId id,
                            const std::string& op_name) {
   const ValueSchedule& value = schedule.values.at(id);
@@ -133,13 +66,9 @@ std::string template_entry(const ir::Graph& graph, const GroupSchedule& schedule
   std::vector<int64_t> dims = graph.value(id).type.dims;
   if (ir::op_kind(node) == ir::OpKind::kReduction || ir::op_kind(node) == ir::OpKind::kGemm)
     dims = graph.value(node.inputs[0]).type.dims;
-  Attrs attrs = std::visit(
-      Overloaded{[&](const AttentionPlan& plan) { return attention_attrs(dims, plan); },
-                 [&](const TransposePlan&) { return transpose_attrs(dims); },
-                 [&](const StencilPlan& plan) { return stencil_attrs(graph, plan.tile); },
-                 [&](const RowPlan& plan) { return row_attrs(dims, plan); },
-                 [&](const auto&) { return stage_attrs(graph, schedule, node, value, dims); }},
-      schedule.plan);
+  const TemplateContext context{graph, schedule, node, value, dims};
+  TemplateAttrs attrs = visit_composition(
+      schedule.plan, [&](auto c, const auto& plan) { return c.template_attrs(context, plan); });
   if (attrs.empty()) attrs.push_back("THREAD");
   std::string text = op_name + "[";
   for (size_t a = 0; a < attrs.size(); ++a) text += (a ? "," : "") + attrs[a];
@@ -180,74 +109,9 @@ void record_template(const ir::Graph& graph, const GroupSchedule& schedule, Emit
 }
 
 // The composition line's explanation: rows, tiles or stages.
-std::string row_detail(const RowPlan& plan, const GroupSchedule& schedule) {
-  std::ostringstream cu;
-  cu << " (" << plan.rows << " rows of " << plan.row_length << ", "
-     << (plan.warp && plan.lanes_per_row < 32
-             ? num(plan.lanes_per_row) + " lanes per row, " + num(32 / plan.lanes_per_row) +
-                   " rows per warp, " + num(plan.rows_per_block) + " rows per block"
-         : plan.warp ? "a warp per row, " + num(plan.rows_per_block) +
-                           (plan.rows_per_block == 1 ? " row per block" : " rows per block")
-         : plan.split() ? "each row split across " + num(plan.blocks_per_row) + " blocks of " +
-                              num(plan.slice) + " elements, " + num(schedule.levels) +
-                              " phases separated by grid barriers"
-                        : std::string("a block per row"))
-     << ")";
-  return cu.str();
-}
-
-std::string transpose_detail(const TransposePlan& plan) {
-  std::ostringstream cu;
-  cu << " ([" << plan.batch << ", " << plan.rows << ", " << plan.cols << "] -> [" << plan.batch
-     << ", " << plan.cols << ", " << plan.rows
-     << "]: a block per 32 x 32 tile through shared memory)";
-  return cu.str();
-}
-
-std::string attention_detail(const AttentionPlan& plan) {
-  std::ostringstream cu;
-  const ir::AttentionCore& core = plan.core;
-  cu << " (" << core.batch << " x [" << core.lq << ", " << core.d << "] queries against " << core.lk
-     << " keys with values of " << core.dv << ": a block per " << plan.tile_q()
-     << " query rows of one batch x head, K/V tiles of 32 keys "
-     << "in shared memory, online softmax in registers, no scores in memory"
-     << (plan.tensor_cores ? "; tensor cores, mma.sync m16n8k16" : "") << ")";
-  return cu.str();
-}
-
-std::string tiled_gemm_detail(const TiledGemmPlan& plan) {
-  std::ostringstream cu;
-  const ir::GemmShape& shape = plan.shape;
-  cu << " (" << shape.batch << " x [" << shape.m << ", " << shape.k << "] x [" << shape.k << ", "
-     << shape.n << "] MatMul in [" << plan.tile_m << ", " << plan.tile_n
-     << "] output tiles, A and B tiles in shared memory)";
-  return cu.str();
-}
-
-// A 1-D stencil ([N, C, L]) has no rows.
-std::string stencil_detail(const ir::Graph& graph, const StencilTile& tile) {
-  std::ostringstream cu;
-  const bool one_row = staged_stencil_is_1d(graph, tile);
-  auto rows = [&](int64_t count) { return one_row ? std::string() : num(count) + ", "; };
-  cu << " (a block per " << tile.planes << (tile.planes == 1 ? " plane" : " planes") << " x ["
-     << rows(tile.tile_h) << tile.tile_w << "] outputs, " << tile.tiles
-     << " tiles; the window's input tile [" << tile.in_planes << ", " << rows(tile.tile_in_h)
-     << tile.tile_in_w << "] staged in shared memory)";
-  return cu.str();
-}
-
 std::string composition_detail(const ir::Graph& graph, const GroupSchedule& schedule) {
-  return std::visit(
-      Overloaded{[&](const RowPlan& plan) { return row_detail(plan, schedule); },
-                 [&](const TransposePlan& plan) { return transpose_detail(plan); },
-                 [&](const AttentionPlan& plan) { return attention_detail(plan); },
-                 [&](const TiledGemmPlan& plan) { return tiled_gemm_detail(plan); },
-                 [&](const GlobalPlan&) {
-                   return " (" + num(schedule.levels) + " stages separated by grid barriers)";
-                 },
-                 [&](const StencilPlan& plan) { return stencil_detail(graph, plan.tile); },
-                 [&](const auto&) { return std::string(); }},
-      schedule.plan);
+  return visit_composition(
+      schedule.plan, [&](auto c, const auto& plan) { return c.detail(graph, schedule, plan); });
 }
 
 // The .cu's header comment: what the kernel computes, from which nodes, how and why.

@@ -3,12 +3,11 @@
 
 #include <fstream>
 #include <set>
+#include <string_view>
 #include <utility>
 
+#include "artifact/kernel_prelude.h"
 #include "cost_model/cost_model.h"
-
-// Defined in the .cc that emit/CMakeLists.txt generates from emit/cuda/stitch_prelude.cuh.
-extern const char* const kStitchPreludeText;
 
 namespace stitch::emit {
 namespace {
@@ -73,8 +72,6 @@ set_target_properties(stitch_kernels PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
 
 }  // namespace
 
-std::string_view embedded_stitch_prelude() { return kStitchPreludeText; }
-
 KernelPrediction predict_kernel(const ir::Graph& graph, const std::vector<ir::NodeId>& nodes,
                                 const EmittedKernel& kernel,
                                 const cost_model::DeviceProfile& profile) {
@@ -115,7 +112,7 @@ std::string render_kernels_header(const std::vector<EmittedKernel>& kernels) {
 
 Status write_kernel_directory(const std::vector<EmittedKernel>& kernels,
                               const std::filesystem::path& directory) {
-  std::string_view prelude = embedded_stitch_prelude();
+  std::string_view prelude = artifact::kernel_prelude();
   if (prelude.empty()) {
     return Status::internal(
         "this stitchopt was built without emit/cuda/stitch_prelude.cuh; rebuild it");

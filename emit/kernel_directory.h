@@ -1,8 +1,8 @@
 // Writes out/kernels/: the emitted .cu files and what builds and calls them.
 //
 //   <kernel>.cu          one per distinct kernel (EmittedKernel::source)
-//   stitch_prelude.cuh   the kernel contract's prelude, embedded into the binary at
-//                        build time from emit/cuda/stitch_prelude.cuh
+//   stitch_prelude.cuh   the kernel contract's prelude (artifact/kernel_prelude.h,
+//                        embedded at build time from emit/cuda/stitch_prelude.cuh)
 //   kernels.h            extern "C" declarations of every launcher
 //   kernels.json         the artifact the runtime reads (artifact/kernels_json.h): the
 //                        sha256 of the model.fused.onnx the kernels belong to
@@ -15,7 +15,6 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "artifact/kernels_json.h"
@@ -27,9 +26,6 @@
 #include "ir/core/status.h"
 
 namespace stitch::emit {
-
-// The embedded prelude text (empty when the build had none).
-std::string_view embedded_stitch_prelude();
 
 // What the cost model says of a kernel as emitted: the charges of its schedule
 // (kernel_shape) and one launch's predicted time, cost_model::estimate_group of the

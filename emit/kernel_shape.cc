@@ -55,7 +55,9 @@ double evaluating_lanes(const ChargeContext& context, ir::ValueId id) {
   const GroupSchedule& schedule = context.schedule;
   const std::set<ir::NodeId>& inside = context.inside;
   const double lanes = context.lanes;
-  if (schedule.as<RowPlan>() || schedule.as<AttentionPlan>()) return lanes;
+  const bool follow = visit_composition(
+      schedule.plan, [](auto c, const auto& plan) { return c.lanes_follow_reductions(plan); });
+  if (!follow) return lanes;
   std::vector<ir::ValueId> frontier = {id};
   std::set<ir::ValueId> visited = {id};
   while (!frontier.empty()) {
@@ -87,14 +89,15 @@ double evaluating_lanes(const ChargeContext& context, ir::ValueId id) {
   return lanes;
 }
 
-// GEMMs outside the attention composition: the tiled MatMul's from shared tiles, the
-// others one output per thread (or warp).
+// The default charges (every composition's but attention's): the tiled MatMul's from
+// shared tiles, the others one output per thread (or warp).
 void charge_gemms(const ChargeContext& context, cost_model::KernelShape* shape) {
-  const TiledGemmPlan* tiled = context.schedule.as<TiledGemmPlan>();
+  const ir::NodeId tiled = visit_composition(
+      context.schedule.plan, [](auto c, const auto& plan) { return c.tiled_gemm(plan); });
   for (ir::NodeId id : context.schedule.boundary.ordered_nodes) {
     const std::optional<double> macs = gemm_macs(context.graph, id);
     if (!macs) continue;
-    (tiled && id == tiled->gemm ? shape->tiled_gemm_macs : shape->thread_gemm_macs) += *macs;
+    (id == tiled ? shape->tiled_gemm_macs : shape->thread_gemm_macs) += *macs;
   }
 }
 
@@ -111,7 +114,6 @@ std::optional<double> gemm_macs(const ir::Graph& graph, ir::NodeId id) {
 // GEMMs, its stencils' load chains, its stages' loops.
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule) {
   cost_model::KernelShape shape;
-  shape.global = schedule.as<GlobalPlan>() != nullptr;
   shape.grid_barriers = schedule.cooperative ? std::max(schedule.levels - 1, 0) : 0;
   shape.workspace_bytes = schedule.workspace_bytes;
   const ChargeContext context{
@@ -119,20 +121,9 @@ cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule
       std::set<ir::NodeId>(schedule.boundary.ordered_nodes.begin(),
                            schedule.boundary.ordered_nodes.end()),
       static_cast<double>(schedule.grid) * static_cast<double>(schedule.block)};
-  std::visit(Overloaded{[&](const AttentionPlan& plan) { charge_attention(context, plan, &shape); },
-                        [&](const auto&) { charge_gemms(context, &shape); }},
-             schedule.plan);
+  visit_composition(schedule.plan,
+                    [&](auto c, const auto& plan) { c.charge(context, plan, &shape); });
   charge_stencils(context, &shape);
-  std::visit(Overloaded{[&](const ThreadPlan& plan) {
-                          // Only the plain thread stage (schedule.h 5.; see ThreadPlan).
-                          if (plan.mapping == StageMapping::kThread) {
-                            charge_stage_loops(context, &shape);
-                          }
-                        },
-                        [&](const PackingPlan&) { charge_stage_loops(context, &shape); },
-                        [&](const GlobalPlan&) { charge_stage_loops(context, &shape); },
-                        [&](const auto&) {}},
-             schedule.plan);
   return shape;
 }
 

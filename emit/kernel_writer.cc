@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "emit/compositions/composition_writers.h"
 #include "emit/cuda_text.h"
 #include "ir/core/op_registry.h"
 #include "support/escape.h"
@@ -234,8 +233,9 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
   // A GEMM is inlined only into the attention composition's tile loads (its prologue:
   // a fine-grained projection recomputed per element read, schedule.h 1b.).
   if (kind == ir::OpKind::kGemm) {
-    if (!schedule_.as<AttentionPlan>())
-      return error(node, "is materialized, not inlined (emitter bug)");
+    const bool inlines = visit_composition(
+        schedule_.plan, [](auto c, const auto& plan) { return c.inlines_gemms(plan); });
+    if (!inlines) return error(node, "is materialized, not inlined (emitter bug)");
     return gemm_body(node);
   }
   if (kind == ir::OpKind::kView) return pass_through_body(context);
@@ -439,11 +439,8 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   if (schedule_.shared_bytes > 0) {
     body << "  STITCH_SHARED_ARENA(smem, " << schedule_.shared_bytes << ");\n";
   }
-  body << std::visit(
-      [&](const auto& plan) {
-        return CompositionWriter<std::decay_t<decltype(plan)>>::prologue(*this, plan, written);
-      },
-      schedule_.plan);
+  body << visit_composition(
+      schedule_.plan, [&](auto c, const auto& plan) { return c.prologue(*this, plan, written); });
   return body.str();
 }
 
@@ -454,11 +451,8 @@ std::string KernelWriter::barrier_declaration() const {
 
 Result<std::string> KernelWriter::write_body() {
   const std::vector<ir::ValueId>& written = written_;
-  Result<std::string> stages = std::visit(
-      [&](const auto& plan) {
-        return CompositionWriter<std::decay_t<decltype(plan)>>::stages(*this, plan, written);
-      },
-      schedule_.plan);
+  Result<std::string> stages = visit_composition(
+      schedule_.plan, [&](auto c, const auto& plan) { return c.stages(*this, plan, written); });
   if (!stages.is_ok()) return stages.status();
   return prologue(written) + defs_.str() + stages.value();
 }

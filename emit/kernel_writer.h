@@ -4,7 +4,7 @@
 // It names every value (a C identifier per value, unique in the kernel), defines the
 // accessor lambda `v_<name>(long long i)` of each value it reads (an inlined op's index
 // function through the op-lowering table, or a read of memory for inputs and
-// materialized values) and has the composition's CompositionWriter (its folder under
+// materialized values) and has the composition's interface (Composition<Plan>, its folder under
 // emit/compositions/) write its declarations and stages. Its member functions live in
 // three files along their concepts (cuda_emitter.cc drives them):
 //   kernel_writer.cc      accessors, inlined values, one value's stage code, the
@@ -27,15 +27,6 @@
 
 namespace stitch::emit {
 
-// The writer of one composition's declarations and stages: a specialization per plan
-// type, declared in emit/compositions/composition_writers.h and defined in the
-// composition's folder (emit/compositions/<name>/<name>_writer.cc), with
-//   static Result<std::string> stages(KernelWriter&, const Plan&, written);
-//   static std::string prologue(const KernelWriter&, const Plan&, written);
-// and its helpers. It may use the writer's accessors and stages below (it is a friend).
-template <class Plan>
-struct CompositionWriter;
-
 class KernelWriter {
  public:
   KernelWriter(const ir::Graph& graph, const GroupSchedule& schedule);
@@ -47,8 +38,10 @@ class KernelWriter {
   std::string pointer_name(ir::ValueId id) const { return "p_" + names_.at(id); }
 
  private:
+  // Each composition's interface (emit/compositions/composition.h) writes its
+  // declarations and stages with the accessors and stages below.
   template <class Plan>
-  friend struct CompositionWriter;
+  friend struct Composition;
 
   ir::DType dtype(ir::ValueId id) const { return graph_.value(id).type.dtype; }
   const std::vector<int64_t>& dims(ir::ValueId id) const { return graph_.value(id).type.dims; }

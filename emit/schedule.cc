@@ -110,15 +110,13 @@ bool staged_stencil_is_1d(const ir::Graph& graph, const StencilTile& tile) {
 }
 
 const StencilTile* staged_tile(const GroupSchedule& schedule) {
-  if (const StencilPlan* stencil = schedule.as<StencilPlan>()) return &stencil->tile;
-  const GlobalPlan* global = schedule.as<GlobalPlan>();
-  return global && global->stencil ? &*global->stencil : nullptr;
+  return visit_composition(schedule.plan,
+                           [](auto c, const auto& plan) { return c.staged_tile(plan); });
 }
 
 const VectorAccess* vector_access(const GroupSchedule& schedule) {
-  if (const ThreadPlan* thread = schedule.as<ThreadPlan>()) return &thread->vector;
-  const PackingPlan* packing = schedule.as<PackingPlan>();
-  return packing ? &packing->vector : nullptr;
+  return visit_composition(schedule.plan,
+                           [](auto c, const auto& plan) { return c.vector_access(plan); });
 }
 
 Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary& boundary,

@@ -7,50 +7,23 @@
 #include <cstddef>
 #include <limits>
 
-#include "fusion/library_epilogue.h"
+#include "artifact/library_call.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/opened_ops.h"
 
 namespace stitch::fusion {
 
-// The recorded types (artifact/library_epilogue.h) this file decides and matches.
+// The recorded types (artifact/library_epilogue.h) this file decides, and the library
+// calls' own rules (artifact/library_call.h) it grows chains from.
 using artifact::EpilogueOp;
 using artifact::Library;
 using artifact::LibraryEpilogue;
 
 namespace {
 
-// What an operand of an epilogue Add can be for the chain value `v` of the call.
-struct OperandFit {
-  bool bias = false;      // broadcasts along the channel dim only
-  bool residual = false;  // exactly v's dims
-};
-
-OperandFit fit_operand(const ir::TensorType& operand, const ir::TensorType& v,
-                       size_t channel_axis) {
-  OperandFit fit;
-  if (operand.dtype != v.dtype || !operand.is_static() || operand.dims.size() > v.dims.size()) {
-    return fit;
-  }
-  fit.residual = operand.dims == v.dims;
-  size_t offset = v.dims.size() - operand.dims.size();
-  fit.bias = true;
-  for (size_t axis = 0; axis < v.dims.size(); ++axis) {
-    int64_t dim = axis >= offset ? operand.dims[axis - offset] : 1;
-    int64_t expected = axis == channel_axis ? v.dims[axis] : 1;
-    if (dim != expected) fit.bias = false;
-  }
-  return fit;
-}
-
 const ir::TensorType* output_type(const ir::Graph& graph, const ir::Node& node) {
   if (node.outputs.empty() || node.outputs[0] == ir::kNoId) return nullptr;
   return &graph.value(node.outputs[0]).type;
-}
-
-// The axis a bias runs along: Conv's channels (dim 1), a GEMM's last dim N.
-size_t channel_axis_of(const ir::Node& call, const ir::TensorType& output) {
-  if (call.op_type == "Conv") return 1;
-  return output.dims.empty() ? 0 : output.dims.size() - 1;
 }
 
 // The unary op `node` applies to v (its first input) as an epilogue op: Clip with
@@ -66,7 +39,7 @@ std::optional<EpilogueOp> pointwise_op(const ir::Graph& graph, const ir::Node& n
     for (size_t slot = 1; slot < node.inputs.size() && slot < 3; ++slot) {
       if (node.inputs[slot] == ir::kNoId) continue;
       if (node.inputs[slot] == v) return std::nullopt;
-      std::optional<float> bound = scalar_constant(graph, node.inputs[slot]);
+      std::optional<float> bound = ir::scalar_constant(graph, node.inputs[slot]);
       if (!bound) return std::nullopt;
       (slot == 1 ? lower : upper) = *bound;
     }
@@ -138,14 +111,14 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
     return chain;
   }
   if (call.op_type == "Conv" ? v->dims.size() < 3 : v->dims.size() < 2) return chain;
-  std::optional<LibraryEpilogue> epilogue = call_epilogue(graph, call);
+  std::optional<LibraryEpilogue> epilogue = artifact::lone_call_epilogue(graph, call);
   // Pooling has no epilogue form.
   if (!epilogue || (epilogue->library == Library::kCudnn && call.op_type != "Conv")) return chain;
   // cuBLASLt and cudnnConvolutionBiasActivationForward take the legacy form; a Conv or
   // MatMul whose cuDNN runtime fusion can run it (graph_chain) also any other chain of
   // the ops, as one cuDNN graph.
   const bool graph_ok = graph_chain(graph, call);
-  const size_t channel_axis = channel_axis_of(call, *v);
+  const size_t channel_axis = artifact::epilogue_channel_axis(call, *v);
   chain.epilogue_by_length.push_back(*epilogue);
   // The epilogue with `op` appended, if the library applies it.
   auto accepts = [&](EpilogueOp op) {
@@ -194,12 +167,12 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
           added = *opened;
         }
       };
-      opened_op(opened_hard_swish(graph, value, true), EpilogueOp::kHardSwish);
-      opened_op(opened_gelu(graph, value, true), EpilogueOp::kGelu);
+      opened_op(ir::opened_hard_swish(graph, value, true), EpilogueOp::kHardSwish);
+      opened_op(ir::opened_gelu(graph, value, true), EpilogueOp::kGelu);
     } else if (current.users.size() >= 3 && graph_ok) {
       // GELU's tanh approximation (GPT-2's), as PyTorch exports it or the decompose
       // pass opens it: v read by its cube, the inner Add and the tail's first Mul.
-      std::optional<std::vector<ir::NodeId>> opened = opened_gelu_tanh(graph, value, true);
+      std::optional<std::vector<ir::NodeId>> opened = ir::opened_gelu_tanh(graph, value, true);
       if (opened && std::all_of(opened->begin(), opened->end(),
                                 [&](ir::NodeId id) { return keeps_type(graph.node(id)); })) {
         op = EpilogueOp::kGeluTanh;
@@ -217,7 +190,7 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
         if (operand == ir::kNoId || operand == value) break;
         ir::NodeId producer = graph.value(operand).producer;
         if (std::find(chain.nodes.begin(), chain.nodes.end(), producer) != chain.nodes.end()) break;
-        OperandFit fit = fit_operand(graph.value(operand).type, *v, channel_axis);
+        auto fit = artifact::fit_epilogue_operand(graph.value(operand).type, *v, channel_axis);
         if (type == "Mul") {
           if (fit.bias) op = EpilogueOp::kScale;
         } else if (fit.residual && accepts(EpilogueOp::kResidualAdd)) {
@@ -242,40 +215,6 @@ EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_
     value = graph.node(added.back()).outputs[0];
   }
   return chain;
-}
-
-std::optional<LibraryEpilogue> call_epilogue(const ir::Graph& graph, const ir::Node& call) {
-  if (!call.domain.empty()) return std::nullopt;
-  LibraryEpilogue epilogue;
-  const std::string& op = call.op_type;
-  if (op == "MatMul" || op == "Gemm") {
-    epilogue.library = Library::kCublasLt;
-  } else if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
-             op == "GlobalMaxPool") {
-    epilogue.library = Library::kCudnn;
-  } else {
-    return std::nullopt;
-  }
-  if ((op != "Conv" && op != "Gemm") || call.inputs.size() <= 2 || call.inputs[2] == ir::kNoId) {
-    return epilogue;
-  }
-  if (op == "Conv") {
-    epilogue.ops.push_back(EpilogueOp::kBias);
-    return epilogue;
-  }
-  // Gemm's C: the residual when it has the output's dims, a bias along the last dim
-  // with beta 1, else no cuBLASLt form.
-  const ir::TensorType* v = output_type(graph, call);
-  if (v == nullptr) return std::nullopt;
-  OperandFit fit = fit_operand(graph.value(call.inputs[2]).type, *v, channel_axis_of(call, *v));
-  if (fit.residual) {
-    epilogue.ops.push_back(EpilogueOp::kResidualAdd);
-  } else if (fit.bias && call.float_attribute("beta", 1.0f) == 1.0f) {
-    epilogue.ops.push_back(EpilogueOp::kBias);
-  } else {
-    return std::nullopt;
-  }
-  return epilogue;
 }
 
 std::vector<Pattern> generate_epilogue_candidates(const ir::Graph& graph,

@@ -35,7 +35,7 @@
 //  - graphs only: v has two uses, Sigmoid(v) and Mul(v, Sigmoid(v)) (SiLU), and the
 //    Sigmoid's output has no other use: one op (swish) of two nodes;
 //  - graphs only: v has two uses, the first and last Mul of HardSwish as the decompose
-//    pass opens it (fusion::opened_hard_swish): one op (hardswish) of five nodes.
+//    pass opens it (ir::opened_hard_swish): one op (hardswish) of five nodes.
 // An operand b, z or s is not produced by a chain node. Every op keeps v's shape and
 // dtype. The legacy form has at most one bias and one residual and ends at its Relu;
 // a graph's chain has no residual add. L's own operands count: Conv's bias input is the chain's
@@ -90,13 +90,6 @@ struct EpilogueChain {
 // holds only the call when nothing can be absorbed. Precondition:
 // is_library_call(graph.node(library_call), partition).
 EpilogueChain longest_epilogue_chain(const ir::Graph& graph, ir::NodeId library_call);
-
-// The epilogue of `call` alone, run as a library call whatever its size (the
-// runtime's unfused MatMul, Gemm, Conv and pooling nodes): the library, and the bias
-// or residual add its own operand applies (Conv's bias; Gemm's C as above). nullopt
-// for another op and for a Gemm whose C is neither a residual nor a bias with beta 1.
-std::optional<artifact::LibraryEpilogue> call_epilogue(const ir::Graph& graph,
-                                                       const ir::Node& call);
 
 // Every prefix of >= 2 nodes of every library call's longest chain with a positive
 // score, in library-call id order then by length, each with nodes sorted and

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "cost_model/device_profile.h"
 #include "ir/core/status.h"
 #include "runtime_stub/backend.h"
+#include "runtime_stub/device_measurement.h"
 
 namespace stitch::runtime {
 
@@ -44,14 +44,15 @@ struct CudaRuntimeApi {
   // detected (error 100)").
   Result<std::unique_ptr<Backend>> (*create_backend)(const CudaBackendOptions& options);
   // Measures the bandwidth curve (a streaming copy kernel over sizes from min_bytes to
-  // max_bytes, bytes read plus written), the launch latency phi (back-to-back empty
-  // kernels), and reads the device properties. Returns a profile with source
-  // "calibrated", the device name and today's date; datasheet peaks the device does
-  // not report (fp32/fp16 flops) come from the shipped profile of the same GPU, or
-  // are estimated from clock and SM count.
-  Result<cost_model::DeviceProfile> (*calibrate)(const CalibrationOptions& options);
+  // max_bytes, bytes read plus written), the L2 bandwidth, the launch latency phi
+  // (back-to-back empty kernels), the grid barrier and the global load latency, and
+  // reads the device properties. The measurement only: driver::calibrated_profile
+  // makes the DeviceProfile of it (the datasheet peaks the device does not report
+  // come from the shipped profile of the same GPU, or are estimated).
+  Result<DeviceMeasurement> (*calibrate)(const CalibrationOptions& options);
 };
-inline constexpr int kCudaRuntimeAbiVersion = 1;
+// 2: calibrate returns a DeviceMeasurement (1 returned a cost_model::DeviceProfile).
+inline constexpr int kCudaRuntimeAbiVersion = 2;
 
 // dlopens the library (once) and returns its table. Unavailable with the reason when
 // it was not built (no CUDA toolkit at build time), cannot be loaded (a CUDA library

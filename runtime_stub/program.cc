@@ -2,41 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <limits>
 #include <random>
 #include <set>
 
 #include "artifact/fused_node_attributes.h"
-#include "fusion/epilogue.h"
+#include "artifact/library_call.h"
+#include "artifact/reader/output_directory.h"
 #include "ir/core/analysis.h"
 #include "ir/core/dtype.h"
 #include "ir/core/op_registry.h"
 #include "ir/reference/interpreter.h"
-#include "onnx_import/function_body.h"
-#include "onnx_import/importer.h"
-#include "support/bounded_file.h"
 #include "support/escape.h"
-#include "support/sha256.h"
 
 namespace stitch::runtime {
-namespace fs = std::filesystem;
 namespace {
-
-// protobuf's own limit on a serialized message (INT_MAX bytes); weights past it are
-// external data, which the importer reads.
-constexpr size_t kMaxModelBytes = std::numeric_limits<int32_t>::max();
-
-// Unfused ops the CUDA backend runs through a library (fusion/partition.h's library
-// calls, and pooling, which has no generated kernel).
-std::optional<artifact::Library> library_of(std::string_view op_type) {
-  if (op_type == "MatMul" || op_type == "Gemm") return artifact::Library::kCublasLt;
-  if (op_type == "Conv" || op_type == "MaxPool" || op_type == "AveragePool" ||
-      op_type == "GlobalAveragePool" || op_type == "GlobalMaxPool") {
-    return artifact::Library::kCudnn;
-  }
-  return std::nullopt;
-}
 
 // A node of the registry's View kind (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity) whose output is its first input's bytes unchanged.
@@ -218,42 +197,17 @@ Status bind_kernel(const artifact::KernelRecord& entry, const std::string& where
 Result<Program> load_program(const std::string& out_dir) {
   Program program;
   program.out_dir = out_dir;
-  fs::path model_path = fs::path(out_dir) / "model.fused.onnx";
-  std::error_code error;
-  if (!fs::exists(fs::symlink_status(model_path, error))) {
-    return Status::invalid_input(out_dir +
-                                 ": no model.fused.onnx; give the directory stitchopt "
-                                 "MODEL -o DIR wrote");
-  }
-  STITCH_ASSIGN_OR_RETURN(
-      std::string model_bytes,
-      support::read_regular_file_under(out_dir, "model.fused.onnx", kMaxModelBytes, "model"));
-  onnx_import::ImportOptions import_options;
-  import_options.allow_stitchopt_domain = true;  // the fused nodes are ours
-  STITCH_ASSIGN_OR_RETURN(program.model, onnx_import::import_model_bytes(
-                                             model_bytes, model_path.string(), import_options));
-  fs::path kernels_dir = fs::path(out_dir) / "kernels";
-  const std::string manifest_path = (kernels_dir / "kernels.json").string();
-  STITCH_ASSIGN_OR_RETURN(std::optional<artifact::KernelsArtifact> manifest,
-                          artifact::read_kernels_json(out_dir));
-  const bool expects_kernels =
-      std::any_of(program.model.metadata_props.begin(), program.model.metadata_props.end(),
-                  [](const auto& entry) { return entry.first == "stitchopt.kernels"; });
-  if (expects_kernels && !manifest) {
-    return Status::invalid_input(manifest_path + " is missing, but " + model_path.string() +
-                                 " was compiled with kernels; recompile the model");
-  }
+  STITCH_ASSIGN_OR_RETURN(artifact::OutputDirectory directory,
+                          artifact::read_output_directory(out_dir));
+  program.model = std::move(directory.model);
+  program.kernels_dir = directory.kernels_dir;
+  const std::optional<artifact::KernelsArtifact> manifest = std::move(directory.kernels);
+  const std::string& manifest_path = directory.kernels_path;
+  const std::string& model_path = directory.model_path;
   KernelsByName kernels;
   if (manifest) {
-    if (manifest->model_sha256 != support::sha256_hex(model_bytes)) {
-      return Status::invalid_input(manifest_path + ": was written for another model than " +
-                                   model_path.string() +
-                                   " (its sha256 differs: the model was replaced or edited "
-                                   "after stitchopt wrote it); recompile the model");
-    }
     for (const artifact::KernelRecord& kernel : manifest->kernels)
       kernels.emplace(kernel.name, &kernel);
-    program.kernels_dir = kernels_dir.string();
   }
 
   STITCH_ASSIGN_OR_RETURN(auto single_op_kernel, single_op_kernels(kernels, manifest_path));
@@ -263,7 +217,7 @@ Result<Program> load_program(const std::string& out_dir) {
   STITCH_ASSIGN_OR_RETURN(std::vector<ir::NodeId> order, ir::topological_order(graph));
   for (ir::NodeId id : order) {
     const ir::Node& node = graph.node(id);
-    const std::string where = model_path.string() + ": node " + node.display_name();
+    const std::string where = model_path + ": node " + node.display_name();
     Step step;
     step.node = id;
     step.name = node.name;
@@ -278,10 +232,10 @@ Result<Program> load_program(const std::string& out_dir) {
     }
     std::string kernel;
     if (node.domain == "stitchopt") {
-      STITCH_ASSIGN_OR_RETURN(step.body, onnx_import::import_function_call(program.model, node));
+      STITCH_ASSIGN_OR_RETURN(step.body, artifact::fused_node_body(program.model, node));
       Result<artifact::FusedNodeAttributes> attributes =
           artifact::FusedNodeAttributes::from_node(node);
-      if (!attributes.is_ok()) return attributes.status().with_prefix(model_path.string() + ": ");
+      if (!attributes.is_ok()) return attributes.status().with_prefix(model_path + ": ");
       kernel = fused_step(*attributes, kernels, step);
     } else {
       step.body = single_node_model(program.model, node);
@@ -310,10 +264,10 @@ Result<Program> load_program(const std::string& out_dir) {
         });
       } else if (is_view(node, step)) {
         step.kind = StepKind::kView;
-      } else if (std::optional<artifact::Library> library = library_of(node.op_type)) {
+      } else if (std::optional<artifact::Library> library = artifact::lone_call_library(node)) {
         step.kind = StepKind::kLibrary;
         step.library = *library;
-        step.epilogue = fusion::call_epilogue(graph, node);
+        step.epilogue = artifact::lone_call_epilogue(graph, node);
       } else {
         step.kind = StepKind::kHost;
         step.why = node.op_type + " has neither a generated kernel nor a library implementation";
@@ -336,13 +290,13 @@ Result<Program> load_program(const std::string& out_dir) {
   for (const auto& [name, entry] : kernels) {
     if (!used_kernels.count(name)) {
       return Status::invalid_input(manifest_path + ": kernel " + name + " is used by no node of " +
-                                   model_path.string() +
+                                   model_path +
                                    "; the output directory is inconsistent, recompile the model");
     }
   }
   program.listed_kernels = static_cast<int64_t>(kernels.size());
 
-  const std::string where = model_path.string();
+  const std::string& where = model_path;
   for (ir::ValueId id : graph.graph_inputs()) {
     if (graph.value(id).constant != nullptr) continue;
     STITCH_ASSIGN_OR_RETURN(StepTensor tensor, step_tensor(graph, id, where));

@@ -66,7 +66,7 @@ struct Step {
   // kLibrary: the library (cuBLASLt for every GEMM, cuDNN for convolutions, pooling
   // and the GEMMs whose epilogue needs a cuDNN graph) and the epilogue the plan
   // decided (artifact/library_epilogue.h): a fused node's attributes, or
-  // fusion::call_epilogue of an unfused node; nullopt for a Gemm whose C is neither a
+  // artifact::lone_call_epilogue of an unfused node; nullopt for a Gemm whose C is neither a
   // bias nor a residual.
   artifact::Library library = artifact::Library::kCublasLt;
   std::optional<artifact::LibraryEpilogue> epilogue;

@@ -1,6 +1,7 @@
 // What a composition is charged by the analytic estimate (cost_model::KernelShape;
 // emit::kernel_shape in emit/schedule.h adds them up): counts, never times. Each
-// composition's charges live in its folder; the shared ones here. Internal to emit/.
+// composition's charges are its interface's `charge` (emit/compositions/composition.h,
+// default charge_gemms), in its folder; the shared ones here. Internal to emit/.
 #pragma once
 
 #include <optional>
@@ -31,16 +32,11 @@ double evaluating_lanes(const ChargeContext& context, ir::ValueId id);
 // batch x m x n x k of a GEMM-kind node with a static shape, else nullopt.
 std::optional<double> gemm_macs(const ir::Graph& graph, ir::NodeId id);
 
-// GEMMs of every composition but attention (kernel_shape.cc).
-void charge_gemms(const ChargeContext& context, cost_model::KernelShape* shape);
-// attention/attention_charges.cc.
-void charge_attention(const ChargeContext& context, const AttentionPlan& plan,
-                      cost_model::KernelShape* shape);
 // Every composition's stencils, staged (stencil/, 3c. and 4b.) or walked per tap
 // (stencil/stencil_charges.cc).
 void charge_stencils(const ChargeContext& context, cost_model::KernelShape* shape);
 // The stages' dot products and reductions of the thread, packing and global
-// compositions (global/stage_charges.cc).
+// compositions (global/stage_charges.cc, with those compositions' charges).
 void charge_stage_loops(const ChargeContext& context, cost_model::KernelShape* shape);
 
 }  // namespace stitch::emit

@@ -1,6 +1,7 @@
 // Calibration: measures one GPU's bandwidth curve, launch latency, grid barrier and
-// global load latency and reads its limits into a DeviceProfile
-// (CudaRuntimeApi::calibrate, `stitchopt calibrate`).
+// global load latency and reads its limits into a DeviceMeasurement
+// (CudaRuntimeApi::calibrate, `stitchopt calibrate`). The measurement only:
+// driver/calibrated_profile.h makes the DeviceProfile of it, above the runtime.
 //
 // Kernels. Compiled at run time with NVRTC: a grid-stride float4 copy y[i] = x[i], an
 // empty kernel, the grid barrier and a pointer chase; as a cubin for the device's sm_XY
@@ -29,7 +30,7 @@
 // alone lasts about its launch): bytes read plus written over the median time of one.
 //
 // Grid barrier: stitch_grid_sync, the barrier every generated cooperative kernel uses
-// (taken from the embedded prelude, emit::embedded_stitch_prelude, so what is timed is
+// (taken from the embedded prelude, artifact::kernel_prelude, so what is timed is
 // what is emitted), 1000 times in a cooperative launch of one 256-thread block per SM,
 // the usual grid of a barrier kernel; the median launch over `repetitions`, less one
 // launch latency, over 1000.
@@ -39,36 +40,29 @@
 // 256 bytes apart (4 MiB, in L2 after a first walk); the median launch, less one launch
 // latency, over the steps.
 //
-// Device fields come from cudaGetDeviceProperties. Peak DRAM bandwidth is
-// 2 (DDR) x memory clock x bus width (cudaDevAttrMemoryClockRate, still an attribute
-// in CUDA 13 though cudaDeviceProp lost the field); when the driver reports no clock,
-// the shipped profile's value for the same GPU, else the highest measured bandwidth.
-// The SM clock is cudaDevAttrClockRate (the boost clock) and blocks per SM
-// cudaDevAttrMaxBlocksPerMultiprocessor (cudaDeviceProp lost both fields in CUDA 13).
-// fp32/fp16/fp64 peaks, block_barrier_cycles, atomic_same_address_ns and
-// library_efficiency are not measured: they come from the shipped profile whose name
-// appears in the device name and whose SM count matches (an "H100 PCIe" with 114 SMs is
-// not the shipped SXM "h100"). Without one, the fp32 peak is SMs x clock x 128 FP32
-// lanes x 2 (FMA), fp16 twice that (the half2 rate, not tensor cores), and the rest come
-// from the shipped profile of the nearest architecture (v100 for sm_7x, a100 for sm_8x,
-// h100 from sm_90), fp64 scaled by the clock and SM ratio; the profile's note says so.
+// Device facts come from cudaGetDeviceProperties. The memory clock and bus width
+// (cudaDevAttrMemoryClockRate and GlobalMemoryBusWidth, still attributes in CUDA 13
+// though cudaDeviceProp lost the clock), the SM clock (cudaDevAttrClockRate, the boost
+// clock) and blocks per SM (cudaDevAttrMaxBlocksPerMultiprocessor) come from
+// cudaDeviceGetAttribute: cudaDeviceProp lost those fields in CUDA 13. What the device
+// does not report (fp32/fp16/fp64 peaks, block barrier cycles, same-address atomics,
+// library efficiency, the model's calibration block) is not this plugin's to know: the
+// shipped profiles are the cost model's, and driver/calibrated_profile.h fills them in.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <nvrtc.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <ctime>
 #include <functional>
 #include <iostream>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "emit/kernel_directory.h"
+#include "artifact/kernel_prelude.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
 #include "runtime_stub/cuda/cuda_timing.h"
 
@@ -210,7 +204,7 @@ Status nvrtc_status(nvrtcResult result, std::string_view call) {
 // over the prelude's stitch_grid_sync, cut out of the embedded prelude (the prelude
 // as a whole includes headers NVRTC would need the toolkit's include directory for).
 Result<std::string> calibration_source() {
-  const std::string_view prelude = emit::embedded_stitch_prelude();
+  const std::string_view prelude = artifact::kernel_prelude();
   const std::string_view signature = "STITCH_DEVICE void stitch_grid_sync(";
   const size_t begin = prelude.find(signature);
   const size_t end = begin == std::string_view::npos ? begin : prelude.find("\n}\n", begin);
@@ -306,20 +300,6 @@ std::vector<int64_t> copy_elements(const CalibrationOptions& options) {
   return elements;
 }
 
-std::string today_utc() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[16];
-  std::strftime(text, sizeof(text), "%Y-%m-%d", &utc);
-  return text;
-}
-
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // The device calibration runs on: its properties and the clocks cudaDeviceProp lacks.
 struct DeviceFacts {
   cudaDeviceProp properties{};
@@ -380,12 +360,12 @@ Result<DeviceFacts> open_device(const CalibrationOptions& options) {
   return facts;
 }
 
-// The bandwidth curve M(V) into profile.bandwidth_curve and the L2 bandwidth into
-// profile.l2_bytes_per_second; returns the highest DRAM bandwidth measured.
+// The bandwidth curve M(V) into measurement.bandwidth_curve and the L2 bandwidth into
+// measurement.l2_bytes_per_second; returns the highest DRAM bandwidth measured.
 Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaStream_t stream,
                                  const cudaDeviceProp& properties,
                                  const CalibrationOptions& options,
-                                 cost_model::DeviceProfile& profile) {
+                                 DeviceMeasurement& measurement) {
   const std::vector<int64_t> sizes = copy_elements(options);
   const int64_t max_elements = sizes.back();
   const size_t buffer_bytes = static_cast<size_t>(max_elements) * 16;
@@ -438,7 +418,7 @@ Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaS
     const double bytes = static_cast<double>(elements * kBytesPerElement);
     const double bytes_per_second = bytes / median(seconds);
     max_measured = std::max(max_measured, bytes_per_second);
-    profile.bandwidth_curve.push_back({bytes, bytes_per_second});
+    measurement.bandwidth_curve.push_back({bytes, bytes_per_second});
     if (options.verbose) {
       std::cerr << "calibrate: " << static_cast<int64_t>(bytes)
                 << " bytes: " << bytes_per_second / 1e9 << " GB/s\n";
@@ -460,11 +440,11 @@ Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaS
                             }));
     l2_seconds.push_back(std::max(milliseconds, 5e-4) * 1e-3 / kL2Batch);
   }
-  profile.l2_bytes_per_second =
+  measurement.l2_bytes_per_second =
       static_cast<double>(l2_elements * kBytesPerElement) / median(l2_seconds);
   if (options.verbose) {
     std::cerr << "calibrate: L2 " << l2_elements * kBytesPerElement
-              << " bytes: " << profile.l2_bytes_per_second / 1e9 << " GB/s\n";
+              << " bytes: " << measurement.l2_bytes_per_second / 1e9 << " GB/s\n";
   }
   // The buffers are freed on return: nothing may still read them.
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
@@ -564,104 +544,34 @@ Result<double> measure_launch_latency(const DriverApi& driver, CUfunction empty,
   return std::max(median(launch_us), 1e-3);
 }
 
-// The shipped profile of the same GPU (its name in the device name, the same SM
-// count), for what CUDA does not report.
-std::optional<cost_model::DeviceProfile> shipped_profile(const cudaDeviceProp& properties) {
-  const std::string device_name = lowercase(properties.name);
-  for (const std::string& name : cost_model::builtin_device_profile_names()) {
-    if (device_name.find(name) == std::string::npos) continue;
-    Result<cost_model::DeviceProfile> builtin = cost_model::builtin_device_profile(name);
-    if (builtin.is_ok() && builtin->sm_count == properties.multiProcessorCount) return *builtin;
-  }
-  return std::nullopt;
-}
-
-// The profile's device fields and peaks, from the device's facts, the shipped
-// profile when one matches, and the highest measured bandwidth.
-Status describe_device(const DeviceFacts& facts, double max_measured,
-                       const CalibrationOptions& options, cost_model::DeviceProfile& profile) {
+// The measurement's device facts, as read by open_device.
+DeviceMeasurement device_measurement(const DeviceFacts& facts) {
   const cudaDeviceProp& properties = facts.properties;
-  const std::optional<cost_model::DeviceProfile> shipped = shipped_profile(properties);
-  if (shipped) {
-    profile.name = shipped->name;
-  } else {
-    profile.name = lowercase(properties.name);
-    std::replace(profile.name.begin(), profile.name.end(), ' ', '-');
-  }
-  profile.source = "calibrated";
-  profile.date = today_utc();
-  profile.sku = properties.name;
-  profile.note =
-      "Measured by stitchopt calibrate: bandwidth_curve (a streaming copy, bytes read "
-      "plus written, L2 flushed, median of each size), l2_bytes_per_second (the copy over "
-      "a quarter of the L2, not flushed), launch_latency_us (back-to-back empty kernels) "
-      "and grid_barrier_us (the emitted stitch_grid_sync, one block per SM).";
-  profile.sm_count = properties.multiProcessorCount;
-  profile.max_threads_per_block = properties.maxThreadsPerBlock;
-  profile.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
-  profile.warp_size = properties.warpSize;
-  profile.registers_per_block = properties.regsPerBlock;
-  profile.registers_per_sm = properties.regsPerMultiprocessor;
-  profile.shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
-  profile.shared_memory_per_block_optin = static_cast<int64_t>(properties.sharedMemPerBlockOptin);
-  profile.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
-  profile.l2_bytes = properties.l2CacheSize;
-  if (facts.memory_clock_khz > 0 && facts.bus_bits > 0) {
-    profile.peak_dram_bytes_per_second = 2.0 * facts.memory_clock_khz * 1e3 * facts.bus_bits / 8.0;
-  } else if (shipped) {
-    profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
-  } else {
-    profile.peak_dram_bytes_per_second = max_measured;
-  }
-  profile.sm_clock_hz = facts.clock_khz * 1e3;
-  profile.max_blocks_per_sm = facts.max_blocks_per_sm;
-  if (shipped) {
-    profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
-    profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
-    profile.fp64_flops_per_second = shipped->fp64_flops_per_second;
-    profile.block_barrier_cycles = shipped->block_barrier_cycles;
-    profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
-    profile.library_efficiency = shipped->library_efficiency;
-    profile.calibration = shipped->calibration;  // the model's fits, with their provenance
-    return Status::ok();
-  }
-  profile.fp32_flops_per_second =
-      static_cast<double>(properties.multiProcessorCount) * facts.clock_khz * 1e3 * 128 * 2;
-  profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
-  const std::string nearest =
-      properties.major >= 9 ? "h100" : (properties.major == 8 ? "a100" : "v100");
-  STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile reference,
-                          cost_model::builtin_device_profile(nearest));
-  profile.fp64_flops_per_second = reference.fp64_flops_per_second *
-                                  (profile.sm_count * profile.sm_clock_hz) /
-                                  (reference.sm_count * reference.sm_clock_hz);
-  profile.block_barrier_cycles = reference.block_barrier_cycles;
-  profile.atomic_same_address_ns = reference.atomic_same_address_ns;
-  profile.library_efficiency = reference.library_efficiency;
-  // The model's fits are the nearest shipped profile's; the SASS is this GPU's own.
-  profile.calibration = reference.calibration;
-  profile.calibration.sass_architecture =
-      "sm_" + std::to_string(properties.major * 10 + properties.minor);
-  for (auto& [key, provenance] : profile.calibration.provenance) {
-    if (key == "sass_architecture") provenance = "the device's compute capability (calibrate)";
-  }
-  profile.note +=
-      " fp32/fp16 peaks are estimates (no shipped profile matches this GPU); fp64, "
-      "block_barrier_cycles, atomic_same_address_ns and library_efficiency come "
-      "from the shipped " +
-      nearest + " profile, and so does the calibration block but its sass_architecture.";
-  if (options.verbose) {
-    std::cerr << "calibrate: no shipped profile matches " << properties.name
-              << "; fp32/fp16 peaks are estimates (SMs x clock x 128 lanes x 2, fp16 twice "
-                 "that: no tensor cores), the rest from the shipped "
-              << nearest << " profile\n";
-  }
-  return Status::ok();
+  DeviceMeasurement measurement;
+  measurement.name = properties.name;
+  measurement.compute_capability_major = properties.major;
+  measurement.compute_capability_minor = properties.minor;
+  measurement.sm_count = properties.multiProcessorCount;
+  measurement.max_threads_per_block = properties.maxThreadsPerBlock;
+  measurement.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
+  measurement.warp_size = properties.warpSize;
+  measurement.registers_per_block = properties.regsPerBlock;
+  measurement.registers_per_sm = properties.regsPerMultiprocessor;
+  measurement.shared_memory_per_block = static_cast<int64_t>(properties.sharedMemPerBlock);
+  measurement.shared_memory_per_block_optin =
+      static_cast<int64_t>(properties.sharedMemPerBlockOptin);
+  measurement.shared_memory_per_sm = static_cast<int64_t>(properties.sharedMemPerMultiprocessor);
+  measurement.l2_bytes = properties.l2CacheSize;
+  measurement.clock_khz = facts.clock_khz;
+  measurement.memory_clock_khz = facts.memory_clock_khz;
+  measurement.bus_bits = facts.bus_bits;
+  measurement.max_blocks_per_sm = facts.max_blocks_per_sm;
+  return measurement;
 }
 
 }  // namespace
 
-Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions& options) {
+Result<DeviceMeasurement> calibrate_cuda_device(const CalibrationOptions& options) {
   STITCH_RETURN_IF_ERROR(check_options(options));
   STITCH_ASSIGN_OR_RETURN(DeviceFacts facts, open_device(options));
   const cudaDeviceProp& properties = facts.properties;
@@ -698,26 +608,27 @@ Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions
   STITCH_RETURN_IF_ERROR(
       cuda_status(cudaStreamCreateWithFlags(stream.receive(), cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags"));
-  cost_model::DeviceProfile profile{};
-  STITCH_ASSIGN_OR_RETURN(double max_measured, measure_bandwidth(driver, copy, stream.get(),
-                                                                 properties, options, profile));
-  STITCH_ASSIGN_OR_RETURN(profile.launch_latency_us,
+  DeviceMeasurement measurement = device_measurement(facts);
+  STITCH_ASSIGN_OR_RETURN(
+      measurement.max_dram_bytes_per_second,
+      measure_bandwidth(driver, copy, stream.get(), properties, options, measurement));
+  STITCH_ASSIGN_OR_RETURN(measurement.launch_latency_us,
                           measure_launch_latency(driver, empty, stream.get(), options));
   if (options.verbose)
-    std::cerr << "calibrate: launch latency " << profile.launch_latency_us << " us\n";
-  STITCH_ASSIGN_OR_RETURN(profile.grid_barrier_us,
+    std::cerr << "calibrate: launch latency " << measurement.launch_latency_us << " us\n";
+  STITCH_ASSIGN_OR_RETURN(measurement.grid_barrier_us,
                           measure_grid_barrier(driver, barrier, stream.get(), properties,
-                                               profile.launch_latency_us, options));
+                                               measurement.launch_latency_us, options));
   if (options.verbose)
-    std::cerr << "calibrate: grid barrier " << profile.grid_barrier_us << " us\n";
+    std::cerr << "calibrate: grid barrier " << measurement.grid_barrier_us << " us\n";
   STITCH_ASSIGN_OR_RETURN(
-      profile.global_load_latency_ns,
-      measure_load_latency(driver, chase, stream.get(), profile.launch_latency_us, options));
-  if (options.verbose)
-    std::cerr << "calibrate: global load latency " << profile.global_load_latency_ns << " ns\n";
-  STITCH_RETURN_IF_ERROR(describe_device(facts, max_measured, options, profile));
+      measurement.global_load_latency_ns,
+      measure_load_latency(driver, chase, stream.get(), measurement.launch_latency_us, options));
+  if (options.verbose) {
+    std::cerr << "calibrate: global load latency " << measurement.global_load_latency_ns << " ns\n";
+  }
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"));
-  return profile;
+  return measurement;
 }
 
 }  // namespace stitch::runtime::cuda

@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "fusion/library_epilogue.h"
+#include "artifact/library_call.h"
 
 namespace stitch::runtime::cuda {
 namespace {
@@ -90,7 +90,8 @@ Result<LibraryChain> read_library_chain(const Step& step, bool channel_last) {
         "the output's shape nor a bias along the last dim with beta 1)");
   }
   std::string why;
-  std::optional<fusion::BoundEpilogue> bound = fusion::bind_epilogue(body, *step.epilogue, &why);
+  std::optional<artifact::BoundEpilogue> bound =
+      artifact::bind_epilogue(body, *step.epilogue, &why);
   if (!bound) return refusal(why);
   const ir::Node& op = body.node(bound->call);
   STITCH_RETURN_IF_ERROR(check_library_op(step, op));

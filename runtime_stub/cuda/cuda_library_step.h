@@ -67,7 +67,7 @@ struct LibraryChain {
 // the body's graph input per step input); -1 when it is computed inside the body.
 int step_input_index(const Step& step, const ir::Graph& body, ir::ValueId value);
 
-// The chain of the plan's epilogue (Step::epilogue, fusion::bind_epilogue on the
+// The chain of the plan's epilogue (Step::epilogue, artifact::bind_epilogue on the
 // step's body), or a refusal saying why the step is not one library call with that
 // epilogue (a bias or scale that is not one value per channel, a residual of another
 // type); an internal error for a step whose body does not match it. `channel_last`: a

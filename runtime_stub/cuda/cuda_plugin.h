@@ -18,17 +18,17 @@
 #include <string_view>
 #include <utility>
 
-#include "cost_model/device_profile.h"
 #include "ir/core/status.h"
 #include "runtime_stub/backend.h"
 #include "runtime_stub/cuda_loader.h"
+#include "runtime_stub/device_measurement.h"
 
 namespace stitch::runtime::cuda {
 
 // CudaRuntimeApi::create_backend (cuda_backend.cc).
 Result<std::unique_ptr<Backend>> create_cuda_backend(const CudaBackendOptions& options);
 // CudaRuntimeApi::calibrate (calibrate.cc).
-Result<cost_model::DeviceProfile> calibrate_cuda_device(const CalibrationOptions& options);
+Result<DeviceMeasurement> calibrate_cuda_device(const CalibrationOptions& options);
 
 // "<call>: <cudaGetErrorString> (error N)".
 inline std::string cuda_error_text(std::string_view call, cudaError_t error) {

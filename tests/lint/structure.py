@@ -62,7 +62,8 @@ def tracked_files(root):
 def allowed_edges(root):
     """folder -> set of folders it may include, from docs/architecture.md's table
     "| folder | may include |" under "## Layering"; plus header-level exceptions
-    written as folder/file in the second column."""
+    written as folder/file in the second column, and subfolder rows (a first column
+    such as `artifact/reader/`) whose edges add to their folder's."""
     text = (root / "docs" / "architecture.md").read_text()
     section = text.split("\n## Layering", 1)
     if len(section) < 2:
@@ -110,7 +111,11 @@ def measure(root, files, edges):
             target = header.split("/")[0]
             if target == source or target not in folders:
                 continue
-            allowed = edges.get(source, set())
+            # A row may name a subfolder (artifact/reader/): its edges add to its folder's.
+            allowed = set()
+            for row, row_allowed in edges.items():
+                if row == source or path.startswith(row + "/"):
+                    allowed |= row_allowed
             if target in allowed or header in allowed:
                 continue
             found["includes"][f"{path} -> {header}"] = 1
@@ -200,11 +205,14 @@ def self_test():
         (root / "docs").mkdir()
         (root / "docs" / "architecture.md").write_text(
             "# a\n\n## Layering\n\n| folder | may include |\n|---|---|\n"
-            "| `ir/` | `support` |\n| `support/` | - |\n\n## Next\n")
+            "| `ir/` | `support` |\n| `support/` | - |\n| `support/sub/` | `ir` |\n\n"
+            "## Next\n")
         (root / "ir").mkdir()
         (root / "support").mkdir()
         (root / "support" / "a.h").write_text('#include "ir/b.h"\n')
         (root / "ir" / "b.h").write_text('#include "support/a.h"\n')
+        (root / "support" / "sub").mkdir()
+        (root / "support" / "sub" / "d.h").write_text('#include "ir/b.h"\n')
         body = "".join(f"  x += {i};\n" for i in range(MAX_FUNCTION_LINES))
         (root / "ir" / "long.cc").write_text(f"int f(int x) {{\n{body}  return x;\n}}\n")
         branches = "".join(f"  if (x == {i}) return {i};\n" for i in range(MAX_COMPLEXITY + 1))
@@ -222,7 +230,7 @@ def self_test():
                     "ir/branchy.cc::g: 34 lines, cyclomatic complexity 32",
                     "support/a.h -> ir/b.h: an include"]
         missing = [text for text in expected if not any(f.startswith(text) for f in failures)]
-        allowed = [f for f in failures if f.startswith("ir/b.h")]
+        allowed = [f for f in failures if f.startswith(("ir/b.h", "support/sub/d.h"))]
         grown = compare(found, {"files": {"ir/big.py": 900}, "functions": found["functions"],
                                 "includes": found["includes"]})
         stale = compare(found, {"files": dict(found["files"], **{"ir/gone.cc": 950}),

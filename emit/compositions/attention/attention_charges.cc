@@ -1,4 +1,5 @@
-// The attention composition's charges (emit/compositions/charges.h).
+// The attention composition's charges (Composition<AttentionPlan>::charge,
+// emit/compositions/composition.h).
 #include <optional>
 
 #include "emit/compositions/charges.h"
@@ -8,8 +9,8 @@ namespace stitch::emit {
 // The core's GEMMs from shared tiles (on CUDA cores: attention_macs; none on tensor
 // cores); the prologue's recomputed per read, one output per thread: each lane walks
 // its share of those dot products one load after another, two loads per multiply-add.
-void charge_attention(const ChargeContext& context, const AttentionPlan& plan,
-                      cost_model::KernelShape* shape) {
+void Composition<AttentionPlan>::charge(const ChargeContext& context, const AttentionPlan& plan,
+                                        Charges* shape) {
   double recomputed_macs = 0;  // the prologue's, over the launch
   for (ir::NodeId id : context.schedule.boundary.ordered_nodes) {
     const std::optional<double> macs = gemm_macs(context.graph, id);

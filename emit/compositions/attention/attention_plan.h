@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "emit/compositions/composition.h"
 #include "ir/core/attention.h"
 #include "ir/core/graph.h"
 
@@ -33,6 +36,35 @@ struct AttentionPlan {
   int64_t recompute = 1;
   int64_t tile_q() const { return static_cast<int64_t>(rows_per_warp) * warps; }
   std::string_view name() const { return "attention"; }
+};
+
+// The composition's interface (emit/compositions/composition.h), defined in attention_writer.cc.
+template <>
+struct Composition<AttentionPlan> : CompositionDefaults {
+  static TemplateAttrs template_attrs(const TemplateContext& context, const AttentionPlan& plan);
+  static std::string detail(const ir::Graph&, const GroupSchedule&, const AttentionPlan& plan);
+  static void charge(const ChargeContext& context, const AttentionPlan& plan, Charges* shape);
+  // The prologue's projections are computed where a tile load reads them (1b.).
+  static bool inlines_gemms(const AttentionPlan&) { return true; }
+  static bool lanes_follow_reductions(const AttentionPlan&) { return false; }
+  static std::string prologue(const KernelWriter& w, const AttentionPlan& plan, const Written&);
+  // The CUDA-core variant, or the tensor-core one (attention_mma_code).
+  static Result<std::string> stages(KernelWriter& w, const AttentionPlan& plan,
+                                    const Written& written);
+  // What both variants share: the operands' values at a tile load's index, the score
+  // chain's accessor, and the text from the kernel's comment to the tile loop's base
+  // offsets.
+  struct AttentionParts {
+    std::string q_value, k_value, v_value;  // operand reads at a tile load's index
+    std::string logits;                     // the score chain's accessor
+    std::string scores, output;             // the registers of S and O
+    std::string loop_header;                // comment, -inf, the tile loop's opening
+  };
+
+  static Result<AttentionParts> attention_parts(KernelWriter& w, const std::string& how);
+  static Result<std::string> attention_writes(KernelWriter& w, const Written& written,
+                                              const std::string& indent);
+  static Result<std::string> attention_mma_code(KernelWriter& w, const Written& written);
 };
 
 }  // namespace stitch::emit

@@ -1,4 +1,4 @@
-// The attention composition's writer (declared in ../composition_writers.h; emit/schedule.h, 1b.):
+// The attention composition's writer (declared in its plan header; emit/schedule.h, 1b.):
 // FlashAttention's schedule on CUDA cores. A block per (batch x head, tile of query rows) walks the
 // keys in tiles of 32 staged in shared memory; each lane scores one key, an online softmax per
 // query row keeps the running max and sum in registers, and P x V accumulates in registers. Q, K
@@ -11,7 +11,7 @@
 // tile rescales the running sum and accumulator by exp(old max - new max), exactly 1
 // when the max did not move); a row whose every score is -inf gives 0 / 0 = NaN, as
 // the decomposed softmax does.
-#include "emit/compositions/composition_writers.h"
+#include "emit/kernel_writer.h"
 
 #include <limits>
 #include <sstream>
@@ -25,8 +25,8 @@ namespace stitch::emit {
 // q_base + m d + e % d, K^T at k_base + (e % d) Lk + j, V at v_base + j dv + e % dv),
 // the score chain's accessor, and the text from the kernel's comment to the tile
 // loop's base offsets (a block per (batch x head, query tile), grid-stride).
-Result<CompositionWriter<AttentionPlan>::AttentionParts>
-CompositionWriter<AttentionPlan>::attention_parts(KernelWriter& w, const std::string& how) {
+Result<Composition<AttentionPlan>::AttentionParts> Composition<AttentionPlan>::attention_parts(
+    KernelWriter& w, const std::string& how) {
   const ir::AttentionCore& core = w.plan<AttentionPlan>().core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
   const int64_t tile_q = w.plan<AttentionPlan>().tile_q();
@@ -71,8 +71,9 @@ CompositionWriter<AttentionPlan>::attention_parts(KernelWriter& w, const std::st
 // The group outputs at O's flat index i: those read at i (output_writes) and those
 // written through a Transpose of O (AttentionPlan::moved_outputs): O's
 // element lands at the index the Transpose gives it, which the views after it keep.
-Result<std::string> CompositionWriter<AttentionPlan>::attention_writes(
-    KernelWriter& w, const std::vector<ir::ValueId>& written, const std::string& indent) {
+Result<std::string> Composition<AttentionPlan>::attention_writes(KernelWriter& w,
+                                                                 const Written& written,
+                                                                 const std::string& indent) {
   std::vector<ir::ValueId> in_place;
   std::string moved;
   for (ir::ValueId id : written) {
@@ -92,9 +93,9 @@ Result<std::string> CompositionWriter<AttentionPlan>::attention_writes(
   return writes + moved;
 }
 
-Result<std::string> CompositionWriter<AttentionPlan>::attention_code(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
-  if (w.plan<AttentionPlan>().tensor_cores) return attention_mma_code(w, written);
+Result<std::string> Composition<AttentionPlan>::stages(KernelWriter& w, const AttentionPlan& plan,
+                                                       const Written& written) {
+  if (plan.tensor_cores) return attention_mma_code(w, written);
   const ir::AttentionCore& core = w.plan<AttentionPlan>().core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
   const int64_t rows = w.plan<AttentionPlan>().rows_per_warp;
@@ -230,8 +231,8 @@ Result<std::string> CompositionWriter<AttentionPlan>::attention_code(
 // (the row's max and sum over the 4 lanes of a group by shuffles), and multiplies P by
 // V: the S accumulators of two adjacent key blocks are exactly the A fragment of one
 // 16-key step, rounded to 16 bits; the V fragments pair two keys of one column.
-Result<std::string> CompositionWriter<AttentionPlan>::attention_mma_code(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+Result<std::string> Composition<AttentionPlan>::attention_mma_code(KernelWriter& w,
+                                                                   const Written& written) {
   const ir::AttentionCore& core = w.plan<AttentionPlan>().core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
   const int64_t tile_q = w.plan<AttentionPlan>().tile_q();
@@ -371,8 +372,8 @@ Result<std::string> CompositionWriter<AttentionPlan>::attention_mma_code(
 
 // The tiles: 16-bit rows padded by 8 elements on tensor cores, float with the K rows
 // padded by one on CUDA cores.
-std::string CompositionWriter<AttentionPlan>::attention_prologue(const KernelWriter& w,
-                                                                 const AttentionPlan& plan) {
+std::string Composition<AttentionPlan>::prologue(const KernelWriter& w, const AttentionPlan& plan,
+                                                 const Written& /*written*/) {
   std::ostringstream body;
   const ir::AttentionCore& core = plan.core;
   const bool tensor_cores = plan.tensor_cores;
@@ -394,6 +395,34 @@ std::string CompositionWriter<AttentionPlan>::attention_prologue(const KernelWri
        << ");  // [32, " << core.dv << q_pad << "] values of "
        << support::source_literal(w.graph_.value(core.value).name) << "\n";
   return body.str();
+}
+
+// The template entry's attributes: Batch dims over the grid, query rows in tiles per block, keys
+// over a warp's lanes.
+TemplateAttrs Composition<AttentionPlan>::template_attrs(const TemplateContext& context,
+                                                         const AttentionPlan& plan) {
+  const std::vector<int64_t>& dims = context.dims;
+  TemplateAttrs attrs;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    attrs.push_back(d + 2 < dims.size()    ? "GRID"
+                    : d + 2 == dims.size() ? "GRID-TILE_" + num(plan.tile_q())
+                                           : "WARP");
+  }
+  return attrs;
+}
+
+// The .cu header's explanation.
+std::string Composition<AttentionPlan>::detail(const ir::Graph& /*graph*/,
+                                               const GroupSchedule& /*schedule*/,
+                                               const AttentionPlan& plan) {
+  std::ostringstream cu;
+  const ir::AttentionCore& core = plan.core;
+  cu << " (" << core.batch << " x [" << core.lq << ", " << core.d << "] queries against " << core.lk
+     << " keys with values of " << core.dv << ": a block per " << plan.tile_q()
+     << " query rows of one batch x head, K/V tiles of 32 keys "
+     << "in shared memory, online softmax in registers, no scores in memory"
+     << (plan.tensor_cores ? "; tensor cores, mma.sync m16n8k16" : "") << ")";
+  return cu.str();
 }
 
 }  // namespace stitch::emit

@@ -1,5 +1,5 @@
-// The global composition's writer (declared in ../composition_writers.h).
-#include "emit/compositions/composition_writers.h"
+// The global composition's writer (declared in its plan header).
+#include "emit/kernel_writer.h"
 
 #include <sstream>
 
@@ -10,8 +10,8 @@ namespace stitch::emit {
 
 // Thread, warp/column-mapped and global compositions: grid-stride stages by level,
 // separated by grid barriers; a sliced reduction writes its partials a level early.
-Result<std::string> CompositionWriter<GlobalPlan>::global_stages(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
+                                                           const Written& written) {
   std::ostringstream stages;
   for (int level = 0; level < w.schedule_.levels; ++level) {
     if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
@@ -19,7 +19,7 @@ Result<std::string> CompositionWriter<GlobalPlan>::global_stages(
     w.loop_offset_ = 0;
     if (w.vector().width == 4) {
       STITCH_ASSIGN_OR_RETURN(std::string code,
-                              CompositionWriter<ThreadPlan>::vector_stages(w, written, "  "));
+                              Composition<ThreadPlan>::vector_stages(w, written, "  "));
       stages << code;
       continue;
     }
@@ -30,10 +30,10 @@ Result<std::string> CompositionWriter<GlobalPlan>::global_stages(
         stages << "  // " << comment_name(w.producer(id)) << ": partials\n" << code;
       }
       if (value.level != level || value.epilogue_of != ir::kNoId) continue;
-      if (staged_tile(w.schedule_) && id == staged_tile(w.schedule_)->staged_value) {
+      if (emit::staged_tile(w.schedule_) && id == emit::staged_tile(w.schedule_)->staged_value) {
         // 4b.: this stage evaluates the staged stencil, tile by tile.
         STITCH_ASSIGN_OR_RETURN(std::string code,
-                                CompositionWriter<StencilPlan>::stencil_tile_code(w, {id}));
+                                Composition<StencilPlan>::stencil_tile_code(w, {id}));
         stages << code;
         continue;
       }
@@ -45,7 +45,7 @@ Result<std::string> CompositionWriter<GlobalPlan>::global_stages(
 }
 
 // The thread, packing and global compositions' grid-stride indices.
-std::string CompositionWriter<GlobalPlan>::stage_prologue(const KernelWriter& w) {
+std::string Composition<GlobalPlan>::stage_prologue(const KernelWriter& w) {
   std::ostringstream body;
   const char* qualifier = w.schedule_.as<PackingPlan>() ? "" : "const ";
   body << "  " << qualifier
@@ -68,6 +68,13 @@ std::string CompositionWriter<GlobalPlan>::stage_prologue(const KernelWriter& w)
          << ";  // 128-bit loads and stores, else one element per thread\n";
   }
   return body.str();
+}
+
+// The .cu header's explanation.
+std::string Composition<GlobalPlan>::detail(const ir::Graph& /*graph*/,
+                                            const GroupSchedule& schedule,
+                                            const GlobalPlan& /*plan*/) {
+  return " (" + num(schedule.levels) + " stages separated by grid barriers)";
 }
 
 }  // namespace stitch::emit

@@ -1,4 +1,5 @@
-// The stages' loops (emit/compositions/charges.h).
+// The stages' loops (emit/compositions/charges.h), and the charges of the global,
+// thread and packing compositions, whose stages they are.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -65,6 +66,29 @@ void charge_stage_loops(const ChargeContext& context, cost_model::KernelShape* s
   for (const auto& [level, stage] : stages) {
     shape->gemm_load_chain += std::max(stage.first, stage.second);
   }
+}
+
+// A global composition: its GEMMs and its stages' loops, across grid barriers.
+void Composition<GlobalPlan>::charge(const ChargeContext& context, const GlobalPlan& /*plan*/,
+                                     Charges* shape) {
+  shape->global = true;
+  charge_gemms(context, shape);
+  charge_stage_loops(context, shape);
+}
+
+// The thread composition: its GEMMs, and the loops of its plain thread stage (a
+// stage of warp or block reductions is charged by their own mapping; see ThreadPlan).
+void Composition<ThreadPlan>::charge(const ChargeContext& context, const ThreadPlan& plan,
+                                     Charges* shape) {
+  charge_gemms(context, shape);
+  if (plan.mapping == StageMapping::kThread) charge_stage_loops(context, shape);
+}
+
+// The packing composition: its parts' GEMMs and loops, side by side.
+void Composition<PackingPlan>::charge(const ChargeContext& context, const PackingPlan& /*plan*/,
+                                      Charges* shape) {
+  charge_gemms(context, shape);
+  charge_stage_loops(context, shape);
 }
 
 }  // namespace stitch::emit

@@ -5,7 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "emit/compositions/composition.h"
 
 namespace stitch::emit {
 
@@ -25,6 +29,25 @@ struct RowPlan {
   int64_t slice = 0;
   bool split() const { return blocks_per_row >= 2; }
   std::string_view name() const { return warp ? "warp" : "block"; }
+};
+
+// The composition's interface (emit/compositions/composition.h), defined in row_writer.cc.
+template <>
+struct Composition<RowPlan> : CompositionDefaults {
+  static TemplateAttrs template_attrs(const TemplateContext& context, const RowPlan& plan);
+  static std::string detail(const ir::Graph&, const GroupSchedule& schedule, const RowPlan& plan);
+  // Every lane of a row evaluates what the row reads.
+  static bool lanes_follow_reductions(const RowPlan&) { return false; }
+  static std::string prologue(const KernelWriter& w, const RowPlan& plan, const Written& written);
+  // A split row's phases, or each row by a warp or a block.
+  static Result<std::string> stages(KernelWriter& w, const RowPlan& plan, const Written& written) {
+    return plan.split() ? split_row_stages(w, written) : row_stages(w, written);
+  }
+
+  static Result<std::string> row_code(KernelWriter& w, ir::ValueId id, const std::string& indent);
+  static std::string moved_row(const KernelWriter& w, ir::ValueId id);
+  static Result<std::string> split_row_stages(KernelWriter& w, const Written& written);
+  static Result<std::string> row_stages(KernelWriter& w, const Written& written);
 };
 
 }  // namespace stitch::emit

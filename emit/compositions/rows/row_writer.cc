@@ -1,5 +1,5 @@
-// The rows composition's writer (declared in ../composition_writers.h).
-#include "emit/compositions/composition_writers.h"
+// The rows composition's writer (declared in its plan header).
+#include "emit/kernel_writer.h"
 
 #include <sstream>
 
@@ -10,8 +10,8 @@
 namespace stitch::emit {
 
 // Row-local code for value `id` inside the row loop (warp/block composition).
-Result<std::string> CompositionWriter<RowPlan>::row_code(KernelWriter& w, ir::ValueId id,
-                                                         const std::string& indent) {
+Result<std::string> Composition<RowPlan>::row_code(KernelWriter& w, ir::ValueId id,
+                                                   const std::string& indent) {
   if (ir::op_kind(w.producer(id)) == ir::OpKind::kReduction)
     return w.row_reduction_code(id, indent);
   const ValueSchedule& value = w.schedule_.values.at(id);
@@ -47,7 +47,7 @@ Result<std::string> CompositionWriter<RowPlan>::row_code(KernelWriter& w, ir::Va
 // The row a Transpose that moves whole rows (rows_moved) writes the current row to:
 // the row's coordinates over the operand's row axes, each scaled by the stride of
 // the output axis it moves to.
-std::string CompositionWriter<RowPlan>::moved_row(const KernelWriter& w, ir::ValueId id) {
+std::string Composition<RowPlan>::moved_row(const KernelWriter& w, ir::ValueId id) {
   const ir::Node& node = w.producer(id);
   const std::vector<int64_t>& in = w.dims(node.inputs[0]);
   const std::vector<int64_t>& out = w.dims(id);
@@ -62,8 +62,8 @@ std::string CompositionWriter<RowPlan>::moved_row(const KernelWriter& w, ir::Val
 
 // Split rows: phases separated by grid barriers; in each, a block per (row, part)
 // combines the partials of the reductions the phase reads, then writes its values.
-Result<std::string> CompositionWriter<RowPlan>::split_row_stages(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+Result<std::string> Composition<RowPlan>::split_row_stages(KernelWriter& w,
+                                                           const Written& written) {
   std::ostringstream stages;
   const int64_t parts = w.plan<RowPlan>().blocks_per_row;
   const int64_t length = w.plan<RowPlan>().row_length;
@@ -103,8 +103,7 @@ Result<std::string> CompositionWriter<RowPlan>::split_row_stages(
 }
 
 // A warp or a block per row: one loop over the rows writing every value.
-Result<std::string> CompositionWriter<RowPlan>::row_stages(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
+Result<std::string> Composition<RowPlan>::row_stages(KernelWriter& w, const Written& written) {
   std::ostringstream stages;
   const bool warp = w.plan<RowPlan>().warp;
   const std::string sync = warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
@@ -139,8 +138,8 @@ Result<std::string> CompositionWriter<RowPlan>::row_stages(
   return stages.str();
 }
 
-std::string CompositionWriter<RowPlan>::row_prologue(const KernelWriter& w, const RowPlan& plan,
-                                                     const std::vector<ir::ValueId>& written) {
+std::string Composition<RowPlan>::prologue(const KernelWriter& w, const RowPlan& plan,
+                                           const Written& written) {
   std::ostringstream body;
   if (plan.warp && plan.lanes_per_row < 32) {
     body << "  const index_t lane = threadIdx.x % " << plan.lanes_per_row
@@ -168,6 +167,56 @@ std::string CompositionWriter<RowPlan>::row_prologue(const KernelWriter& w, cons
          << ";\n";
   }
   return body.str();
+}
+
+// The template entry's attributes: the row dims over the grid (a warp or a block per
+// row, or per slice of one), the rest within the block.
+TemplateAttrs Composition<RowPlan>::template_attrs(const TemplateContext& context,
+                                                   const RowPlan& plan) {
+  const std::vector<int64_t>& dims = context.dims;
+  TemplateAttrs attrs;
+  int64_t running = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (plan.rows == 1) {  // a scalar: the whole value is the row
+      attrs.push_back(d == 0 && plan.split() ? "GRID-SPLIT_" + num(plan.blocks_per_row) + "-CTA"
+                                             : "CTA");
+      continue;
+    }
+    bool row_dim = running < plan.rows;
+    running *= dims[d];
+    if (row_dim) {
+      bool last_row_dim = running >= plan.rows;
+      std::string attr = "GRID";
+      if (last_row_dim && plan.warp) {
+        attr = "GRID-WARP_" + num(plan.rows_per_block);
+        if (plan.lanes_per_row < 32) attr += "-LANES_" + num(plan.lanes_per_row);
+      } else if (last_row_dim && plan.split()) {
+        attr = "GRID-SPLIT_" + num(plan.blocks_per_row);
+      }
+      attrs.push_back(attr);
+    } else {
+      attrs.push_back("CTA");
+    }
+  }
+  return attrs;
+}
+
+// The .cu header's explanation: the rows and how they map.
+std::string Composition<RowPlan>::detail(const ir::Graph& /*graph*/, const GroupSchedule& schedule,
+                                         const RowPlan& plan) {
+  std::ostringstream cu;
+  cu << " (" << plan.rows << " rows of " << plan.row_length << ", "
+     << (plan.warp && plan.lanes_per_row < 32
+             ? num(plan.lanes_per_row) + " lanes per row, " + num(32 / plan.lanes_per_row) +
+                   " rows per warp, " + num(plan.rows_per_block) + " rows per block"
+         : plan.warp ? "a warp per row, " + num(plan.rows_per_block) +
+                           (plan.rows_per_block == 1 ? " row per block" : " rows per block")
+         : plan.split() ? "each row split across " + num(plan.blocks_per_row) + " blocks of " +
+                              num(plan.slice) + " elements, " + num(schedule.levels) +
+                              " phases separated by grid barriers"
+                        : std::string("a block per row"))
+     << ")";
+  return cu.str();
 }
 
 }  // namespace stitch::emit

@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "emit/compositions/composition.h"
 #include "ir/core/graph.h"
 
 namespace stitch::emit {
@@ -41,6 +44,24 @@ struct StencilPlan {
   StencilTile tile;
   std::map<ir::ValueId, ir::NodeId> moved_outputs;
   std::string_view name() const { return "stencil"; }
+};
+
+// The composition's interface (emit/compositions/composition.h), defined in stencil_writer.cc.
+template <>
+struct Composition<StencilPlan> : CompositionDefaults {
+  static TemplateAttrs template_attrs(const TemplateContext& context, const StencilPlan& plan);
+  static std::string detail(const ir::Graph& graph, const GroupSchedule&, const StencilPlan& plan);
+  static const StencilTile* staged_tile(const StencilPlan& plan) { return &plan.tile; }
+  // The tile's loads and walk, as the global composition's stencil stage (4b.) writes them.
+  static std::string prologue(const KernelWriter& w, const StencilPlan& plan, const Written&) {
+    return stencil_tile_prologue(w, plan.tile);
+  }
+  static Result<std::string> stages(KernelWriter& w, const StencilPlan&, const Written& written) {
+    return stencil_tile_code(w, written);
+  }
+
+  static Result<std::string> stencil_tile_code(KernelWriter& w, const Written& written);
+  static std::string stencil_tile_prologue(const KernelWriter& w, const StencilTile& tile);
 };
 
 }  // namespace stitch::emit

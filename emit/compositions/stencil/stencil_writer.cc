@@ -1,5 +1,5 @@
-// The stencil composition's writer (declared in ../composition_writers.h).
-#include "emit/compositions/composition_writers.h"
+// The stencil composition's writer (declared in its plan header).
+#include "emit/kernel_writer.h"
 
 #include <sstream>
 
@@ -19,9 +19,9 @@ namespace stitch::emit {
 // it); a second barrier before the next tile overwrites it. A grouped Conv's tile
 // holds whole groups: its output planes and the input planes they read start at
 // group g0 x filters_per_group and g0 x channels_per_group.
-Result<std::string> CompositionWriter<StencilPlan>::stencil_tile_code(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
-  const StencilTile& tile = *staged_tile(w.schedule_);
+Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
+                                                                const Written& written) {
+  const StencilTile& tile = *emit::staged_tile(w.schedule_);
   const ir::Node& node = w.graph_.node(tile.stencil);
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
   const std::optional<ir::Stencil> stencil = ir::stencil_of(w.graph_, node);
@@ -130,8 +130,8 @@ Result<std::string> CompositionWriter<StencilPlan>::stencil_tile_code(
 }
 
 // The staged stencil's tile and its accessor (stencil_tile_code fills the tile).
-std::string CompositionWriter<StencilPlan>::stencil_tile_prologue(const KernelWriter& w,
-                                                                  const StencilTile& tile) {
+std::string Composition<StencilPlan>::stencil_tile_prologue(const KernelWriter& w,
+                                                            const StencilTile& tile) {
   std::ostringstream body;
   const bool one_row = staged_stencil_is_1d(w.graph_, tile);
   const ir::ValueId in = w.graph_.node(tile.stencil).inputs[0];
@@ -156,6 +156,39 @@ std::string CompositionWriter<StencilPlan>::stencil_tile_prologue(const KernelWr
          << " + p0 - tile_row0) * " << tile.tile_in_w << " + p1 - tile_col0];\n  };\n";
   }
   return body.str();
+}
+
+// The template entry's attributes. The outputs are the stencil's [N, C, H, W] elements (or views or
+// a Transpose of them), by the stencil's axes: planes over the grid (several per block when small),
+// H and W in tiles. A 1-D stencil's one spatial axis is the tile's columns.
+TemplateAttrs Composition<StencilPlan>::template_attrs(const TemplateContext& context,
+                                                       const StencilPlan& plan) {
+  const ir::Graph& graph = context.graph;
+  const StencilTile& tile = plan.tile;
+  TemplateAttrs attrs;
+  const std::vector<int64_t>& dims = graph.value(graph.node(tile.stencil).outputs[0]).type.dims;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    attrs.push_back(
+        d < 2 ? (d == 1 && tile.planes > 1 ? "GRID-CTA_" + num(tile.planes) : std::string("GRID"))
+              : "GRID-TILE_" +
+                    num(d == 2 && !staged_stencil_is_1d(graph, tile) ? tile.tile_h : tile.tile_w));
+  }
+  return attrs;
+}
+
+// A 1-D stencil ([N, C, L]) has no rows.
+std::string Composition<StencilPlan>::detail(const ir::Graph& graph,
+                                             const GroupSchedule& /*schedule*/,
+                                             const StencilPlan& plan) {
+  const StencilTile& tile = plan.tile;
+  std::ostringstream cu;
+  const bool one_row = staged_stencil_is_1d(graph, tile);
+  auto rows = [&](int64_t count) { return one_row ? std::string() : num(count) + ", "; };
+  cu << " (a block per " << tile.planes << (tile.planes == 1 ? " plane" : " planes") << " x ["
+     << rows(tile.tile_h) << tile.tile_w << "] outputs, " << tile.tiles
+     << " tiles; the window's input tile [" << tile.in_planes << ", " << rows(tile.tile_in_h)
+     << tile.tile_in_w << "] staged in shared memory)";
+  return cu.str();
 }
 
 }  // namespace stitch::emit

@@ -5,10 +5,13 @@
 
 #include <map>
 #include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "emit/compositions/composition.h"
+#include "emit/compositions/global/global_plan.h"
 #include "ir/core/graph.h"
 
 namespace stitch::emit {
@@ -50,6 +53,23 @@ struct ThreadPlan {
            : mapping == StageMapping::kWarp ? "warp"
                                             : "thread";
   }
+};
+
+// The composition's interface (emit/compositions/composition.h), defined in thread_writer.cc.
+template <>
+struct Composition<ThreadPlan> : CompositionDefaults {
+  static void charge(const ChargeContext& context, const ThreadPlan& plan, Charges* shape);
+  static const VectorAccess* vector_access(const ThreadPlan& plan) { return &plan.vector; }
+  // The thread composition is the global one's single stage.
+  static std::string prologue(const KernelWriter& w, const ThreadPlan&, const Written&) {
+    return Composition<GlobalPlan>::stage_prologue(w);
+  }
+  static Result<std::string> stages(KernelWriter& w, const ThreadPlan&, const Written& written) {
+    return Composition<GlobalPlan>::global_stages(w, written);
+  }
+
+  static Result<std::string> vector_stages(KernelWriter& w, const Written& written,
+                                           const std::string& indent);
 };
 
 }  // namespace stitch::emit

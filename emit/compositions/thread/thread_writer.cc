@@ -1,5 +1,5 @@
-// The thread composition's writer (declared in ../composition_writers.h).
-#include "emit/compositions/composition_writers.h"
+// The thread composition's writer (declared in its plan header).
+#include "emit/kernel_writer.h"
 
 #include "emit/cuda_text.h"
 #include "support/escape.h"
@@ -14,8 +14,8 @@ namespace stitch::emit {
 // and stores them with one 128-bit store per output; the scalar loop, when a pointer is
 // not 16-byte aligned (`vec4`, the prologue), writes the same outputs element by
 // element.
-Result<std::string> CompositionWriter<ThreadPlan>::vector_stages(
-    KernelWriter& w, const std::vector<ir::ValueId>& written, const std::string& indent) {
+Result<std::string> Composition<ThreadPlan>::vector_stages(KernelWriter& w, const Written& written,
+                                                           const std::string& indent) {
   using Maps = std::map<ir::ValueId, BroadcastSteps>;
   auto maps_of = [&](ir::ValueId id) {
     auto it = w.vector().maps.find(id);

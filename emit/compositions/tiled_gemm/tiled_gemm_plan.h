@@ -7,8 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "emit/compositions/composition.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/graph.h"
 
@@ -20,6 +23,17 @@ struct TiledGemmPlan {
   int64_t tile_m = 1, tile_n = 1;
   int64_t a_offset = 0, b_offset = 0;  // bytes into the arena
   std::string_view name() const { return "block"; }
+};
+
+// The composition's interface (emit/compositions/composition.h), defined in tiled_gemm_writer.cc.
+template <>
+struct Composition<TiledGemmPlan> : CompositionDefaults {
+  static TemplateAttrs template_attrs(const TemplateContext& context, const TiledGemmPlan& plan);
+  static std::string detail(const ir::Graph&, const GroupSchedule&, const TiledGemmPlan& plan);
+  static ir::NodeId tiled_gemm(const TiledGemmPlan& plan) { return plan.gemm; }
+  static Result<std::string> stages(KernelWriter& w, const TiledGemmPlan& plan,
+                                    const Written& written);
+  static std::string prologue(const KernelWriter& w, const TiledGemmPlan& plan, const Written&);
 };
 
 }  // namespace stitch::emit

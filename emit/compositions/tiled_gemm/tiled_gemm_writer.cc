@@ -1,5 +1,5 @@
-// The tiled gemm composition's writer (declared in ../composition_writers.h).
-#include "emit/compositions/composition_writers.h"
+// The tiled gemm composition's writer (declared in its plan header).
+#include "emit/kernel_writer.h"
 
 #include <sstream>
 
@@ -8,9 +8,9 @@
 
 namespace stitch::emit {
 
-Result<std::string> CompositionWriter<TiledGemmPlan>::tiled_gemm_code(
-    KernelWriter& w, const std::vector<ir::ValueId>& written) {
-  const TiledGemmPlan& tiled = w.plan<TiledGemmPlan>();
+Result<std::string> Composition<TiledGemmPlan>::stages(KernelWriter& w, const TiledGemmPlan& plan,
+                                                       const Written& written) {
+  const TiledGemmPlan& tiled = plan;
   const ir::Node& matmul = w.graph_.node(tiled.gemm);
   const ir::ValueId c = matmul.outputs[0];
   const ir::GemmShape& shape = tiled.shape;
@@ -69,8 +69,8 @@ Result<std::string> CompositionWriter<TiledGemmPlan>::tiled_gemm_code(
   return code.str();
 }
 
-std::string CompositionWriter<TiledGemmPlan>::tiled_gemm_prologue(const KernelWriter& w,
-                                                                  const TiledGemmPlan& plan) {
+std::string Composition<TiledGemmPlan>::prologue(const KernelWriter& w, const TiledGemmPlan& plan,
+                                                 const Written& /*written*/) {
   std::ostringstream body;
   const ir::Node& matmul = w.graph_.node(plan.gemm);
   body << "  float* tile_a = reinterpret_cast<float*>(smem + " << plan.a_offset << ");  // ["
@@ -80,6 +80,38 @@ std::string CompositionWriter<TiledGemmPlan>::tiled_gemm_prologue(const KernelWr
        << plan.shape.k << ", " << plan.tile_n << "] columns of "
        << support::source_literal(w.graph_.value(matmul.inputs[1]).name) << "\n";
   return body.str();
+}
+
+// The .cu header's explanation.
+std::string Composition<TiledGemmPlan>::detail(const ir::Graph& /*graph*/,
+                                               const GroupSchedule& /*schedule*/,
+                                               const TiledGemmPlan& plan) {
+  std::ostringstream cu;
+  const ir::GemmShape& shape = plan.shape;
+  cu << " (" << shape.batch << " x [" << shape.m << ", " << shape.k << "] x [" << shape.k << ", "
+     << shape.n << "] MatMul in [" << plan.tile_m << ", " << plan.tile_n
+     << "] output tiles, A and B tiles in shared memory)";
+  return cu.str();
+}
+
+// The template entry's attributes: the MatMul's batch dims over the grid, its output in
+// [tile_m, tile_n] tiles per block, a thread per element of a tile row; every other
+// value by its own mapping.
+TemplateAttrs Composition<TiledGemmPlan>::template_attrs(const TemplateContext& context,
+                                                         const TiledGemmPlan& plan) {
+  const ReductionMapping mapping = context.value.mapping;
+  if (context.node.id != plan.gemm || mapping == ReductionMapping::kWarp ||
+      mapping == ReductionMapping::kColumn) {
+    return stage_template_attrs(context);
+  }
+  TemplateAttrs attrs;
+  const size_t rank = context.dims.size();
+  for (size_t d = 0; d < rank; ++d) {
+    attrs.push_back(d + 2 == rank   ? "GRID-TILE_" + num(plan.tile_m) + "x" + num(plan.tile_n)
+                    : d + 1 == rank ? "THREAD"
+                                    : "GRID");
+  }
+  return attrs;
 }
 
 }  // namespace stitch::emit

@@ -1,5 +1,5 @@
-// The transpose composition's writer (declared in ../composition_writers.h).
-#include "emit/compositions/composition_writers.h"
+// The transpose composition's writer (declared in its plan header).
+#include "emit/kernel_writer.h"
 
 #include <sstream>
 
@@ -12,7 +12,9 @@ namespace stitch::emit {
 // block's 8 warps read 4 tile rows each along the input's contiguous axis, then write
 // 4 tile columns each along the output's; the tile's rows are padded by one element,
 // so a warp reading a column hits 32 different banks.
-Result<std::string> CompositionWriter<TransposePlan>::transpose_code(KernelWriter& w) {
+Result<std::string> Composition<TransposePlan>::stages(KernelWriter& w,
+                                                       const TransposePlan& /*plan*/,
+                                                       const Written& /*written*/) {
   const ir::Node& node = w.graph_.node(w.schedule_.boundary.ordered_nodes.at(0));
   const ir::ValueId in = node.inputs[0], out = node.outputs[0];
   STITCH_ASSIGN_OR_RETURN(std::string x, w.accessor(in));
@@ -45,6 +47,28 @@ Result<std::string> CompositionWriter<TransposePlan>::transpose_code(KernelWrite
   code << "    __syncthreads();\n";
   code << "  }\n";
   return code.str();
+}
+
+// The template entry's attributes: batch dims over the grid, 32 x 32 tiles staged.
+TemplateAttrs Composition<TransposePlan>::template_attrs(const TemplateContext& context,
+                                                         const TransposePlan& /*plan*/) {
+  const std::vector<int64_t>& dims = context.dims;
+  TemplateAttrs attrs;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    attrs.push_back(d + 2 < dims.size() ? "GRID" : "GRID-TILE_32x32S");
+  }
+  return attrs;
+}
+
+// The .cu header's explanation.
+std::string Composition<TransposePlan>::detail(const ir::Graph& /*graph*/,
+                                               const GroupSchedule& /*schedule*/,
+                                               const TransposePlan& plan) {
+  std::ostringstream cu;
+  cu << " ([" << plan.batch << ", " << plan.rows << ", " << plan.cols << "] -> [" << plan.batch
+     << ", " << plan.cols << ", " << plan.rows
+     << "]: a block per 32 x 32 tile through shared memory)";
+  return cu.str();
 }
 
 }  // namespace stitch::emit

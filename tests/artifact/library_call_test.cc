@@ -1,30 +1,34 @@
-// Tests for fusion/library_epilogue: call_epilogue for lone library calls, and
-// bind_epilogue matching a recorded epilogue's ops (artifact/library_epilogue.h) to a
-// call's body.
-#include "fusion/library_epilogue.h"
+// Tests for artifact/library_call: lone_call_epilogue for the library calls the plan
+// leaves unfused, and bind_epilogue matching a recorded epilogue's ops
+// (artifact/library_epilogue.h) to a call's body, with ir/core/opened_ops.h's matchers.
+#include "artifact/library_call.h"
 
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "fusion/epilogue.h"
-#include "tests/fusion/fusion_test_util.h"
+#include "ir/core/opened_ops.h"
+#include "ir/text/text.h"
+#include "tests/ir/ir_test_util.h"
 
-namespace stitch::fusion {
+namespace stitch::artifact {
 namespace {
 
-using artifact::EpilogueOp;
-using artifact::Library;
-using artifact::LibraryEpilogue;
-using test_util::node_named;
+using ir::opened_gelu_tanh;
+using ir::opened_hard_swish;
+using ir::test_util::node_named;
 
 ir::Model parse(const std::string& text) {
-  return test_util::parse_ir("stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\n" + text);
+  Result<ir::Model> model =
+      ir::parse_model("stitchopt.ir 1\nmodel ir_version=8 opsets={\"\":17}\n" + text, "test.ir");
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  return std::move(model).value();
 }
 
-TEST(LibraryEpilogueTest, CallEpilogueOfLoneCalls) {
+TEST(LibraryCallTest, LoneCallsLibraryAndEpilogue) {
   ir::Model model = parse(R"(graph "g" (%a: f32[4,8], %w: f32[8,6], %c: f32[6], %z: f32[4,6],
                %x: f32[1,3,8,8], %k: f32[2,3,3,3], %b: f32[2]) {
   %m: f32[4,6] = MatMul(%a, %w) {name="matmul"}
@@ -38,7 +42,7 @@ TEST(LibraryEpilogueTest, CallEpilogueOfLoneCalls) {
 })");
   const ir::Graph& graph = model.graph;
   auto of = [&](const std::string& name) {
-    return call_epilogue(graph, graph.node(node_named(graph, name)));
+    return lone_call_epilogue(graph, graph.node(node_named(graph, name)));
   };
   EXPECT_EQ(of("matmul"), (LibraryEpilogue{Library::kCublasLt, {}}));
   EXPECT_EQ(of("gemm_bias"), (LibraryEpilogue{Library::kCublasLt, {EpilogueOp::kBias}}));
@@ -47,6 +51,13 @@ TEST(LibraryEpilogueTest, CallEpilogueOfLoneCalls) {
   EXPECT_EQ(of("conv"), (LibraryEpilogue{Library::kCudnn, {EpilogueOp::kBias}}));
   EXPECT_EQ(of("pool"), (LibraryEpilogue{Library::kCudnn, {}}));
   EXPECT_EQ(of("relu"), std::nullopt);
+  // A Gemm without an epilogue form is still a cuBLASLt call; the runtime decides how.
+  auto library = [&](const std::string& name) {
+    return lone_call_library(graph.node(node_named(graph, name)));
+  };
+  EXPECT_EQ(library("gemm_scaled_bias"), Library::kCublasLt);
+  EXPECT_EQ(library("pool"), Library::kCudnn);
+  EXPECT_EQ(library("relu"), std::nullopt);
 }
 
 // -----  bind_epilogue.
@@ -59,7 +70,7 @@ constexpr const char* kConvChain = R"(graph "g" (%x: f32[1,3,8,8], %w: f32[2,3,3
   return %y
 })";
 
-TEST(LibraryEpilogueTest, BindsEachOpToTheValueItReads) {
+TEST(LibraryCallTest, BindsEachOpToTheValueItReads) {
   ir::Model model = parse(kConvChain);
   const ir::Graph& graph = model.graph;
   std::string why;
@@ -77,7 +88,7 @@ TEST(LibraryEpilogueTest, BindsEachOpToTheValueItReads) {
   EXPECT_EQ(graph.value(bound->output).name, "y");
 }
 
-TEST(LibraryEpilogueTest, GemmOwnResidualKeepsBeta) {
+TEST(LibraryCallTest, GemmOwnResidualKeepsBeta) {
   ir::Model model = parse(R"(graph "g" (%a: f32[4,8], %w: f32[8,6], %z: f32[4,6]) {
   %r: f32[4,6] = Gemm(%a, %w, %z) {name="gemm", beta=0.5}
   return %r
@@ -92,7 +103,7 @@ TEST(LibraryEpilogueTest, GemmOwnResidualKeepsBeta) {
   EXPECT_FALSE(bound->relu);
 }
 
-TEST(LibraryEpilogueTest, BindRefusesABodyThatIsNotTheDecidedChain) {
+TEST(LibraryCallTest, BindRefusesABodyThatIsNotTheDecidedChain) {
   ir::Model model = parse(kConvChain);
   std::string why;
   // The Add is no scale (a Mul).
@@ -125,7 +136,7 @@ TEST(LibraryEpilogueTest, BindRefusesABodyThatIsNotTheDecidedChain) {
   EXPECT_EQ(why, "\"conv\" (Conv)'s third operand is not the epilogue's bias or residual add");
 }
 
-TEST(LibraryEpilogueTest, BindsPointwiseOpsAndSwishsTwoNodes) {
+TEST(LibraryCallTest, BindsPointwiseOpsAndSwishsTwoNodes) {
   ir::Model model = parse(R"(graph "g" (%x: f16[1,4,8,8], %w: f16[8,4,3,3], %s: f16[1,8,1,1]) {
   %lo: f16[] = dense<f16[]>[0]
   %hi: f16[] = dense<f16[]>[6]
@@ -160,7 +171,7 @@ TEST(LibraryEpilogueTest, BindsPointwiseOpsAndSwishsTwoNodes) {
 }
 
 // A body's scalars are its inputs: the opened HardSwish binds by its structure.
-TEST(LibraryEpilogueTest, BindsAnOpenedHardSwish) {
+TEST(LibraryCallTest, BindsAnOpenedHardSwish) {
   ir::Model model = parse(R"(graph "g" (%x: f16[1,4,8,8], %w: f16[8,4,1,1], %k1: f16[], %k2: f16[],
                %k3: f16[], %k4: f16[]) {
   %c: f16[1,8,8,8] = Conv(%x, %w) {name="conv"}
@@ -183,7 +194,7 @@ TEST(LibraryEpilogueTest, BindsAnOpenedHardSwish) {
 
 // The opened GELU binds whatever topological order the body gives its five nodes (here
 // the halving Mul first, before the Erf's branch).
-TEST(LibraryEpilogueTest, BindsAnOpenedGeluInTheBodysOrder) {
+TEST(LibraryCallTest, BindsAnOpenedGeluInTheBodysOrder) {
   ir::Model model = parse(R"(graph "g" (%a: f16[16,32], %w: f16[32,8], %b: f16[8], %k1: f16[],
                %k2: f16[], %k3: f16[]) {
   %t: f16[16,8] = MatMul(%a, %w) {name="mm"}
@@ -209,7 +220,7 @@ TEST(LibraryEpilogueTest, BindsAnOpenedGeluInTheBodysOrder) {
 
 // The opened tanh GELU binds whatever topological order the body gives its nodes
 // (here the halving Mul and the cube's Pow first), and is no erf GELU.
-TEST(LibraryEpilogueTest, BindsAnOpenedTanhGeluInTheBodysOrder) {
+TEST(LibraryCallTest, BindsAnOpenedTanhGeluInTheBodysOrder) {
   ir::Model model = parse(R"(graph "g" (%a: f16[16,32], %w: f16[32,8], %b: f16[8], %k0: f16[],
                %k1: f16[], %k2: f16[], %k3: f16[], %k4: f16[]) {
   %t: f16[16,8] = MatMul(%a, %w) {name="mm"}
@@ -246,4 +257,4 @@ TEST(LibraryEpilogueTest, BindsAnOpenedTanhGeluInTheBodysOrder) {
 }
 
 }  // namespace
-}  // namespace stitch::fusion
+}  // namespace stitch::artifact
