@@ -16,6 +16,7 @@
 #include "cli/compiled_output.h"
 #include "cli/exit_codes.h"
 #include "cli/output_dir.h"
+#include "cli/run_data.h"
 #include "cost_model/device_profile.h"
 #include "driver/calibrated_profile.h"
 #include "ir/core/dtype.h"
@@ -137,6 +138,113 @@ void print_program(const runtime::Program& program, const runtime::Executor& exe
   }
 }
 
+// Runs `inputs` and checks every output against the reference interpreter; saves the
+// outputs to `save_path` when one is given.
+int check_against_reference(const runtime::Program& program, runtime::Executor& executor,
+                            const std::map<std::string, ir::Tensor>& inputs,
+                            const std::string& save_path) {
+  Result<std::map<std::string, ir::Tensor>> outputs = executor.run(inputs);
+  if (!outputs.is_ok()) return report_error(outputs.status());
+  if (!save_path.empty()) {
+    Status saved = save_outputs(program, *outputs, save_path);
+    if (!saved.is_ok()) return report_error(saved);
+    std::printf("outputs saved to %s\n", support::printable(save_path).c_str());
+  }
+  Result<std::map<std::string, ir::Tensor>> expected = runtime::reference_outputs(program, inputs);
+  if (!expected.is_ok()) return report_error(expected.status());
+  bool all_match = true;
+  for (const runtime::StepTensor& output : program.outputs) {
+    double error = relative_error(outputs->at(output.name), expected->at(output.name));
+    double limit = tolerance(output.type.dtype);
+    bool match = error <= limit;
+    all_match = all_match && match;
+    std::printf("output %-24s %-20s max rel err %.3g (limit %g) %s\n",
+                support::printable(output.name).c_str(), ir::to_string(output.type).c_str(), error,
+                limit, match ? "ok" : "MISMATCH");
+  }
+  if (!all_match) {
+    std::fprintf(stderr, "stitchopt: error: outputs differ from the reference interpreter\n");
+    return kExitGateFailed;
+  }
+  std::printf("all %zu outputs match the reference interpreter\n", program.outputs.size());
+  return kExitOk;
+}
+
+// Runs each test data set and checks its expected outputs (cli/run_data.h gives the
+// tolerances).
+int check_test_data(runtime::Executor& executor, const std::vector<TestDataSet>& sets) {
+  int64_t failed = 0;
+  for (const TestDataSet& set : sets) {
+    Result<std::map<std::string, ir::Tensor>> outputs = executor.run(set.inputs);
+    if (!outputs.is_ok()) return report_error(outputs.status());
+    std::printf("test data %s\n", support::printable(set.directory).c_str());
+    for (const auto& [name, expected] : set.expected) {
+      const Mismatch mismatch = compare_to_expected(outputs->at(name), expected);
+      if (mismatch.elements == 0) {
+        std::printf("  output %-24s max abs err %.3g ok\n", support::printable(name).c_str(),
+                    mismatch.max_abs_error);
+        continue;
+      }
+      ++failed;
+      std::printf(
+          "  output %-24s %lld of %lld elements out of tolerance; element %lld is %.9g, "
+          "expected %.9g MISMATCH\n",
+          support::printable(name).c_str(), static_cast<long long>(mismatch.elements),
+          static_cast<long long>(expected.num_elements()), static_cast<long long>(mismatch.first),
+          mismatch.got, mismatch.expected);
+    }
+  }
+  if (failed > 0) {
+    std::fprintf(stderr,
+                 "stitchopt: error: %lld outputs differ from the test data's expected ones\n",
+                 static_cast<long long>(failed));
+    return kExitGateFailed;
+  }
+  std::printf("all outputs of %zu test data set%s match\n", sets.size(),
+              sets.size() == 1 ? "" : "s");
+  return kExitOk;
+}
+
+// A run that checks no generated kernel must say so, and one that should run them all
+// (--emulate, a GPU) fails when any is left out.
+Status check_kernels_run(const runtime::Program& program, const runtime::Executor& executor,
+                         const runtime::Backend& backend, bool backend_runs_kernels,
+                         const std::string& out_dir) {
+  std::set<std::string> placed;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const runtime::Step& step = program.steps[i];
+    if (step.kind == runtime::StepKind::kKernel && executor.placements()[i].on_backend) {
+      placed.insert(step.kernel);
+    }
+  }
+  if (backend_runs_kernels && program.kernels_dir.empty()) {
+    // Without kernels.json every fused node would run on the host and the run would
+    // check nothing it claims to.
+    for (const runtime::Step& step : program.steps) {
+      if (step.kind == runtime::StepKind::kHost &&
+          program.model.graph.node(step.node).domain == "stitchopt") {
+        return Status::invalid_input(
+            out_dir + ": kernels/kernels.json is missing, so the kernel of fused node " +
+            support::printable(step.name) + " (and of every other) cannot run on " +
+            backend.device_name() + "; recompile the model");
+      }
+    }
+  }
+  std::printf("kernels: %zu of the %lld in kernels.json run%s\n", placed.size(),
+              static_cast<long long>(program.listed_kernels),
+              backend_runs_kernels ? "" : " (the reference interpreter stands in for them)");
+  if (backend_runs_kernels && static_cast<int64_t>(placed.size()) != program.listed_kernels) {
+    for (const runtime::Step& step : program.steps) {
+      if (step.kind == runtime::StepKind::kKernel && !placed.count(step.kernel)) {
+        return Status::invalid_input(out_dir + ": kernel " + step.kernel +
+                                     " of kernels.json does not run on " + backend.device_name() +
+                                     "; nothing would check it (see run -v)");
+      }
+    }
+  }
+  return Status::ok();
+}
+
 int run_command(int argc, char** argv) {
   CLI::App app{"stitchopt run: runs a compiled model and checks it against the reference",
                "stitchopt run"};
@@ -144,6 +252,7 @@ int run_command(int argc, char** argv) {
   bool cpu = false;
   bool emulate = false;
   uint64_t seed = 0;
+  std::string inputs_path, save_path, test_data;
   bool verbose = false;
   runtime::CudaBackendOptions gpu;
   app.add_option("out_dir", out_dir, "the directory `stitchopt MODEL -o DIR` wrote")->required();
@@ -151,7 +260,19 @@ int run_command(int argc, char** argv) {
   app.add_flag("--emulate", emulate,
                "on the CPU, run the generated kernels through the CUDA emulation layer "
                "(compiled with $CXX) instead of the reference interpreter");
-  app.add_option("--seed", seed, "seed of the random inputs")->check(seed_number());
+  CLI::Option* seed_option =
+      app.add_option("--seed", seed, "seed of the random inputs")->check(seed_number());
+  CLI::Option* inputs_option = app.add_option(
+      "--inputs", inputs_path, "an .npz (numpy.savez) holding every model input by name");
+  CLI::Option* test_data_option =
+      app.add_option("--test-data", test_data,
+                     "an ONNX test data set (input_0.pb, output_0.pb, ...) or a directory of "
+                     "test_data_set_* sets; checks the outputs against the expected ones")
+          ->excludes(inputs_option)
+          ->excludes(seed_option);
+  app.add_option("--save-outputs", save_path, "write the outputs to this .npz")
+      ->excludes(test_data_option);
+  inputs_option->excludes(seed_option);
   app.add_option("--kernels-library", gpu.kernels_library,
                  "a libstitch_kernels.so built from OUT/kernels/ (default: build it with nvcc)");
   app.add_option("--gpu", gpu.device, "CUDA device index");
@@ -161,6 +282,20 @@ int run_command(int argc, char** argv) {
   if (!use.is_ok()) return report_error(use.status());
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());
+  // The user's data is read before anything runs, so a wrong feed fails at once.
+  std::vector<TestDataSet> sets;
+  std::map<std::string, ir::Tensor> inputs;
+  if (!test_data.empty()) {
+    Result<std::vector<TestDataSet>> read = read_test_data(*program, test_data);
+    if (!read.is_ok()) return report_error(read.status());
+    sets = std::move(read).value();
+  } else if (!inputs_path.empty()) {
+    Result<std::map<std::string, ir::Tensor>> read = read_feeds(*program, inputs_path);
+    if (!read.is_ok()) return report_error(read.status());
+    inputs = std::move(read).value();
+  } else {
+    inputs = runtime::random_inputs(*program, seed);
+  }
 
   std::unique_ptr<runtime::Backend> backend;
   if (!cpu && !emulate) {
@@ -182,62 +317,11 @@ int run_command(int argc, char** argv) {
       runtime::Executor::create(*program, *backend);
   if (!executor.is_ok()) return report_error(executor.status());
   print_program(*program, **executor, *backend, verbose);
-  // A run that checks no generated kernel must say so, and one that should run them
-  // all (--emulate, a GPU) fails when any is left out.
-  std::set<std::string> placed;
-  for (size_t i = 0; i < program->steps.size(); ++i) {
-    const runtime::Step& step = program->steps[i];
-    if (step.kind == runtime::StepKind::kKernel && (*executor)->placements()[i].on_backend) {
-      placed.insert(step.kernel);
-    }
-  }
-  if (backend_runs_kernels && program->kernels_dir.empty()) {
-    // Without kernels.json every fused node would run on the host and the run would
-    // check nothing it claims to.
-    for (const runtime::Step& step : program->steps) {
-      if (step.kind == runtime::StepKind::kHost &&
-          program->model.graph.node(step.node).domain == "stitchopt") {
-        return report_error(Status::invalid_input(
-            out_dir + ": kernels/kernels.json is missing, so the kernel of fused node " +
-            support::printable(step.name) + " (and of every other) cannot run on " +
-            backend->device_name() + "; recompile the model"));
-      }
-    }
-  }
-  std::printf("kernels: %zu of the %lld in kernels.json run%s\n", placed.size(),
-              static_cast<long long>(program->listed_kernels),
-              backend_runs_kernels ? "" : " (the reference interpreter stands in for them)");
-  if (backend_runs_kernels && static_cast<int64_t>(placed.size()) != program->listed_kernels) {
-    for (const runtime::Step& step : program->steps) {
-      if (step.kind == runtime::StepKind::kKernel && !placed.count(step.kernel)) {
-        return report_error(Status::invalid_input(
-            out_dir + ": kernel " + step.kernel + " of kernels.json does not run on " +
-            backend->device_name() + "; nothing would check it (see run -v)"));
-      }
-    }
-  }
-
-  std::map<std::string, ir::Tensor> inputs = runtime::random_inputs(*program, seed);
-  Result<std::map<std::string, ir::Tensor>> outputs = (*executor)->run(inputs);
-  if (!outputs.is_ok()) return report_error(outputs.status());
-  Result<std::map<std::string, ir::Tensor>> expected = runtime::reference_outputs(*program, inputs);
-  if (!expected.is_ok()) return report_error(expected.status());
-  bool all_match = true;
-  for (const runtime::StepTensor& output : program->outputs) {
-    double error = relative_error(outputs->at(output.name), expected->at(output.name));
-    double limit = tolerance(output.type.dtype);
-    bool match = error <= limit;
-    all_match = all_match && match;
-    std::printf("output %-24s %-20s max rel err %.3g (limit %g) %s\n",
-                support::printable(output.name).c_str(), ir::to_string(output.type).c_str(), error,
-                limit, match ? "ok" : "MISMATCH");
-  }
-  if (!all_match) {
-    std::fprintf(stderr, "stitchopt: error: outputs differ from the reference interpreter\n");
-    return kExitGateFailed;
-  }
-  std::printf("all %zu outputs match the reference interpreter\n", program->outputs.size());
-  return kExitOk;
+  Status kernels_run =
+      check_kernels_run(*program, **executor, *backend, backend_runs_kernels, out_dir);
+  if (!kernels_run.is_ok()) return report_error(kernels_run);
+  if (!sets.empty()) return check_test_data(**executor, sets);
+  return check_against_reference(*program, **executor, inputs, save_path);
 }
 
 struct Spread {

@@ -3,11 +3,12 @@
 # regressions) and on mutants of them that tests/fuzz/smoke.py makes from a fixed
 # seed without coverage feedback, so every machine tries the same inputs (a
 # coverage-guided run does not: float results and time limits steer it). 10000
-# mutants each for the importer and the IR text parser, 1500 for the graph fuzzer
-# (every stage from import to the report on generated models). A failing input is
+# mutants each for the importer and the IR text parser, 4000 for the .npz reader
+# (`stitchopt run --inputs`), 1500 for the graph fuzzer (every stage from import to
+# the report on generated models). A failing input is
 # printed and kept. Coverage-guided campaigns: by hand (docs/testing.md).
 foreach(entry "ir_text_fuzzer:ir_text:10000" "importer_fuzzer:importer:10000"
-              "graph_fuzzer:graph:1500")
+              "npz_fuzzer:npz:4000" "graph_fuzzer:graph:1500")
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 fuzzer)
   list(GET parts 1 corpus)

@@ -49,3 +49,13 @@ if(TARGET stitch_cudnn_graph AND TARGET stitch_fusion)
                              STITCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(stitch_cudnn_graph_tests DISCOVERY_TIMEOUT 60)
 endif()
+
+# stitchopt run on the user's data: --inputs/--save-outputs (.npz), --test-data (ONNX
+# test data sets), checked against ONNX Runtime, and every bad feed refused
+# (tests/runtime/run_data_cli.py; issue 38).
+if(TARGET stitchopt)
+  add_test(NAME runtime.run_data
+           COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/run_data_cli.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
+  set_tests_properties(runtime.run_data PROPERTIES TIMEOUT 900)
+endif()
