@@ -79,7 +79,9 @@ Result<std::map<std::string, ir::Tensor>> expected_outputs(
     const runtime::Program& program, std::vector<std::pair<std::string, ir::Tensor>> tensors,
     const std::string& directory) {
   std::map<std::string, ir::Tensor> expected;
-  for (auto& [name, tensor] : tensors) {
+  for (auto& entry : tensors) {
+    const std::string& name = entry.first;
+    ir::Tensor& tensor = entry.second;
     auto output = std::find_if(program.outputs.begin(), program.outputs.end(),
                                [&](const runtime::StepTensor& o) { return o.name == name; });
     if (output == program.outputs.end()) {

@@ -12,7 +12,9 @@ namespace {
 
 constexpr const char* kLibraryName = "libstitch_runtime_cuda.so";
 
-// Candidates in lookup order: beside the executable, ../lib, $STITCH_RUNTIME_CUDA.
+// Candidates in lookup order: beside the executable, ../lib; beside the shared
+// library this code is in when it is one (libstitchopt_runtime.so in a program of the
+// user's), ../bin; $STITCH_RUNTIME_CUDA.
 std::vector<fs::path> candidates() {
   std::vector<fs::path> paths;
   std::error_code error;
@@ -20,6 +22,15 @@ std::vector<fs::path> candidates() {
   if (!error) {
     paths.push_back(executable.parent_path() / kLibraryName);
     paths.push_back(executable.parent_path().parent_path() / "lib" / kLibraryName);
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&load_cuda_runtime), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    const fs::path module = fs::absolute(info.dli_fname, error);
+    if (!error && module != executable) {
+      paths.push_back(module.parent_path() / kLibraryName);
+      paths.push_back(module.parent_path().parent_path() / "bin" / kLibraryName);
+    }
   }
   if (const char* override_path = std::getenv("STITCH_RUNTIME_CUDA"))
     paths.emplace_back(override_path);

@@ -59,3 +59,21 @@ if(TARGET stitchopt)
                    --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models)
   set_tests_properties(runtime.run_data PROPERTIES TIMEOUT 900)
 endif()
+
+# The runtime library's C ABI from a C program and its C++ API from 8 threads, on
+# compiled bundled models (tests/runtime/api_cli.py; issue 38).
+if(TARGET stitchopt AND TARGET stitchopt_runtime)
+  enable_language(C)
+  add_executable(stitch_c_api_test ${CMAKE_CURRENT_SOURCE_DIR}/runtime/api/c_api_test.c)
+  target_link_libraries(stitch_c_api_test PRIVATE stitchopt_runtime m)
+  set_target_properties(stitch_c_api_test PROPERTIES C_STANDARD 11)
+  add_executable(stitch_session_threads_test
+                 ${CMAKE_CURRENT_SOURCE_DIR}/runtime/api/session_threads_test.cc)
+  target_link_libraries(stitch_session_threads_test PRIVATE stitchopt_runtime Threads::Threads)
+  add_test(NAME runtime.api
+           COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/api_cli.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models
+                   --c-test $<TARGET_FILE:stitch_c_api_test>
+                   --threads-test $<TARGET_FILE:stitch_session_threads_test>)
+  set_tests_properties(runtime.api PROPERTIES TIMEOUT 900)
+endif()

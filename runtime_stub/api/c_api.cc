@@ -1,0 +1,197 @@
+// The C ABI (runtime_stub/api/stitchopt/runtime.h) over runtime::Session: handles
+// that own a Session, Status values turned into StitchoptStatus objects, and nothing
+// thrown across the boundary (an exception escaping the runtime, std::bad_alloc
+// included, becomes STITCHOPT_INTERNAL_ERROR).
+#include "runtime_stub/api/stitchopt/runtime.h"
+
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ir/core/dtype.h"
+#include "runtime_stub/session.h"
+
+struct StitchoptStatus {
+  StitchoptCode code = STITCHOPT_OK;
+  std::string message;
+};
+
+struct StitchoptSession {
+  std::unique_ptr<stitch::runtime::Session> session;
+};
+
+namespace {
+
+using stitch::Status;
+using stitch::StatusCode;
+
+StitchoptStatus* make_status(StitchoptCode code, std::string message) {
+  StitchoptStatus* status = new (std::nothrow) StitchoptStatus;
+  if (status == nullptr) return nullptr;  // out of memory: nothing better to say
+  status->code = code;
+  status->message = std::move(message);
+  return status;
+}
+
+StitchoptStatus* from_status(const Status& status) {
+  if (status.is_ok()) return nullptr;
+  switch (status.code()) {
+    case StatusCode::kInvalidInput:
+    case StatusCode::kGateFailed:
+      return make_status(STITCHOPT_INVALID_INPUT, status.message());
+    case StatusCode::kUnavailable:
+      return make_status(STITCHOPT_NO_DEVICE, status.message());
+    default:
+      return make_status(STITCHOPT_INTERNAL_ERROR, status.message());
+  }
+}
+
+StitchoptStatus* invalid(const std::string& message) {
+  return make_status(STITCHOPT_INVALID_INPUT, message);
+}
+
+// Runs `body` (returning StitchoptStatus*), turning an exception into a status.
+template <class Body>
+StitchoptStatus* guarded(Body body) {
+  try {
+    return body();
+  } catch (const std::exception& error) {
+    return make_status(STITCHOPT_INTERNAL_ERROR,
+                       std::string("stitchopt runtime: internal error: ") + error.what());
+  } catch (...) {
+    return make_status(STITCHOPT_INTERNAL_ERROR, "stitchopt runtime: internal error");
+  }
+}
+
+StitchoptStatus* describe(const std::vector<stitch::runtime::StepTensor>& tensors, size_t index,
+                          const char* kind, StitchoptTensorInfo* info) {
+  if (info == nullptr) return invalid(std::string("stitchopt_session_") + kind + ": info is NULL");
+  if (index >= tensors.size()) {
+    return invalid(std::string("stitchopt_session_") + kind + ": index " + std::to_string(index) +
+                   " is past the model's " + std::to_string(tensors.size()) + " " + kind + "s");
+  }
+  const stitch::runtime::StepTensor& tensor = tensors[index];
+  info->name = tensor.name.c_str();
+  info->dtype = static_cast<int32_t>(tensor.type.dtype);
+  info->rank = static_cast<int32_t>(tensor.type.dims.size());
+  info->shape = tensor.type.dims.data();
+  info->bytes = static_cast<size_t>(tensor.bytes);
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t stitchopt_api_version(void) { return STITCHOPT_API_VERSION; }
+
+const char* stitchopt_version(void) { return STITCH_VERSION; }
+
+StitchoptCode stitchopt_status_code(const StitchoptStatus* status) {
+  return status == nullptr ? STITCHOPT_OK : status->code;
+}
+
+const char* stitchopt_status_message(const StitchoptStatus* status) {
+  return status == nullptr ? "" : status->message.c_str();
+}
+
+void stitchopt_status_free(StitchoptStatus* status) { delete status; }
+
+StitchoptStatus* stitchopt_session_open(const char* out_dir, StitchoptBackend backend,
+                                        StitchoptSession** session) {
+  return guarded([&]() -> StitchoptStatus* {
+    if (session == nullptr) return invalid("stitchopt_session_open: session is NULL");
+    *session = nullptr;
+    if (out_dir == nullptr) return invalid("stitchopt_session_open: out_dir is NULL");
+    stitch::runtime::SessionOptions options;
+    switch (backend) {
+      case STITCHOPT_BACKEND_AUTO:
+        options.backend = stitch::runtime::SessionBackend::kAuto;
+        break;
+      case STITCHOPT_BACKEND_GPU:
+        options.backend = stitch::runtime::SessionBackend::kGpu;
+        break;
+      case STITCHOPT_BACKEND_EMULATED:
+        options.backend = stitch::runtime::SessionBackend::kEmulated;
+        break;
+      case STITCHOPT_BACKEND_REFERENCE:
+        options.backend = stitch::runtime::SessionBackend::kReference;
+        break;
+      default:
+        return invalid("stitchopt_session_open: backend " +
+                       std::to_string(static_cast<int>(backend)) + " is none of 0-3");
+    }
+    stitch::Result<std::unique_ptr<stitch::runtime::Session>> opened =
+        stitch::runtime::Session::open(out_dir, options);
+    if (!opened.is_ok()) return from_status(opened.status());
+    *session = new StitchoptSession{std::move(opened).value()};
+    return nullptr;
+  });
+}
+
+void stitchopt_session_close(StitchoptSession* session) { delete session; }
+
+const char* stitchopt_session_backend(const StitchoptSession* session) {
+  return session == nullptr ? "" : session->session->backend_name().c_str();
+}
+
+size_t stitchopt_session_input_count(const StitchoptSession* session) {
+  return session == nullptr ? 0 : session->session->inputs().size();
+}
+
+size_t stitchopt_session_output_count(const StitchoptSession* session) {
+  return session == nullptr ? 0 : session->session->outputs().size();
+}
+
+StitchoptStatus* stitchopt_session_input(const StitchoptSession* session, size_t index,
+                                         StitchoptTensorInfo* info) {
+  if (session == nullptr) return invalid("stitchopt_session_input: session is NULL");
+  return describe(session->session->inputs(), index, "input", info);
+}
+
+StitchoptStatus* stitchopt_session_output(const StitchoptSession* session, size_t index,
+                                          StitchoptTensorInfo* info) {
+  if (session == nullptr) return invalid("stitchopt_session_output: session is NULL");
+  return describe(session->session->outputs(), index, "output", info);
+}
+
+StitchoptStatus* stitchopt_session_run(StitchoptSession* session, const StitchoptTensor* inputs,
+                                       size_t input_count, const StitchoptBuffer* outputs,
+                                       size_t output_count) {
+  return guarded([&]() -> StitchoptStatus* {
+    if (session == nullptr) return invalid("stitchopt_session_run: session is NULL");
+    if ((inputs == nullptr && input_count > 0) || (outputs == nullptr && output_count > 0)) {
+      return invalid("stitchopt_session_run: a NULL array with a nonzero count");
+    }
+    std::vector<stitch::runtime::HostTensor> tensors;
+    for (size_t i = 0; i < input_count; ++i) {
+      const StitchoptTensor& input = inputs[i];
+      if (input.name == nullptr || input.rank < 0 || (input.rank > 0 && input.shape == nullptr)) {
+        return invalid("stitchopt_session_run: input " + std::to_string(i) +
+                       " has a NULL name or shape, or a negative rank");
+      }
+      if (!stitch::ir::dtype_is_valid_onnx(input.dtype)) {
+        return invalid("stitchopt_session_run: input " + std::to_string(i) + " has dtype " +
+                       std::to_string(input.dtype) + ", which is no StitchoptDType");
+      }
+      stitch::runtime::HostTensor tensor;
+      tensor.name = input.name;
+      tensor.dtype = static_cast<stitch::ir::DType>(input.dtype);
+      tensor.shape.assign(input.shape, input.shape + input.rank);
+      tensor.data = input.data;
+      tensors.push_back(std::move(tensor));
+    }
+    std::vector<stitch::runtime::HostBuffer> buffers;
+    for (size_t i = 0; i < output_count; ++i) {
+      if (outputs[i].name == nullptr) {
+        return invalid("stitchopt_session_run: output " + std::to_string(i) + " has a NULL name");
+      }
+      buffers.push_back({outputs[i].name, outputs[i].data, outputs[i].capacity_bytes});
+    }
+    return from_status(session->session->run(tensors, buffers));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,138 @@
+/* stitchopt's runtime library, the C ABI (libstitchopt_runtime): open what
+ * `stitchopt MODEL -o OUT` wrote once, then run it many times on your own tensors.
+ * docs/runtime.md, "Using a compiled model from your program", has the whole story.
+ *
+ * Stable: only C types cross it, every object is an opaque handle created and
+ * destroyed by this library, nothing throws across it, and a function added later
+ * gets a new name (stitchopt_api_version() says which are there). A call that fails
+ * returns a StitchoptStatus* the caller frees; NULL means success. A failed call
+ * leaves the session usable.
+ *
+ *   StitchoptSession* session = NULL;
+ *   StitchoptStatus* status = stitchopt_session_open("out", STITCHOPT_BACKEND_AUTO, &session);
+ *   if (status) { fprintf(stderr, "%s\n", stitchopt_status_message(status));
+ *                 stitchopt_status_free(status); return 1; }
+ *   int64_t shape[2] = {32, 784};
+ *   StitchoptTensor input = {"input", STITCHOPT_FLOAT32, 2, shape, pixels};
+ *   StitchoptBuffer output = {"logits", logits, sizeof(logits)};
+ *   status = stitchopt_session_run(session, &input, 1, &output, 1);
+ *   ...
+ *   stitchopt_session_close(session);
+ *
+ * Tensors are host memory, C order, the exact dtype and shape of the model's input or
+ * output (stitchopt_session_input / _output say which). Calls on one session may come
+ * from several threads; they run one at a time. */
+#ifndef STITCHOPT_RUNTIME_H_
+#define STITCHOPT_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this ABI: 1. */
+#define STITCHOPT_API_VERSION 1
+int32_t stitchopt_api_version(void);
+/* The library's version, "0.1.0". */
+const char* stitchopt_version(void);
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+typedef enum {
+  STITCHOPT_FLOAT32 = 1,
+  STITCHOPT_UINT8 = 2,
+  STITCHOPT_INT8 = 3,
+  STITCHOPT_UINT16 = 4,
+  STITCHOPT_INT16 = 5,
+  STITCHOPT_INT32 = 6,
+  STITCHOPT_INT64 = 7,
+  STITCHOPT_BOOL = 9,
+  STITCHOPT_FLOAT16 = 10,
+  STITCHOPT_FLOAT64 = 11,
+  STITCHOPT_UINT32 = 12,
+  STITCHOPT_UINT64 = 13,
+  STITCHOPT_BFLOAT16 = 16
+} StitchoptDType;
+
+/* Where the steps run; see stitchopt_session_backend for the one chosen. */
+typedef enum {
+  STITCHOPT_BACKEND_AUTO = 0,     /* the GPU when usable, else STITCHOPT_BACKEND_EMULATED */
+  STITCHOPT_BACKEND_GPU = 1,      /* the GPU, or an error saying why there is none */
+  STITCHOPT_BACKEND_EMULATED = 2, /* the generated kernels through the CUDA emulation (CPU) */
+  STITCHOPT_BACKEND_REFERENCE = 3 /* the reference interpreter (CPU) */
+} StitchoptBackend;
+
+typedef enum {
+  STITCHOPT_OK = 0,
+  STITCHOPT_INTERNAL_ERROR = 1, /* a bug of stitchopt's: please report it */
+  STITCHOPT_INVALID_INPUT = 2,  /* a wrong argument, tensor or output directory */
+  STITCHOPT_NO_DEVICE = 4       /* STITCHOPT_BACKEND_GPU on a machine without a usable GPU */
+} StitchoptCode;
+
+typedef struct StitchoptStatus StitchoptStatus;
+typedef struct StitchoptSession StitchoptSession;
+
+/* A failed call's code and message (one line, says what to change). */
+StitchoptCode stitchopt_status_code(const StitchoptStatus* status);
+const char* stitchopt_status_message(const StitchoptStatus* status);
+void stitchopt_status_free(StitchoptStatus* status);
+
+/* Opens OUT (what `stitchopt MODEL -o OUT` wrote): reads and checks it, builds or
+ * loads the kernels, plans the memory and uploads the weights. On success *session is
+ * the new session; close it with stitchopt_session_close. */
+StitchoptStatus* stitchopt_session_open(const char* out_dir, StitchoptBackend backend,
+                                        StitchoptSession** session);
+/* Frees everything the session allocated. NULL is allowed. */
+void stitchopt_session_close(StitchoptSession* session);
+
+/* "CPU: emulated kernels", "CPU: reference interpreter", or the GPU's name. Valid
+ * while the session is open. */
+const char* stitchopt_session_backend(const StitchoptSession* session);
+
+/* A model input or output: its name, dtype and shape. The pointers are valid while
+ * the session is open. */
+typedef struct {
+  const char* name;
+  int32_t dtype; /* a StitchoptDType */
+  int32_t rank;
+  const int64_t* shape;
+  size_t bytes; /* the product of the dims times the element size */
+} StitchoptTensorInfo;
+
+size_t stitchopt_session_input_count(const StitchoptSession* session);
+size_t stitchopt_session_output_count(const StitchoptSession* session);
+/* index < the count, else STITCHOPT_INVALID_INPUT. */
+StitchoptStatus* stitchopt_session_input(const StitchoptSession* session, size_t index,
+                                         StitchoptTensorInfo* info);
+StitchoptStatus* stitchopt_session_output(const StitchoptSession* session, size_t index,
+                                          StitchoptTensorInfo* info);
+
+/* An input: host memory holding `shape`'s elements of `dtype` in C order. */
+typedef struct {
+  const char* name;
+  int32_t dtype; /* a StitchoptDType */
+  int32_t rank;
+  const int64_t* shape;
+  const void* data;
+} StitchoptTensor;
+
+/* A buffer an output is written to: at least the output's bytes. */
+typedef struct {
+  const char* name;
+  void* data;
+  size_t capacity_bytes;
+} StitchoptBuffer;
+
+/* Runs the model on `inputs` (each model input once) and writes the outputs
+ * `outputs` names (any of the model's outputs, each once). Every argument is checked
+ * before anything runs. */
+StitchoptStatus* stitchopt_session_run(StitchoptSession* session, const StitchoptTensor* inputs,
+                                       size_t input_count, const StitchoptBuffer* outputs,
+                                       size_t output_count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STITCHOPT_RUNTIME_H_ */
