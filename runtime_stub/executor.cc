@@ -1,6 +1,7 @@
 #include "runtime_stub/executor.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace stitch::runtime {
 namespace {
@@ -175,6 +176,23 @@ int64_t Executor::host_steps() const {
                        [](const Placement& placement) { return !placement.on_backend; });
 }
 
+Status Executor::upload_input(const StepTensor& input, const void* data) {
+  return backend_.upload(address(input.value), data, input.bytes);
+}
+
+Status Executor::download_output(const StepTensor& output, void* destination) {
+  if (output.bytes == 0) return Status::ok();  // no bytes (its planned buffer may be null)
+  const void* source = address(output.value);
+  if (source == nullptr) {  // an output that is a constant of the model
+    const ir::Value& value = program_.model.graph.value(output.value);
+    STITCH_CHECK(value.constant != nullptr)
+        << "graph output \"" << output.name << "\" has no buffer";
+    std::memcpy(destination, value.constant->bytes.data(), static_cast<size_t>(output.bytes));
+    return Status::ok();
+  }
+  return backend_.download(destination, source, output.bytes);
+}
+
 Status Executor::set_inputs(const std::map<std::string, ir::Tensor>& inputs) {
   for (const StepTensor& input : program_.inputs) {
     auto found = inputs.find(input.name);
@@ -188,7 +206,7 @@ Status Executor::set_inputs(const std::map<std::string, ir::Tensor>& inputs) {
                                    ir::to_string(tensor.type()) + ", the model takes " +
                                    ir::to_string(input.type));
     }
-    STITCH_RETURN_IF_ERROR(backend_.upload(address(input.value), tensor.bytes.data(), input.bytes));
+    STITCH_RETURN_IF_ERROR(upload_input(input, tensor.bytes.data()));
   }
   for (const auto& entry : inputs) {
     const std::string& name = entry.first;
@@ -261,20 +279,7 @@ Result<std::map<std::string, ir::Tensor>> Executor::outputs() {
   std::map<std::string, ir::Tensor> outputs;
   for (const StepTensor& output : program_.outputs) {
     ir::Tensor tensor = empty_tensor(output);
-    void* source = address(output.value);
-    // A zero-size output has no bytes (and its planned buffer may be null).
-    if (output.bytes == 0) {
-      outputs[output.name] = std::move(tensor);
-      continue;
-    }
-    if (source == nullptr) {  // an output that is a constant of the model
-      const ir::Value& value = program_.model.graph.value(output.value);
-      STITCH_CHECK(value.constant != nullptr)
-          << "graph output \"" << output.name << "\" has no buffer";
-      tensor.bytes = value.constant->bytes;
-    } else {
-      STITCH_RETURN_IF_ERROR(backend_.download(tensor.bytes.data(), source, output.bytes));
-    }
+    STITCH_RETURN_IF_ERROR(download_output(output, tensor.bytes.data()));
     outputs[output.name] = std::move(tensor);
   }
   return outputs;

@@ -2,6 +2,7 @@
 #include "runtime_stub/feeds.h"
 
 #include <optional>
+#include <set>
 
 #include "ir/core/dtype.h"
 #include "ir/core/edit_distance.h"
@@ -22,9 +23,9 @@ std::string array_text(ir::DType dtype, const std::vector<int64_t>& dims) {
   return name + ir::dims_text(dims);
 }
 
-Result<std::map<std::string, ir::Tensor>> bind_feeds(
-    const Program& program, std::vector<std::pair<std::string, ir::Tensor>> feeds,
-    const std::string& source) {
+Result<std::vector<const StepTensor*>> match_feeds(const Program& program,
+                                                   const std::vector<FeedType>& feeds,
+                                                   const std::string& source) {
   std::map<std::string, const StepTensor*> wanted;
   std::vector<std::string> names;
   std::string listing;
@@ -34,35 +35,48 @@ Result<std::map<std::string, ir::Tensor>> bind_feeds(
     listing += (listing.empty() ? "" : ", ") + support::printable(input.name) + " " +
                tensor_text(input.type);
   }
-  std::map<std::string, ir::Tensor> bound;
-  for (auto& [name, tensor] : feeds) {
-    auto it = wanted.find(name);
+  std::vector<const StepTensor*> matched;
+  std::set<std::string> seen;
+  for (const FeedType& feed : feeds) {
+    auto it = wanted.find(feed.name);
     if (it == wanted.end()) {
       std::string hint;
-      if (std::optional<std::string> close = ir::closest_match(name, names)) {
+      if (std::optional<std::string> close = ir::closest_match(feed.name, names)) {
         hint = "; did you mean " + support::quote(*close) + "?";
       }
       return Status::invalid_input(
-          source + ": the model has no input " + support::quote(name) + hint +
+          source + ": the model has no input " + support::quote(feed.name) + hint +
           " (its inputs: " + (listing.empty() ? std::string("none") : listing) + ")");
     }
     const ir::TensorType& type = it->second->type;
-    if (tensor.dtype != type.dtype || tensor.dims != type.dims) {
-      return Status::invalid_input(source + ": input " + support::quote(name) + " is " +
-                                   array_text(tensor.dtype, tensor.dims) + "; the model takes " +
+    if (feed.dtype != type.dtype || feed.dims != type.dims) {
+      return Status::invalid_input(source + ": input " + support::quote(feed.name) + " is " +
+                                   array_text(feed.dtype, feed.dims) + "; the model takes " +
                                    tensor_text(type));
     }
-    if (!bound.emplace(name, std::move(tensor)).second) {
-      return Status::invalid_input(source + ": two arrays for input " + support::quote(name));
+    if (!seen.insert(feed.name).second) {
+      return Status::invalid_input(source + ": two arrays for input " + support::quote(feed.name));
     }
+    matched.push_back(it->second);
   }
   for (const StepTensor& input : program.inputs) {
-    if (!bound.count(input.name)) {
+    if (!seen.count(input.name)) {
       return Status::invalid_input(source + ": no array for the model's input " +
                                    support::quote(input.name) + " (" + tensor_text(input.type) +
                                    ")");
     }
   }
+  return matched;
+}
+
+Result<std::map<std::string, ir::Tensor>> bind_feeds(
+    const Program& program, std::vector<std::pair<std::string, ir::Tensor>> feeds,
+    const std::string& source) {
+  std::vector<FeedType> types;
+  for (const auto& [name, tensor] : feeds) types.push_back({name, tensor.dtype, tensor.dims});
+  STITCH_RETURN_IF_ERROR(match_feeds(program, types, source).status());
+  std::map<std::string, ir::Tensor> bound;
+  for (auto& [name, tensor] : feeds) bound.emplace(name, std::move(tensor));
   return bound;
 }
 

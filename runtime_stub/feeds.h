@@ -26,6 +26,19 @@ namespace stitch::runtime {
 // An array's type as numpy names it: "float32[1,3]", "int64[]", "bool[2]".
 std::string array_text(ir::DType dtype, const std::vector<int64_t>& dims);
 
+// A feed's name and type, for checking before any of its bytes are touched.
+struct FeedType {
+  std::string name;
+  ir::DType dtype = ir::DType::kUndefined;
+  std::vector<int64_t> dims;
+};
+
+// `feeds` checked against `program`'s inputs: for each feed, in order, the input it
+// is (runtime::Session binds the caller's memory with it, no copy before the upload).
+Result<std::vector<const StepTensor*>> match_feeds(const Program& program,
+                                                   const std::vector<FeedType>& feeds,
+                                                   const std::string& source);
+
 // `feeds` (name, array) checked against `program`'s inputs; the inputs by name.
 Result<std::map<std::string, ir::Tensor>> bind_feeds(
     const Program& program, std::vector<std::pair<std::string, ir::Tensor>> feeds,

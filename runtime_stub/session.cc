@@ -2,7 +2,6 @@
 #include "runtime_stub/session.h"
 
 #include <chrono>
-#include <cstring>
 #include <set>
 #include <utility>
 
@@ -64,62 +63,48 @@ Result<std::unique_ptr<Session>> Session::open(const std::string& out_dir,
 
 Session::~Session() = default;
 
-Result<std::map<std::string, ir::Tensor>> Session::checked_inputs(
+Result<std::vector<const StepTensor*>> Session::checked_inputs(
     const std::vector<HostTensor>& inputs) const {
-  std::vector<std::pair<std::string, ir::Tensor>> feeds;
+  std::vector<FeedType> feeds;
   for (const HostTensor& input : inputs) {
-    ir::Tensor tensor;
-    tensor.dtype = input.dtype;
-    tensor.dims = input.shape;
-    const int64_t size = ir::dtype_size(input.dtype);
-    int64_t elements = 1;
-    for (int64_t dim : input.shape) {
-      if (dim < 0 || (dim > 0 && elements > (int64_t{1} << 40) / dim)) {
-        return Status::invalid_input("input " + support::quote(input.name) + ": shape " +
-                                     ir::dims_text(input.shape) + " is not a tensor's shape");
-      }
-      elements *= dim;
-    }
-    if (size == 0) {
+    if (ir::dtype_size(input.dtype) == 0) {
       return Status::invalid_input("input " + support::quote(input.name) +
                                    ": its dtype is none stitchopt runs (numbered as ONNX's "
                                    "TensorProto.DataType)");
     }
-    if (input.data == nullptr && elements > 0) {
-      return Status::invalid_input("input " + support::quote(input.name) + ": its data is null");
+    feeds.push_back({input.name, input.dtype, input.shape});
+  }
+  // Names, dtypes and shapes first: then each input's bytes are its model input's.
+  STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> matched,
+                          match_feeds(*program_, feeds, "run"));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].data == nullptr && matched[i]->bytes > 0) {
+      return Status::invalid_input("input " + support::quote(inputs[i].name) +
+                                   ": its data is null");
     }
-    // The check of names, dtypes and shapes comes first (bind_feeds): copying the bytes
-    // of a tensor of the wrong shape would read past the caller's buffer.
-    feeds.emplace_back(input.name, std::move(tensor));
   }
-  Result<std::map<std::string, ir::Tensor>> checked =
-      bind_feeds(*program_, std::move(feeds), "run");
-  if (!checked.is_ok()) return checked.status();
-  std::map<std::string, ir::Tensor> bound = std::move(checked).value();
-  for (const HostTensor& input : inputs) {
-    ir::Tensor& tensor = bound.at(input.name);
-    const size_t bytes = static_cast<size_t>(tensor.num_elements() * ir::dtype_size(tensor.dtype));
-    tensor.bytes.assign(static_cast<const char*>(input.data), bytes);
-  }
-  return bound;
+  return matched;
 }
 
-Result<std::map<std::string, ir::Tensor>> Session::run_locked(
-    const std::map<std::string, ir::Tensor>& inputs) {
-  STITCH_RETURN_IF_ERROR(executor_->set_inputs(inputs));
+Status Session::run_locked(const std::vector<HostTensor>& inputs,
+                           const std::vector<const StepTensor*>& matched) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    STITCH_RETURN_IF_ERROR(executor_->upload_input(*matched[i], inputs[i].data));
+  }
   const auto start = std::chrono::steady_clock::now();
   STITCH_RETURN_IF_ERROR(executor_->enqueue());
   STITCH_RETURN_IF_ERROR(backend_->synchronize());
   last_run_times_.steps_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  return executor_->outputs();
+  return Status::ok();
 }
 
 Result<std::map<std::string, ir::Tensor>> Session::run(const std::vector<HostTensor>& inputs) {
   const auto start = std::chrono::steady_clock::now();
-  STITCH_ASSIGN_OR_RETURN(auto bound, checked_inputs(inputs));
+  STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> matched, checked_inputs(inputs));
   std::lock_guard<std::mutex> lock(run_mutex_);
-  Result<std::map<std::string, ir::Tensor>> outputs = run_locked(bound);
+  STITCH_RETURN_IF_ERROR(run_locked(inputs, matched));
+  Result<std::map<std::string, ir::Tensor>> outputs = executor_->outputs();
   last_run_times_.total_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return outputs;
@@ -128,6 +113,7 @@ Result<std::map<std::string, ir::Tensor>> Session::run(const std::vector<HostTen
 Status Session::run(const std::vector<HostTensor>& inputs, const std::vector<HostBuffer>& buffers) {
   const auto start = std::chrono::steady_clock::now();
   std::set<std::string> named;
+  std::vector<const StepTensor*> outputs;  // per buffer
   for (const HostBuffer& buffer : buffers) {
     const StepTensor* output = nullptr;
     for (const StepTensor& candidate : program_->outputs) {
@@ -144,6 +130,7 @@ Status Session::run(const std::vector<HostTensor>& inputs, const std::vector<Hos
     if (!named.insert(buffer.name).second) {
       return Status::invalid_input("run: two buffers for output " + support::quote(buffer.name));
     }
+    outputs.push_back(output);
     if (static_cast<int64_t>(buffer.capacity_bytes) < output->bytes ||
         (buffer.data == nullptr && output->bytes > 0)) {
       return Status::invalid_input("run: the buffer for output " + support::quote(buffer.name) +
@@ -153,12 +140,11 @@ Status Session::run(const std::vector<HostTensor>& inputs, const std::vector<Hos
                                    std::to_string(output->bytes));
     }
   }
-  STITCH_ASSIGN_OR_RETURN(auto bound, checked_inputs(inputs));
+  STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> matched, checked_inputs(inputs));
   std::lock_guard<std::mutex> lock(run_mutex_);
-  STITCH_ASSIGN_OR_RETURN(auto outputs, run_locked(bound));
-  for (const HostBuffer& buffer : buffers) {
-    const ir::Tensor& tensor = outputs.at(buffer.name);
-    std::memcpy(buffer.data, tensor.bytes.data(), tensor.bytes.size());
+  STITCH_RETURN_IF_ERROR(run_locked(inputs, matched));
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    STITCH_RETURN_IF_ERROR(executor_->download_output(*outputs[i], buffers[i].data));
   }
   last_run_times_.total_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

@@ -6,8 +6,9 @@
 // open() does everything that does not depend on the inputs, once: it reads the
 // output directory (artifact/reader/output_directory.h), picks the backend, prepares
 // every step (the generated kernels built or loaded, library descriptors made), plans
-// the memory and uploads the weights. run() then only copies the inputs in, enqueues
-// the steps and copies the outputs out.
+// the memory and uploads the weights. run() then only uploads the inputs straight from
+// the caller's memory, enqueues the steps and downloads the outputs straight into the
+// caller's buffers (no intermediate copies).
 //
 // Backends, never silently (SessionBackend):
 //   kAuto       the GPU when one is usable, else the generated kernels through the
@@ -105,15 +106,18 @@ class Session {
 
  private:
   Session() = default;
-  Result<std::map<std::string, ir::Tensor>> checked_inputs(
+  // For each input, the model input it is, after the checks of names, dtypes, shapes
+  // and data.
+  Result<std::vector<const StepTensor*>> checked_inputs(
       const std::vector<HostTensor>& inputs) const;
 
   std::unique_ptr<Program> program_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Executor> executor_;  // refers to *program_ and *backend_
-  // Copies inputs in, runs the steps (timing them), returns the outputs. Holds the lock.
-  Result<std::map<std::string, ir::Tensor>> run_locked(
-      const std::map<std::string, ir::Tensor>& inputs);
+  // Uploads the inputs straight from the caller's memory and runs the steps until they
+  // finished, timing them. The caller holds run_mutex_.
+  Status run_locked(const std::vector<HostTensor>& inputs,
+                    const std::vector<const StepTensor*>& matched);
 
   std::string backend_name_;
   mutable std::mutex run_mutex_;
