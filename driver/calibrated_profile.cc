@@ -84,8 +84,12 @@ Status describe_device(const runtime::DeviceMeasurement& measurement, bool verbo
         2.0 * measurement.memory_clock_khz * 1e3 * measurement.bus_bits / 8.0;
   } else if (shipped) {
     profile.peak_dram_bytes_per_second = shipped->peak_dram_bytes_per_second;
-  } else {
-    profile.peak_dram_bytes_per_second = measurement.max_dram_bytes_per_second;
+  } else {  // the best copy measured
+    profile.peak_dram_bytes_per_second = 0;
+    for (const runtime::MeasuredBandwidth& point : measurement.bandwidth_curve) {
+      profile.peak_dram_bytes_per_second =
+          std::max(profile.peak_dram_bytes_per_second, point.bytes_per_second);
+    }
   }
   profile.sm_clock_hz = measurement.clock_khz * 1e3;
   profile.max_blocks_per_sm = measurement.max_blocks_per_sm;

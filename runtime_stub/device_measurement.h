@@ -42,7 +42,6 @@ struct DeviceMeasurement {
   int max_blocks_per_sm = 0;
   // What was measured (calibrate.cc says how).
   std::vector<MeasuredBandwidth> bandwidth_curve;  // strictly increasing bytes
-  double max_dram_bytes_per_second = 0;            // the curve's highest bytes_per_second
   double l2_bytes_per_second = 0;
   double launch_latency_us = 0;
   double grid_barrier_us = 0;

@@ -99,17 +99,6 @@ Status Session::run_locked(const std::vector<HostTensor>& inputs,
   return Status::ok();
 }
 
-Result<std::map<std::string, ir::Tensor>> Session::run(const std::vector<HostTensor>& inputs) {
-  const auto start = std::chrono::steady_clock::now();
-  STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> matched, checked_inputs(inputs));
-  std::lock_guard<std::mutex> lock(run_mutex_);
-  STITCH_RETURN_IF_ERROR(run_locked(inputs, matched));
-  Result<std::map<std::string, ir::Tensor>> outputs = executor_->outputs();
-  last_run_times_.total_us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  return outputs;
-}
-
 Status Session::run(const std::vector<HostTensor>& inputs, const std::vector<HostBuffer>& buffers) {
   const auto start = std::chrono::steady_clock::now();
   std::set<std::string> named;

@@ -31,7 +31,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,14 +83,10 @@ class Session {
   const std::vector<StepTensor>& outputs() const { return program_->outputs; }
   // "CPU: emulated kernels", "CPU: reference interpreter", or the GPU's name.
   const std::string& backend_name() const { return backend_name_; }
-  bool on_gpu() const { return backend_->is_gpu(); }
 
   // Runs on `inputs` (every model input once) and writes the outputs `buffers` name
   // (any subset of the model's outputs, each once).
   Status run(const std::vector<HostTensor>& inputs, const std::vector<HostBuffer>& buffers);
-  // The same, returning every output.
-  Result<std::map<std::string, ir::Tensor>> run(const std::vector<HostTensor>& inputs);
-
   // The wall time of this session's last successful run: the whole call, and of it the
   // steps (enqueued until they finished); the rest is the call's own overhead (the
   // checks, the copies in and out). bench/session_overhead.cc reports it.

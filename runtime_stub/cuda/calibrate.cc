@@ -361,11 +361,10 @@ Result<DeviceFacts> open_device(const CalibrationOptions& options) {
 }
 
 // The bandwidth curve M(V) into measurement.bandwidth_curve and the L2 bandwidth into
-// measurement.l2_bytes_per_second; returns the highest DRAM bandwidth measured.
-Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaStream_t stream,
-                                 const cudaDeviceProp& properties,
-                                 const CalibrationOptions& options,
-                                 DeviceMeasurement& measurement) {
+// measurement.l2_bytes_per_second.
+Status measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaStream_t stream,
+                         const cudaDeviceProp& properties, const CalibrationOptions& options,
+                         DeviceMeasurement& measurement) {
   const std::vector<int64_t> sizes = copy_elements(options);
   const int64_t max_elements = sizes.back();
   const size_t buffer_bytes = static_cast<size_t>(max_elements) * 16;
@@ -404,7 +403,6 @@ Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaS
                        "cudaMemsetAsync(L2 flush)");
   };
 
-  double max_measured = 0.0;
   for (int64_t elements : sizes) {
     for (int i = 0; i < 3; ++i) STITCH_RETURN_IF_ERROR(launch_copy(elements));  // warm-up
     std::vector<double> seconds;
@@ -417,7 +415,6 @@ Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaS
     }
     const double bytes = static_cast<double>(elements * kBytesPerElement);
     const double bytes_per_second = bytes / median(seconds);
-    max_measured = std::max(max_measured, bytes_per_second);
     measurement.bandwidth_curve.push_back({bytes, bytes_per_second});
     if (options.verbose) {
       std::cerr << "calibrate: " << static_cast<int64_t>(bytes)
@@ -448,7 +445,7 @@ Result<double> measure_bandwidth(const DriverApi& driver, CUfunction copy, cudaS
   }
   // The buffers are freed on return: nothing may still read them.
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
-  return max_measured;
+  return Status::ok();
 }
 
 // One grid barrier in microseconds: kBarrierRounds barriers in one cooperative launch
@@ -609,8 +606,7 @@ Result<DeviceMeasurement> calibrate_cuda_device(const CalibrationOptions& option
       cuda_status(cudaStreamCreateWithFlags(stream.receive(), cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags"));
   DeviceMeasurement measurement = device_measurement(facts);
-  STITCH_ASSIGN_OR_RETURN(
-      measurement.max_dram_bytes_per_second,
+  STITCH_RETURN_IF_ERROR(
       measure_bandwidth(driver, copy, stream.get(), properties, options, measurement));
   STITCH_ASSIGN_OR_RETURN(measurement.launch_latency_us,
                           measure_launch_latency(driver, empty, stream.get(), options));

@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cli_harness import Harness  # noqa: E402
+from cli_harness import Harness, input_shape_flags  # noqa: E402
 
 MODELS = ["mlp", "bert"]
 
@@ -33,7 +33,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for name in MODELS:
             entry = entries[name]
-            flags = [part for flag in entry["input_shape_flags"] for part in ("--input-shape", flag)]
+            flags = input_shape_flags(entry)
             out = os.path.join(work, name)
             h.stitchopt(os.path.join(args.models, entry["file"]), "-o", out, "-q", *flags)
             for binary in (args.c_test, args.threads_test):

@@ -36,6 +36,11 @@ class Harness:
         return 0
 
 
+def input_shape_flags(entry):
+    """The --input-shape arguments of a models/manifest.json entry."""
+    return [part for flag in entry["input_shape_flags"] for part in ("--input-shape", flag)]
+
+
 def venv_nvdisasm():
     """The test venv's nvdisasm, or None."""
     found = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages",

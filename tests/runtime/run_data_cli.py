@@ -29,7 +29,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cli_harness import Harness  # noqa: E402
+from cli_harness import Harness, input_shape_flags  # noqa: E402
 
 # Float inputs (mlp, gpt2_block), integer ones with a float mask (bert).
 MODELS = ["mlp", "gpt2_block", "bert"]
@@ -106,7 +106,7 @@ def main():
         for index, name in enumerate(MODELS):
             entry = entries[name]
             model_path = os.path.join(args.models, entry["file"])
-            flags = [part for flag in entry["input_shape_flags"] for part in ("--input-shape", flag)]
+            flags = input_shape_flags(entry)
             out = os.path.join(work, name)
             h.stitchopt(model_path, "-o", out, "-q", *flags)
             feeds = feeds_for(model_path, input_shapes(entry), seed=index)
