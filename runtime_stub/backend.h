@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@
 #include "runtime_stub/program.h"
 
 namespace stitch::runtime {
+
+// Work captured once and enqueued again as a whole (a CUDA graph on the GPU).
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+  // Enqueues the captured work on the backend's stream, with the addresses it had
+  // when captured.
+  virtual Status launch() = 0;
+};
 
 // Where the executor runs a step.
 struct Placement {
@@ -72,6 +82,25 @@ class Backend {
   // exist (the host backend).
   virtual Result<std::vector<double>> time_graph(const std::function<Status()>& enqueue, int warmup,
                                                  int iterations) = 0;
+
+  // The caller's device memory (runtime::Session's device tensors). Only a GPU backend
+  // has any: the others answer Status::unavailable with why.
+  //   check_device_memory: ok when `pointer` is device memory of this backend's device,
+  //     else an invalid-input error that says where it is (host memory, another GPU);
+  //   copy_on_device: enqueues a copy between two device buffers (not waited for);
+  //   wait_for_stream: the work enqueued from now on waits for the work enqueued so far
+  //     on `stream` (a caller's cudaStream_t);
+  //   signal_stream: work enqueued later on `stream` waits for the work enqueued so far
+  //     on the backend's stream.
+  virtual Status check_device_memory(const void* pointer) const;
+  virtual Status copy_on_device(void* destination, const void* source, int64_t bytes);
+  virtual Status wait_for_stream(void* stream);
+  virtual Status signal_stream(void* stream);
+  // Captures the work `enqueue` puts on the stream without running it, for launch()
+  // later (CUDA graph capture); Status::unavailable where nothing can be captured (the
+  // host backends), and an error when `enqueue` does something capture forbids (a
+  // synchronizing copy, a host step).
+  virtual Result<std::unique_ptr<CapturedWork>> capture(const std::function<Status()>& enqueue);
 };
 
 }  // namespace stitch::runtime

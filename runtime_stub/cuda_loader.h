@@ -52,7 +52,8 @@ struct CudaRuntimeApi {
   Result<DeviceMeasurement> (*calibrate)(const CalibrationOptions& options);
 };
 // 2: calibrate returns a DeviceMeasurement (1 returned a cost_model::DeviceProfile).
-inline constexpr int kCudaRuntimeAbiVersion = 2;
+// 3: Backend has device memory, caller streams and capture (runtime::Session).
+inline constexpr int kCudaRuntimeAbiVersion = 3;
 
 // dlopens the library (once) and returns its table. Unavailable with the reason when
 // it was not built (no CUDA toolkit at build time), cannot be loaded (a CUDA library

@@ -176,20 +176,23 @@ int64_t Executor::host_steps() const {
                        [](const Placement& placement) { return !placement.on_backend; });
 }
 
-Status Executor::upload_input(const StepTensor& input, const void* data) {
+Status Executor::upload_input(const StepTensor& input, const void* data, bool on_device) {
+  if (on_device) return backend_.copy_on_device(address(input.value), data, input.bytes);
   return backend_.upload(address(input.value), data, input.bytes);
 }
 
-Status Executor::download_output(const StepTensor& output, void* destination) {
+Status Executor::download_output(const StepTensor& output, void* destination, bool on_device) {
   if (output.bytes == 0) return Status::ok();  // no bytes (its planned buffer may be null)
   const void* source = address(output.value);
   if (source == nullptr) {  // an output that is a constant of the model
     const ir::Value& value = program_.model.graph.value(output.value);
     STITCH_CHECK(value.constant != nullptr)
         << "graph output \"" << output.name << "\" has no buffer";
+    if (on_device) return backend_.upload(destination, value.constant->bytes.data(), output.bytes);
     std::memcpy(destination, value.constant->bytes.data(), static_cast<size_t>(output.bytes));
     return Status::ok();
   }
+  if (on_device) return backend_.copy_on_device(destination, source, output.bytes);
   return backend_.download(destination, source, output.bytes);
 }
 

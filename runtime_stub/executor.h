@@ -54,16 +54,19 @@ class Executor {
 
   // Uploads `inputs` (every Program::inputs entry by name, exact dtype and shape).
   Status set_inputs(const std::map<std::string, ir::Tensor>& inputs);
-  // Uploads one graph input from `data` (input.bytes bytes), for a caller that checked
-  // the input's dtype and shape itself (runtime::Session: no intermediate tensor).
-  Status upload_input(const StepTensor& input, const void* data);
+  // Copies one graph input from `data` (input.bytes bytes), for a caller that checked
+  // the input's dtype and shape itself (runtime::Session: no intermediate tensor):
+  // from host memory, waited for; or, `on_device`, from the backend's device memory,
+  // enqueued on its stream.
+  Status upload_input(const StepTensor& input, const void* data, bool on_device = false);
   // Enqueues every step (host steps synchronize around themselves).
   Status enqueue();
   // Enqueues step `index` only (per-kernel timing), after the steps before it ran.
   Status enqueue_step(size_t index);
-  // Downloads one graph output into `destination` (output.bytes bytes). Precondition:
-  // the enqueued steps finished (Backend::synchronize).
-  Status download_output(const StepTensor& output, void* destination);
+  // Copies one graph output into `destination` (output.bytes bytes): into host memory
+  // (precondition: the enqueued steps finished, Backend::synchronize); or, `on_device`,
+  // into the backend's device memory, enqueued on its stream after the steps.
+  Status download_output(const StepTensor& output, void* destination, bool on_device = false);
   // Waits, then downloads every graph output by name.
   Result<std::map<std::string, ir::Tensor>> outputs();
   // set_inputs, enqueue, outputs.

@@ -2,6 +2,7 @@
 #include "runtime_stub/session.h"
 
 #include <chrono>
+#include <cstdint>
 #include <set>
 #include <utility>
 
@@ -58,15 +59,58 @@ Result<std::unique_ptr<Session>> Session::open(const std::string& out_dir,
   session->backend_name_ = session->backend_->device_name();
   STITCH_ASSIGN_OR_RETURN(session->executor_,
                           Executor::create(*session->program_, *session->backend_));
+  if (!session->backend_->is_gpu()) {
+    session->launch_note_ = "one call per step (CPU)";
+  } else if (!options.cuda_graphs) {
+    session->launch_note_ = "one launch per step: CUDA graphs were turned off";
+  } else if (session->executor_->host_steps() > 0) {
+    const std::vector<Placement>& placements = session->executor_->placements();
+    for (size_t i = 0; i < placements.size(); ++i) {
+      if (placements[i].on_backend) continue;
+      session->launch_note_ =
+          "one launch per step: step " + support::quote(session->program_->steps[i].name) +
+          " runs on the host (" + placements[i].why + "), which a CUDA graph cannot hold";
+      break;
+    }
+  } else {
+    session->graphs_wanted_ = true;
+  }
   return session;
 }
 
 Session::~Session() = default;
 
+std::string Session::launch_mode() const {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (graph_ != nullptr) {
+    return "CUDA graph replay (" + std::to_string(graph_steps_) + " steps in one graph)";
+  }
+  if (graphs_wanted_) return "CUDA graph capture at the first run";
+  return launch_note_;
+}
+
+Status Session::check_memory(const std::string& what, const void* data, Memory memory,
+                             size_t element_size) const {
+  if (element_size > 1 && reinterpret_cast<uintptr_t>(data) % element_size != 0) {
+    return Status::invalid_input(what + ": its data is not aligned to its " +
+                                 std::to_string(element_size) +
+                                 "-byte elements; pass an aligned copy");
+  }
+  if (memory == Memory::kDevice) {
+    if (!backend_->is_gpu()) {
+      return Status::invalid_input(what + ": it is device memory, but this session runs on " +
+                                   backend_name_ + "; pass host memory");
+    }
+    Status on_device = backend_->check_device_memory(data);
+    if (!on_device.is_ok()) return on_device.with_prefix(what + ": ");
+  }
+  return Status::ok();
+}
+
 Result<std::vector<const StepTensor*>> Session::checked_inputs(
-    const std::vector<HostTensor>& inputs) const {
+    const std::vector<InputTensor>& inputs) const {
   std::vector<FeedType> feeds;
-  for (const HostTensor& input : inputs) {
+  for (const InputTensor& input : inputs) {
     if (ir::dtype_size(input.dtype) == 0) {
       return Status::invalid_input("input " + support::quote(input.name) +
                                    ": its dtype is none stitchopt runs (numbered as ONNX's "
@@ -78,32 +122,20 @@ Result<std::vector<const StepTensor*>> Session::checked_inputs(
   STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> matched,
                           match_feeds(*program_, feeds, "run"));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].data == nullptr && matched[i]->bytes > 0) {
-      return Status::invalid_input("input " + support::quote(inputs[i].name) +
-                                   ": its data is null");
-    }
+    if (matched[i]->bytes == 0) continue;
+    const std::string what = "input " + support::quote(inputs[i].name);
+    if (inputs[i].data == nullptr) return Status::invalid_input(what + ": its data is null");
+    STITCH_RETURN_IF_ERROR(check_memory(what, inputs[i].data, inputs[i].memory,
+                                        static_cast<size_t>(ir::dtype_size(inputs[i].dtype))));
   }
   return matched;
 }
 
-Status Session::run_locked(const std::vector<HostTensor>& inputs,
-                           const std::vector<const StepTensor*>& matched) {
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    STITCH_RETURN_IF_ERROR(executor_->upload_input(*matched[i], inputs[i].data));
-  }
-  const auto start = std::chrono::steady_clock::now();
-  STITCH_RETURN_IF_ERROR(executor_->enqueue());
-  STITCH_RETURN_IF_ERROR(backend_->synchronize());
-  last_run_times_.steps_us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  return Status::ok();
-}
-
-Status Session::run(const std::vector<HostTensor>& inputs, const std::vector<HostBuffer>& buffers) {
-  const auto start = std::chrono::steady_clock::now();
+Result<std::vector<const StepTensor*>> Session::checked_outputs(
+    const std::vector<OutputBuffer>& buffers) const {
   std::set<std::string> named;
   std::vector<const StepTensor*> outputs;  // per buffer
-  for (const HostBuffer& buffer : buffers) {
+  for (const OutputBuffer& buffer : buffers) {
     const StepTensor* output = nullptr;
     for (const StepTensor& candidate : program_->outputs) {
       if (candidate.name == buffer.name) output = &candidate;
@@ -128,13 +160,68 @@ Status Session::run(const std::vector<HostTensor>& inputs, const std::vector<Hos
                                    array_text(output->type.dtype, output->type.dims) + ") needs " +
                                    std::to_string(output->bytes));
     }
+    if (output->bytes > 0) {
+      STITCH_RETURN_IF_ERROR(
+          check_memory("run: the buffer for output " + support::quote(buffer.name), buffer.data,
+                       buffer.memory, static_cast<size_t>(ir::dtype_size(output->type.dtype))));
+    }
   }
+  return outputs;
+}
+
+Status Session::enqueue_steps() {
+  if (graph_ != nullptr) return graph_->launch();
+  if (!graphs_wanted_) return executor_->enqueue();
+  // The first run: capture the steps, then launch what was captured (capture runs
+  // nothing). A failed capture falls back to one launch per step, for good.
+  graphs_wanted_ = false;
+  Result<std::unique_ptr<CapturedWork>> captured =
+      backend_->capture([this]() { return executor_->enqueue(); });
+  if (!captured.is_ok()) {
+    launch_note_ = "one launch per step: " + captured.status().message();
+    return executor_->enqueue();
+  }
+  graph_ = std::move(captured).value();
+  graph_steps_ = executor_->launches_per_run();
+  return graph_->launch();
+}
+
+Status Session::run_locked(const std::vector<InputTensor>& inputs,
+                           const std::vector<const StepTensor*>& matched,
+                           const std::vector<OutputBuffer>& buffers,
+                           const std::vector<const StepTensor*>& outputs, void* cuda_stream) {
+  if (cuda_stream != nullptr) STITCH_RETURN_IF_ERROR(backend_->wait_for_stream(cuda_stream));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    STITCH_RETURN_IF_ERROR(
+        executor_->upload_input(*matched[i], inputs[i].data, inputs[i].memory == Memory::kDevice));
+  }
+  bool host_outputs = false;
+  for (const OutputBuffer& buffer : buffers) host_outputs |= buffer.memory == Memory::kHost;
+  const auto start = std::chrono::steady_clock::now();
+  STITCH_RETURN_IF_ERROR(enqueue_steps());
+  // Returning before the steps finished is for a caller's stream with device outputs.
+  if (cuda_stream == nullptr || host_outputs) STITCH_RETURN_IF_ERROR(backend_->synchronize());
+  last_run_times_.steps_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    STITCH_RETURN_IF_ERROR(executor_->download_output(*outputs[i], buffers[i].data,
+                                                      buffers[i].memory == Memory::kDevice));
+  }
+  if (cuda_stream != nullptr) return backend_->signal_stream(cuda_stream);
+  return backend_->synchronize();  // device outputs' copies
+}
+
+Status Session::run(const std::vector<InputTensor>& inputs,
+                    const std::vector<OutputBuffer>& buffers, void* cuda_stream) {
+  const auto start = std::chrono::steady_clock::now();
+  if (cuda_stream != nullptr && !backend_->is_gpu()) {
+    return Status::invalid_input("run: a CUDA stream was given, but this session runs on " +
+                                 backend_name_ + "; pass none");
+  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> outputs, checked_outputs(buffers));
   STITCH_ASSIGN_OR_RETURN(std::vector<const StepTensor*> matched, checked_inputs(inputs));
   std::lock_guard<std::mutex> lock(run_mutex_);
-  STITCH_RETURN_IF_ERROR(run_locked(inputs, matched));
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    STITCH_RETURN_IF_ERROR(executor_->download_output(*outputs[i], buffers[i].data));
-  }
+  STITCH_RETURN_IF_ERROR(run_locked(inputs, matched, buffers, outputs, cuda_stream));
   last_run_times_.total_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return Status::ok();

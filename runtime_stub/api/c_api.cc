@@ -4,6 +4,8 @@
 // included, becomes STITCHOPT_INTERNAL_ERROR).
 #include "runtime_stub/api/stitchopt/runtime.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -81,6 +83,17 @@ StitchoptStatus* describe(const std::vector<stitch::runtime::StepTensor>& tensor
   return nullptr;
 }
 
+// A StitchoptMemory as the runtime's Memory; *error is set for any other value.
+stitch::runtime::Memory memory_of(int32_t memory, const char* kind, size_t index,
+                                  StitchoptStatus** error) {
+  if (memory == STITCHOPT_MEMORY_CUDA) return stitch::runtime::Memory::kDevice;
+  if (memory != STITCHOPT_MEMORY_HOST) {
+    *error = invalid(std::string("stitchopt_session_run: ") + kind + " " + std::to_string(index) +
+                     " has memory " + std::to_string(memory) + ", which is no StitchoptMemory");
+  }
+  return stitch::runtime::Memory::kHost;
+}
+
 }  // namespace
 
 extern "C" {
@@ -99,36 +112,65 @@ const char* stitchopt_status_message(const StitchoptStatus* status) {
 
 void stitchopt_status_free(StitchoptStatus* status) { delete status; }
 
-StitchoptStatus* stitchopt_session_open(const char* out_dir, StitchoptBackend backend,
-                                        StitchoptSession** session) {
+void stitchopt_session_options_init(StitchoptSessionOptions* options) {
+  if (options == nullptr) return;
+  *options = StitchoptSessionOptions{};
+  options->struct_size = sizeof(StitchoptSessionOptions);
+  options->backend = STITCHOPT_BACKEND_AUTO;
+  options->cuda_device = 0;
+  options->cuda_graphs = 1;
+}
+
+StitchoptStatus* stitchopt_session_open_with(const char* out_dir,
+                                             const StitchoptSessionOptions* options,
+                                             StitchoptSession** session) {
   return guarded([&]() -> StitchoptStatus* {
     if (session == nullptr) return invalid("stitchopt_session_open: session is NULL");
     *session = nullptr;
     if (out_dir == nullptr) return invalid("stitchopt_session_open: out_dir is NULL");
-    stitch::runtime::SessionOptions options;
-    switch (backend) {
+    if (options == nullptr || options->struct_size < sizeof(StitchoptSessionOptions)) {
+      return invalid(
+          "stitchopt_session_open_with: options is NULL or was not filled by "
+          "stitchopt_session_options_init");
+    }
+    stitch::runtime::SessionOptions session_options;
+    switch (options->backend) {
       case STITCHOPT_BACKEND_AUTO:
-        options.backend = stitch::runtime::SessionBackend::kAuto;
+        session_options.backend = stitch::runtime::SessionBackend::kAuto;
         break;
       case STITCHOPT_BACKEND_GPU:
-        options.backend = stitch::runtime::SessionBackend::kGpu;
+        session_options.backend = stitch::runtime::SessionBackend::kGpu;
         break;
       case STITCHOPT_BACKEND_EMULATED:
-        options.backend = stitch::runtime::SessionBackend::kEmulated;
+        session_options.backend = stitch::runtime::SessionBackend::kEmulated;
         break;
       case STITCHOPT_BACKEND_REFERENCE:
-        options.backend = stitch::runtime::SessionBackend::kReference;
+        session_options.backend = stitch::runtime::SessionBackend::kReference;
         break;
       default:
         return invalid("stitchopt_session_open: backend " +
-                       std::to_string(static_cast<int>(backend)) + " is none of 0-3");
+                       std::to_string(static_cast<int>(options->backend)) + " is none of 0-3");
     }
+    if (options->cuda_device < 0) {
+      return invalid("stitchopt_session_open: cuda_device " + std::to_string(options->cuda_device) +
+                     " is negative");
+    }
+    session_options.gpu_device = options->cuda_device;
+    session_options.cuda_graphs = options->cuda_graphs != 0;
     stitch::Result<std::unique_ptr<stitch::runtime::Session>> opened =
-        stitch::runtime::Session::open(out_dir, options);
+        stitch::runtime::Session::open(out_dir, session_options);
     if (!opened.is_ok()) return from_status(opened.status());
     *session = new StitchoptSession{std::move(opened).value()};
     return nullptr;
   });
+}
+
+StitchoptStatus* stitchopt_session_open(const char* out_dir, StitchoptBackend backend,
+                                        StitchoptSession** session) {
+  StitchoptSessionOptions options;
+  stitchopt_session_options_init(&options);
+  options.backend = backend;
+  return stitchopt_session_open_with(out_dir, &options, session);
 }
 
 void stitchopt_session_close(StitchoptSession* session) { delete session; }
@@ -157,17 +199,17 @@ StitchoptStatus* stitchopt_session_output(const StitchoptSession* session, size_
   return describe(session->session->outputs(), index, "output", info);
 }
 
-StitchoptStatus* stitchopt_session_run(StitchoptSession* session, const StitchoptTensor* inputs,
-                                       size_t input_count, const StitchoptBuffer* outputs,
-                                       size_t output_count) {
+StitchoptStatus* stitchopt_session_run_on(StitchoptSession* session, void* cuda_stream,
+                                          const StitchoptTensorRef* inputs, size_t input_count,
+                                          const StitchoptBufferRef* outputs, size_t output_count) {
   return guarded([&]() -> StitchoptStatus* {
     if (session == nullptr) return invalid("stitchopt_session_run: session is NULL");
     if ((inputs == nullptr && input_count > 0) || (outputs == nullptr && output_count > 0)) {
       return invalid("stitchopt_session_run: a NULL array with a nonzero count");
     }
-    std::vector<stitch::runtime::HostTensor> tensors;
+    std::vector<stitch::runtime::InputTensor> tensors;
     for (size_t i = 0; i < input_count; ++i) {
-      const StitchoptTensor& input = inputs[i];
+      const StitchoptTensorRef& input = inputs[i];
       if (input.name == nullptr || input.rank < 0 || (input.rank > 0 && input.shape == nullptr)) {
         return invalid("stitchopt_session_run: input " + std::to_string(i) +
                        " has a NULL name or shape, or a negative rank");
@@ -176,22 +218,60 @@ StitchoptStatus* stitchopt_session_run(StitchoptSession* session, const Stitchop
         return invalid("stitchopt_session_run: input " + std::to_string(i) + " has dtype " +
                        std::to_string(input.dtype) + ", which is no StitchoptDType");
       }
-      stitch::runtime::HostTensor tensor;
+      StitchoptStatus* memory_error = nullptr;
+      stitch::runtime::Memory memory = memory_of(input.memory, "input", i, &memory_error);
+      if (memory_error != nullptr) return memory_error;
+      stitch::runtime::InputTensor tensor;
       tensor.name = input.name;
       tensor.dtype = static_cast<stitch::ir::DType>(input.dtype);
       tensor.shape.assign(input.shape, input.shape + input.rank);
       tensor.data = input.data;
+      tensor.memory = memory;
       tensors.push_back(std::move(tensor));
     }
-    std::vector<stitch::runtime::HostBuffer> buffers;
+    std::vector<stitch::runtime::OutputBuffer> buffers;
     for (size_t i = 0; i < output_count; ++i) {
       if (outputs[i].name == nullptr) {
         return invalid("stitchopt_session_run: output " + std::to_string(i) + " has a NULL name");
       }
-      buffers.push_back({outputs[i].name, outputs[i].data, outputs[i].capacity_bytes});
+      StitchoptStatus* memory_error = nullptr;
+      stitch::runtime::Memory memory = memory_of(outputs[i].memory, "output", i, &memory_error);
+      if (memory_error != nullptr) return memory_error;
+      buffers.push_back({outputs[i].name, outputs[i].data, outputs[i].capacity_bytes, memory});
     }
-    return from_status(session->session->run(tensors, buffers));
+    return from_status(session->session->run(tensors, buffers, cuda_stream));
   });
+}
+
+StitchoptStatus* stitchopt_session_run(StitchoptSession* session, const StitchoptTensor* inputs,
+                                       size_t input_count, const StitchoptBuffer* outputs,
+                                       size_t output_count) {
+  return guarded([&]() -> StitchoptStatus* {
+    std::vector<StitchoptTensorRef> tensors;
+    for (size_t i = 0; inputs != nullptr && i < input_count; ++i) {
+      const StitchoptTensor& input = inputs[i];
+      tensors.push_back(
+          {input.name, input.dtype, input.rank, input.shape, input.data, STITCHOPT_MEMORY_HOST});
+    }
+    std::vector<StitchoptBufferRef> buffers;
+    for (size_t i = 0; outputs != nullptr && i < output_count; ++i) {
+      buffers.push_back(
+          {outputs[i].name, outputs[i].data, outputs[i].capacity_bytes, STITCHOPT_MEMORY_HOST});
+    }
+    return stitchopt_session_run_on(session, nullptr, inputs == nullptr ? nullptr : tensors.data(),
+                                    input_count, outputs == nullptr ? nullptr : buffers.data(),
+                                    output_count);
+  });
+}
+
+size_t stitchopt_session_launch_mode(const StitchoptSession* session, char* text, size_t capacity) {
+  const std::string mode = session == nullptr ? "" : session->session->launch_mode();
+  if (text != nullptr && capacity > 0) {
+    const size_t copied = std::min(mode.size(), capacity - 1);
+    std::memcpy(text, mode.data(), copied);
+    text[copied] = '\0';
+  }
+  return mode.size();
 }
 
 }  // extern "C"

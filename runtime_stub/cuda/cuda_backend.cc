@@ -6,6 +6,7 @@
 //   cudnn_conv.h           Conv library steps with their epilogue (cuDNN)
 //   cudnn_pool.h           pooling library steps (cuDNN)
 //   cuda_timing.h          CUDA event and CUDA Graph timing for stitchopt bench
+//   cuda_graph.h           CUDA graph capture and replay (runtime::Session, bench --graph)
 // cuda_library_step.h binds a library step's epilogue, as the plan decided it
 // (Step::epilogue), to the step's inputs for the cuBLASLt and cuDNN calls.
 //
@@ -29,6 +30,7 @@
 #include "ir/core/analysis.h"
 #include "ir/core/graph.h"
 #include "runtime_stub/cuda/cublaslt_gemm.h"
+#include "runtime_stub/cuda/cuda_graph.h"
 #include "runtime_stub/cuda/cuda_kernel_library.h"
 #include "runtime_stub/cuda/cuda_library_step.h"
 #include "runtime_stub/cuda/cuda_memory.h"
@@ -82,6 +84,34 @@ class CudaBackend final : public Backend {
     return time_graph_on_stream(stream_.get(), enqueue, warmup, iterations);
   }
 
+  Status check_device_memory(const void* pointer) const override;
+  Status copy_on_device(void* destination, const void* source, int64_t bytes) override {
+    if (bytes == 0) return Status::ok();
+    return cuda_status(cudaMemcpyAsync(destination, source, static_cast<size_t>(bytes),
+                                       cudaMemcpyDeviceToDevice, stream_.get()),
+                       "cudaMemcpyAsync(device to device, " + std::to_string(bytes) + " bytes)");
+  }
+  // One event each way, recorded anew per call (runs on a session are serialized).
+  Status wait_for_stream(void* stream) override {
+    STITCH_RETURN_IF_ERROR(
+        cuda_status(cudaEventRecord(caller_ready_.get(), static_cast<cudaStream_t>(stream)),
+                    "cudaEventRecord"));
+    return cuda_status(cudaStreamWaitEvent(stream_.get(), caller_ready_.get(), 0),
+                       "cudaStreamWaitEvent");
+  }
+  Status signal_stream(void* stream) override {
+    STITCH_RETURN_IF_ERROR(
+        cuda_status(cudaEventRecord(outputs_ready_.get(), stream_.get()), "cudaEventRecord"));
+    return cuda_status(
+        cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), outputs_ready_.get(), 0),
+        "cudaStreamWaitEvent");
+  }
+  Result<std::unique_ptr<CapturedWork>> capture(const std::function<Status()>& enqueue) override {
+    STITCH_ASSIGN_OR_RETURN(std::unique_ptr<CudaGraph> graph,
+                            CudaGraph::capture(stream_.get(), enqueue));
+    return std::unique_ptr<CapturedWork>(std::move(graph));
+  }
+
  private:
   explicit CudaBackend(const CudaBackendOptions& options) : options_(options) {}
 
@@ -90,6 +120,8 @@ class CudaBackend final : public Backend {
   // Declared first, destroyed last: the kernels' code must outlive the stream's work.
   std::unique_ptr<CudaKernelLibrary> kernels_;
   OwnedStream stream_;
+  OwnedEvent caller_ready_;   // wait_for_stream
+  OwnedEvent outputs_ready_;  // signal_stream
   std::unique_ptr<CudaMemory> memory_;
   std::unique_ptr<CublasLtGemm> gemm_;
   Owned<cudnnHandle_t, cudnnDestroy> cudnn_;
@@ -123,6 +155,10 @@ Result<std::unique_ptr<Backend>> CudaBackend::create(const CudaBackendOptions& o
   STITCH_RETURN_IF_ERROR(
       cuda_status(cudaStreamCreateWithFlags(backend->stream_.receive(), cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags"));
+  for (OwnedEvent* event : {&backend->caller_ready_, &backend->outputs_ready_}) {
+    STITCH_RETURN_IF_ERROR(cuda_status(
+        cudaEventCreateWithFlags(event->receive(), cudaEventDisableTiming), "cudaEventCreate"));
+  }
   backend->kernels_ = std::make_unique<CudaKernelLibrary>(options, backend->properties_);
   backend->memory_ = std::make_unique<CudaMemory>(backend->stream_.get());
   STITCH_ASSIGN_OR_RETURN(backend->gemm_,
@@ -148,6 +184,28 @@ Result<std::unique_ptr<Backend>> CudaBackend::create(const CudaBackendOptions& o
     std::cerr << "cuda: " << backend->cudnn_available_.message() << "\n";
   }
   return std::unique_ptr<Backend>(std::move(backend));
+}
+
+Status CudaBackend::check_device_memory(const void* pointer) const {
+  cudaPointerAttributes attributes{};
+  cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+  if (error != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return Status::invalid_input("it is not memory CUDA knows (" +
+                                 cuda_error_text("cudaPointerGetAttributes", error) + ")");
+  }
+  if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged) {
+    return Status::invalid_input(
+        "it is host memory, passed as device memory: pass it as host memory, or copy it to "
+        "CUDA device " +
+        std::to_string(options_.device));
+  }
+  if (attributes.device != options_.device) {
+    return Status::invalid_input("it is on CUDA device " + std::to_string(attributes.device) +
+                                 "; this session runs on device " +
+                                 std::to_string(options_.device));
+  }
+  return Status::ok();
 }
 
 Result<Placement> CudaBackend::prepare(const Program& program, const Step& step) {

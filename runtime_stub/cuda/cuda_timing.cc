@@ -1,8 +1,10 @@
 // Timing with CUDA events, directly or as one CUDA Graph replay.
 #include "runtime_stub/cuda/cuda_timing.h"
 
+#include <memory>
 #include <string>
 
+#include "runtime_stub/cuda/cuda_graph.h"
 #include "runtime_stub/cuda/cuda_plugin.h"
 
 namespace stitch::runtime::cuda {
@@ -30,28 +32,9 @@ Result<std::vector<double>> time_graph_on_stream(cudaStream_t stream,
                                  " and iterations " + std::to_string(iterations) +
                                  " (need >= 0 and >= 1)");
   }
-  // Capture: only this thread's calls are checked for capture safety.
-  STITCH_RETURN_IF_ERROR(cuda_status(
-      cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
-  Status enqueued = enqueue();
-  Owned<cudaGraph_t, cudaGraphDestroy> graph;
-  cudaError_t ended = cudaStreamEndCapture(stream, graph.receive());
-  if (!enqueued.is_ok() || ended != cudaSuccess) {
-    static_cast<void>(cudaGetLastError());  // a failed capture leaves its error behind
-    if (!enqueued.is_ok()) {
-      return enqueued.with_prefix(
-          "capturing a CUDA graph (a host step, a synchronizing copy or an uncapturable launch "
-          "cannot be captured): ");
-    }
-    return Status::internal(cuda_error_text("cudaStreamEndCapture", ended) +
-                            ": the enqueued work cannot be captured into a CUDA graph");
-  }
-  Owned<cudaGraphExec_t, cudaGraphExecDestroy> executable;
-  STITCH_RETURN_IF_ERROR(cuda_status(cudaGraphInstantiate(executable.receive(), graph.get(), 0),
-                                     "cudaGraphInstantiate"));
+  STITCH_ASSIGN_OR_RETURN(std::unique_ptr<CudaGraph> graph, CudaGraph::capture(stream, enqueue));
   for (int i = 0; i < warmup; ++i) {
-    STITCH_RETURN_IF_ERROR(
-        cuda_status(cudaGraphLaunch(executable.get(), stream), "cudaGraphLaunch"));
+    STITCH_RETURN_IF_ERROR(graph->launch());
   }
   STITCH_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
   OwnedEvent start;
@@ -61,8 +44,7 @@ Result<std::vector<double>> time_graph_on_stream(cudaStream_t stream,
   std::vector<double> milliseconds;
   for (int i = 0; i < iterations; ++i) {
     STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(start.get(), stream), "cudaEventRecord"));
-    STITCH_RETURN_IF_ERROR(
-        cuda_status(cudaGraphLaunch(executable.get(), stream), "cudaGraphLaunch"));
+    STITCH_RETURN_IF_ERROR(graph->launch());
     STITCH_RETURN_IF_ERROR(cuda_status(cudaEventRecord(stop.get(), stream), "cudaEventRecord"));
     STITCH_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(stop.get()), "cudaEventSynchronize"));
     float elapsed = 0.0f;

@@ -19,9 +19,14 @@
  *   ...
  *   stitchopt_session_close(session);
  *
- * Tensors are host memory, C order, the exact dtype and shape of the model's input or
- * output (stitchopt_session_input / _output say which). Calls on one session may come
- * from several threads; they run one at a time. */
+ * Tensors are C order, the exact dtype and shape of the model's input or output
+ * (stitchopt_session_input / _output say which), their data aligned to the element
+ * size. stitchopt_session_run takes host memory; stitchopt_session_run_on (version 2)
+ * also device memory of the session's GPU and a CUDA stream. On a GPU the steps are
+ * captured into one CUDA graph at the first run and replayed after, unless turned off
+ * (StitchoptSessionOptions.cuda_graphs) or impossible (stitchopt_session_launch_mode
+ * says why). Calls on one session may come from several threads; they run one at a
+ * time. */
 #ifndef STITCHOPT_RUNTIME_H_
 #define STITCHOPT_RUNTIME_H_
 
@@ -32,8 +37,9 @@
 extern "C" {
 #endif
 
-/* The version of this ABI: 1. */
-#define STITCHOPT_API_VERSION 1
+/* The version of this ABI: 2 (1, plus session options, device memory, CUDA streams
+ * and stitchopt_session_launch_mode). */
+#define STITCHOPT_API_VERSION 2
 int32_t stitchopt_api_version(void);
 /* The library's version, "0.1.0". */
 const char* stitchopt_version(void);
@@ -83,6 +89,20 @@ void stitchopt_status_free(StitchoptStatus* status);
  * the new session; close it with stitchopt_session_close. */
 StitchoptStatus* stitchopt_session_open(const char* out_dir, StitchoptBackend backend,
                                         StitchoptSession** session);
+/* Version 2: options beyond the backend. Fill them with stitchopt_session_options_init
+ * (which sets struct_size, so later versions can add fields), then change fields. */
+typedef struct {
+  size_t struct_size;       /* sizeof(StitchoptSessionOptions) */
+  StitchoptBackend backend; /* default STITCHOPT_BACKEND_AUTO */
+  int32_t cuda_device;      /* the GPU's ordinal, default 0 */
+  int32_t cuda_graphs;      /* 1 (default): capture the steps at the first run, replay
+                               them after; 0: one launch per step */
+} StitchoptSessionOptions;
+void stitchopt_session_options_init(StitchoptSessionOptions* options);
+StitchoptStatus* stitchopt_session_open_with(const char* out_dir,
+                                             const StitchoptSessionOptions* options,
+                                             StitchoptSession** session);
+
 /* Frees everything the session allocated. NULL is allowed. */
 void stitchopt_session_close(StitchoptSession* session);
 
@@ -130,6 +150,46 @@ typedef struct {
 StitchoptStatus* stitchopt_session_run(StitchoptSession* session, const StitchoptTensor* inputs,
                                        size_t input_count, const StitchoptBuffer* outputs,
                                        size_t output_count);
+
+/* Version 2: where a tensor's data is. */
+typedef enum {
+  STITCHOPT_MEMORY_HOST = 0,
+  STITCHOPT_MEMORY_CUDA = 1 /* device memory of the session's GPU (GPU backend only) */
+} StitchoptMemory;
+
+/* An input, in host or device memory. */
+typedef struct {
+  const char* name;
+  int32_t dtype; /* a StitchoptDType */
+  int32_t rank;
+  const int64_t* shape;
+  const void* data;
+  int32_t memory; /* a StitchoptMemory */
+} StitchoptTensorRef;
+
+/* A buffer an output is written to, in host or device memory. */
+typedef struct {
+  const char* name;
+  void* data;
+  size_t capacity_bytes;
+  int32_t memory; /* a StitchoptMemory */
+} StitchoptBufferRef;
+
+/* stitchopt_session_run with host or device memory, ordered on `cuda_stream` (a
+ * cudaStream_t of the session's GPU) when it is not NULL: the run waits for the work
+ * already enqueued on it, and work enqueued on it later waits for the outputs. With a
+ * stream and only device outputs the call returns once the work is enqueued;
+ * otherwise it returns when the outputs are written. Device memory or a stream on a
+ * session that runs on the CPU is STITCHOPT_INVALID_INPUT. */
+StitchoptStatus* stitchopt_session_run_on(StitchoptSession* session, void* cuda_stream,
+                                          const StitchoptTensorRef* inputs, size_t input_count,
+                                          const StitchoptBufferRef* outputs, size_t output_count);
+
+/* How the steps are launched, as one line: "CUDA graph replay (N steps in one graph)",
+ * "CUDA graph capture at the first run", "one launch per step: <why>" or "one call
+ * per step (CPU)". Writes at most `capacity` bytes, NUL included, into `text` (which
+ * may be NULL when capacity is 0) and returns the length of the whole line. */
+size_t stitchopt_session_launch_mode(const StitchoptSession* session, char* text, size_t capacity);
 
 #ifdef __cplusplus
 } /* extern "C" */

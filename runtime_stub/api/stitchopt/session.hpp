@@ -8,6 +8,11 @@
 //   auto outputs = session.run({stitchopt::Input::of("input", pixels, {32, 784})});
 //   const std::vector<float> logits = outputs.at("logits").as<float>();
 //
+// Device memory and a CUDA stream (GPU backend), IoBinding style:
+//   session.run_on(stream, {stitchopt::Input::on_device("input", STITCHOPT_FLOAT32,
+//                                                       {32, 784}, device_pixels)},
+//                  {{"logits", device_logits, 32 * 10 * sizeof(float), STITCHOPT_MEMORY_CUDA}});
+//
 // docs/runtime.md, "Using a compiled model from your program".
 #ifndef STITCHOPT_SESSION_HPP_
 #define STITCHOPT_SESSION_HPP_
@@ -89,17 +94,30 @@ struct TensorInfo {
   size_t bytes;
 };
 
-// An input in host memory (not copied until run).
+// An input in host memory, or device memory of the session's GPU (not copied until
+// run).
 struct Input {
   std::string name;
   StitchoptDType dtype;
   std::vector<int64_t> shape;
   const void* data;
+  StitchoptMemory memory = STITCHOPT_MEMORY_HOST;
 
   template <class T>
   static Input of(std::string name, const std::vector<T>& values, std::vector<int64_t> shape) {
     return Input{std::move(name), detail::dtype_of<T>(), std::move(shape), values.data()};
   }
+  static Input on_device(std::string name, StitchoptDType dtype, std::vector<int64_t> shape,
+                         const void* device_data) {
+    return Input{std::move(name), dtype, std::move(shape), device_data, STITCHOPT_MEMORY_CUDA};
+  }
+};
+
+// What a session is opened with beyond the output directory.
+struct Options {
+  Backend backend = Backend::kAuto;
+  int cuda_device = 0;
+  bool cuda_graphs = true;  // GPU: capture the steps at the first run, replay them after
 };
 
 // An output as run() returns it: its bytes, owned.
@@ -126,6 +144,14 @@ class Session {
     detail::check(
         stitchopt_session_open(out_dir.c_str(), static_cast<StitchoptBackend>(backend), &session_));
   }
+  Session(const std::string& out_dir, const Options& options) {
+    StitchoptSessionOptions c_options;
+    stitchopt_session_options_init(&c_options);
+    c_options.backend = static_cast<StitchoptBackend>(options.backend);
+    c_options.cuda_device = options.cuda_device;
+    c_options.cuda_graphs = options.cuda_graphs ? 1 : 0;
+    detail::check(stitchopt_session_open_with(out_dir.c_str(), &c_options, &session_));
+  }
   ~Session() { stitchopt_session_close(session_); }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -137,6 +163,12 @@ class Session {
 
   // "CPU: emulated kernels", "CPU: reference interpreter" or the GPU's name.
   std::string backend() const { return stitchopt_session_backend(session_); }
+  // "CUDA graph replay (N steps in one graph)", "one launch per step: <why>", ...
+  std::string launch_mode() const {
+    std::string mode(stitchopt_session_launch_mode(session_, nullptr, 0), '\0');
+    stitchopt_session_launch_mode(session_, &mode[0], mode.size() + 1);
+    return mode;
+  }
 
   std::vector<TensorInfo> inputs() const {
     return describe(stitchopt_session_input_count(session_), stitchopt_session_input);
@@ -148,14 +180,26 @@ class Session {
   // Writes the named outputs into the caller's buffers (IoBinding style: no copy of
   // the outputs beyond the one into `buffers`).
   void run(const std::vector<Input>& inputs, const std::vector<StitchoptBuffer>& buffers) {
-    std::vector<StitchoptTensor> tensors;
+    std::vector<StitchoptBufferRef> refs;
+    refs.reserve(buffers.size());
+    for (const StitchoptBuffer& buffer : buffers) {
+      refs.push_back({buffer.name, buffer.data, buffer.capacity_bytes, STITCHOPT_MEMORY_HOST});
+    }
+    run_on(nullptr, inputs, refs);
+  }
+
+  // Host or device memory, ordered on `cuda_stream` (a cudaStream_t; may be null):
+  // stitchopt_session_run_on.
+  void run_on(void* cuda_stream, const std::vector<Input>& inputs,
+              const std::vector<StitchoptBufferRef>& buffers) {
+    std::vector<StitchoptTensorRef> tensors;
     tensors.reserve(inputs.size());
     for (const Input& input : inputs) {
       tensors.push_back({input.name.c_str(), input.dtype, static_cast<int32_t>(input.shape.size()),
-                         input.shape.data(), input.data});
+                         input.shape.data(), input.data, input.memory});
     }
-    detail::check(stitchopt_session_run(session_, tensors.data(), tensors.size(), buffers.data(),
-                                        buffers.size()));
+    detail::check(stitchopt_session_run_on(session_, cuda_stream, tensors.data(), tensors.size(),
+                                           buffers.data(), buffers.size()));
   }
 
   // Every output, by name.

@@ -194,7 +194,71 @@ int main(int argc, char** argv) {
                STITCHOPT_INVALID_INPUT, "is past the model's");
   expect_error("null session", stitchopt_session_run(NULL, inputs, n_in, got, n_out),
                STITCHOPT_INVALID_INPUT, "session is NULL");
+  /* Version 2: bound memory and streams. */
+  StitchoptTensorRef* refs = calloc(n_in, sizeof(StitchoptTensorRef));
+  for (size_t i = 0; i < n_in; ++i) {
+    StitchoptTensorRef ref = {inputs[i].name,  inputs[i].dtype, inputs[i].rank,
+                              inputs[i].shape, inputs[i].data,  STITCHOPT_MEMORY_HOST};
+    refs[i] = ref;
+  }
+  StitchoptBufferRef out_ref = {got[0].name, got[0].data, got[0].capacity_bytes,
+                                STITCHOPT_MEMORY_HOST};
+  ok("run_on with host memory", stitchopt_session_run_on(emulated, NULL, refs, n_in, &out_ref, 1));
+  refs[0].memory = STITCHOPT_MEMORY_CUDA;
+  expect_error("device memory on the CPU",
+               stitchopt_session_run_on(emulated, NULL, refs, n_in, &out_ref, 1),
+               STITCHOPT_INVALID_INPUT, "it is device memory, but this session runs on CPU");
+  refs[0].memory = 5;
+  expect_error("memory number", stitchopt_session_run_on(emulated, NULL, refs, n_in, &out_ref, 1),
+               STITCHOPT_INVALID_INPUT, "which is no StitchoptMemory");
+  refs[0].memory = STITCHOPT_MEMORY_HOST;
+  out_ref.memory = STITCHOPT_MEMORY_CUDA;
+  expect_error("device output on the CPU",
+               stitchopt_session_run_on(emulated, NULL, refs, n_in, &out_ref, 1),
+               STITCHOPT_INVALID_INPUT, "the buffer for output");
+  out_ref.memory = STITCHOPT_MEMORY_HOST;
+  int dummy_stream = 0;
+  expect_error("stream on the CPU",
+               stitchopt_session_run_on(emulated, &dummy_stream, refs, n_in, &out_ref, 1),
+               STITCHOPT_INVALID_INPUT, "a CUDA stream was given");
+  /* An element-misaligned input (every input here has elements of 4 or 8 bytes). */
+  StitchoptTensorInfo first;
+  if (!ok("input info", stitchopt_session_input(emulated, 0, &first))) return 1;
+  char* shifted = malloc(first.bytes + 8);
+  bad[0] = inputs[0];
+  bad[0].data = shifted + 1;
+  memcpy(bad + 1, inputs + 1, (n_in - 1) * sizeof(StitchoptTensor));
+  expect_error("misaligned input", stitchopt_session_run(emulated, bad, n_in, got, n_out),
+               STITCHOPT_INVALID_INPUT, "is not aligned");
+  free(shifted);
+  free(refs);
+  char mode[128];
+  size_t mode_length = stitchopt_session_launch_mode(emulated, mode, sizeof(mode));
+  if (mode_length != strlen(mode) || strcmp(mode, "one call per step (CPU)") != 0) {
+    fail("launch mode", mode);
+  }
+  if (stitchopt_session_launch_mode(emulated, mode, 4) != mode_length || strlen(mode) != 3) {
+    fail("launch mode", "not cut to the capacity");
+  }
+
   StitchoptSession* none = NULL;
+  StitchoptSessionOptions options;
+  memset(&options, 0, sizeof(options));
+  expect_error("options not initialized", stitchopt_session_open_with(argv[1], &options, &none),
+               STITCHOPT_INVALID_INPUT, "stitchopt_session_options_init");
+  stitchopt_session_options_init(&options);
+  if (options.cuda_graphs != 1 || options.backend != STITCHOPT_BACKEND_AUTO) {
+    fail("options defaults", "cuda_graphs is not 1 or backend not AUTO");
+  }
+  options.backend = STITCHOPT_BACKEND_REFERENCE;
+  options.cuda_graphs = 0;
+  if (ok("open_with reference", stitchopt_session_open_with(argv[1], &options, &none))) {
+    stitchopt_session_close(none);
+    none = NULL;
+  }
+  options.cuda_device = -1;
+  expect_error("negative device", stitchopt_session_open_with(argv[1], &options, &none),
+               STITCHOPT_INVALID_INPUT, "is negative");
   expect_error(
       "missing directory",
       stitchopt_session_open("/nonexistent/stitchopt-out", STITCHOPT_BACKEND_EMULATED, &none),
