@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what stitchopt needs on Debian 12 (only what is missing), makes the test
-# harness's Python venv (.venv, pinned by scripts/requirements.txt) and builds into
-# build/. Idempotent: a second run with everything in place takes seconds.
+# harness's Python venv (.venv, pinned by scripts/requirements.txt), builds into
+# build/ and installs the Python package stitchopt into .venv. Idempotent: a second run with everything in place takes seconds.
 #
 #   scripts/setup.sh            install + build
 #   STITCH_BUILD_DIR=dir ...     build somewhere else
@@ -14,7 +14,7 @@ packages=(
   libglpk-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format clang-tidy graphviz
-  python3 python3-venv python3-pip
+  python3 python3-venv python3-pip python3-dev
   python3-torch python3-torchvision  # tests/exports: real torch.onnx.export output
 )
 
@@ -57,3 +57,8 @@ if [[ ! -f $build_dir/build.ninja ]]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build_dir" -j"$(nproc)"
+
+# The Python package `stitchopt` into .venv (pyproject.toml), built in the build
+# directory above so that nothing is compiled twice.
+.venv/bin/pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+  --config-settings=build-dir="$build_dir" .

@@ -13,6 +13,14 @@ into --work (reused while the exporter and torch are unchanged), then for every 
     for byte that of an export already run so, on the same input shapes and dtypes (the
     static and dynamic exports of a CNN, often its opset 14 and 17 ones too), is not
     run again: the table names the one that ran its kernels;
+  - the Python package (--package, BUILD/python) runs OUT through
+    stitchopt.InferenceSession on the same inputs and agrees within 1e-5 with ONNX
+    Runtime on the export with its graph optimizations off (ORT_DISABLE_ALL: ONNX
+    Runtime 1.20's Pad + AveragePool fusion drops the padded zeros from the average,
+    microsoft/onnxruntime#22177, fixed in 1.21 by #23190, so its optimized graph is
+    no reference for inception_v3): on the emulated kernels for the export that ran them (their library is built
+    by then), on the reference backend for an export whose kernels and feeds are byte
+    for byte one that did (issue 38);
   - stitchopt launches fewer kernels than ONNX Runtime's optimized graph has work
     nodes (views, constants and shape queries excluded), and its rewritten model moves
     no more global memory than ONNX Runtime's ORT_ENABLE_EXTENDED graph (every work
@@ -27,7 +35,7 @@ Prints a table (nodes, kernels original / host shape ops / fused, ORT work nodes
 compile seconds); exit 1 with one line per failure.
 
     .venv/bin/python tests/exports/check_exports.py --stitchopt build/bin/stitchopt
-        --work build/exports [--only name,name] [--no-emulate]
+        --work build/exports --package build/python [--only name,name] [--no-emulate]
 """
 import argparse
 import hashlib
@@ -46,6 +54,7 @@ from ort_peer import (bytes_moved, extended_graph, fix_input_shapes,  # noqa: E4
                       measured_bytes, session, value_bytes, work_nodes)
 
 import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
 
 # The ops of an activation kernel (ReLU6, HardSwish and HardSigmoid opened, SiLU), and
 # those that make it one.
@@ -125,13 +134,51 @@ def kernels_digest(out, entry):
     return digest.hexdigest()
 
 
+def refusal_failures(plain, entry):
+    """A dynamic-axes export compiled without --input-shape: exit 2 with the message
+    that names each dynamic axis once; one line per failure."""
+    refused = subprocess.run(plain, capture_output=True, text=True)
+    message = refused.stderr.strip()
+    named = all(message.count(f"{axis} (") == 1 for axis in entry["dynamic_axes"])
+    if refused.returncode != 2 or "graph inputs have symbolic dims" not in message or not named:
+        return [f"{entry['file']}: without --input-shape: exit {refused.returncode}, {message}"]
+    return []
+
+
+def api_failures(stitchopt, file, out, feeds, backend):
+    """OUT through stitchopt.InferenceSession on `backend` against ONNX Runtime on the
+    export (OUT/fixed.onnx) with its graph optimizations off: one line per failure."""
+    exact_options = ort.SessionOptions()
+    exact_options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    exact = ort.InferenceSession(os.path.join(out, "fixed.onnx"), exact_options,
+                                 providers=["CPUExecutionProvider"]).run(None, feeds)
+    try:
+        api = stitchopt.InferenceSession(out, backend=backend).run(None, feeds)
+    except (ValueError, RuntimeError) as error:
+        return [f"{file}: stitchopt.InferenceSession ({backend}): {error}"]
+    if len(api) != len(exact):
+        return [f"{file}: InferenceSession gave {len(api)} outputs, ONNX Runtime {len(exact)}"]
+    failures = []
+    for index, (a, b) in enumerate(zip(api, exact)):
+        error = float(np.max(np.abs(a.astype(np.float64) - b))) / max(float(np.max(np.abs(b))),
+                                                                        1e-30)
+        if not error <= 1e-5:
+            failures.append(f"{file}: output {index} through InferenceSession ({backend}) "
+                            f"differs from ONNX Runtime: {error:.3g}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stitchopt", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--only", help="comma-separated model names")
     parser.add_argument("--no-emulate", action="store_true")
+    parser.add_argument("--package", required=True,
+                        help="BUILD/python, the build tree's stitchopt package")
     args = parser.parse_args()
+    sys.path.insert(0, args.package)
+    import stitchopt
     os.makedirs(args.work, exist_ok=True)
     models = export(args.work, args.only)
     with open(os.path.join(models, "manifest.json")) as f:
@@ -150,13 +197,7 @@ def main():
         if entry["dynamic"]:
             for spec in entry["inputs"]:
                 command += ["--input-shape", f"{spec['name']}={','.join(map(str, spec['shape']))}"]
-            refused = subprocess.run(plain, capture_output=True, text=True)
-            message = refused.stderr.strip()
-            named = all(message.count(f"{axis} (") == 1 for axis in entry["dynamic_axes"])
-            if refused.returncode != 2 or "graph inputs have symbolic dims" not in message \
-                    or not named:
-                failures.append(f"{file}: without --input-shape: exit {refused.returncode}, "
-                                f"{message}")
+            failures += refusal_failures(plain, entry)
         start = time.monotonic()
         compiled = subprocess.run(command, capture_output=True, text=True)
         seconds = time.monotonic() - start
@@ -191,6 +232,8 @@ def main():
                 failures.append(f"{file}: run {mode} exit {run.returncode}:\n"
                                 f"{(run.stdout + run.stderr)[-1500:]}")
             emulated[digest] = ran = "this one"
+        backend = "emulated" if ran == "this one" and not args.no_emulate else "reference"
+        failures += api_failures(stitchopt, file, out, feeds, backend)
         ort_work = work_nodes(optimized)
         kernels = report["kernels"]
         if kernels["fused"] >= ort_work:

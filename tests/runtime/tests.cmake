@@ -77,3 +77,31 @@ if(TARGET stitchopt AND TARGET stitchopt_runtime)
                    --threads-test $<TARGET_FILE:stitch_session_threads_test>)
   set_tests_properties(runtime.api PROPERTIES TIMEOUT 900)
 endif()
+
+# The Python package (runtime_stub/python/) end to end: every bundled model through
+# stitchopt.InferenceSession against ONNX Runtime, every bad input, threads,
+# stitchopt.torch.Module and the venv's installed copy (tests/runtime/python_api.py;
+# issue 38). Without nanobind the package is not built, and the test says so and fails.
+if(TARGET stitchopt)
+  add_test(NAME runtime.python
+           COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/python_api.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models
+                   --package ${PROJECT_BINARY_DIR}/python)
+  set_tests_properties(runtime.python PROPERTIES TIMEOUT 900)
+  if(NOT TARGET _stitchopt)
+    set_tests_properties(runtime.python PROPERTIES
+                         ENVIRONMENT "STITCH_PYTHON_PACKAGE_MISSING=1")
+  endif()
+endif()
+
+# examples/run_torchvision.py as a user runs it: resnet18 exported with Debian's torch,
+# compiled, run through the Python package (the build tree's copy) and compared with
+# ONNX Runtime and torch.
+if(TARGET stitchopt AND TARGET _stitchopt)
+  add_test(NAME examples.torchvision
+           COMMAND ${STITCH_PYTHON} ${PROJECT_SOURCE_DIR}/examples/run_torchvision.py
+                   --stitchopt $<TARGET_FILE:stitchopt>
+                   --work ${PROJECT_BINARY_DIR}/examples/torchvision)
+  set_tests_properties(examples.torchvision PROPERTIES
+                       TIMEOUT 600 ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python")
+endif()
