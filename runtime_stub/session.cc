@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "ir/core/dtype.h"
@@ -89,9 +90,12 @@ std::string Session::launch_mode() const {
   return launch_note_;
 }
 
-Status Session::check_memory(const std::string& what, const void* data, Memory memory,
-                             size_t element_size) const {
-  if (element_size > 1 && reinterpret_cast<uintptr_t>(data) % element_size != 0) {
+Status Session::check_memory(std::string_view kind, const std::string& name, const void* data,
+                             Memory memory, size_t element_size) const {
+  const bool aligned = element_size <= 1 || reinterpret_cast<uintptr_t>(data) % element_size == 0;
+  if (aligned && memory == Memory::kHost) return Status::ok();  // the common case
+  const std::string what = std::string(kind) + support::quote(name);
+  if (!aligned) {
     return Status::invalid_input(what + ": its data is not aligned to its " +
                                  std::to_string(element_size) +
                                  "-byte elements; pass an aligned copy");
@@ -123,9 +127,11 @@ Result<std::vector<const StepTensor*>> Session::checked_inputs(
                           match_feeds(*program_, feeds, "run"));
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (matched[i]->bytes == 0) continue;
-    const std::string what = "input " + support::quote(inputs[i].name);
-    if (inputs[i].data == nullptr) return Status::invalid_input(what + ": its data is null");
-    STITCH_RETURN_IF_ERROR(check_memory(what, inputs[i].data, inputs[i].memory,
+    if (inputs[i].data == nullptr) {
+      return Status::invalid_input("input " + support::quote(inputs[i].name) +
+                                   ": its data is null");
+    }
+    STITCH_RETURN_IF_ERROR(check_memory("input ", inputs[i].name, inputs[i].data, inputs[i].memory,
                                         static_cast<size_t>(ir::dtype_size(inputs[i].dtype))));
   }
   return matched;
@@ -161,9 +167,9 @@ Result<std::vector<const StepTensor*>> Session::checked_outputs(
                                    std::to_string(output->bytes));
     }
     if (output->bytes > 0) {
-      STITCH_RETURN_IF_ERROR(
-          check_memory("run: the buffer for output " + support::quote(buffer.name), buffer.data,
-                       buffer.memory, static_cast<size_t>(ir::dtype_size(output->type.dtype))));
+      STITCH_RETURN_IF_ERROR(check_memory("run: the buffer for output ", buffer.name, buffer.data,
+                                          buffer.memory,
+                                          static_cast<size_t>(ir::dtype_size(output->type.dtype))));
     }
   }
   return outputs;

@@ -53,6 +53,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/core/status.h"
@@ -141,10 +142,10 @@ class Session {
   // For each buffer, the model output it is, after the checks of names, sizes and data.
   Result<std::vector<const StepTensor*>> checked_outputs(
       const std::vector<OutputBuffer>& buffers) const;
-  // Where `data` (a caller's pointer of `what`) may be used as `memory`, for elements of
-  // `element_size` bytes.
-  Status check_memory(const std::string& what, const void* data, Memory memory,
-                      size_t element_size) const;
+  // Whether `data` (the caller's pointer for `kind` `name`, e.g. "input " "x") may be
+  // used as `memory`, for elements of `element_size` bytes.
+  Status check_memory(std::string_view kind, const std::string& name, const void* data,
+                      Memory memory, size_t element_size) const;
   // Enqueues the steps: a launch of the captured graph, a capture at the first run,
   // or each step. The caller holds run_mutex_.
   Status enqueue_steps();

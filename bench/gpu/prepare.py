@@ -5,8 +5,9 @@ not Debian's ONNX, protobuf or GLPK, and cannot install anything:
     .venv/bin/python bench/gpu/prepare.py [--stitchopt build/bin/stitchopt] [--stage build/gpu]
         [--estimates build/gpu_estimates]
 
-- STAGE/bin/stitchopt (stripped) and STAGE/lib/: its CUDA plugin and every shared
-  library the two need beyond the C/C++ runtime and CUDA's own (cuDNN and cuBLAS come
+- STAGE/bin/stitchopt and STAGE/bin/session_overhead (stripped) and STAGE/lib/: the
+  CUDA plugin, libstitchopt_runtime.so (bench/gpu/api_check.py) and every shared
+  library they need beyond the C/C++ runtime and CUDA's own (cuDNN and cuBLAS come
   from the GPU machine's wheels),
 - STAGE/models/: the TransformerEncoder exports (bench/export_transformer_encoder.py,
   Debian's torch) at [8, 64, 256] and [32, 128, 256],
@@ -162,11 +163,17 @@ def main():
         (stage / sub).mkdir(parents=True)
     shutil.copy2(stitchopt, stage / "bin" / "stitchopt")
     shutil.copy2(plugin, stage / "lib" / plugin.name)
-    libraries = {**shared_libraries(stitchopt), **shared_libraries(plugin)}
+    # The runtime library and the per-call overhead bench, for bench/gpu/api_check.py.
+    runtime = stitchopt.parent.parent / "lib" / "libstitchopt_runtime.so"
+    overhead = stitchopt.parent / "session_overhead"
+    shutil.copy2(runtime, stage / "lib" / runtime.name)
+    shutil.copy2(overhead, stage / "bin" / overhead.name)
+    libraries = {**shared_libraries(stitchopt), **shared_libraries(plugin),
+                 **shared_libraries(runtime), **shared_libraries(overhead)}
     for name, path in sorted(libraries.items()):
         shutil.copy2(path, stage / "lib" / name)
-    subprocess.run(["strip", str(stage / "bin" / "stitchopt"), *map(str, (stage / "lib").glob("*"))],
-                   check=True)
+    subprocess.run(["strip", str(stage / "bin" / "stitchopt"), str(stage / "bin" / overhead.name),
+                    *map(str, (stage / "lib").glob("*"))], check=True)
     all_jobs = []
     if not (args.cnn_only or args.kernels_only):
         for batch, sequence in ENCODER_SHAPES:
