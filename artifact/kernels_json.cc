@@ -15,6 +15,7 @@
 #include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/json_extent.h"
+#include "support/sha256.h"
 
 namespace stitch::artifact {
 namespace fs = std::filesystem;
@@ -368,12 +369,44 @@ nlohmann::ordered_json kernel_json(const KernelRecord& kernel) {
   return entry;
 }
 
+// "sources": {file: sha256}, each file a plain name of OUT/kernels (an identifier,
+// then .cu, .cuh or .h: no "/", no ".."), each digest 64 lowercase hex digits.
+Result<std::map<std::string, std::string>> parse_sources(const Fields& top) {
+  STITCH_ASSIGN_OR_RETURN(const json* sources, top.find("sources"));
+  if (!sources->is_object()) {
+    return top.error("sources", "expected an object {file: sha256}, got " + describe(*sources));
+  }
+  std::map<std::string, std::string> result;
+  for (const auto& [file, digest] : sources->items()) {
+    const size_t dot = file.rfind('.');
+    const std::string_view stem = std::string_view(file).substr(0, dot);
+    const std::string_view extension =
+        dot == std::string::npos ? std::string_view() : std::string_view(file).substr(dot);
+    if (!is_identifier(stem) || (extension != ".cu" && extension != ".cuh" && extension != ".h")) {
+      return top.error("sources", "names " + quote_cut(file) +
+                                      ", which is not a source file name of OUT/kernels");
+    }
+    const bool hex =
+        digest.is_string() && digest.get<std::string>().size() == 64 &&
+        digest.get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex) {
+      return top.error("sources", "the sha256 of " + quote_cut(file) + " is " + describe(digest) +
+                                      ", not 64 lowercase hex digits");
+    }
+    result[file] = digest.get<std::string>();
+  }
+  return result;
+}
+
 }  // namespace
 
 std::string render_kernels_json(const KernelsArtifact& artifact) {
   nlohmann::ordered_json root;
   root["schema"] = std::string(kKernelsSchema);
   root["model_sha256"] = artifact.model_sha256;
+  nlohmann::ordered_json sources = nlohmann::ordered_json::object();
+  for (const auto& [file, sha256] : artifact.source_sha256) sources[file] = sha256;
+  root["sources"] = std::move(sources);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const KernelRecord& kernel : artifact.kernels) list.push_back(kernel_json(kernel));
   root["kernels"] = std::move(list);
@@ -410,6 +443,7 @@ Result<KernelsArtifact> parse_kernels_json(std::string_view text, const std::str
   }
   KernelsArtifact artifact;
   STITCH_ASSIGN_OR_RETURN(artifact.model_sha256, top.string("model_sha256"));
+  STITCH_ASSIGN_OR_RETURN(artifact.source_sha256, parse_sources(top));
   STITCH_ASSIGN_OR_RETURN(const json* kernels, top.list("kernels", "kernel objects"));
   std::set<std::string> names;
   for (size_t i = 0; i < kernels->size(); ++i) {
@@ -417,6 +451,10 @@ Result<KernelsArtifact> parse_kernels_json(std::string_view text, const std::str
     if (!names.insert(kernel.name).second) {
       return Status::invalid_input(source + ": lists kernel " + kernel.name + " twice" +
                                    kRecompile);
+    }
+    if (artifact.source_sha256.count(kernel.file) == 0) {
+      return Status::invalid_input(source + ": kernel " + kernel.name + ": its file " +
+                                   kernel.file + " is not among \"sources\"" + kRecompile);
     }
     artifact.kernels.push_back(std::move(kernel));
   }
@@ -441,6 +479,18 @@ Result<std::optional<KernelsArtifact>> read_kernels_json(const fs::path& out_dir
     if (error || real.parent_path() != real_kernels_dir || !fs::is_regular_file(real, error)) {
       return Status::invalid_input(not_a_source_of_this_directory(
           path.string() + ": kernel " + kernel.name + ": ", kernel.file));
+    }
+  }
+  // Every source as stitchopt wrote it: an edited kernel is refused, never built.
+  for (const auto& [file, digest] : artifact.source_sha256) {
+    STITCH_ASSIGN_OR_RETURN(std::string bytes, support::read_regular_file_under(
+                                                   out_dir, fs::path("kernels") / file,
+                                                   kMaxKernelSourceBytes, "kernel source"));
+    if (support::sha256_hex(bytes) != digest) {
+      return Status::invalid_input((kernels_dir / file).string() +
+                                   ": differs from what stitchopt wrote (its sha256 is not "
+                                   "kernels.json's): the file was edited after compilation" +
+                                   kRecompile);
     }
   }
   return std::optional<KernelsArtifact>(std::move(artifact));

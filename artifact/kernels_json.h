@@ -3,8 +3,11 @@
 // runtime_stub/program.h and profiling/profile.h read, so that the runtime takes the compile's
 // decisions instead of deciding them again.
 //
-// The document ("schema": "stitchopt.kernels/2"):
+// The document ("schema": "stitchopt.kernels/3"):
 //   model_sha256        the sha256 of the model.fused.onnx the kernels belong to
+//   sources             {file: sha256} of every file of OUT/kernels the kernels are
+//                       built from: each kernel's .cu, stitch_prelude.cuh, kernels.h
+//                       (3: new; the reader refuses a directory whose files differ)
 //   kernels             one object per distinct kernel, in the order emitted:
 //     name              a C identifier (it becomes a symbol and a file name)
 //     file              "<name>.cu", directly in OUT/kernels
@@ -47,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,11 +62,13 @@
 
 namespace stitch::artifact {
 
-inline constexpr std::string_view kKernelsSchema = "stitchopt.kernels/2";
+inline constexpr std::string_view kKernelsSchema = "stitchopt.kernels/3";
 
 // A real kernels.json is ~3 KB per kernel; 64 MiB is ~20,000 kernels, and keeps the
 // parsed document well under a gigabyte.
 inline constexpr size_t kMaxKernelsJsonBytes = size_t{64} << 20;
+// A kernel source as the reader hashes it (the largest emitted are ~100 KB).
+inline constexpr size_t kMaxKernelSourceBytes = size_t{64} << 20;
 
 struct TensorRecord {
   std::string name;  // the model value (support::valid_utf8 of its name when read)
@@ -112,7 +118,8 @@ struct KernelRecord {
 
 struct KernelsArtifact {
   std::string model_sha256;
-  std::vector<KernelRecord> kernels;  // in the file's order
+  std::map<std::string, std::string> source_sha256;  // file name in OUT/kernels -> sha256
+  std::vector<KernelRecord> kernels;                 // in the file's order
 };
 
 // The document's text (deterministic; strings through support::valid_utf8).
@@ -123,8 +130,9 @@ std::string render_kernels_json(const KernelsArtifact& artifact);
 Result<KernelsArtifact> parse_kernels_json(std::string_view text, const std::string& source);
 
 // OUT_DIR/kernels/kernels.json: nullopt when there is nothing at that path (compiled
-// with --no-codegen); otherwise read, parsed, and every kernel's file checked to be a
-// regular .cu file directly in OUT_DIR/kernels.
+// with --no-codegen); otherwise read, parsed, every kernel's file checked to be a
+// regular .cu file directly in OUT_DIR/kernels and listed in `sources`, and every
+// source's bytes checked against its sha256 (an edited kernel is refused, never built).
 Result<std::optional<KernelsArtifact>> read_kernels_json(const std::filesystem::path& out_dir);
 
 }  // namespace stitch::artifact

@@ -8,6 +8,7 @@
 
 #include "artifact/kernel_prelude.h"
 #include "cost_model/cost_model.h"
+#include "support/sha256.h"
 
 namespace stitch::emit {
 namespace {
@@ -89,7 +90,11 @@ artifact::KernelsArtifact kernels_artifact(const std::vector<EmittedKernel>& ker
   artifact.model_sha256 = model_sha256;
   for (size_t k = 0; k < kernels.size(); ++k) {
     artifact.kernels.push_back(kernel_record(kernels[k], predictions[k]));
+    artifact.source_sha256[kernels[k].file] = support::sha256_hex(kernels[k].source);
   }
+  // The other files write_kernel_directory writes that a kernel build reads.
+  artifact.source_sha256["stitch_prelude.cuh"] = support::sha256_hex(artifact::kernel_prelude());
+  artifact.source_sha256["kernels.h"] = support::sha256_hex(render_kernels_header(kernels));
   return artifact;
 }
 

@@ -58,7 +58,5 @@ if [[ ! -f $build_dir/build.ninja ]]; then
 fi
 cmake --build "$build_dir" -j"$(nproc)"
 
-# The Python package `stitchopt` into .venv (pyproject.toml), built in the build
-# directory above so that nothing is compiled twice.
-.venv/bin/pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
-  --config-settings=build-dir="$build_dir" .
+# The Python package `stitchopt` into .venv, from the build directory above.
+scripts/install_python_package.sh "$build_dir"

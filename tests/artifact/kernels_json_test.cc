@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/sha256.h"
+
 namespace stitch::artifact {
 namespace {
 namespace fs = std::filesystem;
@@ -62,7 +64,18 @@ std::vector<KernelRecord> kernel_records() {
 
 const char* kSha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-KernelsArtifact written_artifact() { return KernelsArtifact{kSha, kernel_records()}; }
+// What each kernel's source holds in the directory tests below.
+std::string source_text(const KernelRecord& kernel) { return "// " + kernel.name + "\n"; }
+
+KernelsArtifact written_artifact() {
+  KernelsArtifact artifact;
+  artifact.model_sha256 = kSha;
+  artifact.kernels = kernel_records();
+  for (const KernelRecord& kernel : artifact.kernels) {
+    artifact.source_sha256[kernel.file] = support::sha256_hex(source_text(kernel));
+  }
+  return artifact;
+}
 
 TEST(KernelsJsonTest, ReadsBackWhatItWrites) {
   const std::vector<KernelRecord> kernels = kernel_records();
@@ -228,7 +241,19 @@ TEST(KernelsJsonTest, NamesFilesAndTheDocument) {
             "out/kernels/kernels.json: lists kernel stitch_k0_softmax twice" + kFix);
   EXPECT_EQ(error_of(edited([](json& d) { d["schema"] = "stitchopt.kernels/1"; })),
             "out/kernels/kernels.json: key \"schema\": \"stitchopt.kernels/1\" is not "
-            "stitchopt.kernels/2 (written by another stitchopt version)" +
+            "stitchopt.kernels/3 (written by another stitchopt version)" +
+                kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { d["sources"]["../../etc/x.cu"] = kSha; })),
+            "out/kernels/kernels.json: key \"sources\": names \"../../etc/x.cu\", which is not "
+            "a source file name of OUT/kernels" +
+                kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { d["sources"]["stitch_k1_relu.cu"] = "abc"; })),
+            "out/kernels/kernels.json: key \"sources\": the sha256 of \"stitch_k1_relu.cu\" is "
+            "the string \"abc\", not 64 lowercase hex digits" +
+                kFix);
+  EXPECT_EQ(error_of(edited([](json& d) { d["sources"].erase("stitch_k1_relu.cu"); })),
+            "out/kernels/kernels.json: kernel stitch_k1_relu: its file stitch_k1_relu.cu is not "
+            "among \"sources\"" +
                 kFix);
   EXPECT_EQ(error_of("[]"),
             "out/kernels/kernels.json: expected a JSON object at the top level, got a list" + kFix);
@@ -265,7 +290,7 @@ class KernelsJsonFileTest : public ::testing::Test {
     fs::remove_all(out_);
     fs::create_directories(out_ / "kernels");
     for (const KernelRecord& kernel : kernel_records()) {
-      std::ofstream(out_ / "kernels" / kernel.file) << "// " << kernel.name << "\n";
+      std::ofstream(out_ / "kernels" / kernel.file) << source_text(kernel);
     }
     std::ofstream(manifest_path()) << render_kernels_json(written_artifact());
   }
@@ -322,6 +347,18 @@ TEST_F(KernelsJsonFileTest, RefusesASourceThatLeadsOutOfTheDirectory) {
                                  ": kernel stitch_k1_relu: key \"file\": names the source "
                                  "\"stitch_k1_relu.cu\", which is not a .cu file of this "
                                  "directory; recompile the model");
+}
+
+// A kernel edited after the compile is refused before anything builds it.
+TEST_F(KernelsJsonFileTest, RefusesAnEditedOrMissingSource) {
+  const fs::path source = out_ / "kernels" / "stitch_k1_relu.cu";
+  std::ofstream(source, std::ios::app) << "int injected;\n";
+  EXPECT_EQ(error_of_read(), source.string() +
+                                 ": differs from what stitchopt wrote (its sha256 is not "
+                                 "kernels.json's): the file was edited after compilation; "
+                                 "recompile the model");
+  fs::remove(source);
+  EXPECT_NE(error_of_read().find("stitch_k1_relu.cu"), std::string::npos);
 }
 
 }  // namespace

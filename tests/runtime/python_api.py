@@ -13,7 +13,8 @@ built into --package (BUILD/python, the build tree's layout of it):
     names, wrong dtype and shape, a non-contiguous or misaligned array, a CUDA tensor
     on a CPU session (a DLPack capsule of device type CUDA), output arrays of the wrong
     dtype or shape, a closed session, a bad backend, the GPU asked for without one, an
-    output directory written by another stitchopt version or whose model was changed;
+    output directory written by another stitchopt version, whose model was changed or
+    truncated, or whose kernel source was edited;
   - 8 Python threads on one session: each result equals the one computed alone;
   - stitchopt.torch.Module under Debian's python3 with python3-torch (skipped, with
     a line saying so, where that python has no torch): positional and keyword inputs,
@@ -224,6 +225,14 @@ def check_bad_inputs(h, stitchopt, out, work):
     onnx.save(model, os.path.join(tampered, "model.fused.onnx"))
     expect(h, "changed model", ValueError, "was written for another model",
            lambda: stitchopt.InferenceSession(tampered, backend="emulated"))
+    edited_kernel = os.path.join(work, "edited_kernel")
+    shutil.copytree(out, edited_kernel)
+    source = sorted(f for f in os.listdir(os.path.join(edited_kernel, "kernels"))
+                    if f.endswith(".cu"))[0]
+    with open(os.path.join(edited_kernel, "kernels", source), "a") as f:
+        f.write("\nint injected;\n")
+    expect(h, "edited kernel source", ValueError, "was edited after compilation",
+           lambda: stitchopt.InferenceSession(edited_kernel, backend="emulated"))
     with open(os.path.join(tampered, "model.fused.onnx"), "ab") as f:
         f.write(b"\x00")
     expect(h, "truncated model", ValueError, "not a valid ONNX model",

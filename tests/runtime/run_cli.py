@@ -7,7 +7,9 @@ For bundled models: compile, then
   - `run OUT --emulate`: the generated kernels, compiled as C++ against the CUDA
     emulation layer and called through their extern "C" launchers in the planned
     arena, must match the reference;
-  - a deliberately broken kernel must make `run --emulate` exit 3 naming the output;
+  - a kernel edited after the compile is refused (exit 2: its sha256 is not
+    kernels.json's); a deliberately broken kernel that kernels.json vouches for must
+    make `run --emulate` exit 3 naming the output;
   - without a usable GPU: `run OUT` says so and falls back to the CPU (exit 0),
     `bench` and `calibrate` exit 4 with a message saying why, and write nothing;
   - a directory that is no stitchopt output, or a kernels.json whose signature does
@@ -19,6 +21,7 @@ Exit 0 when every check passes; one line per failure otherwise.
 """
 import argparse
 import glob
+import hashlib
 import json
 import os
 import re
@@ -35,6 +38,47 @@ def count_kernel_nodes(out):
     with open(os.path.join(out, "report.json")) as f:
         report = json.load(f)
     return sum(1 for node in report["unfused"] if node["codegen"] is not None)
+
+
+def broken_kernel_failures(stitchopt, mlp, work):
+    """A copy of mlp's OUT with its softmax kernel changed: refused while kernels.json
+    does not vouch for it, caught by the reference once it does. Failure lines."""
+    failures = []
+    # A kernel that computes something else must be caught (an offset, not a factor:
+    # softmax divides a factor away).
+    broken = os.path.join(work, "mlp_broken")
+    shutil.copytree(mlp, broken)
+    # The softmax's kernel: the one that computes expf (the plan decides its name).
+    kernel, source = None, ""
+    for path in sorted(glob.glob(os.path.join(broken, "kernels", "*.cu"))):
+        with open(path) as f:
+            text = f.read()
+        if "return expf(x);" in text:
+            kernel, source = path, text
+            break
+    if kernel is None:
+        failures.append("no mlp kernel has `return expf(x);` to break; update the test")
+    else:
+        with open(kernel, "w") as f:
+            f.write(source.replace("return expf(x);", "return expf(x) + 0.25f;", 1))
+        # Edited after the compile, it is refused before anything builds it...
+        text = stitchopt("run", broken, "--emulate", expect=2)
+        if "was edited after compilation" not in text:
+            failures.append(f"edited kernel: not refused as edited:\n{text}")
+        # ...and, as if the compiler had written it (kernels.json's sha256 of it
+        # updated), caught by the comparison with the reference.
+        manifest_path = os.path.join(broken, "kernels", "kernels.json")
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        with open(kernel, "rb") as f:
+            manifest["sources"][os.path.basename(kernel)] = hashlib.sha256(f.read()).hexdigest()
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f)
+        text = stitchopt("run", broken, "--emulate", expect=3)
+        if "MISMATCH" not in text:
+            failures.append(f"broken kernel: no MISMATCH line:\n{text}")
+        print("edited kernel refused; broken kernel caught")
+    return failures
 
 
 def main():
@@ -91,27 +135,7 @@ def main():
                     failures.append(f"run {name} {mode}: planned peak above one buffer per tensor:\n{text}")
                 print(f"{name} {mode}: ok")
 
-        # A kernel that computes something else must be caught (an offset, not a factor:
-        # softmax divides a factor away).
-        broken = os.path.join(work, "mlp_broken")
-        shutil.copytree(outs["mlp"], broken)
-        # The softmax's kernel: the one that computes expf (the plan decides its name).
-        kernel, source = None, ""
-        for path in sorted(glob.glob(os.path.join(broken, "kernels", "*.cu"))):
-            with open(path) as f:
-                text = f.read()
-            if "return expf(x);" in text:
-                kernel, source = path, text
-                break
-        if kernel is None:
-            failures.append("no mlp kernel has `return expf(x);` to break; update the test")
-        else:
-            with open(kernel, "w") as f:
-                f.write(source.replace("return expf(x);", "return expf(x) + 0.25f;", 1))
-            text = stitchopt("run", broken, "--emulate", expect=3)
-            if "MISMATCH" not in text:
-                failures.append(f"broken kernel: no MISMATCH line:\n{text}")
-            print("broken kernel caught")
+        failures += broken_kernel_failures(stitchopt, outs["mlp"], work)
 
         # $STITCH_BUILD_CACHE (opt-in): a second output directory copies the emulation
         # layer's object and precompiled header (bert has enough kernels for one) from
