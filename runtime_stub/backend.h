@@ -87,12 +87,15 @@ class Backend {
   // has any: the others answer Status::unavailable with why.
   //   check_device_memory: ok when `pointer` is device memory of this backend's device,
   //     else an invalid-input error that says where it is (host memory, another GPU);
+  //   check_host_memory: ok unless `pointer` is device memory (passed as host memory;
+  //     always ok on a backend without device memory);
   //   copy_on_device: enqueues a copy between two device buffers (not waited for);
   //   wait_for_stream: the work enqueued from now on waits for the work enqueued so far
   //     on `stream` (a caller's cudaStream_t);
   //   signal_stream: work enqueued later on `stream` waits for the work enqueued so far
   //     on the backend's stream.
   virtual Status check_device_memory(const void* pointer) const;
+  virtual Status check_host_memory(const void* /*pointer*/) const { return Status::ok(); }
   virtual Status copy_on_device(void* destination, const void* source, int64_t bytes);
   virtual Status wait_for_stream(void* stream);
   virtual Status signal_stream(void* stream);

@@ -93,22 +93,21 @@ std::string Session::launch_mode() const {
 Status Session::check_memory(std::string_view kind, const std::string& name, const void* data,
                              Memory memory, size_t element_size) const {
   const bool aligned = element_size <= 1 || reinterpret_cast<uintptr_t>(data) % element_size == 0;
-  if (aligned && memory == Memory::kHost) return Status::ok();  // the common case
-  const std::string what = std::string(kind) + support::quote(name);
+  if (aligned && memory == Memory::kHost && !backend_->is_gpu()) return Status::ok();
+  // The texts only when there is an error: this runs for every tensor of every call.
+  auto what = [&]() { return std::string(kind) + support::quote(name); };
   if (!aligned) {
-    return Status::invalid_input(what + ": its data is not aligned to its " +
+    return Status::invalid_input(what() + ": its data is not aligned to its " +
                                  std::to_string(element_size) +
                                  "-byte elements; pass an aligned copy");
   }
-  if (memory == Memory::kDevice) {
-    if (!backend_->is_gpu()) {
-      return Status::invalid_input(what + ": it is device memory, but this session runs on " +
-                                   backend_name_ + "; pass host memory");
-    }
-    Status on_device = backend_->check_device_memory(data);
-    if (!on_device.is_ok()) return on_device.with_prefix(what + ": ");
+  if (memory == Memory::kDevice && !backend_->is_gpu()) {
+    return Status::invalid_input(what() + ": it is device memory, but this session runs on " +
+                                 backend_name_ + "; pass host memory");
   }
-  return Status::ok();
+  Status checked = memory == Memory::kHost ? backend_->check_host_memory(data)
+                                           : backend_->check_device_memory(data);
+  return checked.is_ok() ? checked : checked.with_prefix(what() + ": ");
 }
 
 Result<std::vector<const StepTensor*>> Session::checked_inputs(

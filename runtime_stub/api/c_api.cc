@@ -102,6 +102,11 @@ int32_t stitchopt_api_version(void) { return STITCHOPT_API_VERSION; }
 
 const char* stitchopt_version(void) { return STITCH_VERSION; }
 
+size_t stitchopt_dtype_size(int32_t dtype) {
+  if (!stitch::ir::dtype_is_valid_onnx(dtype)) return 0;
+  return static_cast<size_t>(stitch::ir::dtype_size(static_cast<stitch::ir::DType>(dtype)));
+}
+
 StitchoptCode stitchopt_status_code(const StitchoptStatus* status) {
   return status == nullptr ? STITCHOPT_OK : status->code;
 }

@@ -85,6 +85,7 @@ class CudaBackend final : public Backend {
   }
 
   Status check_device_memory(const void* pointer) const override;
+  Status check_host_memory(const void* pointer) const override;
   Status copy_on_device(void* destination, const void* source, int64_t bytes) override {
     if (bytes == 0) return Status::ok();
     return cuda_status(cudaMemcpyAsync(destination, source, static_cast<size_t>(bytes),
@@ -204,6 +205,20 @@ Status CudaBackend::check_device_memory(const void* pointer) const {
     return Status::invalid_input("it is on CUDA device " + std::to_string(attributes.device) +
                                  "; this session runs on device " +
                                  std::to_string(options_.device));
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::check_host_memory(const void* pointer) const {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return Status::ok();  // memory CUDA does not know is host memory
+  }
+  if (attributes.type == cudaMemoryTypeDevice) {
+    return Status::invalid_input("it is device memory of CUDA device " +
+                                 std::to_string(attributes.device) +
+                                 ", passed as host memory: pass it as device memory");
   }
   return Status::ok();
 }

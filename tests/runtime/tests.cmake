@@ -76,6 +76,16 @@ if(TARGET stitchopt AND TARGET stitchopt_runtime)
                    --c-test $<TARGET_FILE:stitch_c_api_test>
                    --threads-test $<TARGET_FILE:stitch_session_threads_test>)
   set_tests_properties(runtime.api PROPERTIES TIMEOUT 900)
+  # The same on a GPU: device memory, streams and CUDA graphs; skipped without one.
+  if(CUDAToolkit_FOUND)
+    add_executable(stitch_device_api_test ${CMAKE_CURRENT_SOURCE_DIR}/runtime/api/device_api_test.cc)
+    target_link_libraries(stitch_device_api_test PRIVATE stitchopt_runtime CUDA::cudart)
+    add_test(NAME runtime.api_gpu
+             COMMAND ${STITCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/api_cli.py
+                     --stitchopt $<TARGET_FILE:stitchopt> --models ${PROJECT_SOURCE_DIR}/models
+                     --device-test $<TARGET_FILE:stitch_device_api_test>)
+    set_tests_properties(runtime.api_gpu PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
+  endif()
 endif()
 
 # The Python package (runtime_stub/python/) end to end: every bundled model through

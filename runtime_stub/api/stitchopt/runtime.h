@@ -37,8 +37,8 @@
 extern "C" {
 #endif
 
-/* The version of this ABI: 2 (1, plus session options, device memory, CUDA streams
- * and stitchopt_session_launch_mode). */
+/* The version of this ABI: 2 (1, plus session options, device memory, CUDA streams,
+ * stitchopt_session_launch_mode and stitchopt_dtype_size). */
 #define STITCHOPT_API_VERSION 2
 int32_t stitchopt_api_version(void);
 /* The library's version, "0.1.0". */
@@ -60,6 +60,10 @@ typedef enum {
   STITCHOPT_UINT64 = 13,
   STITCHOPT_BFLOAT16 = 16
 } StitchoptDType;
+
+/* Version 2: the bytes of one element of `dtype`; 0 for a number that is no
+ * StitchoptDType. */
+size_t stitchopt_dtype_size(int32_t dtype);
 
 /* Where the steps run; see stitchopt_session_backend for the one chosen. */
 typedef enum {

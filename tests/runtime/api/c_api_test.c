@@ -39,29 +39,9 @@ static int ok(const char* what, StitchoptStatus* status) {
   return 0;
 }
 
-static size_t element_size(int32_t dtype) {
-  switch (dtype) {
-    case STITCHOPT_FLOAT64:
-    case STITCHOPT_INT64:
-    case STITCHOPT_UINT64:
-      return 8;
-    case STITCHOPT_FLOAT32:
-    case STITCHOPT_INT32:
-    case STITCHOPT_UINT32:
-      return 4;
-    case STITCHOPT_FLOAT16:
-    case STITCHOPT_BFLOAT16:
-    case STITCHOPT_INT16:
-    case STITCHOPT_UINT16:
-      return 2;
-    default:
-      return 1;
-  }
-}
-
 /* Deterministic inputs: floats in [-1, 1), integers 0 or 1 (valid indices), bools. */
 static void fill(const StitchoptTensorInfo* info, void* data) {
-  size_t count = info->bytes / element_size(info->dtype);
+  size_t count = info->bytes / stitchopt_dtype_size(info->dtype);
   for (size_t i = 0; i < count; ++i) {
     double x = sin(0.37 * (double)i + 0.1 * (double)info->rank);
     switch (info->dtype) {
@@ -103,6 +83,11 @@ int main(int argc, char** argv) {
   }
   if (stitchopt_api_version() != STITCHOPT_API_VERSION) fail("api version", "differs");
   if (strlen(stitchopt_version()) == 0) fail("version", "empty");
+  if (stitchopt_dtype_size(STITCHOPT_FLOAT32) != 4 ||
+      stitchopt_dtype_size(STITCHOPT_BFLOAT16) != 2 || stitchopt_dtype_size(STITCHOPT_BOOL) != 1 ||
+      stitchopt_dtype_size(99) != 0) {
+    fail("dtype sizes", "stitchopt_dtype_size is wrong");
+  }
 
   StitchoptSession* emulated = NULL;
   StitchoptSession* reference = NULL;

@@ -28,26 +28,6 @@ void fail(const std::string& what) {
   ++failures;
 }
 
-size_t element_size(StitchoptDType dtype) {
-  switch (dtype) {
-    case STITCHOPT_FLOAT64:
-    case STITCHOPT_INT64:
-    case STITCHOPT_UINT64:
-      return 8;
-    case STITCHOPT_FLOAT32:
-    case STITCHOPT_INT32:
-    case STITCHOPT_UINT32:
-      return 4;
-    case STITCHOPT_FLOAT16:
-    case STITCHOPT_BFLOAT16:
-    case STITCHOPT_INT16:
-    case STITCHOPT_UINT16:
-      return 2;
-    default:
-      return 1;
-  }
-}
-
 // The inputs of set `k`: floats sin(0.37 i + k), integers and bools (i + k) % 2.
 struct InputSet {
   std::vector<std::vector<char>> storage;
@@ -58,7 +38,7 @@ InputSet input_set(const std::vector<stitchopt::TensorInfo>& infos, int k) {
   InputSet set;
   for (const stitchopt::TensorInfo& info : infos) {
     std::vector<char> bytes(info.bytes);
-    const size_t count = info.bytes / element_size(info.dtype);
+    const size_t count = info.bytes / stitchopt_dtype_size(info.dtype);
     for (size_t i = 0; i < count; ++i) {
       const double x = std::sin(0.37 * static_cast<double>(i) + k);
       if (info.dtype == STITCHOPT_FLOAT32) {
@@ -67,7 +47,7 @@ InputSet input_set(const std::vector<stitchopt::TensorInfo>& infos, int k) {
         reinterpret_cast<int64_t*>(bytes.data())[i] = static_cast<int64_t>((i + k) % 2);
       } else if (info.dtype == STITCHOPT_INT32) {
         reinterpret_cast<int32_t*>(bytes.data())[i] = static_cast<int32_t>((i + k) % 2);
-      } else if (element_size(info.dtype) == 1) {
+      } else if (stitchopt_dtype_size(info.dtype) == 1) {
         reinterpret_cast<uint8_t*>(bytes.data())[i] = static_cast<uint8_t>((i + k) % 2);
       }
     }
