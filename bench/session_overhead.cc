@@ -28,9 +28,17 @@ double median(std::vector<double> values) {
 int bench(const std::string& out_dir, const std::string& backend, int warmup, int iterations) {
   using namespace stitch;
   runtime::SessionOptions options;
-  options.backend = backend == "gpu"         ? runtime::SessionBackend::kGpu
-                    : backend == "reference" ? runtime::SessionBackend::kReference
-                                             : runtime::SessionBackend::kEmulated;
+  if (backend == "gpu") {
+    options.backend = runtime::SessionBackend::kGpu;
+  } else if (backend == "reference") {
+    options.backend = runtime::SessionBackend::kReference;
+  } else if (backend == "emulated") {
+    options.backend = runtime::SessionBackend::kEmulated;
+  } else {
+    std::fprintf(stderr, "session_overhead: --backend %s is none of emulated, reference, gpu\n",
+                 backend.c_str());
+    return 2;
+  }
   Result<std::unique_ptr<runtime::Session>> session = runtime::Session::open(out_dir, options);
   if (!session.is_ok()) {
     std::fprintf(stderr, "%s\n", session.status().message().c_str());

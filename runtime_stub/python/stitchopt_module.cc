@@ -40,33 +40,27 @@ void check(StitchoptStatus* status) {
 
 // The ONNX element type of a DLPack dtype, or 0.
 int32_t onnx_dtype(nb::dlpack::dtype dtype) {
-  if (dtype.lanes != 1) return 0;
   using Code = nb::dlpack::dtype_code;
-  switch (static_cast<Code>(dtype.code)) {
-    case Code::Float:
-      return dtype.bits == 16   ? STITCHOPT_FLOAT16
-             : dtype.bits == 32 ? STITCHOPT_FLOAT32
-             : dtype.bits == 64 ? STITCHOPT_FLOAT64
-                                : 0;
-    case Code::Bfloat:
-      return dtype.bits == 16 ? STITCHOPT_BFLOAT16 : 0;
-    case Code::Int:
-      return dtype.bits == 8    ? STITCHOPT_INT8
-             : dtype.bits == 16 ? STITCHOPT_INT16
-             : dtype.bits == 32 ? STITCHOPT_INT32
-             : dtype.bits == 64 ? STITCHOPT_INT64
-                                : 0;
-    case Code::UInt:
-      return dtype.bits == 8    ? STITCHOPT_UINT8
-             : dtype.bits == 16 ? STITCHOPT_UINT16
-             : dtype.bits == 32 ? STITCHOPT_UINT32
-             : dtype.bits == 64 ? STITCHOPT_UINT64
-                                : 0;
-    case Code::Bool:
-      return dtype.bits == 8 ? STITCHOPT_BOOL : 0;
-    default:
-      return 0;
+  struct Entry {
+    Code code;
+    uint8_t bits;
+    int32_t onnx;
+  };
+  static constexpr Entry kTypes[] = {
+      {Code::Float, 16, STITCHOPT_FLOAT16}, {Code::Float, 32, STITCHOPT_FLOAT32},
+      {Code::Float, 64, STITCHOPT_FLOAT64}, {Code::Bfloat, 16, STITCHOPT_BFLOAT16},
+      {Code::Int, 8, STITCHOPT_INT8},       {Code::Int, 16, STITCHOPT_INT16},
+      {Code::Int, 32, STITCHOPT_INT32},     {Code::Int, 64, STITCHOPT_INT64},
+      {Code::UInt, 8, STITCHOPT_UINT8},     {Code::UInt, 16, STITCHOPT_UINT16},
+      {Code::UInt, 32, STITCHOPT_UINT32},   {Code::UInt, 64, STITCHOPT_UINT64},
+      {Code::Bool, 8, STITCHOPT_BOOL}};
+  for (const Entry& entry : kTypes) {
+    if (dtype.lanes == 1 && static_cast<Code>(dtype.code) == entry.code &&
+        dtype.bits == entry.bits) {
+      return entry.onnx;
+    }
   }
+  return 0;
 }
 
 // One tensor of a run, checked: its dtype, shape, data and memory.
@@ -78,13 +72,16 @@ struct Bound {
   size_t bytes = 0;
 };
 
+// `kind` and `name` ("input", "x") name the tensor in an error.
 template <class Array>
-Bound bind(const std::string& what, const Array& array) {
+Bound bind(const char* kind, const std::string& name, const Array& array) {
+  auto what = [&]() { return std::string(kind) + " \"" + name + "\""; };
   Bound bound;
   bound.dtype = onnx_dtype(array.dtype());
   if (bound.dtype == 0) {
-    throw nb::value_error((what + ": its dtype (DLPack code " + std::to_string(array.dtype().code) +
-                           ", " + std::to_string(array.dtype().bits) + " bits, " +
+    throw nb::value_error((what() + ": its dtype (DLPack code " +
+                           std::to_string(array.dtype().code) + ", " +
+                           std::to_string(array.dtype().bits) + " bits, " +
                            std::to_string(array.dtype().lanes) + " lanes) is none stitchopt runs")
                               .c_str());
   }
@@ -94,7 +91,7 @@ Bound bind(const std::string& what, const Array& array) {
   } else if (device == nb::device::cuda::value || device == nb::device::cuda_managed::value) {
     bound.memory = STITCHOPT_MEMORY_CUDA;
   } else {
-    throw nb::value_error((what + ": it is on DLPack device type " + std::to_string(device) +
+    throw nb::value_error((what() + ": it is on DLPack device type " + std::to_string(device) +
                            "; stitchopt takes CPU memory or CUDA device memory")
                               .c_str());
   }
@@ -104,9 +101,9 @@ Bound bind(const std::string& what, const Array& array) {
   for (size_t i = array.ndim(); i-- > 0;) {
     bound.shape[i] = static_cast<int64_t>(array.shape(i));
     if (array.stride_ptr() != nullptr && array.shape(i) > 1 && array.stride(i) != expected) {
-      throw nb::value_error((what + ": it is not C-contiguous (strides in elements do not "
-                                    "follow its shape); pass a contiguous copy, e.g. "
-                                    "numpy.ascontiguousarray(x) or x.contiguous()")
+      throw nb::value_error((what() + ": it is not C-contiguous (strides in elements do not "
+                                      "follow its shape); pass a contiguous copy, e.g. "
+                                      "numpy.ascontiguousarray(x) or x.contiguous()")
                                 .c_str());
     }
     expected *= static_cast<int64_t>(array.shape(i));
@@ -123,10 +120,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 // The model's inputs or outputs as (name, ONNX dtype, shape) triples.
+using TensorInfos = std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>>;
+
 template <class Count, class Describe>
-std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>> describe(
-    const StitchoptSession* session, Count count, Describe describe_one) {
-  std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>> infos;
+TensorInfos describe(const StitchoptSession* session, Count count, Describe describe_one) {
+  TensorInfos infos;
   for (size_t i = 0; i < count(session); ++i) {
     StitchoptTensorInfo info{};
     check(describe_one(session, i, &info));
@@ -162,6 +160,9 @@ class Session {
       status = stitchopt_session_open_with(out_dir.c_str(), &options, &session_);
     }
     check(status);
+    // Fixed for the session's life: read once, not on every run.
+    inputs_ = describe(session_, stitchopt_session_input_count, stitchopt_session_input);
+    outputs_ = describe(session_, stitchopt_session_output_count, stitchopt_session_output);
   }
   ~Session() { close(); }
   Session(const Session&) = delete;
@@ -182,11 +183,13 @@ class Session {
     stitchopt_session_launch_mode(session_, mode.data(), mode.size() + 1);
     return mode;
   }
-  auto inputs() const {
-    return describe(open_session(), stitchopt_session_input_count, stitchopt_session_input);
+  const TensorInfos& inputs() const {
+    open_session();
+    return inputs_;
   }
-  auto outputs() const {
-    return describe(open_session(), stitchopt_session_output_count, stitchopt_session_output);
+  const TensorInfos& outputs() const {
+    open_session();
+    return outputs_;
   }
 
   // `stream`: a cudaStream_t as an integer, 0 for none.
@@ -197,25 +200,23 @@ class Session {
     std::vector<StitchoptTensorRef> tensors;
     bound_inputs.reserve(inputs.size());
     for (const auto& [name, array] : inputs) {
-      bound_inputs.push_back(bind("input \"" + name + "\"", array));
+      bound_inputs.push_back(bind("input", name, array));
       const Bound& b = bound_inputs.back();
       tensors.push_back({name.c_str(), b.dtype, static_cast<int32_t>(b.shape.size()),
                          b.shape.data(), b.data, b.memory});
     }
     std::vector<StitchoptBufferRef> buffers;
-    const auto infos = this->outputs();
     for (const auto& [name, array] : outputs) {
-      const std::string what = "output \"" + name + "\"";
-      const Bound b = bind(what, array);
+      const Bound b = bind("output", name, array);
       // The C ABI checks a buffer's size; an array also has a dtype and a shape, which
       // must be the output's (an unknown name is the C ABI's error).
-      for (const auto& [output, dtype, shape] : infos) {
+      for (const auto& [output, dtype, shape] : outputs_) {
         if (output == name && (dtype != b.dtype || shape != b.shape)) {
-          throw nb::value_error((what + ": the array has ONNX dtype " + std::to_string(b.dtype) +
-                                 " and " + std::to_string(b.shape.size()) +
-                                 " dims; the output is ONNX dtype " + std::to_string(dtype) +
-                                 " of shape " + shape_text(shape))
-                                    .c_str());
+          throw nb::value_error(
+              ("output \"" + name + "\": the array has ONNX dtype " + std::to_string(b.dtype) +
+               " and " + std::to_string(b.shape.size()) + " dims; the output is ONNX dtype " +
+               std::to_string(dtype) + " of shape " + shape_text(shape))
+                  .c_str());
         }
       }
       buffers.push_back({name.c_str(), b.data, b.bytes, b.memory});
@@ -231,6 +232,8 @@ class Session {
 
  private:
   StitchoptSession* session_ = nullptr;
+  TensorInfos inputs_;
+  TensorInfos outputs_;
 };
 
 }  // namespace

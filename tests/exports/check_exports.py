@@ -134,6 +134,12 @@ def kernels_digest(out, entry):
     return digest.hexdigest()
 
 
+def relative_error(got, want):
+    """max |got - want| / max |want| (the 1e-5 comparisons with ONNX Runtime)."""
+    return float(np.max(np.abs(got.astype(np.float64) - want))) / max(
+        float(np.max(np.abs(want))), 1e-30)
+
+
 def refusal_failures(plain, entry):
     """A dynamic-axes export compiled without --input-shape: exit 2 with the message
     that names each dynamic axis once; one line per failure."""
@@ -160,8 +166,7 @@ def api_failures(stitchopt, file, out, feeds, backend):
         return [f"{file}: InferenceSession gave {len(api)} outputs, ONNX Runtime {len(exact)}"]
     failures = []
     for index, (a, b) in enumerate(zip(api, exact)):
-        error = float(np.max(np.abs(a.astype(np.float64) - b))) / max(float(np.max(np.abs(b))),
-                                                                        1e-30)
+        error = relative_error(a, b)
         if not error <= 1e-5:
             failures.append(f"{file}: output {index} through InferenceSession ({backend}) "
                             f"differs from ONNX Runtime: {error:.3g}")
@@ -219,8 +224,7 @@ def main():
         expected = reference.run(None, feeds)
         got = session(os.path.join(out, "model.fused.onnx")).run(None, feeds)
         for index, (a, b) in enumerate(zip(got, expected)):
-            error = float(np.max(np.abs(a.astype(np.float64) - b))) / max(float(np.max(np.abs(b))),
-                                                                            1e-30)
+            error = relative_error(a, b)
             if not error <= 1e-5:
                 failures.append(f"{file}: output {index} differs from ONNX Runtime: {error:.3g}")
         digest = kernels_digest(out, entry)

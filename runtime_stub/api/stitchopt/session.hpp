@@ -140,10 +140,8 @@ struct Output {
 
 class Session {
  public:
-  explicit Session(const std::string& out_dir, Backend backend = Backend::kAuto) {
-    detail::check(
-        stitchopt_session_open(out_dir.c_str(), static_cast<StitchoptBackend>(backend), &session_));
-  }
+  explicit Session(const std::string& out_dir, Backend backend = Backend::kAuto)
+      : Session(out_dir, Options{backend}) {}
   Session(const std::string& out_dir, const Options& options) {
     StitchoptSessionOptions c_options;
     stitchopt_session_options_init(&c_options);
@@ -208,11 +206,12 @@ class Session {
     for (const TensorInfo& info : outputs()) {
       results[info.name] = Output{info.dtype, info.shape, std::vector<char>(info.bytes)};
     }
-    std::vector<StitchoptBuffer> buffers;
+    std::vector<StitchoptBufferRef> buffers;
     for (auto& [name, output] : results) {
-      buffers.push_back({name.c_str(), output.bytes.data(), output.bytes.size()});
+      buffers.push_back(
+          {name.c_str(), output.bytes.data(), output.bytes.size(), STITCHOPT_MEMORY_HOST});
     }
-    run(inputs, buffers);
+    run_on(nullptr, inputs, buffers);
     return results;
   }
 

@@ -45,7 +45,7 @@ _ONNX_TYPES = {
 }
 
 # DLPack device types.
-_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_CUDA_HOST, _DLPACK_CUDA_MANAGED = 1, 2, 3, 13
+_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_CUDA_MANAGED = 1, 2, 13
 
 
 class NodeArg:
@@ -162,6 +162,7 @@ class InferenceSession:
                                            int(device_id), bool(cuda_graphs))
         self._inputs = [NodeArg(*info) for info in self._session.inputs()]
         self._outputs = [NodeArg(*info) for info in self._session.outputs()]
+        self._output_by_name = {o.name: o for o in self._outputs}
 
     @property
     def backend(self):
@@ -187,7 +188,7 @@ class InferenceSession:
         """The outputs `output_names` names (None: all), in that order, for the inputs
         `input_feed` ({name: array}) gives."""
         del run_options
-        return self._run(output_names, input_feed, None)
+        return self._run(output_names, input_feed)
 
     def run_with_outputs(self, input_feed, outputs, stream=0):
         """IoBinding style: writes into `outputs` ({name: preallocated array}), ordered
@@ -205,15 +206,17 @@ class InferenceSession:
                              % type(input_feed).__name__)
         return input_feed.items()
 
-    def _run(self, output_names, input_feed, allocate):
+    def _run(self, output_names, input_feed, allocate=None, stream=0):
+        """run(), with the outputs made by `allocate(shape, onnx dtype)` and the run
+        ordered on `stream`; without `allocate`, numpy arrays for host inputs, else
+        arrays of the first CUDA input's framework on its current stream."""
         feed = [(name, _as_array(name, value)) for name, value in self._feed(input_feed)]
-        by_name = {o.name: o for o in self._outputs}
+        by_name = self._output_by_name
         names = [o.name for o in self._outputs] if output_names is None else list(output_names)
         for name in names:
             if name not in by_name:
                 raise ValueError("run: the model has no output %r (its outputs: %s)"
                                  % (name, ", ".join(by_name)))
-        stream = 0
         if allocate is None:
             cuda = [value for _, value in feed
                     if _device(value)[0] in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED)]
@@ -226,8 +229,6 @@ class InferenceSession:
             else:
                 def allocate(shape, dtype):
                     return np.empty(shape, dtype=_numpy_dtype(dtype))
-        elif isinstance(allocate, tuple):
-            allocate, stream = allocate
         results = [allocate(by_name[name].shape, by_name[name].onnx_dtype) for name in names]
         self._session.run(feed, list(zip(names, results)), stream)
         return results

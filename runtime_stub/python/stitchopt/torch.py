@@ -59,5 +59,5 @@ class Module(torch.nn.Module):
         def allocate(shape, dtype):
             return torch.empty(shape, dtype=torch_dtype(dtype), device=device)
         with torch.no_grad():
-            outputs = self.session._run(None, feed, (allocate, stream))
+            outputs = self.session._run(None, feed, allocate, stream)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
