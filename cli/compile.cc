@@ -23,6 +23,7 @@
 #include "emit/plan_dot.h"
 #include "emit/ptxas_stats.h"
 #include "emit/report.h"
+#include "ir/core/precision.h"
 #include "ir/core/verifier.h"
 #include "ir/passes/pipeline.h"
 #include "ir/shapes/shape_inference.h"
@@ -218,6 +219,53 @@ std::unique_ptr<fusion::CandidateTimer> emulated_timer(const CompileOptions& opt
   return driver::make_emulated_timer(std::move(timer));
 }
 
+// The gates after OUT is written (exit 3): --precision's error within --max-rel-error
+// (report.json "precision"), then --min-compression; then the summary line.
+Status check_gates(const CompileOptions& options, const emit::Report& report,
+                   int64_t fused_kernels) {
+  const emit::ReportPrecision& precision = report.precision;
+  if (!precision.passed()) {
+    std::string worst;
+    for (const emit::PrecisionOutput& output : precision.outputs) {
+      if (output.nonfinite.value_or(0) > 0) {
+        worst = "output " + support::quote_bounded(output.name) + " has " +
+                std::to_string(*output.nonfinite) + " inf/NaN values where float32 has none";
+        break;
+      }
+      if (output.max_rel_error.value_or(0) > precision.max_rel_error_gate) {
+        char figure[96];
+        std::snprintf(figure, sizeof(figure),
+                      "%.3g of its largest value, above --max-rel-error %.3g",
+                      *output.max_rel_error, precision.max_rel_error_gate);
+        worst =
+            "output " + support::quote_bounded(output.name) + " differs from float32 by " + figure;
+        break;
+      }
+    }
+    return Status::gate_failed(options.model_path + ": --precision " +
+                               std::string(ir::precision_name(precision.mode)) + ": " + worst +
+                               " (report.json \"precision\" has every output)");
+  }
+  const int64_t original_kernels = report.kernels.original;
+  double compression =
+      fused_kernels > 0 ? static_cast<double>(original_kernels) / static_cast<double>(fused_kernels)
+                        : 0.0;
+  if (options.min_compression > 0 && compression < options.min_compression) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  ": compression %.2fx (%lld -> %lld kernels) is below --min-compression %.2f",
+                  compression, static_cast<long long>(original_kernels),
+                  static_cast<long long>(fused_kernels), options.min_compression);
+    return Status::gate_failed(options.model_path + message);
+  }
+  if (options.verbosity != Verbosity::kQuiet) {
+    std::fprintf(stderr, "stitchopt: %lld kernels -> %lld kernels (%.1fx); wrote %s\n",
+                 static_cast<long long>(original_kernels), static_cast<long long>(fused_kernels),
+                 compression, options.output_directory.c_str());
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
@@ -298,6 +346,7 @@ Status run_compile(const CompileOptions& options) {
   compile_options.profile = profile;
   compile_options.planner = options.planner;
   compile_options.schedule = options.schedule;
+  compile_options.max_rel_error = options.max_rel_error;
   std::unique_ptr<fusion::CandidateTimer> candidate_timer;
   if (options.fuse && options.score == "emulated") {
     candidate_timer = emulated_timer(options, *profile, staged.path() / "score");
@@ -357,25 +406,8 @@ Status run_compile(const CompileOptions& options) {
   }
   STITCH_RETURN_IF_ERROR(staged.commit());
 
-  const int64_t original_kernels = report.kernels.original;
-  int64_t fused_kernels = planned ? planned->result.kernels_fused : report.kernels.after_simplify;
-  double compression =
-      fused_kernels > 0 ? static_cast<double>(original_kernels) / static_cast<double>(fused_kernels)
-                        : 0.0;
-  if (options.min_compression > 0 && compression < options.min_compression) {
-    char message[160];
-    std::snprintf(message, sizeof(message),
-                  ": compression %.2fx (%lld -> %lld kernels) is below --min-compression %.2f",
-                  compression, static_cast<long long>(original_kernels),
-                  static_cast<long long>(fused_kernels), options.min_compression);
-    return Status::gate_failed(options.model_path + message);
-  }
-  if (options.verbosity != Verbosity::kQuiet) {
-    std::fprintf(stderr, "stitchopt: %lld kernels -> %lld kernels (%.1fx); wrote %s\n",
-                 static_cast<long long>(original_kernels), static_cast<long long>(fused_kernels),
-                 compression, options.output_directory.c_str());
-  }
-  return Status::ok();
+  return check_gates(options, report,
+                     planned ? planned->result.kernels_fused : report.kernels.after_simplify);
 }
 
 }  // namespace stitch::cli

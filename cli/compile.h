@@ -28,7 +28,8 @@ struct CompileOptions {
   std::string device = "h100";     // --device: a built-in profile name or a profile .json
   double launch_latency_us = -1;   // --launch-latency-us: overrides the profile's phi
   fusion::PlannerOptions planner;  // --no-exploratory, --no-packing, --max-pattern-size, ...
-  emit::ScheduleOptions schedule;  // --no-stencil-tiles
+  emit::ScheduleOptions schedule;  // --no-stencil-tiles, --precision
+  double max_rel_error = -1;       // --max-rel-error: exit 3 above it (negative: the default)
   double min_compression = 0;      // --min-compression: exit 3 below it (0: no gate)
   bool codegen = true;             // false: --no-codegen (no out/kernels/)
   bool ptxas = false;              // --ptxas: registers/spills/shared memory from nvcc

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "cli/exit_codes.h"
 #include "cli/input_shape.h"
 #include "cli/runtime_commands.h"
+#include "ir/core/precision.h"
 #include "ir/passes/pipeline.h"
 #include "support/escape.h"
 
@@ -47,6 +49,40 @@ using stitch::cli::kExitBadInput;
 using stitch::cli::kExitInternal;
 using stitch::cli::kExitOk;
 using stitch::cli::report_error;
+
+// --precision and --max-rel-error (docs/precision.md).
+void add_precision_options(CLI::App& app, stitch::cli::CompileOptions& options) {
+  const std::map<std::string, stitch::ir::Precision> precisions = {
+      {"fp32", stitch::ir::Precision::kFloat32},
+      {"tf32", stitch::ir::Precision::kTf32},
+      {"fp32x3", stitch::ir::Precision::kFloat32x3}};
+  app.add_option("--precision", options.schedule.precision,
+                 "products of float32 GEMMs and dense convolutions: fp32 (default, strict "
+                 "float32), tf32 (TF32 tensor cores, about 1e-3 relative error), fp32x3 "
+                 "(float32 accuracy from three TF32 products); docs/precision.md")
+      ->transform(CLI::CheckedTransformer(precisions, CLI::ignore_case));
+  app.add_option("--max-rel-error", options.max_rel_error,
+                 "exit 3 when an output's error at --precision (max |a - b| / max |float32 "
+                 "reference|, seeded inputs) exceeds this; default: the precision's tolerance "
+                 "(tf32 5e-3, fp32x3 1e-5)")
+      ->check(finite_between(0, 1));
+}
+
+// --score, --score-candidates and --nvdisasm: how candidates are scored.
+void add_score_options(CLI::App& app, stitch::cli::CompileOptions& options) {
+  app.add_option("--score", options.score,
+                 "how candidates are scored: analytic (the cost model, default) or emulated "
+                 "(candidates with a GEMM, the global composition or a close alternative are "
+                 "run in the CUDA emulation and scored by their estimated time; "
+                 "docs/cost-model.md)")
+      ->check(CLI::IsMember({"analytic", "emulated"}));
+  app.add_option("--score-candidates", options.score_candidates,
+                 "--score emulated: the most distinct candidate kernels to time (1 to 4096)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--nvdisasm", options.nvdisasm,
+                 "--score emulated: nvdisasm for the instruction estimate (default: "
+                 "$STITCH_NVDISASM, PATH, the CUDA toolkit)");
+}
 
 int run(int argc, char** argv) {
   if (argc >= 2 && stitch::cli::is_runtime_command(argv[1])) {
@@ -118,6 +154,7 @@ int run(int argc, char** argv) {
   app.add_flag("--no-stencil-tiles", no_stencil_tiles,
                "generated stencils read their windows from global memory instead of a "
                "shared-memory input tile per block");
+  add_precision_options(app, options);
   app.add_flag("--unfused", unfused,
                "no fusion at all: every op its own generated kernel or library call (the "
                "baseline for stitchopt bench)");
@@ -136,18 +173,7 @@ int run(int argc, char** argv) {
   app.add_flag("--ptxas", options.ptxas,
                "compile every kernel with nvcc and put ptxas registers, spills and shared "
                "memory into the report");
-  app.add_option("--score", options.score,
-                 "how candidates are scored: analytic (the cost model, default) or emulated "
-                 "(candidates with a GEMM, the global composition or a close alternative are "
-                 "run in the CUDA emulation and scored by their estimated time; "
-                 "docs/cost-model.md)")
-      ->check(CLI::IsMember({"analytic", "emulated"}));
-  app.add_option("--score-candidates", options.score_candidates,
-                 "--score emulated: the most distinct candidate kernels to time (1 to 4096)")
-      ->check(CLI::Range(1, 4096));
-  app.add_option("--nvdisasm", options.nvdisasm,
-                 "--score emulated: nvdisasm for the instruction estimate (default: "
-                 "$STITCH_NVDISASM, PATH, the CUDA toolkit)");
+  add_score_options(app, options);
   bool no_simplify = false;
   app.add_flag("--no-simplify", no_simplify,
                "skip simplification: write the imported model back unchanged");

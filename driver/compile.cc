@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "artifact/fused_node_attributes.h"
+#include "driver/precision_check.h"
 #include "emit/canonical_group.h"
 #include "emit/fused_model.h"
 #include "emit/group_boundary.h"
@@ -253,6 +254,7 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
   report.model.node_count = model.graph.num_nodes();
   report.options.planner = options.planner;
   report.options.stencil_tiles = options.schedule.stencil_tiles;
+  report.options.precision = options.schedule.precision;
   report.kernels.original = emit::count_original_kernels(model.graph);
   report.kernels.host_shape_ops = emit::count_host_shape_ops(model.graph);
   if (options.simplify) {
@@ -274,6 +276,17 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
   if (options.codegen && report.plan) {
     compiled.rewritten.metadata_props.emplace_back("stitchopt.kernels", "kernels/kernels.json");
   }
+  // The runtime computes library calls at the precision the kernels were made for
+  // (artifact/reader/output_directory.h); fp32 outputs stay byte-identical to before.
+  const ir::Precision precision = options.schedule.precision;
+  if (precision != ir::Precision::kFloat32) {
+    compiled.rewritten.metadata_props.emplace_back("stitchopt.precision",
+                                                   std::string(ir::precision_name(precision)));
+  }
+  auto check = [&]() { return check_precision(model, precision, options.max_rel_error); };
+  STITCH_ASSIGN_OR_RETURN(report.precision, precision == ir::Precision::kFloat32
+                                                ? check()
+                                                : timer.time("precision", check));
   compiled.simplified = std::move(model);
   return compiled;
 }

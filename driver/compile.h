@@ -47,8 +47,11 @@ struct CompileOptions {
   // The device the plan and the kernels are made for; nullopt: no fusion.
   std::optional<cost_model::DeviceProfile> profile;
   fusion::PlannerOptions planner;
-  emit::ScheduleOptions schedule;  // --no-stencil-tiles
+  emit::ScheduleOptions schedule;  // --no-stencil-tiles, --precision
   bool codegen = true;
+  // --max-rel-error: the precision check's gate (driver/precision_check.h); negative:
+  // the precision's documented default.
+  double max_rel_error = -1;
 };
 
 // What the caller hears while compile() works, as it happens.

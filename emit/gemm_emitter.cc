@@ -35,9 +35,12 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node, bool lanes) {
     std::string b_index = tb ? "n * " + num(k) + " + kk" : "kk * " + num(n) + " + n";
     std::string body =
         "    const index_t n = i % " + num(n) + ";\n    const index_t m = i / " + num(n) + ";\n";
+    const ir::DType t = dtype(out);
     body += "    " + acc + " sum = 0;\n    for (index_t kk = 0; kk < " + num(k) + "; ++kk) {\n";
-    body += "      sum += static_cast<" + acc + ">(" + a + "(" + a_index + ")) * static_cast<" +
-            acc + ">(" + b + "(" + b_index + "));\n    }\n";
+    body += "      sum += " +
+            cuda_core_operand("static_cast<" + acc + ">(" + a + "(" + a_index + "))", t) + " * " +
+            cuda_core_operand("static_cast<" + acc + ">(" + b + "(" + b_index + "))", t) +
+            ";\n    }\n";
     body += "    " + acc + " y = static_cast<" + acc + ">(" +
             float_literal(node.float_attribute("alpha", 1.0f)) + ") * sum;\n";
     if (node.inputs.size() > 2 && node.inputs[2] != ir::kNoId) {
@@ -61,8 +64,12 @@ Result<std::string> KernelWriter::gemm_body(const ir::Node& node, bool lanes) {
           num(k * n) + " + n;\n";
   body += "    " + acc + " sum = 0;\n    for (index_t kk = " + (lanes ? "lane" : "0") + "; kk < " +
           num(k) + (lanes ? "; kk += 32) {\n" : "; ++kk) {\n");
-  body += "      sum += static_cast<" + acc + ">(" + a + "(a_base + kk)) * static_cast<" + acc +
-          ">(" + b + "(b_base + kk * " + num(n) + "));\n    }\n";
+  const ir::DType t = dtype(out);
+  body +=
+      "      sum += " + cuda_core_operand("static_cast<" + acc + ">(" + a + "(a_base + kk))", t) +
+      " * " +
+      cuda_core_operand("static_cast<" + acc + ">(" + b + "(b_base + kk * " + num(n) + "))", t) +
+      ";\n    }\n";
   return body + (lanes ? "    return sum;\n"
                        : "    return static_cast<" + compute_type(dtype(out)) + ">(sum);\n");
 }
@@ -113,6 +120,11 @@ Result<std::string> KernelWriter::operand_value(ir::ValueId id, const std::strin
   }
   STITCH_ASSIGN_OR_RETURN(std::string name, accessor(id));
   return name + "(" + index + ")";
+}
+
+std::string KernelWriter::cuda_core_operand(const std::string& value, ir::DType dtype) const {
+  if (schedule_.products != ir::Precision::kTf32 || dtype != ir::DType::kFloat32) return value;
+  return "stitch_round_tf32(" + value + ")";
 }
 
 // Stores of the group outputs among `written` at flat index `i` (their accessors read

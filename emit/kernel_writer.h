@@ -111,6 +111,9 @@ class KernelWriter {
   std::string tile_load_loop(const std::string& slot, int64_t elements, const std::string& index,
                              const std::string& value, const std::string& indent) const;
   Result<std::string> operand_value(ir::ValueId id, const std::string& index);
+  // `value`, a float32 GEMM operand computed on CUDA cores, as its product reads it:
+  // rounded to TF32 under GroupSchedule::products kTf32, else unchanged.
+  std::string cuda_core_operand(const std::string& value, ir::DType dtype) const;
   Result<std::string> output_writes(const std::vector<ir::ValueId>& written,
                                     const std::string& indent);
 

@@ -109,7 +109,97 @@ nlohmann::ordered_json codegen_json(const std::vector<std::optional<ReportCodege
           {"ops", ops}};
 }
 
+// report.json "options": the planner's and the schedule's options.
+nlohmann::ordered_json options_json(const ReportOptions& options) {
+  using nlohmann::ordered_json;
+  ordered_json input_shapes = ordered_json::object();
+  for (const auto& [name, dims] : options.input_shapes) input_shapes[name] = dims;
+  const fusion::PlannerOptions& planner = options.planner;
+  return {{"input_shapes", input_shapes},
+          {"exploratory", planner.candidates.exploratory},
+          {"packing", planner.candidates.packing},
+          {"epilogue", planner.candidates.epilogue},
+          {"attention", planner.candidates.attention},
+          {"stencils", planner.partition.stencils},
+          {"stencil_tiles", options.stencil_tiles},
+          {"precision", ir::precision_name(options.precision)},
+          {"max_operands", planner.candidates.max_operands},
+          {"max_pattern_size", planner.candidates.max_pattern_size},
+          {"max_patterns_per_seed", planner.candidates.max_patterns_per_seed},
+          {"candidate_time_limit_s", planner.candidates.time_limit_s},
+          {"solver_time_limit_s", planner.plan.time_limit_s},
+          {"large_gemm_flops", planner.partition.large_gemm_flops},
+          {"max_reductions_per_kernel", planner.score.max_reductions_per_kernel}};
+}
+
+nlohmann::ordered_json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json precision_json(const ReportPrecision& precision) {
+  using nlohmann::ordered_json;
+  ordered_json outputs = ordered_json::array();
+  for (const PrecisionOutput& output : precision.outputs) {
+    outputs.push_back(
+        {{"name", output.name},
+         {"max_abs_error", optional_json(output.max_abs_error)},
+         {"max_rel_error", optional_json(output.max_rel_error)},
+         {"cosine", optional_json(output.cosine)},
+         {"nonfinite", output.nonfinite ? ordered_json(*output.nonfinite) : ordered_json()}});
+  }
+  ordered_json kept = ordered_json::array();
+  for (const KeptFloat32& entry : kept_float32(precision.mode)) {
+    kept.push_back({{"values", entry.values}, {"why", entry.why}});
+  }
+  return {{"mode", ir::precision_name(precision.mode)},
+          {"products", precision_products(precision.mode)},
+          {"measured", precision.measured},
+          {"inputs", precision.inputs},
+          {"max_rel_error_gate", precision.max_rel_error_gate},
+          {"passed", precision.passed()},
+          {"outputs", outputs},
+          {"kept_float32", kept}};
+}
+
 }  // namespace
+
+std::string precision_products(ir::Precision mode) {
+  switch (mode) {
+    case ir::Precision::kFloat32:
+      return "float32 products on CUDA cores (cuBLASLt CUBLAS_COMPUTE_32F, cuDNN FMA math, "
+             "generated FMA loops)";
+    case ir::Precision::kTf32:
+      return "float32 GEMM and dense Conv operands rounded to TF32 (10-bit mantissa, ties "
+             "away), float32 accumulation: TF32 tensor cores in cuBLASLt "
+             "(CUBLAS_COMPUTE_32F_FAST_TF32), cuDNN (tensor-op math) and the tiled MatMul "
+             "composition (mma.sync m16n8k8); generated CUDA-core GEMMs multiply the same "
+             "rounded operands";
+    case ir::Precision::kFloat32x3:
+      return "float32 accuracy on TF32 tensor cores in the tiled MatMul composition (each "
+             "operand split into two TF32 parts, three mma.sync per step); cuBLASLt, cuDNN and "
+             "generated CUDA-core GEMMs compute strict float32";
+  }
+  return "";
+}
+
+std::vector<KeptFloat32> kept_float32(ir::Precision mode) {
+  if (mode == ir::Precision::kFloat32) {
+    return {{"every product", "--precision fp32 (the default): strict float32"}};
+  }
+  std::vector<KeptFloat32> kept = {
+      {"every stored tensor, every elementwise op, every reduction's running value",
+       "tensors stay float32 in this mode; only the operands of GEMM and dense Conv products "
+       "change"},
+      {"grouped and depthwise Conv products",
+       "memory-bound stencils: tensor cores would not make them faster"},
+      {"float16, bfloat16 and float64 GEMMs", "their products are their dtype's, not float32's"},
+  };
+  if (mode == ir::Precision::kFloat32x3) {
+    kept.push_back({"GEMMs outside the tiled MatMul composition",
+                    "strict float32 is as accurate as three TF32 products"});
+  }
+  return kept;
+}
 
 std::string render_report(const Report& report, const ir::Graph& graph) {
   using nlohmann::ordered_json;
@@ -123,23 +213,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
   json["device"] = {{"name", report.device.name},
                     {"source", report.device.source},
                     {"launch_latency_us", report.device.launch_latency_us}};
-  ordered_json input_shapes = ordered_json::object();
-  for (const auto& [name, dims] : report.options.input_shapes) input_shapes[name] = dims;
-  const fusion::PlannerOptions& planner = report.options.planner;
-  json["options"] = {{"input_shapes", input_shapes},
-                     {"exploratory", planner.candidates.exploratory},
-                     {"packing", planner.candidates.packing},
-                     {"epilogue", planner.candidates.epilogue},
-                     {"attention", planner.candidates.attention},
-                     {"stencils", planner.partition.stencils},
-                     {"stencil_tiles", report.options.stencil_tiles},
-                     {"max_operands", planner.candidates.max_operands},
-                     {"max_pattern_size", planner.candidates.max_pattern_size},
-                     {"max_patterns_per_seed", planner.candidates.max_patterns_per_seed},
-                     {"candidate_time_limit_s", planner.candidates.time_limit_s},
-                     {"solver_time_limit_s", planner.plan.time_limit_s},
-                     {"large_gemm_flops", planner.partition.large_gemm_flops},
-                     {"max_reductions_per_kernel", planner.score.max_reductions_per_kernel}};
+  json["options"] = options_json(report.options);
   ordered_json phases = ordered_json::array();
   for (const PhaseTiming& phase : report.phases) {
     phases.push_back({{"name", phase.name}, {"seconds", phase.seconds}});
@@ -192,6 +266,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
     json["scoring"] = nullptr;
     json["solver"] = nullptr;
     json["modeled"] = nullptr;
+    json["precision"] = precision_json(report.precision);
     return artifact::dump_json(std::move(json));
   }
   const fusion::PlannerResult& plan = report.plan->result;
@@ -276,6 +351,7 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                      {"bytes_after", plan.estimate.bytes_after},
                      {"time_before_us", plan.estimate.time_before_us},
                      {"time_after_us", plan.estimate.time_after_us}};
+  json["precision"] = precision_json(report.precision);
   return artifact::dump_json(std::move(json));
 }
 

@@ -18,6 +18,7 @@
 #include "emit/ptxas_stats.h"
 #include "fusion/planner.h"
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 #include "ir/passes/pipeline.h"
 
 namespace stitch::emit {
@@ -62,6 +63,7 @@ struct ReportOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   fusion::PlannerOptions planner;
   bool stencil_tiles = true;  // ScheduleOptions::stencil_tiles (--no-stencil-tiles)
+  ir::Precision precision = ir::Precision::kFloat32;  // ScheduleOptions::precision
 };
 
 struct ReportDevice {
@@ -97,6 +99,39 @@ struct ReportKernels {
   int64_t after_simplify = 0;  // count_original_kernels on the simplified graph
 };
 
+// The precision section (--precision, driver/precision_check.h): per graph output
+// the error of the precision's products against float32 ones; the figures are
+// nullopt when nothing was measured (fp32).
+struct PrecisionOutput {
+  std::string name;
+  std::optional<double> max_abs_error, max_rel_error, cosine;
+  std::optional<int64_t> nonfinite;  // inf/NaN where the float32 reference is finite
+};
+struct ReportPrecision {
+  ir::Precision mode = ir::Precision::kFloat32;
+  bool measured = false;
+  std::string inputs;             // what the measurement ran on
+  double max_rel_error_gate = 0;  // --max-rel-error or the mode's default; 0: none
+  std::vector<PrecisionOutput> outputs;
+  // False when an output's max_rel_error exceeds the gate or it has nonfinite values.
+  bool passed() const {
+    for (const PrecisionOutput& output : outputs) {
+      if (output.nonfinite.value_or(0) > 0) return false;
+      if (max_rel_error_gate > 0 && output.max_rel_error.value_or(0) > max_rel_error_gate) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+// What `mode` computes in words, and which values keep float32 products and why
+// (docs/precision.md).
+std::string precision_products(ir::Precision mode);
+struct KeptFloat32 {
+  std::string values, why;
+};
+std::vector<KeptFloat32> kept_float32(ir::Precision mode);
+
 struct Report {
   ReportModel model;
   ReportDevice device;
@@ -105,6 +140,7 @@ struct Report {
   std::optional<ir::SimplifyStatistics> simplify;  // absent with --no-simplify
   ReportKernels kernels;
   std::optional<ReportPlan> plan;  // absent with --no-fusion
+  ReportPrecision precision;
 };
 
 // Shape arithmetic a GPU runtime keeps on the host: Shape and Size (they read a

@@ -124,6 +124,7 @@ Result<GroupSchedule> build_schedule(const ir::Graph& graph, const GroupBoundary
                                      const ScheduleOptions& options) {
   GroupSchedule schedule;
   schedule.boundary = boundary;
+  schedule.products = options.precision;
   GroupFacts group(graph, schedule.boundary);
   for (ir::NodeId id : group.ordered) {
     STITCH_RETURN_IF_ERROR(check_static(graph, graph.node(id)));

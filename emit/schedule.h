@@ -113,6 +113,7 @@
 #include "emit/group_boundary.h"
 #include "ir/core/attention.h"
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 #include "ir/core/status.h"
 
 namespace stitch::emit {
@@ -194,6 +195,12 @@ struct GroupSchedule {
   std::string shared_memory_fallback;  // "" or "regional to global"
   int64_t workspace_bytes = 0;         // intermediates + barrier counter
   int64_t barrier_offset = -1;         // workspace offset of the grid-barrier counter
+  // The products of the group's float32 GEMMs (ScheduleOptions::precision): under
+  // kTf32 every one rounds its operands to TF32, on tensor cores in the tiled MatMul
+  // composition and on CUDA cores elsewhere (a TF32 product is exact in float); under
+  // kFloat32x3 the tiled MatMul composition splits them, and the CUDA-core products stay
+  // float32 (as accurate).
+  ir::Precision products = ir::Precision::kFloat32;
   // Why this composition: the facts that chose it, or for the global composition why
   // the row-local and tiled-MatMul tests failed (the .cu header's "Why" line).
   std::string why;
@@ -223,6 +230,9 @@ bool staged_stencil_is_1d(const ir::Graph& graph, const StencilTile& tile);
 // Schedule choices a caller can turn off (the CLI's --no-stencil-tiles), to compare.
 struct ScheduleOptions {
   bool stencil_tiles = true;  // 3c.: stage stencil inputs in shared memory
+  // --precision (ir/core/precision.h): the products of float32 GEMMs; under kTf32 and
+  // kFloat32x3 the tiled MatMul composition runs on tensor cores (mma.sync m16n8k8).
+  ir::Precision precision = ir::Precision::kFloat32;
 };
 
 // The stencil composition (3c.) stages a tile only when each staged element is read

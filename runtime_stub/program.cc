@@ -192,6 +192,13 @@ Status bind_kernel(const artifact::KernelRecord& entry, const std::string& where
   return check_signature(entry.outputs, step.outputs, "outputs", where);
 }
 
+// Step::products: the program's precision, float32 on the host.
+void set_step_products(Program& program) {
+  for (Step& step : program.steps) {
+    step.products = step.kind == StepKind::kHost ? ir::Precision::kFloat32 : program.precision;
+  }
+}
+
 }  // namespace
 
 Result<Program> load_program(const std::string& out_dir) {
@@ -201,6 +208,7 @@ Result<Program> load_program(const std::string& out_dir) {
                           artifact::read_output_directory(out_dir));
   program.model = std::move(directory.model);
   program.kernels_dir = directory.kernels_dir;
+  program.precision = directory.precision;
   const std::optional<artifact::KernelsArtifact> manifest = std::move(directory.kernels);
   const std::string& manifest_path = directory.kernels_path;
   const std::string& model_path = directory.model_path;
@@ -295,6 +303,7 @@ Result<Program> load_program(const std::string& out_dir) {
     }
   }
   program.listed_kernels = static_cast<int64_t>(kernels.size());
+  set_step_products(program);
 
   const std::string& where = model_path;
   for (ir::ValueId id : graph.graph_inputs()) {
@@ -395,14 +404,18 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
 namespace stitch::runtime {
 
 Result<std::vector<ir::Tensor>> evaluate_step(const Step& step,
-                                              const std::vector<const ir::Tensor*>& inputs) {
+                                              const std::vector<const ir::Tensor*>& inputs,
+                                              std::optional<ir::Precision> products) {
   STITCH_CHECK(inputs.size() == step.inputs.size())
       << "evaluate_step: " << inputs.size() << " inputs";
   std::map<std::string, ir::Tensor> body_inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] != nullptr) body_inputs.try_emplace(step.body_inputs[i], *inputs[i]);
   }
-  Result<std::map<std::string, ir::Tensor>> evaluated = ir::evaluate_graph(step.body, body_inputs);
+  ir::EvaluationOptions options;
+  options.products = products.value_or(step.products);
+  Result<std::map<std::string, ir::Tensor>> evaluated =
+      ir::evaluate_graph(step.body, body_inputs, options);
   if (!evaluated.is_ok()) {
     return evaluated.status().with_prefix("step \"" + step.name + "\" (" + step.op_type + "): ");
   }
@@ -437,7 +450,8 @@ Result<std::map<std::string, ir::Tensor>> reference_outputs(
         step_inputs.push_back(&values.at(input.value));
       }
     }
-    STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, evaluate_step(step, step_inputs));
+    STITCH_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs,
+                            evaluate_step(step, step_inputs, ir::Precision::kFloat32));
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       if (step.outputs[i].value != ir::kNoId) values[step.outputs[i].value] = std::move(outputs[i]);
     }

@@ -26,6 +26,7 @@
 #include "artifact/kernels_json.h"
 #include "artifact/library_epilogue.h"
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 #include "ir/core/status.h"
 #include "ir/core/tensor.h"
 
@@ -77,6 +78,10 @@ struct Step {
   std::vector<std::string> body_inputs;   // body graph input name per `inputs` entry
   std::vector<std::string> body_outputs;  // body graph output name per `outputs` entry
   std::string why;                        // kHost: why the step does not run on the device
+  // The products of the step's float32 GEMMs and dense Convs (ir/core/precision.h):
+  // the program's precision, except on a kHost step (the reference interpreter on the
+  // host computes float32 products, on a GPU too). evaluate_step evaluates with it.
+  ir::Precision products = ir::Precision::kFloat32;
 };
 
 struct Program {
@@ -89,6 +94,8 @@ struct Program {
   std::vector<StepTensor> outputs;
   // Kernels kernels.json lists (every one is some step's kernel: load_program checks).
   int64_t listed_kernels = 0;
+  // What the model was compiled for (artifact::OutputDirectory::precision).
+  ir::Precision precision = ir::Precision::kFloat32;
   int64_t steps_of(StepKind kind) const;
 };
 
@@ -112,15 +119,19 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
 
 namespace stitch::runtime {
 
-// Evaluates `step`'s body with the reference interpreter. `inputs` follows
+// Evaluates `step`'s body with the reference interpreter, its products at
+// step.products. `inputs` follows
 // step.inputs (null for an omitted input); the result has one tensor per
 // step.outputs entry (empty for an omitted output). Errors name the step.
+// `products` overrides step.products (reference_outputs: float32).
 Result<std::vector<ir::Tensor>> evaluate_step(const Step& step,
-                                              const std::vector<const ir::Tensor*>& inputs);
+                                              const std::vector<const ir::Tensor*>& inputs,
+                                              std::optional<ir::Precision> products = std::nullopt);
 
 // The graph outputs of `program` on `inputs`, each step's body evaluated by the
-// reference interpreter in plan order with every tensor kept by name (no memory
-// plan, no backend): what `stitchopt run` compares a backend's outputs with.
+// reference interpreter with float32 products (the ground truth whatever the
+// program's precision) in plan order with every tensor kept by name (no
+// memory plan, no backend): what `stitchopt run` compares a backend's outputs with.
 Result<std::map<std::string, ir::Tensor>> reference_outputs(
     const Program& program, const std::map<std::string, ir::Tensor>& inputs);
 

@@ -12,6 +12,7 @@
 #include "onnx_import/function_body.h"
 #include "onnx_import/importer.h"
 #include "support/bounded_file.h"
+#include "support/escape.h"
 #include "support/sha256.h"
 
 namespace stitch::artifact {
@@ -50,6 +51,16 @@ Result<OutputDirectory> read_output_directory(const std::string& out_dir) {
   const bool expects_kernels =
       std::any_of(directory.model.metadata_props.begin(), directory.model.metadata_props.end(),
                   [](const auto& entry) { return entry.first == "stitchopt.kernels"; });
+  for (const auto& [key, value] : directory.model.metadata_props) {
+    if (key != "stitchopt.precision") continue;
+    const std::optional<ir::Precision> precision = ir::precision_from_name(value);
+    if (!precision) {
+      return Status::invalid_input(directory.model_path + ": metadata stitchopt.precision is " +
+                                   support::quote_bounded(value) +
+                                   ", not fp32, tf32 or fp32x3; recompile the model");
+    }
+    directory.precision = *precision;
+  }
   if (expects_kernels && !directory.kernels) {
     return Status::invalid_input(directory.kernels_path + " is missing, but " +
                                  directory.model_path +

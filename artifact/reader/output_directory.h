@@ -24,6 +24,7 @@
 
 #include "artifact/kernels_json.h"
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 #include "ir/core/status.h"
 
 namespace stitch::artifact {
@@ -37,6 +38,9 @@ struct OutputDirectory {
   std::optional<KernelsArtifact> kernels;
   std::string kernels_path;  // OUT/kernels/kernels.json, for messages
   std::string kernels_dir;   // OUT/kernels when `kernels`, else empty
+  // The products the model was compiled for: metadata "stitchopt.precision"
+  // (ir/core/precision.h), kFloat32 when absent.
+  ir::Precision precision = ir::Precision::kFloat32;
 };
 
 // Reads and checks OUT_DIR as above.

@@ -503,6 +503,39 @@ inline void stitch_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], const uint
         static_cast<uint16_t>(high ? bits >> 16 : bits & 0xffffu));
   });
 }
+// TF32 (stitch_prelude.cuh): cvt.rna.tf32.f32, then mma.sync m16n8k8 over operands
+// whose low 13 bits the tensor core ignores; the products of two TF32 values are exact
+// in float, accumulated in k order.
+inline uint32_t stitch_tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+  return bits;
+}
+inline float stitch_tf32_value(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+inline float stitch_round_tf32(float x) { return stitch_tf32_value(stitch_tf32(x)); }
+inline void stitch_mma_m16n8k8_tf32(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  const int lane = static_cast<int>(threadIdx.x % 32u);
+  const int group = lane / 4, quad = lane % 4;
+  const auto decode = [](uint32_t bits) { return stitch_tf32_value(bits & 0xffffe000u); };
+  for (int k = 0; k < 8; ++k) {
+    // A[group][k] and A[group + 8][k]: lane 4 group + k % 4, registers 0/1 (k < 4) or 2/3.
+    const int a_lane = group * 4 + k % 4;
+    const float a_top = decode(__shfl_sync(0xffffffffu, a[k >= 4 ? 2 : 0], a_lane));
+    const float a_bottom = decode(__shfl_sync(0xffffffffu, a[k >= 4 ? 3 : 1], a_lane));
+    for (int x = 0; x < 2; ++x) {
+      // B[k][2 quad + x]: lane 4 (2 quad + x) + k % 4, register k / 4.
+      const float b_value =
+          decode(__shfl_sync(0xffffffffu, b[k >= 4 ? 1 : 0], (2 * quad + x) * 4 + k % 4));
+      d[x] += a_top * b_value;
+      d[2 + x] += a_bottom * b_value;
+    }
+  }
+}
 #define STITCH_SHARED_ARENA(name, bytes)                                     \
   static_assert((bytes) <= ::stitch_emu::kMaxStaticSharedBytes,              \
                 "shared arena above CUDA's 48 KiB static __shared__ limit"); \

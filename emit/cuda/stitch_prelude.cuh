@@ -91,6 +91,31 @@ STITCH_DEVICE void stitch_mma_m16n8k16_bf16(float d[4], const uint32_t a[4], con
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// TF32 tensor cores (sm_80+; the tiled MatMul composition under --precision tf32 or
+// fp32x3, ir/core/precision.h): stitch_tf32(x) is x rounded to TF32 (cvt.rna: 10
+// mantissa bits, ties away from zero) as the 32-bit register mma reads; the tensor core
+// ignores the low 13 bits of its operands, so an unrounded float would be truncated.
+// d += a x b, m16n8k8, float accumulators, PTX's fragment layouts (lane = 4 group +
+// quad): a[r] holds A[group + 8 (r & 1)][quad + 4 (r >> 1)] (A 16 x 8, row-major),
+// b[r] holds B[quad + 4 r][group] (B 8 x 8), d[i] is D[group + 8 (i >> 1)][2 quad + (i &
+// 1)]. The emulation (stitch_emu.h) computes the same.
+STITCH_DEVICE uint32_t stitch_tf32(float x) {
+  uint32_t bits;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
+  return bits;
+}
+STITCH_DEVICE float stitch_tf32_value(uint32_t bits) { return __uint_as_float(bits); }
+// A float32 GEMM operand on CUDA cores under --precision tf32: the value a tensor core
+// would multiply (two such values multiply exactly in float).
+STITCH_DEVICE float stitch_round_tf32(float x) { return stitch_tf32_value(stitch_tf32(x)); }
+STITCH_DEVICE void stitch_mma_m16n8k8_tf32(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 // Grid-wide barrier on one workspace word, the scheme of cooperative_groups' grid.sync.
 // Each round, block 0 adds 0x80000000 - (blocks - 1) and every other block adds 1, so
 // the round's additions sum to exactly 0x80000000: bit 31 flips once, when the last block

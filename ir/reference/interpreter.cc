@@ -201,6 +201,21 @@ std::vector<double> doubles_of(const Tensor& tensor) {
   return values;
 }
 
+std::vector<double> split_product_operands(Precision precision, std::vector<double>& values) {
+  std::vector<double> small;
+  if (precision == Precision::kTf32) {
+    for (double& v : values) v = round_to_tf32(static_cast<float>(v));
+  } else if (precision == Precision::kFloat32x3) {
+    small.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const Tf32Split split = split_tf32(static_cast<float>(values[i]));
+      values[i] = split.big;
+      small[i] = split.small;
+    }
+  }
+  return small;
+}
+
 Tensor tensor_of_doubles(DType dtype, std::vector<int64_t> dims,
                          const std::vector<double>& values) {
   Tensor tensor = make_tensor(dtype, std::move(dims));
@@ -258,8 +273,9 @@ bool has_reference_evaluation(std::string_view domain, std::string_view op_type)
 }
 
 Result<std::vector<Tensor>> evaluate_node(const Node& node, int64_t opset,
-                                          const std::vector<const Tensor*>& inputs) {
-  reference::KernelContext context{node, opset, inputs};
+                                          const std::vector<const Tensor*>& inputs,
+                                          const EvaluationOptions& options) {
+  reference::KernelContext context{node, opset, inputs, options.products};
   reference::Kernel kernel = find_kernel(node.domain, node.op_type);
   if (kernel == nullptr) {
     return context.error(
@@ -287,15 +303,12 @@ Result<std::vector<Tensor>> evaluate_node(const Node& node, int64_t opset,
   return outputs;
 }
 
-Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
-                                                     const std::map<std::string, Tensor>& inputs) {
-  const Graph& graph = model.graph;
-  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
-  const auto value_count = static_cast<size_t>(graph.value_capacity());
-  std::vector<std::optional<Tensor>> owned(value_count);
-  std::vector<const Tensor*> current(value_count, nullptr);
-  std::vector<int64_t> remaining_uses(value_count, 0);
+namespace {
 
+// Points `current` at every graph input: the given tensor (checked against the
+// declared type and for complete data) or the input's constant default.
+Status bind_graph_inputs(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                         std::vector<const Tensor*>& current) {
   for (const auto& [name, tensor] : inputs) {
     std::optional<ValueId> id = graph.find_value(name);
     if (!id || !graph.value(*id).is_graph_input) {
@@ -334,6 +347,22 @@ Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
     }
     current[static_cast<size_t>(id)] = &given;
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
+                                                     const std::map<std::string, Tensor>& inputs,
+                                                     const EvaluationOptions& options) {
+  const Graph& graph = model.graph;
+  STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph));
+  const auto value_count = static_cast<size_t>(graph.value_capacity());
+  std::vector<std::optional<Tensor>> owned(value_count);
+  std::vector<const Tensor*> current(value_count, nullptr);
+  std::vector<int64_t> remaining_uses(value_count, 0);
+
+  STITCH_RETURN_IF_ERROR(bind_graph_inputs(graph, inputs, current));
   for (ValueId id : graph.initializers()) {
     if (current[static_cast<size_t>(id)] == nullptr) {
       current[static_cast<size_t>(id)] = graph.value(id).constant.get();
@@ -364,7 +393,8 @@ Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
       node_inputs.push_back(tensor);
     }
     int64_t opset = node.opset_or(model.opset_of(node.domain));
-    STITCH_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, evaluate_node(node, opset, node_inputs));
+    STITCH_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                            evaluate_node(node, opset, node_inputs, options));
     for (ValueId input : node.inputs) {
       if (input == kNoId) continue;
       auto slot = static_cast<size_t>(input);

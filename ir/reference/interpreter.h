@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 #include "ir/core/status.h"
 #include "ir/core/tensor.h"
 
@@ -41,13 +42,23 @@ namespace stitch::ir {
 // registry does; tests/ir/interpreter_test.cc checks it).
 bool has_reference_evaluation(std::string_view domain, std::string_view op_type);
 
+// How products are computed. The default is the ground truth; `products` other than
+// kFloat32 model what `--precision` makes the GPU compute (docs/precision.md): the
+// float32 operands of every MatMul, Gemm and dense (group 1) Conv rounded to TF32, or
+// split into two TF32 parts, before the exact products; accumulation stays double.
+// Other dtypes and grouped convolutions are unaffected.
+struct EvaluationOptions {
+  Precision products = Precision::kFloat32;
+};
+
 // Evaluates one node. `inputs` follows node.inputs (null for an omitted optional
 // input; it may be shorter than node.inputs when trailing inputs are omitted);
 // `opset` is the version of the node's domain the model imports. Returns one tensor
 // per node output, in order; outputs the node omits (kNoId) come back as empty
 // tensors (dtype kUndefined).
 Result<std::vector<Tensor>> evaluate_node(const Node& node, int64_t opset,
-                                          const std::vector<const Tensor*>& inputs);
+                                          const std::vector<const Tensor*>& inputs,
+                                          const EvaluationOptions& options = {});
 
 // Evaluates the whole graph in topological order (ir::topological_order) and
 // returns the graph outputs by name. `inputs` gives every graph input by name;
@@ -55,6 +66,7 @@ Result<std::vector<Tensor>> evaluate_node(const Node& node, int64_t opset,
 // are freed as soon as their last user has run. An input of the wrong dtype or
 // shape, a missing input or an unknown input name is an error.
 Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
-                                                     const std::map<std::string, Tensor>& inputs);
+                                                     const std::map<std::string, Tensor>& inputs,
+                                                     const EvaluationOptions& options = {});
 
 }  // namespace stitch::ir

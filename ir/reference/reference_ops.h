@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 #include "ir/core/status.h"
 #include "ir/core/tensor.h"
 
@@ -29,6 +30,8 @@ struct KernelContext {
   const Node& node;
   int64_t opset;
   const std::vector<const Tensor*>& inputs;
+  // The precision of float32 products (EvaluationOptions::products).
+  Precision products = Precision::kFloat32;
 
   const Tensor* input(size_t index) const {
     return index < inputs.size() ? inputs[index] : nullptr;
@@ -304,6 +307,12 @@ std::vector<double> doubles_of(const Tensor& tensor);
 // A tensor of float dtype `dtype` and `dims` holding `values` (row-major), each rounded
 // to the dtype; the inverse of doubles_of.
 Tensor tensor_of_doubles(DType dtype, std::vector<int64_t> dims, const std::vector<double>& values);
+
+// The operands of a float32 product at `precision` (ir/core/precision.h): `values`
+// rounded to TF32 in place under kTf32; under kFloat32x3 `values` become the big parts
+// and the small parts are returned (the caller adds big*small + small*big to
+// big*big); otherwise nothing changes and the result is empty.
+std::vector<double> split_product_operands(Precision precision, std::vector<double>& values);
 // Error unless input `index` (when present) has a float dtype.
 Status check_float(const KernelContext& ctx, size_t index);
 // Floats attribute (kFloats) or fallback.

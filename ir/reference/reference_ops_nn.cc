@@ -1,6 +1,7 @@
 // Reference kernels of the compute-heavy and layout ops: MatMul, Gemm, Conv,
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, Einsum.
-// Products accumulate in double (int64 for integer MatMul/Gemm).
+// Products accumulate in double (int64 for integer MatMul/Gemm); float32 MatMul, Gemm
+// and dense Conv operands follow KernelContext::products (interpreter.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -58,29 +59,53 @@ KernelResult matmul_kernel(const KernelContext& ctx) {
     std::vector<C> lhs(static_cast<size_t>(m * k));
     std::vector<C> rhs(static_cast<size_t>(k * n));
     std::vector<C> row(static_cast<size_t>(n));
-    for_each_index<2>(batch, {&a_strides, &b_strides}, {0, 0},
-                      [&](int64_t index, const std::array<int64_t, 2>& off) {
-                        for (int64_t i = 0; i < m * k; ++i)
-                          lhs[static_cast<size_t>(i)] = load<S>(a.bytes.data(), off[0] + i);
-                        for (int64_t i = 0; i < k * n; ++i)
-                          rhs[static_cast<size_t>(i)] = load<S>(b.bytes.data(), off[1] + i);
-                        for (int64_t i = 0; i < m; ++i) {
-                          std::fill(row.begin(), row.end(), C{});
-                          for (int64_t p = 0; p < k; ++p) {
-                            const C left = lhs[static_cast<size_t>(i * k + p)];
-                            const C* right = rhs.data() + p * n;
-                            for (int64_t j = 0; j < n; ++j)
-                              row[static_cast<size_t>(j)] += left * right[j];
-                          }
-                          for (int64_t j = 0; j < n; ++j) {
-                            store<S>(out.bytes.data(), (index * m + i) * n + j,
-                                     row[static_cast<size_t>(j)]);
-                          }
-                        }
-                      });
+    for_each_index<2>(
+        batch, {&a_strides, &b_strides}, {0, 0},
+        [&](int64_t index, const std::array<int64_t, 2>& off) {
+          for (int64_t i = 0; i < m * k; ++i)
+            lhs[static_cast<size_t>(i)] = load<S>(a.bytes.data(), off[0] + i);
+          for (int64_t i = 0; i < k * n; ++i)
+            rhs[static_cast<size_t>(i)] = load<S>(b.bytes.data(), off[1] + i);
+          std::vector<double> lhs_small, rhs_small;
+          if constexpr (std::is_same_v<S, float>) {
+            lhs_small = split_product_operands(ctx.products, lhs);
+            rhs_small = split_product_operands(ctx.products, rhs);
+          }
+          for (int64_t i = 0; i < m; ++i) {
+            std::fill(row.begin(), row.end(), C{});
+            for (int64_t p = 0; p < k; ++p) {
+              const C left = lhs[static_cast<size_t>(i * k + p)];
+              const C* right = rhs.data() + p * n;
+              for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] += left * right[j];
+              if constexpr (std::is_same_v<S, float>) {
+                if (lhs_small.empty()) continue;
+                const double left_small = lhs_small[static_cast<size_t>(i * k + p)];
+                const double* right_small = rhs_small.data() + p * n;
+                for (int64_t j = 0; j < n; ++j) {
+                  row[static_cast<size_t>(j)] += left * right_small[j] + left_small * right[j];
+                }
+              }
+            }
+            for (int64_t j = 0; j < n; ++j) {
+              store<S>(out.bytes.data(), (index * m + i) * n + j, row[static_cast<size_t>(j)]);
+            }
+          }
+        });
   });
   if (!ok) return ctx.unsupported_dtype(0);
   return single(std::move(out));
+}
+
+// The strides of Gemm's C broadcast to [m, n], or an error when it does not broadcast.
+Result<std::vector<int64_t>> gemm_c_strides(const KernelContext& ctx, const Tensor& c, int64_t m,
+                                            int64_t n) {
+  std::vector<int64_t> joined;
+  if (c.dims.size() > 2 || !broadcast_shapes({m, n}, c.dims, &joined) ||
+      joined != std::vector<int64_t>{m, n}) {
+    return ctx.error("C " + dims_string(c.dims) + " does not broadcast to [" + std::to_string(m) +
+                     "," + std::to_string(n) + "]; fix its shape");
+  }
+  return broadcast_strides(c.dims, {m, n});
 }
 
 KernelResult gemm_kernel(const KernelContext& ctx) {
@@ -106,13 +131,7 @@ KernelResult gemm_kernel(const KernelContext& ctx) {
   }
   std::vector<int64_t> c_strides;
   if (c != nullptr) {
-    std::vector<int64_t> joined;
-    if (c->dims.size() > 2 || !broadcast_shapes({m, n}, c->dims, &joined) ||
-        joined != std::vector<int64_t>{m, n}) {
-      return ctx.error("C " + dims_string(c->dims) + " does not broadcast to [" +
-                       std::to_string(m) + "," + std::to_string(n) + "]; fix its shape");
-    }
-    c_strides = broadcast_strides(c->dims, {m, n});
+    STITCH_ASSIGN_OR_RETURN(c_strides, gemm_c_strides(ctx, *c, m, n));
   }
   Tensor out = make_tensor(a.dtype, {m, n});
   bool ok = visit_numeric(a.dtype, [&](auto tag) {
@@ -132,6 +151,11 @@ KernelResult gemm_kernel(const KernelContext& ctx) {
             load<S>(b.bytes.data(), trans_b ? j * k + p : p * n + j);
       }
     }
+    std::vector<double> lhs_small, rhs_small;
+    if constexpr (std::is_same_v<S, float>) {
+      lhs_small = split_product_operands(ctx.products, lhs);
+      rhs_small = split_product_operands(ctx.products, rhs);
+    }
     std::vector<C> row(static_cast<size_t>(n));
     for (int64_t i = 0; i < m; ++i) {
       std::fill(row.begin(), row.end(), C{});
@@ -139,6 +163,14 @@ KernelResult gemm_kernel(const KernelContext& ctx) {
         const C left = lhs[static_cast<size_t>(i * k + p)];
         for (int64_t j = 0; j < n; ++j)
           row[static_cast<size_t>(j)] += left * rhs[static_cast<size_t>(p * n + j)];
+        if constexpr (std::is_same_v<S, float>) {
+          if (lhs_small.empty()) continue;
+          const double left_small = lhs_small[static_cast<size_t>(i * k + p)];
+          for (int64_t j = 0; j < n; ++j) {
+            row[static_cast<size_t>(j)] += left * rhs_small[static_cast<size_t>(p * n + j)] +
+                                           left_small * rhs[static_cast<size_t>(p * n + j)];
+          }
+        }
       }
       for (int64_t j = 0; j < n; ++j) {
         double value = alpha * static_cast<double>(row[static_cast<size_t>(j)]);
@@ -248,6 +280,12 @@ KernelResult conv_kernel(const KernelContext& ctx) {
                      std::to_string(filters) + " filters; give one per filter");
   }
   std::vector<double> input = doubles_of(x);
+  // A dense float32 Conv's products at the evaluation's precision (a grouped one is a
+  // memory-bound stencil and stays float32: ir/reference/interpreter.h).
+  const Precision products =
+      group == 1 && x.dtype == DType::kFloat32 ? ctx.products : Precision::kFloat32;
+  std::vector<double> input_small = split_product_operands(products, input);
+  std::vector<double> weights_small = split_product_operands(products, weights);
   std::vector<int64_t> taps = window_taps(window);
   const int64_t kernel_count = element_count(kernel);
   const int64_t output_count = element_count(window.output);
@@ -259,15 +297,23 @@ KernelResult conv_kernel(const KernelContext& ctx) {
   out_dims.insert(out_dims.end(), window.output.begin(), window.output.end());
   std::vector<double> result(static_cast<size_t>(element_count(out_dims)));
   std::vector<double> columns(static_cast<size_t>(rows * output_count));
+  std::vector<double> columns_small(input_small.empty() ? 0 : columns.size());
   for (int64_t n = 0; n < batches; ++n) {
     for (int64_t g = 0; g < group; ++g) {
       for (int64_t c = 0; c < group_channels; ++c) {
-        const double* plane =
-            input.data() + ((n * channels) + g * group_channels + c) * input_count;
+        const int64_t plane_offset = ((n * channels) + g * group_channels + c) * input_count;
         for (int64_t kk = 0; kk < kernel_count; ++kk) {
-          double* column = columns.data() + (c * kernel_count + kk) * output_count;
+          const int64_t column_offset = (c * kernel_count + kk) * output_count;
           const int64_t* tap = taps.data() + kk * output_count;
+          const double* plane = input.data() + plane_offset;
+          double* column = columns.data() + column_offset;
           for (int64_t p = 0; p < output_count; ++p) column[p] = tap[p] >= 0 ? plane[tap[p]] : 0.0;
+          if (input_small.empty()) continue;
+          const double* plane_small = input_small.data() + plane_offset;
+          double* column_small = columns_small.data() + column_offset;
+          for (int64_t p = 0; p < output_count; ++p) {
+            column_small[p] = tap[p] >= 0 ? plane_small[tap[p]] : 0.0;
+          }
         }
       }
       for (int64_t f = 0; f < group_filters; ++f) {
@@ -280,6 +326,12 @@ KernelResult conv_kernel(const KernelContext& ctx) {
           const double weight = weight_row[r];
           const double* column = columns.data() + r * output_count;
           for (int64_t p = 0; p < output_count; ++p) row[p] += weight * column[p];
+          if (weights_small.empty()) continue;
+          const double weight_small = weights_small[static_cast<size_t>(filter * rows + r)];
+          const double* column_small = columns_small.data() + r * output_count;
+          for (int64_t p = 0; p < output_count; ++p) {
+            row[p] += weight * column_small[p] + weight_small * column[p];
+          }
         }
       }
     }

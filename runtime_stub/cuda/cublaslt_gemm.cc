@@ -142,6 +142,18 @@ int64_t CublasLtGemm::scratch_bytes(const Step& step) const {
   return found == plans_.end() ? 0 : static_cast<int64_t>(found->second->workspace_bytes);
 }
 
+namespace {
+
+// --precision tf32: float32 on TF32 tensor cores; otherwise strict float32 (fp32x3 has
+// no cuBLASLt compute type on Hopper, and strict float32 is as accurate).
+cublasComputeType_t compute_type(const Step& step, const LibraryChain& chain) {
+  return step.products == ir::Precision::kTf32 && chain.output.dtype == ir::DType::kFloat32
+             ? CUBLAS_COMPUTE_32F_FAST_TF32
+             : CUBLAS_COMPUTE_32F;
+}
+
+}  // namespace
+
 Result<Placement> CublasLtGemm::prepare(const Step& step) {
   Result<LibraryChain> read = read_library_chain(step, /*channel_last=*/true);
   if (!read.is_ok()) return refuse_or_fail(read.status(), "cuBLASLt: ");
@@ -185,7 +197,7 @@ Result<Placement> CublasLtGemm::prepare(const Step& step) {
   plan->beta = chain.residual_input >= 0 ? chain.residual_scale : 0.0f;
 
   STITCH_RETURN_IF_ERROR(cublas_status(
-      cublasLtMatmulDescCreate(plan->operation.receive(), CUBLAS_COMPUTE_32F, CUDA_R_32F),
+      cublasLtMatmulDescCreate(plan->operation.receive(), compute_type(step, chain), CUDA_R_32F),
       "cublasLtMatmulDescCreate"));
   auto set = [&](cublasLtMatmulDescAttributes_t attribute, const auto& value, const char* name) {
     return cublas_status(

@@ -9,10 +9,11 @@
 // its B, m = N, n = M, and the bias (one value per row of the column-major D^T) runs
 // along N, the last dim, as ONNX broadcasting wants. float32 computes in
 // CUBLAS_COMPUTE_32F (no TF32: results match the reference interpreter to float32
-// rounding), float16/bfloat16 in 32F as well. m, n, k and the batch dims come from
-// ir::gemm_shape; each operand either carries exactly the output's batch dims (strided
-// batch) or none / only 1s (batch stride 0); a rank-2 B under a batched A folds the
-// batch into M (one large GEMM).
+// rounding) unless the step's products are kTf32 (--precision tf32:
+// CUBLAS_COMPUTE_32F_FAST_TF32), float16/bfloat16 in 32F as well. m, n, k and the batch dims come
+// from ir::gemm_shape; each operand either carries exactly the output's batch dims (strided batch)
+// or none / only 1s (batch stride 0); a rank-2 B under a batched A folds the batch into M (one
+// large GEMM).
 //
 // Plans (descriptors, the chosen algorithm) are made in prepare() and keyed by the
 // Step's address: run() must get the Step object prepare() got.

@@ -43,9 +43,12 @@ constexpr size_t kCudnnMaxWorkspaceBytes = size_t{256} << 20;
 
 // Creates the descriptors of `plan` and checks cuDNN's output dims against `output`'s:
 // ok, a refusal saying why cuDNN refuses, or the error of a failed create call.
+// `tf32`: a dense Conv compiled for --precision tf32, on TF32 tensor cores
+// (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION lets cuDNN round float32 operands to TF32).
 Status describe_convolution(ConvPlan* plan, const Window& window, int64_t group,
                             const std::array<int, 4>& x_dims, const std::array<int, 4>& w_dims,
-                            const std::array<int, 4>& y_dims, const ir::TensorType& output) {
+                            const std::array<int, 4>& y_dims, const ir::TensorType& output,
+                            bool tf32) {
   for (auto [desc, dims] : {std::pair{&plan->input, x_dims}, std::pair{&plan->output, y_dims},
                             std::pair{&plan->bias, std::array<int, 4>{1, y_dims[1], 1, 1}}}) {
     STITCH_RETURN_IF_ERROR(make_tensor_desc(desc, CUDNN_DATA_FLOAT, dims));
@@ -66,9 +69,11 @@ Status describe_convolution(ConvPlan* plan, const Window& window, int64_t group,
   if (status == CUDNN_STATUS_SUCCESS) {
     status = cudnnSetConvolutionGroupCount(plan->convolution.get(), static_cast<int>(group));
   }
-  // FMA only: TF32 tensor cores would miss the reference by far more than 1e-5.
+  // FMA only unless tf32: TF32 tensor cores would miss the float32 reference by far
+  // more than 1e-5.
   if (status == CUDNN_STATUS_SUCCESS) {
-    status = cudnnSetConvolutionMathType(plan->convolution.get(), CUDNN_FMA_MATH);
+    status = cudnnSetConvolutionMathType(
+        plan->convolution.get(), tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH);
   }
   if (status != CUDNN_STATUS_SUCCESS) {
     return refusal(cudnn_error_text("cudnnSetConvolution2dDescriptor", status));
@@ -84,9 +89,16 @@ Status describe_convolution(ConvPlan* plan, const Window& window, int64_t group,
   return Status::ok();
 }
 
+// Whether the step's product of `group` groups runs on TF32 tensor cores: compiled for
+// --precision tf32 and dense (a grouped or depthwise conv keeps float32 products, as the
+// reference interpreter's ir::EvaluationOptions says).
+bool dense_tf32(const Step& step, int64_t group) {
+  return step.products == ir::Precision::kTf32 && group == 1;
+}
+
 // The fastest algorithm by cuDNN's heuristics within the workspace limit into `plan`;
-// false when there is none.
-Result<bool> choose_algorithm(cudnnHandle_t handle, ConvPlan* plan) {
+// false when there is none. `tf32`: tensor-op candidates first (describe_convolution).
+Result<bool> choose_algorithm(cudnnHandle_t handle, ConvPlan* plan, bool tf32) {
   int max_algorithms = 0;
   STITCH_RETURN_IF_ERROR(
       cudnn_status(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_algorithms),
@@ -99,14 +111,15 @@ Result<bool> choose_algorithm(cudnnHandle_t handle, ConvPlan* plan) {
           handle, plan->input.get(), plan->filter.get(), plan->convolution.get(),
           plan->output.get(), static_cast<int>(candidates.size()), &returned, candidates.data()),
       "cudnnGetConvolutionForwardAlgorithm_v7"));
-  // Candidates evaluated with FMA math first; the descriptor's FMA math type rules out
-  // TF32 for any of them.
+  // Candidates evaluated with the descriptor's math first (FMA: the descriptor's math
+  // type rules out TF32 for any of them; tf32: tensor-op math first).
+  const cudnnMathType_t preferred = tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH;
   bool found = false;
-  for (bool require_fma : {true, false}) {
+  for (bool require_preferred : {true, false}) {
     for (int i = 0; i < returned && !found; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& candidate = candidates[static_cast<size_t>(i)];
       if (candidate.status == CUDNN_STATUS_SUCCESS && candidate.memory <= kCudnnMaxWorkspaceBytes &&
-          (!require_fma || candidate.mathType == CUDNN_FMA_MATH)) {
+          (!require_preferred || candidate.mathType == preferred)) {
         plan->algo = candidate.algo;
         plan->workspace_bytes = candidate.memory;
         found = true;
@@ -188,12 +201,13 @@ Result<Placement> CudnnConvolutions::prepare(const Step& step) {
   plan->bias_input = chain.bias_input;
   plan->residual_input = chain.residual_input;
   plan->relu = chain.relu;
-  if (Status described =
-          describe_convolution(plan.get(), *window, group, *x_dims, *w_dims, *y_dims, chain.output);
+  const bool tf32 = dense_tf32(step, group);
+  if (Status described = describe_convolution(plan.get(), *window, group, *x_dims, *w_dims, *y_dims,
+                                              chain.output, tf32);
       !described.is_ok()) {
     return refuse_or_fail(described, "cuDNN: ");
   }
-  STITCH_ASSIGN_OR_RETURN(bool found, choose_algorithm(handle_, plan.get()));
+  STITCH_ASSIGN_OR_RETURN(bool found, choose_algorithm(handle_, plan.get(), tf32));
   if (!found) {
     return refuse("cuDNN: no forward algorithm for Conv " + ir::to_string(x) + " * " +
                   ir::to_string(w) + " within " + std::to_string(kCudnnMaxWorkspaceBytes) +
@@ -221,6 +235,7 @@ Result<Placement> CudnnConvolutions::prepare_graph(const Step& step, const Libra
   for (const ChainOp& bound : chain.ops) ops.push_back(bound.op);
   Result<EpilogueGraphSpec> spec = graph_spec(body, op, chain.output, ops);
   if (!spec.is_ok()) return refuse_or_fail(spec.status(), "cuDNN graph: " + form + ": ");
+  spec->tf32 = dense_tf32(step, spec->matmul ? 1 : op.int_attribute("group", 1));
   auto plan = std::make_unique<ConvPlan>();
   plan->input_index = step_input_index(step, body, op.inputs[0]);
   plan->filter_index = step_input_index(step, body, op.inputs[1]);

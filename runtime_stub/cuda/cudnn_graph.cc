@@ -21,6 +21,7 @@ struct CudnnEpilogueGraph::Impl {
   TensorPtr x, w, y;
   std::vector<TensorPtr> operands;  // per op; null for an op without an operand
   bool float32 = true;
+  bool tf32 = false;  // EpilogueGraphSpec::tf32
   int64_t workspace_bytes = 0;
 };
 
@@ -182,6 +183,7 @@ Result<std::unique_ptr<CudnnEpilogueGraph>> CudnnEpilogueGraph::build(
   }
   auto impl = std::make_unique<Impl>();
   impl->float32 = spec.dtype == ir::DType::kFloat32;
+  impl->tf32 = spec.tf32;
   fe::graph::Graph& graph = impl->graph;
   try {
     graph.set_io_data_type(*type)
@@ -288,9 +290,12 @@ Status CudnnEpilogueGraph::plan(cudnnHandle_t handle) {
     if (!status.is_good()) return refusal(frontend_error("build_operation_graph", status));
     status = graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
     if (!status.is_good()) return refusal(frontend_error("create_execution_plans", status));
-    // float32 keeps FMA math: TF32 tensor cores would miss the reference by more than
-    // 1e-5, as in the legacy path (cudnn_conv.cc).
-    if (impl_->float32) graph.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
+    // float32 keeps FMA math unless compiled for --precision tf32: TF32 tensor cores
+    // would miss the float32 reference by more than 1e-5, as in the legacy path
+    // (cudnn_conv.cc).
+    if (impl_->float32 && !impl_->tf32) {
+      graph.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
+    }
     status = graph.check_support(handle);
     if (!status.is_good()) return refusal(frontend_error("check_support", status));
     status = graph.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE);

@@ -51,6 +51,9 @@ struct EpilogueGraphSpec {
   // Per op: the dims of its operand at y's rank (a bias or scale [1,K,1,...] for a
   // Conv, [1,1,N] for a MatMul; a residual y's dims); empty for an op without one.
   std::vector<std::vector<int64_t>> operand_dims;
+  // float32 only: TF32 tensor-core engines allowed (the step's products are kTf32 and
+  // the product is a MatMul or a dense Conv); otherwise float32 keeps FMA engines.
+  bool tf32 = false;
 };
 
 // The spec of `op` (a Conv or MatMul of `body`, writing `output`) with `ops` applied

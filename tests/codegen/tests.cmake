@@ -98,6 +98,10 @@ function(stitch_add_codegen_tests)
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/library_epilogues.py
                    --stitchopt $<TARGET_FILE:stitchopt>)
   set_tests_properties(codegen.library_epilogues PROPERTIES TIMEOUT 900)
+  add_test(NAME codegen.precision_models
+           COMMAND ${STITCH_PYTHON} ${codegen_dir}/precision_models.py
+                   --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})
+  set_tests_properties(codegen.precision_models PROPERTIES TIMEOUT 900)
   add_test(NAME codegen.layout_schedules
            COMMAND ${STITCH_PYTHON} ${codegen_dir}/layout_schedules.py
                    --stitchopt $<TARGET_FILE:stitchopt> --nvcc ${nvrtc})

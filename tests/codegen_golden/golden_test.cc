@@ -31,22 +31,27 @@ std::string read(const fs::path& path) {
 
 // Emits all nodes of the textual-IR model `text` as one kernel for the H100 profile.
 Result<EmittedKernel> emit_all_nodes(const std::string& text, const std::string& path,
-                                     const std::string& kernel_name) {
+                                     const std::string& kernel_name,
+                                     const ScheduleOptions& options = {}) {
   STITCH_ASSIGN_OR_RETURN(ir::Model model, ir::parse_model(text, path));
   STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile,
                           cost_model::builtin_device_profile("h100"));
-  return emit_kernel(model.graph, model.graph.node_ids(), kernel_name, profile);
+  return emit_kernel(model.graph, model.graph.node_ids(), kernel_name, profile, options);
 }
 
 // Emits golden/<name>.ir and compares the source with golden/<name>.cu (or rewrites
 // it under STITCH_UPDATE_GOLDEN=1); returns the kernel for further checks.
-EmittedKernel emit_golden_case(const std::string& name) {
+// With `options`, golden/<name>.ir emitted with them is compared with golden/<golden>.cu.
+EmittedKernel emit_golden_case(const std::string& name, const ScheduleOptions& options = {},
+                               const std::string& golden_name = "") {
   fs::path path = golden_dir() / (name + ".ir");
-  Result<EmittedKernel> emitted = emit_all_nodes(read(path), path.string(), "stitch_" + name);
+  const std::string cu_name = golden_name.empty() ? name : golden_name;
+  Result<EmittedKernel> emitted =
+      emit_all_nodes(read(path), path.string(), "stitch_" + cu_name, options);
   EXPECT_TRUE(emitted.is_ok()) << emitted.status().message();
   if (!emitted.is_ok()) return {};
   EmittedKernel kernel = std::move(emitted).value();
-  fs::path golden = golden_dir() / (name + ".cu");
+  fs::path golden = golden_dir() / (cu_name + ".cu");
   const char* update = std::getenv("STITCH_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream(golden, std::ios::binary) << kernel.source;
@@ -385,6 +390,29 @@ TEST(CodegenGolden, ReductionAndBatchedGemm) {
   EXPECT_GT(kernel.launch.shared_bytes, 0);
   EXPECT_EQ(kernel.shared_bytes_requested, kernel.shared_bytes_allocated);
   EXPECT_NE(kernel.template_text.find("]S;"), std::string::npos) << kernel.template_text;
+}
+
+// --precision tf32 and fp32x3 (ir/core/precision.h): the same block composition with
+// each warp computing 16 x 8 pieces by mma.sync m16n8k8 TF32; the tiles hold k padded
+// to 8 in rows of bank-spreading strides (k 64 -> rows of 68 floats; tile_n 64 -> 72).
+TEST(CodegenGolden, BatchedGemmOnTensorCores) {
+  ScheduleOptions tf32;
+  tf32.precision = ir::Precision::kTf32;
+  EmittedKernel kernel = emit_golden_case("reduce_batched_gemm", tf32, "reduce_batched_gemm_tf32");
+  EXPECT_EQ(kernel.composition, "block");
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("stitch_mma_m16n8k8_tf32(acc, a, b);"), std::string::npos);
+  EXPECT_NE(cu.find("a[r] = stitch_tf32(a_in[r]);"), std::string::npos);
+  EXPECT_EQ(cu.find("a_small"), std::string::npos);
+  EXPECT_NE(cu.find("tf32 products on tensor cores (mma.sync m16n8k8)"), std::string::npos);
+
+  ScheduleOptions x3;
+  x3.precision = ir::Precision::kFloat32x3;
+  EmittedKernel split = emit_golden_case("reduce_batched_gemm", x3, "reduce_batched_gemm_fp32x3");
+  const std::string& cu3 = split.source;
+  EXPECT_NE(cu3.find("stitch_mma_m16n8k8_tf32(acc, a_small, b);"), std::string::npos);
+  EXPECT_NE(cu3.find("stitch_mma_m16n8k8_tf32(acc, a, b_small);"), std::string::npos);
+  EXPECT_LT(cu3.find("a_small, b);"), cu3.find("acc, a, b);")) << "small parts first";
 }
 
 // Attention with a scale and an additive mask (schedule.h, 1b.): one launch, no grid

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -95,6 +96,46 @@ TEST(EmuKernels, MmaM16n8k16MatchesTheProductInPtxLayouts) {
       float expected = c[m * 8 + n];
       for (int k = 0; k < 16; ++k) expected += a[m * 16 + k] * b[k * 8 + n];
       EXPECT_EQ(d[m * 8 + n], expected) << m << "," << n;
+    }
+  }
+}
+
+// The emulated mma.sync m16n8k8 TF32: operands with more than TF32's 10 mantissa bits
+// are rounded by stitch_tf32 (ties away from zero); the products of the rounded values
+// are exact in float, and small integer C keeps the sums exact in k order, so the
+// result must equal the host's product of ir's round_to_tf32 operands.
+TEST(EmuKernels, MmaM16n8k8Tf32RoundsTheOperandsAndMatchesTheProduct) {
+  std::mt19937 generator(13);
+  std::uniform_int_distribution<int> mantissa(-(1 << 14), (1 << 14) - 1);
+  std::vector<float> a(16 * 8), b(8 * 8), c(16 * 8), d(16 * 8, 0.0f);
+  // 15-bit integers scaled by 2^-14: up to 4 bits below TF32's precision, so the
+  // rounding matters; the exact sums of up to 8 products of 11-bit values fit a float.
+  for (float& v : a) v = static_cast<float>(mantissa(generator)) / 16384.0f;
+  for (float& v : b) v = static_cast<float>(mantissa(generator)) / 16384.0f;
+  const auto tf32 = [](float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits = (bits + 0x1000u) & 0xffffe000u;
+    std::memcpy(&x, &bits, sizeof bits);
+    return x;
+  };
+  EXPECT_EQ(tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // a tie rounds away from zero
+  EXPECT_EQ(tf32(-(1.0f + 0x1p-11f)), -(1.0f + 0x1p-10f));
+  EXPECT_EQ(tf32(1.0f + 0x1p-12f), 1.0f);
+  for (int i = 0; i < 16 * 8; ++i) c[static_cast<size_t>(i)] = static_cast<float>(i % 7 - 3);
+  const void* inputs[] = {a.data(), b.data(), c.data()};
+  void* outputs[] = {d.data()};
+  ASSERT_EQ(stitch_test_mma_tf32_launch(inputs, outputs, nullptr, nullptr), cudaSuccess);
+  int rounded = 0;
+  for (float v : a) rounded += tf32(v) != v ? 1 : 0;
+  EXPECT_GT(rounded, 64);  // the rounding is exercised
+  for (int m = 0; m < 16; ++m) {
+    for (int n = 0; n < 8; ++n) {
+      double expected = c[m * 8 + n];
+      for (int k = 0; k < 8; ++k) {
+        expected += static_cast<double>(tf32(a[m * 8 + k])) * tf32(b[k * 8 + n]);
+      }
+      EXPECT_NEAR(d[m * 8 + n], expected, 1e-6) << m << "," << n;
     }
   }
 }

@@ -111,10 +111,15 @@ Result<std::string> Composition<AttentionPlan>::stages(KernelWriter& w, const At
 
   std::ostringstream code;
   code << parts.loop_header;
+  // Under --precision tf32 the products read TF32 operands (KernelWriter::cuda_core_operand):
+  // Q, K and V rounded as they enter the tiles, P as it is multiplied.
+  const ir::DType t = w.dtype(core.output);
+  const auto operand = [&](const std::string& value) {
+    return w.cuda_core_operand("static_cast<float>(" + value + ")", t);
+  };
   code << w.tile_load_loop("tile_q[e]", tile_q * d, "const index_t m = q0 + e / " + num(d) + ";",
                            (partial_rows ? "m < " + num(lq) + " ? " : std::string()) +
-                               "static_cast<float>(" + parts.q_value + ")" +
-                               (partial_rows ? " : 0.0f" : ""),
+                               operand(parts.q_value) + (partial_rows ? " : 0.0f" : ""),
                            "    ");
   code << "    float row_max[" << rows << "], row_sum[" << rows << "], acc[" << rows << "]["
        << columns << "];\n";
@@ -128,11 +133,9 @@ Result<std::string> Composition<AttentionPlan>::stages(KernelWriter& w, const At
   const std::string key_else = partial_keys ? " : 0.0f" : "";
   code << w.tile_load_loop("tile_k[(e / " + num(d) + ") * " + num(d + 1) + " + e % " + num(d) + "]",
                            32 * d, "const index_t j = k0 + e / " + num(d) + ";",
-                           key_valid + "static_cast<float>(" + parts.k_value + ")" + key_else,
-                           "      ");
+                           key_valid + operand(parts.k_value) + key_else, "      ");
   code << w.tile_load_loop("tile_v[e]", 32 * dv, "const index_t j = k0 + e / " + num(dv) + ";",
-                           key_valid + "static_cast<float>(" + parts.v_value + ")" + key_else,
-                           "      ");
+                           key_valid + operand(parts.v_value) + key_else, "      ");
   code << "      __syncthreads();\n";
   // Scores of the warp's rows for the lane's key: the key's row of K is read once per
   // kk for all rows; Q's rows are broadcast reads (four floats at a time when d
@@ -195,8 +198,8 @@ Result<std::string> Composition<AttentionPlan>::stages(KernelWriter& w, const At
     code << "#pragma unroll\n      for (index_t jj = 0; jj < 32; ++jj) {\n";
   }
   code << "        float pj[" << rows << "];\n";
-  code << "#pragma unroll\n        for (int r = 0; r < " << rows
-       << "; ++r) pj[r] = __shfl_sync(0xffffffffu, p[r], static_cast<int>(jj));\n";
+  code << "#pragma unroll\n        for (int r = 0; r < " << rows << "; ++r) pj[r] = "
+       << w.cuda_core_operand("__shfl_sync(0xffffffffu, p[r], static_cast<int>(jj))", t) << ";\n";
   code << "#pragma unroll\n        for (int c = 0; c < " << columns << "; ++c) {\n";
   const std::string v_read = "tile_v[jj * " + num(dv) + " + lane + 32 * c]";
   if (dv % 32 == 0) {

@@ -14,6 +14,7 @@
 #include "emit/compositions/composition.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 
 namespace stitch::emit {
 
@@ -22,8 +23,24 @@ struct TiledGemmPlan {
   ir::GemmShape shape;  // of `gemm`: batch (and its dims from each operand), m, n, k
   int64_t tile_m = 1, tile_n = 1;
   int64_t a_offset = 0, b_offset = 0;  // bytes into the arena
+  // The products (ScheduleOptions::precision). Other than kFloat32, each warp computes
+  // 16 x 8 pieces of the tile with mma.sync m16n8k8 TF32 (three per k step for
+  // kFloat32x3: big x big + big x small + small x big); tile_m is then a multiple of
+  // 16, tile_n of 8, and the tiles hold `padded_k` (k to a multiple of 8, zeros past k)
+  // in rows of a_stride and b_stride floats, strides that make each fragment load hit
+  // 32 distinct banks.
+  ir::Precision precision = ir::Precision::kFloat32;
+  int64_t padded_k = 0, a_stride = 0, b_stride = 0;
+  bool tensor_cores() const { return ir::uses_tensor_cores(precision); }
   std::string_view name() const { return "block"; }
 };
+
+// The tile layout of the tensor-core path for [tile_m, k] x [k, tile_n] tiles:
+// padded_k, a_stride, b_stride (TiledGemmPlan).
+struct TensorCoreTiles {
+  int64_t padded_k, a_stride, b_stride;
+};
+TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n);
 
 // The composition's interface (emit/compositions/composition.h), defined in tiled_gemm_writer.cc.
 template <>
@@ -34,6 +51,9 @@ struct Composition<TiledGemmPlan> : CompositionDefaults {
   static Result<std::string> stages(KernelWriter& w, const TiledGemmPlan& plan,
                                     const Written& written);
   static std::string prologue(const KernelWriter& w, const TiledGemmPlan& plan, const Written&);
+  // The tensor-core path's loop over 16 x 8 pieces of a tile (stages calls it).
+  static Result<std::string> tensor_core_pieces(KernelWriter& w, const TiledGemmPlan& plan,
+                                                const Written& written);
 };
 
 }  // namespace stitch::emit

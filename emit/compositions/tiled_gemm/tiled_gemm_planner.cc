@@ -37,6 +37,58 @@ ir::NodeId only_matmul(const ir::Graph& graph, const std::vector<ir::NodeId>& or
   return gemm;
 }
 
+// The bytes of the A tile ([tile_m, k], or [tile_m, padded_k] in rows of a_stride on
+// tensor cores) and of the B tile ([k, tile_n], or [padded_k] rows of b_stride).
+int64_t tile_a_bytes(int64_t k, int64_t tile_m, int64_t tile_n, bool tensor_cores) {
+  return tensor_cores ? tile_m * tensor_core_tiles(k, tile_n).a_stride * 4 : tile_m * k * 4;
+}
+int64_t tile_b_bytes(int64_t k, int64_t tile_n, bool tensor_cores) {
+  const TensorCoreTiles tiles = tensor_core_tiles(k, tile_n);
+  return tensor_cores ? tiles.padded_k * tiles.b_stride * 4 : k * tile_n * 4;
+}
+
+struct Tiles {
+  int64_t m = 0, n = 0, count = 0;  // tile dims, tiles over the batch
+};
+
+// Tiles of at most 64 x 64 that fit the block's shared memory (halving the larger
+// side), then M cut finer until the tiles fill the SMs (A rows are never recomputed
+// across M tiles). Tensor cores take 16 x 8 pieces: tiles of whole pieces (rows and
+// columns past m and n are zeros). nullopt when even the smallest tiles do not fit.
+std::optional<Tiles> choose_tiles(const ir::GemmShape& shape,
+                                  const cost_model::DeviceProfile& profile, bool tensor_cores) {
+  const int64_t m = shape.m, n = shape.n, k = shape.k;
+  const int64_t min_m = tensor_cores ? 16 : 8, min_n = 8;
+  const auto round_up = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
+  const auto halve = [&](int64_t x, int64_t piece) {
+    return tensor_cores ? round_up(x / 2, piece) : (x + 1) / 2;
+  };
+  Tiles tiles;
+  tiles.n = std::min<int64_t>(tensor_cores ? round_up(n, 8) : n, 64);
+  tiles.m = std::min<int64_t>(tensor_cores ? round_up(m, 16) : m, 64);
+  auto bytes = [&](int64_t tm, int64_t tn) {
+    return align_to(tile_a_bytes(k, tm, tn, tensor_cores), kSharedAlignment) +
+           align_to(tile_b_bytes(k, tn, tensor_cores), kSharedAlignment);
+  };
+  const int64_t limit = profile.shared_memory_per_block;
+  while (bytes(tiles.m, tiles.n) > limit && (tiles.m > min_m || tiles.n > min_n)) {
+    if (tiles.m >= tiles.n && tiles.m > min_m) {
+      tiles.m = halve(tiles.m, 16);
+    } else {
+      tiles.n = halve(tiles.n, 8);
+    }
+  }
+  if (bytes(tiles.m, tiles.n) > limit) return std::nullopt;
+  auto count = [&](int64_t tm) {
+    return shape.batch * ((m + tm - 1) / tm) * ((n + tiles.n - 1) / tiles.n);
+  };
+  while (count(tiles.m) < profile.sm_count && tiles.m > (tensor_cores ? 16 : 4)) {
+    tiles.m = halve(tiles.m, 16);
+  }
+  tiles.count = count(tiles.m);
+  return tiles;
+}
+
 // Block composition of one fine-grained (batched) MatMul (see schedule.h). Applies
 // when the group's only materialized values are the MatMul and reductions read only
 // by it as an operand, every value depending on the MatMul is read at its reader's
@@ -45,7 +97,7 @@ ir::NodeId only_matmul(const ir::Graph& graph, const std::vector<ir::NodeId>& or
 // (schedule untouched) otherwise.
 bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                      const std::set<ir::ValueId>& outputs, const cost_model::DeviceProfile& profile,
-                     GroupSchedule* schedule, std::string* why_not) {
+                     ir::Precision precision, GroupSchedule* schedule, std::string* why_not) {
   const ir::NodeId gemm = only_matmul(graph, ordered, why_not);
   if (gemm == ir::kNoId) return false;
   const std::string label = "MatMul " + node_label(graph.node(gemm));
@@ -78,44 +130,29 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     *why_not = label + " has no static m, n, k";
     return false;
   }
-  const int64_t m = shape->m;
   const int64_t k = shape->k;
-  const int64_t n = shape->n;
   // Zero-size: nothing to tile (k == 0 makes C zeros); the global composition writes it.
   if (elements_of(graph, c) == 0 || k == 0) {
     *why_not = label + " has no element to tile (or k = 0)";
     return false;
   }
-  const int64_t batch = shape->batch;
-  int64_t tile_n = std::min<int64_t>(n, 64);
-  int64_t tile_m = std::min<int64_t>(m, 64);
-  auto bytes = [&](int64_t tm, int64_t tn) {
-    return align_to(tm * k * 4, kSharedAlignment) + align_to(k * tn * 4, kSharedAlignment);
-  };
-  const int64_t limit = profile.shared_memory_per_block;
-  while (bytes(tile_m, tile_n) > limit && (tile_m > 8 || tile_n > 8)) {
-    if (tile_m >= tile_n) {
-      tile_m = (tile_m + 1) / 2;
-    } else {
-      tile_n = (tile_n + 1) / 2;
-    }
-  }
-  if (bytes(tile_m, tile_n) > limit) {
+  const bool tensor_cores = ir::uses_tensor_cores(precision);
+  const std::optional<Tiles> tiles = choose_tiles(*shape, profile, tensor_cores);
+  if (!tiles) {
     *why_not = label + ": its tiles need more shared memory than a block has";
     return false;
   }
-  auto tiles = [&](int64_t tm) {
-    return batch * ((m + tm - 1) / tm) * ((n + tile_n - 1) / tile_n);
-  };
-  // Fill the SMs by cutting M finer (A rows are never recomputed across M tiles).
-  while (tiles(tile_m) < profile.sm_count && tile_m > 4) tile_m = (tile_m + 1) / 2;
+  const int64_t tile_m = tiles->m, tile_n = tiles->n;
+  const int64_t limit = profile.shared_memory_per_block;
 
   // Shared-memory plan: the A and B tiles are live together (no reuse).
   const int position =
       static_cast<int>(std::find(ordered.begin(), ordered.end(), gemm) - ordered.begin());
   std::vector<SharedMemoryRequest> requests = {
-      {graph.value(matmul.inputs[0]).name + " tile", position, position, tile_m * k * 4},
-      {graph.value(matmul.inputs[1]).name + " tile", position, position, k * tile_n * 4}};
+      {graph.value(matmul.inputs[0]).name + " tile", position, position,
+       tile_a_bytes(k, tile_m, tile_n, tensor_cores)},
+      {graph.value(matmul.inputs[1]).name + " tile", position, position,
+       tile_b_bytes(k, tile_n, tensor_cores)}};
   SharedMemoryPlan plan = plan_shared_memory(
       requests, [](size_t, size_t) { return false; }, limit);
   if (!plan.fallback.empty()) {
@@ -123,8 +160,16 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     return false;
   }
 
-  schedule->plan = TiledGemmPlan{
+  TiledGemmPlan tiled{
       gemm, *shape, tile_m, tile_n, plan.allocations[0].offset, plan.allocations[1].offset};
+  if (tensor_cores) {
+    const TensorCoreTiles layout = tensor_core_tiles(k, tile_n);
+    tiled.precision = precision;
+    tiled.padded_k = layout.padded_k;
+    tiled.a_stride = layout.a_stride;
+    tiled.b_stride = layout.b_stride;
+  }
+  schedule->plan = tiled;
   schedule->shared_bytes = plan.allocated_bytes;
   schedule->shared_bytes_requested = plan.requested_bytes;
   for (auto& [id, value] : schedule->values) {
@@ -136,23 +181,42 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
   schedule->block = kGlobalBlock;
   int64_t blocks_per_wave = static_cast<int64_t>(profile.sm_count) *
                             std::max(1, profile.max_threads_per_sm / schedule->block);
-  schedule->grid = std::max<int64_t>(1, std::min(tiles(tile_m), blocks_per_wave));
+  schedule->grid = std::max<int64_t>(1, std::min(tiles->count, blocks_per_wave));
   return true;
 }
 
 }  // namespace
 
+// a_stride = padded_k + 4 (4 mod 8 floats: rows group 0..7 of a fragment start 4 apart
+// in different bank quads, so the 32 lanes' (group, quad) loads hit 32 banks); b_stride
+// is tile_n, or tile_n + 8 when that is a multiple of 16 (8 mod 16: the fragment's rows
+// quad 0..3 start 8 or 24 banks apart).
+TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n) {
+  const int64_t padded_k = (k + 7) / 8 * 8;
+  return {padded_k, padded_k + 4, tile_n % 16 == 8 ? tile_n : tile_n + 8};
+}
+
 Result<RuleOutcome> try_tiled_gemm(PlanningContext& context, GroupSchedule* schedule) {
   const GroupFacts& group = context.group;
   const ir::Graph& graph = group.graph;
   std::string not_tiled;
-  if (!plan_tiled_gemm(graph, group.ordered, group.outputs, context.profile, schedule,
+  // Tensor cores only for float32 (the products of other types are not --precision's).
+  const ir::NodeId gemm = only_matmul(graph, group.ordered, &not_tiled);
+  const bool float32 = gemm != ir::kNoId &&
+                       graph.value(graph.node(gemm).outputs[0]).type.dtype == ir::DType::kFloat32;
+  const ir::Precision precision = float32 ? context.options.precision : ir::Precision::kFloat32;
+  not_tiled.clear();
+  if (!plan_tiled_gemm(graph, group.ordered, group.outputs, context.profile, precision, schedule,
                        &not_tiled)) {
     return RuleOutcome(Refusal{"a tiled MatMul", not_tiled});
   }
-  schedule->why = "one fine-grained MatMul " +
-                  node_label(graph.node(schedule->as<TiledGemmPlan>()->gemm)) +
+  const TiledGemmPlan& tiled = *schedule->as<TiledGemmPlan>();
+  schedule->why = "one fine-grained MatMul " + node_label(graph.node(tiled.gemm)) +
                   " whose readers read it at their own index: A and B tiles in shared memory";
+  if (tiled.tensor_cores()) {
+    schedule->why += std::string(", ") + std::string(ir::precision_name(tiled.precision)) +
+                     " products on tensor cores (mma.sync m16n8k8)";
+  }
   return RuleOutcome();
 }
 

@@ -335,6 +335,30 @@ extern "C" cudaError_t stitch_test_mma_launch(const void* const* inputs, void* c
                        static_cast<const float*>(inputs[2]), static_cast<float*>(outputs[0]));
 }
 
+// ---- mma.sync m16n8k8 TF32: A [16, 8] and B [8, 8] rounded by cvt.rna.tf32 into PTX's
+// fragments (CUTLASS's SM80_16x8x8_F32TF32TF32F32_TN spells the same layouts), D [16, 8]
+// from C by the accumulator layout.
+STITCH_KERNEL void stitch_test_mma_tf32_kernel(const float* a, const float* b, const float* c,
+                                               float* d) {
+  const int lane = static_cast<int>(threadIdx.x);
+  const int group = lane / 4, quad = lane % 4;
+  uint32_t a_regs[4], b_regs[2];
+  for (int r = 0; r < 4; ++r)
+    a_regs[r] = stitch_tf32(a[(group + 8 * (r & 1)) * 8 + quad + 4 * (r >> 1)]);
+  for (int r = 0; r < 2; ++r) b_regs[r] = stitch_tf32(b[(quad + 4 * r) * 8 + group]);
+  float acc[4];
+  for (int i = 0; i < 4; ++i) acc[i] = c[(group + 8 * (i >> 1)) * 8 + 2 * quad + (i & 1)];
+  stitch_mma_m16n8k8_tf32(acc, a_regs, b_regs);
+  for (int i = 0; i < 4; ++i) d[(group + 8 * (i >> 1)) * 8 + 2 * quad + (i & 1)] = acc[i];
+}
+
+extern "C" cudaError_t stitch_test_mma_tf32_launch(const void* const* inputs, void* const* outputs,
+                                                   void*, cudaStream_t stream) {
+  return STITCH_LAUNCH(stitch_test_mma_tf32_kernel, dim3(1), dim3(32), 0, stream,
+                       static_cast<const float*>(inputs[0]), static_cast<const float*>(inputs[1]),
+                       static_cast<const float*>(inputs[2]), static_cast<float*>(outputs[0]));
+}
+
 extern "C" cudaError_t stitch_test_row_sum_launch(const void* const* inputs, void* const* outputs,
                                                   void*, cudaStream_t stream) {
   return STITCH_LAUNCH(stitch_test_row_sum_kernel, dim3(kRowSumRows), dim3(kRowSumThreads), 0,
