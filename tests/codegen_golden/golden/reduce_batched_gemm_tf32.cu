@@ -4,10 +4,9 @@
 //   reduce_0 (ReduceSum)
 //   dot_0 (MatMul)
 // Template: reducesum_1[GRID,GRID,GRID,THREAD]S; matmul_1[GRID,GRID-TILE_16x64,THREAD];
-// Composition: block (8 x [32, 16] x [16, 64] MatMul in [16, 64] output tiles, A and B tiles in
-// shared memory, tf32 products on tensor cores (mma.sync m16n8k8)) Why this schedule: one
-// fine-grained MatMul dot_0 (MatMul) whose readers read it at their own index: A and B tiles in
-// shared memory, tf32 products on tensor cores (mma.sync m16n8k8) Inputs:
+// Composition: block (8 x [32, 16] x [16, 64] MatMul in [16, 64] output tiles, A and B tiles in shared memory, tf32 products on tensor cores (mma.sync m16n8k8))
+// Why this schedule: one fine-grained MatMul dot_0 (MatMul) whose readers read it at their own index: A and B tiles in shared memory, tf32 products on tensor cores (mma.sync m16n8k8)
+// Inputs:
 //   x: float[8,32,16,64]
 //   axes: int64[1]
 //   w: float[8,16,64]
@@ -15,19 +14,17 @@
 //   y: float[8,32,64]
 // Launch: grid 16, block 256, shared 5888 bytes (requested 5888), workspace 0 bytes
 // Predicted time: 7.304 us
-// Estimate on h100 (analytic): 1146888 bytes moved (2.30 us at the bandwidth curve), 7.86e+05
-// flops, launch 5.00 us, schedule charge 0.00 us: 7.30 us; `stitchopt profile OUT --emulate` gives
-// the emulated figures (profile.json)
+// Estimate on h100 (analytic): 1146888 bytes moved (2.30 us at the bandwidth curve), 7.86e+05 flops, launch 5.00 us, schedule charge 0.00 us: 7.30 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 
-STITCH_KERNEL void stitch_reduce_batched_gemm_tf32_kernel(const float* __restrict__ p_x,
-                                                          const float* __restrict__ p_w,
-                                                          float* __restrict__ p_y) {
+STITCH_KERNEL void stitch_reduce_batched_gemm_tf32_kernel(
+    const float* __restrict__ p_x,
+    const float* __restrict__ p_w,
+    float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 5888);
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [16, 16] rows of "r" in rows of 20 floats
-  float* tile_b =
-      reinterpret_cast<float*>(smem + 1280);  // [16, 64] columns of "w" in rows of 72 floats
+  float* tile_b = reinterpret_cast<float*>(smem + 1280);  // [16, 64] columns of "w" in rows of 72 floats
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   // ReduceSum "reduce_0" (ReduceSum): f32[8,32,16] (computed into the shared tile)
   auto compute_r = [&](index_t i) -> float {
@@ -36,7 +33,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_tf32_kernel(const float* __restric
     float compensation = 0;  // Kahan: the low bits the sum lost
     for (index_t r = 0; r < 64; ++r) {
       const float v = v_x(base + r);
-      const float y = (v)-compensation;
+      const float y = (v) - compensation;
       const float t = a + y;
       compensation = (t - a) - y;
       a = t;
@@ -51,12 +48,11 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_tf32_kernel(const float* __restric
     const index_t batch = tile / 2;
     const index_t m0 = tile % 2 * 16;
     const index_t n0 = 0;
-    const index_t a_base = (batch)*512;
-    const index_t b_base = (batch)*1024;
+    const index_t a_base = (batch) * 512;
+    const index_t b_base = (batch) * 1024;
     for (index_t e = threadIdx.x; e < 256; e += blockDim.x) {
       const index_t m = m0 + e / 16;
-      tile_a[(e / 16) * 20 + e % 16] =
-          m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
+      tile_a[(e / 16) * 20 + e % 16] = m < 32 ? static_cast<float>(compute_r(a_base + m * 16 + e % 16)) : 0.0f;
     }
     for (index_t e0 = threadIdx.x; e0 < 1024; e0 += 1024) {  // 4 loads in flight per thread
       float loaded[4];
@@ -107,9 +103,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_tf32_kernel(const float* __restric
 #ifndef __CUDACC_RTC__
 extern "C" size_t stitch_reduce_batched_gemm_tf32_workspace_bytes(void) { return 0; }
 
-extern "C" cudaError_t stitch_reduce_batched_gemm_tf32_launch(const void* const* inputs,
-                                                              void* const* outputs, void* workspace,
-                                                              cudaStream_t stream) {
+extern "C" cudaError_t stitch_reduce_batched_gemm_tf32_launch(const void* const* inputs, void* const* outputs, void* workspace, cudaStream_t stream) {
   (void)inputs;
   (void)workspace;
   const float* p_x = static_cast<const float*>(inputs[0]);
