@@ -55,16 +55,20 @@ void add_precision_options(CLI::App& app, stitch::cli::CompileOptions& options) 
   const std::map<std::string, stitch::ir::Precision> precisions = {
       {"fp32", stitch::ir::Precision::kFloat32},
       {"tf32", stitch::ir::Precision::kTf32},
-      {"fp32x3", stitch::ir::Precision::kFloat32x3}};
+      {"fp32x3", stitch::ir::Precision::kFloat32x3},
+      {"bf16", stitch::ir::Precision::kBFloat16},
+      {"fp16", stitch::ir::Precision::kFloat16}};
   app.add_option("--precision", options.schedule.precision,
-                 "products of float32 GEMMs and dense convolutions: fp32 (default, strict "
-                 "float32), tf32 (TF32 tensor cores, about 1e-3 relative error), fp32x3 "
-                 "(float32 accuracy from three TF32 products); docs/precision.md")
+                 "fp32 (default: strict float32), tf32 (float32 GEMMs and dense convolutions "
+                 "on TF32 tensor cores, about 1e-3 relative error), fp32x3 (float32 accuracy "
+                 "from three TF32 products), bf16 or fp16 (mixed precision: activations and "
+                 "weights stored in the reduced type, statistics kept float32, graph inputs "
+                 "and outputs keep their types); docs/precision.md")
       ->transform(CLI::CheckedTransformer(precisions, CLI::ignore_case));
   app.add_option("--max-rel-error", options.max_rel_error,
                  "exit 3 when an output's error at --precision (max |a - b| / max |float32 "
                  "reference|, seeded inputs) exceeds this; default: the precision's tolerance "
-                 "(tf32 5e-3, fp32x3 1e-5)")
+                 "(tf32 5e-3, bf16 5e-2, fp16 1e-2, fp32x3 1e-5)")
       ->check(finite_between(0, 1));
 }
 

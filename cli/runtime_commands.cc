@@ -161,7 +161,8 @@ int check_against_reference(const runtime::Program& program, runtime::Executor& 
   bool all_match = true;
   for (const runtime::StepTensor& output : program.outputs) {
     double error = relative_error(outputs->at(output.name), expected->at(output.name),
-                                  /*normwise=*/program.precision == ir::Precision::kTf32);
+                                  /*normwise=*/program.precision != ir::Precision::kFloat32 &&
+                                      program.precision != ir::Precision::kFloat32x3);
     double limit = tolerance(output.type.dtype, program.precision);
     bool match = error <= limit;
     all_match = all_match && match;

@@ -262,6 +262,16 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
   }
   report.model.opset = model.default_opset();
   report.kernels.after_simplify = emit::count_original_kernels(model.graph);
+  // bf16/fp16: the simplified model rewritten to the reduced type, before planning (the
+  // plan counts its bytes); `float32` keeps the model before it for the error check.
+  const ir::Precision precision = options.schedule.precision;
+  std::optional<ir::Model> float32;
+  std::optional<ir::ReducedPrecisionResult> rewrite;
+  if (ir::reduces_storage(precision)) {
+    STITCH_ASSIGN_OR_RETURN(rewrite, timer.time("reduce_precision", [&] {
+      return lower_precision(model, precision, &float32.emplace());
+    }));
+  }
   if (options.profile) {
     const cost_model::DeviceProfile& profile = *options.profile;
     report.device = emit::ReportDevice{profile.name, profile.source, profile.launch_latency_us};
@@ -278,12 +288,14 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
   }
   // The runtime computes library calls at the precision the kernels were made for
   // (artifact/reader/output_directory.h); fp32 outputs stay byte-identical to before.
-  const ir::Precision precision = options.schedule.precision;
   if (precision != ir::Precision::kFloat32) {
     compiled.rewritten.metadata_props.emplace_back("stitchopt.precision",
                                                    std::string(ir::precision_name(precision)));
   }
-  auto check = [&]() { return check_precision(model, precision, options.max_rel_error); };
+  auto check = [&]() {
+    return check_precision(float32 ? *float32 : model, model, precision, options.max_rel_error,
+                           rewrite ? &*rewrite : nullptr);
+  };
   STITCH_ASSIGN_OR_RETURN(report.precision, precision == ir::Precision::kFloat32
                                                 ? check()
                                                 : timer.time("precision", check));

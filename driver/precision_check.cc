@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/core/verifier.h"
 #include "ir/reference/interpreter.h"
 
 namespace stitch::driver {
@@ -43,6 +44,8 @@ int64_t gather_bound(const ir::Graph& graph, ir::ValueId id) {
   return bound;
 }
 
+}  // namespace
+
 std::map<std::string, ir::Tensor> seeded_inputs(const ir::Graph& graph) {
   std::map<std::string, ir::Tensor> inputs;
   std::mt19937_64 generator(kPrecisionSeed);
@@ -75,6 +78,8 @@ std::map<std::string, ir::Tensor> seeded_inputs(const ir::Graph& graph) {
   return inputs;
 }
 
+namespace {
+
 emit::PrecisionOutput compare(const std::string& name, const ir::Tensor& reference,
                               const ir::Tensor& result) {
   emit::PrecisionOutput output;
@@ -106,16 +111,118 @@ emit::PrecisionOutput compare(const std::string& name, const ir::Tensor& referen
   return output;
 }
 
+// What the mode computes, in words.
+std::string products_text(ir::Precision mode) {
+  switch (mode) {
+    case ir::Precision::kFloat32:
+      return "float32 products on CUDA cores (cuBLASLt CUBLAS_COMPUTE_32F, cuDNN FMA math, "
+             "generated FMA loops)";
+    case ir::Precision::kTf32:
+      return "float32 GEMM and dense Conv operands rounded to TF32 (10-bit mantissa, ties "
+             "away), float32 accumulation: TF32 tensor cores in cuBLASLt "
+             "(CUBLAS_COMPUTE_32F_FAST_TF32), cuDNN (tensor-op math) and the tiled MatMul "
+             "composition (mma.sync m16n8k8); generated CUDA-core GEMMs multiply the same "
+             "rounded operands";
+    case ir::Precision::kFloat32x3:
+      return "float32 accuracy on TF32 tensor cores in the tiled MatMul composition (each "
+             "operand split into two TF32 parts, three mma.sync per step); cuBLASLt, cuDNN and "
+             "generated CUDA-core GEMMs compute strict float32";
+    case ir::Precision::kBFloat16:
+    case ir::Precision::kFloat16:
+      return std::string("activations and weights stored as ") +
+             (mode == ir::Precision::kFloat16 ? "float16" : "bfloat16") +
+             " except the values kept float32 (below); GEMMs and convolutions on the reduced "
+             "operands with float32 accumulation; every op computed in float32 registers "
+             "inside a kernel; graph inputs and outputs keep their types";
+  }
+  return "";
+}
+
+// What keeps float32, and why: the mode's rules, then (bf16/fp16) each kept value.
+constexpr size_t kMaxKeptValues = 200;
+std::vector<emit::KeptFloat32> kept_text(ir::Precision mode,
+                                         const ir::ReducedPrecisionResult* rewrite) {
+  if (mode == ir::Precision::kFloat32) {
+    return {{"every product", "--precision fp32 (the default): strict float32"}};
+  }
+  if (!ir::reduces_storage(mode)) {
+    std::vector<emit::KeptFloat32> kept = {
+        {"every stored tensor, every elementwise op, every reduction's running value",
+         "tensors stay float32 in this mode; only the operands of GEMM and dense Conv "
+         "products change"},
+        {"grouped and depthwise Conv products",
+         "memory-bound stencils: tensor cores would not make them faster"},
+        {"float16, bfloat16 and float64 GEMMs", "their products are their dtype's, not float32's"}};
+    if (mode == ir::Precision::kFloat32x3) {
+      kept.push_back({"GEMMs outside the tiled MatMul composition",
+                      "strict float32 is as accurate as three TF32 products"});
+    }
+    return kept;
+  }
+  std::vector<emit::KeptFloat32> kept = {
+      {"graph inputs and outputs",
+       "they keep their declared types (a Cast fused into the "
+       "first kernel that reads an input and the last that writes "
+       "an output)"},
+      {"every reduction's running value and every op inside a kernel",
+       "generated kernels compute in float32 registers; only stored values round"}};
+  if (rewrite == nullptr) return kept;
+  for (size_t i = 0; i < rewrite->kept.size() && i < kMaxKeptValues; ++i) {
+    kept.push_back({rewrite->kept[i].value, rewrite->kept[i].rule});
+  }
+  if (rewrite->kept.size() > kMaxKeptValues) {
+    kept.push_back({std::to_string(rewrite->kept.size() - kMaxKeptValues) + " more values",
+                    "not listed (the first " + std::to_string(kMaxKeptValues) + " are)"});
+  }
+  return kept;
+}
+
 }  // namespace
 
 double default_max_rel_error(ir::Precision precision) {
   return precision == ir::Precision::kFloat32 ? 0 : ir::precision_tolerance(precision);
 }
 
-Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precision precision,
-                                              double max_rel_error) {
+Result<ir::ReducedPrecisionResult> lower_precision(ir::Model& model, ir::Precision precision,
+                                                   ir::Model* float32) {
+  ir::ReducedPrecisionOptions options;
+  options.reduced =
+      precision == ir::Precision::kFloat16 ? ir::DType::kFloat16 : ir::DType::kBFloat16;
+  {
+    ir::EvaluationOptions calibration;
+    calibration.observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
+      if (tensor.dtype != ir::DType::kFloat32) return;
+      double largest = 0;
+      for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+        const double x = std::fabs(tensor.float_at(i));
+        if (!(x <= largest)) largest = x;  // NaN counts as out of range
+      }
+      options.max_abs[id] = largest;
+    };
+    Result<std::map<std::string, ir::Tensor>> ranges =
+        ir::evaluate_graph(model, seeded_inputs(model.graph), calibration);
+    if (!ranges.is_ok()) {
+      return ranges.status().with_prefix("--precision " +
+                                         std::string(ir::precision_name(precision)) +
+                                         ": measuring the value ranges on seeded inputs: ");
+    }
+  }
+  *float32 = model;
+  STITCH_ASSIGN_OR_RETURN(ir::ReducedPrecisionResult result, ir::reduce_precision(model, options));
+  if (Status verified = ir::verify(model); !verified.is_ok()) {
+    return Status::internal("--precision " + std::string(ir::precision_name(precision)) +
+                            ": the rewritten model does not verify: " + verified.message());
+  }
+  return result;
+}
+
+Result<emit::ReportPrecision> check_precision(const ir::Model& reference, const ir::Model& model,
+                                              ir::Precision precision, double max_rel_error,
+                                              const ir::ReducedPrecisionResult* rewrite) {
   emit::ReportPrecision report;
   report.mode = precision;
+  report.products = products_text(precision);
+  report.kept = kept_text(precision, rewrite);
   report.max_rel_error_gate = max_rel_error < 0 ? default_max_rel_error(precision) : max_rel_error;
   const ir::Graph& graph = model.graph;
   if (precision == ir::Precision::kFloat32) {
@@ -126,25 +233,25 @@ Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precis
     }
     return report;
   }
-  const std::map<std::string, ir::Tensor> inputs = seeded_inputs(graph);
-  Result<std::map<std::string, ir::Tensor>> reference = ir::evaluate_graph(model, inputs);
-  if (!reference.is_ok()) {
-    return reference.status().with_prefix(
+  const std::map<std::string, ir::Tensor> inputs = seeded_inputs(reference.graph);
+  Result<std::map<std::string, ir::Tensor>> expected = ir::evaluate_graph(reference, inputs);
+  if (!expected.is_ok()) {
+    return expected.status().with_prefix(
         "--precision: evaluating the float32 reference to measure the error: ");
   }
   ir::EvaluationOptions options;
-  options.products = precision;
-  Result<std::map<std::string, ir::Tensor>> reduced = ir::evaluate_graph(model, inputs, options);
-  if (!reduced.is_ok()) {
-    return reduced.status().with_prefix("--precision: evaluating the model at " +
-                                        std::string(ir::precision_name(precision)) + ": ");
+  options.products = ir::uses_tensor_cores(precision) ? precision : ir::Precision::kFloat32;
+  Result<std::map<std::string, ir::Tensor>> computed = ir::evaluate_graph(model, inputs, options);
+  if (!computed.is_ok()) {
+    return computed.status().with_prefix("--precision: evaluating the model at " +
+                                         std::string(ir::precision_name(precision)) + ": ");
   }
   report.measured = true;
   report.inputs = "seeded (seed " + std::to_string(kPrecisionSeed) +
                   "): floats uniform in [-1, 1), integers below the dim a Gather indexes";
   for (ir::ValueId id : graph.graph_outputs()) {
     const std::string& name = graph.value(id).name;
-    report.outputs.push_back(compare(name, reference->at(name), reduced->at(name)));
+    report.outputs.push_back(compare(name, expected->at(name), computed->at(name)));
   }
   return report;
 }

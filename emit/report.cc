@@ -148,11 +148,11 @@ nlohmann::ordered_json precision_json(const ReportPrecision& precision) {
          {"nonfinite", output.nonfinite ? ordered_json(*output.nonfinite) : ordered_json()}});
   }
   ordered_json kept = ordered_json::array();
-  for (const KeptFloat32& entry : kept_float32(precision.mode)) {
+  for (const KeptFloat32& entry : precision.kept) {
     kept.push_back({{"values", entry.values}, {"why", entry.why}});
   }
   return {{"mode", ir::precision_name(precision.mode)},
-          {"products", precision_products(precision.mode)},
+          {"products", precision.products},
           {"measured", precision.measured},
           {"inputs", precision.inputs},
           {"max_rel_error_gate", precision.max_rel_error_gate},
@@ -162,44 +162,6 @@ nlohmann::ordered_json precision_json(const ReportPrecision& precision) {
 }
 
 }  // namespace
-
-std::string precision_products(ir::Precision mode) {
-  switch (mode) {
-    case ir::Precision::kFloat32:
-      return "float32 products on CUDA cores (cuBLASLt CUBLAS_COMPUTE_32F, cuDNN FMA math, "
-             "generated FMA loops)";
-    case ir::Precision::kTf32:
-      return "float32 GEMM and dense Conv operands rounded to TF32 (10-bit mantissa, ties "
-             "away), float32 accumulation: TF32 tensor cores in cuBLASLt "
-             "(CUBLAS_COMPUTE_32F_FAST_TF32), cuDNN (tensor-op math) and the tiled MatMul "
-             "composition (mma.sync m16n8k8); generated CUDA-core GEMMs multiply the same "
-             "rounded operands";
-    case ir::Precision::kFloat32x3:
-      return "float32 accuracy on TF32 tensor cores in the tiled MatMul composition (each "
-             "operand split into two TF32 parts, three mma.sync per step); cuBLASLt, cuDNN and "
-             "generated CUDA-core GEMMs compute strict float32";
-  }
-  return "";
-}
-
-std::vector<KeptFloat32> kept_float32(ir::Precision mode) {
-  if (mode == ir::Precision::kFloat32) {
-    return {{"every product", "--precision fp32 (the default): strict float32"}};
-  }
-  std::vector<KeptFloat32> kept = {
-      {"every stored tensor, every elementwise op, every reduction's running value",
-       "tensors stay float32 in this mode; only the operands of GEMM and dense Conv products "
-       "change"},
-      {"grouped and depthwise Conv products",
-       "memory-bound stencils: tensor cores would not make them faster"},
-      {"float16, bfloat16 and float64 GEMMs", "their products are their dtype's, not float32's"},
-  };
-  if (mode == ir::Precision::kFloat32x3) {
-    kept.push_back({"GEMMs outside the tiled MatMul composition",
-                    "strict float32 is as accurate as three TF32 products"});
-  }
-  return kept;
-}
 
 std::string render_report(const Report& report, const ir::Graph& graph) {
   using nlohmann::ordered_json;

@@ -100,19 +100,24 @@ struct ReportKernels {
 };
 
 // The precision section (--precision, driver/precision_check.h): per graph output
-// the error of the precision's products against float32 ones; the figures are
-// nullopt when nothing was measured (fp32).
+// the error of the compiled precision against float32; the figures are nullopt when
+// nothing was measured (fp32).
 struct PrecisionOutput {
   std::string name;
   std::optional<double> max_abs_error, max_rel_error, cosine;
   std::optional<int64_t> nonfinite;  // inf/NaN where the float32 reference is finite
 };
+struct KeptFloat32 {
+  std::string values, why;
+};
 struct ReportPrecision {
   ir::Precision mode = ir::Precision::kFloat32;
+  std::string products;  // what the mode computes, in words
   bool measured = false;
   std::string inputs;             // what the measurement ran on
   double max_rel_error_gate = 0;  // --max-rel-error or the mode's default; 0: none
   std::vector<PrecisionOutput> outputs;
+  std::vector<KeptFloat32> kept;  // what keeps float32, and why (docs/precision.md)
   // False when an output's max_rel_error exceeds the gate or it has nonfinite values.
   bool passed() const {
     for (const PrecisionOutput& output : outputs) {
@@ -124,13 +129,6 @@ struct ReportPrecision {
     return true;
   }
 };
-// What `mode` computes in words, and which values keep float32 products and why
-// (docs/precision.md).
-std::string precision_products(ir::Precision mode);
-struct KeptFloat32 {
-  std::string values, why;
-};
-std::vector<KeptFloat32> kept_float32(ir::Precision mode);
 
 struct Report {
   ReportModel model;

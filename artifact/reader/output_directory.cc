@@ -57,7 +57,7 @@ Result<OutputDirectory> read_output_directory(const std::string& out_dir) {
     if (!precision) {
       return Status::invalid_input(directory.model_path + ": metadata stitchopt.precision is " +
                                    support::quote_bounded(value) +
-                                   ", not fp32, tf32 or fp32x3; recompile the model");
+                                   ", not fp32, tf32, fp32x3, bf16 or fp16; recompile the model");
     }
     directory.precision = *precision;
   }

@@ -11,8 +11,10 @@
 //    big = tf32(x), small = tf32(x - big), and a*b ~ big_a big_b + big_a small_b +
 //    small_a big_b (CUTLASS's "fast F32"; the dropped small*small term is below
 //    2^-21 of the product).
-// Tensors stay float32 in all three; bfloat16 and float16 storage are issue 39's next
-// step (docs/precision.md).
+//  - kBFloat16, kFloat16: mixed precision: activations and weights stored in the
+//    reduced type except what the policy keeps float32 (ir/passes/reduced_precision.h);
+//    GEMMs on bfloat16/float16 operands with float32 accumulation.
+// Tensors stay float32 under the first three.
 #pragma once
 
 #include <cstdint>
@@ -22,20 +24,38 @@
 
 namespace stitch::ir {
 
-enum class Precision { kFloat32, kTf32, kFloat32x3 };
+enum class Precision { kFloat32, kTf32, kFloat32x3, kBFloat16, kFloat16 };
 
-// "fp32", "tf32", "fp32x3": the `--precision` spelling.
+// "fp32", "tf32", "fp32x3", "bf16", "fp16": the `--precision` spelling.
 std::string_view precision_name(Precision precision);
 std::optional<Precision> precision_from_name(std::string_view name);
-// The documented tolerance of each precision against float32 products
-// (docs/precision.md): the largest max |a - b| / max |float32 result| an output may
-// show (and `stitchopt run`'s element-wise limit against the float32 reference):
-// tf32 5e-3, fp32x3 1e-5, fp32 1e-5 (float32 rounding of a different summation order).
+// The documented tolerance of each precision against float32 (docs/precision.md): the
+// largest max |a - b| / max |float32 result| an output may show, which is also
+// `stitchopt run`'s limit against the float32 reference: tf32 5e-3, bf16 5e-2, fp16
+// 1e-2, fp32x3 and fp32 1e-5 (float32 rounding of a different summation order).
 inline double precision_tolerance(Precision precision) {
-  return precision == Precision::kTf32 ? 5e-3 : 1e-5;
+  switch (precision) {
+    case Precision::kTf32:
+      return 5e-3;
+    case Precision::kBFloat16:
+      return 5e-2;
+    case Precision::kFloat16:
+      return 1e-2;
+    default:
+      return 1e-5;
+  }
 }
-// True when the precision's products run on tensor cores.
-inline bool uses_tensor_cores(Precision precision) { return precision != Precision::kFloat32; }
+// True when float32 products run on TF32 tensor cores (tf32, fp32x3). Under bf16 and
+// fp16 the converted GEMMs are bfloat16/float16 ones and the float32 GEMMs the policy
+// keeps compute strict float32.
+inline bool uses_tensor_cores(Precision precision) {
+  return precision == Precision::kTf32 || precision == Precision::kFloat32x3;
+}
+// bf16 and fp16 store activations and weights in a reduced type
+// (ir/passes/reduced_precision.h); the element type, or kFloat32 for the others.
+inline bool reduces_storage(Precision precision) {
+  return precision == Precision::kBFloat16 || precision == Precision::kFloat16;
+}
 
 // `x` rounded to TF32 (10 explicit mantissa bits, ties away from zero), as a float:
 // cvt.rna.tf32.f32. Infinities and NaN pass through; a value whose rounding carries

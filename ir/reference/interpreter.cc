@@ -395,6 +395,11 @@ Result<std::map<std::string, Tensor>> evaluate_graph(const Model& model,
     int64_t opset = node.opset_or(model.opset_of(node.domain));
     STITCH_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
                             evaluate_node(node, opset, node_inputs, options));
+    if (options.observe) {
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i] != kNoId) options.observe(node.outputs[i], outputs[i]);
+      }
+    }
     for (ValueId input : node.inputs) {
       if (input == kNoId) continue;
       auto slot = static_cast<size_t>(input);

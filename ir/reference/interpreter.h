@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ bool has_reference_evaluation(std::string_view domain, std::string_view op_type)
 // Other dtypes and grouped convolutions are unaffected.
 struct EvaluationOptions {
   Precision products = Precision::kFloat32;
+  // evaluate_graph calls it with every node output as it is computed (a calibration
+  // run's ranges: driver/precision_check.h); may be empty.
+  std::function<void(ValueId, const Tensor&)> observe;
 };
 
 // Evaluates one node. `inputs` follows node.inputs (null for an omitted optional

@@ -1,14 +1,19 @@
-"""--precision tf32 and fp32x3 on the bundled models (issue 39, docs/precision.md).
+"""--precision on the bundled models (issue 39, docs/precision.md).
 
-For each model of models/manifest.json (or those named with --model) and each precision:
+For each model of models/manifest.json (or those named with --model) and each precision
+(step 2 on EMULATED_MODELS only, to keep CI's time: the emulation compiles every
+kernel):
   1. `stitchopt MODEL -o OUT --precision P` compiles, and report.json's "precision"
-     section measured every output within the precision's gate (tf32 5e-3, fp32x3
-     1e-5), with no inf/NaN;
+     section measured every output against the float32 model within the precision's
+     gate (tf32 5e-3, fp32x3 1e-5, bf16 5e-2, fp16 1e-2), with no inf/NaN;
   2. `stitchopt run OUT --cpu --emulate` runs the generated kernels in the CUDA
-     emulation (the tiled MatMul's mma.sync m16n8k8 TF32 emulated with TF32 rounding,
-     library calls by the reference interpreter at the precision's products) and every
-     output matches the float32 reference within the same tolerance.
-Then: a gate below the measured error exits 3 and names the output; the fp32 default
+     emulation and every output matches the reference interpreter's evaluation of
+     OUT's model within the same tolerance: under tf32/fp32x3 that is the float32
+     products (the tiled MatMul's mma.sync m16n8k8 emulated with TF32 rounding, library
+     calls at the precision's products); under bf16/fp16 it is the rewritten model,
+     whose every stored value the interpreter rounds as the kernels do.
+Then: a gate below the measured error exits 3 and names the output; fp16's range rule
+keeps a value that would overflow float16 in float32 and says so; the fp32 default
 writes no "stitchopt.precision" metadata (fp32 outputs are what they were); and, when
 nvcc is found, the tensor-core kernels compile for sm_80 and sm_90 (compile_kernels.py).
 """
@@ -24,7 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from model_outputs import (SOURCE_DIR, Failure, compile_kernel_dirs, input_shape_flags,  # noqa: E402
                            manifest_entries)
 
-GATES = {"tf32": 5e-3, "fp32x3": 1e-5}
+GATES = {"tf32": 5e-3, "fp32x3": 1e-5, "bf16": 5e-2, "fp16": 1e-2}
+EMULATED_MODELS = {"mlp", "rnn_unrolled", "gpt2_block", "vit", "resnet"}
 
 
 def odd_shapes(args, work, check, mma_dirs):
@@ -47,7 +53,8 @@ def odd_shapes(args, work, check, mma_dirs):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     path = os.path.join(work, "odd_gemm.onnx")
     onnx.save(model, path)
-    for precision, gate in GATES.items():
+    for precision in ("tf32", "fp32x3"):
+        gate = GATES[precision]
         out = os.path.join(work, f"odd_gemm_{precision}")
         proc = subprocess.run([args.stitchopt, path, "-o", out, "--precision", precision, "-q"],
                               capture_output=True, text=True, timeout=600)
@@ -64,6 +71,46 @@ def odd_shapes(args, work, check, mma_dirs):
                               capture_output=True, text=True, timeout=900)
         check(f"odd_gemm {precision}: emulated kernel matches float32 within {gate:g}",
               proc.returncode == 0, proc.stdout + proc.stderr)
+
+
+def float16_overflow(args, work, check):
+    """y = (x * 3000) * 30 + 1: the product reaches 9e4 on the calibration inputs, past
+    float16's 65504. fp16 keeps it (and the scaled x, 3000 < 65504 / 4, is converted)
+    float32 by the range rule, names it in report.json, and the output is right; bf16,
+    with float32's range, converts both."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "a"], ["scaled"], name="scale"),
+         helper.make_node("Mul", ["scaled", "b"], ["big"], name="overflow"),
+         helper.make_node("Add", ["big", "one"], ["y"], name="shift")],
+        "float16_overflow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])],
+        [numpy_helper.from_array(np.array(3000, np.float32), "a"),
+         numpy_helper.from_array(np.array(30, np.float32), "b"),
+         numpy_helper.from_array(np.array(1, np.float32), "one")])
+    path = os.path.join(work, "float16_overflow.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    for precision in ("fp16", "bf16"):
+        out = os.path.join(work, f"overflow_{precision}")
+        proc = subprocess.run([args.stitchopt, path, "-o", out, "--precision", precision, "-q"],
+                              capture_output=True, text=True, timeout=600)
+        check(f"float16_overflow {precision}: compiles", proc.returncode == 0, proc.stderr)
+        if proc.returncode != 0:
+            continue
+        with open(os.path.join(out, "report.json")) as f:
+            section = json.load(f)["precision"]
+        kept = {k["values"]: k["why"] for k in section["kept_float32"]}
+        if precision == "fp16":
+            check("fp16: the overflowing product is kept float32 and reported",
+                  "big" in kept and "would overflow" in kept["big"] and "scaled" not in kept and
+                  section["passed"] and section["outputs"][0]["nonfinite"] == 0,
+                  json.dumps(section, indent=1))
+        else:
+            check("bf16: nothing kept for range", "big" not in kept and section["passed"],
+                  json.dumps(section, indent=1))
 
 
 def main():
@@ -102,17 +149,19 @@ def main():
             check(f"{label}: report measured every output, worst {worst:.2e} <= {gate:g}",
                   section["mode"] == precision and section["measured"] and section["passed"] and
                   section["max_rel_error_gate"] == gate and worst <= gate and
-                  all(o["nonfinite"] == 0 and o["cosine"] > 0.9999 for o in section["outputs"]),
+                  all(o["nonfinite"] == 0 and o["cosine"] > 0.999 for o in section["outputs"]),
                   json.dumps(section, indent=1))
             kernels = os.path.join(out, "kernels")
             if os.path.isdir(kernels) and any(
                     "stitch_mma_m16n8k8_tf32(acc" in open(os.path.join(kernels, n)).read()
                     for n in os.listdir(kernels) if n.endswith(".cu")):
                 mma_dirs.append(kernels)
+            if entry["name"] not in EMULATED_MODELS:
+                continue
             proc = subprocess.run([args.stitchopt, "run", out, "--cpu", "--emulate"],
                                   capture_output=True, text=True, timeout=900)
             text = proc.stdout + proc.stderr
-            check(f"{label}: emulated kernels match float32 within {gate:g}",
+            check(f"{label}: emulated kernels match the reference within {gate:g}",
                   proc.returncode == 0 and "outputs match the reference" in text, text[-3000:])
             if entry["name"] == "vit" and precision == "tf32":
                 gated = subprocess.run([args.stitchopt, os.path.join(args.models, entry["file"]),
@@ -125,6 +174,7 @@ def main():
                       f"exit {gated.returncode}: {gated.stderr}")
     check("the tiled MatMul composition ran on tensor cores in some model", bool(mma_dirs))
     odd_shapes(args, work, check, mma_dirs)
+    float16_overflow(args, work, check)
     fp32 = os.path.join(work, "mlp_fp32")
     proc = subprocess.run([args.stitchopt, os.path.join(args.models, "mlp.onnx"), "-o", fp32, "-q"],
                           capture_output=True, text=True, timeout=600)

@@ -32,10 +32,11 @@ TEST(PrecisionTest, Tf32RoundsToTenMantissaBitsTiesAway) {
 }
 
 TEST(PrecisionTest, NamesRoundTrip) {
-  for (Precision p : {Precision::kFloat32, Precision::kTf32, Precision::kFloat32x3}) {
+  for (Precision p : {Precision::kFloat32, Precision::kTf32, Precision::kFloat32x3,
+                      Precision::kBFloat16, Precision::kFloat16}) {
     EXPECT_EQ(precision_from_name(precision_name(p)), p);
   }
-  EXPECT_FALSE(precision_from_name("fp16").has_value());
+  EXPECT_FALSE(precision_from_name("int8").has_value());
 }
 
 Node node_of(const std::string& op, int64_t group = 0) {
@@ -64,6 +65,9 @@ TEST(PrecisionTest, MatMulGemmAndDenseConvRoundTheirOperands) {
   for (const char* op : {"MatMul", "Gemm"}) {
     EXPECT_EQ(product(node_of(op), {&lhs, &rhs}, Precision::kFloat32), static_cast<float>(3.0 * a));
     EXPECT_EQ(product(node_of(op), {&lhs, &rhs}, Precision::kTf32), 3.0) << op;
+    // bf16/fp16 change storage (ir/passes/reduced_precision.h), not float32 products.
+    EXPECT_EQ(product(node_of(op), {&lhs, &rhs}, Precision::kBFloat16),
+              static_cast<float>(3.0 * a));
     EXPECT_EQ(product(node_of(op), {&lhs, &rhs}, Precision::kFloat32x3),
               static_cast<float>(3.0 * a))
         << op;
