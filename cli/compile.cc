@@ -287,6 +287,7 @@ Status run_compile(const CompileOptions& options) {
   std::optional<cost_model::DeviceProfile> profile;
   if (options.fuse) {
     STITCH_ASSIGN_OR_RETURN(profile, cost_model::resolve_device_profile(options.device));
+    profile->products = options.schedule.precision;  // for the emulated timer too
     if (options.launch_latency_us >= 0) {
       profile->launch_latency_us = options.launch_latency_us;
       STITCH_RETURN_IF_ERROR(cost_model::validate_device_profile(*profile, "--launch-latency-us"));

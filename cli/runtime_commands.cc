@@ -528,6 +528,7 @@ int profile_command(int argc, char** argv) {
   options.kernel_registers = compiled_for.registers;
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());
+  options.device.products = program->precision;  // estimates at the compiled precision
   Result<profiling::ProgramProfile> profile = profiling::profile_program(*program, options);
   if (!profile.is_ok()) return report_error(profile.status());
 

@@ -7,12 +7,25 @@
 
 namespace stitch::cost_model {
 
+double tiled_gemm_instructions_per_mac(const DeviceProfile& profile) {
+  switch (profile.products) {
+    case ir::Precision::kTf32:
+      return kTf32TiledInstructionsPerMac;
+    case ir::Precision::kFloat32x3:
+      return kFloat32x3TiledInstructionsPerMac;
+    default:
+      return profile.calibration.tiled_gemm_instructions_per_mac;
+  }
+}
+
 double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile) {
   const Calibration& calibration = profile.calibration;
+  // Under tf32 the CUDA-core GEMMs round both operands (two cvt.rna per product).
+  const double rounding = profile.products == ir::Precision::kTf32 ? 2.0 : 0.0;
   const double instructions =
-      shape.thread_gemm_macs * calibration.thread_gemm_instructions_per_mac +
-      shape.tiled_gemm_macs * calibration.tiled_gemm_instructions_per_mac +
-      shape.attention_macs * calibration.attention_instructions_per_mac;
+      shape.thread_gemm_macs * (calibration.thread_gemm_instructions_per_mac + rounding) +
+      shape.tiled_gemm_macs * tiled_gemm_instructions_per_mac(profile) +
+      shape.attention_macs * (calibration.attention_instructions_per_mac + rounding);
   // Warp instructions: one per 32 lanes; each scheduler of an SM issues one a cycle.
   const double issue_per_second = static_cast<double>(profile.sm_count) *
                                   calibration.warp_schedulers_per_sm * profile.sm_clock_hz;

@@ -242,6 +242,12 @@ double node_peak_flops(const Graph& graph, const Node& node, const DeviceProfile
       return profile.fp16_flops_per_second;
     }
   }
+  // --precision tf32: float32 GEMMs and dense convolutions on TF32 tensor cores.
+  const OpKind kind = op_kind(node);
+  if ((kind == OpKind::kGemm || kind == OpKind::kConv) &&
+      profile.products == ir::Precision::kTf32 && profile.tf32_flops_per_second > 0) {
+    return profile.tf32_flops_per_second;
+  }
   return profile.fp32_flops_per_second;
 }
 

@@ -203,10 +203,24 @@ using KernelShape = artifact::KernelCharges;
 // that fitted it: the emulated model reads the same block (docs/cost-model.md,
 // "Composition charges" and "Calibration").
 
-// Issue time of the shape's CUDA-core GEMMs: the multiply-adds of each form times the
+// Issue time of the shape's generated GEMMs: the multiply-adds of each form times the
 // calibration's instructions per multiply-add, / 32 lanes / (warp_schedulers_per_sm x
-// SMs x clock).
+// SMs x clock). Under profile.products tf32 and fp32x3 the tiled MatMul runs on tensor
+// cores (tiled_gemm_instructions_per_mac), and under tf32 the CUDA-core forms add the
+// two operand roundings.
 double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile);
+
+// Issued instructions per multiply-add and lane of the tiled MatMul on TF32 tensor
+// cores, counted in its emitted loop (emit/compositions/tiled_gemm/tiled_gemm_writer.cc,
+// one mma.sync m16n8k8 = 1024 multiply-adds per warp): 6 shared loads, 6 cvt.rna, 1
+// mma, about 6 address and loop instructions = 19 warp instructions, x 32 lanes / 1024;
+// fp32x3: 6 loads, 12 cvt, 6 subtractions, 3 mma, about 6 more = 33. Not fitted on a GPU
+// yet (the tensor pipe itself, 947 multiply-adds per SM and clock on an H100 in TF32,
+// is not the limit at these counts).
+inline constexpr double kTf32TiledInstructionsPerMac = 19.0 * 32 / 1024;
+inline constexpr double kFloat32x3TiledInstructionsPerMac = 33.0 * 32 / 1024;
+// The tiled MatMul's instructions per multiply-add and lane at profile.products.
+double tiled_gemm_instructions_per_mac(const DeviceProfile& profile);
 
 // Kernel time of a group run as one kernel, the analytic way to fill a KernelTime
 // (kernel_time.h): plain = max(bytes moved / bandwidth via M, flops / peak) + phi.

@@ -62,6 +62,7 @@ constexpr FieldRange kFieldRanges[] = {
     {"launch_latency_us", 0, 1e6, false, "microseconds, as --launch-latency-us accepts"},
     {"fp32_flops_per_second", 1e9, 1e18, false, "FLOP/s"},
     {"fp16_flops_per_second", 1e9, 1e18, false, "FLOP/s"},
+    {"tf32_flops_per_second", 0, 1e18, false, "FLOP/s (0: no TF32 tensor cores)"},
     {"sm_clock_hz", 1e8, 1e11, false, "Hz"},
     {"max_blocks_per_sm", 1, 1024, true, "resident blocks"},
     {"l2_bytes_per_second", 1e9, 1e16, false, "bytes per second"},
@@ -388,6 +389,7 @@ Status validate_device_profile(const DeviceProfile& profile, std::string_view so
       {"launch_latency_us", profile.launch_latency_us},
       {"fp32_flops_per_second", profile.fp32_flops_per_second},
       {"fp16_flops_per_second", profile.fp16_flops_per_second},
+      {"tf32_flops_per_second", profile.tf32_flops_per_second},
       {"sm_clock_hz", profile.sm_clock_hz},
       {"max_blocks_per_sm", profile.max_blocks_per_sm},
       {"l2_bytes_per_second", profile.l2_bytes_per_second},
@@ -506,6 +508,9 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
   STITCH_RETURN_IF_ERROR(number_field("launch_latency_us", profile.launch_latency_us));
   STITCH_RETURN_IF_ERROR(number_field("fp32_flops_per_second", profile.fp32_flops_per_second));
   STITCH_RETURN_IF_ERROR(number_field("fp16_flops_per_second", profile.fp16_flops_per_second));
+  if (reader.has("tf32_flops_per_second")) {  // optional: profiles written before it
+    STITCH_RETURN_IF_ERROR(number_field("tf32_flops_per_second", profile.tf32_flops_per_second));
+  }
   STITCH_RETURN_IF_ERROR(number_field("sm_clock_hz", profile.sm_clock_hz));
   STITCH_RETURN_IF_ERROR(int_field("max_blocks_per_sm", profile.max_blocks_per_sm));
   STITCH_RETURN_IF_ERROR(number_field("l2_bytes_per_second", profile.l2_bytes_per_second));
@@ -597,6 +602,7 @@ std::string device_profile_json(const DeviceProfile& profile) {
   json["launch_latency_us"] = profile.launch_latency_us;
   json["fp32_flops_per_second"] = profile.fp32_flops_per_second;
   json["fp16_flops_per_second"] = profile.fp16_flops_per_second;
+  json["tf32_flops_per_second"] = profile.tf32_flops_per_second;
   json["sm_clock_hz"] = profile.sm_clock_hz;
   json["max_blocks_per_sm"] = profile.max_blocks_per_sm;
   json["l2_bytes_per_second"] = profile.l2_bytes_per_second;

@@ -69,6 +69,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/core/precision.h"
 #include "ir/core/status.h"
 
 namespace stitch::cost_model {
@@ -141,6 +142,9 @@ struct DeviceProfile {
   double launch_latency_us;
   double fp32_flops_per_second;
   double fp16_flops_per_second;
+  // Dense TF32 tensor-core peak (--precision tf32); 0 where the GPU has none (V100) or
+  // the profile does not say (the key is optional): tf32 estimates then use fp32's.
+  double tf32_flops_per_second = 0;
   // What the emulated performance model needs beyond the above (docs/perf-model.md has
   // the formulas, docs/cost-model.md the sources):
   double sm_clock_hz;             // boost clock
@@ -153,6 +157,11 @@ struct DeviceProfile {
   double global_load_latency_ns;  // a warp's wait for one global load (L2 or DRAM)
   double library_efficiency;      // cuBLAS/cuDNN: fraction of peak FLOP/s reached
   Calibration calibration;        // the model's fitted constants, with their provenance
+  // Not a device fact, never read from or written to JSON: the products the estimates
+  // are made for (--precision; driver::compile and `stitchopt profile` set it). It picks
+  // the peak a float32 GEMM or dense Conv runs at and the tiled MatMul's instruction
+  // count (docs/cost-model.md, "Precision").
+  ir::Precision products = ir::Precision::kFloat32;
 };
 
 // Reads and validates a JSON profile; errors start with `path: `. Only a regular file

@@ -116,7 +116,12 @@ KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
   e.requested_bytes = bytes;
   e.l2_bytes = bytes;
   e.dram_us = memory_time_us(profile, static_cast<double>(bytes));
-  const double peak = fp16 ? profile.fp16_flops_per_second : profile.fp32_flops_per_second;
+  // float32 under --precision tf32: cuBLASLt's and cuDNN's TF32 tensor cores.
+  const double peak =
+      fp16 ? profile.fp16_flops_per_second
+      : profile.products == ir::Precision::kTf32 && profile.tf32_flops_per_second > 0
+          ? profile.tf32_flops_per_second
+          : profile.fp32_flops_per_second;
   e.compute_us = flops / (profile.library_efficiency * peak) * 1e6;
   e.total_us = e.launch_us + std::max(e.dram_us, e.compute_us);
   e.plain_us = e.total_us;  // a library call's composition is the library's: no charge

@@ -69,7 +69,9 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& counters,
                                const std::optional<InstructionEstimate>& instructions,
                                int registers, const DeviceProfile& profile);
 
-// A library call: launch + max(M(bytes), flops / (library_efficiency x peak)).
+// A library call: launch + max(M(bytes), flops / (library_efficiency x peak)); the
+// peak is fp16's for a float16/bfloat16 call, TF32's for a float32 one under
+// profile.products kTf32, else fp32's.
 // fp16 selects the fp16 peak (tensor cores), else fp32.
 KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
                                      const DeviceProfile& profile);

@@ -96,6 +96,7 @@ Status describe_device(const runtime::DeviceMeasurement& measurement, bool verbo
   if (shipped) {
     profile.fp32_flops_per_second = shipped->fp32_flops_per_second;
     profile.fp16_flops_per_second = shipped->fp16_flops_per_second;
+    profile.tf32_flops_per_second = shipped->tf32_flops_per_second;
     profile.fp64_flops_per_second = shipped->fp64_flops_per_second;
     profile.block_barrier_cycles = shipped->block_barrier_cycles;
     profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
@@ -106,6 +107,9 @@ Status describe_device(const runtime::DeviceMeasurement& measurement, bool verbo
   profile.fp32_flops_per_second =
       static_cast<double>(measurement.sm_count) * measurement.clock_khz * 1e3 * 128 * 2;
   profile.fp16_flops_per_second = 2 * profile.fp32_flops_per_second;
+  // TF32 tensor cores from Ampere on, at half the fp16 rate (A100, H100); none before.
+  profile.tf32_flops_per_second =
+      measurement.compute_capability_major >= 8 ? profile.fp16_flops_per_second / 2 : 0;
   const int major = measurement.compute_capability_major;
   const std::string nearest = major >= 9 ? "h100" : (major == 8 ? "a100" : "v100");
   STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile reference,

@@ -245,8 +245,11 @@ Result<EmittedPlan> emit_plan(const ir::Model& model, fusion::PlannerResult plan
   return emitted;
 }
 
-Result<CompiledModel> compile(ir::Model model, const CompileOptions& options,
+Result<CompiledModel> compile(ir::Model model, const CompileOptions& given,
                               const CompileObserver& observer) {
+  // The estimates are made for the products the kernels compute (DeviceProfile::products).
+  CompileOptions options = given;
+  if (options.profile) options.profile->products = options.schedule.precision;
   CompiledModel compiled;
   emit::Report& report = compiled.report;
   emit::PhaseTimer timer(report.phases, observer.phase_done);
