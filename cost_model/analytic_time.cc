@@ -13,6 +13,9 @@ double tiled_gemm_instructions_per_mac(const DeviceProfile& profile) {
       return kTf32TiledInstructionsPerMac;
     case ir::Precision::kFloat32x3:
       return kFloat32x3TiledInstructionsPerMac;
+    case ir::Precision::kBFloat16:
+    case ir::Precision::kFloat16:
+      return kHalfTiledInstructionsPerMac;
     default:
       return profile.calibration.tiled_gemm_instructions_per_mac;
   }

@@ -219,6 +219,11 @@ double cuda_core_gemm_us(const KernelShape& shape, const DeviceProfile& profile)
 // is not the limit at these counts).
 inline constexpr double kTf32TiledInstructionsPerMac = 19.0 * 32 / 1024;
 inline constexpr double kFloat32x3TiledInstructionsPerMac = 33.0 * 32 / 1024;
+// bf16/fp16 (the rewritten model's half-precision MatMuls): one mma.sync m16n8k16 =
+// 2048 multiply-adds per warp for 12 shared loads, 12 conversions and packs, the mma
+// and about 6 more = 31 warp instructions. (A float32 MatMul the policy kept is charged
+// the same, though it runs on CUDA cores: rare, and an underestimate.)
+inline constexpr double kHalfTiledInstructionsPerMac = 31.0 * 32 / 2048;
 // The tiled MatMul's instructions per multiply-add and lane at profile.products.
 double tiled_gemm_instructions_per_mac(const DeviceProfile& profile);
 

@@ -20,6 +20,7 @@ nvcc is found, the tensor-core kernels compile for sm_80 and sm_90 (compile_kern
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,7 +37,8 @@ EMULATED_MODELS = {"mlp", "rnn_unrolled", "gpt2_block", "vit", "resnet"}
 def odd_shapes(args, work, check, mma_dirs):
     """A batched MatMul whose m, n and k fit no tensor-core piece ([3, 20, 10] x [10, 12],
     a bias and ReLU after it): the tiles pad rows to 16, columns to 8 and k to 16 with
-    zeros, and the emulated kernel still matches float32 within each precision's gate."""
+    zeros, and the emulated kernel (m16n8k8 TF32 for tf32/fp32x3, m16n8k16 for
+    bf16/fp16) still matches the reference within each precision's gate."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -53,7 +55,10 @@ def odd_shapes(args, work, check, mma_dirs):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     path = os.path.join(work, "odd_gemm.onnx")
     onnx.save(model, path)
-    for precision in ("tf32", "fp32x3"):
+    for precision, instruction in (("tf32", "stitch_mma_m16n8k8_tf32(acc"),
+                                   ("fp32x3", "stitch_mma_m16n8k8_tf32(acc"),
+                                   ("bf16", "stitch_mma_m16n8k16_bf16(acc"),
+                                   ("fp16", "stitch_mma_m16n8k16_f16(acc")):
         gate = GATES[precision]
         out = os.path.join(work, f"odd_gemm_{precision}")
         proc = subprocess.run([args.stitchopt, path, "-o", out, "--precision", precision, "-q"],
@@ -65,7 +70,7 @@ def odd_shapes(args, work, check, mma_dirs):
         sources = "".join(open(os.path.join(kernels, n)).read()
                           for n in os.listdir(kernels) if n.endswith(".cu"))
         check(f"odd_gemm {precision}: the MatMul runs on tensor cores in padded tiles",
-              "stitch_mma_m16n8k8_tf32(acc" in sources and "% 16 < 10" in sources, sources[:3000])
+              instruction in sources and "% 16 < 10" in sources, sources[:3000])
         mma_dirs.append(kernels)
         proc = subprocess.run([args.stitchopt, "run", out, "--cpu", "--emulate"],
                               capture_output=True, text=True, timeout=900)
@@ -153,7 +158,8 @@ def main():
                   json.dumps(section, indent=1))
             kernels = os.path.join(out, "kernels")
             if os.path.isdir(kernels) and any(
-                    "stitch_mma_m16n8k8_tf32(acc" in open(os.path.join(kernels, n)).read()
+                    re.search(r"stitch_mma_m16n8k(8_tf32|16_bf16|16_f16)\(acc",
+                              open(os.path.join(kernels, n)).read())
                     for n in os.listdir(kernels) if n.endswith(".cu")):
                 mma_dirs.append(kernels)
             if entry["name"] not in EMULATED_MODELS:
@@ -182,7 +188,9 @@ def main():
         check("fp32 (the default) writes no stitchopt.precision metadata",
               proc.returncode == 0 and b"stitchopt.precision" not in f.read())
     if args.nvcc and mma_dirs:
-        compile_kernel_dirs(mma_dirs[:4], args.nvrtc_check, failures)
+        # One kernel directory per precision (the odd shapes' four, and a model's).
+        compile_kernel_dirs([d for d in mma_dirs if "odd_gemm" in d] + mma_dirs[:1],
+                            args.nvrtc_check, failures)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:

@@ -415,6 +415,24 @@ TEST(CodegenGolden, BatchedGemmOnTensorCores) {
   EXPECT_LT(cu3.find("a_small, b);"), cu3.find("acc, a, b);")) << "small parts first";
 }
 
+// --precision bf16: the rewritten model's bfloat16 MatMul on tensor cores with
+// mma.sync m16n8k16 (k 40 padded to 48, M 24 and N 24 to whole 16 x 8 pieces); at fp32 the
+// same bfloat16 MatMul keeps its CUDA-core loop.
+TEST(CodegenGolden, Bfloat16GemmOnTensorCores) {
+  ScheduleOptions bf16;
+  bf16.precision = ir::Precision::kBFloat16;
+  EmittedKernel kernel = emit_golden_case("batched_gemm_bf16", bf16);
+  EXPECT_EQ(kernel.composition, "block");
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("stitch_mma_m16n8k16_bf16(acc, a, b);"), std::string::npos);
+  EXPECT_NE(cu.find("kk < 48; kk += 16"), std::string::npos);
+  EXPECT_NE(cu.find("__float2bfloat16_rn"), std::string::npos);
+  const fs::path path = golden_dir() / "batched_gemm_bf16.ir";
+  Result<EmittedKernel> plain = emit_all_nodes(read(path), path.string(), "stitch_plain");
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_EQ(plain->source.find("stitch_mma"), std::string::npos);
+}
+
 // Attention with a scale and an additive mask (schedule.h, 1b.): one launch, no grid
 // barrier and no workspace; 40 keys leave a partial second key tile, dv = 20 leaves
 // lanes idle, and 8 batch x heads x 10 query tiles give a warp one row each.

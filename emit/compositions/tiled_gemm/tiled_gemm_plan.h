@@ -23,24 +23,35 @@ struct TiledGemmPlan {
   ir::GemmShape shape;  // of `gemm`: batch (and its dims from each operand), m, n, k
   int64_t tile_m = 1, tile_n = 1;
   int64_t a_offset = 0, b_offset = 0;  // bytes into the arena
-  // The products (ScheduleOptions::precision). Other than kFloat32, each warp computes
-  // 16 x 8 pieces of the tile with mma.sync m16n8k8 TF32 (three per k step for
-  // kFloat32x3: big x big + big x small + small x big); tile_m is then a multiple of
-  // 16, tile_n of 8, and the tiles hold `padded_k` (k to a multiple of 8, zeros past k)
-  // in rows of a_stride and b_stride floats, strides that make each fragment load hit
-  // 32 distinct banks.
+  // The products on tensor cores (tiled_gemm_precision), kFloat32 for CUDA cores. Other
+  // than kFloat32, each warp computes 16 x 8 pieces of the tile with mma.sync: m16n8k8
+  // TF32 for a float32 MatMul under kTf32 (three per k step for kFloat32x3: small x big
+  // + big x small + big x big), m16n8k16 for a float16 (kFloat16) or bfloat16
+  // (kBFloat16) one; tile_m is then a multiple of 16, tile_n of 8, and the tiles hold
+  // `padded_k` (k to a multiple of the instruction's k, zeros past k) in rows of
+  // a_stride and b_stride floats, strides that spread each fragment load over the banks.
   ir::Precision precision = ir::Precision::kFloat32;
   int64_t padded_k = 0, a_stride = 0, b_stride = 0;
-  bool tensor_cores() const { return ir::uses_tensor_cores(precision); }
+  bool tensor_cores() const { return precision != ir::Precision::kFloat32; }
+  bool half_precision() const {
+    return precision == ir::Precision::kFloat16 || precision == ir::Precision::kBFloat16;
+  }
   std::string_view name() const { return "block"; }
 };
 
-// The tile layout of the tensor-core path for [tile_m, k] x [k, tile_n] tiles:
-// padded_k, a_stride, b_stride (TiledGemmPlan).
+// The tile layout of the tensor-core path for [tile_m, k] x [k, tile_n] tiles with the
+// instruction's `k_step` (8 for TF32, 16 for float16/bfloat16): padded_k, a_stride,
+// b_stride (TiledGemmPlan).
 struct TensorCoreTiles {
   int64_t padded_k, a_stride, b_stride;
 };
-TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n);
+TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n, int64_t k_step = 8);
+
+// The products of the tiled MatMul writing `dtype` under --precision `precision`:
+// float32 ones at tf32/fp32x3 on TF32 tensor cores; float16/bfloat16 ones under bf16 and
+// fp16 (the rewrite made them) on half-precision tensor cores; otherwise kFloat32 (CUDA
+// cores, as before --precision existed).
+ir::Precision tiled_gemm_precision(ir::DType dtype, ir::Precision precision);
 
 // The composition's interface (emit/compositions/composition.h), defined in tiled_gemm_writer.cc.
 template <>

@@ -39,12 +39,20 @@ ir::NodeId only_matmul(const ir::Graph& graph, const std::vector<ir::NodeId>& or
 
 // The bytes of the A tile ([tile_m, k], or [tile_m, padded_k] in rows of a_stride on
 // tensor cores) and of the B tile ([k, tile_n], or [padded_k] rows of b_stride).
-int64_t tile_a_bytes(int64_t k, int64_t tile_m, int64_t tile_n, bool tensor_cores) {
-  return tensor_cores ? tile_m * tensor_core_tiles(k, tile_n).a_stride * 4 : tile_m * k * 4;
+// `k_step`: 0 on CUDA cores, else the tensor-core instruction's k.
+int64_t tile_a_bytes(int64_t k, int64_t tile_m, int64_t tile_n, int64_t k_step) {
+  return k_step > 0 ? tile_m * tensor_core_tiles(k, tile_n, k_step).a_stride * 4 : tile_m * k * 4;
 }
-int64_t tile_b_bytes(int64_t k, int64_t tile_n, bool tensor_cores) {
-  const TensorCoreTiles tiles = tensor_core_tiles(k, tile_n);
-  return tensor_cores ? tiles.padded_k * tiles.b_stride * 4 : k * tile_n * 4;
+int64_t tile_b_bytes(int64_t k, int64_t tile_n, int64_t k_step) {
+  if (k_step == 0) return k * tile_n * 4;
+  const TensorCoreTiles tiles = tensor_core_tiles(k, tile_n, k_step);
+  return tiles.padded_k * tiles.b_stride * 4;
+}
+
+int64_t k_step_of(ir::Precision precision) {
+  return precision == ir::Precision::kFloat32                                            ? 0
+         : precision == ir::Precision::kFloat16 || precision == ir::Precision::kBFloat16 ? 16
+                                                                                         : 8;
 }
 
 struct Tiles {
@@ -56,7 +64,8 @@ struct Tiles {
 // across M tiles). Tensor cores take 16 x 8 pieces: tiles of whole pieces (rows and
 // columns past m and n are zeros). nullopt when even the smallest tiles do not fit.
 std::optional<Tiles> choose_tiles(const ir::GemmShape& shape,
-                                  const cost_model::DeviceProfile& profile, bool tensor_cores) {
+                                  const cost_model::DeviceProfile& profile, int64_t k_step) {
+  const bool tensor_cores = k_step > 0;
   const int64_t m = shape.m, n = shape.n, k = shape.k;
   const int64_t min_m = tensor_cores ? 16 : 8, min_n = 8;
   const auto round_up = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
@@ -67,8 +76,8 @@ std::optional<Tiles> choose_tiles(const ir::GemmShape& shape,
   tiles.n = std::min<int64_t>(tensor_cores ? round_up(n, 8) : n, 64);
   tiles.m = std::min<int64_t>(tensor_cores ? round_up(m, 16) : m, 64);
   auto bytes = [&](int64_t tm, int64_t tn) {
-    return align_to(tile_a_bytes(k, tm, tn, tensor_cores), kSharedAlignment) +
-           align_to(tile_b_bytes(k, tn, tensor_cores), kSharedAlignment);
+    return align_to(tile_a_bytes(k, tm, tn, k_step), kSharedAlignment) +
+           align_to(tile_b_bytes(k, tn, k_step), kSharedAlignment);
   };
   const int64_t limit = profile.shared_memory_per_block;
   while (bytes(tiles.m, tiles.n) > limit && (tiles.m > min_m || tiles.n > min_n)) {
@@ -136,8 +145,8 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
     *why_not = label + " has no element to tile (or k = 0)";
     return false;
   }
-  const bool tensor_cores = ir::uses_tensor_cores(precision);
-  const std::optional<Tiles> tiles = choose_tiles(*shape, profile, tensor_cores);
+  const int64_t k_step = k_step_of(precision);
+  const std::optional<Tiles> tiles = choose_tiles(*shape, profile, k_step);
   if (!tiles) {
     *why_not = label + ": its tiles need more shared memory than a block has";
     return false;
@@ -150,9 +159,9 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
       static_cast<int>(std::find(ordered.begin(), ordered.end(), gemm) - ordered.begin());
   std::vector<SharedMemoryRequest> requests = {
       {graph.value(matmul.inputs[0]).name + " tile", position, position,
-       tile_a_bytes(k, tile_m, tile_n, tensor_cores)},
+       tile_a_bytes(k, tile_m, tile_n, k_step)},
       {graph.value(matmul.inputs[1]).name + " tile", position, position,
-       tile_b_bytes(k, tile_n, tensor_cores)}};
+       tile_b_bytes(k, tile_n, k_step)}};
   SharedMemoryPlan plan = plan_shared_memory(
       requests, [](size_t, size_t) { return false; }, limit);
   if (!plan.fallback.empty()) {
@@ -162,8 +171,8 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
 
   TiledGemmPlan tiled{
       gemm, *shape, tile_m, tile_n, plan.allocations[0].offset, plan.allocations[1].offset};
-  if (tensor_cores) {
-    const TensorCoreTiles layout = tensor_core_tiles(k, tile_n);
+  if (k_step > 0) {
+    const TensorCoreTiles layout = tensor_core_tiles(k, tile_n, k_step);
     tiled.precision = precision;
     tiled.padded_k = layout.padded_k;
     tiled.a_stride = layout.a_stride;
@@ -191,20 +200,29 @@ bool plan_tiled_gemm(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
 // in different bank quads, so the 32 lanes' (group, quad) loads hit 32 banks); b_stride
 // is tile_n, or tile_n + 8 when that is a multiple of 16 (8 mod 16: the fragment's rows
 // quad 0..3 start 8 or 24 banks apart).
-TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n) {
-  const int64_t padded_k = (k + 7) / 8 * 8;
+TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n, int64_t k_step) {
+  const int64_t padded_k = (k + k_step - 1) / k_step * k_step;
   return {padded_k, padded_k + 4, tile_n % 16 == 8 ? tile_n : tile_n + 8};
+}
+
+ir::Precision tiled_gemm_precision(ir::DType dtype, ir::Precision precision) {
+  if (dtype == ir::DType::kFloat32 && ir::uses_tensor_cores(precision)) return precision;
+  if (ir::reduces_storage(precision)) {
+    if (dtype == ir::DType::kFloat16) return ir::Precision::kFloat16;
+    if (dtype == ir::DType::kBFloat16) return ir::Precision::kBFloat16;
+  }
+  return ir::Precision::kFloat32;
 }
 
 Result<RuleOutcome> try_tiled_gemm(PlanningContext& context, GroupSchedule* schedule) {
   const GroupFacts& group = context.group;
   const ir::Graph& graph = group.graph;
   std::string not_tiled;
-  // Tensor cores only for float32 (the products of other types are not --precision's).
   const ir::NodeId gemm = only_matmul(graph, group.ordered, &not_tiled);
-  const bool float32 = gemm != ir::kNoId &&
-                       graph.value(graph.node(gemm).outputs[0]).type.dtype == ir::DType::kFloat32;
-  const ir::Precision precision = float32 ? context.options.precision : ir::Precision::kFloat32;
+  const ir::Precision precision =
+      gemm == ir::kNoId ? ir::Precision::kFloat32
+                        : tiled_gemm_precision(graph.value(graph.node(gemm).outputs[0]).type.dtype,
+                                               context.options.precision);
   not_tiled.clear();
   if (!plan_tiled_gemm(graph, group.ordered, group.outputs, context.profile, precision, schedule,
                        &not_tiled)) {
@@ -215,7 +233,8 @@ Result<RuleOutcome> try_tiled_gemm(PlanningContext& context, GroupSchedule* sche
                   " whose readers read it at their own index: A and B tiles in shared memory";
   if (tiled.tensor_cores()) {
     schedule->why += std::string(", ") + std::string(ir::precision_name(tiled.precision)) +
-                     " products on tensor cores (mma.sync m16n8k8)";
+                     " products on tensor cores (mma.sync " +
+                     (tiled.half_precision() ? "m16n8k16)" : "m16n8k8)");
   }
   return RuleOutcome();
 }

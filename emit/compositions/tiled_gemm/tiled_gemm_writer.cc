@@ -7,6 +7,45 @@
 #include "support/escape.h"
 
 namespace stitch::emit {
+namespace {
+
+// The k loop of a float16/bfloat16 tile: mma.sync m16n8k16, each register two values
+// of the reduced type (the tiles hold them as floats: exact), PTX's layouts
+// (stitch_prelude.cuh): a[r] = A[group + 8 (r & 1)][2 quad + 8 (r >> 1) + {0, 1}],
+// b[r] = B[2 quad + 8 r + {0, 1}][group].
+std::string half_precision_steps(const TiledGemmPlan& tiled) {
+  const int64_t as = tiled.a_stride, bs = tiled.b_stride;
+  const bool bf16 = tiled.precision == ir::Precision::kBFloat16;
+  const std::string convert = bf16 ? "__float2bfloat16_rn" : "__float2half_rn";
+  auto pack = [&](const std::string& lo, const std::string& hi) {
+    return "stitch_pack16(" + convert + "(" + lo + "), " + convert + "(" + hi + "))";
+  };
+  std::ostringstream code;
+  code << "      const float* a_frag = tile_a + (pm + group) * " << as << " + 2 * quad;\n";
+  code << "      const float* b_frag = tile_b + 2 * quad * " << bs << " + pn + group;\n";
+  code << "      for (index_t kk = 0; kk < " << tiled.padded_k << "; kk += 16) {\n";
+  code << "        const uint32_t a[4] = {" << pack("a_frag[kk]", "a_frag[kk + 1]") << ",\n"
+       << "                               "
+       << pack("a_frag[kk + " + std::to_string(8 * as) + "]",
+               "a_frag[kk + " + std::to_string(8 * as + 1) + "]")
+       << ",\n                               " << pack("a_frag[kk + 8]", "a_frag[kk + 9]")
+       << ",\n                               "
+       << pack("a_frag[kk + " + std::to_string(8 * as + 8) + "]",
+               "a_frag[kk + " + std::to_string(8 * as + 9) + "]")
+       << "};\n";
+  code << "        const uint32_t b[2] = {"
+       << pack("b_frag[kk * " + std::to_string(bs) + "]",
+               "b_frag[(kk + 1) * " + std::to_string(bs) + "]")
+       << ",\n                               "
+       << pack("b_frag[(kk + 8) * " + std::to_string(bs) + "]",
+               "b_frag[(kk + 9) * " + std::to_string(bs) + "]")
+       << "};\n";
+  code << "        " << (bf16 ? "stitch_mma_m16n8k16_bf16" : "stitch_mma_m16n8k16_f16")
+       << "(acc, a, b);\n      }\n";
+  return code.str();
+}
+
+}  // namespace
 
 // The tile's product on tensor cores: each warp takes 16 x 8 pieces of the [tm, tn]
 // tile in turn; per k step of 8 every lane loads its fragment elements from the shared
@@ -24,7 +63,8 @@ Result<std::string> Composition<TiledGemmPlan>::tensor_core_pieces(KernelWriter&
   const bool split = tiled.precision == ir::Precision::kFloat32x3;
   const std::string ct = compute_type(w.dtype(c));
   std::ostringstream code;
-  code << "    // " << (split ? "fp32x3" : "tf32") << " on tensor cores: " << (tm / 16) * (tn / 8)
+  code << "    // " << ir::precision_name(tiled.precision)
+       << " on tensor cores: " << (tm / 16) * (tn / 8)
        << " pieces of 16 x 8 per tile, a warp per piece in turn\n";
   code << "    const int lane = static_cast<int>(threadIdx.x % 32);\n";
   code << "    const int group = lane / 4, quad = lane % 4;\n";
@@ -33,32 +73,36 @@ Result<std::string> Composition<TiledGemmPlan>::tensor_core_pieces(KernelWriter&
   code << "      const index_t pm = piece / " << tn / 8 << " * 16, pn = piece % " << tn / 8
        << " * 8;\n";
   code << "      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n";
-  code << "      const float* a_frag = tile_a + (pm + group) * " << as << " + quad;\n";
-  code << "      const float* b_frag = tile_b + quad * " << bs << " + pn + group;\n";
-  code << "      for (index_t kk = 0; kk < " << tiled.padded_k << "; kk += 8) {\n";
-  code << "        // A[pm + group + 8 (r & 1)][kk + quad + 4 (r >> 1)], B[kk + quad + 4 r][pn + "
-          "group]\n";
-  code << "        const float a_in[4] = {a_frag[kk], a_frag[kk + " << 8 * as
-       << "], a_frag[kk + 4], "
-       << "a_frag[kk + " << 8 * as + 4 << "]};\n";
-  code << "        const float b_in[2] = {b_frag[kk * " << bs << "], b_frag[(kk + 4) * " << bs
-       << "]};\n";
-  code << "        uint32_t a[4], b[2];\n";
-  code << "        for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
-  code << "        for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
-  if (split) {
-    code
-        << "        // 3xTF32: the small parts (x - tf32(x), rounded) against the big ones first\n";
-    code << "        uint32_t a_small[4], b_small[2];\n";
-    code << "        for (int r = 0; r < 4; ++r) a_small[r] = stitch_tf32(a_in[r] - "
-            "stitch_tf32_value(a[r]));\n";
-    code << "        for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
-            "stitch_tf32_value(b[r]));\n";
-    code << "        stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
-    code << "        stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
+  if (tiled.half_precision()) {
+    code << half_precision_steps(tiled);
+  } else {
+    code << "      const float* a_frag = tile_a + (pm + group) * " << as << " + quad;\n";
+    code << "      const float* b_frag = tile_b + quad * " << bs << " + pn + group;\n";
+    code << "      for (index_t kk = 0; kk < " << tiled.padded_k << "; kk += 8) {\n";
+    code << "        // A[pm + group + 8 (r & 1)][kk + quad + 4 (r >> 1)], B[kk + quad + 4 r][pn + "
+            "group]\n";
+    code << "        const float a_in[4] = {a_frag[kk], a_frag[kk + " << 8 * as
+         << "], a_frag[kk + 4], "
+         << "a_frag[kk + " << 8 * as + 4 << "]};\n";
+    code << "        const float b_in[2] = {b_frag[kk * " << bs << "], b_frag[(kk + 4) * " << bs
+         << "]};\n";
+    code << "        uint32_t a[4], b[2];\n";
+    code << "        for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
+    code << "        for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
+    if (split) {
+      code << "        // 3xTF32: the small parts (x - tf32(x), rounded) against the big ones "
+              "first\n";
+      code << "        uint32_t a_small[4], b_small[2];\n";
+      code << "        for (int r = 0; r < 4; ++r) a_small[r] = stitch_tf32(a_in[r] - "
+              "stitch_tf32_value(a[r]));\n";
+      code << "        for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
+              "stitch_tf32_value(b[r]));\n";
+      code << "        stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
+      code << "        stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
+    }
+    code << "        stitch_mma_m16n8k8_tf32(acc, a, b);\n";
+    code << "      }\n";
   }
-  code << "        stitch_mma_m16n8k8_tf32(acc, a, b);\n";
-  code << "      }\n";
   code << "      for (int r = 0; r < 4; ++r) {  // D[group + 8 (r >> 1)][2 quad + (r & 1)]\n";
   code << "        const index_t m = m0 + pm + group + 8 * (r >> 1);\n";
   code << "        const index_t n = n0 + pn + 2 * quad + (r & 1);\n";
@@ -184,7 +228,8 @@ std::string Composition<TiledGemmPlan>::detail(const ir::Graph& /*graph*/,
      << shape.n << "] MatMul in [" << plan.tile_m << ", " << plan.tile_n
      << "] output tiles, A and B tiles in shared memory"
      << (plan.tensor_cores() ? ", " + std::string(ir::precision_name(plan.precision)) +
-                                   " products on tensor cores (mma.sync m16n8k8)"
+                                   " products on tensor cores (mma.sync " +
+                                   (plan.half_precision() ? "m16n8k16)" : "m16n8k8)")
                              : "")
      << ")";
   return cu.str();
