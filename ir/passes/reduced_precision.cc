@@ -1,5 +1,6 @@
 #include "ir/passes/reduced_precision.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include "ir/core/analysis.h"
+#include "ir/core/attention.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::ir {
@@ -107,6 +109,15 @@ class Rewriter {
       : graph_(model.graph), options_(options) {}
 
   Result<ReducedPrecisionResult> run() {
+    // A core is converted whole only when none of its values is out of range (a
+    // float32-lowest mask): otherwise its nodes follow the rules one by one.
+    for (const AttentionCore& core : find_attention_cores(graph_)) {
+      const std::vector<NodeId> nodes = core.nodes();
+      const bool in_range = std::none_of(nodes.begin(), nodes.end(), [&](NodeId id) {
+        return range_reason(graph_.node(id)).has_value();
+      });
+      if (in_range) in_core_.insert(nodes.begin(), nodes.end());
+    }
     STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph_));
     for (NodeId id : order) {
       if (graph_.node(id).dead) continue;
@@ -142,7 +153,11 @@ class Rewriter {
   // Why `node` keeps float32 outputs, or nullopt when it is converted.
   std::optional<std::string> keep_reason(const Node& node) const {
     const auto rule = conversion_rules().find(node.op_type);
-    if (!node.domain.empty() || rule == conversion_rules().end()) {
+    // An attention core (ir/core/attention.h) fuses into one kernel only in one type,
+    // and that kernel keeps the softmax's max, sum and probabilities in float32
+    // registers (never stored): its reductions and range ops are converted with it.
+    const bool core = in_core_.count(node.id) > 0;
+    if (!core && (!node.domain.empty() || rule == conversion_rules().end())) {
       if (op_kind(node) == OpKind::kReduction) {
         return "a reduction: its result is a statistic (a mean, a variance, a softmax max or "
                "sum) and keeps float32";
@@ -150,9 +165,15 @@ class Rewriter {
       return node.op_type + " has no reduced-precision rule: it keeps float32";
     }
     const bool fp16 = options_.reduced == DType::kFloat16;
-    if (fp16 && float16_range_op(node.op_type)) {
+    if (fp16 && !core && float16_range_op(node.op_type)) {
       return node.op_type + " under fp16: its results leave float16's range easily";
     }
+    return range_reason(node);
+  }
+
+  // Why the values `node` reads or writes keep it float32: read by a subgraph, beyond the
+  // reduced type's range on the calibration inputs, or a weight beyond it; else nullopt.
+  std::optional<std::string> range_reason(const Node& node) const {
     for (ValueId output : node.outputs) {
       if (output == kNoId) continue;
       for (const Use& use : graph_.value(output).users) {
@@ -199,7 +220,9 @@ class Rewriter {
   }
 
   void convert(NodeId id) {
-    const std::vector<int>& slots = conversion_rules().at(graph_.node(id).op_type);
+    static const std::vector<int> kDataInput = {0};  // a core's ReduceMax and ReduceSum
+    const auto rule = conversion_rules().find(graph_.node(id).op_type);
+    const std::vector<int>& slots = rule != conversion_rules().end() ? rule->second : kDataInput;
     for (size_t slot = 0; slot < graph_.node(id).inputs.size(); ++slot) {
       const ValueId input = graph_.node(id).inputs[slot];
       if (input == kNoId || !reads_slot(slots, static_cast<int>(slot)) ||
@@ -282,6 +305,7 @@ class Rewriter {
   Graph& graph_;
   const ReducedPrecisionOptions& options_;
   ReducedPrecisionResult result_;
+  std::set<NodeId> in_core_;     // nodes of attention cores
   std::set<ValueId> converted_;  // values this rewrite made reduced
   std::map<ValueId, ValueId> reduced_of_, float32_of_;
   std::set<ValueId> original_weights_;

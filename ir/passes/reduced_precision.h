@@ -17,6 +17,11 @@
 //     stays float32, and so does one reading a weight with a value beyond the type's
 //     largest (never clamped: a causal mask's float32 lowest would become -inf in
 //     bfloat16, and 0 x -inf is NaN).
+// An attention core (ir/core/attention.h) is converted whole, its softmax included: the
+// attention kernel computes the scores, their max, sum and probabilities in float32
+// registers and never stores them, and a core fuses only in one type. The range rules
+// still apply to its values (a float32-lowest mask keeps its node, and the core then
+// runs unfused, in two types).
 // A converted node's float32 inputs are read through one Cast per value (fused into
 // the kernel that reads it), or, for a weight, through a converted copy of the
 // weight; a float32 node's reduced inputs are read through a Cast back to float32.
