@@ -13,6 +13,10 @@ not Debian's ONNX, protobuf or GLPK, and cannot install anything:
   Debian's torch) at [8, 64, 256] and [32, 128, 256],
 - STAGE/jobs.tsv: every bundled model fused and --unfused, and the encoders fused,
   --unfused and --no-attention (name, model, flags),
+- with --precisions (issue 39): every bundled model and encoder also at --precision
+  tf32, fp32x3, bf16 and fp16 (NAME_tf32, ...): `stitchopt run` checks each against the
+  reference within its precision's tolerance on the device, and the bench times them
+  beside the fp32 job,
 - with --cnn: STAGE/models/cnn/, the CNN exports of tests/exports/export_torch.py
   (opset 17, static shapes), each fused, --no-stencils (depthwise/grouped convs and
   pools as cuDNN calls), --no-stencil-tiles (stencils reading global memory) and
@@ -110,6 +114,18 @@ def export_cnns(stage):
     shutil.rmtree(work)
 
 
+PRECISIONS = ("tf32", "fp32x3", "bf16", "fp16")
+
+
+def precision_jobs(base_jobs):
+    """Each fused job of `base_jobs` (not --unfused, not --no-attention) at every
+    --precision other than fp32."""
+    return [(f"{name}_{precision}", model, flags + [f"--precision={precision}"])
+            for name, model, flags in base_jobs
+            if not any(f in ("--unfused", "--no-attention") for f in flags)
+            for precision in PRECISIONS]
+
+
 def jobs(stage):
     """[(name, model path relative to ROOT, [flags])]."""
     manifest = json.loads((ROOT / "models" / "manifest.json").read_text())
@@ -143,6 +159,8 @@ def main():
     parser.add_argument("--stitchopt", default=str(ROOT / "build" / "bin" / "stitchopt"))
     parser.add_argument("--stage", default=str(ROOT / "build" / "gpu"))
     parser.add_argument("--estimates", help="also compile and profile every job here")
+    parser.add_argument("--precisions", action="store_true",
+                        help="also stage every fused job at tf32, fp32x3, bf16 and fp16")
     parser.add_argument("--cnn", action="store_true", help="also stage the CNN exports")
     parser.add_argument("--cnn-only", action="store_true", help="stage the CNN exports alone")
     parser.add_argument("--kernels", action="store_true",
@@ -183,6 +201,8 @@ def main():
                             "--batch", str(batch), "--sequence", str(sequence)],
                            check=True, stdout=subprocess.DEVNULL)
         all_jobs = jobs(stage)
+        if args.precisions:
+            all_jobs += precision_jobs(all_jobs)
     if args.cnn or args.cnn_only:
         export_cnns(stage)
         all_jobs += cnn_jobs(stage)

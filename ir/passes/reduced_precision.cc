@@ -225,10 +225,17 @@ class Rewriter {
     const std::vector<int>& slots = rule != conversion_rules().end() ? rule->second : kDataInput;
     for (size_t slot = 0; slot < graph_.node(id).inputs.size(); ++slot) {
       const ValueId input = graph_.node(id).inputs[slot];
-      if (input == kNoId || !reads_slot(slots, static_cast<int>(slot)) ||
-          graph_.value(input).type.dtype != DType::kFloat32) {
+      if (input == kNoId) continue;
+      if (!reads_slot(slots, static_cast<int>(slot))) {
+        // A slot of its own type (a Resize's scales, a Pow's exponent) was float32 in
+        // the model: a value this rewrite reduced is read back as float32.
+        if (converted_.count(input)) {
+          graph_.set_input(id, static_cast<int32_t>(slot),
+                           cast(input, DType::kFloat32, float32_of_));
+        }
         continue;
       }
+      if (graph_.value(input).type.dtype != DType::kFloat32) continue;
       graph_.set_input(id, static_cast<int32_t>(slot), reduced_input(input));
     }
     ++result_.converted_nodes;

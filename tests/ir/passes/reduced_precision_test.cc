@@ -123,5 +123,34 @@ TEST(ReducedPrecisionTest, AWeightBeyondTheRangeKeepsItsReaderFloat32) {
   EXPECT_TRUE(verify(model).is_ok());
 }
 
+// A slot with a type of its own (Pow's exponent) keeps the type it had: a reduced value
+// there is read back through a Cast to float32.
+TEST(ReducedPrecisionTest, ASlotOfItsOwnTypeReadsFloat32) {
+  Result<Model> parsed = parse_model(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%x: f32[4], %y: f32[4]) {
+  %p: f32[4] = Relu(%x) {name="base"}
+  %q: f32[4] = Relu(%y) {name="exponent"}
+  %z: f32[4] = Pow(%p, %q) {name="pow"}
+  return %z
+}
+)",
+                                     "pow");
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  Model model = std::move(parsed).value();
+  ReducedPrecisionOptions options;
+  options.reduced = DType::kBFloat16;
+  Result<ReducedPrecisionResult> result = reduce_precision(model, options);
+  ASSERT_TRUE(result.is_ok());
+  EXPECT_TRUE(verify(model).is_ok()) << verify(model).message();
+  const Node& pow =
+      model.graph.node(producer_of(model, "z").op_type == "Cast"
+                           ? model.graph.value(producer_of(model, "z").inputs[0]).producer
+                           : model.graph.value(*model.graph.find_value("z")).producer);
+  EXPECT_EQ(model.graph.value(pow.inputs[0]).type.dtype, DType::kBFloat16);
+  EXPECT_EQ(model.graph.value(pow.inputs[1]).type.dtype, DType::kFloat32);
+  EXPECT_EQ(model.graph.node(model.graph.value(pow.inputs[1]).producer).op_type, "Cast");
+}
+
 }  // namespace
 }  // namespace stitch::ir
