@@ -266,14 +266,12 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& given,
   report.model.opset = model.default_opset();
   report.kernels.after_simplify = emit::count_original_kernels(model.graph);
   // bf16/fp16: the simplified model rewritten to the reduced type, before planning (the
-  // plan counts its bytes); `float32` keeps the model before it for the error check.
+  // plan counts its bytes); `lowered` keeps the float32 outputs for the error check.
   const ir::Precision precision = options.schedule.precision;
-  std::optional<ir::Model> float32;
-  std::optional<ir::ReducedPrecisionResult> rewrite;
+  std::optional<LoweredPrecision> lowered;
   if (ir::reduces_storage(precision)) {
-    STITCH_ASSIGN_OR_RETURN(rewrite, timer.time("reduce_precision", [&] {
-      return lower_precision(model, precision, &float32.emplace());
-    }));
+    STITCH_ASSIGN_OR_RETURN(
+        lowered, timer.time("reduce_precision", [&] { return lower_precision(model, precision); }));
   }
   if (options.profile) {
     const cost_model::DeviceProfile& profile = *options.profile;
@@ -296,8 +294,7 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& given,
                                                    std::string(ir::precision_name(precision)));
   }
   auto check = [&]() {
-    return check_precision(float32 ? *float32 : model, model, precision, options.max_rel_error,
-                           rewrite ? &*rewrite : nullptr);
+    return check_precision(model, precision, options.max_rel_error, lowered ? &*lowered : nullptr);
   };
   STITCH_ASSIGN_OR_RETURN(report.precision, precision == ir::Precision::kFloat32
                                                 ? check()

@@ -2,82 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ir/core/verifier.h"
 #include "ir/reference/interpreter.h"
+#include "runtime_stub/program.h"
 
 namespace stitch::driver {
-namespace {
-
-// The dim a Gather indexes with `id` (followed through Cast and the views), or 0.
-int64_t gather_bound(const ir::Graph& graph, ir::ValueId id) {
-  int64_t bound = 0;
-  std::vector<ir::ValueId> work = {id};
-  while (!work.empty()) {
-    const ir::ValueId current = work.back();
-    work.pop_back();
-    for (const ir::Use& use : graph.value(current).users) {
-      const ir::Node& user = graph.node(use.node);
-      if (user.op_type == "Gather" && use.slot == 1) {
-        const ir::TensorType& data = graph.value(user.inputs[0]).type;
-        int64_t axis = user.int_attribute("axis", 0);
-        if (axis < 0) axis += data.rank();
-        if (axis >= 0 && axis < data.rank()) {
-          const int64_t dim = data.dims[static_cast<size_t>(axis)];
-          if (dim > 0) bound = bound == 0 ? dim : std::min(bound, dim);
-        }
-      } else if (user.op_type == "Cast" || user.op_type == "Reshape" ||
-                 user.op_type == "Unsqueeze" || user.op_type == "Squeeze" ||
-                 user.op_type == "Flatten" || user.op_type == "Identity") {
-        for (ir::ValueId output : user.outputs) {
-          if (output != ir::kNoId) work.push_back(output);
-        }
-      }
-    }
-  }
-  return bound;
-}
-
-}  // namespace
-
-std::map<std::string, ir::Tensor> seeded_inputs(const ir::Graph& graph) {
-  std::map<std::string, ir::Tensor> inputs;
-  std::mt19937_64 generator(kPrecisionSeed);
-  for (ir::ValueId id : graph.graph_inputs()) {
-    const ir::Value& value = graph.value(id);
-    if (value.constant != nullptr) continue;
-    const ir::TensorType& type = value.type;
-    const int64_t count = type.num_elements();
-    if (ir::dtype_is_float(type.dtype)) {
-      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-      std::vector<double> values(static_cast<size_t>(count));
-      for (double& v : values) v = uniform(generator);
-      inputs[value.name] = ir::Tensor::from_doubles(type.dtype, type.dims, values);
-      continue;
-    }
-    int64_t bound = gather_bound(graph, id);
-    if (bound == 0 || type.dtype == ir::DType::kBool) bound = 2;
-    std::uniform_int_distribution<int64_t> uniform(0, bound - 1);
-    ir::Tensor tensor;
-    tensor.dtype = type.dtype;
-    tensor.dims = type.dims;
-    const int64_t size = ir::dtype_size(type.dtype);
-    tensor.bytes.resize(static_cast<size_t>(count * size));
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t v = uniform(generator);
-      std::memcpy(tensor.bytes.data() + i * size, &v, static_cast<size_t>(size));  // little-endian
-    }
-    inputs[value.name] = std::move(tensor);
-  }
-  return inputs;
-}
-
 namespace {
 
 emit::PrecisionOutput compare(const std::string& name, const ir::Tensor& reference,
@@ -183,46 +117,44 @@ double default_max_rel_error(ir::Precision precision) {
   return precision == ir::Precision::kFloat32 ? 0 : ir::precision_tolerance(precision);
 }
 
-Result<ir::ReducedPrecisionResult> lower_precision(ir::Model& model, ir::Precision precision,
-                                                   ir::Model* float32) {
+Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision) {
   ir::ReducedPrecisionOptions options;
   options.reduced =
       precision == ir::Precision::kFloat16 ? ir::DType::kFloat16 : ir::DType::kBFloat16;
-  {
-    ir::EvaluationOptions calibration;
-    calibration.observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
-      if (tensor.dtype != ir::DType::kFloat32) return;
-      double largest = 0;
-      for (int64_t i = 0; i < tensor.num_elements(); ++i) {
-        const double x = std::fabs(tensor.float_at(i));
-        if (!(x <= largest)) largest = x;  // NaN counts as out of range
-      }
-      options.max_abs[id] = largest;
-    };
-    Result<std::map<std::string, ir::Tensor>> ranges =
-        ir::evaluate_graph(model, seeded_inputs(model.graph), calibration);
-    if (!ranges.is_ok()) {
-      return ranges.status().with_prefix("--precision " +
-                                         std::string(ir::precision_name(precision)) +
-                                         ": measuring the value ranges on seeded inputs: ");
+  ir::EvaluationOptions calibration;
+  calibration.observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
+    if (tensor.dtype != ir::DType::kFloat32) return;
+    double largest = 0;
+    for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+      const double x = std::fabs(tensor.float_at(i));
+      if (!(x <= largest)) largest = x;  // NaN counts as out of range
     }
+    options.max_abs[id] = largest;
+  };
+  LoweredPrecision lowered;
+  Result<std::map<std::string, ir::Tensor>> float32 = ir::evaluate_graph(
+      model, runtime::random_graph_inputs(model.graph, kPrecisionSeed), calibration);
+  if (!float32.is_ok()) {
+    return float32.status().with_prefix("--precision " +
+                                        std::string(ir::precision_name(precision)) +
+                                        ": measuring the value ranges on seeded inputs: ");
   }
-  *float32 = model;
-  STITCH_ASSIGN_OR_RETURN(ir::ReducedPrecisionResult result, ir::reduce_precision(model, options));
+  lowered.float32_outputs = std::move(float32).value();
+  STITCH_ASSIGN_OR_RETURN(lowered.rewrite, ir::reduce_precision(model, options));
   if (Status verified = ir::verify(model); !verified.is_ok()) {
     return Status::internal("--precision " + std::string(ir::precision_name(precision)) +
                             ": the rewritten model does not verify: " + verified.message());
   }
-  return result;
+  return lowered;
 }
 
-Result<emit::ReportPrecision> check_precision(const ir::Model& reference, const ir::Model& model,
-                                              ir::Precision precision, double max_rel_error,
-                                              const ir::ReducedPrecisionResult* rewrite) {
+Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precision precision,
+                                              double max_rel_error,
+                                              const LoweredPrecision* lowered) {
   emit::ReportPrecision report;
   report.mode = precision;
   report.products = products_text(precision);
-  report.kept = kept_text(precision, rewrite);
+  report.kept = kept_text(precision, lowered != nullptr ? &lowered->rewrite : nullptr);
   report.max_rel_error_gate = max_rel_error < 0 ? default_max_rel_error(precision) : max_rel_error;
   const ir::Graph& graph = model.graph;
   if (precision == ir::Precision::kFloat32) {
@@ -233,11 +165,20 @@ Result<emit::ReportPrecision> check_precision(const ir::Model& reference, const 
     }
     return report;
   }
-  const std::map<std::string, ir::Tensor> inputs = seeded_inputs(reference.graph);
-  Result<std::map<std::string, ir::Tensor>> expected = ir::evaluate_graph(reference, inputs);
-  if (!expected.is_ok()) {
-    return expected.status().with_prefix(
-        "--precision: evaluating the float32 reference to measure the error: ");
+  // The rewrite keeps the graph inputs, so the draw is the one lower_precision's float32
+  // outputs were computed on.
+  const std::map<std::string, ir::Tensor> inputs =
+      runtime::random_graph_inputs(graph, kPrecisionSeed);
+  std::map<std::string, ir::Tensor> expected;
+  if (lowered != nullptr) {
+    expected = lowered->float32_outputs;
+  } else {
+    Result<std::map<std::string, ir::Tensor>> evaluated = ir::evaluate_graph(model, inputs);
+    if (!evaluated.is_ok()) {
+      return evaluated.status().with_prefix(
+          "--precision: evaluating the float32 reference to measure the error: ");
+    }
+    expected = std::move(evaluated).value();
   }
   ir::EvaluationOptions options;
   options.products = ir::uses_tensor_cores(precision) ? precision : ir::Precision::kFloat32;
@@ -251,7 +192,7 @@ Result<emit::ReportPrecision> check_precision(const ir::Model& reference, const 
                   "): floats uniform in [-1, 1), integers below the dim a Gather indexes";
   for (ir::ValueId id : graph.graph_outputs()) {
     const std::string& name = graph.value(id).name;
-    report.outputs.push_back(compare(name, expected->at(name), computed->at(name)));
+    report.outputs.push_back(compare(name, expected.at(name), computed->at(name)));
   }
   return report;
 }

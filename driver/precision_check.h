@@ -1,9 +1,10 @@
 // What `--precision` costs in accuracy, measured at compile time (docs/precision.md,
 // "Measured, reported, gated"), and the bf16/fp16 rewrite it measures.
 //
-// The check evaluates two models with the reference interpreter on the same seeded
-// inputs: the float32 model with float32 products (the ground truth), and the model
-// as compiled: under tf32 and fp32x3 the same model with the precision's products
+// The check compares two evaluations by the reference interpreter on the same seeded
+// inputs: the float32 model with float32 products (the ground truth; under bf16/fp16
+// the calibration run of the model before the rewrite, not evaluated again), and the
+// model as compiled: under tf32 and fp32x3 the same model with the precision's products
 // (ir::EvaluationOptions::products), under bf16 and fp16 the rewritten model
 // (lower_precision; the interpreter rounds every bfloat16/float16 result on store, as
 // the generated kernels do). Each graph output's error is reported: max |a - b|, that
@@ -33,27 +34,31 @@ namespace stitch::driver {
 // The gate when --max-rel-error is not given: ir::precision_tolerance; fp32 has none (0).
 double default_max_rel_error(ir::Precision precision);
 
-// The inputs the check and the calibration draw, reproducible: floats uniform in
-// [-1, 1), integers in [0, bound) where bound is the dim a Gather indexes with them
-// (through Cast and views), else 2; bools 0/1.
+// The seed of the inputs the check and the calibration draw
+// (runtime::random_graph_inputs: floats uniform in [-1, 1), integers below the dim a
+// Gather indexes with them, bools 0/1), the same in every compile.
 inline constexpr uint64_t kPrecisionSeed = 0;
-std::map<std::string, ir::Tensor> seeded_inputs(const ir::Graph& graph);
+
+// What lower_precision did: the rewrite, and the float32 model's outputs on the seeded
+// inputs (its calibration run), which the check compares against.
+struct LoweredPrecision {
+  ir::ReducedPrecisionResult rewrite;
+  std::map<std::string, ir::Tensor> float32_outputs;
+};
 
 // bf16 / fp16: rewrites `model` to the reduced type (ir::reduce_precision); the range
-// rule reads max |x| of every value of the model evaluated on the seeded inputs. `float32` receives
-// the model as it was (the check's reference). Errors: the reference interpreter failing on the
-// model (fp16's calibration needs every op).
-Result<ir::ReducedPrecisionResult> lower_precision(ir::Model& model, ir::Precision precision,
-                                                   ir::Model* float32);
+// rule reads max |x| of every value of the model evaluated on the seeded inputs.
+// Errors: the reference interpreter failing on the model (the calibration needs every
+// op).
+Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision);
 
 // The report's precision section for `model` (simplified, static shapes; under bf16 and
-// fp16 the rewritten one, with `reference` the float32 model and `rewrite` what
-// lower_precision did; otherwise `reference` is `model`) at `precision`, gated at
-// `max_rel_error` (the default when negative). fp32 measures nothing (its outputs are
-// listed without figures). Errors: the reference interpreter failing on a model,
+// fp16 the rewritten one, with `lowered` what lower_precision did) at `precision`, gated
+// at `max_rel_error` (the default when negative). fp32 measures nothing (its outputs are
+// listed without figures). Errors: the reference interpreter failing on the model,
 // prefixed with what was being done.
-Result<emit::ReportPrecision> check_precision(const ir::Model& reference, const ir::Model& model,
-                                              ir::Precision precision, double max_rel_error,
-                                              const ir::ReducedPrecisionResult* rewrite = nullptr);
+Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precision precision,
+                                              double max_rel_error,
+                                              const LoweredPrecision* lowered = nullptr);
 
 }  // namespace stitch::driver

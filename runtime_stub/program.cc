@@ -365,13 +365,17 @@ int64_t gather_bound(const ir::Graph& graph, ir::ValueId value,
 
 }  // namespace
 
-std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t seed) {
-  const ir::Graph& graph = program.model.graph;
-  std::map<ir::NodeId, const Step*> steps;
-  for (const Step& step : program.steps) steps[step.node] = &step;
-  std::map<std::string, ir::Tensor> inputs;
+namespace {
+
+// Draws every input of `inputs` (value, name, type) in order from one generator seeded
+// with `seed`; `steps` lets gather_bound look into fused nodes' bodies.
+std::map<std::string, ir::Tensor> draw_inputs(const ir::Graph& graph,
+                                              const std::vector<StepTensor>& inputs,
+                                              const std::map<ir::NodeId, const Step*>& steps,
+                                              uint64_t seed) {
+  std::map<std::string, ir::Tensor> drawn;
   std::mt19937_64 generator(seed);
-  for (const StepTensor& input : program.inputs) {
+  for (const StepTensor& input : inputs) {
     int64_t bound = gather_bound(graph, input.value, steps);
     if (bound == 0) bound = 2;
     int64_t count = input.type.num_elements();
@@ -380,7 +384,7 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
       std::uniform_real_distribution<double> uniform(-1.0, 1.0);
       std::vector<double> values(static_cast<size_t>(count));
       for (double& value : values) value = uniform(generator);
-      inputs[input.name] = ir::Tensor::from_doubles(dtype, input.type.dims, values);
+      drawn[input.name] = ir::Tensor::from_doubles(dtype, input.type.dims, values);
     } else {
       std::uniform_int_distribution<int64_t> uniform(0, dtype == ir::DType::kBool ? 1 : bound - 1);
       ir::Tensor tensor;
@@ -393,10 +397,28 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
         // Little-endian: the low `size` bytes are the value.
         std::memcpy(tensor.bytes.data() + i * size, &value, static_cast<size_t>(size));
       }
-      inputs[input.name] = std::move(tensor);
+      drawn[input.name] = std::move(tensor);
     }
   }
-  return inputs;
+  return drawn;
+}
+
+}  // namespace
+
+std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t seed) {
+  std::map<ir::NodeId, const Step*> steps;
+  for (const Step& step : program.steps) steps[step.node] = &step;
+  return draw_inputs(program.model.graph, program.inputs, steps, seed);
+}
+
+std::map<std::string, ir::Tensor> random_graph_inputs(const ir::Graph& graph, uint64_t seed) {
+  std::vector<StepTensor> inputs;
+  for (ir::ValueId id : graph.graph_inputs()) {
+    const ir::Value& value = graph.value(id);
+    if (value.constant != nullptr) continue;
+    inputs.push_back({id, value.name, value.type, 0});
+  }
+  return draw_inputs(graph, inputs, {}, seed);
 }
 
 }  // namespace stitch::runtime

@@ -114,6 +114,10 @@ Result<Program> load_program(const std::string& out_dir);
 // dim of any Gather data input the integer feeds (indices stay valid) or 2, bools
 // 0/1.
 std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t seed);
+// The same draw for the graph inputs of `graph` without a constant default, in graph
+// order, for a model that is not compiled (no fused bodies to look into): the inputs
+// the compiler measures --precision on (driver/precision_check.h).
+std::map<std::string, ir::Tensor> random_graph_inputs(const ir::Graph& graph, uint64_t seed);
 
 }  // namespace stitch::runtime
 

@@ -191,19 +191,28 @@ class Rewriter {
         return std::string(text);
       }
     }
-    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-      const ValueId input = node.inputs[slot];
-      if (input == kNoId || !graph_.value(input).is_initializer()) continue;
-      const Tensor& weight = *graph_.value(input).constant;
-      if (weight.dtype != DType::kFloat32) continue;
-      for (int64_t i = 0; i < weight.num_elements(); ++i) {
-        if (!(std::fabs(weight.float_at(i)) <= largest_finite(options_.reduced))) {
-          return "reads the weight \"" + graph_.value(input).name + "\", whose values leave " +
-                 std::string(reduced_name(options_.reduced)) + "'s range (never clamped)";
-        }
+    for (ValueId input : node.inputs) {
+      if (input != kNoId && !weight_in_range(input)) {
+        return "reads the weight \"" + graph_.value(input).name + "\", whose values leave " +
+               std::string(reduced_name(options_.reduced)) + "'s range (never clamped)";
       }
     }
     return std::nullopt;
+  }
+
+  // False for a float32 initializer with a value beyond the reduced type's largest;
+  // each weight is scanned once (the attention-core check and the rules both ask).
+  bool weight_in_range(ValueId input) const {
+    const Value& value = graph_.value(input);
+    if (!value.is_initializer() || value.constant->dtype != DType::kFloat32) return true;
+    auto [found, inserted] = weights_in_range_.try_emplace(input, true);
+    if (inserted) {
+      const Tensor& weight = *value.constant;
+      for (int64_t i = 0; i < weight.num_elements() && found->second; ++i) {
+        found->second = std::fabs(weight.float_at(i)) <= largest_finite(options_.reduced);
+      }
+    }
+    return found->second;
   }
 
   // A float32 node reads its reduced inputs through a Cast back to float32.
@@ -211,10 +220,7 @@ class Rewriter {
     Node& node = graph_.node(id);
     for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
       const ValueId input = node.inputs[slot];
-      if (input == kNoId || graph_.value(input).type.dtype != options_.reduced ||
-          !converted_.count(input)) {
-        continue;
-      }
+      if (input == kNoId || !converted_.count(input)) continue;
       graph_.set_input(id, static_cast<int32_t>(slot), cast(input, DType::kFloat32, float32_of_));
     }
   }
@@ -312,7 +318,8 @@ class Rewriter {
   Graph& graph_;
   const ReducedPrecisionOptions& options_;
   ReducedPrecisionResult result_;
-  std::set<NodeId> in_core_;     // nodes of attention cores
+  std::set<NodeId> in_core_;  // nodes of attention cores
+  mutable std::map<ValueId, bool> weights_in_range_;
   std::set<ValueId> converted_;  // values this rewrite made reduced
   std::map<ValueId, ValueId> reduced_of_, float32_of_;
   std::set<ValueId> original_weights_;

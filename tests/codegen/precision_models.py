@@ -34,6 +34,18 @@ GATES = {"tf32": 5e-3, "fp32x3": 1e-5, "bf16": 5e-2, "fp16": 1e-2}
 EMULATED_MODELS = {"mlp", "rnn_unrolled", "gpt2_block", "vit", "resnet"}
 
 
+def stitchopt(args, *arguments, timeout=600):
+    """`stitchopt ARGUMENTS...` (a compile, or `run OUT --cpu --emulate`)."""
+    return subprocess.run([args.stitchopt, *arguments], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def emulate(args, out):
+    """`stitchopt run OUT --cpu --emulate`: the generated kernels in the CUDA emulation
+    against the reference interpreter."""
+    return stitchopt(args, "run", out, "--cpu", "--emulate", timeout=900)
+
+
 def odd_shapes(args, work, check, mma_dirs):
     """A batched MatMul whose m, n and k fit no tensor-core piece ([3, 20, 10] x [10, 12],
     a bias and ReLU after it): the tiles pad rows to 16, columns to 8 and k to 16 with
@@ -61,8 +73,7 @@ def odd_shapes(args, work, check, mma_dirs):
                                    ("fp16", "stitch_mma_m16n8k16_f16(acc")):
         gate = GATES[precision]
         out = os.path.join(work, f"odd_gemm_{precision}")
-        proc = subprocess.run([args.stitchopt, path, "-o", out, "--precision", precision, "-q"],
-                              capture_output=True, text=True, timeout=600)
+        proc = stitchopt(args, path, "-o", out, "--precision", precision, "-q")
         check(f"odd_gemm {precision}: compiles", proc.returncode == 0, proc.stderr)
         if proc.returncode != 0:
             continue
@@ -72,8 +83,7 @@ def odd_shapes(args, work, check, mma_dirs):
         check(f"odd_gemm {precision}: the MatMul runs on tensor cores in padded tiles",
               instruction in sources and "% 16 < 10" in sources, sources[:3000])
         mma_dirs.append(kernels)
-        proc = subprocess.run([args.stitchopt, "run", out, "--cpu", "--emulate"],
-                              capture_output=True, text=True, timeout=900)
+        proc = emulate(args, out)
         check(f"odd_gemm {precision}: emulated kernel matches float32 within {gate:g}",
               proc.returncode == 0, proc.stdout + proc.stderr)
 
@@ -100,8 +110,7 @@ def float16_overflow(args, work, check):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     for precision in ("fp16", "bf16"):
         out = os.path.join(work, f"overflow_{precision}")
-        proc = subprocess.run([args.stitchopt, path, "-o", out, "--precision", precision, "-q"],
-                              capture_output=True, text=True, timeout=600)
+        proc = stitchopt(args, path, "-o", out, "--precision", precision, "-q")
         check(f"float16_overflow {precision}: compiles", proc.returncode == 0, proc.stderr)
         if proc.returncode != 0:
             continue
@@ -141,10 +150,8 @@ def main():
         for precision, gate in GATES.items():
             label = f"{entry['name']} {precision}"
             out = os.path.join(work, f"{entry['name']}_{precision}")
-            proc = subprocess.run([args.stitchopt, os.path.join(args.models, entry["file"]), "-o",
-                                   out, "--precision", precision, "-q"] +
-                                  input_shape_flags(entry, {}),
-                                  capture_output=True, text=True, timeout=600)
+            proc = stitchopt(args, os.path.join(args.models, entry["file"]), "-o", out,
+                             "--precision", precision, "-q", *input_shape_flags(entry, {}))
             check(f"{label}: compiles", proc.returncode == 0, proc.stderr.strip())
             if proc.returncode != 0:
                 continue
@@ -164,16 +171,14 @@ def main():
                 mma_dirs.append(kernels)
             if entry["name"] not in EMULATED_MODELS:
                 continue
-            proc = subprocess.run([args.stitchopt, "run", out, "--cpu", "--emulate"],
-                                  capture_output=True, text=True, timeout=900)
+            proc = emulate(args, out)
             text = proc.stdout + proc.stderr
             check(f"{label}: emulated kernels match the reference within {gate:g}",
                   proc.returncode == 0 and "outputs match the reference" in text, text[-3000:])
             if entry["name"] == "vit" and precision == "tf32":
-                gated = subprocess.run([args.stitchopt, os.path.join(args.models, entry["file"]),
-                                        "-o", out + "_gated", "--precision", "tf32",
-                                        "--max-rel-error", "1e-6", "-q"],
-                                       capture_output=True, text=True, timeout=600)
+                gated = stitchopt(args, os.path.join(args.models, entry["file"]), "-o",
+                                  out + "_gated", "--precision", "tf32", "--max-rel-error", "1e-6",
+                                  "-q")
                 check("vit tf32 --max-rel-error 1e-6: exit 3 naming the output",
                       gated.returncode == 3 and "output \"logits\" differs from float32 by" in
                       gated.stderr and "above --max-rel-error 1e-06" in gated.stderr,
@@ -182,8 +187,7 @@ def main():
     odd_shapes(args, work, check, mma_dirs)
     float16_overflow(args, work, check)
     fp32 = os.path.join(work, "mlp_fp32")
-    proc = subprocess.run([args.stitchopt, os.path.join(args.models, "mlp.onnx"), "-o", fp32, "-q"],
-                          capture_output=True, text=True, timeout=600)
+    proc = stitchopt(args, os.path.join(args.models, "mlp.onnx"), "-o", fp32, "-q")
     with open(os.path.join(fp32, "model.fused.onnx"), "rb") as f:
         check("fp32 (the default) writes no stitchopt.precision metadata",
               proc.returncode == 0 and b"stitchopt.precision" not in f.read())

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 #include <vector>
 
+#include "ir/core/precision.h"
 #include "kernels/emu_test_kernels.cu"
 
 namespace {
@@ -103,7 +103,8 @@ TEST(EmuKernels, MmaM16n8k16MatchesTheProductInPtxLayouts) {
 // The emulated mma.sync m16n8k8 TF32: operands with more than TF32's 10 mantissa bits
 // are rounded by stitch_tf32 (ties away from zero); the products of the rounded values
 // are exact in float, and small integer C keeps the sums exact in k order, so the
-// result must equal the host's product of ir's round_to_tf32 operands.
+// result must equal the host's product of ir::round_to_tf32 operands (the compiler's
+// rounding, ir/core/precision.h: the emulation's is its own, for generated code).
 TEST(EmuKernels, MmaM16n8k8Tf32RoundsTheOperandsAndMatchesTheProduct) {
   std::mt19937 generator(13);
   std::uniform_int_distribution<int> mantissa(-(1 << 14), (1 << 14) - 1);
@@ -112,13 +113,7 @@ TEST(EmuKernels, MmaM16n8k8Tf32RoundsTheOperandsAndMatchesTheProduct) {
   // rounding matters; the exact sums of up to 8 products of 11-bit values fit a float.
   for (float& v : a) v = static_cast<float>(mantissa(generator)) / 16384.0f;
   for (float& v : b) v = static_cast<float>(mantissa(generator)) / 16384.0f;
-  const auto tf32 = [](float x) {
-    uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    bits = (bits + 0x1000u) & 0xffffe000u;
-    std::memcpy(&x, &bits, sizeof bits);
-    return x;
-  };
+  const auto tf32 = stitch::ir::round_to_tf32;
   EXPECT_EQ(tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);  // a tie rounds away from zero
   EXPECT_EQ(tf32(-(1.0f + 0x1p-11f)), -(1.0f + 0x1p-10f));
   EXPECT_EQ(tf32(1.0f + 0x1p-12f), 1.0f);
