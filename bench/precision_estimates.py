@@ -13,7 +13,10 @@ to fp32's, and the worst output error the compile measured against float32
 (report.json precision: max |a - b| / max |float32|).
 
     bench/precision_estimates.py --stitchopt build/bin/stitchopt [--models mlp,vit]
-        [--exports DIR] [--encoders] [--emulate] [--json F]
+        [--exports DIR] [--encoders] [--emulate] [--io-precision reduced] [--json F]
+
+--io-precision reduced compiles bf16 and fp16 with their graph inputs and outputs in
+the reduced type (the caller feeds and reads half the bytes; fp32's row is unchanged).
 
 Estimates need no GPU (docs/cost-model.md, "Precision"; the tensor-core peaks are the
 datasheets'); bench/gpu/ measures.
@@ -62,9 +65,11 @@ def encoders(work):
     return models
 
 
-def run_one(stitchopt, path, flags, precision, out, emulate):
+def run_one(stitchopt, path, flags, precision, out, emulate, io_precision="keep"):
     command = [stitchopt, path, "-o", str(out), "-q", "--precision", precision,
                "--max-rel-error", "1"]
+    if precision in ("bf16", "fp16"):
+        command += ["--io-precision", io_precision]
     for flag in flags:
         command += ["--input-shape", flag]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=1800)
@@ -93,6 +98,7 @@ def main():
     parser.add_argument("--encoders", action="store_true")
     parser.add_argument("--no-bundled", action="store_true")
     parser.add_argument("--emulate", action="store_true")
+    parser.add_argument("--io-precision", default="keep", choices=["keep", "reduced"])
     parser.add_argument("--json")
     args = parser.parse_args()
     names = set(filter(None, args.models.split(",")))
@@ -110,7 +116,8 @@ def main():
         rows = {}
         for precision in PRECISIONS:
             rows[precision] = run_one(args.stitchopt, path, flags, precision,
-                                      work / f"{name}_{precision}", args.emulate)
+                                      work / f"{name}_{precision}", args.emulate,
+                                      args.io_precision)
         results[name] = rows
         base = rows["fp32"].get(column)
         cells = []

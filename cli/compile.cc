@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "cli/output_dir.h"
 #include "cost_model/device_profile.h"
@@ -29,6 +31,8 @@
 #include "ir/shapes/shape_inference.h"
 #include "ir/shapes/symbolic_dims.h"
 #include "onnx_import/importer.h"
+#include "runtime_stub/feeds.h"
+#include "runtime_stub/npz.h"
 #include "support/bounded_file.h"
 #include "support/escape.h"
 #include "support/sha256.h"
@@ -219,6 +223,33 @@ std::unique_ptr<fusion::CandidateTimer> emulated_timer(const CompileOptions& opt
   return driver::make_emulated_timer(std::move(timer));
 }
 
+// --inputs: each file's arrays, checked against the model's graph inputs (names, dtypes,
+// static shapes) before anything is compiled. Only --precision other than fp32 reads
+// them; --io-precision reduced needs bf16 or fp16 (checked here too).
+Result<driver::PrecisionSamples> read_precision_inputs(const CompileOptions& options,
+                                                       const ir::Graph& graph) {
+  driver::PrecisionSamples samples;
+  if (options.reduced_io && !ir::reduces_storage(options.schedule.precision)) {
+    return Status::invalid_input(
+        "--io-precision reduced: the graph inputs and outputs take --precision's reduced "
+        "type; give --precision bf16 or fp16");
+  }
+  if (options.precision_inputs.empty()) return samples;
+  if (options.schedule.precision == ir::Precision::kFloat32) {
+    return Status::invalid_input(
+        "--inputs: the data --precision calibrates and measures its error on; --precision "
+        "fp32 (the default) measures nothing: give --precision tf32, fp32x3, bf16 or fp16");
+  }
+  const std::vector<runtime::StepTensor> inputs = runtime::graph_input_tensors(graph);
+  for (const std::string& path : options.precision_inputs) {
+    STITCH_ASSIGN_OR_RETURN(runtime::NamedTensors arrays, runtime::read_npz(path));
+    using Feeds = std::map<std::string, ir::Tensor>;
+    STITCH_ASSIGN_OR_RETURN(Feeds bound, runtime::bind_feeds(inputs, std::move(arrays), path));
+    samples.push_back({path, std::move(bound)});
+  }
+  return samples;
+}
+
 // The gates after OUT is written (exit 3): --precision's error within --max-rel-error
 // (report.json "precision"), then --min-compression; then the summary line.
 Status check_gates(const CompileOptions& options, const emit::Report& report,
@@ -279,6 +310,9 @@ Status run_compile(const CompileOptions& options) {
   OutputDirectoryOptions output_options;
   output_options.force = options.force;
   output_options.protected_files = {options.model_path};
+  output_options.protected_files.insert(output_options.protected_files.end(),
+                                        options.precision_inputs.begin(),
+                                        options.precision_inputs.end());
   // A --device profile file is an input too (a built-in name is no file).
   if (std::error_code ignored; !options.device.empty() && fs::exists(options.device, ignored)) {
     output_options.protected_files.push_back(options.device);
@@ -325,6 +359,9 @@ Status run_compile(const CompileOptions& options) {
                                  ir::explain_symbolic_dims(model.graph));
   }
 
+  STITCH_ASSIGN_OR_RETURN(driver::PrecisionSamples samples,
+                          read_precision_inputs(options, model.graph));
+
   // The external data files are inputs too: --force never deletes them.
   for (ir::ValueId id = 0; id < model.graph.value_capacity(); ++id) {
     const std::shared_ptr<const ir::Tensor>& constant = model.graph.value(id).constant;
@@ -348,6 +385,8 @@ Status run_compile(const CompileOptions& options) {
   compile_options.planner = options.planner;
   compile_options.schedule = options.schedule;
   compile_options.max_rel_error = options.max_rel_error;
+  compile_options.precision_inputs = std::move(samples);
+  compile_options.reduced_io = options.reduced_io;
   std::unique_ptr<fusion::CandidateTimer> candidate_timer;
   if (options.fuse && options.score == "emulated") {
     candidate_timer = emulated_timer(options, *profile, staged.path() / "score");

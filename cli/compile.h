@@ -30,9 +30,12 @@ struct CompileOptions {
   fusion::PlannerOptions planner;  // --no-exploratory, --no-packing, --max-pattern-size, ...
   emit::ScheduleOptions schedule;  // --no-stencil-tiles, --precision
   double max_rel_error = -1;       // --max-rel-error: exit 3 above it (negative: the default)
-  double min_compression = 0;      // --min-compression: exit 3 below it (0: no gate)
-  bool codegen = true;             // false: --no-codegen (no out/kernels/)
-  bool ptxas = false;              // --ptxas: registers/spills/shared memory from nvcc
+  // --inputs: .npz files of model inputs the precision check and calibration run on.
+  std::vector<std::string> precision_inputs;
+  bool reduced_io = false;     // --io-precision reduced (bf16/fp16 only)
+  double min_compression = 0;  // --min-compression: exit 3 below it (0: no gate)
+  bool codegen = true;         // false: --no-codegen (no out/kernels/)
+  bool ptxas = false;          // --ptxas: registers/spills/shared memory from nvcc
   // --score: "analytic" (the cost model alone) or "emulated" (candidates the analytic
   // score is unsure of are timed by the emulated profile: driver/candidate_timer.h).
   std::string score = "analytic";

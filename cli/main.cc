@@ -50,7 +50,7 @@ using stitch::cli::kExitInternal;
 using stitch::cli::kExitOk;
 using stitch::cli::report_error;
 
-// --precision and --max-rel-error (docs/precision.md).
+// --precision, --max-rel-error, --inputs and --io-precision (docs/precision.md).
 void add_precision_options(CLI::App& app, stitch::cli::CompileOptions& options) {
   const std::map<std::string, stitch::ir::Precision> precisions = {
       {"fp32", stitch::ir::Precision::kFloat32},
@@ -65,11 +65,25 @@ void add_precision_options(CLI::App& app, stitch::cli::CompileOptions& options) 
                  "weights stored in the reduced type, statistics kept float32, graph inputs "
                  "and outputs keep their types); docs/precision.md")
       ->transform(CLI::CheckedTransformer(precisions, CLI::ignore_case));
-  app.add_option("--max-rel-error", options.max_rel_error,
-                 "exit 3 when an output's error at --precision (max |a - b| / max |float32 "
-                 "reference|, seeded inputs) exceeds this; default: the precision's tolerance "
-                 "(tf32 5e-3, bf16 5e-2, fp16 1e-2, fp32x3 1e-5)")
+  app.add_option(
+         "--max-rel-error", options.max_rel_error,
+         "exit 3 when an output's error at --precision (max |a - b| / max |float32 "
+         "reference|, seeded inputs or --inputs) exceeds this; default: the precision's tolerance "
+         "(tf32 5e-3, bf16 5e-2, fp16 1e-2, fp32x3 1e-5)")
       ->check(finite_between(0, 1));
+  app.add_option("--inputs", options.precision_inputs,
+                 "FILE.npz (numpy.savez): model inputs by name that --precision calibrates "
+                 "its bf16/fp16 ranges on and measures its error on, instead of seeded "
+                 "random inputs (repeatable: every sample counts)")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option_function<std::string>(
+         "--io-precision",
+         [&options](const std::string& value) { options.reduced_io = value == "reduced"; },
+         "keep (default: float32 graph inputs and outputs keep their types) or reduced "
+         "(--precision bf16/fp16: they take the reduced type, so callers feed and read "
+         "half the bytes and no Cast kernel runs at the edges)")
+      ->check(CLI::IsMember({"keep", "reduced"}));
 }
 
 // --score, --score-candidates and --nvdisasm: how candidates are scored.

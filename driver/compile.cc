@@ -270,8 +270,9 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& given,
   const ir::Precision precision = options.schedule.precision;
   std::optional<LoweredPrecision> lowered;
   if (ir::reduces_storage(precision)) {
-    STITCH_ASSIGN_OR_RETURN(
-        lowered, timer.time("reduce_precision", [&] { return lower_precision(model, precision); }));
+    STITCH_ASSIGN_OR_RETURN(lowered, timer.time("reduce_precision", [&] {
+      return lower_precision(model, precision, options.precision_inputs, options.reduced_io);
+    }));
   }
   if (options.profile) {
     const cost_model::DeviceProfile& profile = *options.profile;
@@ -294,7 +295,8 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& given,
                                                    std::string(ir::precision_name(precision)));
   }
   auto check = [&]() {
-    return check_precision(model, precision, options.max_rel_error, lowered ? &*lowered : nullptr);
+    return check_precision(model, precision, options.max_rel_error, options.precision_inputs,
+                           lowered ? &*lowered : nullptr);
   };
   STITCH_ASSIGN_OR_RETURN(report.precision, precision == ir::Precision::kFloat32
                                                 ? check()

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cost_model/device_profile.h"
+#include "driver/precision_check.h"
 #include "emit/cuda_emitter.h"
 #include "emit/kernel_directory.h"
 #include "emit/report.h"
@@ -52,6 +53,12 @@ struct CompileOptions {
   // --max-rel-error: the precision check's gate (driver/precision_check.h); negative:
   // the precision's documented default.
   double max_rel_error = -1;
+  // --inputs: the samples the precision check and the bf16/fp16 calibration run on,
+  // checked against the model's inputs by the caller; empty: one seeded draw.
+  PrecisionSamples precision_inputs;
+  // --io-precision reduced (bf16/fp16): float32 graph inputs and outputs take the
+  // reduced type (driver/precision_check.h).
+  bool reduced_io = false;
 };
 
 // What the caller hears while compile() works, as it happens.

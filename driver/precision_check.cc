@@ -14,39 +14,94 @@
 namespace stitch::driver {
 namespace {
 
-emit::PrecisionOutput compare(const std::string& name, const ir::Tensor& reference,
-                              const ir::Tensor& result) {
-  emit::PrecisionOutput output;
-  output.name = name;
-  const bool floats = ir::dtype_is_float(reference.dtype);
+// One output's error, summed over the samples.
+struct ErrorSums {
   double max_abs = 0, max_ref = 0, dot = 0, ref_norm = 0, result_norm = 0;
   int64_t nonfinite = 0;
-  const int64_t count = reference.num_elements();
-  for (int64_t i = 0; i < count; ++i) {
-    const double a = floats ? reference.float_at(i) : static_cast<double>(reference.int_at(i));
-    const double b = floats ? result.float_at(i) : static_cast<double>(result.int_at(i));
-    if (!std::isfinite(a)) continue;
-    if (!std::isfinite(b)) {
-      ++nonfinite;
-      continue;
+
+  void add(const ir::Tensor& reference, const ir::Tensor& result) {
+    const bool floats = ir::dtype_is_float(reference.dtype);
+    const int64_t count = reference.num_elements();
+    for (int64_t i = 0; i < count; ++i) {
+      const double a = floats ? reference.float_at(i) : static_cast<double>(reference.int_at(i));
+      const double b = floats ? result.float_at(i) : static_cast<double>(result.int_at(i));
+      if (!std::isfinite(a)) continue;
+      if (!std::isfinite(b)) {
+        ++nonfinite;
+        continue;
+      }
+      max_abs = std::max(max_abs, std::abs(a - b));
+      max_ref = std::max(max_ref, std::abs(a));
+      dot += a * b;
+      ref_norm += a * a;
+      result_norm += b * b;
     }
-    max_abs = std::max(max_abs, std::abs(a - b));
-    max_ref = std::max(max_ref, std::abs(a));
-    dot += a * b;
-    ref_norm += a * a;
-    result_norm += b * b;
   }
-  output.max_abs_error = max_abs;
-  output.max_rel_error = max_ref > 0 ? max_abs / max_ref : max_abs;
-  output.cosine = ref_norm > 0 && result_norm > 0 ? dot / std::sqrt(ref_norm * result_norm)
-                  : ref_norm == result_norm       ? 1.0
-                                                  : 0.0;
-  output.nonfinite = nonfinite;
-  return output;
+
+  emit::PrecisionOutput output(const std::string& name) const {
+    emit::PrecisionOutput output;
+    output.name = name;
+    output.max_abs_error = max_abs;
+    output.max_rel_error = max_ref > 0 ? max_abs / max_ref : max_abs;
+    output.cosine = ref_norm > 0 && result_norm > 0 ? dot / std::sqrt(ref_norm * result_norm)
+                    : ref_norm == result_norm       ? 1.0
+                                                    : 0.0;
+    output.nonfinite = nonfinite;
+    return output;
+  }
+};
+
+// The model's inputs for each sample (the ones simplification kept), or one seeded draw.
+std::vector<std::map<std::string, ir::Tensor>> feeds_of(const ir::Graph& graph,
+                                                        const PrecisionSamples& samples) {
+  if (samples.empty()) return {runtime::random_graph_inputs(graph, kPrecisionSeed)};
+  std::vector<std::map<std::string, ir::Tensor>> feeds;
+  for (const PrecisionSample& sample : samples) {
+    std::map<std::string, ir::Tensor>& feed = feeds.emplace_back();
+    for (const runtime::StepTensor& input : runtime::graph_input_tensors(graph)) {
+      feed.emplace(input.name, sample.inputs.at(input.name));
+    }
+  }
+  return feeds;
+}
+
+// `feeds` (float32 inputs by name) converted to the types of `graph`'s inputs.
+std::vector<std::map<std::string, ir::Tensor>> as_input_types(
+    const ir::Graph& graph, const std::vector<std::map<std::string, ir::Tensor>>& feeds) {
+  std::vector<std::map<std::string, ir::Tensor>> converted = feeds;
+  for (const runtime::StepTensor& input : runtime::graph_input_tensors(graph)) {
+    for (std::map<std::string, ir::Tensor>& feed : converted) {
+      ir::Tensor& tensor = feed.at(input.name);
+      if (tensor.dtype == input.type.dtype) continue;
+      std::vector<double> values(static_cast<size_t>(tensor.num_elements()));
+      for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+        values[static_cast<size_t>(i)] = tensor.float_at(i);
+      }
+      tensor = ir::Tensor::from_doubles(input.type.dtype, tensor.dims, values);
+    }
+  }
+  return converted;
+}
+
+// "(sample FILE) " when the samples are the user's.
+std::string sample_prefix(const PrecisionSamples& samples, size_t index) {
+  return samples.empty() ? "" : "(" + samples[index].source + ") ";
+}
+
+// The report's words for the inputs measured on.
+std::string inputs_text(const PrecisionSamples& samples) {
+  if (samples.empty()) {
+    return "seeded (seed " + std::to_string(kPrecisionSeed) +
+           "): floats uniform in [-1, 1), integers below the dim a Gather indexes";
+  }
+  std::string text = "--inputs (" + std::to_string(samples.size()) +
+                     (samples.size() == 1 ? " sample): " : " samples): ");
+  for (size_t i = 0; i < samples.size(); ++i) text += (i ? ", " : "") + samples[i].source;
+  return text;
 }
 
 // What the mode computes, in words.
-std::string products_text(ir::Precision mode) {
+std::string products_text(ir::Precision mode, bool reduced_io) {
   switch (mode) {
     case ir::Precision::kFloat32:
       return "float32 products on CUDA cores (cuBLASLt CUBLAS_COMPUTE_32F, cuDNN FMA math, "
@@ -67,7 +122,8 @@ std::string products_text(ir::Precision mode) {
              (mode == ir::Precision::kFloat16 ? "float16" : "bfloat16") +
              " except the values kept float32 (below); GEMMs and convolutions on the reduced "
              "operands with float32 accumulation; every op computed in float32 registers "
-             "inside a kernel; graph inputs and outputs keep their types";
+             "inside a kernel; graph inputs and outputs " +
+             (reduced_io ? "in the reduced type too (--io-precision reduced)" : "keep their types");
   }
   return "";
 }
@@ -75,7 +131,8 @@ std::string products_text(ir::Precision mode) {
 // What keeps float32, and why: the mode's rules, then (bf16/fp16) each kept value.
 constexpr size_t kMaxKeptValues = 200;
 std::vector<emit::KeptFloat32> kept_text(ir::Precision mode,
-                                         const ir::ReducedPrecisionResult* rewrite) {
+                                         const ir::ReducedPrecisionResult* rewrite,
+                                         bool reduced_io) {
   if (mode == ir::Precision::kFloat32) {
     return {{"every product", "--precision fp32 (the default): strict float32"}};
   }
@@ -93,13 +150,15 @@ std::vector<emit::KeptFloat32> kept_text(ir::Precision mode,
     }
     return kept;
   }
-  std::vector<emit::KeptFloat32> kept = {
-      {"graph inputs and outputs",
-       "they keep their declared types (a Cast fused into the "
-       "first kernel that reads an input and the last that writes "
-       "an output)"},
-      {"every reduction's running value and every op inside a kernel",
-       "generated kernels compute in float32 registers; only stored values round"}};
+  std::vector<emit::KeptFloat32> kept;
+  if (!reduced_io) {
+    kept.push_back({"graph inputs and outputs",
+                    "they keep their declared types (a Cast fused into the first kernel that "
+                    "reads an input and the last that writes an output); --io-precision "
+                    "reduced changes them"});
+  }
+  kept.push_back({"every reduction's running value and every op inside a kernel",
+                  "generated kernels compute in float32 registers; only stored values round"});
   if (rewrite == nullptr) return kept;
   for (size_t i = 0; i < rewrite->kept.size() && i < kMaxKeptValues; ++i) {
     kept.push_back({rewrite->kept[i].value, rewrite->kept[i].rule});
@@ -117,29 +176,40 @@ double default_max_rel_error(ir::Precision precision) {
   return precision == ir::Precision::kFloat32 ? 0 : ir::precision_tolerance(precision);
 }
 
-Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision) {
+Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision,
+                                         const PrecisionSamples& samples, bool reduced_io) {
   ir::ReducedPrecisionOptions options;
   options.reduced =
       precision == ir::Precision::kFloat16 ? ir::DType::kFloat16 : ir::DType::kBFloat16;
-  ir::EvaluationOptions calibration;
-  calibration.observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
+  options.reduced_io = reduced_io;
+  auto observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
     if (tensor.dtype != ir::DType::kFloat32) return;
-    double largest = 0;
+    double& largest = options.max_abs[id];  // 0 when first seen; the largest over samples
     for (int64_t i = 0; i < tensor.num_elements(); ++i) {
       const double x = std::fabs(tensor.float_at(i));
       if (!(x <= largest)) largest = x;  // NaN counts as out of range
     }
-    options.max_abs[id] = largest;
   };
+  ir::EvaluationOptions calibration;
+  calibration.observe = observe;
   LoweredPrecision lowered;
-  Result<std::map<std::string, ir::Tensor>> float32 = ir::evaluate_graph(
-      model, runtime::random_graph_inputs(model.graph, kPrecisionSeed), calibration);
-  if (!float32.is_ok()) {
-    return float32.status().with_prefix("--precision " +
-                                        std::string(ir::precision_name(precision)) +
-                                        ": measuring the value ranges on seeded inputs: ");
+  lowered.reduced_io = reduced_io;
+  lowered.float32_inputs = feeds_of(model.graph, samples);
+  const std::vector<std::map<std::string, ir::Tensor>>& feeds = lowered.float32_inputs;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    for (const runtime::StepTensor& input : runtime::graph_input_tensors(model.graph)) {
+      observe(input.value, feeds[i].at(input.name));  // the graph inputs' ranges
+    }
+    Result<std::map<std::string, ir::Tensor>> float32 =
+        ir::evaluate_graph(model, feeds[i], calibration);
+    if (!float32.is_ok()) {
+      return float32.status().with_prefix(
+          "--precision " + std::string(ir::precision_name(precision)) +
+          ": measuring the value ranges " + sample_prefix(samples, i) + "on " +
+          (samples.empty() ? "seeded inputs: " : "your inputs: "));
+    }
+    lowered.float32_outputs.push_back(std::move(float32).value());
   }
-  lowered.float32_outputs = std::move(float32).value();
   STITCH_ASSIGN_OR_RETURN(lowered.rewrite, ir::reduce_precision(model, options));
   if (Status verified = ir::verify(model); !verified.is_ok()) {
     return Status::internal("--precision " + std::string(ir::precision_name(precision)) +
@@ -149,12 +219,13 @@ Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precisi
 }
 
 Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precision precision,
-                                              double max_rel_error,
+                                              double max_rel_error, const PrecisionSamples& samples,
                                               const LoweredPrecision* lowered) {
   emit::ReportPrecision report;
   report.mode = precision;
-  report.products = products_text(precision);
-  report.kept = kept_text(precision, lowered != nullptr ? &lowered->rewrite : nullptr);
+  report.products = products_text(precision, lowered != nullptr && lowered->reduced_io);
+  report.kept = kept_text(precision, lowered != nullptr ? &lowered->rewrite : nullptr,
+                          lowered != nullptr && lowered->reduced_io);
   report.max_rel_error_gate = max_rel_error < 0 ? default_max_rel_error(precision) : max_rel_error;
   const ir::Graph& graph = model.graph;
   if (precision == ir::Precision::kFloat32) {
@@ -165,34 +236,44 @@ Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precis
     }
     return report;
   }
-  // The rewrite keeps the graph inputs, so the draw is the one lower_precision's float32
-  // outputs were computed on.
-  const std::map<std::string, ir::Tensor> inputs =
-      runtime::random_graph_inputs(graph, kPrecisionSeed);
-  std::map<std::string, ir::Tensor> expected;
-  if (lowered != nullptr) {
-    expected = lowered->float32_outputs;
-  } else {
-    Result<std::map<std::string, ir::Tensor>> evaluated = ir::evaluate_graph(model, inputs);
-    if (!evaluated.is_ok()) {
-      return evaluated.status().with_prefix(
-          "--precision: evaluating the float32 reference to measure the error: ");
+  // The inputs lower_precision's float32 outputs were computed on, in the types the
+  // model takes (--io-precision reduced rounds them to the reduced type).
+  const std::vector<std::map<std::string, ir::Tensor>> feeds =
+      lowered != nullptr ? as_input_types(graph, lowered->float32_inputs)
+                         : feeds_of(graph, samples);
+  std::map<std::string, ErrorSums> sums;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    std::map<std::string, ir::Tensor> expected;
+    if (lowered != nullptr) {
+      expected = lowered->float32_outputs.at(i);
+    } else {
+      Result<std::map<std::string, ir::Tensor>> evaluated = ir::evaluate_graph(model, feeds[i]);
+      if (!evaluated.is_ok()) {
+        return evaluated.status().with_prefix(
+            "--precision: evaluating the float32 reference to measure the error " +
+            sample_prefix(samples, i) + ": ");
+      }
+      expected = std::move(evaluated).value();
     }
-    expected = std::move(evaluated).value();
-  }
-  ir::EvaluationOptions options;
-  options.products = ir::uses_tensor_cores(precision) ? precision : ir::Precision::kFloat32;
-  Result<std::map<std::string, ir::Tensor>> computed = ir::evaluate_graph(model, inputs, options);
-  if (!computed.is_ok()) {
-    return computed.status().with_prefix("--precision: evaluating the model at " +
-                                         std::string(ir::precision_name(precision)) + ": ");
+    ir::EvaluationOptions options;
+    options.products = ir::uses_tensor_cores(precision) ? precision : ir::Precision::kFloat32;
+    Result<std::map<std::string, ir::Tensor>> computed =
+        ir::evaluate_graph(model, feeds[i], options);
+    if (!computed.is_ok()) {
+      return computed.status().with_prefix("--precision: evaluating the model at " +
+                                           std::string(ir::precision_name(precision)) + " " +
+                                           sample_prefix(samples, i) + ": ");
+    }
+    for (ir::ValueId id : graph.graph_outputs()) {
+      const std::string& name = graph.value(id).name;
+      sums[name].add(expected.at(name), computed->at(name));
+    }
   }
   report.measured = true;
-  report.inputs = "seeded (seed " + std::to_string(kPrecisionSeed) +
-                  "): floats uniform in [-1, 1), integers below the dim a Gather indexes";
+  report.inputs = inputs_text(samples);
   for (ir::ValueId id : graph.graph_outputs()) {
     const std::string& name = graph.value(id).name;
-    report.outputs.push_back(compare(name, expected.at(name), computed->at(name)));
+    report.outputs.push_back(sums.at(name).output(name));
   }
   return report;
 }

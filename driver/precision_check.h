@@ -34,31 +34,54 @@ namespace stitch::driver {
 // The gate when --max-rel-error is not given: ir::precision_tolerance; fp32 has none (0).
 double default_max_rel_error(ir::Precision precision);
 
-// The seed of the inputs the check and the calibration draw
+// The seed of the inputs the check and the calibration draw when the user gives none
 // (runtime::random_graph_inputs: floats uniform in [-1, 1), integers below the dim a
 // Gather indexes with them, bools 0/1), the same in every compile.
 inline constexpr uint64_t kPrecisionSeed = 0;
 
-// What lower_precision did: the rewrite, and the float32 model's outputs on the seeded
-// inputs (its calibration run), which the check compares against.
+// One set of the model's inputs from the user (`stitchopt --inputs FILE.npz`), checked
+// against the imported model's graph inputs (runtime::bind_feeds: every input, its
+// exact dtype and shape). Inputs that simplification removes are dropped when fed.
+struct PrecisionSample {
+  std::string source;  // the file, for messages and the report
+  std::map<std::string, ir::Tensor> inputs;
+};
+
+// The calibration and the check run on every sample of `samples`, or on one seeded
+// draw when it is empty.
+using PrecisionSamples = std::vector<PrecisionSample>;
+
+// What lower_precision did: the rewrite, and the float32 model's outputs on each
+// sample (its calibration runs), which the check compares against.
 struct LoweredPrecision {
   ir::ReducedPrecisionResult rewrite;
-  std::map<std::string, ir::Tensor> float32_outputs;
+  bool reduced_io = false;  // --io-precision reduced
+  // Per sample: the float32 model's inputs (the rewritten model reads them converted to
+  // its input types) and outputs.
+  std::vector<std::map<std::string, ir::Tensor>> float32_inputs;
+  std::vector<std::map<std::string, ir::Tensor>> float32_outputs;
 };
 
 // bf16 / fp16: rewrites `model` to the reduced type (ir::reduce_precision); the range
-// rule reads max |x| of every value of the model evaluated on the seeded inputs.
-// Errors: the reference interpreter failing on the model (the calibration needs every
-// op).
-Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision);
+// rules read max |x| of every value of the model evaluated on the samples (the largest
+// over all of them). Errors: the reference interpreter failing on the model (the
+// calibration needs every op), prefixed with the sample's file. `reduced_io`
+// (--io-precision reduced): the float32 graph inputs and outputs take the reduced type
+// (ir::ReducedPrecisionOptions::reduced_io; the inputs' ranges come from the samples).
+Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision,
+                                         const PrecisionSamples& samples = {},
+                                         bool reduced_io = false);
 
 // The report's precision section for `model` (simplified, static shapes; under bf16 and
-// fp16 the rewritten one, with `lowered` what lower_precision did) at `precision`, gated
-// at `max_rel_error` (the default when negative). fp32 measures nothing (its outputs are
+// fp16 the rewritten one, with `lowered` what lower_precision did on the same
+// `samples`) at `precision`, gated at `max_rel_error` (the default when negative). Each
+// output's figures are over all samples: max |a - b| over max |reference|, the cosine of
+// the outputs concatenated, the inf/NaN summed. fp32 measures nothing (its outputs are
 // listed without figures). Errors: the reference interpreter failing on the model,
 // prefixed with what was being done.
 Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precision precision,
                                               double max_rel_error,
+                                              const PrecisionSamples& samples = {},
                                               const LoweredPrecision* lowered = nullptr);
 
 }  // namespace stitch::driver

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "ir/core/dtype.h"
 #include "ir/core/edit_distance.h"
@@ -26,10 +27,16 @@ std::string array_text(ir::DType dtype, const std::vector<int64_t>& dims) {
 Result<std::vector<const StepTensor*>> match_feeds(const Program& program,
                                                    const std::vector<FeedType>& feeds,
                                                    const std::string& source) {
+  return match_feeds(program.inputs, feeds, source);
+}
+
+Result<std::vector<const StepTensor*>> match_feeds(const std::vector<StepTensor>& inputs,
+                                                   const std::vector<FeedType>& feeds,
+                                                   const std::string& source) {
   std::map<std::string, const StepTensor*> wanted;
   std::vector<std::string> names;
   std::string listing;
-  for (const StepTensor& input : program.inputs) {
+  for (const StepTensor& input : inputs) {
     wanted.emplace(input.name, &input);
     names.push_back(input.name);
     listing += (listing.empty() ? "" : ", ") + support::printable(input.name) + " " +
@@ -59,7 +66,7 @@ Result<std::vector<const StepTensor*>> match_feeds(const Program& program,
     }
     matched.push_back(it->second);
   }
-  for (const StepTensor& input : program.inputs) {
+  for (const StepTensor& input : inputs) {
     if (!seen.count(input.name)) {
       return Status::invalid_input(source + ": no array for the model's input " +
                                    support::quote(input.name) + " (" + tensor_text(input.type) +
@@ -72,9 +79,15 @@ Result<std::vector<const StepTensor*>> match_feeds(const Program& program,
 Result<std::map<std::string, ir::Tensor>> bind_feeds(
     const Program& program, std::vector<std::pair<std::string, ir::Tensor>> feeds,
     const std::string& source) {
+  return bind_feeds(program.inputs, std::move(feeds), source);
+}
+
+Result<std::map<std::string, ir::Tensor>> bind_feeds(
+    const std::vector<StepTensor>& inputs, std::vector<std::pair<std::string, ir::Tensor>> feeds,
+    const std::string& source) {
   std::vector<FeedType> types;
   for (const auto& [name, tensor] : feeds) types.push_back({name, tensor.dtype, tensor.dims});
-  STITCH_RETURN_IF_ERROR(match_feeds(program, types, source).status());
+  STITCH_RETURN_IF_ERROR(match_feeds(inputs, types, source).status());
   std::map<std::string, ir::Tensor> bound;
   for (auto& [name, tensor] : feeds) bound.emplace(name, std::move(tensor));
   return bound;

@@ -1,6 +1,7 @@
 // A model's inputs from the user's arrays: each Program::inputs entry named once, of
 // its exact dtype and shape. The one check every way of feeding a compiled model goes
-// through (`stitchopt run --inputs` and `--test-data` today), so that a wrong feed is
+// through (`stitchopt run --inputs` and `--test-data`, the Python and C++ sessions, and
+// the compiler's --inputs for --precision), so that a wrong feed is
 // refused with the same message whichever way it came.
 //
 // Errors are Status::invalid_input, start with `source` (the file the arrays came
@@ -39,9 +40,18 @@ Result<std::vector<const StepTensor*>> match_feeds(const Program& program,
                                                    const std::vector<FeedType>& feeds,
                                                    const std::string& source);
 
+// The same against a list of inputs (graph_input_tensors for a model not compiled yet).
+Result<std::vector<const StepTensor*>> match_feeds(const std::vector<StepTensor>& inputs,
+                                                   const std::vector<FeedType>& feeds,
+                                                   const std::string& source);
+
 // `feeds` (name, array) checked against `program`'s inputs; the inputs by name.
 Result<std::map<std::string, ir::Tensor>> bind_feeds(
     const Program& program, std::vector<std::pair<std::string, ir::Tensor>> feeds,
+    const std::string& source);
+// The same against a list of inputs.
+Result<std::map<std::string, ir::Tensor>> bind_feeds(
+    const std::vector<StepTensor>& inputs, std::vector<std::pair<std::string, ir::Tensor>> feeds,
     const std::string& source);
 
 }  // namespace stitch::runtime

@@ -411,14 +411,18 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
   return draw_inputs(program.model.graph, program.inputs, steps, seed);
 }
 
-std::map<std::string, ir::Tensor> random_graph_inputs(const ir::Graph& graph, uint64_t seed) {
+std::vector<StepTensor> graph_input_tensors(const ir::Graph& graph) {
   std::vector<StepTensor> inputs;
   for (ir::ValueId id : graph.graph_inputs()) {
     const ir::Value& value = graph.value(id);
     if (value.constant != nullptr) continue;
     inputs.push_back({id, value.name, value.type, 0});
   }
-  return draw_inputs(graph, inputs, {}, seed);
+  return inputs;
+}
+
+std::map<std::string, ir::Tensor> random_graph_inputs(const ir::Graph& graph, uint64_t seed) {
+  return draw_inputs(graph, graph_input_tensors(graph), {}, seed);
 }
 
 }  // namespace stitch::runtime

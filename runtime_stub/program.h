@@ -118,6 +118,10 @@ std::map<std::string, ir::Tensor> random_inputs(const Program& program, uint64_t
 // order, for a model that is not compiled (no fused bodies to look into): the inputs
 // the compiler measures --precision on (driver/precision_check.h).
 std::map<std::string, ir::Tensor> random_graph_inputs(const ir::Graph& graph, uint64_t seed);
+// The graph inputs of `graph` without a constant default, in graph order, as a
+// Program lists its inputs (bytes 0): what feeds for a model not compiled yet are
+// checked against (runtime_stub/feeds.h).
+std::vector<StepTensor> graph_input_tensors(const ir::Graph& graph);
 
 }  // namespace stitch::runtime
 

@@ -118,6 +118,7 @@ class Rewriter {
       });
       if (in_range) in_core_.insert(nodes.begin(), nodes.end());
     }
+    if (options_.reduced_io) reduce_graph_inputs();
     STITCH_ASSIGN_OR_RETURN(std::vector<NodeId> order, topological_order(graph_));
     for (NodeId id : order) {
       if (graph_.node(id).dead) continue;
@@ -138,6 +139,7 @@ class Rewriter {
       }
       convert(id);
     }
+    if (options_.reduced_io) reduce_graph_outputs();
     for (ValueId weight : original_weights_) graph_.remove_value_if_unused(weight);
     return result_;
   }
@@ -172,7 +174,8 @@ class Rewriter {
   }
 
   // Why the values `node` reads or writes keep it float32: read by a subgraph, beyond the
-  // reduced type's range on the calibration inputs, or a weight beyond it; else nullopt.
+  // reduced type's range on the calibration inputs (above it or, nonzero, below its
+  // normal numbers), or a weight beyond it; else nullopt.
   std::optional<std::string> range_reason(const Node& node) const {
     for (ValueId output : node.outputs) {
       if (output == kNoId) continue;
@@ -181,21 +184,37 @@ class Rewriter {
           return "read by a subgraph, whose types are not rewritten";
         }
       }
-      auto found = options_.max_abs.find(output);
-      if (found != options_.max_abs.end() && !(found->second <= range_limit(options_.reduced))) {
-        char text[200];
-        std::snprintf(text, sizeof(text),
-                      "max |x| = %.4g on the calibration inputs, above a quarter of %s's "
-                      "largest value: it would overflow",
-                      found->second, reduced_name(options_.reduced).data());
-        return std::string(text);
-      }
+      if (std::optional<std::string> reason = value_range_reason(output)) return reason;
     }
     for (ValueId input : node.inputs) {
       if (input != kNoId && !weight_in_range(input)) {
         return "reads the weight \"" + graph_.value(input).name + "\", whose values leave " +
                std::string(reduced_name(options_.reduced)) + "'s range (never clamped)";
       }
+    }
+    return std::nullopt;
+  }
+
+  // Why the value `id` cannot be stored in the reduced type: its max |x| on the
+  // calibration inputs above a quarter of the type's largest value, or nonzero and
+  // below four times its smallest normal; else nullopt.
+  std::optional<std::string> value_range_reason(ValueId id) const {
+    auto found = options_.max_abs.find(id);
+    if (found == options_.max_abs.end()) return std::nullopt;
+    char text[200];
+    if (!(found->second <= range_limit(options_.reduced))) {
+      std::snprintf(text, sizeof(text),
+                    "max |x| = %.4g on the calibration inputs, above a quarter of %s's "
+                    "largest value: it would overflow",
+                    found->second, reduced_name(options_.reduced).data());
+      return std::string(text);
+    }
+    if (found->second > 0 && found->second < underflow_limit(options_.reduced)) {
+      std::snprintf(text, sizeof(text),
+                    "max |x| = %.4g on the calibration inputs, below four times %s's "
+                    "smallest normal value: it would lose its precision or flush to zero",
+                    found->second, reduced_name(options_.reduced).data());
+      return std::string(text);
     }
     return std::nullopt;
   }
@@ -249,9 +268,10 @@ class Rewriter {
     for (size_t slot = 0; slot < outputs.size(); ++slot) {
       const ValueId output = outputs[slot];
       if (output == kNoId || graph_.value(output).type.dtype != DType::kFloat32) continue;
-      if (!graph_.value(output).is_graph_output) {
+      if (!graph_.value(output).is_graph_output || options_.reduced_io) {
         graph_.value(output).type.dtype = options_.reduced;
         converted_.insert(output);
+        result_.reduced_io += graph_.value(output).is_graph_output ? 1 : 0;
         continue;
       }
       // A graph output keeps its type and name: the node writes a reduced value its
@@ -293,6 +313,46 @@ class Rewriter {
     return cast(input, options_.reduced, reduced_of_);
   }
 
+  // reduced_io: float32 graph inputs (those without a default) take the reduced type,
+  // unless their values are out of its range; float32 readers read them through a Cast.
+  void reduce_graph_inputs() {
+    for (ValueId id : graph_.graph_inputs()) {
+      Value& value = graph_.value(id);
+      if (value.constant != nullptr || value.type.dtype != DType::kFloat32) continue;
+      if (std::optional<std::string> reason = value_range_reason(id)) {
+        result_.kept.push_back({value.name,
+                                "a graph input kept float32 despite "
+                                "--io-precision reduced: " +
+                                    *reason});
+        continue;
+      }
+      value.type.dtype = options_.reduced;
+      converted_.insert(id);
+      ++result_.reduced_io;
+    }
+  }
+
+  // reduced_io: a graph output still float32 (its node was kept float32) is written by a
+  // Cast to the reduced type under its name; one a converted node wrote already is.
+  void reduce_graph_outputs() {
+    for (ValueId id : std::vector<ValueId>(graph_.graph_outputs())) {
+      Value& value = graph_.value(id);
+      if (converted_.count(id) || value.producer == kNoId) continue;
+      if (value.type.dtype != DType::kFloat32 || float32_of_.count(id)) continue;
+      const NodeId producer = value.producer;
+      int32_t slot = 0;
+      while (graph_.node(producer).outputs[static_cast<size_t>(slot)] != id) ++slot;
+      const ValueId float32 =
+          graph_.add_value(graph_.unique_value_name(value.name + "_f32"), value.type);
+      const std::vector<Use> users = graph_.value(id).users;
+      for (const Use& use : users) graph_.set_input(use.node, use.slot, float32);
+      graph_.set_output(producer, slot, float32);
+      graph_.value(id).type.dtype = options_.reduced;
+      add_cast(float32, id, options_.reduced);
+      ++result_.reduced_io;
+    }
+  }
+
   // The Cast of `input` to `dtype`, one per value (`cache`).
   ValueId cast(ValueId input, DType dtype, std::map<ValueId, ValueId>& cache) {
     auto found = cache.find(input);
@@ -329,6 +389,10 @@ class Rewriter {
 
 double largest_finite(DType reduced) {
   return reduced == DType::kFloat16 ? 65504.0 : 3.3895313892515355e38;
+}
+
+double smallest_normal(DType reduced) {
+  return reduced == DType::kFloat16 ? 6.103515625e-05 : 1.1754943508222875e-38;
 }
 
 Result<ReducedPrecisionResult> reduce_precision(Model& model,

@@ -13,7 +13,10 @@ kernel):
      calls at the precision's products); under bf16/fp16 it is the rewritten model,
      whose every stored value the interpreter rounds as the kernels do.
 Then: a gate below the measured error exits 3 and names the output; fp16's range rule
-keeps a value that would overflow float16 in float32 and says so; the fp32 default
+keeps a value that would overflow float16 in float32 and says so, and so one whose
+values all lie below float16's normal numbers; --inputs samples calibrate and measure
+(and a wrong one is refused); --io-precision reduced gives the graph's float32 inputs
+and outputs the reduced type; the fp32 default
 writes no "stitchopt.precision" metadata (fp32 outputs are what they were); and, when
 nvcc is found, the tensor-core kernels compile for sm_80 and sm_90 (compile_kernels.py).
 """
@@ -88,26 +91,32 @@ def odd_shapes(args, work, check, mma_dirs):
               proc.returncode == 0, proc.stdout + proc.stderr)
 
 
+def elementwise_model(work, name, nodes, scalars):
+    """WORK/NAME.onnx: `nodes` from x to y (float32 [64, 64]) with `scalars` (name ->
+    value) as float32 initializers; its path."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])],
+        [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in scalars.items()])
+    path = os.path.join(work, f"{name}.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
 def float16_overflow(args, work, check):
     """y = (x * 3000) * 30 + 1: the product reaches 9e4 on the calibration inputs, past
     float16's 65504. fp16 keeps it (and the scaled x, 3000 < 65504 / 4, is converted)
     float32 by the range rule, names it in report.json, and the output is right; bf16,
     with float32's range, converts both."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    graph = helper.make_graph(
-        [helper.make_node("Mul", ["x", "a"], ["scaled"], name="scale"),
-         helper.make_node("Mul", ["scaled", "b"], ["big"], name="overflow"),
-         helper.make_node("Add", ["big", "one"], ["y"], name="shift")],
-        "float16_overflow",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])],
-        [numpy_helper.from_array(np.array(3000, np.float32), "a"),
-         numpy_helper.from_array(np.array(30, np.float32), "b"),
-         numpy_helper.from_array(np.array(1, np.float32), "one")])
-    path = os.path.join(work, "float16_overflow.onnx")
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    from onnx import helper
+    path = elementwise_model(work, "float16_overflow", [
+        helper.make_node("Mul", ["x", "a"], ["scaled"], name="scale"),
+        helper.make_node("Mul", ["scaled", "b"], ["big"], name="overflow"),
+        helper.make_node("Add", ["big", "one"], ["y"], name="shift")],
+        {"a": 3000, "b": 30, "one": 1})
     for precision in ("fp16", "bf16"):
         out = os.path.join(work, f"overflow_{precision}")
         proc = stitchopt(args, path, "-o", out, "--precision", precision, "-q")
@@ -125,6 +134,119 @@ def float16_overflow(args, work, check):
         else:
             check("bf16: nothing kept for range", "big" not in kept and section["passed"],
                   json.dumps(section, indent=1))
+    user_inputs(args, work, check, path)
+
+
+def user_inputs(args, work, check, path):
+    """--inputs: the calibration and the check run on the user's samples. On x in [-1, 1)
+    the scaled x (max 3000) is converted under fp16; a second sample with |x| up to 10
+    makes it 30000, past 65504 / 4, so with both samples it is kept float32 and the
+    report names both files. A sample of the wrong shape exits 2 naming the input, and
+    --inputs without --precision exits 2."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    small = os.path.join(work, "x_small.npz")
+    large = os.path.join(work, "x_large.npz")
+    wrong = os.path.join(work, "x_wrong.npz")
+    np.savez(small, x=rng.uniform(-1, 1, (64, 64)).astype(np.float32))
+    np.savez(large, x=rng.uniform(-10, 10, (64, 64)).astype(np.float32))
+    np.savez(wrong, x=np.zeros((64, 32), np.float32))
+    out = os.path.join(work, "inputs_fp16")
+    proc = stitchopt(args, path, "-o", out, "--precision", "fp16", "-q", "--inputs", small,
+                     "--inputs", large, "--max-rel-error", "1")
+    section = {}
+    if proc.returncode == 0:
+        with open(os.path.join(out, "report.json")) as f:
+            section = json.load(f)["precision"]
+    kept = {k["values"]: k["why"] for k in section.get("kept_float32", [])}
+    check("--inputs: both samples calibrate (the scaled x kept for range) and are named",
+          proc.returncode == 0 and "scaled" in kept and "max |x| = 2.9" in kept["scaled"]
+          and section["inputs"] == f"--inputs (2 samples): {small}, {large}"
+          and section["measured"], proc.stderr + json.dumps(section, indent=1))
+    proc = stitchopt(args, path, "-o", out + "_wrong", "--precision", "bf16", "-q", "--inputs",
+                     wrong)
+    check("--inputs of the wrong shape: exit 2 naming the input and both shapes",
+          proc.returncode == 2 and f'{wrong}: input "x" is float32[64,32]; the model takes '
+          "float32[64,64]" in proc.stderr, f"exit {proc.returncode}: {proc.stderr}")
+    proc = stitchopt(args, path, "-o", out + "_fp32", "-q", "--inputs", small)
+    check("--inputs without --precision: exit 2", proc.returncode == 2 and
+          "--precision fp32 (the default) measures nothing" in proc.stderr, proc.stderr)
+
+
+def reduced_io(args, work, check):
+    """--io-precision reduced on mlp (fp16) and gpt2_block (bf16): model.fused.onnx's
+    float32 inputs and outputs take the reduced type (gpt2_block's int64 ids and mask
+    keep theirs), the error stays within the gate, the emulated kernels match, and no
+    more kernels run than with the types kept (the edge Casts fuse away or vanish);
+    with --precision tf32 it exits 2."""
+    import onnx
+    reduced_type = {"fp16": onnx.TensorProto.FLOAT16, "bf16": onnx.TensorProto.BFLOAT16}
+    for name, precision in (("mlp", "fp16"), ("gpt2_block", "bf16")):
+        model = os.path.join(args.models, f"{name}.onnx")
+        out = os.path.join(work, f"{name}_{precision}_io")
+        proc = stitchopt(args, model, "-o", out, "--precision", precision, "--io-precision",
+                         "reduced", "-q")
+        check(f"{name} {precision} --io-precision reduced: compiles", proc.returncode == 0,
+              proc.stderr)
+        if proc.returncode != 0:
+            continue
+        fused = onnx.load(os.path.join(out, "model.fused.onnx"))
+        original = onnx.load(model)
+        types = [v.type.tensor_type.elem_type for v in list(fused.graph.input) +
+                 list(fused.graph.output)]
+        wanted = [reduced_type[precision] if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+                  else v.type.tensor_type.elem_type
+                  for v in list(original.graph.input) + list(original.graph.output)
+                  if v.name not in {i.name for i in original.graph.initializer}]
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        keep_out = os.path.join(work, f"{name}_{precision}")
+        kept_kernels = None
+        if os.path.exists(os.path.join(keep_out, "report.json")):
+            with open(os.path.join(keep_out, "report.json")) as f:
+                kept_kernels = json.load(f)["kernels"]["fused"]
+        section = report["precision"]
+        check(f"{name} {precision} --io-precision reduced: interface {types}, error within "
+              f"the gate, {report['kernels']['fused']} kernels (types kept: {kept_kernels})",
+              types == wanted and section["passed"] and "--io-precision reduced" in
+              section["products"] and (kept_kernels is None or
+                                       report["kernels"]["fused"] <= kept_kernels),
+              f"wanted {wanted}; " + json.dumps(section, indent=1)[:2000])
+        proc = emulate(args, out)
+        text = proc.stdout + proc.stderr
+        check(f"{name} {precision} --io-precision reduced: emulated kernels match",
+              proc.returncode == 0 and "outputs match the reference" in text, text[-3000:])
+    proc = stitchopt(args, os.path.join(args.models, "mlp.onnx"), "-o",
+                     os.path.join(work, "io_tf32"), "--precision", "tf32", "--io-precision",
+                     "reduced", "-q")
+    check("--io-precision reduced with tf32: exit 2", proc.returncode == 2 and
+          "give --precision bf16 or fp16" in proc.stderr, proc.stderr)
+
+
+def float16_underflow(args, work, check):
+    """y = x * 1e-6 + x: the product's largest value, 1e-6, is below float16's normal
+    numbers (6.1e-5): fp16 keeps it float32 by the underflow rule, names it, and the
+    output is right; bf16 converts it."""
+    from onnx import helper
+    path = elementwise_model(work, "float16_underflow", [
+        helper.make_node("Mul", ["x", "a"], ["tiny"], name="shrink"),
+        helper.make_node("Relu", ["tiny"], ["kept"], name="relu"),
+        helper.make_node("Mul", ["kept", "b"], ["y"], name="grow")],
+        {"a": 1e-6, "b": 1e6})
+    for precision in ("fp16", "bf16"):
+        out = os.path.join(work, f"underflow_{precision}")
+        proc = stitchopt(args, path, "-o", out, "--precision", precision, "-q")
+        section = {}
+        if proc.returncode == 0:
+            with open(os.path.join(out, "report.json")) as f:
+                section = json.load(f)["precision"]
+        kept = {k["values"]: k["why"] for k in section.get("kept_float32", [])}
+        underflow = "tiny" in kept and "flush to zero" in kept["tiny"]
+        check(f"float16_underflow {precision}: " +
+              ("the tiny values kept float32 and reported" if precision == "fp16"
+               else "nothing kept for range"),
+              proc.returncode == 0 and section["passed"] and
+              underflow == (precision == "fp16"), proc.stderr + json.dumps(section, indent=1))
 
 
 def main():
@@ -186,6 +308,8 @@ def main():
     check("the tiled MatMul composition ran on tensor cores in some model", bool(mma_dirs))
     odd_shapes(args, work, check, mma_dirs)
     float16_overflow(args, work, check)
+    float16_underflow(args, work, check)
+    reduced_io(args, work, check)
     fp32 = os.path.join(work, "mlp_fp32")
     proc = stitchopt(args, os.path.join(args.models, "mlp.onnx"), "-o", fp32, "-q")
     with open(os.path.join(fp32, "model.fused.onnx"), "rb") as f:

@@ -30,7 +30,12 @@ into --work (reused while the exporter and torch are unchanged), then for every 
     SiLU's Sigmoid and Mul: only such elementwise ops) reading a library call's output:
     the activation belongs in the call's epilogue or its consumer's kernel (issue 17);
   - a dynamic-axes export compiled without --input-shape exits 2 with the message
-    that names each of its dynamic axes once (symbolic dims, ir/shapes/symbolic_dims.h).
+    that names each of its dynamic axes once (symbolic dims, ir/shapes/symbolic_dims.h);
+  - every model's opset 17 static export compiles at --precision tf32, bf16 and fp16
+    (issue 39, docs/precision.md) and report.json's precision section measured every
+    output within the precision's default gate, with no inf/NaN; the exports of
+    PRECISION_EMULATED also run their kernels in the CUDA emulation at each precision
+    (`stitchopt run --emulate`, within the same tolerance), unless --no-emulate.
 Prints a table (nodes, kernels original / host shape ops / fused, ORT work nodes,
 compile seconds); exit 1 with one line per failure.
 
@@ -62,6 +67,11 @@ ACTIVATION_OPS = {"Clip", "HardSwish", "HardSigmoid", "Sigmoid", "Mul", "Div", "
                   "Max", "Relu", "Constant"}
 ACTIVATION_MARKS = {"Clip", "HardSwish", "HardSigmoid", "Sigmoid"}
 LIBRARY_OPS = {"Conv", "MatMul", "Gemm"}
+# --precision over the corpus: the modes and their default gates (ir::precision_tolerance),
+# and the exports whose kernels also run in the emulation at each mode (an attention
+# block of each kind and a depthwise CNN: CI's time allows a few).
+PRECISION_GATES = {"tf32": 5e-3, "bf16": 5e-2, "fp16": 1e-2}
+PRECISION_EMULATED = {"bert_block", "gpt2_block", "mobile_blocks"}
 
 
 def standalone_activations(fused):
@@ -173,6 +183,62 @@ def api_failures(stitchopt, file, out, feeds, backend):
     return failures
 
 
+def precision_failures(stitchopt, entry, path, work, emulate, row):
+    """`entry` (a static export) compiled at each of PRECISION_GATES: its report's
+    measured error within the gate, and its kernels emulated for PRECISION_EMULATED;
+    fills `row` (mode -> worst output's max_rel_error) and returns one line per failure."""
+    failures = []
+    for mode, gate in PRECISION_GATES.items():
+        out = os.path.join(work, "precision", f"{entry['file'][:-5]}_{mode}")
+        compiled = subprocess.run([stitchopt, path, "-o", out, "-q", "--force", "--precision",
+                                   mode], capture_output=True, text=True)
+        if compiled.returncode != 0:
+            failures.append(f"{entry['file']} --precision {mode}: exit {compiled.returncode}: "
+                            f"{compiled.stderr.strip()[-800:]}")
+            continue
+        with open(os.path.join(out, "report.json")) as f:
+            precision = json.load(f).get("precision", {})
+        outputs = precision.get("outputs", [])
+        if not precision.get("measured") or not precision.get("passed") or not outputs:
+            failures.append(f"{entry['file']} --precision {mode}: report.json precision "
+                            f"not measured or not passed: {json.dumps(precision)[:400]}")
+            continue
+        worst = max(output["max_rel_error"] for output in outputs)
+        row[mode] = worst
+        for output in outputs:
+            if output["nonfinite"] != 0 or not output["max_rel_error"] <= gate:
+                failures.append(f"{entry['file']} --precision {mode}: output {output['name']} "
+                                f"max_rel_error {output['max_rel_error']:.3g} (gate {gate}), "
+                                f"{output['nonfinite']} inf/NaN")
+        if emulate and entry["name"] in PRECISION_EMULATED:
+            run = subprocess.run([stitchopt, "run", out, "--emulate"], capture_output=True,
+                                 text=True)
+            if run.returncode != 0 or "outputs match the reference interpreter" not in run.stdout:
+                failures.append(f"{entry['file']} --precision {mode}: run --emulate exit "
+                                f"{run.returncode}:\n{(run.stdout + run.stderr)[-1500:]}")
+            row["emulated"] = True
+    return failures
+
+
+def precision_pass(args, manifest, models):
+    """Every model's opset 17 static export at each of PRECISION_GATES
+    (precision_failures); prints the table of the worst errors; the failures."""
+    failures, rows = [], []
+    for entry in manifest["models"]:
+        if entry["dynamic"] or entry["opset"] != 17:
+            continue
+        row = {"file": entry["file"]}
+        failures += precision_failures(args.stitchopt, entry, os.path.join(models, entry["file"]),
+                                       args.work, not args.no_emulate, row)
+        rows.append(row)
+    print("\n| export | tf32 max rel error | bf16 | fp16 | kernels emulated |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for row in rows:
+        cells = " | ".join(f"{row[m]:.2e}" if m in row else "-" for m in PRECISION_GATES)
+        print(f"| {row['file']} | {cells} | {'yes' if row.get('emulated') else 'no'} |")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stitchopt", required=True)
@@ -280,6 +346,7 @@ def main():
     for row in rows:
         print(f"| {row[0]} | {row[1]} | {row[2]} | {row[3]} | {row[4]} | {row[5]} | {row[8]:.2f} "
               f"| {row[6]:.2f} | {row[7]} |")
+    failures += precision_pass(args, manifest, models)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

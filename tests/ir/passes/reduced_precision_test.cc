@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "ir/core/verifier.h"
 #include "ir/reference/interpreter.h"
@@ -105,6 +106,89 @@ TEST(ReducedPrecisionTest, Float16KeepsRangeOpsAndWhatWouldOverflow) {
   EXPECT_NE(kept.at("a").find("max |x| = 1e+05"), std::string::npos) << kept.at("a");
   EXPECT_NE(kept.at("e").find("Exp under fp16"), std::string::npos);
   EXPECT_NE(kept.at("s").find("a reduction"), std::string::npos);
+}
+
+// --io-precision reduced: x and both outputs take bf16 under their names; the kept
+// ReduceSum's output is written by a Cast to bf16, Exp's converted output directly; an
+// input out of range by the calibration keeps float32 and says why.
+TEST(ReducedPrecisionTest, ReducedIoGivesGraphInputsAndOutputsTheReducedType) {
+  Model model = parsed();
+  Model float32 = model;
+  ReducedPrecisionOptions options;
+  options.reduced = DType::kBFloat16;
+  options.reduced_io = true;
+  Result<ReducedPrecisionResult> result = reduce_precision(model, options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  ASSERT_TRUE(verify(model).is_ok()) << verify(model).message();
+  for (const char* name : {"x", "s", "e", "m", "r"}) {
+    EXPECT_EQ(dtype_of(model, name), DType::kBFloat16) << name;
+  }
+  EXPECT_EQ(producer_of(model, "e").op_type, "Exp");  // stored bf16 directly
+  const Node& cast = producer_of(model, "s");
+  EXPECT_EQ(cast.op_type, "Cast");
+  EXPECT_EQ(model.graph.node(model.graph.value(cast.inputs[0]).producer).op_type, "ReduceSum");
+  EXPECT_EQ(result->reduced_io, 3);  // x, s, e
+  // r -> f32 for the ReduceSum, its f32 sum -> the bf16 output.
+  EXPECT_EQ(result->casts, 2);
+  const std::vector<ValueId>& outputs = model.graph.graph_outputs();
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(model.graph.value(outputs[0]).name, "s");
+  EXPECT_EQ(model.graph.value(outputs[1]).name, "e");
+
+  const std::vector<float> x = {0.3f, -0.2f, 0.9f, 0.5f, -1.0f, 0.25f, 0.6f, 0.1f};
+  std::vector<double> rounded(x.begin(), x.end());
+  Result<std::map<std::string, Tensor>> expected =
+      evaluate_graph(float32, {{"x", Tensor::from_float({2, 4}, x)}});
+  Result<std::map<std::string, Tensor>> got =
+      evaluate_graph(model, {{"x", Tensor::from_doubles(DType::kBFloat16, {2, 4}, rounded)}});
+  ASSERT_TRUE(expected.is_ok() && got.is_ok()) << got.status().message();
+  for (const char* name : {"s", "e"}) {
+    EXPECT_EQ(got->at(name).dtype, DType::kBFloat16);
+    for (int64_t i = 0; i < expected->at(name).num_elements(); ++i) {
+      const double want = expected->at(name).float_at(i);
+      EXPECT_NEAR(got->at(name).float_at(i), want, 3e-2 * std::fabs(want) + 1e-3) << name << i;
+    }
+  }
+
+  Model fp16 = parsed();
+  ReducedPrecisionOptions out_of_range;
+  out_of_range.reduced = DType::kFloat16;
+  out_of_range.reduced_io = true;
+  out_of_range.max_abs[*fp16.graph.find_value("x")] = 1e6;
+  Result<ReducedPrecisionResult> kept = reduce_precision(fp16, out_of_range);
+  ASSERT_TRUE(kept.is_ok());
+  EXPECT_EQ(dtype_of(fp16, "x"), DType::kFloat32);
+  EXPECT_NE(kept_of(*kept).at("x").find("despite --io-precision reduced"), std::string::npos);
+  EXPECT_TRUE(verify(fp16).is_ok());
+}
+
+// Values too small for float16's normal numbers keep float32 (they would be subnormal or
+// flushed), an all-zero one is converted (zero is exact), and bfloat16, with float32's
+// exponent range, converts both.
+TEST(ReducedPrecisionTest, WhatWouldUnderflowFloat16KeepsFloat32) {
+  for (DType reduced : {DType::kFloat16, DType::kBFloat16}) {
+    Model model = parsed();
+    ReducedPrecisionOptions options;
+    options.reduced = reduced;
+    options.max_abs[*model.graph.find_value("m")] = 3e-8;  // below float16's subnormals
+    options.max_abs[*model.graph.find_value("a")] = 2e-4;  // normal, but under 4 x 6.1e-5
+    options.max_abs[*model.graph.find_value("r")] = 0;     // all zero
+    Result<ReducedPrecisionResult> result = reduce_precision(model, options);
+    ASSERT_TRUE(result.is_ok()) << result.status().message();
+    ASSERT_TRUE(verify(model).is_ok()) << verify(model).message();
+    const std::map<std::string, std::string> kept = kept_of(*result);
+    if (reduced == DType::kBFloat16) {
+      EXPECT_EQ(dtype_of(model, "m"), DType::kBFloat16);
+      EXPECT_EQ(dtype_of(model, "a"), DType::kBFloat16);
+      EXPECT_EQ(kept.count("m") + kept.count("a"), 0u);
+    } else {
+      EXPECT_EQ(dtype_of(model, "m"), DType::kFloat32);
+      EXPECT_EQ(dtype_of(model, "a"), DType::kFloat32);
+      EXPECT_NE(kept.at("m").find("max |x| = 3e-08"), std::string::npos) << kept.at("m");
+      EXPECT_NE(kept.at("a").find("flush to zero"), std::string::npos) << kept.at("a");
+    }
+    EXPECT_EQ(dtype_of(model, "r"), reduced);
+  }
 }
 
 TEST(ReducedPrecisionTest, AWeightBeyondTheRangeKeepsItsReaderFloat32) {
