@@ -65,6 +65,55 @@ std::vector<std::map<std::string, ir::Tensor>> feeds_of(const ir::Graph& graph,
   return feeds;
 }
 
+// "(sample FILE) " when the samples are the user's.
+std::string sample_prefix(const PrecisionSamples& samples, size_t index) {
+  return samples.empty() ? "" : "(" + samples[index].source + ") ";
+}
+
+// Per float32 value, over the calibration runs: max |x| (NaN counts as out of range)
+// and the largest value.
+struct Ranges {
+  std::map<ir::ValueId, double> max_abs, max_value;
+
+  void observe(ir::ValueId id, const ir::Tensor& tensor) {
+    if (tensor.dtype != ir::DType::kFloat32) return;
+    double& largest = max_abs[id];  // 0 when first seen; the largest over samples
+    auto [top, first] = max_value.try_emplace(id, -HUGE_VAL);
+    for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+      const double x = tensor.float_at(i);
+      if (!(std::fabs(x) <= largest)) largest = std::fabs(x);
+      if (!(x <= top->second)) top->second = x;
+    }
+  }
+};
+
+// `model` (float32) evaluated on each of `feeds`, its graph inputs' and node outputs'
+// ranges into `ranges`, its outputs appended to `outputs` when given.
+Status calibrate(const ir::Model& model,
+                 const std::vector<std::map<std::string, ir::Tensor>>& feeds,
+                 ir::Precision precision, const PrecisionSamples& samples, Ranges& ranges,
+                 std::vector<std::map<std::string, ir::Tensor>>* outputs) {
+  ir::EvaluationOptions calibration;
+  calibration.observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
+    ranges.observe(id, tensor);
+  };
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    for (const runtime::StepTensor& input : runtime::graph_input_tensors(model.graph)) {
+      ranges.observe(input.value, feeds[i].at(input.name));
+    }
+    Result<std::map<std::string, ir::Tensor>> float32 =
+        ir::evaluate_graph(model, feeds[i], calibration);
+    if (!float32.is_ok()) {
+      return float32.status().with_prefix(
+          "--precision " + std::string(ir::precision_name(precision)) +
+          ": measuring the value ranges " + sample_prefix(samples, i) + "on " +
+          (samples.empty() ? "seeded inputs: " : "your inputs: "));
+    }
+    if (outputs != nullptr) outputs->push_back(std::move(float32).value());
+  }
+  return Status::ok();
+}
+
 // `feeds` (float32 inputs by name) converted to the types of `graph`'s inputs.
 std::vector<std::map<std::string, ir::Tensor>> as_input_types(
     const ir::Graph& graph, const std::vector<std::map<std::string, ir::Tensor>>& feeds) {
@@ -81,11 +130,6 @@ std::vector<std::map<std::string, ir::Tensor>> as_input_types(
     }
   }
   return converted;
-}
-
-// "(sample FILE) " when the samples are the user's.
-std::string sample_prefix(const PrecisionSamples& samples, size_t index) {
-  return samples.empty() ? "" : "(" + samples[index].source + ") ";
 }
 
 // The report's words for the inputs measured on.
@@ -182,34 +226,23 @@ Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precisi
   options.reduced =
       precision == ir::Precision::kFloat16 ? ir::DType::kFloat16 : ir::DType::kBFloat16;
   options.reduced_io = reduced_io;
-  auto observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
-    if (tensor.dtype != ir::DType::kFloat32) return;
-    double& largest = options.max_abs[id];  // 0 when first seen; the largest over samples
-    for (int64_t i = 0; i < tensor.num_elements(); ++i) {
-      const double x = std::fabs(tensor.float_at(i));
-      if (!(x <= largest)) largest = x;  // NaN counts as out of range
-    }
-  };
-  ir::EvaluationOptions calibration;
-  calibration.observe = observe;
   LoweredPrecision lowered;
   lowered.reduced_io = reduced_io;
   lowered.float32_inputs = feeds_of(model.graph, samples);
-  const std::vector<std::map<std::string, ir::Tensor>>& feeds = lowered.float32_inputs;
-  for (size_t i = 0; i < feeds.size(); ++i) {
-    for (const runtime::StepTensor& input : runtime::graph_input_tensors(model.graph)) {
-      observe(input.value, feeds[i].at(input.name));  // the graph inputs' ranges
-    }
-    Result<std::map<std::string, ir::Tensor>> float32 =
-        ir::evaluate_graph(model, feeds[i], calibration);
-    if (!float32.is_ok()) {
-      return float32.status().with_prefix(
-          "--precision " + std::string(ir::precision_name(precision)) +
-          ": measuring the value ranges " + sample_prefix(samples, i) + "on " +
-          (samples.empty() ? "seeded inputs: " : "your inputs: "));
-    }
-    lowered.float32_outputs.push_back(std::move(float32).value());
+  Ranges ranges;
+  STITCH_RETURN_IF_ERROR(calibrate(model, lowered.float32_inputs, precision, samples, ranges,
+                                   &lowered.float32_outputs));
+  ir::MaskClampOptions clamp;
+  clamp.reduced = options.reduced;
+  clamp.max_abs = ranges.max_abs;
+  clamp.max_value = ranges.max_value;
+  STITCH_ASSIGN_OR_RETURN(lowered.clamped_masks, ir::clamp_attention_masks(model, clamp));
+  if (!lowered.clamped_masks.empty()) {  // the clamped values' ranges, and what they feed
+    ranges = Ranges();
+    STITCH_RETURN_IF_ERROR(
+        calibrate(model, lowered.float32_inputs, precision, samples, ranges, nullptr));
   }
+  options.max_abs = std::move(ranges.max_abs);
   STITCH_ASSIGN_OR_RETURN(lowered.rewrite, ir::reduce_precision(model, options));
   if (Status verified = ir::verify(model); !verified.is_ok()) {
     return Status::internal("--precision " + std::string(ir::precision_name(precision)) +
@@ -226,6 +259,11 @@ Result<emit::ReportPrecision> check_precision(const ir::Model& model, ir::Precis
   report.products = products_text(precision, lowered != nullptr && lowered->reduced_io);
   report.kept = kept_text(precision, lowered != nullptr ? &lowered->rewrite : nullptr,
                           lowered != nullptr && lowered->reduced_io);
+  if (lowered != nullptr) {
+    for (const ir::ClampedMask& mask : lowered->clamped_masks) {
+      report.clamped_masks.push_back({mask.value, mask.lowest, mask.clamped_to, mask.readers});
+    }
+  }
   report.max_rel_error_gate = max_rel_error < 0 ? default_max_rel_error(precision) : max_rel_error;
   const ir::Graph& graph = model.graph;
   if (precision == ir::Precision::kFloat32) {

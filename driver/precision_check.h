@@ -27,6 +27,7 @@
 #include "ir/core/precision.h"
 #include "ir/core/status.h"
 #include "ir/core/tensor.h"
+#include "ir/passes/attention_mask_clamp.h"
 #include "ir/passes/reduced_precision.h"
 
 namespace stitch::driver {
@@ -54,6 +55,7 @@ using PrecisionSamples = std::vector<PrecisionSample>;
 // What lower_precision did: the rewrite, and the float32 model's outputs on each
 // sample (its calibration runs), which the check compares against.
 struct LoweredPrecision {
+  std::vector<ir::ClampedMask> clamped_masks;  // clamped before the rewrite
   ir::ReducedPrecisionResult rewrite;
   bool reduced_io = false;  // --io-precision reduced
   // Per sample: the float32 model's inputs (the rewritten model reads them converted to
@@ -64,8 +66,10 @@ struct LoweredPrecision {
 
 // bf16 / fp16: rewrites `model` to the reduced type (ir::reduce_precision); the range
 // rules read max |x| of every value of the model evaluated on the samples (the largest
-// over all of them). Errors: the reference interpreter failing on the model (the
-// calibration needs every op), prefixed with the sample's file. `reduced_io`
+// over all of them). Attention masks beyond the type's range are clamped first
+// (ir::clamp_attention_masks) and the ranges measured again on the clamped model; the
+// float32 outputs stay the unclamped model's. Errors: the reference interpreter failing on the
+// model (the calibration needs every op), prefixed with the sample's file. `reduced_io`
 // (--io-precision reduced): the float32 graph inputs and outputs take the reduced type
 // (ir::ReducedPrecisionOptions::reduced_io; the inputs' ranges come from the samples).
 Result<LoweredPrecision> lower_precision(ir::Model& model, ir::Precision precision,

@@ -151,6 +151,13 @@ nlohmann::ordered_json precision_json(const ReportPrecision& precision) {
   for (const KeptFloat32& entry : precision.kept) {
     kept.push_back({{"values", entry.values}, {"why", entry.why}});
   }
+  ordered_json clamped = ordered_json::array();
+  for (const ClampedMaskEntry& entry : precision.clamped_masks) {
+    clamped.push_back({{"value", entry.value},
+                       {"lowest", entry.lowest},
+                       {"clamped_to", entry.clamped_to},
+                       {"readers", entry.readers}});
+  }
   return {{"mode", ir::precision_name(precision.mode)},
           {"products", precision.products},
           {"measured", precision.measured},
@@ -158,7 +165,8 @@ nlohmann::ordered_json precision_json(const ReportPrecision& precision) {
           {"max_rel_error_gate", precision.max_rel_error_gate},
           {"passed", precision.passed()},
           {"outputs", outputs},
-          {"kept_float32", kept}};
+          {"kept_float32", kept},
+          {"clamped_masks", clamped}};
 }
 
 }  // namespace

@@ -110,6 +110,12 @@ struct PrecisionOutput {
 struct KeptFloat32 {
   std::string values, why;
 };
+// An attention mask clamped into the reduced type's range (ir/passes/attention_mask_clamp.h).
+struct ClampedMaskEntry {
+  std::string value;
+  double lowest = 0, clamped_to = 0;
+  int64_t readers = 0;
+};
 struct ReportPrecision {
   ir::Precision mode = ir::Precision::kFloat32;
   std::string products;  // what the mode computes, in words
@@ -117,7 +123,8 @@ struct ReportPrecision {
   std::string inputs;             // what the measurement ran on
   double max_rel_error_gate = 0;  // --max-rel-error or the mode's default; 0: none
   std::vector<PrecisionOutput> outputs;
-  std::vector<KeptFloat32> kept;  // what keeps float32, and why (docs/precision.md)
+  std::vector<KeptFloat32> kept;                // what keeps float32, and why (docs/precision.md)
+  std::vector<ClampedMaskEntry> clamped_masks;  // bf16/fp16
   // False when an output's max_rel_error exceeds the gate or it has nonfinite values.
   bool passed() const {
     for (const PrecisionOutput& output : outputs) {

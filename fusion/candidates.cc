@@ -21,6 +21,7 @@
 #include "fusion/epilogue.h"
 #include "fusion/fusion_policy.h"
 #include "ir/core/analysis.h"
+#include "ir/core/dtype.h"
 #include "ir/core/op_registry.h"
 #include "ir/core/windowed_reachability.h"
 
@@ -668,12 +669,50 @@ class CandidateGenerator {
       fusion.assign(current.begin(), split);
       fusion.push_back(extension);
       fusion.insert(fusion.end(), split, current.end());
-      Memo& memo = evaluate(fusion, PatternSource::kExploratory, -1, /*convex_known=*/false);
-      if (memo.explored) continue;  // every set is expanded once, whichever seed reaches it
-      memo.explored = true;
-      ++patterns_this_seed_;
-      if (memo.outcome == Outcome::kNonConvex || memo.outcome == Outcome::kInfeasible) continue;
-      explore(fusion);
+      NodeSet with_casts = fusion;
+      absorb_float_casts(extension, with_casts);
+      if (with_casts.size() != fusion.size() &&
+          static_cast<int>(with_casts.size()) <= options_.max_pattern_size) {
+        // First the set with its extension's conversions (free in the budget: the
+        // float32 graph has no such step), then the set itself.
+        const int budget = patterns_this_seed_;
+        try_extension(with_casts);
+        patterns_this_seed_ = budget;
+      }
+      try_extension(fusion);
+    }
+  }
+
+  // Evaluates `fusion` and expands it when it is new, convex and feasible.
+  void try_extension(const NodeSet& fusion) {
+    Memo& memo = evaluate(fusion, PatternSource::kExploratory, -1, /*convex_known=*/false);
+    if (memo.explored) return;  // every set is expanded once, whichever seed reaches it
+    memo.explored = true;
+    ++patterns_this_seed_;
+    if (memo.outcome == Outcome::kNonConvex || memo.outcome == Outcome::kInfeasible) return;
+    explore(fusion);
+  }
+
+  // A Cast between float types is a conversion in registers wherever it fuses: the
+  // --precision bf16/fp16 rewrite puts one on each edge between a float32 node and a
+  // reduced one (ir/passes/reduced_precision.h). So the explorable float Casts that
+  // `extension` reads or that read it join `fusion` (sorted) in the same step: the
+  // search then takes the steps it takes on the float32 graph, instead of spending its
+  // per-seed budget on sets that differ by a conversion.
+  void absorb_float_casts(NodeId extension, NodeSet& fusion) const {
+    auto float_cast = [&](NodeId id) {
+      const ir::Node& node = graph_.node(id);
+      return explorable_[static_cast<size_t>(id)] && node.op_type == "Cast" &&
+             node.domain.empty() && node.inputs.size() == 1 && node.outputs.size() == 1 &&
+             ir::dtype_is_float(graph_.value(node.inputs[0]).type.dtype) &&
+             ir::dtype_is_float(graph_.value(node.outputs[0]).type.dtype);
+    };
+    for (const std::vector<std::vector<NodeId>>* neighbours_of : {&successors_, &predecessors_}) {
+      for (NodeId id : (*neighbours_of)[static_cast<size_t>(extension)]) {
+        if (!float_cast(id)) continue;
+        auto at = std::lower_bound(fusion.begin(), fusion.end(), id);
+        if (at == fusion.end() || *at != id) fusion.insert(at, id);
+      }
     }
   }
 

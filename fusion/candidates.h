@@ -17,7 +17,10 @@
 //    results, up to max_pattern_size nodes and max_patterns_per_seed new node sets
 //    per seed. Visited node sets are memoized across seeds (each set is explored
 //    once). An infeasible pattern is not expanded further (more nodes do not make a
-//    kernel feasible again).
+//    kernel feasible again). A neighbour with Casts between float types beside it
+//    (the edges --precision bf16/fp16 converts, ir/passes/reduced_precision.h) is
+//    first added with those Casts, outside the per-seed count, then alone: a
+//    conversion fuses for free, and the search reaches what it reaches on float32.
 // 3. Packing. Units are the patterns found so far and single launching
 //    non-partition nodes, each "small": its largest tensor has fewer elements than
 //    half a wave (sm_count * max_threads_per_sm / 2), so two of them share one

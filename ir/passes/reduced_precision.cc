@@ -62,6 +62,9 @@ const std::map<std::string_view, std::vector<int>>& conversion_rules() {
       {"Where", {1, 2}},
       {"Identity", {0}},
       {"Dropout", {0}},
+      // An integer or bool tensor cast to float32 (a mask, positions) is cast to the
+      // reduced type instead; its input is read as it is.
+      {"Cast", {}},
       // Data movement.
       {"Reshape", {0}},
       {"Transpose", {0}},
@@ -166,6 +169,10 @@ class Rewriter {
       }
       return node.op_type + " has no reduced-precision rule: it keeps float32";
     }
+    if (node.op_type == "Cast" && !node.inputs.empty() &&
+        dtype_is_float(graph_.value(node.inputs[0]).type.dtype)) {
+      return "a Cast from a float type to float32: the model asks for float32";
+    }
     const bool fp16 = options_.reduced == DType::kFloat16;
     if (fp16 && !core && float16_range_op(node.op_type)) {
       return node.op_type + " under fp16: its results leave float16's range easily";
@@ -264,6 +271,10 @@ class Rewriter {
       graph_.set_input(id, static_cast<int32_t>(slot), reduced_input(input));
     }
     ++result_.converted_nodes;
+    if (graph_.node(id).op_type == "Cast") {
+      graph_.node(id).set_attribute(
+          Attribute::make_int("to", static_cast<int64_t>(options_.reduced)));
+    }
     const std::vector<ValueId> outputs = graph_.node(id).outputs;
     for (size_t slot = 0; slot < outputs.size(); ++slot) {
       const ValueId output = outputs[slot];

@@ -162,6 +162,33 @@ TEST(ReducedPrecisionTest, ReducedIoGivesGraphInputsAndOutputsTheReducedType) {
   EXPECT_TRUE(verify(fp16).is_ok());
 }
 
+// A Cast of an integer tensor to float32 (a mask) casts to the reduced type instead; a
+// Cast from a float type to float32 is what the model asks for and keeps float32.
+TEST(ReducedPrecisionTest, CastsFromIntegersTakeTheReducedType) {
+  Result<Model> parsed_model = parse_model(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "g" (%ids: i64[2,3], %h: f16[2,3]) {
+  %c: f32[2,3] = Cast(%ids) {name="mask", to=1}
+  %f: f32[2,3] = Cast(%h) {name="widen", to=1}
+  %y: f32[2,3] = Mul(%c, %f) {name="mul"}
+  return %y
+}
+)",
+                                           "casts");
+  ASSERT_TRUE(parsed_model.is_ok()) << parsed_model.status().message();
+  Model model = std::move(parsed_model).value();
+  ReducedPrecisionOptions options;
+  options.reduced = DType::kBFloat16;
+  Result<ReducedPrecisionResult> result = reduce_precision(model, options);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  ASSERT_TRUE(verify(model).is_ok()) << verify(model).message();
+  EXPECT_EQ(dtype_of(model, "c"), DType::kBFloat16);
+  EXPECT_EQ(producer_of(model, "c").int_attribute("to", -1),
+            static_cast<int64_t>(DType::kBFloat16));
+  EXPECT_EQ(dtype_of(model, "f"), DType::kFloat32);
+  EXPECT_NE(kept_of(*result).at("f").find("a Cast from a float type"), std::string::npos);
+}
+
 // Values too small for float16's normal numbers keep float32 (they would be subnormal or
 // flushed), an all-zero one is converted (zero is exact), and bfloat16, with float32's
 // exponent range, converts both.
