@@ -153,13 +153,13 @@ std::string products_text(ir::Precision mode, bool reduced_io) {
     case ir::Precision::kTf32:
       return "float32 GEMM and dense Conv operands rounded to TF32 (10-bit mantissa, ties "
              "away), float32 accumulation: TF32 tensor cores in cuBLASLt "
-             "(CUBLAS_COMPUTE_32F_FAST_TF32), cuDNN (tensor-op math) and the tiled MatMul "
-             "composition (mma.sync m16n8k8); generated CUDA-core GEMMs multiply the same "
-             "rounded operands";
+             "(CUBLAS_COMPUTE_32F_FAST_TF32), cuDNN (tensor-op math), the tiled MatMul "
+             "composition and large stage GEMMs (mma.sync m16n8k8); generated CUDA-core "
+             "GEMMs multiply the same rounded operands";
     case ir::Precision::kFloat32x3:
-      return "float32 accuracy on TF32 tensor cores in the tiled MatMul composition (each "
-             "operand split into two TF32 parts, three mma.sync per step); cuBLASLt, cuDNN and "
-             "generated CUDA-core GEMMs compute strict float32";
+      return "float32 accuracy on TF32 tensor cores in the tiled MatMul composition and "
+             "large stage GEMMs (each operand split into two TF32 parts, three mma.sync per "
+             "step); cuBLASLt, cuDNN and generated CUDA-core GEMMs compute strict float32";
     case ir::Precision::kBFloat16:
     case ir::Precision::kFloat16:
       return std::string("activations and weights stored as ") +

@@ -1,14 +1,17 @@
 // GEMMs in the generated CUDA (see kernel_writer.h): the per-thread body of a
 // fine-grained MatMul or Gemm output element (thread composition over k), and the
 // block composition of a group's one (batched) MatMul with A and B tiles in shared
-// memory and a same-index epilogue (schedule.h, 2b.). Products accumulate in the
+// memory and a same-index epilogue (schedule.h, 2b.), and a stage's MatMul a warp per
+// output element or, on tensor cores, a warp per 16 x 8 piece. Products accumulate in the
 // output's compute type (float for float32), as cuBLAS does.
 #include <algorithm>
 #include <sstream>
 
+#include "emit/compositions/tiled_gemm/tiled_gemm_plan.h"
 #include "emit/cuda_text.h"
 #include "emit/kernel_writer.h"
 #include "ir/core/gemm_shape.h"
+#include "ir/core/precision.h"
 
 namespace stitch::emit {
 
@@ -105,6 +108,120 @@ Result<std::string> KernelWriter::lane_gemm_code(ir::ValueId id, const std::stri
     code += in_ + "if (lane == 0) {\n" + in_ + "  " + target_array(id) +
             "[i] = " + store(dtype(id), "a") + ";\n" + epilogues + in_ + "}\n";
   }
+  return code + indent + "}\n";
+}
+
+// A stage writing MatMul `id` on tensor cores a warp per 16 x 8 piece of the product
+// (ValueSchedule::warp_mma): per k step each lane reads its fragment elements of A and
+// B through their accessors (PTX's layouts, stitch_prelude.cuh; zeros past m, n and
+// k), converts them to the precision's operands and issues mma.sync; then it writes its
+// four elements (and their same-index epilogues).
+Result<std::string> KernelWriter::warp_mma_code(ir::ValueId id, const std::string& indent) {
+  const ir::Node& node = graph_.node(graph_.value(id).producer);
+  std::string why_not;
+  const std::optional<ir::GemmShape> shape = ir::gemm_shape(graph_, node, &why_not);
+  if (gemm_form(node) != GemmForm::kMatMul || !shape) {
+    return Status::internal("tensor-core pieces planned for " + node.display_name() +
+                            ", which is not a MatMul with a GEMM shape: " + why_not);
+  }
+  const ir::Precision precision = tiled_gemm_precision(dtype(id), schedule_.products);
+  if (!ir::uses_tensor_cores(precision) && !ir::reduces_storage(precision)) {
+    return Status::internal("tensor-core pieces planned for " + node.display_name() +
+                            " at fp32 products");
+  }
+  STITCH_ASSIGN_OR_RETURN(std::string a, accessor(node.inputs[0]));
+  STITCH_ASSIGN_OR_RETURN(std::string b, accessor(node.inputs[1]));
+  STITCH_RETURN_IF_ERROR(accessor(id).status());
+  const int64_t m = shape->m, n = shape->n, k = shape->k;
+  const int64_t pieces_m = (m + 15) / 16, pieces_n = (n + 7) / 8;
+  const int64_t pieces = shape->batch * pieces_m * pieces_n;
+  const bool half = ir::reduces_storage(precision);
+  const int64_t k_step = half ? 16 : 8;
+  const std::string in1 = indent + "  ", in2 = indent + "    ", in3 = indent + "      ";
+  std::string code = indent + "// " + std::string(ir::precision_name(precision)) +
+                     " on tensor cores: a warp per 16 x 8 piece, mma.sync m16n8k" + num(k_step) +
+                     "\n";
+  code += indent + "for (index_t piece = " + loop_start(pieces, /*per_warp=*/true) + "; piece < " +
+          num(pieces) + "; piece += threads / 32) {\n";
+  code += in1 + "const int lane = static_cast<int>(threadIdx.x % 32);\n";
+  code += in1 + "const int group = lane / 4, quad = lane % 4;\n";
+  code += in1 + "const index_t batch = piece / " + num(pieces_m * pieces_n) + ";\n";
+  code += in1 + "const index_t m0 = piece / " + num(pieces_n) + " % " + num(pieces_m) +
+          " * 16, n0 = piece % " + num(pieces_n) + " * 8;\n";
+  code += in1 + "const index_t a_base = (" +
+          broadcast_index(shape->batch_dims, shape->left_batch_dims, "batch") + ") * " +
+          num(m * k) + ";\n";
+  code += in1 + "const index_t b_base = (" +
+          broadcast_index(shape->batch_dims, shape->right_batch_dims, "batch") + ") * " +
+          num(k * n) + ";\n";
+  // A[row][col] and B[row][col] of the piece's operands, zero outside the product.
+  auto a_at = [&](const std::string& row, const std::string& col) {
+    return "(" + row + " < " + num(m) + " && " + col + " < " + num(k) + " ? static_cast<float>(" +
+           a + "(a_base + (" + row + ") * " + num(k) + " + " + col + ")) : 0.0f)";
+  };
+  auto b_at = [&](const std::string& row, const std::string& col) {
+    return "(" + row + " < " + num(k) + " && " + col + " < " + num(n) + " ? static_cast<float>(" +
+           b + "(b_base + (" + row + ") * " + num(n) + " + " + col + ")) : 0.0f)";
+  };
+  code += in1 + "float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n";
+  code += in1 + "for (index_t kk = 0; kk < " + num(k) + "; kk += " + num(k_step) + ") {\n";
+  if (half) {
+    // a[r] = A[group + 8 (r & 1)][kk + 2 quad + 8 (r >> 1) + {0, 1}],
+    // b[r] = B[kk + 2 quad + 8 r + {0, 1}][n0 + group]
+    const std::string convert =
+        precision == ir::Precision::kBFloat16 ? "__float2bfloat16_rn" : "__float2half_rn";
+    code += in2 + "uint32_t a[4], b[2];\n";
+    code += in2 + "for (int r = 0; r < 4; ++r) {\n";
+    code +=
+        in3 + "const index_t row = m0 + group + 8 * (r & 1), col = kk + 2 * quad + 8 * (r >> 1);\n";
+    code += in3 + "a[r] = stitch_pack16(" + convert + "(" + a_at("row", "col") + "), " + convert +
+            "(" + a_at("row", "col + 1") + "));\n";
+    code += in2 + "}\n";
+    code += in2 + "for (int r = 0; r < 2; ++r) {\n";
+    code += in3 + "const index_t row = kk + 2 * quad + 8 * r, col = n0 + group;\n";
+    code += in3 + "b[r] = stitch_pack16(" + convert + "(" + b_at("row", "col") + "), " + convert +
+            "(" + b_at("row + 1", "col") + "));\n";
+    code += in2 + "}\n";
+    code += in2 +
+            (precision == ir::Precision::kBFloat16 ? "stitch_mma_m16n8k16_bf16"
+                                                   : "stitch_mma_m16n8k16_f16") +
+            "(acc, a, b);\n";
+  } else {
+    // a[r] = A[m0 + group + 8 (r & 1)][kk + quad + 4 (r >> 1)], b[r] = B[kk + quad + 4 r][n0 +
+    // group]
+    code += in2 + "float a_in[4], b_in[2];\n";
+    code += in2 + "for (int r = 0; r < 4; ++r) a_in[r] = " +
+            a_at("m0 + group + 8 * (r & 1)", "kk + quad + 4 * (r >> 1)") + ";\n";
+    code += in2 +
+            "for (int r = 0; r < 2; ++r) b_in[r] = " + b_at("kk + quad + 4 * r", "n0 + group") +
+            ";\n";
+    code += in2 + "uint32_t a[4], b[2];\n";
+    code += in2 + "for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
+    code += in2 + "for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
+    if (precision == ir::Precision::kFloat32x3) {
+      code += in2 + "uint32_t a_small[4], b_small[2];  // 3xTF32: the small parts first\n";
+      code += in2 +
+              "for (int r = 0; r < 4; ++r) a_small[r] = stitch_tf32(a_in[r] - "
+              "stitch_tf32_value(a[r]));\n";
+      code += in2 +
+              "for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
+              "stitch_tf32_value(b[r]));\n";
+      code += in2 + "stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
+      code += in2 + "stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
+    }
+    code += in2 + "stitch_mma_m16n8k8_tf32(acc, a, b);\n";
+  }
+  code += in1 + "}\n";
+  const std::string ct = compute_type(dtype(id));
+  code +=
+      in1 + "for (int r = 0; r < 4; ++r) {  // D[m0 + group + 8 (r >> 1)][n0 + 2 quad + (r & 1)]\n";
+  code += in2 + "const index_t row = m0 + group + 8 * (r >> 1), col = n0 + 2 * quad + (r & 1);\n";
+  code += in2 + "if (row >= " + num(m) + " || col >= " + num(n) + ") continue;\n";
+  code += in2 + "const index_t i = (batch * " + num(m) + " + row) * " + num(n) + " + col;\n";
+  code += in2 + target_array(id) + "[i] = " + store(dtype(id), "static_cast<" + ct + ">(acc[r])") +
+          ";\n";
+  STITCH_ASSIGN_OR_RETURN(std::string epilogues, epilogue_writes(id, in2));
+  code += epilogues + in1 + "}\n";
   return code + indent + "}\n";
 }
 

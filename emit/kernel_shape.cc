@@ -97,7 +97,12 @@ void charge_gemms(const ChargeContext& context, cost_model::KernelShape* shape) 
   for (ir::NodeId id : context.schedule.boundary.ordered_nodes) {
     const std::optional<double> macs = gemm_macs(context.graph, id);
     if (!macs) continue;
-    (id == tiled ? shape->tiled_gemm_macs : shape->thread_gemm_macs) += *macs;
+    // A stage's tensor-core pieces (warp_mma) issue the tiled loop's mma per k step.
+    const ir::Node& node = context.graph.node(id);
+    const auto value = node.outputs.empty() ? context.schedule.values.end()
+                                            : context.schedule.values.find(node.outputs[0]);
+    const bool pieces = value != context.schedule.values.end() && value->second.warp_mma;
+    (id == tiled || pieces ? shape->tiled_gemm_macs : shape->thread_gemm_macs) += *macs;
   }
 }
 

@@ -290,6 +290,10 @@ Result<std::string> KernelWriter::stage_code(ir::ValueId id, const std::string& 
   std::string code = indent + "// " + comment_name(node) + " -> " +
                      ir::to_string(graph_.value(id).type) +
                      (value.storage == Storage::kWorkspace ? " (workspace)" : " (output)") + "\n";
+  if (value.warp_mma) {
+    STITCH_ASSIGN_OR_RETURN(std::string pieces, warp_mma_code(id, indent));
+    return code + pieces;
+  }
   if (value.lanes_over_k) {
     STITCH_ASSIGN_OR_RETURN(std::string lanes, lane_gemm_code(id, indent));
     return code + lanes;

@@ -106,6 +106,7 @@ class KernelWriter {
   // gemm_emitter.cc.
   Result<std::string> gemm_body(const ir::Node& node, bool lanes = false);
   Result<std::string> lane_gemm_code(ir::ValueId id, const std::string& indent);
+  Result<std::string> warp_mma_code(ir::ValueId id, const std::string& indent);
   // A loop of the block's threads filling a shared tile: `slot` = `value` for each of
   // `elements` e (after `index`), several loads in flight per thread.
   std::string tile_load_loop(const std::string& slot, int64_t elements, const std::string& index,

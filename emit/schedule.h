@@ -166,12 +166,19 @@ struct ValueSchedule {
   // unrolled RNN's [4, 64] x [64, 64] steps measured 2.8x slower on an H100 that way
   // (docs/benchmarks.md).
   bool lanes_over_k = false;
+  // A MatMul of the thread, packing or global composition computed on tensor cores, a
+  // warp per 16 x 8 piece of the product (mma.sync; --precision tf32, fp32x3, bf16, fp16:
+  // its products are the tensor cores' there, tiled_gemm_precision), where m >= 16,
+  // n >= 8 and k has a whole step (8, 16 for the half types) and a warp per output
+  // (lanes_over_k) does not fit one wave: each lane reads its fragment elements through
+  // the operands' accessors. Replaces the thread per output.
+  bool warp_mma = false;
   // A written value computed at its own index from one MatMul computed a warp per
-  // output element (lanes_over_k; a bias add, an activation), whose other inputs are
-  // materialized in earlier stages: lane 0 writes it right after the MatMul's element
-  // (reading that back from its storage), in the MatMul's stage instead of one grid
-  // barrier later (resnet's classifier: 3 stages -> 2). Not in groups holding an
-  // attention core's P x V (plan_levels says why). kNoId otherwise.
+  // output element or piece (lanes_over_k, warp_mma; a bias add, an activation), whose other inputs
+  // are materialized in earlier stages: lane 0 writes it right after the MatMul's element (reading
+  // that back from its storage), in the MatMul's stage instead of one grid barrier later (resnet's
+  // classifier: 3 stages -> 2). Not in groups holding an attention core's P x V (plan_levels says
+  // why). kNoId otherwise.
   ir::ValueId epilogue_of = ir::kNoId;
   // Sliced: a warp (more than 32 partials) or a thread combines an output's partials.
   bool warp_combine() const { return slices > 32; }

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "emit/op_lowering.h"
+#include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
 
 namespace stitch::emit {
@@ -60,6 +62,11 @@ void place_written_value(const ir::Graph& graph, ir::ValueId id, bool group_outp
 int64_t stage_threads(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value) {
   const int64_t outputs = elements_of(graph, id);
   if (value.lanes_over_k) return 32 * outputs;
+  if (value.warp_mma) {  // 32 per 16 x 8 piece
+    const std::optional<ir::GemmShape> gemm =
+        ir::gemm_shape(graph, graph.node(graph.value(id).producer));
+    if (gemm) return 32 * gemm->batch * ((gemm->m + 15) / 16) * ((gemm->n + 7) / 8);
+  }
   switch (value.mapping) {
     case ReductionMapping::kThread:
       return outputs;

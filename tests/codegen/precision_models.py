@@ -49,6 +49,18 @@ def emulate(args, out):
     return stitchopt(args, "run", out, "--cpu", "--emulate", timeout=900)
 
 
+def compiled_sources(args, check, label, path, out, *flags):
+    """`stitchopt PATH -o OUT -q FLAGS...`, checked; every .cu of OUT/kernels as one
+    string, or None when the compile failed."""
+    proc = stitchopt(args, path, "-o", out, "-q", *flags)
+    check(f"{label}: compiles", proc.returncode == 0, proc.stderr)
+    if proc.returncode != 0:
+        return None
+    kernels = os.path.join(out, "kernels")
+    return "".join(open(os.path.join(kernels, n)).read()
+                   for n in os.listdir(kernels) if n.endswith(".cu"))
+
+
 def odd_shapes(args, work, check, mma_dirs):
     """A batched MatMul whose m, n and k fit no tensor-core piece ([3, 20, 10] x [10, 12],
     a bias and ReLU after it): the tiles pad rows to 16, columns to 8 and k to 16 with
@@ -76,19 +88,80 @@ def odd_shapes(args, work, check, mma_dirs):
                                    ("fp16", "stitch_mma_m16n8k16_f16(acc")):
         gate = GATES[precision]
         out = os.path.join(work, f"odd_gemm_{precision}")
-        proc = stitchopt(args, path, "-o", out, "--precision", precision, "-q")
-        check(f"odd_gemm {precision}: compiles", proc.returncode == 0, proc.stderr)
-        if proc.returncode != 0:
+        sources = compiled_sources(args, check, f"odd_gemm {precision}", path, out,
+                                   "--precision", precision)
+        if sources is None:
             continue
         kernels = os.path.join(out, "kernels")
-        sources = "".join(open(os.path.join(kernels, n)).read()
-                          for n in os.listdir(kernels) if n.endswith(".cu"))
         check(f"odd_gemm {precision}: the MatMul runs on tensor cores in padded tiles",
               instruction in sources and "% 16 < 10" in sources, sources[:3000])
         mma_dirs.append(kernels)
         proc = emulate(args, out)
         check(f"odd_gemm {precision}: emulated kernel matches float32 within {gate:g}",
               proc.returncode == 0, proc.stdout + proc.stderr)
+
+
+def stage_gemms(args, work, check, mma_dirs):
+    """A GRU step's gates (x [20, 36] and h [20, 60] each times two weights, sigmoid and
+    tanh, their product times [60, 44]) for an H100 MIG 1g slice (16 SMs: the h100
+    profile with sm_count 16): the planner puts the four gate MatMuls in one kernel's
+    stage, 1200 outputs each, more than a warp per output fits in the slice's wave, and
+    at each tensor-core precision each runs a warp per 16 x 8 piece on mma.sync (20
+    rows leave a partial piece, k 36 a partial step: zeros); the emulated kernels match
+    within the gate."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(9)
+
+    def weight(name, shape):
+        return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+    nodes = []
+    for gate, activation in (("z", "Sigmoid"), ("n", "Tanh")):
+        nodes += [helper.make_node("MatMul", ["x", f"w{gate}"], [f"x{gate}"]),
+                  helper.make_node("MatMul", ["h", f"u{gate}"], [f"h{gate}"]),
+                  helper.make_node("Add", [f"x{gate}", f"h{gate}"], [f"s{gate}"]),
+                  helper.make_node(activation, [f"s{gate}"], [gate])]
+    nodes += [helper.make_node("Mul", ["z", "n"], ["zn"]),
+              helper.make_node("MatMul", ["zn", "wo"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "stage_gemms",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [20, 36]),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, [20, 60])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [20, 44])],
+        [weight("wz", (36, 60)), weight("uz", (60, 60)), weight("wn", (36, 60)),
+         weight("un", (60, 60)), weight("wo", (60, 44))])
+    path = os.path.join(work, "stage_gemms.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    h100 = os.path.join(work, "stage_gemms_h100")
+    proc = stitchopt(args, path, "-o", h100, "-q", "--no-codegen")
+    check("stage_gemms: compiles for the h100 profile", proc.returncode == 0, proc.stderr)
+    if proc.returncode != 0:
+        return
+    with open(os.path.join(h100, "device.json")) as f:
+        profile = json.load(f)
+    profile.update(name="h100-mig-1g", sm_count=16, note="an H100 MIG 1g slice: 16 SMs")
+    device = os.path.join(work, "h100_mig_1g.json")
+    with open(device, "w") as f:
+        json.dump(profile, f)
+    for precision, instruction in (("tf32", "stitch_mma_m16n8k8_tf32(acc"),
+                                   ("fp32x3", "stitch_mma_m16n8k8_tf32(acc, a_small"),
+                                   ("bf16", "stitch_mma_m16n8k16_bf16(acc"),
+                                   ("fp16", "stitch_mma_m16n8k16_f16(acc")):
+        out = os.path.join(work, f"stage_gemms_{precision}")
+        sources = compiled_sources(args, check, f"stage_gemms {precision}", path, out,
+                                   "--precision", precision, "--device", device)
+        if sources is None:
+            continue
+        kernels = os.path.join(out, "kernels")
+        check(f"stage_gemms {precision}: the four gate MatMuls a warp per tensor-core piece",
+              sources.count("a warp per 16 x 8 piece") == 4 and instruction in sources,
+              sources[:4000])
+        mma_dirs.append(kernels)
+        proc = emulate(args, out)
+        check(f"stage_gemms {precision}: emulated kernels match within {GATES[precision]:g}",
+              proc.returncode == 0 and "outputs match the reference" in proc.stdout,
+              proc.stdout + proc.stderr)
 
 
 def elementwise_model(work, name, nodes, scalars):
@@ -249,6 +322,13 @@ def float16_underflow(args, work, check):
               underflow == (precision == "fp16"), proc.stderr + json.dumps(section, indent=1))
 
 
+def nvcc_dirs(mma_dirs):
+    """The kernel directories nvcc compiles: the odd shapes' four, the stage GEMMs' tf32
+    and bf16 ones, and the first model's."""
+    picked = ("odd_gemm", "stage_gemms_tf32", "stage_gemms_bf16")
+    return [d for d in mma_dirs if any(name in d for name in picked)] + mma_dirs[:1]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--stitchopt", required=True)
@@ -307,6 +387,7 @@ def main():
                       f"exit {gated.returncode}: {gated.stderr}")
     check("the tiled MatMul composition ran on tensor cores in some model", bool(mma_dirs))
     odd_shapes(args, work, check, mma_dirs)
+    stage_gemms(args, work, check, mma_dirs)
     float16_overflow(args, work, check)
     float16_underflow(args, work, check)
     reduced_io(args, work, check)
@@ -316,9 +397,9 @@ def main():
         check("fp32 (the default) writes no stitchopt.precision metadata",
               proc.returncode == 0 and b"stitchopt.precision" not in f.read())
     if args.nvcc and mma_dirs:
-        # One kernel directory per precision (the odd shapes' four, and a model's).
-        compile_kernel_dirs([d for d in mma_dirs if "odd_gemm" in d] + mma_dirs[:1],
-                            args.nvrtc_check, failures)
+        # One kernel directory per precision (the odd shapes' four, the stage GEMMs' tf32 and
+        # bf16 ones, and a model's).
+        compile_kernel_dirs(nvcc_dirs(mma_dirs), args.nvrtc_check, failures)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:

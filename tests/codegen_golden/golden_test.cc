@@ -415,6 +415,29 @@ TEST(CodegenGolden, BatchedGemmOnTensorCores) {
   EXPECT_LT(cu3.find("a_small, b);"), cu3.find("acc, a, b);")) << "small parts first";
 }
 
+// Two MatMuls in one global kernel, each with more outputs than a warp per output fits
+// in one wave: at fp32 a thread per output; at tf32 each stage computes its MatMul a
+// warp per 16 x 8 piece with mma.sync m16n8k8 (m 300, n 36 and 30, k 36: partial
+// pieces and a partial k step read zeros).
+TEST(CodegenGolden, StageMatMulsOnTensorCores) {
+  EmittedKernel plain = emit_golden_case("gemm_chain");
+  EXPECT_EQ(plain.source.find("stitch_mma"), std::string::npos);
+  ScheduleOptions tf32;
+  tf32.precision = ir::Precision::kTf32;
+  EmittedKernel kernel = emit_golden_case("gemm_chain", tf32, "gemm_chain_tf32");
+  EXPECT_EQ(kernel.composition, plain.composition);
+  const std::string& cu = kernel.source;
+  size_t pieces = 0;
+  for (size_t at = cu.find("a warp per 16 x 8 piece"); at != std::string::npos;
+       at = cu.find("a warp per 16 x 8 piece", at + 1)) {
+    ++pieces;
+  }
+  EXPECT_EQ(pieces, 2u) << cu;
+  EXPECT_NE(cu.find("piece < 95;"), std::string::npos) << "19 x 5 pieces of the first";
+  EXPECT_NE(cu.find("piece < 76;"), std::string::npos) << "19 x 4 pieces of the second";
+  EXPECT_NE(cu.find("kk < 36; kk += 8"), std::string::npos);
+}
+
 // --precision bf16: the rewritten model's bfloat16 MatMul on tensor cores with
 // mma.sync m16n8k16 (k 40 padded to 48, M 24 and N 24 to whole 16 x 8 pieces); at fp32 the
 // same bfloat16 MatMul keeps its CUDA-core loop.

@@ -18,7 +18,8 @@ namespace stitch::emit {
 // each term one read of every operand, an operand computed inline reading what its
 // expression reads (a LayerNorm's normalized row read by the next GEMM: its input, the
 // mean, the variance, the scale and the shift): k terms for a thread per GEMM output,
-// k / 32 for a warp per output (lanes_over_k), the reduced elements for a thread per
+// k / 32 for a warp per output (lanes_over_k), k / 2 of A's and k / 4 of B's for a
+// warp per tensor-core piece (warp_mma), the reduced elements for a thread per
 // reduction output, their share for a warp's lane; at least one item's worth. The
 // stages follow one another across the grid barriers, as the emulation's critical
 // path sums them.
@@ -42,10 +43,21 @@ void charge_stage_loops(const ChargeContext& context, cost_model::KernelShape* s
     if (kind == ir::OpKind::kGemm) {
       const std::optional<ir::GemmShape> gemm = ir::gemm_shape(graph, node);
       if (!gemm || node.inputs.size() < 2) continue;
-      const double terms = v.lanes_over_k ? std::ceil(static_cast<double>(gemm->k) / 32.0)
-                                          : static_cast<double>(gemm->k);
-      loads =
-          terms * (element_reads(context, node.inputs[0]) + element_reads(context, node.inputs[1]));
+      const double a_reads = element_reads(context, node.inputs[0]);
+      const double b_reads = element_reads(context, node.inputs[1]);
+      if (v.warp_mma) {
+        // Per k step a lane reads 4 elements of A and 2 of B (8 and 4 for the half
+        // types' step of 16).
+        const ir::DType type = graph.value(node.outputs[0]).type.dtype;
+        const bool half = type == ir::DType::kFloat16 || type == ir::DType::kBFloat16;
+        const double step = half ? 16.0 : 8.0;
+        loads =
+            std::ceil(static_cast<double>(gemm->k) / step) * (step / 2) * (a_reads + b_reads / 2);
+      } else {
+        const double terms = v.lanes_over_k ? std::ceil(static_cast<double>(gemm->k) / 32.0)
+                                            : static_cast<double>(gemm->k);
+        loads = terms * (a_reads + b_reads);
+      }
     } else if (v.mapping == ReductionMapping::kThread || v.mapping == ReductionMapping::kWarp) {
       // (A thread-mapped reduction keeps v.reduced at 1: its elements per output.)
       const int64_t outputs = std::max<int64_t>(elements_of(graph, node.outputs[0]), 1);
