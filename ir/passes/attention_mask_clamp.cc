@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -49,15 +51,18 @@ class MaskClamper {
   // or not a mask (float32 with only negative values out of range).
   std::optional<ValueId> clamped_of(ValueId mask) {
     if (auto found = index_.find(mask); found != index_.end()) return found->second.second;
-    const Value& value = graph_.value(mask);
-    if (value.type.dtype != DType::kFloat32) return std::nullopt;
+    // Copies: adding values below may move the graph's value table.
+    const std::string name = graph_.value(mask).name;
+    const TensorType type = graph_.value(mask).type;
+    const std::shared_ptr<const Tensor> constant = graph_.value(mask).constant;
+    if (type.dtype != DType::kFloat32) return std::nullopt;
     const double to = -limit_ / 2;
     ClampedMask clamp;
-    clamp.value = value.name;
+    clamp.value = name;
     clamp.clamped_to = to;
     ValueId clamped = kNoId;
-    if (value.constant != nullptr) {
-      const Tensor& tensor = *value.constant;
+    if (constant != nullptr) {
+      const Tensor& tensor = *constant;
       std::vector<double> values(static_cast<size_t>(tensor.num_elements()));
       double lowest = 0;
       for (int64_t i = 0; i < tensor.num_elements(); ++i) {
@@ -68,7 +73,7 @@ class MaskClamper {
       }
       if (!(lowest < -limit_)) return std::nullopt;
       clamp.lowest = lowest;
-      clamped = graph_.add_initializer(graph_.unique_value_name(value.name + "_clamped"),
+      clamped = graph_.add_initializer(graph_.unique_value_name(name + "_clamped"),
                                        Tensor::from_doubles(DType::kFloat32, tensor.dims, values));
     } else {
       auto abs = options_.max_abs.find(mask);
@@ -82,9 +87,9 @@ class MaskClamper {
         clamped = *scaled;
       } else {
         const ValueId bound =
-            graph_.add_initializer(graph_.unique_value_name(value.name + "_bound"),
+            graph_.add_initializer(graph_.unique_value_name(name + "_bound"),
                                    Tensor::from_doubles(DType::kFloat32, {}, {to}));
-        clamped = graph_.add_value(graph_.unique_value_name(value.name + "_clamped"), value.type);
+        clamped = graph_.add_value(graph_.unique_value_name(name + "_clamped"), type);
         graph_.add_node("Max", {mask, bound}, {clamped}, "", graph_.value(clamped).name);
       }
     }
@@ -102,22 +107,24 @@ class MaskClamper {
   std::optional<ValueId> scale_clamped(ValueId mask, double to) {
     const Value& value = graph_.value(mask);
     if (value.producer == kNoId || value.is_graph_output) return std::nullopt;
-    const Node& producer = graph_.node(value.producer);
-    if (producer.op_type != "Mul" || producer.inputs.size() != 2) return std::nullopt;
+    const NodeId producer = value.producer;
+    const Node& mul = graph_.node(producer);
+    if (mul.op_type != "Mul" || mul.inputs.size() != 2) return std::nullopt;
     for (const Use& use : value.users) {
       if (!chain_ops_.count(use.node)) return std::nullopt;
     }
     for (int32_t slot = 0; slot < 2; ++slot) {
-      const Value& scale = graph_.value(producer.inputs[static_cast<size_t>(slot)]);
-      const Value& x = graph_.value(producer.inputs[static_cast<size_t>(1 - slot)]);
+      const Value& scale = graph_.value(mul.inputs[static_cast<size_t>(slot)]);
+      auto range = options_.max_abs.find(mul.inputs[static_cast<size_t>(1 - slot)]);
       if (scale.constant == nullptr || scale.constant->num_elements() != 1) continue;
-      auto range = options_.max_abs.find(x.id);
       if (range == options_.max_abs.end() || !(range->second <= 1)) continue;
       if (scale.type.dtype != DType::kFloat32 || !(scale.constant->float_at(0) < -limit_)) continue;
-      const ValueId clamped_scale =
-          graph_.add_initializer(graph_.unique_value_name(scale.name + "_clamped"),
-                                 Tensor::from_doubles(DType::kFloat32, scale.constant->dims, {to}));
-      graph_.set_input(value.producer, slot, clamped_scale);
+      // Copies first: adding the initializer may move the value table.
+      const std::string name = scale.name + "_clamped";
+      const std::vector<int64_t> dims = scale.constant->dims;
+      const ValueId clamped_scale = graph_.add_initializer(
+          graph_.unique_value_name(name), Tensor::from_doubles(DType::kFloat32, dims, {to}));
+      graph_.set_input(producer, slot, clamped_scale);
       return mask;
     }
     return std::nullopt;

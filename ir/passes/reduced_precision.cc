@@ -347,14 +347,15 @@ class Rewriter {
   // Cast to the reduced type under its name; one a converted node wrote already is.
   void reduce_graph_outputs() {
     for (ValueId id : std::vector<ValueId>(graph_.graph_outputs())) {
-      Value& value = graph_.value(id);
+      const Value& value = graph_.value(id);
       if (converted_.count(id) || value.producer == kNoId) continue;
       if (value.type.dtype != DType::kFloat32 || float32_of_.count(id)) continue;
       const NodeId producer = value.producer;
+      const std::string name = value.name + "_f32";
+      const TensorType type = value.type;  // copies: add_value may move the value table
       int32_t slot = 0;
       while (graph_.node(producer).outputs[static_cast<size_t>(slot)] != id) ++slot;
-      const ValueId float32 =
-          graph_.add_value(graph_.unique_value_name(value.name + "_f32"), value.type);
+      const ValueId float32 = graph_.add_value(graph_.unique_value_name(name), type);
       const std::vector<Use> users = graph_.value(id).users;
       for (const Use& use : users) graph_.set_input(use.node, use.slot, float32);
       graph_.set_output(producer, slot, float32);
