@@ -223,23 +223,28 @@ std::unique_ptr<fusion::CandidateTimer> emulated_timer(const CompileOptions& opt
   return driver::make_emulated_timer(std::move(timer));
 }
 
-// --inputs: each file's arrays, checked against the model's graph inputs (names, dtypes,
-// static shapes) before anything is compiled. Only --precision other than fp32 reads
-// them; --io-precision reduced needs bf16 or fp16 (checked here too).
-Result<driver::PrecisionSamples> read_precision_inputs(const CompileOptions& options,
-                                                       const ir::Graph& graph) {
-  driver::PrecisionSamples samples;
+// --inputs and --io-precision need a --precision that reads them: exit 2, not ignored.
+Status check_precision_options(const CompileOptions& options) {
   if (options.reduced_io && !ir::reduces_storage(options.schedule.precision)) {
     return Status::invalid_input(
         "--io-precision reduced: the graph inputs and outputs take --precision's reduced "
         "type; give --precision bf16 or fp16");
   }
-  if (options.precision_inputs.empty()) return samples;
-  if (options.schedule.precision == ir::Precision::kFloat32) {
+  if (!options.precision_inputs.empty() && options.schedule.precision == ir::Precision::kFloat32) {
     return Status::invalid_input(
         "--inputs: the data --precision calibrates and measures its error on; --precision "
         "fp32 (the default) measures nothing: give --precision tf32, fp32x3, bf16 or fp16");
   }
+  return Status::ok();
+}
+
+// --inputs: each file's arrays, checked against the model's graph inputs (names, dtypes,
+// static shapes) before anything is compiled, after check_precision_options.
+Result<driver::PrecisionSamples> read_precision_inputs(const CompileOptions& options,
+                                                       const ir::Graph& graph) {
+  STITCH_RETURN_IF_ERROR(check_precision_options(options));
+  driver::PrecisionSamples samples;
+  if (options.precision_inputs.empty()) return samples;
   const std::vector<runtime::StepTensor> inputs = runtime::graph_input_tensors(graph);
   for (const std::string& path : options.precision_inputs) {
     STITCH_ASSIGN_OR_RETURN(runtime::NamedTensors arrays, runtime::read_npz(path));

@@ -55,10 +55,11 @@ struct ErrorSums {
 std::vector<std::map<std::string, ir::Tensor>> feeds_of(const ir::Graph& graph,
                                                         const PrecisionSamples& samples) {
   if (samples.empty()) return {runtime::random_graph_inputs(graph, kPrecisionSeed)};
+  const std::vector<runtime::StepTensor> inputs = runtime::graph_input_tensors(graph);
   std::vector<std::map<std::string, ir::Tensor>> feeds;
   for (const PrecisionSample& sample : samples) {
     std::map<std::string, ir::Tensor>& feed = feeds.emplace_back();
-    for (const runtime::StepTensor& input : runtime::graph_input_tensors(graph)) {
+    for (const runtime::StepTensor& input : inputs) {
       feed.emplace(input.name, sample.inputs.at(input.name));
     }
   }
@@ -78,11 +79,11 @@ struct Ranges {
   void observe(ir::ValueId id, const ir::Tensor& tensor) {
     if (tensor.dtype != ir::DType::kFloat32) return;
     double& largest = max_abs[id];  // 0 when first seen; the largest over samples
-    auto [top, first] = max_value.try_emplace(id, -HUGE_VAL);
+    double& top = max_value.try_emplace(id, -HUGE_VAL).first->second;
     for (int64_t i = 0; i < tensor.num_elements(); ++i) {
       const double x = tensor.float_at(i);
       if (!(std::fabs(x) <= largest)) largest = std::fabs(x);
-      if (!(x <= top->second)) top->second = x;
+      if (!(x <= top)) top = x;
     }
   }
 };
@@ -97,8 +98,9 @@ Status calibrate(const ir::Model& model,
   calibration.observe = [&](ir::ValueId id, const ir::Tensor& tensor) {
     ranges.observe(id, tensor);
   };
+  const std::vector<runtime::StepTensor> inputs = runtime::graph_input_tensors(model.graph);
   for (size_t i = 0; i < feeds.size(); ++i) {
-    for (const runtime::StepTensor& input : runtime::graph_input_tensors(model.graph)) {
+    for (const runtime::StepTensor& input : inputs) {
       ranges.observe(input.value, feeds[i].at(input.name));
     }
     Result<std::map<std::string, ir::Tensor>> float32 =

@@ -195,21 +195,7 @@ Result<std::string> KernelWriter::warp_mma_code(ir::ValueId id, const std::strin
     code += in2 +
             "for (int r = 0; r < 2; ++r) b_in[r] = " + b_at("kk + quad + 4 * r", "n0 + group") +
             ";\n";
-    code += in2 + "uint32_t a[4], b[2];\n";
-    code += in2 + "for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
-    code += in2 + "for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
-    if (precision == ir::Precision::kFloat32x3) {
-      code += in2 + "uint32_t a_small[4], b_small[2];  // 3xTF32: the small parts first\n";
-      code += in2 +
-              "for (int r = 0; r < 4; ++r) a_small[r] = stitch_tf32(a_in[r] - "
-              "stitch_tf32_value(a[r]));\n";
-      code += in2 +
-              "for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
-              "stitch_tf32_value(b[r]));\n";
-      code += in2 + "stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
-      code += in2 + "stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
-    }
-    code += in2 + "stitch_mma_m16n8k8_tf32(acc, a, b);\n";
+    code += tf32_mma_step(precision == ir::Precision::kFloat32x3, in2);
   }
   code += in1 + "}\n";
   const std::string ct = compute_type(dtype(id));

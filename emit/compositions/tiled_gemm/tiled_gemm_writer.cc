@@ -47,6 +47,26 @@ std::string half_precision_steps(const TiledGemmPlan& tiled) {
 
 }  // namespace
 
+std::string tf32_mma_step(bool split, const std::string& indent) {
+  std::string code = indent + "uint32_t a[4], b[2];\n";
+  code += indent + "for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
+  code += indent + "for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
+  if (split) {
+    code +=
+        indent + "// 3xTF32: the small parts (x - tf32(x), rounded) against the big ones first\n";
+    code += indent + "uint32_t a_small[4], b_small[2];\n";
+    code += indent +
+            "for (int r = 0; r < 4; ++r) a_small[r] = stitch_tf32(a_in[r] - "
+            "stitch_tf32_value(a[r]));\n";
+    code += indent +
+            "for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
+            "stitch_tf32_value(b[r]));\n";
+    code += indent + "stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
+    code += indent + "stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
+  }
+  return code + indent + "stitch_mma_m16n8k8_tf32(acc, a, b);\n";
+}
+
 // The tile's product on tensor cores: each warp takes 16 x 8 pieces of the [tm, tn]
 // tile in turn; per k step of 8 every lane loads its fragment elements from the shared
 // tiles (PTX's m16n8k8 layouts, stitch_prelude.cuh), rounds them to TF32 (and, for
@@ -86,21 +106,7 @@ Result<std::string> Composition<TiledGemmPlan>::tensor_core_pieces(KernelWriter&
          << "a_frag[kk + " << 8 * as + 4 << "]};\n";
     code << "        const float b_in[2] = {b_frag[kk * " << bs << "], b_frag[(kk + 4) * " << bs
          << "]};\n";
-    code << "        uint32_t a[4], b[2];\n";
-    code << "        for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
-    code << "        for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
-    if (split) {
-      code << "        // 3xTF32: the small parts (x - tf32(x), rounded) against the big ones "
-              "first\n";
-      code << "        uint32_t a_small[4], b_small[2];\n";
-      code << "        for (int r = 0; r < 4; ++r) a_small[r] = stitch_tf32(a_in[r] - "
-              "stitch_tf32_value(a[r]));\n";
-      code << "        for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
-              "stitch_tf32_value(b[r]));\n";
-      code << "        stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
-      code << "        stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
-    }
-    code << "        stitch_mma_m16n8k8_tf32(acc, a, b);\n";
+    code << tf32_mma_step(split, "        ");
     code << "      }\n";
   }
   code << "      for (int r = 0; r < 4; ++r) {  // D[group + 8 (r >> 1)][2 quad + (r & 1)]\n";
