@@ -223,6 +223,34 @@ CASES = [
 ]
 
 
+# float32 cores under --precision tf32 / fp32x3: the TF32 tensor-core variant (mma
+# m16n8k8, three per step for fp32x3) where d and dv are multiples of 8, else the
+# CUDA-core one with TF32-rounded operands. (name, case, options, the instruction the
+# attention kernel must issue, or None for the CUDA-core variant.)
+TF32_CASES = [
+    ("tf32_causal", case_causal, ["--precision", "tf32"], "stitch_mma_m16n8k8_tf32"),
+    ("tf32_padding_mask", case_padding_mask, ["--precision", "tf32"], "stitch_mma_m16n8k8_tf32"),
+    ("tf32_broadcast_batch", case_broadcast_batch, ["--precision", "tf32"], "stitch_mma_m16n8k8_tf32"),
+    ("fp32x3_many_tiles", case_many_tiles, ["--precision", "fp32x3"], "a_small"),
+    # dv = 20 is no multiple of 8: CUDA cores.
+    ("tf32_cuda_cores", case_plain, ["--precision", "tf32"], None),
+]
+FLAGS = {name: flags for name, _, flags, _ in TF32_CASES}
+MMA = {name: instruction for name, _, _, instruction in TF32_CASES}
+CASES += [(name, make(), True) for name, make, _, _ in TF32_CASES]
+CASES.append(("tf32_head_split", case_head_split(), True, "o_t"))
+FLAGS["tf32_head_split"] = ["--precision", "tf32"]
+MMA["tf32_head_split"] = "stitch_mma_m16n8k8_tf32"
+
+
+def attention_source(out):
+    """The text of the generated .cu files of OUT that hold an attention kernel."""
+    directory = os.path.join(out, "kernels")
+    texts = [open(os.path.join(directory, f)).read() for f in sorted(os.listdir(directory))
+             if f.endswith(".cu")]
+    return "".join(t for t in texts if "// Attention " in t)
+
+
 def check(name, expected, kernels, out):
     expect_attention, merge = (tuple(expected) + (None,))[:2]
     compositions = [k["composition"] for k in kernels]
@@ -232,9 +260,16 @@ def check(name, expected, kernels, out):
     if merge and merge not in held:
         return [f"{name}: the attention kernel does not write its output through {merge} "
                 f"(it holds {held})"], ""
+    if name in MMA:
+        source = attention_source(out)
+        tf32 = "stitch_mma_m16n8k8_tf32" in source
+        if MMA[name] is None and tf32:
+            return [f"{name}: the attention kernel is on tensor cores, CUDA cores expected"], ""
+        if MMA[name] is not None and MMA[name] not in source:
+            return [f"{name}: the attention kernel does not issue {MMA[name]}"], ""
     templates = " ".join(k["template"] for k in kernels if k["composition"] == "attention")
     return [], f"{'+'.join(compositions):28s} {templates}"
 
 
 if __name__ == "__main__":
-    sys.exit(run_small_model_cases(CASES, check))
+    sys.exit(run_small_model_cases(CASES, check, FLAGS))

@@ -125,16 +125,16 @@ def small_model_parser():
     return parser
 
 
-def compile_small_model(stitchopt, model, work, name):
+def compile_small_model(stitchopt, model, work, name, flags=()):
     """Saves `model` as WORK/NAME.onnx and compiles it into WORK/NAME (replacing an earlier
-    output). Returns (out_dir, kernels): the codegen records of the fused groups and the
+    output), with the extra stitchopt options `flags`. Returns (out_dir, kernels): the codegen records of the fused groups and the
     single-op kernels; raises Failure when stitchopt fails or generates no kernel."""
     import onnx
     path = os.path.join(work, name + ".onnx")
     onnx.save(model, path)
     out = os.path.join(work, name)
-    proc = subprocess.run([stitchopt, path, "-o", out, "-q", "--force"], capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run([stitchopt, path, "-o", out, "-q", "--force", *flags], capture_output=True,
+                          text=True, timeout=300)
     if proc.returncode != 0:
         raise Failure(f"{name}: stitchopt exit {proc.returncode}: {proc.stdout}{proc.stderr}")
     with open(os.path.join(out, "report.json")) as f:
@@ -146,9 +146,9 @@ def compile_small_model(stitchopt, model, work, name):
 
 
 
-def run_small_model_cases(cases, check):
+def run_small_model_cases(cases, check, flags=None):
     """The small-model checks' main: for each (name, model, *expected) of `cases`,
-    compiles the model, calls check(name, expected, kernels) for the failures of its
+    compiles the model (with flags[name], extra stitchopt options, when given), calls check(name, expected, kernels) for the failures of its
     plan (a list of lines; the summary after PASS when empty, else the failures),
     runs it under `stitchopt run --emulate` against the reference, and with --nvcc
     compiles every kernel. Prints PASS/FAIL lines and returns the exit status."""
@@ -163,7 +163,8 @@ def run_small_model_cases(cases, check):
         kernel_dirs = []
         for name, model, *expected in cases:
             try:
-                out, kernels = compile_small_model(args.stitchopt, model, work, name)
+                out, kernels = compile_small_model(args.stitchopt, model, work, name,
+                                                   (flags or {}).get(name, ()))
             except Failure as failure:
                 failures.append(str(failure))
                 continue

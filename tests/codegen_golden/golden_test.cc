@@ -506,6 +506,50 @@ TEST(CodegenGolden, AttentionFloat16CausalOnTensorCores) {
   EXPECT_NE(kernel.source.find("stitch_mma_m16n8k16_f16(acc[c], a, b)"), std::string::npos);
 }
 
+// A float32 attention core under --precision tf32 on TF32 tensor cores: mma.sync
+// m16n8k8 for both products (d 32: four k steps; 20 query rows: two warps, the last
+// partial; 40 keys: a partial second key tile), float tiles with rows padded by 4, and
+// P's fragment read from the scores' accumulators with its k order permuted. Under
+// fp32x3 three mma per step, the small parts first; at fp32 the CUDA-core variant; and
+// a dv that is no multiple of 8 (attention_masked, dv 20) keeps CUDA cores at tf32.
+TEST(CodegenGolden, AttentionTf32OnTensorCores) {
+  // Emitted without a golden file of their own: the fp32 kernel and the CUDA-core tf32
+  // one are the variant attention_masked pins.
+  auto emit = [](const std::string& name, const ScheduleOptions& options) {
+    const fs::path path = golden_dir() / (name + ".ir");
+    Result<EmittedKernel> emitted = emit_all_nodes(read(path), path.string(), "k", options);
+    EXPECT_TRUE(emitted.is_ok()) << emitted.status().message();
+    return emitted.is_ok() ? std::move(emitted).value() : EmittedKernel{};
+  };
+  const EmittedKernel plain = emit("attention_tf32", {});
+  EXPECT_EQ(plain.composition, "attention");
+  EXPECT_EQ(plain.source.find("stitch_mma"), std::string::npos);
+  ScheduleOptions tf32;
+  tf32.precision = ir::Precision::kTf32;
+  EmittedKernel kernel = emit_golden_case("attention_tf32", tf32, "attention_tf32_tc");
+  EXPECT_EQ(kernel.composition, "attention");
+  EXPECT_EQ(kernel.launch.block, 2 * 32);
+  EXPECT_EQ(kernel.launch.grid, 2 * 2);
+  const std::string& cu = kernel.source;
+  EXPECT_NE(cu.find("stitch_mma_m16n8k8_tf32(s[nb], a, b);"), std::string::npos);
+  EXPECT_NE(cu.find("stitch_mma_m16n8k8_tf32(acc[c], a, b);"), std::string::npos);
+  EXPECT_NE(cu.find("{s[kb][0], s[kb][2], s[kb][1], s[kb][3]}"), std::string::npos);
+  EXPECT_NE(cu.find("[32, 32 + 4] keys"), std::string::npos);
+  EXPECT_EQ(cu.find("a_small"), std::string::npos);
+
+  ScheduleOptions x3;
+  x3.precision = ir::Precision::kFloat32x3;
+  EmittedKernel split = emit_golden_case("attention_tf32", x3, "attention_fp32x3_tc");
+  const std::string& cu3 = split.source;
+  EXPECT_NE(cu3.find("stitch_mma_m16n8k8_tf32(s[nb], a_small, b);"), std::string::npos);
+  EXPECT_NE(cu3.find("stitch_mma_m16n8k8_tf32(acc[c], a, b_small);"), std::string::npos);
+
+  const EmittedKernel odd = emit("attention_masked", tf32);
+  EXPECT_EQ(odd.composition, "attention");
+  EXPECT_EQ(odd.source.find("stitch_mma"), std::string::npos);
+  EXPECT_NE(odd.source.find("stitch_round_tf32"), std::string::npos);
+}
+
 TEST(CodegenGolden, UnsupportedOpNamesTheNode) {
   Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}

@@ -14,15 +14,19 @@
 #include "emit/compositions/composition.h"
 #include "ir/core/attention.h"
 #include "ir/core/graph.h"
+#include "ir/core/precision.h"
 
 namespace stitch::emit {
 
 struct AttentionPlan {
   ir::AttentionCore core;  // the match, stored: readers never match again
-  // float16/bfloat16 with head dims that fit the fragments: the tensor-core variant,
-  // a warp per 16 query rows, mma.sync m16n8k16 for both products, 16-bit tiles in the
-  // arena (rows padded by 8 elements).
+  // The tensor-core variant, where the head dims fit the fragments: a warp per 16
+  // query rows, mma.sync for both products. float16/bfloat16 cores: m16n8k16, 16-bit
+  // tiles in the arena (rows padded by 8 elements); float32 cores under --precision
+  // tf32 or fp32x3: m16n8k8 TF32 (three of them per step for fp32x3), float tiles
+  // (rows padded by 4). `products` says which (kFloat32 on CUDA cores).
   bool tensor_cores = false;
+  ir::Precision products = ir::Precision::kFloat32;
   int warps = 4;
   int rows_per_warp = 1;
   int64_t k_offset = 0, v_offset = 0;  // bytes into the arena
@@ -35,6 +39,11 @@ struct AttentionPlan {
   // batch x head: every block of a head reads all its keys and values).
   int64_t recompute = 1;
   int64_t tile_q() const { return static_cast<int64_t>(rows_per_warp) * warps; }
+  // The tensor-core variant's k per mma (8 at TF32, 16 for the half types) and its
+  // tiles' row padding in elements: rows of 4 mod 8 floats or 8 mod 16 halves put the
+  // 32 lanes' fragment loads in 32 distinct banks.
+  int64_t k_step() const { return ir::uses_tensor_cores(products) ? 8 : 16; }
+  int64_t row_pad() const { return ir::uses_tensor_cores(products) ? 4 : 8; }
   std::string_view name() const { return "attention"; }
 };
 

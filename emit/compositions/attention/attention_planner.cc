@@ -64,6 +64,16 @@ bool prologue_inlines(const ir::Graph& graph, const ir::AttentionCore& core,
   return true;
 }
 
+// The products of a core's two GEMMs on tensor cores: a float16/bfloat16 core's own
+// type whatever --precision (the half variant predates it), a float32 core's TF32 or
+// 3xTF32 under tf32/fp32x3; kFloat32 (CUDA cores) otherwise.
+ir::Precision attention_products(ir::DType dtype, ir::Precision precision) {
+  if (dtype == ir::DType::kFloat16) return ir::Precision::kFloat16;
+  if (dtype == ir::DType::kBFloat16) return ir::Precision::kBFloat16;
+  if (dtype == ir::DType::kFloat32 && ir::uses_tensor_cores(precision)) return precision;
+  return ir::Precision::kFloat32;
+}
+
 // 1b. The attention composition (see schedule.h). Applies when the group holds one
 // attention core whole, every other materialized value is none (the prologue and
 // epilogue are index functions), every group output is the core's output or read
@@ -71,7 +81,7 @@ bool prologue_inlines(const ir::Graph& graph, const ir::AttentionCore& core,
 // Returns false (schedule untouched) otherwise.
 bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                     const std::set<ir::ValueId>& outputs, const cost_model::DeviceProfile& profile,
-                    GroupSchedule* schedule) {
+                    ir::Precision precision, GroupSchedule* schedule) {
   const std::optional<ir::AttentionCore> found = whole_core(graph, ordered);
   if (!found) return false;
   const ir::AttentionCore& core = *found;
@@ -79,16 +89,25 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   if (!prologue_inlines(graph, core, outputs, *schedule, &recomputed)) return false;
   std::map<ir::ValueId, ir::NodeId> moved_outputs;
   if (!outputs_at_same_index(graph, ordered, outputs, core.output, &moved_outputs)) return false;
-  // float16/bfloat16: the tensor-core variant when the head dims fit the m16n8k16
-  // fragments (d a multiple of 16, dv of 8, dv <= 128: its accumulators are dv / 2
-  // registers per lane): a warp per 16 query rows, up to 4 warps, 16-bit tiles.
+  // The tensor-core variant when the products are the tensor cores' (a float16 or
+  // bfloat16 core, or a float32 one under --precision tf32/fp32x3) and the head dims
+  // fit the fragments (d a multiple of the mma's k step, dv of 8, dv <= 128: its
+  // accumulators are dv / 2 registers per lane): a warp per 16 query rows, up to 4
+  // warps, tiles in the core's type with padded rows (AttentionPlan::row_pad).
+  const ir::Precision products = attention_products(core.dtype, precision);
+  AttentionPlan attention;
+  attention.products = products;
+  const int64_t elem = core.dtype == ir::DType::kFloat32 ? 4 : 2;
+  const int64_t pad = attention.row_pad();
   const int64_t tc_warps = std::min<int64_t>(kAttentionWarps, (core.lq + 15) / 16);
-  const int64_t tc_q_bytes = align_to(16 * tc_warps * (core.d + 8) * 2, kSharedAlignment);
-  const int64_t tc_k_bytes = align_to(kAttentionTileKeys * (core.d + 8) * 2, kSharedAlignment);
-  const int64_t tc_v_bytes = align_to(kAttentionTileKeys * (core.dv + 8) * 2, kSharedAlignment);
-  const bool tensor_cores = core.dtype != ir::DType::kFloat32 && core.d % 16 == 0 &&
-                            core.dv % 8 == 0 && core.dv <= 128 &&
-                            tc_q_bytes + tc_k_bytes + tc_v_bytes <= profile.shared_memory_per_block;
+  const int64_t tc_q_bytes = align_to(16 * tc_warps * (core.d + pad) * elem, kSharedAlignment);
+  const int64_t tc_k_bytes = align_to(kAttentionTileKeys * (core.d + pad) * elem, kSharedAlignment);
+  const int64_t tc_v_bytes =
+      align_to(kAttentionTileKeys * (core.dv + pad) * elem, kSharedAlignment);
+  const bool tensor_cores =
+      products != ir::Precision::kFloat32 && core.d % attention.k_step() == 0 && core.dv % 8 == 0 &&
+      core.dv <= 128 && tc_q_bytes + tc_k_bytes + tc_v_bytes <= profile.shared_memory_per_block;
+  if (!tensor_cores) attention.products = ir::Precision::kFloat32;
   // CUDA cores: rows per warp R, the most (up to 8) that still give every SM a block,
   // no more than the query rows need; float tiles (K rows padded to d + 1).
   const int64_t sm_count = std::max(1, profile.sm_count);
@@ -109,7 +128,6 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
   }
   if (!tensor_cores && bytes(rows_per_warp) > profile.shared_memory_per_block) return false;
 
-  AttentionPlan attention;
   attention.core = core;
   attention.tensor_cores = tensor_cores;
   attention.moved_outputs = std::move(moved_outputs);
@@ -160,13 +178,19 @@ bool plan_attention(const ir::Graph& graph, const std::vector<ir::NodeId>& order
 Result<RuleOutcome> try_attention(PlanningContext& context, GroupSchedule* schedule) {
   const GroupFacts& group = context.group;
   const ir::Graph& graph = group.graph;
-  if (!plan_attention(graph, group.ordered, group.outputs, context.profile, schedule)) {
+  if (!plan_attention(graph, group.ordered, group.outputs, context.profile,
+                      context.options.precision, schedule)) {
     return RuleOutcome(Refusal{"attention", ""});
   }
   const ir::AttentionCore& core = schedule->as<AttentionPlan>()->core;
   schedule->why = "it holds the attention core " + node_label(graph.node(core.scores_gemm)) +
                   " .. " + node_label(graph.node(core.output_gemm)) +
                   " whole: its scores never leave the chip";
+  const AttentionPlan& attention = *schedule->as<AttentionPlan>();
+  if (attention.tensor_cores) {
+    schedule->why += std::string(", ") + std::string(ir::precision_name(attention.products)) +
+                     " products on tensor cores";
+  }
   return RuleOutcome();
 }
 

@@ -16,6 +16,7 @@
 #include <limits>
 #include <sstream>
 
+#include "emit/compositions/tiled_gemm/tiled_gemm_plan.h"
 #include "emit/cuda_text.h"
 #include "support/escape.h"
 
@@ -225,35 +226,135 @@ Result<std::string> Composition<AttentionPlan>::stages(KernelWriter& w, const At
   return code.str();
 }
 
-// The tensor-core variant (float16/bfloat16, schedule.h 1b.): FlashAttention-2's
-// register layout with mma.sync m16n8k16. A warp owns 16 query rows; for each tile of
-// 32 keys it computes S = Q K^T as 4 blocks of 8 keys (d / 16 mma steps each, the Q
-// fragments from the Q tile, the K fragments from the K tile's rows), applies the
-// score chain to each of its 16 elements (lane = 4 group + quad holds rows group and
-// group + 8, keys 2 quad + {0, 1} of each block), runs the online softmax per row
-// (the row's max and sum over the 4 lanes of a group by shuffles), and multiplies P by
-// V: the S accumulators of two adjacent key blocks are exactly the A fragment of one
-// 16-key step, rounded to 16 bits; the V fragments pair two keys of one column.
+namespace {
+
+// A 32-bit word of a 16-bit tile: two adjacent elements, as an m16n8k16 register holds them.
+std::string word(const std::string& tile, const std::string& offset) {
+  return "*reinterpret_cast<const uint32_t*>(" + tile + " + " + offset + ")";
+}
+
+// S = Q K^T into s[4][4]: 4 blocks of 8 keys, d / k_step mma steps each, the Q
+// fragments from the Q tile (rows r0 and r0 + 8), the K fragments from the K tile's
+// rows (a K row is a column of K^T). TF32: four floats of A, two of B per step (PTX's
+// m16n8k8 layouts), rounded, or split for fp32x3, by tf32_mma_step; the half types:
+// pairs of 16-bit elements as words.
+std::string scores_mma(const AttentionPlan& plan) {
+  const int64_t d = plan.core.d, qs = d + plan.row_pad(), ks = d + plan.row_pad();
+  std::ostringstream code;
+  code << "      float s[4][4];\n";
+  code << "#pragma unroll\n      for (int nb = 0; nb < 4; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = "
+          "s[nb][3] = 0.0f;\n";
+  code << "#pragma unroll\n      for (index_t kb = 0; kb < " << d << "; kb += " << plan.k_step()
+       << ") {\n";
+  if (ir::uses_tensor_cores(plan.products)) {
+    code << "        const float* q_row = tile_q + r0 * " << qs << " + kb + quad;\n";
+    code << "        const float a_in[4] = {q_row[0], q_row[" << 8 * qs << "], q_row[4], q_row["
+         << 8 * qs + 4 << "]};\n";
+    code << "#pragma unroll\n        for (int nb = 0; nb < 4; ++nb) {\n";
+    code << "          const float* k_row = tile_k + (nb * 8 + group) * " << ks
+         << " + kb + quad;\n";
+    code << "          const float b_in[2] = {k_row[0], k_row[4]};\n";
+    code << tf32_mma_step(plan.products == ir::Precision::kFloat32x3, "          ", "s[nb]");
+    code << "        }\n      }\n";
+    return code.str();
+  }
+  const std::string mma = plan.products == ir::Precision::kBFloat16 ? "stitch_mma_m16n8k16_bf16"
+                                                                    : "stitch_mma_m16n8k16_f16";
+  code << "        const index_t qc = kb + 2 * quad;\n";
+  code << "        const uint32_t a[4] = {" << word("tile_q", "r0 * " + num(qs) + " + qc") << ", "
+       << word("tile_q", "(r0 + 8) * " + num(qs) + " + qc") << ", "
+       << word("tile_q", "r0 * " + num(qs) + " + qc + 8") << ", "
+       << word("tile_q", "(r0 + 8) * " + num(qs) + " + qc + 8") << "};\n";
+  code << "#pragma unroll\n        for (int nb = 0; nb < 4; ++nb) {\n";
+  code << "          const index_t key = nb * 8 + group;\n";
+  code << "          const uint32_t b[2] = {" << word("tile_k", "key * " + num(ks) + " + qc")
+       << ", " << word("tile_k", "key * " + num(ks) + " + qc + 8") << "};\n";
+  code << "          " << mma << "(s[nb], a, b);\n";
+  code << "        }\n      }\n";
+  return code.str();
+}
+
+// O += P V from the probabilities in s[4][4]. The half types: two steps of 16 keys,
+// the S accumulators of two adjacent key blocks are exactly the A fragment of one step
+// (rounded to 16 bits), the V fragments pair two keys of one column. TF32: four steps
+// of 8 keys; the accumulator holds keys 2 quad and 2 quad + 1 of a block where the A
+// fragment wants k = quad and quad + 4, so the step's k order is permuted (k = quad is
+// key 2 quad, k = quad + 4 key 2 quad + 1) and V's rows follow it: the sum over keys
+// does not depend on their order, and no shuffle is needed.
+std::string values_mma(const AttentionPlan& plan) {
+  const int64_t dv = plan.core.dv, vs = dv + plan.row_pad();
+  const int64_t n_blocks = dv / 8;
+  std::ostringstream code;
+  if (ir::uses_tensor_cores(plan.products)) {
+    code << "#pragma unroll\n      for (int kb = 0; kb < 4; ++kb) {\n";
+    code << "        const float a_in[4] = {s[kb][0], s[kb][2], s[kb][1], s[kb][3]};\n";
+    code << "        const float* v_row = tile_v + (kb * 8 + 2 * quad) * " << vs << " + group;\n";
+    code << "#pragma unroll\n        for (int c = 0; c < " << n_blocks << "; ++c) {\n";
+    code << "          const float b_in[2] = {v_row[c * 8], v_row[" << vs << " + c * 8]};\n";
+    code << tf32_mma_step(plan.products == ir::Precision::kFloat32x3, "          ", "acc[c]");
+    code << "        }\n      }\n";
+    return code.str();
+  }
+  const ir::DType t = plan.core.dtype;
+  const std::string mma = plan.products == ir::Precision::kBFloat16 ? "stitch_mma_m16n8k16_bf16"
+                                                                    : "stitch_mma_m16n8k16_f16";
+  auto v_element = [&](const std::string& key) {
+    return "tile_v[(" + key + ") * " + num(vs) + " + n]";
+  };
+  code << "#pragma unroll\n      for (int ks = 0; ks < 2; ++ks) {\n";
+  code << "        const uint32_t a[4] = {stitch_pack16(" << store(t, "s[2 * ks][0]") << ", "
+       << store(t, "s[2 * ks][1]") << "), stitch_pack16(" << store(t, "s[2 * ks][2]") << ", "
+       << store(t, "s[2 * ks][3]") << "), stitch_pack16(" << store(t, "s[2 * ks + 1][0]") << ", "
+       << store(t, "s[2 * ks + 1][1]") << "), stitch_pack16(" << store(t, "s[2 * ks + 1][2]")
+       << ", " << store(t, "s[2 * ks + 1][3]") << ")};\n";
+  code << "        const index_t key = ks * 16 + 2 * quad;\n";
+  code << "#pragma unroll\n        for (int c = 0; c < " << n_blocks << "; ++c) {\n";
+  code << "          const index_t n = c * 8 + group;\n";
+  code << "          const uint32_t b[2] = {stitch_pack16(" << v_element("key") << ", "
+       << v_element("key + 1") << "), stitch_pack16(" << v_element("key + 8") << ", "
+       << v_element("key + 9") << ")};\n";
+  code << "          " << mma << "(acc[c], a, b);\n";
+  code << "        }\n      }\n";
+  return code.str();
+}
+
+// The mma shape of a plan's products, for comments.
+std::string mma_name(const AttentionPlan& plan) {
+  switch (plan.products) {
+    case ir::Precision::kTf32:
+      return "m16n8k8 TF32";
+    case ir::Precision::kFloat32x3:
+      return "m16n8k8 TF32, three per step (3xTF32)";
+    default:
+      return "m16n8k16";
+  }
+}
+
+}  // namespace
+
+// The tensor-core variant (schedule.h 1b.): FlashAttention-2's register layout with
+// mma.sync (m16n8k16 for float16/bfloat16 cores, m16n8k8 TF32 for float32 ones under
+// --precision tf32/fp32x3). A warp owns 16 query rows; for each tile of 32 keys it
+// computes S = Q K^T as 4 blocks of 8 keys (scores_mma), applies the score chain to each
+// of its 16 elements (lane = 4 group + quad holds rows group and group + 8, keys
+// 2 quad + {0, 1} of each block), runs the online softmax per row (the row's max and
+// sum over the 4 lanes of a group by shuffles), and multiplies P by V (values_mma).
 Result<std::string> Composition<AttentionPlan>::attention_mma_code(KernelWriter& w,
                                                                    const Written& written) {
-  const ir::AttentionCore& core = w.plan<AttentionPlan>().core;
+  const AttentionPlan& plan = w.plan<AttentionPlan>();
+  const ir::AttentionCore& core = plan.core;
   const int64_t lq = core.lq, lk = core.lk, d = core.d, dv = core.dv;
-  const int64_t tile_q = w.plan<AttentionPlan>().tile_q();
-  const int64_t q_stride = d + 8, k_stride = d + 8, v_stride = dv + 8;  // padded rows
+  const int64_t tile_q = plan.tile_q();
+  const int64_t q_stride = d + plan.row_pad(), k_stride = d + plan.row_pad();
+  const int64_t v_stride = dv + plan.row_pad();
   const int64_t n_blocks = dv / 8;
   const bool partial_keys = lk % 32 != 0;
   const bool partial_rows = lq % tile_q != 0;
   const ir::DType t = core.dtype;
-  const std::string mma =
-      t == ir::DType::kBFloat16 ? "stitch_mma_m16n8k16_bf16" : "stitch_mma_m16n8k16_f16";
   STITCH_ASSIGN_OR_RETURN(AttentionParts parts,
-                          attention_parts(w,
-                                          "tensor cores (mma m16n8k16, float accumulators), a "
-                                          "warp per 16 query rows, keys in tiles of 32, online "
-                                          "softmax"));
-  auto word = [](const std::string& tile, const std::string& offset) {
-    return "*reinterpret_cast<const uint32_t*>(" + tile + " + " + offset + ")";
-  };
+                          attention_parts(w, "tensor cores (mma " + mma_name(plan) +
+                                                 ", float accumulators), a warp per 16 query rows, "
+                                                 "keys in tiles of 32, online softmax"));
 
   std::ostringstream code;
   code << parts.loop_header;
@@ -286,22 +387,7 @@ Result<std::string> Composition<AttentionPlan>::attention_mma_code(KernelWriter&
                        (partial_keys ? " : 0.0f" : ""))
        << ";\n      }\n";
   code << "      __syncthreads();\n";
-  // S = Q K^T: 4 blocks of 8 keys.
-  code << "      float s[4][4];\n";
-  code << "#pragma unroll\n      for (int nb = 0; nb < 4; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = "
-          "s[nb][3] = 0.0f;\n";
-  code << "#pragma unroll\n      for (index_t kb = 0; kb < " << d << "; kb += 16) {\n";
-  code << "        const index_t qc = kb + 2 * quad;\n";
-  code << "        const uint32_t a[4] = {" << word("tile_q", "r0 * " + num(q_stride) + " + qc")
-       << ", " << word("tile_q", "(r0 + 8) * " + num(q_stride) + " + qc") << ", "
-       << word("tile_q", "r0 * " + num(q_stride) + " + qc + 8") << ", "
-       << word("tile_q", "(r0 + 8) * " + num(q_stride) + " + qc + 8") << "};\n";
-  code << "#pragma unroll\n        for (int nb = 0; nb < 4; ++nb) {\n";
-  code << "          const index_t key = nb * 8 + group;\n";
-  code << "          const uint32_t b[2] = {" << word("tile_k", "key * " + num(k_stride) + " + qc")
-       << ", " << word("tile_k", "key * " + num(k_stride) + " + qc + 8") << "};\n";
-  code << "          " << mma << "(s[nb], a, b);\n";
-  code << "        }\n      }\n";
+  code << scores_mma(plan);
   // The score chain at each element, then the online softmax of rows r0 and r0 + 8.
   std::string valid;
   if (partial_keys) valid = "j < " + num(lk);
@@ -340,24 +426,7 @@ Result<std::string> Composition<AttentionPlan>::attention_mma_code(KernelWriter&
        << "; ++c) {\n          acc[c][2 * h] *= rescale;\n          acc[c][2 * h + 1] *= "
           "rescale;\n        }\n";
   code << "      }\n";
-  // O += P V: two steps of 16 keys.
-  auto v_element = [&](const std::string& key) {
-    return "tile_v[(" + key + ") * " + num(v_stride) + " + n]";
-  };
-  code << "#pragma unroll\n      for (int ks = 0; ks < 2; ++ks) {\n";
-  code << "        const uint32_t a[4] = {stitch_pack16(" << store(t, "s[2 * ks][0]") << ", "
-       << store(t, "s[2 * ks][1]") << "), stitch_pack16(" << store(t, "s[2 * ks][2]") << ", "
-       << store(t, "s[2 * ks][3]") << "), stitch_pack16(" << store(t, "s[2 * ks + 1][0]") << ", "
-       << store(t, "s[2 * ks + 1][1]") << "), stitch_pack16(" << store(t, "s[2 * ks + 1][2]")
-       << ", " << store(t, "s[2 * ks + 1][3]") << ")};\n";
-  code << "        const index_t key = ks * 16 + 2 * quad;\n";
-  code << "#pragma unroll\n        for (int c = 0; c < " << n_blocks << "; ++c) {\n";
-  code << "          const index_t n = c * 8 + group;\n";
-  code << "          const uint32_t b[2] = {stitch_pack16(" << v_element("key") << ", "
-       << v_element("key + 1") << "), stitch_pack16(" << v_element("key + 8") << ", "
-       << v_element("key + 9") << ")};\n";
-  code << "          " << mma << "(acc[c], a, b);\n";
-  code << "        }\n      }\n    }\n";
+  code << values_mma(plan) << "    }\n";
   // The output: rows r0 and r0 + 8, columns 8 c + 2 quad + {0, 1}.
   code << "#pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
   code << "      const index_t m = q0 + r0 + 8 * h;\n";
@@ -373,15 +442,16 @@ Result<std::string> Composition<AttentionPlan>::attention_mma_code(KernelWriter&
   return code.str();
 }
 
-// The tiles: 16-bit rows padded by 8 elements on tensor cores, float with the K rows
-// padded by one on CUDA cores.
+// The tiles: rows in the core's type padded by AttentionPlan::row_pad on tensor cores
+// (16-bit by 8, float by 4), float with the K rows padded by one on CUDA cores.
 std::string Composition<AttentionPlan>::prologue(const KernelWriter& w, const AttentionPlan& plan,
                                                  const Written& /*written*/) {
   std::ostringstream body;
   const ir::AttentionCore& core = plan.core;
   const bool tensor_cores = plan.tensor_cores;
   const std::string t = tensor_cores ? storage_type(core.dtype).value() : "float";
-  const std::string q_pad = tensor_cores ? " + 8" : "", k_pad = tensor_cores ? " + 8" : " + 1";
+  const std::string pad = " + " + num(plan.row_pad());
+  const std::string q_pad = tensor_cores ? pad : "", k_pad = tensor_cores ? pad : " + 1";
   body << "  const index_t lane = threadIdx.x % 32;\n";
   body << "  const index_t warp = threadIdx.x / 32;\n";
   if (tensor_cores) {
@@ -424,7 +494,7 @@ std::string Composition<AttentionPlan>::detail(const ir::Graph& /*graph*/,
      << " keys with values of " << core.dv << ": a block per " << plan.tile_q()
      << " query rows of one batch x head, K/V tiles of 32 keys "
      << "in shared memory, online softmax in registers, no scores in memory"
-     << (plan.tensor_cores ? "; tensor cores, mma.sync m16n8k16" : "") << ")";
+     << (plan.tensor_cores ? "; tensor cores, mma.sync " + mma_name(plan) : "") << ")";
   return cu.str();
 }
 

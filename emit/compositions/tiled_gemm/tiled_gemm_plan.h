@@ -54,10 +54,11 @@ TensorCoreTiles tensor_core_tiles(int64_t k, int64_t tile_n, int64_t k_step = 8)
 ir::Precision tiled_gemm_precision(ir::DType dtype, ir::Precision precision);
 
 // One k step of m16n8k8 TF32 from a lane's fragment elements `float a_in[4], b_in[2]`
-// (PTX's layouts) into `float acc[4]`: rounded by stitch_tf32 and, with `split`
-// (fp32x3), three mma with the small parts first; each line after `indent`. Shared by
-// the tiled MatMul and the stages' warp per piece (KernelWriter::warp_mma_code).
-std::string tf32_mma_step(bool split, const std::string& indent);
+// (PTX's layouts) into the four floats `acc` names: rounded by stitch_tf32 and, with
+// `split` (fp32x3), three mma with the small parts first; each line after `indent`.
+// Shared by the tiled MatMul, the stages' warp per piece (KernelWriter::warp_mma_code)
+// and the attention composition's TF32 variant (both of its products).
+std::string tf32_mma_step(bool split, const std::string& indent, const std::string& acc = "acc");
 
 // The composition's interface (emit/compositions/composition.h), defined in tiled_gemm_writer.cc.
 template <>

@@ -47,7 +47,7 @@ std::string half_precision_steps(const TiledGemmPlan& tiled) {
 
 }  // namespace
 
-std::string tf32_mma_step(bool split, const std::string& indent) {
+std::string tf32_mma_step(bool split, const std::string& indent, const std::string& acc) {
   std::string code = indent + "uint32_t a[4], b[2];\n";
   code += indent + "for (int r = 0; r < 4; ++r) a[r] = stitch_tf32(a_in[r]);\n";
   code += indent + "for (int r = 0; r < 2; ++r) b[r] = stitch_tf32(b_in[r]);\n";
@@ -61,10 +61,10 @@ std::string tf32_mma_step(bool split, const std::string& indent) {
     code += indent +
             "for (int r = 0; r < 2; ++r) b_small[r] = stitch_tf32(b_in[r] - "
             "stitch_tf32_value(b[r]));\n";
-    code += indent + "stitch_mma_m16n8k8_tf32(acc, a_small, b);\n";
-    code += indent + "stitch_mma_m16n8k8_tf32(acc, a, b_small);\n";
+    code += indent + "stitch_mma_m16n8k8_tf32(" + acc + ", a_small, b);\n";
+    code += indent + "stitch_mma_m16n8k8_tf32(" + acc + ", a, b_small);\n";
   }
-  return code + indent + "stitch_mma_m16n8k8_tf32(acc, a, b);\n";
+  return code + indent + "stitch_mma_m16n8k8_tf32(" + acc + ", a, b);\n";
 }
 
 // The tile's product on tensor cores: each warp takes 16 x 8 pieces of the [tm, tn]

@@ -12,7 +12,7 @@
 //   pv (MatMul)
 // Template: matmul_1[GRID,GRID,GRID-TILE_48,WARP]; reducemax_1[GRID,GRID,GRID-TILE_48,WARP]; reducesum_1[GRID,GRID,GRID-TILE_48,WARP]; matmul_2[GRID,GRID,GRID-TILE_48,WARP];
 // Composition: attention (8 x [40, 32] queries against 40 keys with values of 16: a block per 48 query rows of one batch x head, K/V tiles of 32 keys in shared memory, online softmax in registers, no scores in memory; tensor cores, mma.sync m16n8k16)
-// Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its scores never leave the chip
+// Why this schedule: it holds the attention core qk (MatMul) .. pv (MatMul) whole: its scores never leave the chip, fp16 products on tensor cores
 // Inputs:
 //   q: float16[2,4,40,32]
 //   k: float16[2,4,32,40]
