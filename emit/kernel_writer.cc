@@ -443,6 +443,7 @@ std::string KernelWriter::prologue(const std::vector<ir::ValueId>& written) cons
   if (schedule_.shared_bytes > 0) {
     body << "  STITCH_SHARED_ARENA(smem, " << schedule_.shared_bytes << ");\n";
   }
+  body << "  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)\n";
   body << visit_composition(
       schedule_.plan, [&](auto c, const auto& plan) { return c.prologue(*this, plan, written); });
   return body.str();

@@ -17,8 +17,11 @@
 //                                 constant <= 48 KiB, CUDA's static __shared__ limit (the
 //                                 emulation static_asserts it); omitted when B is 0.
 //   STITCH_LAUNCH(k, grid, block, dynamic_shared_bytes, stream, args...)
-//   STITCH_LAUNCH_COOPERATIVE(...) expressions of type cudaError_t: k<<<...>>>(args)
-//                                 then cudaGetLastError(), or cudaLaunchCooperativeKernel.
+//   STITCH_LAUNCH_COOPERATIVE(...) expressions of type cudaError_t: cudaLaunchKernelEx
+//                                 (programmatic dependent launch on sm_90+), or
+//                                 cudaLaunchCooperativeKernel.
+//   stitch_wait_for_predecessors() every kernel's first statement after the index type
+//                                 and the arena (PDL's wait, then its trigger).
 //   stitch_max_coresident_blocks(k, block_threads, dynamic_shared_bytes)
 //                                 occupancy x SM count; the static arena is already
 //                                 counted by the occupancy API, so pass 0 for kernels
@@ -60,6 +63,7 @@ typedef unsigned long uint64_t;
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -150,9 +154,54 @@ STITCH_DEVICE void stitch_grid_sync(unsigned int* counter) {
 #if !defined(__CUDACC_RTC__)
 
 #define STITCH_LAUNCH(kernel, grid, block, shared_dynamic_bytes, stream, ...) \
-  (kernel<<<(grid), (block), (shared_dynamic_bytes), (stream)>>>(__VA_ARGS__), cudaGetLastError())
+  stitch_launch(kernel, grid, block, shared_dynamic_bytes, stream, ##__VA_ARGS__)
 #define STITCH_LAUNCH_COOPERATIVE(kernel, grid, block, shared_dynamic_bytes, stream, ...) \
   stitch_launch_cooperative(kernel, grid, block, shared_dynamic_bytes, stream, ##__VA_ARGS__)
+
+// Programmatic dependent launch (compute capability 9.0+, docs/codegen.md "Launches"):
+// whether launches ask for it. Off on older GPUs (the attribute is theirs to ignore or
+// refuse, so it is not asked) and when the environment has STITCH_PDL=0 (a switch for
+// telling a PDL problem from another: every launch then waits for its predecessor).
+inline bool stitch_pdl_wanted() {
+  static const bool enabled = [] {
+    const char* setting = std::getenv("STITCH_PDL");
+    return setting == nullptr || setting[0] != '0';
+  }();
+  int device = 0;
+  int major = 0;
+  return enabled && cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         major >= 9;
+}
+
+// A kernel launch with cudaLaunchKernelEx: with programmatic stream serialization where
+// the device has it, so the kernel may begin launching while its predecessor in the
+// stream still runs (once every block of that one has passed its own
+// stitch_wait_for_predecessors); its blocks then wait in stitch_wait_for_predecessors
+// until the predecessor has completed and its writes are visible. Captured into a CUDA
+// graph, the dependency becomes a programmatic edge. The arguments as an array of
+// pointers to values of the kernel's parameter types (plus a null, so that a kernel
+// without parameters still gets an array).
+template <class... Params, class... Args>
+cudaError_t stitch_launch(void (*kernel)(Params...), dim3 grid, dim3 block,
+                          size_t shared_dynamic_bytes, cudaStream_t stream, Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "kernel launched with the wrong arity");
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_dynamic_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = stitch_pdl_wanted() ? 1 : 0;
+  auto launch = [&](Params... params) {
+    void* pointers[sizeof...(Params) + 1] = {static_cast<void*>(&params)..., nullptr};
+    return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), pointers);
+  };
+  return launch(static_cast<Params>(args)...);
+}
 
 // cudaLaunchCooperativeKernel takes the arguments as an array of pointers to values of
 // the kernel's parameter types: the lambda's parameters are exactly those values.
@@ -187,6 +236,21 @@ int stitch_max_coresident_blocks(Kernel* kernel, int block_threads, size_t share
 #endif  // STITCH_EMULATION
 
 // ---- helpers shared by every mode -------------------------------------------------------
+
+// Every generated kernel calls this after its declarations (index type, shared arena)
+// and before anything else (programmatic dependent launch, sm_90+; stitch_launch):
+// griddepcontrol.wait returns once the grids this one depends on programmatically
+// have completed and their memory operations are visible (at once when there are
+// none: launched without the attribute, after a library call, cooperatively), so
+// nothing of this kernel reads or writes memory before its predecessor is done; then
+// griddepcontrol.launch_dependents lets the next kernel of the stream begin launching
+// while this one runs. On older GPUs, in the host pass and in the emulation: nothing.
+STITCH_DEVICE void stitch_wait_for_predecessors() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
 
 STITCH_DEVICE unsigned int stitch_block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
 STITCH_DEVICE unsigned int stitch_thread_linear() {

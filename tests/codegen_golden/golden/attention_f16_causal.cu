@@ -36,6 +36,7 @@ STITCH_KERNEL void stitch_attention_f16_causal_kernel(
     __half* __restrict__ p_o) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 7936);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t lane = threadIdx.x % 32;
   const index_t warp = threadIdx.x / 32;
   const index_t group = lane / 4;  // the fragments' row within 8

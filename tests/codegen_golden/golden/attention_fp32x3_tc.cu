@@ -35,6 +35,7 @@ STITCH_KERNEL void stitch_attention_fp32x3_tc_kernel(
     float* __restrict__ p_o) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 12800);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t lane = threadIdx.x % 32;
   const index_t warp = threadIdx.x / 32;
   const index_t group = lane / 4;  // the fragments' row within 8

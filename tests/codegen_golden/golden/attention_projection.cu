@@ -42,6 +42,7 @@ STITCH_KERNEL void stitch_attention_projection_kernel(
     float* __restrict__ p_o) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 2304);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t lane = threadIdx.x % 32;
   const index_t warp = threadIdx.x / 32;
   float* tile_q = reinterpret_cast<float*>(smem + 0);  // [4, 8] query rows of "q"

@@ -22,6 +22,7 @@ STITCH_KERNEL void stitch_batched_gemm_bf16_kernel(
     __nv_bfloat16* __restrict__ p_z) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 7936);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [16, 48] rows of "a" in rows of 52 floats
   float* tile_b = reinterpret_cast<float*>(smem + 3328);  // [48, 24] columns of "b"
   auto v_a = [&](index_t i) -> float { return __bfloat162float(p_a[i]); };

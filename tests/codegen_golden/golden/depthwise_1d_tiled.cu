@@ -29,6 +29,7 @@ STITCH_KERNEL void stitch_depthwise_1d_tiled_kernel(
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 1144);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_g = reinterpret_cast<float*>(smem + 0);  // [1, 286] elements of "g" the tile's windows read
   index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column
   auto s_g = [&](index_t plane, index_t p0) -> float {

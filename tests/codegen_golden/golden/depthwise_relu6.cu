@@ -26,6 +26,7 @@ STITCH_KERNEL void stitch_depthwise_relu6_kernel(
     const float* __restrict__ p_b,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   auto v_x = [&](index_t i) -> float { return p_x[i]; };

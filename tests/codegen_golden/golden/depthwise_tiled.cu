@@ -27,6 +27,7 @@ STITCH_KERNEL void stitch_depthwise_tiled_kernel(
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 1360);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [1, 10, 34] elements of "a" the tile's windows read
   index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, column
   auto s_a = [&](index_t plane, index_t p0, index_t p1) -> float {

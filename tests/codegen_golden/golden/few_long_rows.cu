@@ -27,6 +27,7 @@ STITCH_KERNEL void stitch_few_long_rows_kernel(
     float* __restrict__ p_s) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   index_t row = 0;
   auto v_logits = [&](index_t i) -> float { return p_logits[i]; };
   // Sigmoid "probability" (Sigmoid): f32[32,784]

@@ -24,6 +24,7 @@ STITCH_KERNEL void stitch_grouped_tiled_kernel(
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 1408);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_x = reinterpret_cast<float*>(smem + 0);  // [4, 4, 22] elements of "x" the tile's windows read
   index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, column
   auto s_x = [&](index_t plane, index_t p0, index_t p1) -> float {

@@ -40,6 +40,7 @@ STITCH_KERNEL void stitch_gru_gates_kernel(
     float* __restrict__ p_y,
     unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);

@@ -32,6 +32,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     const float* __restrict__ p_beta,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t lane = threadIdx.x % 16;  // within the row's 16 lanes
   index_t row = 0;
   auto v_x = [&](index_t i) -> float { return p_x[i]; };

@@ -26,6 +26,7 @@ STITCH_KERNEL void stitch_packed_pair_kernel(
     __half* __restrict__ p_r,
     float* __restrict__ p_t) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   auto v_a = [&](index_t i) -> float { return __half2float(p_a[i]); };

@@ -23,6 +23,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_kernel(
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 4352);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [4, 16] rows of "r"
   float* tile_b = reinterpret_cast<float*>(smem + 256);  // [16, 64] columns of "w"
   auto v_x = [&](index_t i) -> float { return p_x[i]; };

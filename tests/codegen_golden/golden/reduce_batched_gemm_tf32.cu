@@ -23,6 +23,7 @@ STITCH_KERNEL void stitch_reduce_batched_gemm_tf32_kernel(
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 5888);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [16, 16] rows of "r" in rows of 20 floats
   float* tile_b = reinterpret_cast<float*>(smem + 1280);  // [16, 64] columns of "w" in rows of 72 floats
   auto v_x = [&](index_t i) -> float { return p_x[i]; };

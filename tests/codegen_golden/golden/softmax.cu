@@ -24,6 +24,7 @@ STITCH_KERNEL void stitch_softmax_kernel(
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 512);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t lane = threadIdx.x % 32;
   index_t row = 0;
   const index_t row_slot = (threadIdx.x / 32) * 512;

@@ -25,6 +25,7 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
     unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   index_t row = 0;
   unsigned int* barrier = reinterpret_cast<unsigned int*>(workspace + 0);
   float* pt_m = reinterpret_cast<float*>(workspace + 256);  // [64, 8] partials of "max_0" (ReduceMax)

@@ -26,6 +26,7 @@ STITCH_KERNEL void stitch_softmax_many_long_rows_kernel(
     unsigned char* __restrict__ workspace) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
   STITCH_SHARED_ARENA(smem, 128);
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   index_t row = 0;
   auto v_x = [&](index_t i) -> float { return p_x[i]; };
   float r_m = 0;

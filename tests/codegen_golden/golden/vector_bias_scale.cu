@@ -30,6 +30,7 @@ STITCH_KERNEL void stitch_vector_bias_scale_kernel(
     float* __restrict__ p_y,
     float* __restrict__ p_z) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
+  stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;
   const bool vec4 = stitch_aligned16(p_x) && stitch_aligned16(p_b) && stitch_aligned16(p_r) && stitch_aligned16(p_y) && stitch_aligned16(p_z);  // 128-bit loads and stores, else one element per thread
