@@ -7,7 +7,7 @@ the estimated model time fused and unfused, the five costliest launches of the f
 model (bound, sector efficiency, redundancy), and how often the planner's analytic
 estimate is within 25% of the emulated estimate.
 
-    bench/profile_bundled.py --stitchopt build/bin/stitchopt [--models bert,vit] [--json F]
+    bench/profile_bundled.py --stitchopt build/bin/stitchopt [--models bert,vit] [--json F] [--launch-mode graph|host]
                              [--check bench/profile_gates.json | --record bench/profile_gates.json]
 
 --check applies the gates of issue 14 against the recorded thresholds (the ctest
@@ -42,8 +42,10 @@ def nvdisasm_flags():
     return ["--nvdisasm", found[-1]] if found else []
 
 
-def compile_and_profile(stitchopt, model, out, unfused):
+def compile_and_profile(stitchopt, model, out, unfused, launch_mode=None):
     command = [stitchopt, str(ROOT / "models" / model["file"]), "-o", str(out), "-q"]
+    if launch_mode:
+        command += ["--launch-mode", launch_mode]
     for flag in model.get("input_shape_flags", []):
         command += ["--input-shape", flag]
     if unfused:
@@ -222,16 +224,26 @@ def record_gates(results, gates, path):
     Path(path).write_text(json.dumps(gates, indent=2) + "\n")
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stitchopt", default=str(ROOT / "build" / "bin" / "stitchopt"))
     parser.add_argument("--models", help="comma-separated model names (default: all)")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--launch-mode", choices=["graph", "host"],
+                        help="compile for this launch mode (default: stitchopt's, host); the "
+                        "gates are recorded for the default")
     gate = parser.add_mutually_exclusive_group()
     gate.add_argument("--check", help="a gates file (bench/profile_gates.json): exit 1 when a "
                       "gate fails")
     gate.add_argument("--record", help="a gates file: rewrite its per-model speedups from this run")
     args = parser.parse_args()
+    if args.launch_mode and (args.check or args.record):
+        parser.error("--check and --record apply to the default launch mode: drop --launch-mode")
+    return args
+
+
+def main():
+    args = parse_args()
     gates = None
     if args.check or args.record:
         gates = json.loads(Path(args.check or args.record).read_text())
@@ -249,9 +261,10 @@ def main():
                 continue
             start = time.monotonic()
             fused = compile_and_profile(args.stitchopt, model, Path(temp) / (model["name"] + "_f"),
-                                        False)
+                                        False, args.launch_mode)
             unfused = compile_and_profile(args.stitchopt, model,
-                                          Path(temp) / (model["name"] + "_u"), True)
+                                          Path(temp) / (model["name"] + "_u"), True,
+                                          args.launch_mode)
             print(f"{model['name']}: profiled fused and unfused in "
                   f"{time.monotonic() - start:.0f} s", file=sys.stderr)
             report = json.loads((Path(temp) / (model["name"] + "_f") / "report.json").read_text())

@@ -302,6 +302,22 @@ Status check_gates(const CompileOptions& options, const emit::Report& report,
   return Status::ok();
 }
 
+// The device profile the planner scores with: --device, the products of --precision
+// (for the emulated timer too), the launch mode's phi (--launch-mode, then
+// --launch-latency-us, checked like a loaded profile's).
+Result<cost_model::DeviceProfile> planning_profile(const CompileOptions& options) {
+  STITCH_ASSIGN_OR_RETURN(cost_model::DeviceProfile profile,
+                          cost_model::resolve_device_profile(options.device));
+  profile.products = options.schedule.precision;
+  profile.launch_mode =
+      cost_model::parse_launch_mode(options.launch_mode).value_or(cost_model::LaunchMode::kHost);
+  if (options.launch_latency_us >= 0) {
+    cost_model::set_launch_phi(&profile, options.launch_latency_us);
+    STITCH_RETURN_IF_ERROR(cost_model::validate_device_profile(profile, "--launch-latency-us"));
+  }
+  return profile;
+}
+
 }  // namespace
 
 Status run_compile(const CompileOptions& options) {
@@ -325,12 +341,7 @@ Status run_compile(const CompileOptions& options) {
   STITCH_RETURN_IF_ERROR(check_output_directory(options.output_directory, output_options));
   std::optional<cost_model::DeviceProfile> profile;
   if (options.fuse) {
-    STITCH_ASSIGN_OR_RETURN(profile, cost_model::resolve_device_profile(options.device));
-    profile->products = options.schedule.precision;  // for the emulated timer too
-    if (options.launch_latency_us >= 0) {
-      profile->launch_latency_us = options.launch_latency_us;
-      STITCH_RETURN_IF_ERROR(cost_model::validate_device_profile(*profile, "--launch-latency-us"));
-    }
+    STITCH_ASSIGN_OR_RETURN(profile, planning_profile(options));
   }
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxReportBytes = size_t{1} << 29;
 constexpr size_t kMaxDeviceProfileBytes = size_t{1} << 20;
 
-// Streams report.json and keeps device.name and, per group, codegen.kernel with
+// Streams report.json and keeps device.name, device.launch_mode and, per group, codegen.kernel with
 // codegen.ptxas.registers; everything else is skipped as it is read.
 class ReportReader : public nlohmann::json_sax<nlohmann::json> {
  public:
@@ -40,6 +40,7 @@ class ReportReader : public nlohmann::json_sax<nlohmann::json> {
   bool number_float(number_float_t, const string_t&) override { return true; }
   bool string(string_t& value) override {
     if (at({"device", "name"})) result_.device = value;
+    if (at({"device", "launch_mode"})) result_.launch_mode = value;
     if (at({"groups", "[]", "codegen", "kernel"})) kernel_ = value;
     return true;
   }

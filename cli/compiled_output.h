@@ -19,7 +19,10 @@
 namespace stitch::cli {
 
 struct CompiledFor {
-  std::string device;                    // report.json device.name ("" when unread)
+  std::string device;  // report.json device.name ("" when unread)
+  // report.json device.launch_mode; "" when unread or written before --launch-mode
+  // existed (such outputs were planned for host launches).
+  std::string launch_mode;
   std::map<std::string, int> registers;  // kernel -> ptxas registers
 };
 

@@ -148,8 +148,15 @@ int run(int argc, char** argv) {
   app.add_flag("--no-fusion", no_fusion, "skip fusion planning: write the simplified model");
   app.add_option("--device", options.device,
                  "device profile: v100, a100, h100 (default), h200, or a profile .json");
+  app.add_option("--launch-mode", options.launch_mode,
+                 "how the plan's kernels will be launched, which sets the launch latency phi "
+                 "the planner charges: host (default: a host launch each) or graph (replayed "
+                 "from one CUDA graph, as the runtime does unless told otherwise; not the "
+                 "default yet: docs/cost-model.md)")
+      ->check(CLI::IsMember({"graph", "host"}));
   app.add_option("--launch-latency-us", options.launch_latency_us,
-                 "kernel launch latency phi in microseconds (overrides the profile)")
+                 "launch latency phi in microseconds for the launch mode (overrides the "
+                 "profile's)")
       ->check(finite_between(0, kMaxLaunchLatencyUs));
   bool no_exploratory = false;
   bool no_attention = false;

@@ -500,6 +500,11 @@ int profile_command(int argc, char** argv) {
   app.add_option("--device", device_name,
                  "device profile for the estimates: v100, a100, h100, h200 or a profile .json "
                  "(default: the one the output was compiled for)");
+  std::string launch_mode;
+  app.add_option("--launch-mode", launch_mode,
+                 "graph or host: the launch latency phi each launch is charged (default: the "
+                 "mode the output was compiled for)")
+      ->check(CLI::IsMember({"graph", "host"}));
   app.add_option("--seed", options.seed, "seed of the random inputs");
   app.add_option("--nvdisasm", options.nvdisasm,
                  "nvdisasm for the instruction estimate (default: $STITCH_NVDISASM, PATH, the "
@@ -525,6 +530,9 @@ int profile_command(int argc, char** argv) {
   Result<cost_model::DeviceProfile> device = profile_device(out_dir, device_name, compiled_for);
   if (!device.is_ok()) return report_error(device.status());
   options.device = *device;
+  if (launch_mode.empty()) launch_mode = compiled_for.launch_mode;
+  options.device.launch_mode =
+      cost_model::parse_launch_mode(launch_mode).value_or(cost_model::LaunchMode::kHost);
   options.kernel_registers = compiled_for.registers;
   Result<runtime::Program> program = runtime::load_program(out_dir);
   if (!program.is_ok()) return report_error(program.status());
@@ -532,8 +540,12 @@ int profile_command(int argc, char** argv) {
   Result<profiling::ProgramProfile> profile = profiling::profile_program(*program, options);
   if (!profile.is_ok()) return report_error(profile.status());
 
-  std::printf("device: %s (estimates, docs/perf-model.md); every block of every kernel ran\n",
-              device->name.c_str());
+  std::printf(
+      "device: %s (estimates, docs/perf-model.md), %s launches (phi %.2f us); every block of "
+      "every kernel ran\n",
+      device->name.c_str(),
+      std::string(cost_model::launch_mode_name(options.device.launch_mode)).c_str(),
+      cost_model::launch_phi(options.device));
   if (profile->sampled_launches > 0) {
     std::printf(
         "sampling: %lld launches of more than %u blocks counted the requests of runs of 32 "

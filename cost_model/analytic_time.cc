@@ -40,11 +40,11 @@ KernelTime analytic_kernel_time(int64_t bytes, double gathered_bytes, double com
   KernelTime time;
   const double l2_us =
       profile.l2_bytes_per_second > 0 ? gathered_bytes / profile.l2_bytes_per_second * 1e6 : 0.0;
-  time.launch_us = profile.launch_latency_us;
+  time.launch_us = launch_phi(profile);
   time.dram_us = memory_time_us(profile, static_cast<double>(bytes));
   time.l2_us = l2_us;
   time.compute_us = compute_us;
-  time.plain_us = std::max({time.dram_us, l2_us, time.compute_us}) + profile.launch_latency_us;
+  time.plain_us = std::max({time.dram_us, l2_us, time.compute_us}) + launch_phi(profile);
   time.total_us = time.plain_us;
   if (shape != nullptr) {
     // The composition's costs, as the emulated profile counts them: the workspace
@@ -73,8 +73,8 @@ KernelTime analytic_kernel_time(int64_t bytes, double gathered_bytes, double com
                       profile.global_load_latency_ns * 1e-3;
     charges.grid_barriers_us = static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;
     time.sync_us = charges.grid_barriers_us;
-    time.total_us = profile.launch_latency_us +
-                    std::max({memory, time.compute_us, time.latency_us}) + time.sync_us;
+    time.total_us =
+        launch_phi(profile) + std::max({memory, time.compute_us, time.latency_us}) + time.sync_us;
   }
   time.bound = largest_term(time);
   return time;

@@ -17,7 +17,7 @@
 //  2. A tensor from outside P (graph input, initializer, Constant, or produced
 //     outside) read by k distinct launching nodes of P is read once instead of k
 //     times: (k - 1) * bytes(t) (packing patterns sharing an input).
-//  V_saved is the sum. phi is profile.launch_latency_us unless
+//  V_saved is the sum. phi is launch_phi(profile) (the launch mode's) unless
 //  options.launch_latency_us_override >= 0.
 //
 // One-to-many dependencies (AStitch 2.3.1). Our code generator stitches them with

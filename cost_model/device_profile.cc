@@ -565,6 +565,29 @@ Result<DeviceProfile> resolve_device_profile(const std::string& device) {
                                names + " or the path of a profile .json");
 }
 
+std::string_view launch_mode_name(LaunchMode mode) {
+  return mode == LaunchMode::kGraph ? "graph" : "host";
+}
+
+std::optional<LaunchMode> parse_launch_mode(std::string_view name) {
+  if (name == "graph") return LaunchMode::kGraph;
+  if (name == "host") return LaunchMode::kHost;
+  return std::nullopt;
+}
+
+double launch_phi(const DeviceProfile& profile) {
+  return profile.launch_mode == LaunchMode::kGraph ? profile.calibration.graph_launch_latency_us
+                                                   : profile.launch_latency_us;
+}
+
+void set_launch_phi(DeviceProfile* profile, double microseconds) {
+  if (profile->launch_mode == LaunchMode::kGraph) {
+    profile->calibration.graph_launch_latency_us = microseconds;
+  } else {
+    profile->launch_latency_us = microseconds;
+  }
+}
+
 std::string sass_architecture(const DeviceProfile& profile) {
   return profile.calibration.sass_architecture;
 }

@@ -64,6 +64,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -113,13 +114,23 @@ struct Calibration {
   // Bytes one leaf of an inlined expression reads from L2 each time the expression is
   // recomputed (the schedule's choice between recomputing a value and materializing it).
   double recomputed_leaf_bytes;
-  // One kernel launch replayed from a captured CUDA graph. Recorded only: the planner
-  // scores host launches (DeviceProfile::launch_latency_us, phi); issue 40 scores graph
-  // replay with it.
+  // One kernel launch replayed from a captured CUDA graph: phi under --launch-mode
+  // graph (launch_phi), where launch_latency_us is the host launch's.
   double graph_launch_latency_us;
   // (key, where its value comes from), one per key above, in the order of the JSON.
   std::vector<std::pair<std::string, std::string>> provenance;
 };
+
+// How a plan's kernels and library calls are launched (--launch-mode, host by default:
+// docs/cost-model.md says why), which sets the launch latency phi every score and
+// estimate charges per launch (launch_phi): replayed from one captured CUDA graph (what
+// the runtime does unless told otherwise, runtime::SessionOptions::cuda_graphs;
+// calibration.graph_launch_latency_us) or one host launch each (launch_latency_us).
+enum class LaunchMode { kGraph, kHost };
+// "graph", "host": the --launch-mode spelling and report.json's device.launch_mode.
+std::string_view launch_mode_name(LaunchMode mode);
+// The mode `name` spells, or nullopt.
+std::optional<LaunchMode> parse_launch_mode(std::string_view name);
 
 struct DeviceProfile {
   std::string name;
@@ -162,7 +173,16 @@ struct DeviceProfile {
   // the peak a float32 GEMM or dense Conv runs at and the tiled MatMul's instruction
   // count (docs/cost-model.md, "Precision").
   ir::Precision products = ir::Precision::kFloat32;
+  // Not a device fact either: the launch mode the plan is made for (--launch-mode;
+  // `stitchopt profile` reads it from report.json). Host unless set, so a profile read
+  // alone charges its own launch_latency_us.
+  LaunchMode launch_mode = LaunchMode::kHost;
 };
+
+// phi: the latency of one launch under the profile's launch mode.
+double launch_phi(const DeviceProfile& profile);
+// Sets the phi of the profile's launch mode (--launch-latency-us).
+void set_launch_phi(DeviceProfile* profile, double microseconds);
 
 // Reads and validates a JSON profile; errors start with `path: `. Only a regular file
 // of at most 1 MiB is read (support/bounded_file.h: a FIFO or /dev/zero is refused

@@ -46,7 +46,7 @@ struct ChargeTimes {
 };
 
 struct KernelTime {
-  double launch_us = 0;   // launches x launch_latency_us
+  double launch_us = 0;   // launches x phi (launch_phi)
   double dram_us = 0;     // M(bytes through DRAM) on the profile's bandwidth curve
   double l2_us = 0;       // bytes through L2 / l2_bytes_per_second
   double compute_us = 0;  // arithmetic: FLOPs at peak (analytic), issued instructions

@@ -46,7 +46,7 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
     e.occupancy = blocks_on_busiest_sm * warps_per_block / max_warps;
   }
 
-  e.launch_us = static_cast<double>(c.launches) * profile.launch_latency_us;
+  e.launch_us = static_cast<double>(c.launches) * launch_phi(profile);
   e.dram_bytes =
       static_cast<int64_t>((c.global_unique_load_sectors + c.global_unique_store_sectors) * 32);
   e.requested_bytes = static_cast<int64_t>(c.global_load_bytes + c.global_store_bytes);
@@ -111,7 +111,7 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
 KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
                                      const DeviceProfile& profile) {
   KernelEstimate e;
-  e.launch_us = profile.launch_latency_us;
+  e.launch_us = launch_phi(profile);
   e.dram_bytes = bytes;
   e.requested_bytes = bytes;
   e.l2_bytes = bytes;

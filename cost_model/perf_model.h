@@ -20,7 +20,7 @@
 //   sync    = block barriers x block_barrier_cycles / (SMs in use x clock)
 //             + grid barriers x grid_barrier_us
 //             + most atomics on one address x atomic_same_address_ns
-//   launch  = launch_latency_us (once per launch)
+//   launch  = phi, launch_phi(profile): the launch mode's (once per launch)
 // and the bound is the largest of launch, memory, compute, shared, latency and sync
 // ("barrier"). The terms fill a KernelTime (kernel_time.h), the same result the
 // analytic estimate fills: plain_us = launch + max(memory, compute); shared, latency

@@ -276,7 +276,13 @@ Result<CompiledModel> compile(ir::Model model, const CompileOptions& given,
   }
   if (options.profile) {
     const cost_model::DeviceProfile& profile = *options.profile;
-    report.device = emit::ReportDevice{profile.name, profile.source, profile.launch_latency_us};
+    report.device =
+        emit::ReportDevice{profile.name,
+                           profile.source,
+                           std::string(cost_model::launch_mode_name(profile.launch_mode)),
+                           cost_model::launch_phi(profile),
+                           profile.calibration.graph_launch_latency_us,
+                           profile.launch_latency_us};
     STITCH_RETURN_IF_ERROR(fuse(model, options, observer, timer, compiled));
   } else {
     compiled.rewritten = model;

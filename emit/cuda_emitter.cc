@@ -245,7 +245,7 @@ std::string estimate_line(const cost_model::GroupCost& cost,
                 "profile OUT --emulate` gives the emulated figures (profile.json)",
                 support::source_text(profile.name, 40).c_str(), static_cast<long long>(cost.bytes),
                 cost_model::memory_time_us(profile, static_cast<double>(cost.bytes)), cost.flops,
-                profile.launch_latency_us, cost.time.charge_us(), cost.time.total_us);
+                cost_model::launch_phi(profile), cost.time.charge_us(), cost.time.total_us);
   return text;
 }
 

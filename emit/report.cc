@@ -182,7 +182,10 @@ std::string render_report(const Report& report, const ir::Graph& graph) {
                    {"node_count", report.model.node_count}};
   json["device"] = {{"name", report.device.name},
                     {"source", report.device.source},
-                    {"launch_latency_us", report.device.launch_latency_us}};
+                    {"launch_mode", report.device.launch_mode},
+                    {"launch_latency_us", report.device.launch_latency_us},
+                    {"graph_launch_latency_us", report.device.graph_launch_latency_us},
+                    {"host_launch_latency_us", report.device.host_launch_latency_us}};
   json["options"] = options_json(report.options);
   ordered_json phases = ordered_json::array();
   for (const PhaseTiming& phase : report.phases) {

@@ -69,7 +69,11 @@ struct ReportOptions {
 struct ReportDevice {
   std::string name;
   std::string source;            // "estimate" or "calibrated"
+  std::string launch_mode;       // "graph" or "host" (cost_model::LaunchMode, --launch-mode)
   double launch_latency_us = 0;  // the phi the planner used (after --launch-latency-us)
+  // Both modes' phi, whichever was used (the other mode's is what --launch-mode would
+  // have charged).
+  double graph_launch_latency_us = 0, host_launch_latency_us = 0;
 };
 
 // The generated kernel of a group or a single-op kernel: what the report

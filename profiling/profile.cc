@@ -168,6 +168,8 @@ Result<ProgramProfile> profile_program(const runtime::Program& program,
                                        const ProfileOptions& options) {
   ProgramProfile profile;
   profile.device = options.device.name;
+  profile.launch_mode = std::string(cost_model::launch_mode_name(options.device.launch_mode));
+  profile.launch_latency_us = cost_model::launch_phi(options.device);
   std::map<std::string, KernelSass> sass;
   std::map<std::string, int> registers = options.kernel_registers;
   if (!options.instructions) {
@@ -313,6 +315,8 @@ std::string profile_json(const ProgramProfile& profile) {
   json root;
   root["schema"] = "stitchopt.profile/1";
   root["device"] = profile.device;
+  root["launch_mode"] = profile.launch_mode;
+  root["launch_latency_us"] = profile.launch_latency_us;
   root["method"] = sampling_text(profile);
   root["instructions"] = profile.instructions_method;
   root["total_estimated_us"] = profile.total_estimated_us;

@@ -49,6 +49,8 @@ struct StepProfile {
 
 struct ProgramProfile {
   std::string device;                   // the profile's name
+  std::string launch_mode;              // "graph" or "host": the phi each launch is charged
+  double launch_latency_us = 0;         // that phi
   std::vector<StepProfile> steps;       // kernel and library steps, plan order
   std::vector<std::string> host_steps;  // steps evaluated on the host (not estimated)
   int64_t view_steps = 0;

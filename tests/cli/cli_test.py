@@ -176,6 +176,42 @@ def pipeline_flag_tests(binary, source, work):
           result.stderr)
 
 
+def launch_mode_tests(binary, source, work):
+    """--launch-mode: a graph replay's phi with graph, a host launch's with host (the
+    default); both in the report whichever is used."""
+    out = os.path.join(work, "launch_mode")
+    modes = {}
+    for mode in ("graph", "host"):
+        result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--force", "-q", "--launch-mode",
+                              mode], source)
+        with open(os.path.join(out, "report.json")) as f:
+            modes[mode] = json.load(f)["device"]
+        check(f"--launch-mode {mode}", result.returncode == 0, result.stderr)
+    graph, host = modes["graph"], modes["host"]
+    check("--launch-mode sets phi",
+          graph["launch_mode"] == "graph" and host["launch_mode"] == "host" and
+          graph["launch_latency_us"] == graph["graph_launch_latency_us"] and
+          host["launch_latency_us"] == host["host_launch_latency_us"] and
+          graph["launch_latency_us"] < host["launch_latency_us"],
+          json.dumps(modes))
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--launch-mode", "pipelined"],
+                 source)
+    check("--launch-mode pipelined is a usage error", result.returncode == 2, result.stderr)
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--force", "-q", "--launch-mode",
+                          "graph", "--launch-latency-us", "7.5"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        device = json.load(f)["device"]
+    check("--launch-latency-us sets the graph phi under --launch-mode graph",
+          result.returncode == 0 and device["launch_mode"] == "graph" and
+          device["launch_latency_us"] == 7.5 and device["graph_launch_latency_us"] == 7.5 and
+          device["host_launch_latency_us"] == host["host_launch_latency_us"], json.dumps(device))
+    result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--force", "-q"], source)
+    with open(os.path.join(out, "report.json")) as f:
+        device = json.load(f)["device"]
+    check("host launches by default", result.returncode == 0 and device["launch_mode"] == "host",
+          json.dumps(device))
+
+
 def planner_flag_tests(binary, source, work):
     out = os.path.join(work, "planner")
     result = run(binary, ["models/gpt2_block.onnx", "-o", out, "--min-compression", "1000"], source)
@@ -465,6 +501,7 @@ def main():
         usage_tests(binary, args.source, work)
         pipeline_flag_tests(binary, args.source, work)
         planner_flag_tests(binary, args.source, work)
+        launch_mode_tests(binary, args.source, work)
         output_tests(binary, args.source, work)
         interrupt_tests(binary, args.source, work)
         runtime_interrupt_tests(binary, args.source, work)

@@ -165,6 +165,32 @@ TEST(DeviceProfileTest, CalibrationBlock) {
             "fitted the value, or where it is from");
 }
 
+// phi follows the launch mode: a host launch's as loaded (the field's default), a graph
+// replay's under kGraph; set_launch_phi (--launch-latency-us) sets the mode's own.
+TEST(DeviceProfileTest, LaunchModeSetsPhi) {
+  Result<DeviceProfile> loaded = builtin_device_profile("h100");
+  ASSERT_TRUE(loaded.is_ok());
+  DeviceProfile profile = *loaded;
+  EXPECT_EQ(profile.launch_mode, LaunchMode::kHost);
+  EXPECT_EQ(launch_phi(profile), profile.launch_latency_us);
+  profile.launch_mode = LaunchMode::kGraph;
+  EXPECT_EQ(launch_phi(profile), profile.calibration.graph_launch_latency_us);
+  EXPECT_LT(launch_phi(profile), profile.launch_latency_us) << "a replay costs less";
+  const double host = profile.launch_latency_us;
+  set_launch_phi(&profile, 1.25);
+  EXPECT_EQ(launch_phi(profile), 1.25);
+  EXPECT_EQ(profile.launch_latency_us, host) << "the host launch's is kept";
+  profile.launch_mode = LaunchMode::kHost;
+  set_launch_phi(&profile, 7.5);
+  EXPECT_EQ(profile.launch_latency_us, 7.5);
+  EXPECT_EQ(profile.calibration.graph_launch_latency_us, 1.25);
+  EXPECT_EQ(launch_mode_name(LaunchMode::kGraph), "graph");
+  EXPECT_EQ(launch_mode_name(LaunchMode::kHost), "host");
+  EXPECT_EQ(parse_launch_mode("graph"), LaunchMode::kGraph);
+  EXPECT_EQ(parse_launch_mode("host"), LaunchMode::kHost);
+  EXPECT_EQ(parse_launch_mode("Graph"), std::nullopt);
+}
+
 TEST(DeviceProfileTest, MissingKey) {
   EXPECT_EQ(error_of(edited("\"sm_count\": 80,", "")),
             "t.json: key \"sm_count\": missing; every profile needs it (see "

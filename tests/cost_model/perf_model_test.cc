@@ -156,5 +156,27 @@ TEST(PerfModel, LibraryCallFromFlopsAndBytes) {
   EXPECT_DOUBLE_EQ(e.charge_us(), 0.0);  // the library's own composition: no charge
 }
 
+// Every launch term is the launch mode's phi: a graph replay's for a plan compiled for
+// graphs, a host launch's otherwise, in the emulated estimate (per launch), the library
+// call's and the analytic one alike.
+TEST(PerfModel, LaunchTermIsTheLaunchModesPhi) {
+  DeviceProfile profile = test_profile();
+  profile.launch_latency_us = 5;
+  profile.calibration.graph_launch_latency_us = 2;
+  StitchEmuCounters c = copy_counters();
+  c.launches = 3;
+  for (LaunchMode mode : {LaunchMode::kHost, LaunchMode::kGraph}) {
+    profile.launch_mode = mode;
+    const double phi = mode == LaunchMode::kGraph ? 2 : 5;
+    const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, profile);
+    EXPECT_DOUBLE_EQ(e.launch_us, 3 * phi);
+    EXPECT_DOUBLE_EQ(e.total_us, e.launch_us + std::max(e.dram_us, e.l2_us));
+    EXPECT_DOUBLE_EQ(estimate_library_call(2e9, 1 << 20, false, profile).launch_us, phi);
+    const KernelTime analytic = analytic_kernel_time(1 << 20, 0, 0, nullptr, profile);
+    EXPECT_DOUBLE_EQ(analytic.launch_us, phi);
+    EXPECT_DOUBLE_EQ(analytic.total_us, phi + memory_time_us(profile, 1 << 20));
+  }
+}
+
 }  // namespace
 }  // namespace stitch::cost_model

@@ -37,6 +37,14 @@ from cli_harness import Harness, venv_nvdisasm  # noqa: E402
 BOUNDS = {"memory", "compute", "shared", "barrier", "launch", "library", "latency"}
 
 
+def check_launch_mode(check, name, profile, report):
+    """profile.json charges each launch the phi of the mode the output was compiled for."""
+    check(profile["launch_mode"] == report["device"]["launch_mode"] and
+          profile["launch_latency_us"] == report["device"]["launch_latency_us"],
+          f"{name}: profile.json charges {profile['launch_mode']} launches, the "
+          f"output was compiled for {report['device']['launch_mode']}")
+
+
 def check_recorded_predictions(check, name, profile, kernels_json):
     predicted = {k["name"]: k["predicted_time_us"] for k in kernels_json["kernels"]}
     for k in profile["kernels"]:
@@ -91,6 +99,7 @@ def main():
             with open(os.path.join(out, "report.json")) as f:
                 report = json.load(f)
             check(profile["schema"] == "stitchopt.profile/1", f"{name}: schema {profile['schema']}")
+            check_launch_mode(check, name, profile, report)
             launches = report["kernels"]["fused"]
             check(len(profile["kernels"]) == launches,
                   f"{name}: {len(profile['kernels'])} profiled launches, report says {launches}")
@@ -106,8 +115,8 @@ def main():
                 check(k["bound"] in BOUNDS, f"{where}: bound {k['bound']}")
                 check(0 < k["sector_efficiency"] <= 1, f"{where}: sector efficiency "
                       f"{k['sector_efficiency']}")
-                check(k["estimated_us"] >= 5.0, f"{where}: {k['estimated_us']} us is below "
-                      "the launch latency")
+                check(k["estimated_us"] >= profile["launch_latency_us"], f"{where}: "
+                      f"{k['estimated_us']} us is below phi {profile['launch_latency_us']}")
                 check(k["dram_bytes"] > 0, f"{where}: no DRAM bytes")
                 if k["kind"] == "kernel":
                     g = k["global"]
