@@ -578,8 +578,13 @@ void run_pipeline(const fuzz::GeneratedModel& generated, uint64_t seed) {
   emit::Report report;
   report.model = emit::ReportModel{"fuzz.onnx", support::sha256_hex(generated.bytes),
                                    model.default_opset(), original_nodes};
-  report.device = emit::ReportDevice{state->profile->name, state->profile->source,
-                                     state->profile->launch_latency_us};
+  const cost_model::DeviceProfile& profile = *state->profile;
+  report.device = emit::ReportDevice{profile.name,
+                                     profile.source,
+                                     std::string(cost_model::launch_mode_name(profile.launch_mode)),
+                                     cost_model::launch_phi(profile),
+                                     profile.calibration.graph_launch_latency_us,
+                                     profile.launch_latency_us};
   report.options.planner = planner;
   report.simplify = *simplified;
   report.kernels.original = original_kernels;
