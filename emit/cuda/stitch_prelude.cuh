@@ -61,6 +61,7 @@ typedef unsigned long uint64_t;
 #else
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -168,10 +169,19 @@ inline bool stitch_pdl_wanted() {
     return setting == nullptr || setting[0] != '0';
   }();
   int device = 0;
+  if (!enabled || cudaGetDevice(&device) != cudaSuccess) return false;
+  // Per device, asked once: 0 not yet known, 1 without PDL, 2 with (devices past the
+  // table are asked every time).
+  static std::atomic<signed char> known[64] = {};  // launches may come from many threads
+  const bool cached = device >= 0 && device < 64;
+  const signed char seen = cached ? known[device].load(std::memory_order_relaxed) : 0;
+  if (seen != 0) return seen == 2;
   int major = 0;
-  return enabled && cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-         major >= 9;
+  const bool pdl =
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+      major >= 9;
+  if (cached) known[device].store(pdl ? 2 : 1, std::memory_order_relaxed);
+  return pdl;
 }
 
 // A kernel launch with cudaLaunchKernelEx: with programmatic stream serialization where
