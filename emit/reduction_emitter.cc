@@ -455,10 +455,12 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write,
   code += indent + "{\n";
   std::string in = indent + "  ";
   if (parts <= 32) {
-    code += in + "float a = pt_" + base + "[row * " + num(parts) + "];\n";
-    code += in + "for (index_t q = 1; q < " + num(parts) + "; ++q) a = " +
-            combine_text(spec.combine, "a", "pt_" + base + "[row * " + num(parts) + " + q]", true) +
-            ";\n";
+    // Lane q loads partial q (one request of the row's contiguous partials per warp,
+    // not one per partial per thread), then the warp's butterfly: every warp of every
+    // block combines the same values in the same order, so all get the same result.
+    code += in + "float a = threadIdx.x % 32 < " + num(parts) + " ? pt_" + base + "[row * " +
+            num(parts) + " + threadIdx.x % 32] : " + identity(spec.combine, "float") + ";\n";
+    code += shuffle_combine(spec.combine, "float", 1, in);
   } else {
     // Many partials (a scalar over the whole GPU): the block's threads share the loads,
     // then a block reduction in a fixed order, so every block gets the same value.

@@ -294,6 +294,40 @@ bool rows_split_values(const GroupFacts& group, int64_t rows, GroupSchedule* sch
   return true;
 }
 
+// Whether splitting each row across `split` blocks pays for what the split adds: a
+// grid barrier per reduction (each phase waits for every block's partials) against the
+// time a block-per-row kernel spends on its row beyond what `split` blocks would. A
+// block is charged its SM's share of the DRAM bandwidth for the row's bytes (the
+// row-varying values it reads from outside the group and writes for outside): at
+// word2vec's 64 rows of 2000 floats that is 1.1 us, less than two grid barriers, and
+// the split kernel was 1.46x slower in the emulated profile (10.8 against 7.4 us).
+bool row_split_pays(const GroupFacts& group, const GroupSchedule& schedule, int64_t split,
+                    const cost_model::DeviceProfile& profile) {
+  const ir::Graph& graph = group.graph;
+  const int64_t rows = std::max<int64_t>(std::get<RowPlan>(schedule.plan).rows, 1);
+  std::set<ir::ValueId> moved(group.outputs.begin(), group.outputs.end());
+  for (ir::NodeId id : group.ordered) {
+    for (ir::ValueId input : graph.node(id).inputs) {
+      if (input == ir::kNoId) continue;
+      const ir::NodeId producer = graph.value(input).producer;
+      if (producer == ir::kNoId || group.inside.count(producer) == 0) moved.insert(input);
+    }
+  }
+  double row_bytes = 0;
+  for (ir::ValueId id : moved) {
+    const int64_t row_elements = elements_of(graph, id) / rows;
+    if (row_elements <= 1) continue;  // per-row scalars and broadcast operands
+    row_bytes += static_cast<double>(row_elements) *
+                 static_cast<double>(ir::dtype_size(graph.value(id).type.dtype));
+  }
+  const double sm_bandwidth = profile.peak_dram_bytes_per_second / std::max(1, profile.sm_count);
+  const double row_us = row_bytes / sm_bandwidth * 1e6;
+  const double saved_us = row_us * (1.0 - 1.0 / static_cast<double>(split));
+  const double barriers_us =
+      static_cast<double>(std::max<size_t>(group.reductions.size(), 1)) * profile.grid_barrier_us;
+  return saved_us > barriers_us;
+}
+
 // 2. Row-local launch: a warp per row (short rows, several rows per block) or a block
 // per row, and for few long rows the split across blocks.
 // Returns what the why line says of the choice when it is not the plain one.
@@ -357,7 +391,7 @@ std::string plan_row_launch(const GroupFacts& group, int64_t rows,
     const int64_t length = row.row_length;
     int64_t split = std::min(wave / std::max<int64_t>(rows, 1),
                              (length + kMinSliceElements - 1) / kMinSliceElements);
-    if (split >= 2) {
+    if (split >= 2 && row_split_pays(group, *schedule, split, profile)) {
       // Slices of whole 128-byte lines (32 elements of 4 bytes): a slice starting
       // inside a sector makes every warp access of the block touch one sector more.
       row.slice = align_to((length + split - 1) / split, 32);

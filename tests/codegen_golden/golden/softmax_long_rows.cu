@@ -92,8 +92,11 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
     [[maybe_unused]] const index_t j1 = j0 + 3776 < 30000 ? j0 + 3776 : 30000;
     // "max_0" (ReduceMax): combine the 8 partials of the row
     {
-      float a = pt_m[row * 8];
-      for (index_t q = 1; q < 8; ++q) a = (pt_m[row * 8 + q] > a || isnan(pt_m[row * 8 + q])) ? pt_m[row * 8 + q] : a;
+      float a = threadIdx.x % 32 < 8 ? pt_m[row * 8 + threadIdx.x % 32] : __uint_as_float(0xff800000u);
+      for (int offset = 16; offset > 0; offset /= 2) {
+        const float b = __shfl_xor_sync(0xffffffffu, a, offset);
+        a = (b > a || isnan(b)) ? b : a;
+      }
       r_m = a;
     }
     // "exp_0" (Exp) -> f32[64,30000]
@@ -129,8 +132,11 @@ STITCH_KERNEL void stitch_softmax_long_rows_kernel(
     [[maybe_unused]] const index_t j1 = j0 + 3776 < 30000 ? j0 + 3776 : 30000;
     // "sum_0" (ReduceSum): combine the 8 partials of the row
     {
-      float a = pt_s[row * 8];
-      for (index_t q = 1; q < 8; ++q) a = a + pt_s[row * 8 + q];
+      float a = threadIdx.x % 32 < 8 ? pt_s[row * 8 + threadIdx.x % 32] : 0.0f;
+      for (int offset = 16; offset > 0; offset /= 2) {
+        const float b = __shfl_xor_sync(0xffffffffu, a, offset);
+        a = a + b;
+      }
       r_s = a;
     }
     // "div_0" (Div) -> f32[64,30000]
