@@ -97,8 +97,15 @@ class KernelWriter {
   Result<std::string> reduction_body(const ir::Node& node);
   Result<std::string> empty_reduction_result(const ir::Node& node,
                                              const std::vector<int64_t>& axes);
-  Result<std::string> row_reduction_code(ir::ValueId id, const std::string& indent);
-  Result<std::string> combine_code(ir::ValueId id, bool write, const std::string& indent);
+  // A row reduction's code; with `stored`, its loop also stores that group output (the
+  // reduction's input) at each element it reads (Composition<RowPlan>::stores_in_reductions).
+  Result<std::string> row_reduction_code(ir::ValueId id, const std::string& indent,
+                                         ir::ValueId stored = ir::kNoId);
+  // `any_part`: the block writing the result may be any part of the row (the last to
+  // arrive), not part 0.
+  Result<std::string> combine_code(ir::ValueId id, bool write, const std::string& indent,
+                                   bool any_part = false);
+  Result<std::string> last_block_code(ir::ValueId id, const std::string& indent);
   Result<std::string> mapped_reduction_code(ir::ValueId id, const std::string& indent);
   Result<std::string> partials_code(ir::ValueId id, const std::string& indent);
   std::string partials_pointer(ir::ValueId id);

@@ -225,7 +225,8 @@ Result<std::string> KernelWriter::empty_reduction_result(const ir::Node& node,
 // elements of the row (or of the block's slice), shuffles, for a block the warps'
 // results through the scratch, then the result in the register r_<name> (split rows:
 // the slice's partial).
-Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::string& indent) {
+Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::string& indent,
+                                                     ir::ValueId stored) {
   const ir::Node& node = producer(id);
   const bool warp = plan<RowPlan>().warp;
   const bool split = plan<RowPlan>().split();
@@ -247,6 +248,12 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
   }
   code += in + row_loop(length) + " {\n";
   code += in + "  const float v = " + element + ";\n";
+  if (stored != ir::kNoId) {
+    // The reduction's input, written for outside as it is read (a loop of its own would
+    // evaluate it again).
+    code += in + "  " + pointer_name(stored) + "[row * " + num(length) +
+            " + j] = " + store(dtype(stored), "v") + ";\n";
+  }
   code += in + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n" + in +
           "}\n";
   code +=
@@ -255,9 +262,14 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
     code += float_block_combine(spec.combine, schedule_.shared_bytes - kBlockScratchBytes, in);
   }
   if (split) {
-    // The slice's partial; the phase after the next grid barrier combines them.
+    // The slice's partial; the phase after the next grid barrier combines them, or with
+    // no phase after this one, the row's last block to get here.
     code += in + "if (threadIdx.x == 0) pt_" + base + "[row * " +
             num(plan<RowPlan>().blocks_per_row) + " + part] = a;\n";
+    if (plan<RowPlan>().last_block_done && schedule_.values.at(id).level + 1 == schedule_.levels) {
+      STITCH_ASSIGN_OR_RETURN(std::string last, last_block_code(id, in));
+      code += last;
+    }
     return code + indent + "}\n";
   }
   code += row_result(spec, length, base, dtype(id), in);
@@ -442,8 +454,30 @@ Result<std::string> KernelWriter::partials_code(ir::ValueId id, const std::strin
 // Split rows: combines the partials of reduction `id` for the current row into its
 // register (every thread of the block, in slice order, so the result is
 // deterministic); part 0 writes it when it is a group output and `write` is set.
+// The row's last block to write its partial of `id` (counted in done[row] after a
+// fence that publishes the partial) combines the row's partials and writes the result
+// (RowPlan::last_block_done). Every block of the row computes the same
+// combination whichever is last, so the result does not depend on the arrival order.
+Result<std::string> KernelWriter::last_block_code(ir::ValueId id, const std::string& indent) {
+  const int64_t parts = plan<RowPlan>().blocks_per_row;
+  std::string code;
+  code += indent + "unsigned int* arrivals = reinterpret_cast<unsigned int*>(smem + 0);\n";
+  code += indent + "if (threadIdx.x == 0) {\n";
+  code += indent + "  __threadfence();\n";
+  code += indent + "  arrivals[0] = atomicAdd(&done[row], 1u);\n";
+  code += indent + "}\n";
+  code += indent + "__syncthreads();\n";
+  code += indent + "if (arrivals[0] == " + num(parts - 1) + "u) {\n";
+  code += indent + "  __threadfence();\n";
+  STITCH_ASSIGN_OR_RETURN(std::string combine, combine_code(id, true, indent + "  ", true));
+  code += combine;
+  code += indent + "}\n";
+  code += indent + "__syncthreads();\n";
+  return code;
+}
+
 Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write,
-                                               const std::string& indent) {
+                                               const std::string& indent, bool any_part) {
   const ir::Node& node = graph_.node(graph_.value(id).producer);
   STITCH_ASSIGN_OR_RETURN(ReductionLowering spec, reduce_spec(node));
   STITCH_RETURN_IF_ERROR(accessor(id).status());
@@ -473,8 +507,8 @@ Result<std::string> KernelWriter::combine_code(ir::ValueId id, bool write,
   }
   code += row_result(spec, length, base, dtype(id), in);
   if (write && output_index_.count(id)) {
-    code += in + "if (part == 0 && threadIdx.x == 0) " + pointer_name(id) +
-            "[row] = " + store(dtype(id), "r_" + base) + ";\n";
+    code += in + (any_part ? "if (threadIdx.x == 0) " : "if (part == 0 && threadIdx.x == 0) ") +
+            pointer_name(id) + "[row] = " + store(dtype(id), "r_" + base) + ";\n";
   }
   return code + indent + "}\n";
 }

@@ -172,6 +172,18 @@ CASES = [
            [reduce("ReduceMean", "x", "m", [1], 1), node("Sub", ["x", "m"], ["y"])],
            [("y", T.FLOAT16, [77, 6])]),
      ["LANES_2"], "warp"),
+    # A softmax's numerator and row sums written for outside, over 16 rows of 20000:
+    # each row split across blocks; the sums' phase only combines partials, so the row's
+    # last block to arrive combines them instead of every block behind a grid barrier
+    # (one barrier, not two), and the Exp is stored by the sum's loop that reads it.
+    ("split_softmax_parts",
+     model("split_softmax_parts", [("x", T.FLOAT, [16, 20000])],
+           [reduce("ReduceMax", "x", "m", [1], 1), node("Sub", ["x", "m"], ["d"]),
+            node("Exp", ["d"], ["e"]), reduce("ReduceSum", "e", "s", [1], 1)],
+           [("e", T.FLOAT, [16, 20000]), ("s", T.FLOAT, [16, 1])]),
+     ["GRID-SPLIT_"], "block",
+     ["atomicAdd(&done[row], 1u)", "2 phases separated by grid barriers",
+      "p_e[row * 20000 + j] = v;"]),
     # A scalar product of a few hundred elements: one warp, no split.
     ("scalar_prod",
      model("scalar_prod", [("x", T.FLOAT, [4, 50])],
@@ -183,8 +195,13 @@ CASES = [
 
 
 def check(name, expected, kernels, out):
-    attributes, composition = expected
+    attributes, composition, *source = expected
     problems = []
+    for text in (source[0] if source else []):
+        files = [os.path.join(out, "kernels", f) for f in os.listdir(os.path.join(out, "kernels"))
+                 if f.endswith(".cu")]
+        if not any(text in open(f).read() for f in files):
+            problems.append(f"{name}: no kernel source holds {text!r}")
     template = " ".join(k["template"] for k in kernels)
     compositions = [k["composition"] for k in kernels]
     for attribute in attributes:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,14 @@ struct RowPlan {
   // phases are separated by stitch_grid_sync (a phase combines the partials it reads).
   int blocks_per_row = 1;
   int64_t slice = 0;
+  // Split rows whose last phase would only combine the partials of reduction outputs
+  // (a softmax's row sums, written for the next kernel): that phase and its grid
+  // barrier are dropped, and the last block of a row to write its partial combines the
+  // row's partials and writes the result. Blocks count their arrivals per row in
+  // `done_offset`'s [rows] counters of the workspace, which phase 0 zeroes (the runtime
+  // zeroes only the barrier's counter, and the arrivals come after a grid barrier).
+  bool last_block_done = false;
+  int64_t done_offset = -1;
   bool split() const { return blocks_per_row >= 2; }
   std::string_view name() const { return warp ? "warp" : "block"; }
 };
@@ -44,8 +53,18 @@ struct Composition<RowPlan> : CompositionDefaults {
     return plan.split() ? split_row_stages(w, written) : row_stages(w, written);
   }
 
-  static Result<std::string> row_code(KernelWriter& w, ir::ValueId id, const std::string& indent);
+  // `id`'s code; a reduction stores `stored` (kNoId: nothing) in its own loop.
+  static Result<std::string> row_code(KernelWriter& w, ir::ValueId id, const std::string& indent,
+                                      ir::ValueId stored = ir::kNoId);
+  // For each reduction of `values` that reduces a group output of `values` computed
+  // inline (not materialized, not moved, at the reduction's own row index): that output,
+  // which the reduction's loop stores as it reads it instead of a loop of its own
+  // evaluating it a second time (a softmax's Exp written for outside and summed).
+  static std::map<ir::ValueId, ir::ValueId> stores_in_reductions(const KernelWriter& w,
+                                                                 const Written& values);
   static std::string moved_row(const KernelWriter& w, ir::ValueId id);
+  static Result<std::string> values_code(KernelWriter& w, const Written& values,
+                                         const std::string& indent);
   static Result<std::string> split_row_stages(KernelWriter& w, const Written& written);
   static Result<std::string> row_stages(KernelWriter& w, const Written& written);
 };

@@ -139,7 +139,7 @@ bool moves_whole_rows(const GroupFacts& group, const ir::Node& reader, ir::Value
 // partials and the materialized row-sized values (read across barriers, so global).
 void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& ordered,
                      const std::set<ir::ValueId>& outputs, GroupSchedule* schedule) {
-  const RowPlan& row = std::get<RowPlan>(schedule->plan);
+  RowPlan& row = std::get<RowPlan>(schedule->plan);
   std::map<ir::ValueId, int> available;
   int phases = 1;
   for (ir::NodeId id : ordered) {
@@ -160,6 +160,18 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
       }
     }
   }
+  // The last phase computes nothing when every value it waits for is a reduction
+  // output (combined there only to be written); from 3 phases on, the reductions' own
+  // phase follows a barrier, behind which their arrivals can be counted.
+  bool computes_in_last = false;
+  for (ir::NodeId id : ordered) {
+    for (ir::ValueId output : graph.node(id).outputs) {
+      if (output != ir::kNoId && schedule->values[output].level == phases - 1)
+        computes_in_last = true;
+    }
+  }
+  row.last_block_done = phases >= 3 && !computes_in_last;
+  if (row.last_block_done) --phases;
   schedule->levels = phases;
   schedule->barrier_offset = 0;
   int64_t workspace = kWorkspaceAlignment;
@@ -178,6 +190,10 @@ void plan_split_rows(const ir::Graph& graph, const std::vector<ir::NodeId>& orde
         place_written_value(graph, output, outputs.count(output) > 0, &value, &workspace);
       }
     }
+  }
+  if (row.last_block_done) {
+    row.done_offset = workspace;
+    workspace += align_to(row.rows * 4, kWorkspaceAlignment);
   }
   schedule->workspace_bytes = workspace;
   schedule->block = static_cast<int>(std::min<int64_t>(schedule->block, align_to(row.slice, 32)));

@@ -1,6 +1,9 @@
 // The rows composition's writer (declared in its plan header).
 #include "emit/kernel_writer.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "emit/cuda_text.h"
@@ -11,9 +14,9 @@ namespace stitch::emit {
 
 // Row-local code for value `id` inside the row loop (warp/block composition).
 Result<std::string> Composition<RowPlan>::row_code(KernelWriter& w, ir::ValueId id,
-                                                   const std::string& indent) {
+                                                   const std::string& indent, ir::ValueId stored) {
   if (ir::op_kind(w.producer(id)) == ir::OpKind::kReduction)
-    return w.row_reduction_code(id, indent);
+    return w.row_reduction_code(id, indent, stored);
   const ValueSchedule& value = w.schedule_.values.at(id);
   const std::string sync = w.plan<RowPlan>().warp ? "__syncwarp(0xffffffffu);" : "__syncthreads();";
   const std::string& base = w.names_.at(id);
@@ -44,6 +47,27 @@ Result<std::string> Composition<RowPlan>::row_code(KernelWriter& w, ir::ValueId 
   return code;
 }
 
+std::map<ir::ValueId, ir::ValueId> Composition<RowPlan>::stores_in_reductions(
+    const KernelWriter& w, const Written& values) {
+  std::map<ir::ValueId, ir::ValueId> stores;
+  if (w.row_guarded()) return stores;
+  std::set<ir::ValueId> taken;
+  for (ir::ValueId id : values) {
+    const ir::Node& node = w.producer(id);
+    if (ir::op_kind(node) != ir::OpKind::kReduction || node.inputs.empty()) continue;
+    const ir::ValueId x = node.inputs[0];
+    if (x == ir::kNoId || taken.count(x) || !w.output_index_.count(x)) continue;
+    if (std::find(values.begin(), values.end(), x) == values.end()) continue;
+    const ValueSchedule& value = w.schedule_.values.at(x);
+    if (value.materialized || value.rows_moved || value.storage == Storage::kShared) continue;
+    const int64_t rows = std::max<int64_t>(w.plan<RowPlan>().rows, 1);
+    if (value.row_elements * rows != elements_of(w.graph_, x)) continue;
+    stores[id] = x;
+    taken.insert(x);
+  }
+  return stores;
+}
+
 // The row a Transpose that moves whole rows (rows_moved) writes the current row to:
 // the row's coordinates over the operand's row axes, each scaled by the stride of
 // the output axis it moves to.
@@ -58,6 +82,24 @@ std::string Composition<RowPlan>::moved_row(const KernelWriter& w, ir::ValueId i
   for (int64_t running = 1; q < in.size() && running < w.plan<RowPlan>().rows; ++q)
     running *= in[q];
   return "(" + transposed_index(in, out, perm, q, "row") + ")";
+}
+
+// The code of `values` in order, each output a reduction stores in its loop
+// (stores_in_reductions) written there instead of by a loop of its own.
+Result<std::string> Composition<RowPlan>::values_code(KernelWriter& w, const Written& values,
+                                                      const std::string& indent) {
+  const std::map<ir::ValueId, ir::ValueId> stores = stores_in_reductions(w, values);
+  std::set<ir::ValueId> stored;
+  for (const auto& [reduction, output] : stores) stored.insert(output);
+  std::string code;
+  for (ir::ValueId id : values) {
+    if (stored.count(id)) continue;
+    auto it = stores.find(id);
+    STITCH_ASSIGN_OR_RETURN(std::string text,
+                            row_code(w, id, indent, it == stores.end() ? ir::kNoId : it->second));
+    code += text;
+  }
+  return code;
 }
 
 // Split rows: phases separated by grid barriers; in each, a block per (row, part)
@@ -77,6 +119,10 @@ Result<std::string> Composition<RowPlan>::split_row_stages(KernelWriter& w,
     stages << "    [[maybe_unused]] const index_t j0 = part * " << w.plan<RowPlan>().slice << ";\n";
     stages << "    [[maybe_unused]] const index_t j1 = j0 + " << w.plan<RowPlan>().slice << " < "
            << length << " ? j0 + " << w.plan<RowPlan>().slice << " : " << length << ";\n";
+    if (phase == 0 && w.plan<RowPlan>().last_block_done) {
+      stages
+          << "    if (part == 0 && threadIdx.x == 0) done[row] = 0u;  // counted after a barrier\n";
+    }
     for (ir::ValueId id : written) {
       const ValueSchedule& value = w.schedule_.values.at(id);
       bool reduction = ir::op_kind(w.producer(id)) == ir::OpKind::kReduction;
@@ -92,11 +138,12 @@ Result<std::string> Composition<RowPlan>::split_row_stages(KernelWriter& w,
                               w.combine_code(id, value.level + 1 == phase, "    "));
       stages << code;
     }
+    Written in_phase;
     for (ir::ValueId id : written) {
-      if (w.schedule_.values.at(id).level != phase) continue;
-      STITCH_ASSIGN_OR_RETURN(std::string code, row_code(w, id, "    "));
-      stages << code;
+      if (w.schedule_.values.at(id).level == phase) in_phase.push_back(id);
     }
+    STITCH_ASSIGN_OR_RETURN(std::string code, values_code(w, in_phase, "    "));
+    stages << code;
     stages << "    __syncthreads();\n  }\n";
   }
   return stages.str();
@@ -130,10 +177,8 @@ Result<std::string> Composition<RowPlan>::row_stages(KernelWriter& w, const Writ
     stages << "  for (row = blockIdx.x; row < " << w.plan<RowPlan>().rows
            << "; row += gridDim.x) {\n";
   }
-  for (ir::ValueId id : written) {
-    STITCH_ASSIGN_OR_RETURN(std::string code, row_code(w, id, "    "));
-    stages << code;
-  }
+  STITCH_ASSIGN_OR_RETURN(std::string code, values_code(w, written, "    "));
+  stages << code;
   stages << "    " << sync << "\n  }\n";
   return stages.str();
 }
@@ -156,6 +201,11 @@ std::string Composition<RowPlan>::prologue(const KernelWriter& w, const RowPlan&
       body << "  float* pt_" << w.names_.at(id) << " = reinterpret_cast<float*>(workspace + "
            << value.partial_offset << ");  // [" << plan.rows << ", " << plan.blocks_per_row
            << "] partials of " << comment_name(w.producer(id)) << "\n";
+    }
+    if (plan.last_block_done) {
+      body << "  unsigned int* done = reinterpret_cast<unsigned int*>(workspace + "
+           << plan.done_offset << ");  // [" << plan.rows
+           << "] blocks of the row that wrote their last partials\n";
     }
   }
   int64_t slot_bytes = w.schedule_.shared_bytes - (plan.warp ? 0 : kBlockScratchBytes);
