@@ -1,5 +1,5 @@
-// M(V), pattern scores and kernel/plan estimates; the model is documented in
-// cost_model.h.
+// M(V) and the pattern scores (the kernel and plan estimates are in estimate.cc);
+// the model is documented in cost_model.h.
 #include "cost_model/cost_model.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "cost_model/graph_facts.h"
 #include "ir/core/attention.h"
 #include "ir/core/gemm_shape.h"
 #include "ir/core/op_registry.h"
@@ -15,24 +16,9 @@
 
 namespace stitch::cost_model {
 
-namespace {
+using namespace detail;  // NOLINT(google-build-using-namespace): this library's own helpers
 
-using ir::Graph;
-using ir::kNoId;
-using ir::Node;
-using ir::NodeId;
-using ir::OpKind;
-using ir::Value;
-using ir::ValueId;
-
-// Operations per element of an expensive elementwise op, relative to an add.
-constexpr double kTranscendentalCost = 4.0;
-// Flops per input element of a compound reduction (Softmax, LayerNormalization...).
-constexpr double kCompoundReductionFlops = 4.0;
-
-bool is_view(const Node& node) { return ir::op_kind(node) == OpKind::kView; }
-
-bool is_constant(const Node& node) { return node.op_type == "Constant" && node.domain.empty(); }
+namespace detail {
 
 bool is_transcendental(const Node& node) {
   static const std::set<std::string_view> kOps = {
@@ -42,131 +28,6 @@ bool is_transcendental(const Node& node) {
   return kOps.count(node.op_type) != 0;
 }
 
-bool is_primitive_reduction(const Node& node) {
-  return node.op_type.rfind("Reduce", 0) == 0 || node.op_type == "ArgMax" ||
-         node.op_type == "ArgMin";
-}
-
-int64_t value_bytes(const Graph& graph, ValueId value) {
-  return std::max<int64_t>(graph.value(value).type.num_bytes(), 0);
-}
-
-int64_t value_elements(const Graph& graph, ValueId value) {
-  return std::max<int64_t>(graph.value(value).type.num_elements(), 0);
-}
-
-// Calls `visit` for each value the node reads: its present inputs, then the values
-// its subgraphs capture.
-template <typename Visit>
-void for_each_read(const Node& node, Visit visit) {
-  for (ValueId value : node.inputs) {
-    if (value != kNoId) visit(value);
-  }
-  for (ValueId value : node.implicit_inputs) {
-    if (value != kNoId) visit(value);
-  }
-}
-
-int64_t max_output_elements(const Graph& graph, const Node& node) {
-  int64_t elements = 0;
-  for (ValueId output : node.outputs) {
-    if (output != kNoId) elements = std::max(elements, value_elements(graph, output));
-  }
-  return elements;
-}
-
-// A set of nodes (a pattern or a group) with View nodes inside it transparent.
-class NodeSet {
- public:
-  NodeSet(const Graph& graph, std::vector<NodeId> nodes) : graph_(graph), nodes_(std::move(nodes)) {
-    std::sort(nodes_.begin(), nodes_.end());
-    STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
-        << "duplicate node in a pattern";
-    for (NodeId id : nodes_) {
-      STITCH_CHECK(id >= 0 && id < graph.node_capacity() && !graph.node(id).dead)
-          << "pattern node " << id << " is not a live node";
-    }
-  }
-
-  const std::vector<NodeId>& nodes() const { return nodes_; }
-  bool contains(NodeId node) const {
-    return node != kNoId && std::binary_search(nodes_.begin(), nodes_.end(), node);
-  }
-
-  // The tensor `value` aliases: through View nodes of the set to their data input.
-  ValueId alias_root(ValueId value) const {
-    while (true) {
-      NodeId producer = graph_.value(value).producer;
-      if (!contains(producer)) return value;
-      const Node& node = graph_.node(producer);
-      if (!is_view(node) || node.inputs.empty() || node.inputs[0] == kNoId) return value;
-      value = node.inputs[0];
-    }
-  }
-
-  // Produced by a launching node of the set (after alias resolution).
-  bool produced_inside(ValueId root) const {
-    NodeId producer = graph_.value(root).producer;
-    return contains(producer) && launches_work(graph_.node(producer));
-  }
-
-  // Whether the tensor `root` is read outside the set or is a graph output,
-  // following View nodes of the set.
-  bool read_outside(ValueId root) const {
-    std::vector<ValueId> stack = {root};
-    while (!stack.empty()) {
-      const Value& value = graph_.value(stack.back());
-      stack.pop_back();
-      if (value.is_graph_output) return true;
-      for (const ir::Use& use : value.users) {
-        if (!contains(use.node)) return true;
-        const Node& reader = graph_.node(use.node);
-        if (!is_view(reader) || use.slot != 0) continue;  // slot != 0: a compile-time shape
-        for (ValueId output : reader.outputs) {
-          if (output != kNoId) stack.push_back(output);
-        }
-      }
-    }
-    return false;
-  }
-
-  // Tensors from outside the set read by its launching nodes, sorted, distinct.
-  std::vector<ValueId> external_inputs() const {
-    std::vector<ValueId> inputs;
-    for (NodeId id : nodes_) {
-      const Node& node = graph_.node(id);
-      if (!launches_work(node)) continue;
-      for_each_read(node, [&](ValueId value) {
-        ValueId root = alias_root(value);
-        if (!produced_inside(root)) inputs.push_back(root);
-      });
-    }
-    std::sort(inputs.begin(), inputs.end());
-    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-    return inputs;
-  }
-
- private:
-  const Graph& graph_;
-  std::vector<NodeId> nodes_;
-};
-
-PatternScore infeasible(std::string reason) {
-  PatternScore score;
-  score.feasible = false;
-  score.reason = std::move(reason);
-  score.score_us = -1;
-  return score;
-}
-
-// phi: the profile's launch latency unless the options override it.
-double launch_latency_us(const DeviceProfile& profile, const ScoreOptions& options) {
-  return options.launch_latency_us_override >= 0 ? options.launch_latency_us_override
-                                                 : profile.launch_latency_us;
-}
-
-// Why the node cannot be costed (an unknown shape, dtype size or reduction
-// layout), or "" when it can.
 std::string unknown_shape_reason(const Graph& graph, const Node& node) {
   auto check = [&](ValueId value) -> std::string {
     const ir::TensorType& type = graph.value(value).type;
@@ -194,61 +55,32 @@ std::string unknown_shape_reason(const Graph& graph, const Node& node) {
   return "";
 }
 
-double node_flops(const Graph& graph, const Node& node) {
-  if (!unknown_shape_reason(graph, node).empty()) return 0;
-  switch (ir::op_kind(node)) {
-    case OpKind::kElementwise:
-      return static_cast<double>(max_output_elements(graph, node)) *
-             (is_transcendental(node) ? kTranscendentalCost : 1.0);
-    case OpKind::kReduction: {
-      double input = static_cast<double>(value_elements(graph, node.inputs[0]));
-      return is_primitive_reduction(node) ? input : input * kCompoundReductionFlops;
-    }
-    case OpKind::kGemm: {
-      std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, node);
-      if (!shape) return 0;
-      double flops = 2.0 * static_cast<double>(shape->m) * static_cast<double>(shape->n) *
-                     static_cast<double>(shape->k) * static_cast<double>(shape->batch);
-      if (node.op_type == "Gemm" && node.inputs.size() > 2 && node.inputs[2] != kNoId) {
-        flops += static_cast<double>(shape->m) * static_cast<double>(shape->n);
-      }
-      return flops;
-    }
-    case OpKind::kStencil: {
-      // A grouped Conv multiplies and adds per tap; a pool compares or adds.
-      std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
-      if (!stencil) return 0;
-      return (node.op_type == "Conv" ? 2.0 : 1.0) *
-             static_cast<double>(max_output_elements(graph, node)) *
-             static_cast<double>(stencil->taps);
-    }
-    case OpKind::kConv: {
-      const ir::TensorType& weight = graph.value(node.inputs[1]).type;
-      if (weight.dims.empty() || weight.dims[0] <= 0) return 0;
-      double per_output =
-          static_cast<double>(weight.num_elements()) / static_cast<double>(weight.dims[0]);
-      return 2.0 * static_cast<double>(max_output_elements(graph, node)) * per_output;
-    }
-    default:
-      return 0;
-  }
+}  // namespace detail
+
+namespace {
+
+PatternScore infeasible(std::string reason) {
+  PatternScore score;
+  score.feasible = false;
+  score.reason = std::move(reason);
+  score.score_us = -1;
+  return score;
 }
 
-double node_peak_flops(const Graph& graph, const Node& node, const DeviceProfile& profile) {
-  for (ValueId output : node.outputs) {
-    if (output == kNoId) continue;
-    ir::DType dtype = graph.value(output).type.dtype;
-    if (dtype == ir::DType::kFloat16 || dtype == ir::DType::kBFloat16) {
-      return profile.fp16_flops_per_second;
-    }
-  }
-  // --precision tf32: float32 GEMMs and dense convolutions on TF32 tensor cores.
-  const OpKind kind = op_kind(node);
-  if ((kind == OpKind::kGemm || kind == OpKind::kConv) &&
-      profile.products == ir::Precision::kTf32 && profile.tf32_flops_per_second > 0) {
-    return profile.tf32_flops_per_second;
-  }
-  return profile.fp32_flops_per_second;
+// phi: the profile's launch latency unless the options override it.
+double launch_latency_us(const DeviceProfile& profile, const ScoreOptions& options) {
+  return options.launch_latency_us_override >= 0 ? options.launch_latency_us_override
+                                                 : profile.launch_latency_us;
+}
+
+// The memory term of a score: the DRAM time of the pattern's nodes as kernels of their
+// own (`alone_memory_us`, the sum of M of each one's bytes) less the time of the fused
+// kernel, which moves what they moved (the sum of their bytes less what fusion saves:
+// `fused_bytes`). Each removed kernel also removes its own small-transfer
+// floor, which M(V_saved) would credit once per pattern.
+double memory_saved_us(const DeviceProfile& profile, double alone_memory_us, int64_t fused_bytes) {
+  return alone_memory_us -
+         memory_time_us(profile, static_cast<double>(std::max<int64_t>(fused_bytes, 0)));
 }
 
 }  // namespace
@@ -320,6 +152,7 @@ class PatternScorer::Impl {
   int64_t bytes_saved();
   StagingCost staging_cost();
   std::optional<std::string> parameter_overflow();
+  int strided_reads();
 
   // What scoring needs about one node; depends on the node alone.
   struct NodeFacts {
@@ -331,6 +164,11 @@ class PatternScorer::Impl {
     bool costable = false;                                   // unknown_shape_reason is ""
     ir::ReductionKind reduction = ir::ReductionKind::kNone;  // Reduction-kind nodes only
     int64_t max_output_elements = 0;
+    // Launching, costable nodes: the bytes the node moves as a kernel of its own
+    // (estimate_group's), and M of them.
+    int64_t alone_bytes = 0;
+    double alone_memory_us = 0;
+    bool moves_innermost_axis = false;  // a Transpose whose last output axis is not its input's
   };
 
   // Readers of a tensor produced inside the pattern.
@@ -355,6 +193,17 @@ class PatternScorer::Impl {
     facts.costable = unknown_shape_reason(graph_, node).empty();
     if (facts.kind == OpKind::kReduction) facts.reduction = ir::classify_reduction(graph_, node);
     facts.max_output_elements = max_output_elements(graph_, node);
+    if (node.op_type == "Transpose" && node.domain.empty() && !node.inputs.empty() &&
+        node.inputs[0] != kNoId) {
+      const size_t rank = graph_.value(node.inputs[0]).type.dims.size();
+      std::vector<int64_t> perm = node.ints_attribute("perm", {});
+      facts.moves_innermost_axis =
+          rank > 1 && (perm.empty() || perm.back() != static_cast<int64_t>(rank) - 1);
+    }
+    if (facts.launches && facts.costable) {
+      facts.alone_bytes = estimate_group(graph_, {id}, profile_).bytes;
+      facts.alone_memory_us = memory_time_us(profile_, static_cast<double>(facts.alone_bytes));
+    }
     facts.known = true;
     return facts;
   }
@@ -676,6 +525,17 @@ PatternScorer::Impl::StagingCost PatternScorer::Impl::staging_cost() {
   return cost;
 }
 
+// Transposes of the pattern that move the innermost axis of a tensor read from outside
+// the pattern: the kernel reads it across its rows.
+int PatternScorer::Impl::strided_reads() {
+  int count = 0;
+  for (NodeId id : nodes_) {
+    if (!facts(id).moves_innermost_axis) continue;
+    if (!produced_inside(alias_root(graph_.node(id).inputs[0]))) ++count;
+  }
+  return count;
+}
+
 // Kernel parameters: a pointer per distinct tensor and the dims of each distinct
 // shape. Why they are over the limit, or nullopt.
 std::optional<std::string> PatternScorer::Impl::parameter_overflow() {
@@ -749,9 +609,16 @@ PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
   if (std::optional<std::string> why = parameter_overflow()) return refuse(std::move(*why));
 
   score.feasible = true;
-  score.score_us = memory_time_us(profile_, static_cast<double>(saved)) +
+  int64_t alone_bytes = 0;
+  double alone_memory_us = 0;
+  for (NodeId id : nodes_) {
+    alone_bytes += facts(id).alone_bytes;
+    alone_memory_us += facts(id).alone_memory_us;
+  }
+  score.score_us = memory_saved_us(profile_, alone_memory_us, alone_bytes - saved) +
                    std::max(launching - 1, 0) * launch_latency_us(profile_, options_) -
-                   memory_time_us(profile_, static_cast<double>(recompute));
+                   memory_time_us(profile_, static_cast<double>(recompute)) -
+                   kStridedReadTieBreakUs * static_cast<double>(strided_reads());
   return score;
 }
 
@@ -790,73 +657,17 @@ PatternScore score_epilogue(const Graph& graph, const std::vector<NodeId>& chain
     saved += (1 + static_cast<int64_t>(value.users.size())) * value_bytes(graph, intermediate);
   }
   score.bytes_saved = saved;
-  score.score_us = memory_time_us(profile, static_cast<double>(saved)) +
-                   static_cast<double>(chain.size() - 1) * launch_latency_us(profile, options);
+  int64_t alone_bytes = 0;
+  double alone_memory_us = 0;
+  for (NodeId id : chain) {
+    const int64_t bytes = estimate_group(graph, {id}, profile).bytes;
+    alone_bytes += bytes;
+    alone_memory_us += memory_time_us(profile, static_cast<double>(bytes));
+  }
+  score.score_us = memory_saved_us(profile, alone_memory_us, alone_bytes - saved) +
+                   static_cast<double>(chain.size() - 1) *
+                       (launch_latency_us(profile, options) + kEpilogueTieBreakUs);
   return score;
-}
-
-GroupCost estimate_group(const Graph& graph, const std::vector<NodeId>& nodes,
-                         const DeviceProfile& profile, const KernelShape* shape) {
-  NodeSet set(graph, nodes);
-  GroupCost cost;
-  bool any_launch = false;
-  double compute_seconds = 0;
-  int64_t bytes = 0;
-  // A gather reads each of its elements from L2 however small the table it gathers
-  // from (an embedding table stays in L2 and moves once from DRAM).
-  double gathered_bytes = 0;
-  for (NodeId id : set.nodes()) {
-    const Node& node = graph.node(id);
-    if (!launches_work(node)) continue;
-    any_launch = true;
-    if ((node.op_type == "Gather" || node.op_type == "GatherElements") && node.domain.empty() &&
-        !node.outputs.empty() && node.outputs[0] != kNoId) {
-      gathered_bytes += static_cast<double>(value_bytes(graph, node.outputs[0]));
-    }
-    double flops = node_flops(graph, node);
-    cost.flops += flops;
-    compute_seconds += flops / node_peak_flops(graph, node, profile);
-    for (ValueId output : node.outputs) {
-      if (output != kNoId && set.read_outside(output)) bytes += value_bytes(graph, output);
-    }
-  }
-  for (ValueId root : set.external_inputs()) bytes += value_bytes(graph, root);
-  cost.bytes = bytes;
-  if (!any_launch) return cost;
-  cost.time = analytic_kernel_time(bytes, gathered_bytes, compute_seconds * 1e6, shape, profile);
-  return cost;
-}
-
-PlanEstimate estimate_plan(const Graph& graph, const std::vector<std::vector<NodeId>>& groups,
-                           const DeviceProfile& profile) {
-  PlanEstimate estimate;
-  std::vector<char> grouped(static_cast<size_t>(graph.node_capacity()), 0);
-  for (const std::vector<NodeId>& group : groups) {
-    bool any_launch = false;
-    for (NodeId id : group) {
-      STITCH_CHECK(id >= 0 && id < graph.node_capacity() && grouped[static_cast<size_t>(id)] == 0)
-          << "node " << id << " is in two plan groups or out of range";
-      grouped[static_cast<size_t>(id)] = 1;
-      any_launch = any_launch || launches_work(graph.node(id));
-    }
-    GroupCost cost = estimate_group(graph, group, profile);
-    estimate.bytes_after += cost.bytes;
-    estimate.time_after_us += cost.time.total_us;
-    estimate.kernels_after += any_launch ? 1 : 0;
-  }
-  for (NodeId id : graph.node_ids()) {
-    if (!launches_work(graph.node(id))) continue;
-    GroupCost alone = estimate_group(graph, {id}, profile);
-    estimate.bytes_before += alone.bytes;
-    estimate.time_before_us += alone.time.total_us;
-    ++estimate.kernels_before;
-    if (grouped[static_cast<size_t>(id)] == 0) {
-      estimate.bytes_after += alone.bytes;
-      estimate.time_after_us += alone.time.total_us;
-      ++estimate.kernels_after;
-    }
-  }
-  return estimate;
 }
 
 }  // namespace stitch::cost_model

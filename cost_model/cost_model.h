@@ -6,7 +6,17 @@
 //   bw(V) = w0 + (w1 - w0) * (ln V - ln b0) / (ln b1 - ln b0);
 // below the first point bw = w0, above the last bw = w_last (clamped); M(V <= 0) = 0.
 //
-// ## Score f(P) = M(V_saved) + (N - 1) * phi - M(recompute_bytes)
+// ## Score f(P) = Σ_n M(V_n) - M(Σ_n V_n - V_saved) + (N - 1) * phi - M(recompute_bytes)
+// The memory term is the DRAM time the pattern saves: its launching nodes n as kernels
+// of their own, each moving V_n (estimate_group's bytes of {n}), less the fused kernel,
+// which moves what they moved less V_saved. FusionStitching writes it M(V_saved); with a
+// linear M the two agree, but the curve has a floor (a small transfer costs about as
+// much as none: 1.6 us below 256 KB on an H100), which every removed kernel saves,
+// and M(V_saved) credits it once per pattern. Charged at graph-replay phi (0.5 us
+// instead of 5), that made the planner prefer fewer, larger patterns to more kernels
+// removed: plans 6-11% slower than the host plan replayed (docs/cost-model.md).
+// The planner's objective, the sum of the scores of disjoint patterns, is then exactly
+// estimate_plan's memory and launch time saved.
 // N counts the nodes of P that launch work: every node except View ops (Reshape,
 // Flatten, Squeeze, Unsqueeze, Identity: no data movement) and Constant. A View node
 // inside P is transparent: reading its output is reading its data input (slot 0).
@@ -17,8 +27,8 @@
 //  2. A tensor from outside P (graph input, initializer, Constant, or produced
 //     outside) read by k distinct launching nodes of P is read once instead of k
 //     times: (k - 1) * bytes(t) (packing patterns sharing an input).
-//  V_saved is the sum. phi is launch_phi(profile) (the launch mode's) unless
-//  options.launch_latency_us_override >= 0.
+//  V_saved is the sum (Σ_n V_n - V_saved is the fused kernel's bytes). phi is launch_phi(profile)
+//  (the launch mode's) unless options.launch_latency_us_override >= 0.
 //
 // One-to-many dependencies (AStitch 2.3.1). Our code generator stitches them with
 // block composition through shared memory, not thread-local recomputation:
@@ -67,26 +77,30 @@
 // (1 GiB, 1000 GB/s), phi = 5 us)
 // P = {t = Add(x, y), z = Relu(t)}, f32[1024,1024], z a graph output. N = 2;
 // t (4 MiB) is produced and read only inside P: V_saved = 4 MiB write + 4 MiB read
-// = 8388608 bytes. bw(8 MiB) = 100e9 + 900e9 * ln(8)/ln(1024) = 370e9 B/s, so
-// M = 8388608 / 370e9 s = 22.6719 us and f(P) = 22.6719 + 5 = 27.6719 us.
+// = 8388608 bytes. Alone, Add moves 12 MiB and Relu 8 MiB; fused, x, y, z = 12 MiB.
+// The memory term is M(12 MiB) + M(8 MiB) - M(12 MiB) = M(8 MiB); bw(8 MiB) = 100e9 +
+// 900e9 * ln(8)/ln(1024) = 370e9 B/s, so M = 8388608 / 370e9 s = 22.6719 us and
+// f(P) = 22.6719 + 5 = 27.6719 us.
 // Softmax over rows of x: f32[256,1024] = {m = ReduceMax(x), d = Sub(x, m),
 // e = Exp(d), s = ReduceSum(e), y = Div(e, s)}: two row reductions each read back
 // over [256,1024], so shared memory = 2 * 1024 * 4 = 8192 bytes. V_saved: m, s
 // (1 KiB each) written + read once = 4096; d (1 MiB) written + read once = 2 MiB;
 // e written + read by ReduceSum and Div = 3 MiB; x read by ReduceMax and Sub, once
-// now = 1 MiB; total 6295552 bytes, f(P) = M(6295552) + 4 * 5 = 38.9208 us.
+// now = 1 MiB; total 6295552 bytes. Alone the five move 1049600, 2098176, 2097152,
+// 1049600 and 2098176 bytes (M: 10.4827, 11.0393, 11.0376, 10.4827, 11.0393 us), fused
+// x and y (2 MiB, 11.0376 us): f(P) = 43.0441 + 4 * 5 = 63.0441 us (M(V_saved) + 4 phi
+// would be 38.9208).
 //
 // ## Library-call epilogues (fusion/epilogue.h)
-// score_epilogue(C) = M(V_saved) + (N - 1) * phi for a chain C = L -> e1 -> ... ->
-// ek of a cuBLASLt/cuDNN call L and the epilogue ops it absorbs (N = k + 1). Every
-// output but the last's is an intermediate the library call keeps in registers:
-// it is neither written by its producer nor read by its consumers (all in C; two
-// for swish's v, read by its Sigmoid and its Mul), so
-// V_saved = sum of bytes(intermediate) * (1 + its reads). The epilogue's own operands (bias,
-// residual z) are read either way and save nothing. Example (test profile above):
-// MatMul f32[1024,1024] -> Add(bias f32[1024]) -> Relu: two 4 MiB intermediates,
-// V_saved = 16 MiB; bw(16 MiB) = 100e9 + 900e9 * ln(16)/ln(1024) = 460e9 B/s,
-// M = 16777216 / 460e9 s = 36.4722 us, f = 36.4722 + 2 * 5 = 46.4722 us.
+// score_epilogue(C) = Σ_n M(V_n) - M(Σ_n V_n - V_saved) + (N - 1) * phi for a chain C = L -> e1 ->
+// ... -> ek of a cuBLASLt/cuDNN call L and the epilogue ops it absorbs (N = k + 1). Every output
+// but the last's is an intermediate the library call keeps in registers: it is neither written by
+// its producer nor read by its consumers (all in C; two for swish's v, read by its Sigmoid and its
+// Mul), so V_saved = sum of bytes(intermediate) * (1 + its reads). The epilogue's own operands
+// (bias, residual z) are read either way and save nothing. Example (test profile above): MatMul
+// f32[1024,512] x f32[512,1024] -> Add(bias f32[1024]) -> Relu: two 4 MiB intermediates, V_saved =
+// 16 MiB. Alone the three move 8 MiB, 8 MiB + 4 KiB and 8 MiB; the chain 8 MiB + 4 KiB: f = 2 * M(8
+// MiB) + 2 * 5 = 2 * 22.6719 + 10 = 55.3438 us.
 //
 // ## Kernel and plan estimates
 // estimate_group: bytes = tensors the group reads from outside (once each) + tensors
@@ -151,7 +165,7 @@ struct PatternScore {
 // True for nodes that run as a kernel of their own: not View ops, not Constant.
 bool launches_work(const ir::Node& node);
 
-// f(P) = M(V_saved) + (N-1)*phi - recomputation cost; N counts nodes that launch
+// f(P) = Σ M(V_n) - M(fused bytes) + (N-1)*phi - recomputation cost; N counts nodes that launch
 // work (View ops and Constant excluded). Negative score with a reason when
 // infeasible. Precondition: `nodes` are live, distinct nodes of `graph`.
 // One call builds a PatternScorer (its setup is linear in the graph's capacity);
@@ -188,6 +202,22 @@ class PatternScorer {
 // f(C) of a library call and its epilogue (see "Library-call epilogues"); `chain`
 // is in data order, the library call first. Precondition: every chain node's output
 // but the last node's is read only by chain nodes and is no graph output.
+// What score_epilogue adds per absorbed op to break ties with a generated kernel that
+// would compute the same op (a Clip fused into the depthwise stencil after the conv
+// instead of into the conv's epilogue: the same kernels, the same bytes). The library
+// applies the op to its float32 accumulator before the output is rounded, where the
+// generated kernel reads the rounded output back; at equal estimated time, the plan
+// that rounds once wins. 10 ns: below what the bandwidth curve resolves (moving a bias
+// vector from the library call's bytes to the generated kernel's changes M by about
+// 2 ns), far below a launch or any transfer the model tells apart.
+inline constexpr double kEpilogueTieBreakUs = 0.01;
+// What score_pattern subtracts per Transpose of the pattern that moves the innermost
+// axis of a tensor read from outside the pattern (a channels-last LayerNorm reading a
+// depthwise conv's NCHW output: each lane of a row reads its own sector). Fused with
+// the Transpose's producer instead, the kernel stages tiles and writes them where they
+// land; the two plans move the same bytes, so at launch-bound sizes they tie, and the
+// bandwidth curve has no term for sectors (docs/cost-model.md). 10 ns, as above.
+inline constexpr double kStridedReadTieBreakUs = 0.01;
 PatternScore score_epilogue(const ir::Graph& graph, const std::vector<ir::NodeId>& chain,
                             const DeviceProfile& profile, const ScoreOptions& options);
 

@@ -56,16 +56,22 @@ std::vector<Pattern> epilogues(const ir::Graph& graph) {
   return patterns;
 }
 
-// M(2 * bytes of each intermediate) + (N - 1) * phi with the h100 profile.
-double expected_score(int64_t intermediate_bytes, int intermediates) {
+// The epilogue score with the h100 profile: the DRAM time of the chain's nodes as
+// kernels of their own (`alone`: the bytes each moves) less the chain's (`fused`:
+// the bytes it moves), + (N - 1) * (phi + the tie-break).
+double expected_score(const std::vector<int64_t>& alone, int64_t fused) {
   cost_model::DeviceProfile profile = h100();
-  return cost_model::memory_time_us(profile,
-                                    2.0 * static_cast<double>(intermediate_bytes) * intermediates) +
-         intermediates * profile.launch_latency_us;
+  double score = -cost_model::memory_time_us(profile, static_cast<double>(fused));
+  for (int64_t bytes : alone)
+    score += cost_model::memory_time_us(profile, static_cast<double>(bytes));
+  return score + static_cast<double>(alone.size() - 1) *
+                     (profile.launch_latency_us + cost_model::kEpilogueTieBreakUs);
 }
 
-// f32[1,32,30,30]: 115200 bytes.
+// f32[1,32,30,30]: 115200 bytes; x f32[1,16,32,32] 65536; w f32[32,16,3,3] 18432.
 constexpr int64_t kConvOutputBytes = 32 * 30 * 30 * 4;
+constexpr int64_t kConvInputBytes = 16 * 32 * 32 * 4;
+constexpr int64_t kConvWeightBytes = 32 * 16 * 3 * 3 * 4;
 
 TEST(EpilogueTest, ConvWithBiasThenRelu) {
   ir::Model model = parse(R"(graph "g" (%x: f32[1,16,32,32], %w: f32[32,16,3,3], %b: f32[32]) {
@@ -78,7 +84,9 @@ TEST(EpilogueTest, ConvWithBiasThenRelu) {
             std::vector<std::string>{"cuDNN {conv, relu} [bias, relu]"});
   ASSERT_EQ(patterns.size(), 1u);
   EXPECT_EQ(patterns[0].bytes_saved, 2 * kConvOutputBytes);
-  EXPECT_DOUBLE_EQ(patterns[0].score_us, expected_score(kConvOutputBytes, 1));
+  // Alone, conv moves x, w, b, c and relu c, y; the chain x, w, b, y.
+  const int64_t conv = kConvInputBytes + kConvWeightBytes + 32 * 4 + kConvOutputBytes;
+  EXPECT_DOUBLE_EQ(patterns[0].score_us, expected_score({conv, 2 * kConvOutputBytes}, conv));
 }
 
 TEST(EpilogueTest, ConvResidualAddThenReluGivesEveryPrefix) {
@@ -94,10 +102,15 @@ TEST(EpilogueTest, ConvResidualAddThenReluGivesEveryPrefix) {
             (std::vector<std::string>{"cuDNN {conv, add} [residual add]",
                                       "cuDNN {conv, add, relu} [residual add, relu]"}));
   ASSERT_EQ(patterns.size(), 2u);
+  // Alone, conv moves x, w, c, add z, c, s and relu s, y; each chain x, w, z and its
+  // last output.
+  const int64_t conv = kConvInputBytes + kConvWeightBytes + kConvOutputBytes;
+  const int64_t chain = kConvInputBytes + kConvWeightBytes + 2 * kConvOutputBytes;
   EXPECT_EQ(patterns[0].bytes_saved, 2 * kConvOutputBytes);
-  EXPECT_DOUBLE_EQ(patterns[0].score_us, expected_score(kConvOutputBytes, 1));
+  EXPECT_DOUBLE_EQ(patterns[0].score_us, expected_score({conv, 3 * kConvOutputBytes}, chain));
   EXPECT_EQ(patterns[1].bytes_saved, 4 * kConvOutputBytes);
-  EXPECT_DOUBLE_EQ(patterns[1].score_us, expected_score(kConvOutputBytes, 2));
+  EXPECT_DOUBLE_EQ(patterns[1].score_us,
+                   expected_score({conv, 3 * kConvOutputBytes, 2 * kConvOutputBytes}, chain));
 }
 
 TEST(EpilogueTest, ChannelBiasAndResidualInOneConvChain) {
@@ -136,7 +149,11 @@ TEST(EpilogueTest, MatMulBiasRelu) {
   ASSERT_EQ(patterns.size(), 2u);
   constexpr int64_t kBytes = 128 * 128 * 4;
   EXPECT_EQ(patterns[1].bytes_saved, 4 * kBytes);
-  EXPECT_DOUBLE_EQ(patterns[1].score_us, expected_score(kBytes, 2));
+  // Alone, mm moves a, w (2 x 131072) and t, add t, bias (512), u and relu u, y; the
+  // chain a, w, bias, y.
+  const int64_t chain = 2 * 131072 + 512 + kBytes;
+  EXPECT_DOUBLE_EQ(patterns[1].score_us,
+                   expected_score({2 * 131072 + kBytes, 2 * kBytes + 512, 2 * kBytes}, chain));
 }
 
 TEST(EpilogueTest, GenerateCandidatesAddsEpiloguesUnlessTurnedOff) {
