@@ -506,7 +506,7 @@ void run_domain(Domain& d) {
 #else
 
 constexpr size_t kFiberStackBytes = 64 * 1024;
-constexpr size_t kMaxGuardedStacks = 16384;
+constexpr size_t kMaxGuardedStacks = 8192;
 
 // Fiber stacks of one OS thread, reused by every domain it runs; each stack sits above
 // a PROT_NONE guard page so that an overflow faults instead of corrupting a neighbour.
@@ -523,9 +523,9 @@ class FiberStacks {
     if (memory == MAP_FAILED) fail("cannot map " + std::to_string(count) + " fiber stacks");
     base_ = static_cast<unsigned char*>(memory);
     capacity_ = count;
-    // Each guard page splits the mapping, and the kernel's vm.max_map_count (65530 by
-    // default) bounds the mappings of a process: above kMaxGuardedStacks fibers (the
-    // full-size cooperative grids the counters launch) only the lowest stack is guarded.
+    // Each guard page splits the mapping, and vm.max_map_count (65530) bounds a process's
+    // mappings (two threads guarding 16384 each exhausted it: bad_alloc): above
+    // kMaxGuardedStacks fibers (full cooperative grids) only the lowest stack is guarded.
     const size_t guarded = count <= kMaxGuardedStacks ? count : 1;
     for (size_t i = 0; i < guarded; ++i) mprotect(base_ + i * slot_bytes(), page(), PROT_NONE);
   }
