@@ -47,6 +47,33 @@ std::vector<char> close_scores(const ir::Graph& graph, const std::vector<Pattern
   return close;
 }
 
+// The candidates to time for the chosen candidate `i` (each once, marked in `tried`):
+// `i` when it wants a timing, with its alternatives (`best`: the two best candidates
+// holding each node); a trusted `i` with those of its alternatives that want one (the
+// composition charges may have ranked them too low or too high), and itself once an
+// alternative has a timing: a timed saving and an analytic score are two yardsticks,
+// and the plan must not prefer a candidate for being untimed (the attention test's
+// softmax at graph phi, 41.7 us analytic, kept out an attention kernel the emulation
+// put at 2.4x less time).
+void ask_timings(const std::vector<Pattern>& candidates, size_t i, const std::vector<char>& wanted,
+                 const std::vector<std::pair<int64_t, int64_t>>& best, std::vector<char>& tried,
+                 std::vector<size_t>& which) {
+  auto ask = [&](int64_t k) {
+    if (k >= 0 && !tried[static_cast<size_t>(k)]) {
+      tried[static_cast<size_t>(k)] = 1;
+      which.push_back(static_cast<size_t>(k));
+    }
+  };
+  if (wanted[i]) ask(static_cast<int64_t>(i));
+  for (ir::NodeId id : candidates[i].nodes) {
+    const auto& [first, second] = best[static_cast<size_t>(id)];
+    const int64_t alternative = first == static_cast<int64_t>(i) ? second : first;
+    if (alternative < 0) continue;
+    if (wanted[i] || wanted[static_cast<size_t>(alternative)]) ask(alternative);
+    if (candidates[static_cast<size_t>(alternative)].timing) ask(static_cast<int64_t>(i));
+  }
+}
+
 // The timing rounds (planner.h, CandidateTimer): each round solves the plan with the
 // scores so far and times the chosen candidates that want a timing, with the best
 // other candidate holding each of their nodes; rejected candidates go to
@@ -98,25 +125,8 @@ Status apply_timings(const ir::Graph& graph, CandidateTimer& timer, const Planne
       }
     }
     std::vector<size_t> which;
-    auto ask = [&](int64_t i) {
-      if (i >= 0 && !tried[static_cast<size_t>(i)]) {
-        tried[static_cast<size_t>(i)] = 1;
-        which.push_back(static_cast<size_t>(i));
-      }
-    };
-    // A chosen candidate that wants a timing is timed with its alternatives; a chosen
-    // trusted one, with those of its alternatives that want one (the composition
-    // charges may have ranked them too low or too high).
     for (int chosen : plan.chosen) {
-      const size_t i = live[static_cast<size_t>(chosen)];
-      if (wanted[i]) ask(static_cast<int64_t>(i));
-      for (ir::NodeId id : candidates[i].nodes) {
-        const auto& [first, second] = best[static_cast<size_t>(id)];
-        const int64_t alternative = first == static_cast<int64_t>(i) ? second : first;
-        if (alternative >= 0 && (wanted[i] || wanted[static_cast<size_t>(alternative)])) {
-          ask(alternative);
-        }
-      }
+      ask_timings(candidates, live[static_cast<size_t>(chosen)], wanted, best, tried, which);
     }
     if (which.empty()) {
       converged = true;
