@@ -230,7 +230,7 @@ def parse_args():
     parser.add_argument("--models", help="comma-separated model names (default: all)")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--launch-mode", choices=["graph", "host"],
-                        help="compile for this launch mode (default: stitchopt's, host); the "
+                        help="compile for this launch mode (default: stitchopt's, graph); the "
                         "gates are recorded for the default")
     gate = parser.add_mutually_exclusive_group()
     gate.add_argument("--check", help="a gates file (bench/profile_gates.json): exit 1 when a "

@@ -21,16 +21,16 @@ struct CompileOptions {
   bool force = false;  // --force: replace OUT even when it is not an earlier output
   std::map<std::string, std::vector<int64_t>> input_shapes;
   Verbosity verbosity = Verbosity::kNormal;
-  bool simplify = true;              // false: --no-simplify
-  bool time_passes = false;          // --time-passes: per-pass table on stderr
-  ir::PipelineOptions pipeline;      // --passes, --disable-pass, --dump-ir-after, --verify-each
-  bool fuse = true;                  // false: --no-fusion
-  std::string device = "h100";       // --device: a built-in profile name or a profile .json
-  std::string launch_mode = "host";  // --launch-mode (cost_model::LaunchMode)
-  double launch_latency_us = -1;     // --launch-latency-us: overrides the launch mode's phi
-  fusion::PlannerOptions planner;    // --no-exploratory, --no-packing, --max-pattern-size, ...
-  emit::ScheduleOptions schedule;    // --no-stencil-tiles, --precision
-  double max_rel_error = -1;         // --max-rel-error: exit 3 above it (negative: the default)
+  bool simplify = true;               // false: --no-simplify
+  bool time_passes = false;           // --time-passes: per-pass table on stderr
+  ir::PipelineOptions pipeline;       // --passes, --disable-pass, --dump-ir-after, --verify-each
+  bool fuse = true;                   // false: --no-fusion
+  std::string device = "h100";        // --device: a built-in profile name or a profile .json
+  std::string launch_mode = "graph";  // --launch-mode (cost_model::LaunchMode)
+  double launch_latency_us = -1;      // --launch-latency-us: overrides the launch mode's phi
+  fusion::PlannerOptions planner;     // --no-exploratory, --no-packing, --max-pattern-size, ...
+  emit::ScheduleOptions schedule;     // --no-stencil-tiles, --precision
+  double max_rel_error = -1;          // --max-rel-error: exit 3 above it (negative: the default)
   // --inputs: .npz files of model inputs the precision check and calibration run on.
   std::vector<std::string> precision_inputs;
   bool reduced_io = false;     // --io-precision reduced (bf16/fp16 only)

@@ -150,9 +150,8 @@ int run(int argc, char** argv) {
                  "device profile: v100, a100, h100 (default), h200, or a profile .json");
   app.add_option("--launch-mode", options.launch_mode,
                  "how the plan's kernels will be launched, which sets the launch latency phi "
-                 "the planner charges: host (default: a host launch each) or graph (replayed "
-                 "from one CUDA graph, as the runtime does unless told otherwise; not the "
-                 "default yet: docs/cost-model.md)")
+                 "the planner charges: graph (default: replayed from one CUDA graph, as the "
+                 "runtime does unless told otherwise) or host (a host launch each)")
       ->check(CLI::IsMember({"graph", "host"}));
   app.add_option("--launch-latency-us", options.launch_latency_us,
                  "launch latency phi in microseconds for the launch mode (overrides the "

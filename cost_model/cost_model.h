@@ -12,9 +12,9 @@
 // which moves what they moved less V_saved. FusionStitching writes it M(V_saved); with a
 // linear M the two agree, but the curve has a floor (a small transfer costs about as
 // much as none: 1.6 us below 256 KB on an H100), which every removed kernel saves,
-// and M(V_saved) credits it once per pattern. Charged at graph-replay phi (0.5 us
-// instead of 5), that made the planner prefer fewer, larger patterns to more kernels
-// removed: plans 6-11% slower than the host plan replayed (docs/cost-model.md).
+// and M(V_saved) credits it once per pattern. With graph-replay phi (2.7 us instead of
+// 5) that left fusions unscored: bert planned 17 launches instead of 11, plans 6-11%
+// slower than the host plans replayed (docs/cost-model.md).
 // The planner's objective, the sum of the scores of disjoint patterns, is then exactly
 // estimate_plan's memory and launch time saved.
 // N counts the nodes of P that launch work: every node except View ops (Reshape,

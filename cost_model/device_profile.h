@@ -121,7 +121,7 @@ struct Calibration {
   std::vector<std::pair<std::string, std::string>> provenance;
 };
 
-// How a plan's kernels and library calls are launched (--launch-mode, host by default:
+// How a plan's kernels and library calls are launched (--launch-mode, graph replay by default:
 // docs/cost-model.md says why), which sets the launch latency phi every score and
 // estimate charges per launch (launch_phi): replayed from one captured CUDA graph (what
 // the runtime does unless told otherwise, runtime::SessionOptions::cuda_graphs;
