@@ -562,13 +562,7 @@ std::optional<std::string> PatternScorer::Impl::parameter_overflow() {
 
 PatternScore PatternScorer::Impl::score(const std::vector<NodeId>& pattern) {
   nodes_.assign(pattern.begin(), pattern.end());
-  std::sort(nodes_.begin(), nodes_.end());
-  STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
-      << "duplicate node in a pattern";
-  for (NodeId id : nodes_) {
-    STITCH_CHECK(id >= 0 && id < graph_.node_capacity() && !graph_.node(id).dead)
-        << "pattern node " << id << " is not a live node";
-  }
+  sort_and_check_nodes(graph_, nodes_);
   STITCH_CHECK(!nodes_.empty()) << "empty pattern";
   next_stamp(epoch_, member_, after_reduction_, external_seen_, parameter_seen_);
   for (NodeId id : nodes_) member_[static_cast<size_t>(id)] = epoch_;

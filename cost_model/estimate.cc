@@ -18,13 +18,7 @@ namespace {
 class NodeSet {
  public:
   NodeSet(const Graph& graph, std::vector<NodeId> nodes) : graph_(graph), nodes_(std::move(nodes)) {
-    std::sort(nodes_.begin(), nodes_.end());
-    STITCH_CHECK(std::adjacent_find(nodes_.begin(), nodes_.end()) == nodes_.end())
-        << "duplicate node in a pattern";
-    for (NodeId id : nodes_) {
-      STITCH_CHECK(id >= 0 && id < graph.node_capacity() && !graph.node(id).dead)
-          << "pattern node " << id << " is not a live node";
-    }
+    sort_and_check_nodes(graph, nodes_);
   }
 
   const std::vector<NodeId>& nodes() const { return nodes_; }

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/core/graph.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/status.h"
 
 namespace stitch::cost_model::detail {
 
@@ -65,6 +67,18 @@ inline int64_t max_output_elements(const Graph& graph, const Node& node) {
     if (output != kNoId) elements = std::max(elements, value_elements(graph, output));
   }
   return elements;
+}
+
+// Sorts `nodes` and checks that they are distinct live nodes of `graph` (a pattern's or
+// a group's precondition).
+inline void sort_and_check_nodes(const Graph& graph, std::vector<NodeId>& nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  STITCH_CHECK(std::adjacent_find(nodes.begin(), nodes.end()) == nodes.end())
+      << "duplicate node in a pattern";
+  for (NodeId id : nodes) {
+    STITCH_CHECK(id >= 0 && id < graph.node_capacity() && !graph.node(id).dead)
+        << "pattern node " << id << " is not a live node";
+  }
 }
 
 // Why the node cannot be costed (an unknown shape, dtype size or reduction
