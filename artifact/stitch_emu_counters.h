@@ -88,6 +88,10 @@ struct StitchEmuCounters {
   // blocks than are co-resident counts its busiest warp once per wave. A warp waits on
   // its requests; this is the launch's critical path of them.
   unsigned long long global_load_chain;
+  // 128-bit accesses: the global bytes of lane accesses of 16 bytes each (a float4,
+  // LDG.E.128 / STG.E.128), loads and stores, counted in *_bytes above too.
+  unsigned long long global_wide_load_bytes;
+  unsigned long long global_wide_store_bytes;
 };
 // One access site of the counted window: the return address of its __tsan_* call as an
 // offset into the shared object (or executable) that holds it, what it accesses, and

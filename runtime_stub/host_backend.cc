@@ -17,6 +17,7 @@
 
 extern const char* const kStitchEmuHeaderText;
 extern const char* const kStitchEmuSourceText;
+extern const char* const kStitchEmuTsanSourceText;
 extern const char* const kStitchEmuCountersHeaderText;
 
 namespace stitch::runtime {
@@ -191,6 +192,12 @@ class HostBackend : public Backend {
       recipe.link_flags.push_back("-Wl,-z,defs");  // every __tsan_* entry point defined
     }
     recipe.extra_sources = {source};
+    if (counting) {
+      // The counters' access hooks (the __tsan_* entry points the kernels call).
+      fs::path hooks = recipe.build_dir / "stitch_emu_tsan.cc";
+      STITCH_RETURN_IF_ERROR(support::write_file_if_different(hooks, kStitchEmuTsanSourceText));
+      recipe.extra_sources.push_back(hooks);
+    }
     recipe.headers = {header, counters_header, kernels / "stitch_prelude.cuh"};
     recipe.precompiled_header = header.filename().string();
     recipe.library_name =

@@ -701,6 +701,9 @@ void set_bits(std::vector<uint64_t>& bits, size_t first, size_t count) {
   for (size_t i = first; i < first + count; ++i) bits[i / 64] |= uint64_t{1} << (i % 64);
 }
 
+}  // namespace
+
+// Declared in stitch_emu.h; stitch_emu_tsan.cc's entry points call it.
 void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site) {
   if (!g_counters.on || t_in_atomic != 0) return;
   EmuThread* t = t_current;
@@ -730,6 +733,8 @@ void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site)
   g_counters.records.push_back(record);
 }
 
+namespace {
+
 size_t count_distinct(std::vector<uint64_t>& values) {
   std::sort(values.begin(), values.end());
   return static_cast<size_t>(std::unique(values.begin(), values.end()) - values.begin());
@@ -749,8 +754,10 @@ void count_request(const AccessRecord* first, const AccessRecord* last) {
   static std::vector<uint64_t> units;  // counting is single-threaded
   units.clear();
   if (kind == AccessKind::kGlobalLoad || kind == AccessKind::kGlobalStore) {
+    uint64_t wide_bytes = 0;  // of 128-bit lane accesses
     for (const AccessRecord* r = first; r != last; ++r) {
       bytes += r->size;
+      if (r->size >= 16) wide_bytes += r->size;
       for (uint64_t s = r->address >> 5; s <= (r->address + r->size - 1) >> 5; ++s) {
         units.push_back(s);
       }
@@ -774,12 +781,14 @@ void count_request(const AccessRecord* first, const AccessRecord* last) {
       c.global_load_distinct_bytes += distinct_bytes;
       c.global_load_sectors += sectors;
       c.global_load_lines += lines;
+      c.global_wide_load_bytes += wide_bytes;
     } else {
       ++c.global_store_requests;
       c.global_store_bytes += bytes;
       c.global_store_distinct_bytes += distinct_bytes;
       c.global_store_sectors += sectors;
       c.global_store_lines += lines;
+      c.global_wide_store_bytes += wide_bytes;
     }
     return;
   }
@@ -881,6 +890,8 @@ void fold_launch_counters(unsigned long long blocks) {
   c.global_store_distinct_bytes += scaled(l.global_store_distinct_bytes);
   c.global_store_sectors += scaled(l.global_store_sectors);
   c.global_store_lines += scaled(l.global_store_lines);
+  c.global_wide_load_bytes += scaled(l.global_wide_load_bytes);
+  c.global_wide_store_bytes += scaled(l.global_wide_store_bytes);
   c.shared_load_requests += scaled(l.shared_load_requests);
   c.shared_store_requests += scaled(l.shared_store_requests);
   c.shared_bytes += scaled(l.shared_bytes);
@@ -1282,96 +1293,6 @@ int stitch_emu_counters_end(StitchEmuCounters* counters) {
             });
   return 0;
 }
-
-// ThreadSanitizer's instrumentation entry points, called by every load and store of a
-// kernel file compiled with -fsanitize=thread --param tsan-instrument-func-entry-exit=0
-// (unlike AddressSanitizer's checks, GCC removes none of them as redundant). No TSan
-// runtime is linked: these are the only definitions. Atomics arrive as __tsan_atomic*
-// calls, performed here with the same builtins (sequentially consistent, as the
-// emulation's atomics are) and counted by the AtomicScope of stitch_emu.h, not as
-// accesses.
-#define STITCH_EMU_SITE reinterpret_cast<uintptr_t>(__builtin_return_address(0))
-#define STITCH_EMU_TSAN_ACCESS(size)                                                               \
-  void __tsan_read##size(void* address) {                                                          \
-    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, false, STITCH_EMU_SITE); \
-  }                                                                                                \
-  void __tsan_write##size(void* address) {                                                         \
-    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, true, STITCH_EMU_SITE);  \
-  }                                                                                                \
-  void __tsan_unaligned_read##size(void* address) {                                                \
-    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, false, STITCH_EMU_SITE); \
-  }                                                                                                \
-  void __tsan_unaligned_write##size(void* address) {                                               \
-    stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), size, true, STITCH_EMU_SITE);  \
-  }
-STITCH_EMU_TSAN_ACCESS(1)
-STITCH_EMU_TSAN_ACCESS(2)
-STITCH_EMU_TSAN_ACCESS(4)
-STITCH_EMU_TSAN_ACCESS(8)
-STITCH_EMU_TSAN_ACCESS(16)
-#undef STITCH_EMU_TSAN_ACCESS
-void __tsan_read_range(void* address, unsigned long size) {
-  stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), static_cast<uint32_t>(size),
-                            false, STITCH_EMU_SITE);
-}
-void __tsan_write_range(void* address, unsigned long size) {
-  stitch_emu::record_access(reinterpret_cast<uintptr_t>(address), static_cast<uint32_t>(size), true,
-                            STITCH_EMU_SITE);
-}
-#undef STITCH_EMU_SITE
-void __tsan_init() {}
-void __tsan_func_entry(void*) {}
-void __tsan_func_exit() {}
-void __tsan_vptr_update(void**, void*) {}
-void __tsan_vptr_read(void**) {}
-void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-
-// The atomic operations, for each width; the memory-order arguments are ignored (every
-// one is sequentially consistent).
-#define STITCH_EMU_TSAN_ATOMICS(bits, T)                                                    \
-  T __tsan_atomic##bits##_load(const volatile T* a, int) {                                  \
-    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                            \
-  }                                                                                         \
-  void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                               \
-    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                               \
-  }                                                                                         \
-  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                               \
-    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                     \
-  }                                                                                         \
-  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                              \
-    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                      \
-  }                                                                                         \
-  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                              \
-    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                      \
-  }                                                                                         \
-  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                              \
-    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                      \
-  }                                                                                         \
-  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                               \
-    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                       \
-  }                                                                                         \
-  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                              \
-    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                      \
-  }                                                                                         \
-  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) {                             \
-    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                     \
-  }                                                                                         \
-  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {   \
-    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-  }                                                                                         \
-  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {     \
-    return __atomic_compare_exchange_n(a, c, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
-  }                                                                                         \
-  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {         \
-    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
-    return c;                                                                               \
-  }
-STITCH_EMU_TSAN_ATOMICS(8, unsigned char)
-STITCH_EMU_TSAN_ATOMICS(16, unsigned short)
-STITCH_EMU_TSAN_ATOMICS(32, unsigned int)
-STITCH_EMU_TSAN_ATOMICS(64, unsigned long long)
-#undef STITCH_EMU_TSAN_ATOMICS
 
 }  // extern "C"
 #endif  // STITCH_EMU_COUNTERS

@@ -46,7 +46,7 @@
 // launch geometry. The accesses come from the compiler: kernel files are compiled with
 // ThreadSanitizer's instrumentation (-fsanitize=thread --param
 // tsan-instrument-func-entry-exit=0; kCounterKernelFlags in runtime_stub/host_backend.cc), so every
-// load and store calls __tsan_readN / __tsan_writeN, which stitch_emu.cc defines: no
+// load and store calls __tsan_readN / __tsan_writeN, which stitch_emu_tsan.cc defines: no
 // TSan runtime is linked, and nothing in the kernel source changes. Without the macro
 // none of this code exists (no cost when off).
 #pragma once
@@ -159,6 +159,11 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
                           size_t dynamic_shared_bytes, const std::function<void()>& body);
 
 #if defined(STITCH_EMU_COUNTERS)
+// One access of `size` bytes at `address` by the calling emulated thread, from the
+// access site `site` (the return address of its __tsan_* hook, stitch_emu_tsan.cc):
+// counted when counting is on and the address lies in a counted region or the block's
+// shared arena.
+void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site);
 // An atomic's own accesses are counted as one atomic, not as a load and a store.
 void atomic_begin(const void* address);
 void atomic_end();

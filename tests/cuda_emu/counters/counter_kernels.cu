@@ -86,6 +86,13 @@ STITCH_KERNEL void stitch_counter_first_blocks_kernel(const float* __restrict__ 
   if (blockIdx.x < 32) y[i] = x[i];
 }
 
+// y4[i] = x4[i] over 256 float4s: each lane loads and stores 16 bytes (128-bit).
+STITCH_KERNEL void stitch_counter_copy4_kernel(const float4* __restrict__ x,
+                                               float4* __restrict__ y) {
+  const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[i];
+}
+
 #ifndef __CUDACC_RTC__
 extern "C" cudaError_t stitch_counter_launch(int kernel, const float* x, float* y, float* scratch,
                                              unsigned int* barrier) {
@@ -107,6 +114,9 @@ extern "C" cudaError_t stitch_counter_launch(int kernel, const float* x, float* 
       return STITCH_LAUNCH(stitch_counter_copy_kernel, 128, 8, 0, nullptr, x, y);
     case 8:
       return STITCH_LAUNCH(stitch_counter_first_blocks_kernel, 128, 8, 0, nullptr, x, y);
+    case 9:
+      return STITCH_LAUNCH(stitch_counter_copy4_kernel, 1, 256, 0, nullptr,
+                           reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y));
     default:
       return STITCH_LAUNCH_COOPERATIVE(stitch_counter_grid_kernel, 4, 256, 0, nullptr, x, y,
                                        barrier);

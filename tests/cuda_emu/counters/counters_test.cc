@@ -65,6 +65,21 @@ TEST(EmuCounters, CoalescedCopy) {
   EXPECT_EQ(c.block_barriers + c.grid_barriers + c.warp_shuffles + c.atomics, 0u);
   // Every warp waits on one load; the four blocks are co-resident (one wave).
   EXPECT_EQ(c.global_load_chain, 1u);
+  // 32-bit accesses only.
+  EXPECT_EQ(c.global_wide_load_bytes + c.global_wide_store_bytes, 0u);
+}
+
+TEST(EmuCounters, WideAccessesCountTheirBytes) {
+  static Buffers b;
+  const StitchEmuCounters c = run(9, b);
+  // 256 lanes x 16 bytes: 8 warps, each one request of 512 bytes (16 sectors, 4 lines).
+  EXPECT_EQ(c.global_load_requests, 8u);
+  EXPECT_EQ(c.global_load_bytes, 4096u);
+  EXPECT_EQ(c.global_load_sectors, 128u);
+  EXPECT_EQ(c.global_load_lines, 32u);
+  EXPECT_EQ(c.global_wide_load_bytes, 4096u);
+  EXPECT_EQ(c.global_store_requests, 8u);
+  EXPECT_EQ(c.global_wide_store_bytes, 4096u);
 }
 
 TEST(EmuCounters, LoadChainCountsEachWave) {
