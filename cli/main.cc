@@ -99,7 +99,8 @@ void add_score_options(CLI::App& app, stitch::cli::CompileOptions& options) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--nvdisasm", options.nvdisasm,
                  "--score emulated: nvdisasm for the instruction estimate (default: "
-                 "$STITCH_NVDISASM, PATH, the CUDA toolkit)");
+                 "$STITCH_NVDISASM, PATH, the CUDA toolkit, PyPI's nvidia-cuda-nvdisasm in $VIRTUAL_ENV "
+                 "or the checkout's .venv)");
 }
 
 int run(int argc, char** argv) {

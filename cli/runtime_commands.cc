@@ -508,7 +508,8 @@ int profile_command(int argc, char** argv) {
   app.add_option("--seed", options.seed, "seed of the random inputs");
   app.add_option("--nvdisasm", options.nvdisasm,
                  "nvdisasm for the instruction estimate (default: $STITCH_NVDISASM, PATH, the "
-                 "CUDA toolkit; PyPI nvidia-cuda-nvdisasm ships one)");
+                 "CUDA toolkit, PyPI's nvidia-cuda-nvdisasm in $VIRTUAL_ENV or the checkout's "
+                 ".venv; without one the estimate is partial and says so)");
   bool no_instructions = false;
   app.add_flag("--no-instructions", no_instructions,
                "skip the instruction estimate from SASS (no nvcc or nvdisasm runs)");
@@ -553,6 +554,13 @@ int profile_command(int argc, char** argv) {
         static_cast<long long>(profile->sampled_launches), profile->sample_blocks);
   }
   std::printf("instructions: %s\n", profile->instructions_method.c_str());
+  if (profile->partial) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "stitchopt profile: warning: the estimate is PARTIAL, each kernel's time a "
+                 "lower bound: instructions %s\n",
+                 profile->instructions_method.c_str());
+  }
   // Columns as wide as the longest kernel name (readable names run to 60 characters;
   // a library call's composition column holds its group's kernel name).
   int kernel_width = 12, composition_width = 16;

@@ -158,6 +158,7 @@ class EmulatedTimer : public fusion::CandidateTimer {
   std::map<ir::NodeId, std::string> node_text_;  // single-node probes' kernel text
   int distinct_kernels_ = 0;                     // fused probes profiled, for the budget
   int rounds_ = 0;                               // probe outputs written
+  bool warned_partial_ = false;                  // the partial-estimate warning printed
 };
 
 NodeCost EmulatedTimer::node_cost(const ir::Graph& graph, ir::NodeId id,
@@ -319,6 +320,13 @@ Status EmulatedTimer::run_probes(const ir::Graph& graph, std::vector<Probe>& pro
   STITCH_ASSIGN_OR_RETURN(runtime::Program program, runtime::load_program(dir.string()));
   STITCH_ASSIGN_OR_RETURN(profiling::ProgramProfile profile,
                           profiling::profile_program(program, options_.profile));
+  if (profile.partial && !warned_partial_) {
+    warned_partial_ = true;
+    std::fprintf(stderr,
+                 "stitchopt: warning: --score emulated: the candidates' timings are partial, "
+                 "lower bounds: instructions %s\n",
+                 profile.instructions_method.c_str());
+  }
   std::map<std::string, const profiling::StepProfile*> by_name;
   for (const profiling::StepProfile& step : profile.steps) by_name[step.node] = &step;
   for (Probe& probe : probes) {

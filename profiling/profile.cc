@@ -17,6 +17,7 @@
 #include "cost_model/cost_model.h"
 #include "emit/ptxas_stats.h"
 #include "ir/core/dtype.h"
+#include "profiling/cuda_tools.h"
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
 #include "runtime_stub/kernel_library.h"
@@ -116,14 +117,6 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const runtime::Program& pr
   return result;
 }
 
-std::string find_nvdisasm(const std::string& requested) {
-  if (!requested.empty()) return support::find_executable(requested);
-  if (const char* env = std::getenv("STITCH_NVDISASM"); env != nullptr && *env != '\0') {
-    return support::find_executable(env);
-  }
-  return support::find_executable("nvdisasm", {"/usr/local/cuda/bin"});
-}
-
 // Source locations of the counted access sites: addr2line -i on the counting library.
 Result<std::map<uint64_t, AccessLocation>> site_locations(const std::string& library,
                                                           const std::set<uint64_t>& offsets) {
@@ -175,14 +168,15 @@ Result<ProgramProfile> profile_program(const runtime::Program& program,
   if (!options.instructions) {
     profile.instructions_method = "not estimated (--no-instructions)";
   } else {
-    const std::string nvcc = support::find_executable(options.nvcc.empty() ? "nvcc" : options.nvcc,
-                                                      {"/usr/local/cuda/bin"});
-    const std::string nvdisasm = find_nvdisasm(options.nvdisasm);
+    STITCH_ASSIGN_OR_RETURN(const std::string nvcc, find_nvcc(options.nvcc));
+    STITCH_ASSIGN_OR_RETURN(const std::string nvdisasm, find_nvdisasm(options.nvdisasm, nvcc));
     if (nvcc.empty() || nvdisasm.empty()) {
+      profile.partial = true;
       profile.instructions_method =
           std::string("not estimated: ") + (nvcc.empty() ? "nvcc" : "nvdisasm") +
-          " was not found (nvdisasm: pip install nvidia-cuda-nvdisasm, then --nvdisasm PATH or "
-          "$STITCH_NVDISASM; docs/perf-model.md)";
+          " was not found, so no kernel has its compute or latency term (nvdisasm: "
+          "scripts/setup.sh installs PyPI's nvidia-cuda-nvdisasm into the checkout's .venv; "
+          "else --nvdisasm PATH or $STITCH_NVDISASM; docs/perf-model.md)";
     } else {
       STITCH_ASSIGN_OR_RETURN(sass, kernel_sass(program, options, nvcc, nvdisasm));
       profile.instructions_method =
@@ -319,6 +313,7 @@ std::string profile_json(const ProgramProfile& profile) {
   root["launch_latency_us"] = profile.launch_latency_us;
   root["method"] = sampling_text(profile);
   root["instructions"] = profile.instructions_method;
+  root["partial"] = profile.partial;
   root["total_estimated_us"] = profile.total_estimated_us;
   root["total_analytic_us"] = profile.total_analytic_us;
   json kernels = json::array();
@@ -369,7 +364,9 @@ std::string profile_json(const ProgramProfile& profile) {
                      {"unique_load_sectors", c.global_unique_load_sectors},
                      {"unique_store_bytes", c.global_unique_store_bytes},
                      {"unique_store_sectors", c.global_unique_store_sectors},
-                     {"load_chain", c.global_load_chain}};
+                     {"load_chain", c.global_load_chain},
+                     {"wide_load_bytes", c.global_wide_load_bytes},
+                     {"wide_store_bytes", c.global_wide_store_bytes}};
       k["shared"] = {{"load_requests", c.shared_load_requests},
                      {"store_requests", c.shared_store_requests},
                      {"bytes", c.shared_bytes},

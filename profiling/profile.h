@@ -58,6 +58,10 @@ struct ProgramProfile {
   double total_analytic_us = 0;
   // How instructions were estimated ("SASS sm_90 (nvdisasm), ...") or why they were not.
   std::string instructions_method;
+  // The instruction estimate was asked for but nvcc or nvdisasm was not found
+  // (cuda_tools.h): every kernel's estimate lacks its compute and latency terms, so the
+  // times are lower bounds. profile.json's "partial"; the CLI warns on stderr.
+  bool partial = false;
   unsigned int sample_blocks = 0;  // ProfileOptions::sample_blocks
   int64_t sampled_launches = 0;    // kernel steps whose requests were sampled
 };
@@ -69,8 +73,8 @@ struct ProfileOptions {
   bool verbose = false;
   std::map<std::string, int> kernel_registers;  // by kernel name (ptxas)
   // The instruction estimate (instruction_estimate.h): nvcc and nvdisasm (empty: found
-  // on PATH, $STITCH_NVDISASM, the CUDA toolkit); the SASS is for the device's
-  // generation (cost_model::sass_architecture).
+  // as cuda_tools.h says); the SASS is for the device's generation
+  // (cost_model::sass_architecture).
   bool instructions = true;
   std::string nvcc;
   std::string nvdisasm;

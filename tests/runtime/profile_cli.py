@@ -21,13 +21,19 @@ For gpt2_block (fused, and --unfused) and mlp:
     an instruction estimate from its SASS with most of its loads and stores matched to
     counted sites, and the attention kernel's CUDA-core GEMMs make it issue more
     instructions than every row-wise kernel (3x); without them the profile says why;
-  - without --emulate, or on a directory that is no stitchopt output: exit 2.
+  - without --emulate, or on a directory that is no stitchopt output: exit 2;
+  - finding nvdisasm (profiling/cuda_tools.h): the build's stitchopt, given no
+    --nvdisasm, finds the checkout's .venv one above its build directory; a copy of
+    stitchopt outside the checkout with no nvdisasm anywhere it looks writes a profile
+    that says it is partial ("partial": true) and warns on stderr; a $STITCH_NVDISASM
+    that names no executable is an error (exit 2), not a silent partial estimate.
 Exit 0 when every check passes; one line per failure otherwise.
 """
 import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -57,6 +63,64 @@ def check_recorded_predictions(check, name, profile, kernels_json):
         want = predicted[k["kernel"]]
         check(abs(k["analytic_us"] - want) <= 1e-9 * want,
               f"{where}: analytic {k['analytic_us']} us, kernels.json predicts {want} us")
+
+
+def run_profile(binary, out, env):
+    return subprocess.run([binary, "profile", out, "--emulate"], capture_output=True, text=True,
+                          env=env, timeout=900)
+
+
+def check_tool_discovery(stitchopt, check, out, nvdisasm, nvcc):
+    """profiling/cuda_tools.h on `out` (a compiled gpt2_block)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "STITCH_NVDISASM")}
+    binary = os.path.realpath(stitchopt)
+    above = [os.path.dirname(binary)]
+    for _ in range(3):
+        above.append(os.path.dirname(above[-1]))
+    in_checkout = nvdisasm and any(os.path.realpath(nvdisasm).startswith(a + "/.venv/")
+                                   for a in above)
+    if in_checkout and nvcc:
+        run = run_profile(binary, out, env)
+        with open(os.path.join(out, "profile.json")) as f:
+            profile = json.load(f)
+        check(run.returncode == 0 and not profile["partial"] and
+              profile["instructions"].startswith("SASS"),
+              f"stitchopt did not find the checkout's nvdisasm by itself: exit "
+              f"{run.returncode}, {profile['instructions']}\n{run.stderr[-2000:]}")
+    env_missing = dict(env, STITCH_NVDISASM="/nonexistent/nvdisasm")
+    run = run_profile(binary, out, env_missing)
+    check(run.returncode == 2 and "/nonexistent/nvdisasm" in run.stderr,
+          f"a missing $STITCH_NVDISASM: exit {run.returncode}, expected 2 naming it:\n"
+          f"{run.stderr[-2000:]}")
+    toolkit = [os.path.dirname(nvcc)] if nvcc else []
+    if any(os.path.exists(os.path.join(d, "nvdisasm")) for d in toolkit + ["/usr/local/cuda/bin"]):
+        print("note: a toolkit nvdisasm exists: the partial profile is not checked")
+        return
+    with tempfile.TemporaryDirectory() as elsewhere:
+        copy = os.path.join(elsewhere, "stitchopt")
+        shutil.copy2(binary, copy)
+        bare = dict(env, PATH="/usr/bin:/bin")
+        run = run_profile(copy, out, bare)
+        with open(os.path.join(out, "profile.json")) as f:
+            profile = json.load(f)
+        check(run.returncode == 0 and profile["partial"] and "PARTIAL" in run.stderr and
+              "not estimated" in profile["instructions"],
+              f"no nvdisasm anywhere: exit {run.returncode}, partial {profile['partial']}, "
+              f"stderr:\n{run.stderr[-2000:]}")
+
+
+def check_refusals_and_tools(harness, args, entries, work, nvdisasm, nvcc):
+    """Without --emulate or on no stitchopt output: exit 2; then check_tool_discovery."""
+    stitchopt, check = harness.stitchopt, harness.check
+    out = os.path.join(work, "gpt2_block")
+    entry = entries["gpt2_block"]
+    flags = [p for flag in entry["input_shape_flags"] for p in ("--input-shape", flag)]
+    stitchopt(os.path.join(args.models, entry["file"]), "-o", out, "-q", *flags)
+    text = stitchopt("profile", out, expect=2)
+    check("--emulate" in text, f"profile without --emulate does not say why:\n{text}")
+    stitchopt("profile", work, "--emulate", expect=2)
+    check_tool_discovery(args.stitchopt, check, out, nvdisasm, nvcc)
 
 
 def main():
@@ -188,13 +252,7 @@ def main():
                       f"estimated {k['estimated_us']:.2f} us, its {len(nodes)} nodes unfused "
                       f"{alone:.2f} us")
             check(compared >= 5, f"gpt2_block: only {compared} fused groups compared")
-        out = os.path.join(work, "gpt2_block")
-        entry = entries["gpt2_block"]
-        flags = [p for flag in entry["input_shape_flags"] for p in ("--input-shape", flag)]
-        stitchopt(os.path.join(args.models, entry["file"]), "-o", out, "-q", *flags)
-        text = stitchopt("profile", out, expect=2)
-        check("--emulate" in text, f"profile without --emulate does not say why:\n{text}")
-        stitchopt("profile", work, "--emulate", expect=2)
+        check_refusals_and_tools(harness, args, entries, work, nvdisasm, nvcc)
 
     for failure in failures:
         print("FAIL:", failure)
