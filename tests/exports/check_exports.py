@@ -41,6 +41,7 @@ compile seconds); exit 1 with one line per failure.
 
     .venv/bin/python tests/exports/check_exports.py --stitchopt build/bin/stitchopt
         --work build/exports --package build/python [--only name,name] [--no-emulate]
+    .venv/bin/python tests/exports/check_exports.py --work build/exports --export-only
 """
 import argparse
 import hashlib
@@ -239,19 +240,30 @@ def precision_pass(args, manifest, models):
     return failures
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stitchopt", required=True)
+    parser.add_argument("--stitchopt", help="required unless --export-only")
     parser.add_argument("--work", required=True)
     parser.add_argument("--only", help="comma-separated model names")
     parser.add_argument("--no-emulate", action="store_true")
-    parser.add_argument("--package", required=True,
-                        help="BUILD/python, the build tree's stitchopt package")
+    parser.add_argument("--package", help="BUILD/python, the build tree's stitchopt package "
+                        "(required unless --export-only)")
+    parser.add_argument("--export-only", action="store_true",
+                        help="export the corpus into WORK/models (unless current) and stop")
     args = parser.parse_args()
-    sys.path.insert(0, args.package)
-    import stitchopt
+    if not args.export_only and not (args.package and args.stitchopt):
+        parser.error("--stitchopt and --package are required")
+    return args
+
+
+def main():
+    args = parse_args()
     os.makedirs(args.work, exist_ok=True)
     models = export(args.work, args.only)
+    if args.export_only:
+        return 0
+    sys.path.insert(0, args.package)
+    import stitchopt
     with open(os.path.join(models, "manifest.json")) as f:
         manifest = json.load(f)
     failures = []
