@@ -97,10 +97,11 @@ void add_score_options(CLI::App& app, stitch::cli::CompileOptions& options) {
   app.add_option("--score-candidates", options.score_candidates,
                  "--score emulated: the most distinct candidate kernels to time (1 to 4096)")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--nvdisasm", options.nvdisasm,
-                 "--score emulated: nvdisasm for the instruction estimate (default: "
-                 "$STITCH_NVDISASM, PATH, the CUDA toolkit, PyPI's nvidia-cuda-nvdisasm in $VIRTUAL_ENV "
-                 "or the checkout's .venv)");
+  app.add_option(
+      "--nvdisasm", options.nvdisasm,
+      "--score emulated: nvdisasm for the instruction estimate (default: "
+      "$STITCH_NVDISASM, PATH, the CUDA toolkit, PyPI's nvidia-cuda-nvdisasm in $VIRTUAL_ENV "
+      "or the checkout's .venv)");
 }
 
 int run(int argc, char** argv) {
