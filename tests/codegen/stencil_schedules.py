@@ -229,7 +229,9 @@ CASES = [
      {"d", "y"}, "global", 1),
     # EfficientNet's MBConv after the expand conv: SiLU, depthwise 3x3, SiLU, squeeze
     # and excitation (global mean, two 1x1 convs over one pixel -> MatMuls, SiLU,
-    # sigmoid gate), the gated product.
+    # sigmoid gate), the gated product. The excitation's MatMuls need fewer threads
+    # than a block: the last block to finish the mean runs them (schedule.h 4c.), with
+    # no grid barrier between them.
     ("squeeze_excitation",
      graph_model("squeeze_excitation", [("x", F, [1, 16, 8, 8])],
                  silu("x", "a") + [conv("a", "d", "w", "b", group=16, pads=[1, 1, 1, 1])] + silu("d", "s") +
@@ -241,7 +243,9 @@ CASES = [
                  [("y", F)],
                  [weights("w", [16, 1, 3, 3], 16), weights("b", [16], 17), weights("w1", [4, 16, 1, 1], 18),
                   weights("b1", [4], 19), weights("w2", [16, 4, 1, 1], 20), weights("b2", [16], 21)]),
-     {"d", "y"}, "global", 1),
+     {"d", "y"}, "global", 1,
+     ["of them on the last block to arrive", "arrival[0] = atomicAdd(done, 1u);",
+      "if (blockIdx.x == 0 && threadIdx.x == 0) *done = 0u;"]),
     # 1-D in the global composition: a grouped conv over time (4 channels and 4 filters
     # per group) with a SiLU and a squeeze-excitation over the sequence (the mean over
     # time, a 1x1 conv mixing the channels, the sigmoid gate): the SiLU's stage walks
@@ -334,8 +338,13 @@ def generated_kernels(out):
 
 
 def check(name, expected, kernels, out):
-    together, composition, count = expected
+    together, composition, count, *source = expected
     problems = []
+    for text in (source[0] if source else []):
+        files = [os.path.join(out, "kernels", f) for f in os.listdir(os.path.join(out, "kernels"))
+                 if f.endswith(".cu")]
+        if not any(text in open(f).read() for f in files):
+            problems.append(f"{name}: no kernel source holds {text!r}")
     found = generated_kernels(out)
     holding = next(((names, k) for names, k in found if names & together), None)
     if holding is None:

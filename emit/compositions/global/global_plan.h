@@ -17,6 +17,18 @@ namespace stitch::emit {
 struct GlobalPlan {
   // 4b.: the one stage that evaluates the group's stencil walks its tiles.
   std::optional<StencilTile> stencil;
+  // 4c.: stages [last_block_first, last_block_end) that need no more threads than one
+  // block (a squeeze-excitation's MatMuls over one pixel) run on the last block to
+  // finish stage last_block_first - 1, __syncthreads between them, instead of on the
+  // whole grid behind a grid barrier each. That block is found by an arrival count in
+  // the workspace at done_offset (zeroed by stage 0, which the first grid barrier
+  // orders before any arrival), its verdict shared through the arena at
+  // arrival_offset. No run: last_block_first < 0.
+  int last_block_first = -1;
+  int last_block_end = -1;
+  int64_t done_offset = -1;
+  int64_t arrival_offset = -1;
+  bool last_block_run() const { return last_block_first >= 0; }
   std::string_view name() const { return "global"; }
 };
 

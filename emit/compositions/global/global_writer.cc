@@ -8,14 +8,57 @@
 
 namespace stitch::emit {
 
+namespace {
+
+// What comes before stage `level` of a global kernel: a grid barrier, or around a run
+// of stages on the last block (4c.) the arrival count that finds that block, a
+// __syncthreads between the run's stages, and the run's end before the next barrier.
+std::string before_stage(const GlobalPlan* plan, int level) {
+  if (level == 0) return "";
+  if (plan == nullptr || !plan->last_block_run() || level < plan->last_block_first ||
+      level > plan->last_block_end) {
+    return "  stitch_grid_sync(barrier);\n";
+  }
+  if (level == plan->last_block_end) return "    }\n  }\n  stitch_grid_sync(barrier);\n";
+  if (level > plan->last_block_first) return "      __syncthreads();\n";
+  std::ostringstream code;
+  code << "  // Stages " << plan->last_block_first << " to " << plan->last_block_end - 1
+       << " need at most one block's threads: the last block to finish stage " << level - 1
+       << " runs them\n";
+  code << "  {\n";
+  code << "    unsigned int* arrival = reinterpret_cast<unsigned int*>(smem + "
+       << plan->arrival_offset << ");\n";
+  code << "    if (threadIdx.x == 0) {\n";
+  code << "      __threadfence();  // this block's writes before its arrival\n";
+  code << "      arrival[0] = atomicAdd(done, 1u);\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "    if (arrival[0] == gridDim.x - 1) {\n";
+  code << "      __threadfence();  // every other block's writes before this block's reads\n";
+  code << "      const index_t tid = threadIdx.x;  // the block's threads alone\n";
+  code << "      const index_t threads = blockDim.x;\n";
+  return code.str();
+}
+
+}  // namespace
+
 // Thread, warp/column-mapped and global compositions: grid-stride stages by level,
 // separated by grid barriers; a sliced reduction writes its partials a level early.
 Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
                                                            const Written& written) {
   std::ostringstream stages;
+  const GlobalPlan* plan = w.schedule_.as<GlobalPlan>();
+  const bool run = plan != nullptr && plan->last_block_run();
   for (int level = 0; level < w.schedule_.levels; ++level) {
-    if (level > 0) stages << "  stitch_grid_sync(barrier);\n";
-    if (w.schedule_.levels > 1) stages << "  // Stage " << level << "\n";
+    stages << before_stage(plan, level);
+    const bool on_last_block =
+        run && level >= plan->last_block_first && level < plan->last_block_end;
+    const std::string indent = on_last_block ? "      " : "  ";
+    if (w.schedule_.levels > 1) stages << indent << "// Stage " << level << "\n";
+    if (level == 0 && run) {
+      stages << "  if (blockIdx.x == 0 && threadIdx.x == 0) *done = 0u;  // stage "
+             << plan->last_block_first << "'s arrivals, after the grid barrier\n";
+    }
     w.loop_offset_ = 0;
     if (w.vector().width == 4) {
       STITCH_ASSIGN_OR_RETURN(std::string code,
@@ -26,8 +69,8 @@ Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
     for (ir::ValueId id : written) {
       const ValueSchedule& value = w.schedule_.values.at(id);
       if (value.slices >= 2 && value.level - 1 == level) {
-        STITCH_ASSIGN_OR_RETURN(std::string code, w.mapped_reduction_code(id, "  "));
-        stages << "  // " << comment_name(w.producer(id)) << ": partials\n" << code;
+        STITCH_ASSIGN_OR_RETURN(std::string code, w.mapped_reduction_code(id, indent));
+        stages << indent << "// " << comment_name(w.producer(id)) << ": partials\n" << code;
       }
       if (value.level != level || value.epilogue_of != ir::kNoId) continue;
       if (emit::staged_tile(w.schedule_) && id == emit::staged_tile(w.schedule_)->staged_value) {
@@ -37,10 +80,11 @@ Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
         stages << code;
         continue;
       }
-      STITCH_ASSIGN_OR_RETURN(std::string code, w.stage_code(id, "  "));
+      STITCH_ASSIGN_OR_RETURN(std::string code, w.stage_code(id, indent));
       stages << code;
     }
   }
+  if (run && plan->last_block_end == w.schedule_.levels) stages << "    }\n  }\n";
   return stages.str();
 }
 
@@ -52,6 +96,11 @@ std::string Composition<GlobalPlan>::stage_prologue(const KernelWriter& w) {
        << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   body << "  " << qualifier << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
   if (w.schedule_.barrier_offset >= 0) body << w.barrier_declaration();
+  if (const GlobalPlan* plan = w.schedule_.as<GlobalPlan>(); plan && plan->last_block_run()) {
+    body << "  unsigned int* done = reinterpret_cast<unsigned int*>(workspace + "
+         << plan->done_offset << ");  // blocks done with stage " << plan->last_block_first - 1
+         << "\n";
+  }
   if (w.vector().width == 4) {
     // The vector path's condition, the same for every thread: every pointer it reads
     // or writes four floats at a time is 16-byte aligned.
@@ -72,9 +121,15 @@ std::string Composition<GlobalPlan>::stage_prologue(const KernelWriter& w) {
 
 // The .cu header's explanation.
 std::string Composition<GlobalPlan>::detail(const ir::Graph& /*graph*/,
-                                            const GroupSchedule& schedule,
-                                            const GlobalPlan& /*plan*/) {
-  return " (" + num(schedule.levels) + " stages separated by grid barriers)";
+                                            const GroupSchedule& schedule, const GlobalPlan& plan) {
+  if (!plan.last_block_run()) {
+    return " (" + num(schedule.levels) + " stages separated by grid barriers)";
+  }
+  const int barriers = schedule.levels - 1 - (plan.last_block_end - plan.last_block_first);
+  return " (" + num(schedule.levels) + " stages; " +
+         num(plan.last_block_end - plan.last_block_first) +
+         " of them on the last block to arrive, " + num(barriers) + " grid barrier" +
+         (barriers == 1 ? "" : "s") + ")";
 }
 
 }  // namespace stitch::emit

@@ -81,9 +81,15 @@ void charge_stage_loops(const ChargeContext& context, cost_model::KernelShape* s
 }
 
 // A global composition: its GEMMs and its stages' loops, across grid barriers.
-void Composition<GlobalPlan>::charge(const ChargeContext& context, const GlobalPlan& /*plan*/,
+void Composition<GlobalPlan>::charge(const ChargeContext& context, const GlobalPlan& plan,
                                      Charges* shape) {
   shape->global = true;
+  // 4c.: a run of stages on the last block leaves out the grid barriers before each of
+  // them; its arrival count (every block's fence and atomic on one counter, then the
+  // last block's) is charged as one barrier.
+  if (plan.last_block_run()) {
+    shape->grid_barriers -= plan.last_block_end - plan.last_block_first - 1;
+  }
   charge_gemms(context, shape);
   charge_stage_loops(context, shape);
 }

@@ -493,6 +493,59 @@ std::string recomputed_text(const std::vector<std::string>& recomputed) {
          names;
 }
 
+// 4c. The longest run of at least kMinLastBlockRun stages, from stage 2 on, that each
+// need no more threads than one block: they run on the last block to finish the stage
+// before them (GlobalPlan::last_block_first). A stage qualifies when every loop it
+// holds is an element, warp or block loop over `tid` and `threads` of at most one
+// block's threads: no sliced reduction (nor the partials of the next stage's), not
+// the staged stencil's tiles. Run on one block, such a stage loses no parallelism; the
+// grid barriers around it are gone. From stage 2 on, because the arrival counter is
+// zeroed in stage 0 and the first grid barrier orders that before any arrival.
+constexpr int kMinLastBlockRun = 2;
+
+void plan_last_block_stages(const GroupFacts& group, GroupSchedule* schedule) {
+  GlobalPlan* plan = schedule->as<GlobalPlan>();
+  if (plan == nullptr || !schedule->cooperative || schedule->levels < 3) return;
+  const ir::Graph& graph = group.graph;
+  std::vector<int64_t> work(static_cast<size_t>(schedule->levels), 0);
+  std::vector<char> fits(static_cast<size_t>(schedule->levels), 1);
+  const StencilTile* tile = staged_tile(*schedule);
+  for (const auto& [id, value] : schedule->values) {
+    if (value.level < 0 || value.level >= schedule->levels) continue;
+    const auto level = static_cast<size_t>(value.level);
+    if (value.slices >= 2) {
+      fits[level] = 0;
+      if (level > 0) fits[level - 1] = 0;  // its partials are written a stage early
+    }
+    if (tile != nullptr && id == tile->staged_value) fits[level] = 0;
+    if (value.materialized || group.outputs.count(id))
+      work[level] += stage_threads(graph, id, value);
+  }
+  int best_first = -1, best_end = -1;
+  for (int first = 2; first < schedule->levels; ++first) {
+    int end = first;
+    while (end < schedule->levels && fits[static_cast<size_t>(end)] &&
+           work[static_cast<size_t>(end)] <= schedule->block) {
+      ++end;
+    }
+    if (end - first >= kMinLastBlockRun && end - first > best_end - best_first) {
+      best_first = first;
+      best_end = end;
+    }
+  }
+  if (best_first < 0) return;
+  plan->last_block_first = best_first;
+  plan->last_block_end = best_end;
+  plan->done_offset = schedule->workspace_bytes;
+  schedule->workspace_bytes += kWorkspaceAlignment;
+  plan->arrival_offset = align_to(schedule->shared_bytes, 16);
+  schedule->shared_bytes = plan->arrival_offset + 16;
+  schedule->shared_bytes_requested = align_to(schedule->shared_bytes_requested, 16) + 16;
+  schedule->why += "; stages " + num(best_first) + " to " + num(best_end - 1) +
+                   " need at most one block's threads: the last block to finish stage " +
+                   num(best_first - 1) + " runs them, without grid barriers between them";
+}
+
 // 4. with 4b.: the global composition, its one stencil staged when it can be.
 void plan_global(PlanningContext& context, GroupSchedule* schedule) {
   const GroupFacts& group = context.group;
@@ -506,6 +559,7 @@ void plan_global(PlanningContext& context, GroupSchedule* schedule) {
         " walks the stencil " + node_label(graph.node(tile.stencil)) + " in tiles of " +
         stencil_tile_text(graph, tile) + " outputs, its input tile staged in shared memory";
   }
+  plan_last_block_stages(group, schedule);
 }
 
 // 3. with 3b. and 3c.: one stage (thread, warp, block or packing), or the stencil
