@@ -10,8 +10,12 @@
 namespace stitch::artifact {
 
 struct KernelCharges {
-  bool global = false;          // the global composition (stages, grid barriers)
-  int64_t grid_barriers = 0;    // stitch_grid_sync calls per launch
+  bool global = false;        // the global composition (stages, grid barriers)
+  int64_t grid_barriers = 0;  // stitch_grid_sync calls per launch
+  // Blocks of the cooperative launch those barriers wait for (the schedule's grid); each
+  // arrives by an atomic on one counter, so a barrier costs more with more blocks
+  // (cost_model::grid_barrier_time_us). 0: no grid barrier.
+  int64_t grid_blocks = 0;
   int64_t workspace_bytes = 0;  // intermediates stitched through global memory
   double thread_gemm_macs = 0;  // multiply-adds of GEMMs computed one output per thread
   double tiled_gemm_macs = 0;   // multiply-adds of a GEMM computed from shared tiles

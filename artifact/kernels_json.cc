@@ -246,6 +246,8 @@ Result<KernelCharges> parse_charges(const Fields& kernel) {
   STITCH_ASSIGN_OR_RETURN(charges.global, fields.boolean("global"));
   STITCH_ASSIGN_OR_RETURN(charges.grid_barriers,
                           fields.integer("grid_barriers", 0, std::numeric_limits<int32_t>::max()));
+  STITCH_ASSIGN_OR_RETURN(charges.grid_blocks,
+                          fields.integer("grid_blocks", 0, std::numeric_limits<int32_t>::max()));
   STITCH_ASSIGN_OR_RETURN(charges.workspace_bytes,
                           fields.integer("workspace_bytes", 0, kMaxWorkspaceBytes));
   STITCH_ASSIGN_OR_RETURN(charges.thread_gemm_macs,
@@ -318,6 +320,7 @@ nlohmann::ordered_json tensors_json(const std::vector<TensorRecord>& tensors) {
 nlohmann::ordered_json charges_json(const KernelCharges& charges) {
   return {{"global", charges.global},
           {"grid_barriers", charges.grid_barriers},
+          {"grid_blocks", charges.grid_blocks},
           {"workspace_bytes", charges.workspace_bytes},
           {"thread_gemm_macs", charges.thread_gemm_macs},
           {"tiled_gemm_macs", charges.tiled_gemm_macs},

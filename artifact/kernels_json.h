@@ -27,7 +27,7 @@
 //                       the same number (docs/report-schema.md)
 //     charges           what the emitted schedule costs beyond bytes and flops
 //                       (cost_model::KernelShape's fields, same names): global,
-//                       grid_barriers, workspace_bytes, thread_gemm_macs,
+//                       grid_barriers, grid_blocks, workspace_bytes, thread_gemm_macs,
 //                       tiled_gemm_macs, attention_macs, load_chain, gemm_load_chain,
 //                       stencil_load_chain
 //     shared_by         single-op kernels: the other unfused nodes that launch it,

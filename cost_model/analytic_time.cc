@@ -71,7 +71,9 @@ KernelTime analytic_kernel_time(int64_t bytes, double gathered_bytes, double com
                        shape->gemm_load_chain * calibration.gemm_load_share +
                        shape->stencil_load_chain * calibration.stencil_load_share) *
                       profile.global_load_latency_ns * 1e-3;
-    charges.grid_barriers_us = static_cast<double>(shape->grid_barriers) * profile.grid_barrier_us;
+    charges.grid_barriers_us =
+        static_cast<double>(shape->grid_barriers) *
+        grid_barrier_time_us(profile, static_cast<double>(shape->grid_blocks));
     time.sync_us = charges.grid_barriers_us;
     time.total_us =
         launch_phi(profile) + std::max({memory, time.compute_us, time.latency_us}) + time.sync_us;

@@ -580,6 +580,14 @@ double launch_phi(const DeviceProfile& profile) {
                                                    : profile.launch_latency_us;
 }
 
+double grid_barrier_time_us(const DeviceProfile& profile, double blocks) {
+  if (blocks <= 0) return profile.grid_barrier_us;
+  const double extra =
+      (blocks - static_cast<double>(profile.sm_count)) * profile.atomic_same_address_ns * 1e-3;
+  // Fewer blocks than SMs save their atomics, never the barrier's own round trips.
+  return std::max(profile.grid_barrier_us + extra, 0.5 * profile.grid_barrier_us);
+}
+
 void set_launch_phi(DeviceProfile* profile, double microseconds) {
   if (profile->launch_mode == LaunchMode::kGraph) {
     profile->calibration.graph_launch_latency_us = microseconds;

@@ -184,6 +184,16 @@ double launch_phi(const DeviceProfile& profile);
 // Sets the phi of the profile's launch mode (--launch-latency-us).
 void set_launch_phi(DeviceProfile* profile, double microseconds);
 
+// One grid barrier of a cooperative launch of `blocks` blocks: grid_barrier_us is the
+// barrier of one block per SM (what `stitchopt calibrate` times), and each block's
+// arrival is an atomic on one counter, which serialize at atomic_same_address_ns, so
+// every block more or fewer than sm_count adds or takes that much:
+//   grid_barrier_us + (blocks - sm_count) x atomic_same_address_ns.
+// blocks <= 0 (unknown): grid_barrier_us. On the H100 (docs/benchmarks.md, issue 16)
+// rnn_unrolled's 23 barriers at 8 blocks per SM against 2 measured 100 against 87 us:
+// 0.71 ns per block more, where the h100 profile's 1 ns gives 0.79 us per barrier.
+double grid_barrier_time_us(const DeviceProfile& profile, double blocks);
+
 // Reads and validates a JSON profile; errors start with `path: `. Only a regular file
 // of at most 1 MiB is read (support/bounded_file.h: a FIFO or /dev/zero is refused
 // before it is read); the user's own symbolic link is followed.

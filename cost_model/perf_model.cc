@@ -96,7 +96,12 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
   charges.load_chain_us = e.latency_us;
   charges.block_barriers_us =
       static_cast<double>(c.block_barriers) * profile.block_barrier_cycles / (sms * clock) * 1e6;
-  charges.grid_barriers_us = static_cast<double>(c.grid_barriers) * profile.grid_barrier_us;
+  // The blocks of a cooperative launch arrive at each of its barriers.
+  const double grid_blocks = c.cooperative_launches > 0 && c.launches > 0
+                                 ? static_cast<double>(c.blocks) / static_cast<double>(c.launches)
+                                 : 0.0;
+  charges.grid_barriers_us =
+      static_cast<double>(c.grid_barriers) * grid_barrier_time_us(profile, grid_blocks);
   charges.atomics_us =
       static_cast<double>(c.atomic_max_per_address) * profile.atomic_same_address_ns * 1e-3;
   e.sync_us = charges.block_barriers_us + charges.grid_barriers_us + charges.atomics_us;

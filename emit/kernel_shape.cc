@@ -120,6 +120,7 @@ std::optional<double> gemm_macs(const ir::Graph& graph, ir::NodeId id) {
 cost_model::KernelShape kernel_shape(const ir::Graph& graph, const GroupSchedule& schedule) {
   cost_model::KernelShape shape;
   shape.grid_barriers = schedule.cooperative ? std::max(schedule.levels - 1, 0) : 0;
+  shape.grid_blocks = shape.grid_barriers > 0 ? schedule.grid : 0;
   shape.workspace_bytes = schedule.workspace_bytes;
   const ChargeContext context{
       graph, schedule,

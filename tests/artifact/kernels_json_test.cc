@@ -45,6 +45,7 @@ std::vector<KernelRecord> kernel_records() {
   fused.predicted_time_us = 12.25;
   fused.charges.global = true;
   fused.charges.grid_barriers = 2;
+  fused.charges.grid_blocks = 264;
   fused.charges.workspace_bytes = 4096;
   fused.charges.thread_gemm_macs = 65536;
   fused.charges.gemm_load_chain = 130.5;

@@ -407,6 +407,12 @@ TEST(EstimateTest, CompositionCharges) {
   EXPECT_DOUBLE_EQ(charged.time.charges.grid_barriers_us, 3.0);
   EXPECT_DOUBLE_EQ(charged.time.sync_us, 3.0);
   EXPECT_EQ(charged.time.bound, Bound::kMemory);
+  // With the grid's block count known, each barrier is priced at it
+  // (grid_barrier_time_us): 4 blocks per SM add 3 x sm_count atomics to each.
+  global.grid_blocks = 4 * profile.sm_count;
+  GroupCost wide = estimate_group(model.graph, {0, 1}, profile, &global);
+  expect_relative(wide.time.charges.grid_barriers_us,
+                  2 * (1.5 + 3.0 * profile.sm_count * profile.atomic_same_address_ns * 1e-3));
 
   // GEMM issue time above the memory time replaces it in the max.
   KernelShape heavy;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cost_model/cost_model.h"
 #include "tests/cost_model/cost_model_test_util.h"
 
@@ -76,8 +78,12 @@ TEST(PerfModel, BarriersAtomicsAndSharedWavefronts) {
   c.shared_wavefronts = 3000;
   const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, profile);
   EXPECT_EQ(e.sms_used, 2);
+  // Each grid barrier of 2 blocks: grid_barrier_us less the atomics of the SMs' blocks
+  // that are not there (grid_barrier_time_us).
+  const double barrier =
+      profile.grid_barrier_us + (2.0 - profile.sm_count) * profile.atomic_same_address_ns * 1e-3;
   const double sync = 20 * profile.block_barrier_cycles / (2 * profile.sm_clock_hz) * 1e6 +
-                      10 * profile.grid_barrier_us + 1000 * profile.atomic_same_address_ns * 1e-3;
+                      10 * barrier + 1000 * profile.atomic_same_address_ns * 1e-3;
   EXPECT_DOUBLE_EQ(e.sync_us, sync);
   EXPECT_DOUBLE_EQ(e.shared_us, 3000 / (2 * profile.sm_clock_hz) * 1e6);
   EXPECT_EQ(e.bound, Bound::kBarrier);
@@ -87,7 +93,7 @@ TEST(PerfModel, BarriersAtomicsAndSharedWavefronts) {
   // named, are the charge.
   EXPECT_DOUBLE_EQ(e.plain_us, e.launch_us);
   EXPECT_DOUBLE_EQ(e.charge_us(), e.total_us - e.launch_us);
-  EXPECT_DOUBLE_EQ(e.charges.grid_barriers_us, 10 * profile.grid_barrier_us);
+  EXPECT_DOUBLE_EQ(e.charges.grid_barriers_us, 10 * barrier);
   EXPECT_DOUBLE_EQ(e.charges.block_barriers_us,
                    20 * profile.block_barrier_cycles / (2 * profile.sm_clock_hz) * 1e6);
   EXPECT_DOUBLE_EQ(e.charges.atomics_us, 1000 * profile.atomic_same_address_ns * 1e-3);
@@ -176,6 +182,31 @@ TEST(PerfModel, LaunchTermIsTheLaunchModesPhi) {
     EXPECT_DOUBLE_EQ(analytic.launch_us, phi);
     EXPECT_DOUBLE_EQ(analytic.total_us, phi + memory_time_us(profile, 1 << 20));
   }
+}
+
+// A grid barrier costs one atomic per arriving block more or less than one block per SM
+// (what calibrate times), and never less than half the calibrated barrier.
+TEST(PerfModel, GridBarrierByBlockCount) {
+  DeviceProfile profile = test_profile();
+  profile.grid_barrier_us = 1.5;
+  profile.atomic_same_address_ns = 1.0;
+  const double sms = profile.sm_count;
+  EXPECT_DOUBLE_EQ(grid_barrier_time_us(profile, 0), 1.5);  // unknown
+  EXPECT_DOUBLE_EQ(grid_barrier_time_us(profile, sms), 1.5);
+  EXPECT_DOUBLE_EQ(grid_barrier_time_us(profile, sms + 1000), 1.5 + 1.0);
+  EXPECT_DOUBLE_EQ(grid_barrier_time_us(profile, 1), std::max(1.5 - (sms - 1) * 1e-3, 0.75));
+  profile.atomic_same_address_ns = 1000;  // a slow atomic: the floor
+  EXPECT_DOUBLE_EQ(grid_barrier_time_us(profile, 1), 0.75);
+  // The emulated estimate charges each barrier at the launch's blocks.
+  StitchEmuCounters c{};
+  c.launches = 1;
+  c.cooperative_launches = 1;
+  c.blocks = static_cast<unsigned long long>(sms) * 8;
+  c.max_block_threads = 256;
+  c.grid_barriers = 4;
+  profile.atomic_same_address_ns = 1.0;
+  const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, profile);
+  EXPECT_DOUBLE_EQ(e.charges.grid_barriers_us, 4 * (1.5 + 7 * sms * 1e-3));
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ TEST(KernelShapeTest, ScoresAndSoftmaxWithoutPvAreGlobal) {
   ASSERT_TRUE(shape.has_value());
   EXPECT_TRUE(shape->global);
   EXPECT_GT(shape->grid_barriers, 0);
+  EXPECT_GT(shape->grid_blocks, 0);  // the schedule's grid, whose blocks every barrier waits for
   EXPECT_GT(shape->workspace_bytes, 0);
   EXPECT_DOUBLE_EQ(shape->thread_gemm_macs, 4.0 * 16 * 16 * 8);
   EXPECT_DOUBLE_EQ(shape->tiled_gemm_macs, 0.0);

@@ -11,8 +11,8 @@
 // Outputs:
 //   y: float[4096,96]
 // Launch: grid 1056, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 13056 bytes
-// Predicted time: 10.943 us
-// Estimate on h100 (analytic): 3145728 bytes moved (2.93 us at the bandwidth curve), 7.86e+05 flops, launch 5.00 us, schedule charge 3.01 us: 10.94 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
+// Predicted time: 12.791 us
+// Estimate on h100 (analytic): 3145728 bytes moved (2.93 us at the bandwidth curve), 7.86e+05 flops, launch 5.00 us, schedule charge 4.86 us: 12.79 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 
 STITCH_KERNEL void stitch_column_center_kernel(

@@ -14,8 +14,8 @@
 // Outputs:
 //   y: float[300,30]
 // Launch: grid 43, block 256, shared 0 bytes (requested 0), cooperative, workspace 43520 bytes
-// Predicted time: 19.500 us
-// Estimate on h100 (analytic): 126336 bytes moved (1.65 us at the bandwidth curve), 2.04e+06 flops, launch 5.00 us, schedule charge 12.85 us: 19.50 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
+// Predicted time: 19.411 us
+// Estimate on h100 (analytic): 126336 bytes moved (1.65 us at the bandwidth curve), 2.04e+06 flops, launch 5.00 us, schedule charge 12.76 us: 19.41 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 
 STITCH_KERNEL void stitch_gemm_chain_kernel(

@@ -14,8 +14,8 @@
 // Outputs:
 //   y: float[300,30]
 // Launch: grid 12, block 256, shared 0 bytes (requested 0), cooperative, workspace 43520 bytes
-// Predicted time: 11.570 us
-// Estimate on h100 (analytic): 126336 bytes moved (1.65 us at the bandwidth curve), 2.04e+06 flops, launch 5.00 us, schedule charge 4.92 us: 11.57 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
+// Predicted time: 11.450 us
+// Estimate on h100 (analytic): 126336 bytes moved (1.65 us at the bandwidth curve), 2.04e+06 flops, launch 5.00 us, schedule charge 4.80 us: 11.45 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 
 STITCH_KERNEL void stitch_gemm_chain_tf32_kernel(

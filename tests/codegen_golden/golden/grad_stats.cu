@@ -15,8 +15,8 @@
 //   db: float[256]
 //   norm2: float[]
 // Launch: grid 192, block 256, shared 1024 bytes (requested 1024), cooperative, workspace 18688 bytes
-// Predicted time: 9.006 us
-// Estimate on h100 (analytic): 2098204 bytes moved (2.49 us at the bandwidth curve), 1.57e+06 flops, launch 5.00 us, schedule charge 1.51 us: 9.01 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
+// Predicted time: 9.066 us
+// Estimate on h100 (analytic): 2098204 bytes moved (2.49 us at the bandwidth curve), 1.57e+06 flops, launch 5.00 us, schedule charge 1.57 us: 9.07 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 
 STITCH_KERNEL void stitch_grad_stats_kernel(

@@ -25,8 +25,8 @@
 // Outputs:
 //   y: float[4,64]
 // Launch: grid 128, block 256, shared 0 bytes (requested 0), cooperative, workspace 4352 bytes
-// Predicted time: 8.283 us
-// Estimate on h100 (analytic): 68096 bytes moved (1.95 us at the bandwidth curve), 1.34e+05 flops, launch 5.00 us, schedule charge 1.34 us: 8.28 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
+// Predicted time: 8.279 us
+// Estimate on h100 (analytic): 68096 bytes moved (1.95 us at the bandwidth curve), 1.34e+05 flops, launch 5.00 us, schedule charge 1.33 us: 8.28 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
 
 STITCH_KERNEL void stitch_gru_gates_kernel(
