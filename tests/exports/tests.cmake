@@ -25,7 +25,7 @@ if(TARGET stitchopt)
            COMMAND ${STITCH_PYTHON} ${PROJECT_SOURCE_DIR}/bench/profile_cnn.py
                    --stitchopt $<TARGET_FILE:stitchopt>
                    --exports ${CMAKE_BINARY_DIR}/exports/models
-                   --check ${PROJECT_SOURCE_DIR}/bench/profile_gates.json --jobs 1)
+                   --check ${PROJECT_SOURCE_DIR}/bench/profile_gates.json --ci --jobs 1)
   set_tests_properties(exports.cnn_profile_gates PROPERTIES TIMEOUT 1800
                        FIXTURES_REQUIRED exports_corpus)
 endif()
