@@ -156,7 +156,10 @@ def main():
     # Each `stitchopt profile` compiles its kernels with one job per core; a few models
     # at a time keep both the compiles and the emulated runs busy.
     def variants(name):
-        if args.ci and gates and name not in gates.get("ci_unfused", names):
+        # A speedup gate over --unfused always profiles --unfused.
+        wanted = set(gates.get("ci_unfused", names)) | set(gates.get("min_speedup_unfused", {})) \
+            if gates else set(names)
+        if args.ci and name not in wanted:
             return ["fused", "no_stencils"]
         return list(VARIANTS)
 
