@@ -69,7 +69,8 @@
 //  4c. In 4, the longest run of 2 or more stages from stage 2 on whose loops need no
 //     more threads than one block (a squeeze-excitation's MatMuls over one pixel), no
 //     sliced reduction among them, is run by the last block to finish the stage
-//     before it (an arrival count in the workspace, zeroed by stage 0), with
+//     before it (after a __syncthreads, thread 0 fences and counts the block's
+//     arrival in the workspace, zeroed by stage 0), with
 //     __syncthreads between its stages: its grid barriers are gone, and no
 //     parallelism with them (GlobalPlan::last_block_first).
 //  5. In 3 and 4, each reduction gets its own thread mapping (AStitch 2.1, 4.2:

@@ -28,6 +28,9 @@ std::string before_stage(const GlobalPlan* plan, int level) {
   code << "  {\n";
   code << "    unsigned int* arrival = reinterpret_cast<unsigned int*>(smem + "
        << plan->arrival_offset << ");\n";
+  // Every thread's writes of the stage before thread 0's fence and arrival: the fence
+  // orders only what its own thread (and, through the barrier, its block) wrote.
+  code << "    __syncthreads();  // the block's writes of stage " << level - 1 << " are done\n";
   code << "    if (threadIdx.x == 0) {\n";
   code << "      __threadfence();  // this block's writes before its arrival\n";
   code << "      arrival[0] = atomicAdd(done, 1u);\n";
