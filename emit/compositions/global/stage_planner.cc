@@ -324,9 +324,11 @@ Result<MappingUse> plan_levels(const GroupFacts& group, const cost_model::Device
 }
 
 // 4. Workspace of the global composition (barrier counter, partials, materialized
-// values), the block and the grid.
-void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile& profile,
-                        GroupSchedule* schedule) {
+// values), the block and the grid. Returns the threads each stage's loops need, by
+// level (4c. reads them).
+std::map<int, int64_t> plan_global_launch(const GroupFacts& group,
+                                          const cost_model::DeviceProfile& profile,
+                                          GroupSchedule* schedule) {
   const ir::Graph& graph = group.graph;
   // Threads: the largest value's, or the busiest stage's, whose loops run side by side
   // (each starts where the stage's previous one ended, KernelWriter::stage_code), up to
@@ -373,6 +375,7 @@ void plan_global_launch(const GroupFacts& group, const cost_model::DeviceProfile
   schedule->shared_bytes_requested = schedule->shared_bytes;
   schedule->grid = wave_grid(work, profile, *schedule);
   schedule->cooperative = schedule->levels > 1;
+  return stage_work;
 }
 
 // Returns the producers it inlined, for GroupSchedule::why.
@@ -503,11 +506,9 @@ std::string recomputed_text(const std::vector<std::string>& recomputed) {
 // zeroed in stage 0 and the first grid barrier orders that before any arrival.
 constexpr int kMinLastBlockRun = 2;
 
-void plan_last_block_stages(const GroupFacts& group, GroupSchedule* schedule) {
+void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSchedule* schedule) {
   GlobalPlan* plan = schedule->as<GlobalPlan>();
   if (plan == nullptr || !schedule->cooperative || schedule->levels < 3) return;
-  const ir::Graph& graph = group.graph;
-  std::vector<int64_t> work(static_cast<size_t>(schedule->levels), 0);
   std::vector<char> fits(static_cast<size_t>(schedule->levels), 1);
   const StencilTile* tile = staged_tile(*schedule);
   for (const auto& [id, value] : schedule->values) {
@@ -518,14 +519,16 @@ void plan_last_block_stages(const GroupFacts& group, GroupSchedule* schedule) {
       if (level > 0) fits[level - 1] = 0;  // its partials are written a stage early
     }
     if (tile != nullptr && id == tile->staged_value) fits[level] = 0;
-    if (value.materialized || group.outputs.count(id))
-      work[level] += stage_threads(graph, id, value);
   }
+  auto work = [&](int level) {
+    auto found = stage_work.find(level);
+    return found == stage_work.end() ? int64_t{0} : found->second;
+  };
   int best_first = -1, best_end = -1;
   for (int first = 2; first < schedule->levels; ++first) {
     int end = first;
     while (end < schedule->levels && fits[static_cast<size_t>(end)] &&
-           work[static_cast<size_t>(end)] <= schedule->block) {
+           work(end) <= schedule->block) {
       ++end;
     }
     if (end - first >= kMinLastBlockRun && end - first > best_end - best_first) {
@@ -547,7 +550,8 @@ void plan_last_block_stages(const GroupFacts& group, GroupSchedule* schedule) {
 }
 
 // 4. with 4b.: the global composition, its one stencil staged when it can be.
-void plan_global(PlanningContext& context, GroupSchedule* schedule) {
+void plan_global(PlanningContext& context, const std::map<int, int64_t>& stage_work,
+                 GroupSchedule* schedule) {
   const GroupFacts& group = context.group;
   const ir::Graph& graph = group.graph;
   schedule->why = refusals_text(context.refusals) + "; so " + num(schedule->levels) +
@@ -559,7 +563,7 @@ void plan_global(PlanningContext& context, GroupSchedule* schedule) {
         " walks the stencil " + node_label(graph.node(tile.stencil)) + " in tiles of " +
         stencil_tile_text(graph, tile) + " outputs, its input tile staged in shared memory";
   }
-  plan_last_block_stages(group, schedule);
+  plan_last_block_stages(stage_work, schedule);
 }
 
 // 3. with 3b. and 3c.: one stage (thread, warp, block or packing), or the stencil
@@ -598,9 +602,9 @@ Result<RuleOutcome> try_stages(PlanningContext& context, GroupSchedule* schedule
   const std::vector<std::string> recomputed =
       recompute_cheap_producers(group, context.profile, schedule);
   STITCH_ASSIGN_OR_RETURN(MappingUse use, plan_levels(group, context.profile, schedule));
-  plan_global_launch(group, context.profile, schedule);
+  const std::map<int, int64_t> stage_work = plan_global_launch(group, context.profile, schedule);
   if (schedule->cooperative) {
-    plan_global(context, schedule);
+    plan_global(context, stage_work, schedule);
   } else {
     plan_one_stage(context, use, schedule);
   }
