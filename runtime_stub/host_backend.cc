@@ -11,14 +11,10 @@
 #include <sstream>
 #include <vector>
 
+#include "runtime_stub/embedded_emulation.h"
 #include "runtime_stub/kernel_library.h"
 #include "support/private_files.h"
 #include "support/subprocess.h"
-
-extern const char* const kStitchEmuHeaderText;
-extern const char* const kStitchEmuSourceText;
-extern const char* const kStitchEmuTsanSourceText;
-extern const char* const kStitchEmuCountersHeaderText;
 
 namespace stitch::runtime {
 namespace fs = std::filesystem;
@@ -162,13 +158,16 @@ class HostBackend : public Backend {
     KernelLibraryRecipe recipe;
     recipe.build_dir = kernels / (counting ? "emu_counters_build" : "emu_build");
     STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
-    fs::path header = recipe.build_dir / "stitch_emu.h";
-    fs::path source = recipe.build_dir / "stitch_emu.cc";
-    STITCH_RETURN_IF_ERROR(support::write_file_if_different(header, kStitchEmuHeaderText));
-    STITCH_RETURN_IF_ERROR(support::write_file_if_different(source, kStitchEmuSourceText));
-    fs::path counters_header = recipe.build_dir / "stitch_emu_counters.h";
-    STITCH_RETURN_IF_ERROR(
-        support::write_file_if_different(counters_header, kStitchEmuCountersHeaderText));
+    // The emulation layer's headers and the sources this build compiles (the counters'
+    // access hooks and bookkeeping only when counting).
+    for (size_t i = 0; i < kEmbeddedEmuFileCount; ++i) {
+      const EmbeddedEmuFile& file = kEmbeddedEmuFiles[i];
+      if (file.role == EmuFileRole::kCountingSource && !counting) continue;
+      const fs::path path = recipe.build_dir / file.name;
+      STITCH_RETURN_IF_ERROR(support::write_file_if_different(path, file.text));
+      (file.role == EmuFileRole::kHeader ? recipe.headers : recipe.extra_sources).push_back(path);
+    }
+    recipe.headers.push_back(kernels / "stitch_prelude.cuh");
     std::string cxx = options_.cxx;
     if (cxx.empty()) cxx = std::getenv("CXX") != nullptr ? std::getenv("CXX") : STITCH_DEFAULT_CXX;
     recipe.compiler = support::find_executable(cxx);
@@ -191,15 +190,7 @@ class HostBackend : public Backend {
       recipe.kernel_flags.assign(std::begin(kCounterKernelFlags), std::end(kCounterKernelFlags));
       recipe.link_flags.push_back("-Wl,-z,defs");  // every __tsan_* entry point defined
     }
-    recipe.extra_sources = {source};
-    if (counting) {
-      // The counters' access hooks (the __tsan_* entry points the kernels call).
-      fs::path hooks = recipe.build_dir / "stitch_emu_tsan.cc";
-      STITCH_RETURN_IF_ERROR(support::write_file_if_different(hooks, kStitchEmuTsanSourceText));
-      recipe.extra_sources.push_back(hooks);
-    }
-    recipe.headers = {header, counters_header, kernels / "stitch_prelude.cuh"};
-    recipe.precompiled_header = header.filename().string();
+    recipe.precompiled_header = "stitch_emu.h";
     recipe.library_name =
         counting ? "libstitch_kernels_emu_counters.so" : "libstitch_kernels_emu.so";
     recipe.verbose = options_.verbose;

@@ -29,7 +29,6 @@
 #include "stitch_emu.h"
 
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,19 +40,17 @@
 #include <thread>
 #include <vector>
 
-#if defined(STITCH_EMU_COUNTERS)
-#include <dlfcn.h>
+#include "stitch_emu_counting.h"
 
-#include <map>
-#include <unordered_map>
-#if defined(STITCH_EMU_THREADS)
+#if defined(STITCH_EMU_COUNTERS) && defined(STITCH_EMU_THREADS)
 #error "the hardware counters need the fiber emulation (one OS thread per domain)"
-#endif
 #endif
 
 #if defined(STITCH_EMU_THREADS)
 #include <condition_variable>
 #include <mutex>
+#else
+#include "stitch_emu_fiber.h"
 #endif
 
 namespace stitch_emu {
@@ -82,12 +79,11 @@ class Relaxed {
   std::atomic<T> value_;
 };
 
-struct EmuThread : ThreadCoordinates {
+struct EmuThread : ThreadCoordinates, CountingThread {
   Domain* domain = nullptr;
   Block* block = nullptr;
   unsigned int linear = 0;  // thread index within its block
   unsigned int lane = 0;
-  unsigned int domain_warp = 0;  // warp index within the domain (the counters' requests)
   // What the thread waits for. Set by the thread on arrival and cleared (kNone) by the
   // arrival that releases it, both under the lock of that barrier.
   Relaxed<Wait> wait = Wait::kNone;
@@ -104,7 +100,7 @@ struct EmuThread : ThreadCoordinates {
 #if defined(STITCH_EMU_THREADS)
   std::condition_variable wake;
 #else
-  ucontext_t context;
+  fiber::Context context;
 #endif
 };
 
@@ -118,7 +114,6 @@ struct Block {
   unsigned int at_barrier = 0;  // under barrier_mutex
   unsigned char* arena = nullptr;
   size_t arena_bytes = 0;  // requested by the kernel; 0 until the first request
-  bool counted = true;     // the counters record its requests (block sampling)
 #if defined(STITCH_EMU_THREADS)
   std::mutex barrier_mutex;                 // __syncthreads
   std::mutex warp_mutexes[kMaxBlockWarps];  // warp collectives, one per warp
@@ -159,6 +154,7 @@ thread_local cudaError_t t_last_error = cudaSuccess;
 void enter(EmuThread* t) {
   t_current = t;
   tls_coordinates = t;
+  t_counting = t;
 }
 
 [[noreturn]] void fail(const std::string& message) {
@@ -301,7 +297,7 @@ void park(EmuThread& t, BarrierLock&) {
   EmuThread* next = next_runnable(d);
   if (next == nullptr) report_deadlock(d);  // unreachable while the counts are right
   enter(next);
-  swapcontext(&t.context, &next->context);  // resumed by whoever called enter(&t)
+  fiber::switch_to(t.context, next->context);  // resumed by whoever called enter(&t)
 }
 
 #endif
@@ -422,8 +418,6 @@ void finish_thread(EmuThread& t) {
   }
 }
 
-bool block_counted(unsigned long long linear_block);  // the counters' block sampling
-
 // Lays out the threads of `block_count` consecutive blocks starting at linear block
 // `first_block` into d (threads must hold block_count * block_threads entries).
 
@@ -454,7 +448,7 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
     blk.at_barrier = 0;
     blk.arena = arenas + static_cast<size_t>(b) * kMaxStaticSharedBytes;
     blk.arena_bytes = 0;
-    blk.counted = block_counted(linear_block);
+    const bool counted = counters::block_counted(linear_block);
     for (unsigned int i = 0; i < block_threads; ++i) {
       EmuThread& t = blk.threads[i];
       t.thread_idx = uint3{i % block.x, i / block.x % block.y, i / block.x / block.y};
@@ -466,6 +460,8 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
       t.linear = i;
       t.lane = i % 32;
       t.domain_warp = b * ((block_threads + 31) / 32) + i / 32;
+      t.arena = blk.arena;
+      t.block_counted = counted;
       t.wait = Wait::kNone;
       t.at_warp = false;
       t.in = 0;
@@ -540,9 +536,7 @@ class FiberStacks {
 
 struct FiberWorker {
   FiberStacks stacks;
-  ucontext_t scheduler;
-  ucontext_t fresh;  // getcontext() once; copied into every new fiber (saves a syscall)
-  bool fresh_ready = false;
+  fiber::Context scheduler;
 };
 thread_local FiberWorker t_worker;
 
@@ -554,38 +548,26 @@ void fiber_main() {
   EmuThread* next = next_runnable(d);
   if (next != nullptr) {
     enter(next);
-    setcontext(&next->context);
+    fiber::jump_to(next->context);
   }
-  setcontext(&t_worker.scheduler);  // no live thread left: the domain is done
+  fiber::jump_to(t_worker.scheduler);  // no live thread left: the domain is done
 }
 
 // Runs the domain's fibers from `first` until every one has returned. Kept out of
-// run_domain so that no local of it lives across swapcontext (-Wclobbered).
+// run_domain so that no local of it lives across the switch (-Wclobbered).
 [[gnu::noinline]] void start_fibers(EmuThread* first) {
   enter(first);
-  swapcontext(&t_worker.scheduler, &first->context);
+  fiber::switch_to(t_worker.scheduler, first->context);
   enter(nullptr);
-}
-
-// getcontext returns twice as far as the compiler knows: kept out of run_domain too.
-[[gnu::noinline]] void capture_fresh_context(FiberWorker& w) {
-  getcontext(&w.fresh);
-  w.fresh_ready = true;
 }
 
 void run_domain(Domain& d) {
   FiberWorker& w = t_worker;
-  if (!w.fresh_ready) capture_fresh_context(w);
   w.stacks.reserve(d.thread_count);
   d.run_queue.clear();
   d.run_head = 0;
   for (unsigned int i = 0; i < d.thread_count; ++i) {
-    ucontext_t& c = d.threads[i].context;
-    c = w.fresh;
-    c.uc_stack.ss_sp = w.stacks.stack(i);
-    c.uc_stack.ss_size = kFiberStackBytes;
-    c.uc_link = nullptr;
-    makecontext(&c, fiber_main, 0);
+    fiber::prepare(d.threads[i].context, w.stacks.stack(i), kFiberStackBytes, fiber_main);
     if (i != 0) d.run_queue.push_back(&d.threads[i]);
   }
   start_fibers(&d.threads[0]);
@@ -622,326 +604,6 @@ unsigned int env_unsigned(const char* name, unsigned int fallback) {
   return static_cast<unsigned int>(parsed);
 }
 
-// --- hardware counters (STITCH_EMU_COUNTERS) --------------------------------------------
-//
-// While counting, every instrumented access of an emulated thread to a registered
-// region or to its block's shared arena is appended to the OS thread's record list
-// (counting runs every domain on the launching thread, so one list suffices); the end
-// of each domain groups the records into warp-level requests and folds them into the
-// totals. A request is the set of lanes of one warp that reach the same access site
-// (the return address of the __tsan_* call) for the same time (the thread's own count
-// of that site): the lock-step a warp keeps on the GPU whenever its lanes agree on the
-// control flow, which generated code does except in tails of grid-stride loops (where
-// the lanes that stop are simply absent from the later requests).
-#if defined(STITCH_EMU_COUNTERS)
-
-enum class AccessKind : uint8_t { kGlobalLoad, kGlobalStore, kSharedLoad, kSharedStore };
-
-struct AccessRecord {
-  uint32_t warp;  // warp index within the domain
-  uint32_t occurrence;
-  uintptr_t site;
-  uintptr_t address;  // shared: offset in the block's arena
-  uint32_t size;
-  AccessKind kind;
-};
-
-struct CounterRegion {
-  uintptr_t begin = 0;
-  uintptr_t end = 0;
-  std::vector<uint64_t> loaded;  // a bit per byte
-  std::vector<uint64_t> stored;
-};
-
-struct SiteKey {
-  const EmuThread* thread;
-  uintptr_t site;
-  bool operator==(const SiteKey& other) const {
-    return thread == other.thread && site == other.site;
-  }
-};
-struct SiteKeyHash {
-  size_t operator()(const SiteKey& key) const {
-    return std::hash<uintptr_t>()(reinterpret_cast<uintptr_t>(key.thread) * 0x9e3779b97f4a7c15ull ^
-                                  key.site);
-  }
-};
-
-struct CounterState {
-  bool on = false;
-  StitchEmuLimits limits{};
-  StitchEmuCounters totals{};
-  // The running launch's requests (count_request), folded into `totals` and
-  // `site_requests` at its end, scaled when it was sampled (fold_launch_counters).
-  StitchEmuCounters launch{};
-  std::map<std::pair<uintptr_t, int>, uint64_t> launch_site_requests;
-  unsigned long long sample_stride = 1;  // of the running launch: every block counted
-  std::vector<CounterRegion> regions;    // sorted by begin, disjoint
-  std::vector<AccessRecord> records;     // of the running domain
-  std::unordered_map<SiteKey, uint32_t, SiteKeyHash> occurrences;
-  std::unordered_map<uintptr_t, uint64_t> atomic_hits;
-  size_t launch_dynamic_shared_bytes = 0;
-  // The running launch's critical path (StitchEmuCounters::global_load_chain): the
-  // busiest warp's load requests summed over the grid barriers' phases (cooperative),
-  // or the most of any block's warp (blocks run side by side), times its waves.
-  unsigned long long launch_chain_sum = 0;
-  unsigned long long launch_chain_max = 0;
-  unsigned long long launch_waves = 1;
-  std::vector<unsigned long long> warp_loads;  // of the running domain, by warp
-  // Warp-level requests per (site, kind) of the window, and the list end() leaves.
-  std::map<std::pair<uintptr_t, int>, uint64_t> site_requests;
-  std::vector<StitchEmuSite> sites;
-};
-CounterState g_counters;
-thread_local int t_in_atomic = 0;
-
-bool counting() { return g_counters.on; }
-
-void set_bits(std::vector<uint64_t>& bits, size_t first, size_t count) {
-  for (size_t i = first; i < first + count; ++i) bits[i / 64] |= uint64_t{1} << (i % 64);
-}
-
-}  // namespace
-
-// Declared in stitch_emu.h; stitch_emu_tsan.cc's entry points call it.
-void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site) {
-  if (!g_counters.on || t_in_atomic != 0) return;
-  EmuThread* t = t_current;
-  if (t == nullptr || size == 0) return;
-  const uintptr_t arena = reinterpret_cast<uintptr_t>(t->block->arena);
-  AccessRecord record{t->domain_warp, 0, site, 0, size, AccessKind::kGlobalLoad};
-  if (address >= arena && address < arena + kMaxStaticSharedBytes) {
-    if (!t->block->counted) return;
-    record.kind = store ? AccessKind::kSharedStore : AccessKind::kSharedLoad;
-    record.address = address - arena;
-  } else {
-    std::vector<CounterRegion>& regions = g_counters.regions;
-    auto it =
-        std::upper_bound(regions.begin(), regions.end(), address,
-                         [](uintptr_t a, const CounterRegion& region) { return a < region.begin; });
-    if (it == regions.begin()) return;
-    CounterRegion& region = *(it - 1);
-    if (address >= region.end) return;
-    const size_t offset = address - region.begin;
-    const size_t count = std::min<size_t>(size, region.end - address);
-    set_bits(store ? region.stored : region.loaded, offset, count);
-    if (!t->block->counted) return;  // sampled out: its bytes count as unique, no requests
-    record.kind = store ? AccessKind::kGlobalStore : AccessKind::kGlobalLoad;
-    record.address = address;
-  }
-  record.occurrence = g_counters.occurrences[SiteKey{t, site}]++;
-  g_counters.records.push_back(record);
-}
-
-namespace {
-
-size_t count_distinct(std::vector<uint64_t>& values) {
-  std::sort(values.begin(), values.end());
-  return static_cast<size_t>(std::unique(values.begin(), values.end()) - values.begin());
-}
-
-// Folds the records of one request [first, last) into the totals.
-void count_request(const AccessRecord* first, const AccessRecord* last) {
-  StitchEmuCounters& c = g_counters.launch;
-  const AccessKind kind = first->kind;
-  if (kind == AccessKind::kGlobalLoad) {
-    std::vector<unsigned long long>& loads = g_counters.warp_loads;
-    if (loads.size() <= first->warp) loads.resize(first->warp + 1, 0);
-    ++loads[first->warp];
-  }
-  ++g_counters.launch_site_requests[{first->site, static_cast<int>(kind)}];
-  uint64_t bytes = 0;
-  static std::vector<uint64_t> units;  // counting is single-threaded
-  units.clear();
-  if (kind == AccessKind::kGlobalLoad || kind == AccessKind::kGlobalStore) {
-    uint64_t wide_bytes = 0;  // of 128-bit lane accesses
-    for (const AccessRecord* r = first; r != last; ++r) {
-      bytes += r->size;
-      if (r->size >= 16) wide_bytes += r->size;
-      for (uint64_t s = r->address >> 5; s <= (r->address + r->size - 1) >> 5; ++s) {
-        units.push_back(s);
-      }
-    }
-    const uint64_t sectors = count_distinct(units);
-    units.clear();
-    for (const AccessRecord* r = first; r != last; ++r) {
-      for (uint64_t l = r->address >> 7; l <= (r->address + r->size - 1) >> 7; ++l) {
-        units.push_back(l);
-      }
-    }
-    const uint64_t lines = count_distinct(units);
-    units.clear();
-    for (const AccessRecord* r = first; r != last; ++r) {
-      for (uint64_t b = r->address; b < r->address + r->size; ++b) units.push_back(b);
-    }
-    const uint64_t distinct_bytes = count_distinct(units);
-    if (kind == AccessKind::kGlobalLoad) {
-      ++c.global_load_requests;
-      c.global_load_bytes += bytes;
-      c.global_load_distinct_bytes += distinct_bytes;
-      c.global_load_sectors += sectors;
-      c.global_load_lines += lines;
-      c.global_wide_load_bytes += wide_bytes;
-    } else {
-      ++c.global_store_requests;
-      c.global_store_bytes += bytes;
-      c.global_store_distinct_bytes += distinct_bytes;
-      c.global_store_sectors += sectors;
-      c.global_store_lines += lines;
-      c.global_wide_store_bytes += wide_bytes;
-    }
-    return;
-  }
-  // Shared memory: the distinct 4-byte words, then the most of them in one bank.
-  for (const AccessRecord* r = first; r != last; ++r) {
-    bytes += r->size;
-    for (uint64_t w = r->address >> 2; w <= (r->address + r->size - 1) >> 2; ++w) {
-      units.push_back(w);
-    }
-  }
-  const size_t words = count_distinct(units);
-  unsigned int per_bank[32] = {};
-  unsigned int wavefronts = 0;
-  for (size_t i = 0; i < words; ++i) wavefronts = std::max(wavefronts, ++per_bank[units[i] % 32]);
-  units.clear();
-  for (const AccessRecord* r = first; r != last; ++r) {
-    for (uint64_t b = r->address; b < r->address + r->size; ++b) units.push_back(b);
-  }
-  const uint64_t distinct_bytes = count_distinct(units);
-  if (kind == AccessKind::kSharedLoad) {
-    ++c.shared_load_requests;
-  } else {
-    ++c.shared_store_requests;
-  }
-  c.shared_bytes += bytes;
-  c.shared_wavefronts += wavefronts;
-  c.shared_ideal_wavefronts += (distinct_bytes + 127) / 128;
-  c.shared_max_wavefronts = std::max<unsigned long long>(c.shared_max_wavefronts, wavefronts);
-}
-
-// The end of a domain, or of a phase of it (a grid barrier): its records become
-// requests; returns the most global load requests of one of its warps.
-unsigned long long flush_domain_counters() {
-  std::vector<AccessRecord>& records = g_counters.records;
-  std::sort(records.begin(), records.end(), [](const AccessRecord& a, const AccessRecord& b) {
-    if (a.kind != b.kind) return a.kind < b.kind;
-    if (a.warp != b.warp) return a.warp < b.warp;
-    if (a.site != b.site) return a.site < b.site;
-    return a.occurrence < b.occurrence;
-  });
-  size_t start = 0;
-  for (size_t i = 1; i <= records.size(); ++i) {
-    if (i < records.size() && records[i].kind == records[start].kind &&
-        records[i].warp == records[start].warp && records[i].site == records[start].site &&
-        records[i].occurrence == records[start].occurrence) {
-      continue;
-    }
-    count_request(records.data() + start, records.data() + i);
-    start = i;
-  }
-  records.clear();
-  g_counters.occurrences.clear();
-  unsigned long long busiest = 0;
-  for (unsigned long long loads : g_counters.warp_loads) busiest = std::max(busiest, loads);
-  g_counters.warp_loads.clear();
-  return busiest;
-}
-
-// The critical path (StitchEmuCounters::global_load_chain): a cooperative launch's
-// phases follow one another; the blocks of an ordinary launch run side by side, its
-// waves one after another.
-void end_phase(unsigned long long busiest) { g_counters.launch_chain_sum += busiest; }
-void end_block(unsigned long long busiest) {
-  g_counters.launch_chain_max = std::max(g_counters.launch_chain_max, busiest);
-}
-void set_launch_waves(unsigned long long waves) { g_counters.launch_waves = waves; }
-
-// Whether block `linear_block` of the running launch has its requests counted: runs of
-// kSampleRun consecutive blocks, every sample_stride-th run. A run of 32 rows covers
-// every alignment a row of 4-byte elements can have to a 128-byte line, so a sample
-// of runs sees the sectors and lines an evenly strided sample would alias with.
-constexpr unsigned long long kSampleRun = 32;
-bool block_counted(unsigned long long linear_block) {
-  return g_counters.sample_stride <= 1 ||
-         (linear_block / kSampleRun) % g_counters.sample_stride == 0;
-}
-
-// The end of a launch of `blocks` blocks: its requests into the totals, scaled by
-// blocks / counted blocks when it was sampled (rounded to the nearest count).
-void fold_launch_counters(unsigned long long blocks) {
-  unsigned long long counted = 0;
-  for (unsigned long long b = 0; b < blocks; b += kSampleRun) {
-    if (block_counted(b)) counted += std::min(kSampleRun, blocks - b);
-  }
-  const double scale = static_cast<double>(blocks) / static_cast<double>(counted);
-  auto scaled = [scale](unsigned long long value) {
-    return static_cast<unsigned long long>(std::llround(static_cast<double>(value) * scale));
-  };
-  StitchEmuCounters& c = g_counters.totals;
-  const StitchEmuCounters& l = g_counters.launch;
-  c.counted_blocks += counted;
-  c.global_load_requests += scaled(l.global_load_requests);
-  c.global_load_bytes += scaled(l.global_load_bytes);
-  c.global_load_distinct_bytes += scaled(l.global_load_distinct_bytes);
-  c.global_load_sectors += scaled(l.global_load_sectors);
-  c.global_load_lines += scaled(l.global_load_lines);
-  c.global_store_requests += scaled(l.global_store_requests);
-  c.global_store_bytes += scaled(l.global_store_bytes);
-  c.global_store_distinct_bytes += scaled(l.global_store_distinct_bytes);
-  c.global_store_sectors += scaled(l.global_store_sectors);
-  c.global_store_lines += scaled(l.global_store_lines);
-  c.global_wide_load_bytes += scaled(l.global_wide_load_bytes);
-  c.global_wide_store_bytes += scaled(l.global_wide_store_bytes);
-  c.shared_load_requests += scaled(l.shared_load_requests);
-  c.shared_store_requests += scaled(l.shared_store_requests);
-  c.shared_bytes += scaled(l.shared_bytes);
-  c.shared_wavefronts += scaled(l.shared_wavefronts);
-  c.shared_ideal_wavefronts += scaled(l.shared_ideal_wavefronts);
-  c.shared_max_wavefronts = std::max(c.shared_max_wavefronts, l.shared_max_wavefronts);
-  c.global_load_chain +=
-      g_counters.launch_chain_sum + g_counters.launch_chain_max * g_counters.launch_waves;
-  g_counters.launch_chain_sum = 0;
-  g_counters.launch_chain_max = 0;
-  g_counters.launch_waves = 1;
-  for (const auto& [key, requests] : g_counters.launch_site_requests) {
-    g_counters.site_requests[key] += scaled(requests);
-  }
-  g_counters.launch = StitchEmuCounters{};
-  g_counters.launch_site_requests.clear();
-  g_counters.sample_stride = 1;
-}
-
-void count_launch(bool cooperative, unsigned long long blocks, unsigned int block_threads,
-                  size_t dynamic_shared_bytes) {
-  StitchEmuCounters& c = g_counters.totals;
-  // Runs of kSampleRun blocks, every stride-th: about sample_blocks blocks counted.
-  const unsigned long long sample = g_counters.limits.sample_blocks;
-  const unsigned long long runs = (blocks + kSampleRun - 1) / kSampleRun;
-  const unsigned long long wanted_runs = std::max(1ULL, sample / kSampleRun);
-  g_counters.sample_stride =
-      sample != 0 && blocks > sample ? (runs + wanted_runs - 1) / wanted_runs : 1;
-  ++c.launches;
-  if (cooperative) ++c.cooperative_launches;
-  c.blocks += blocks;
-  c.warps += blocks * ((block_threads + 31) / 32);
-  c.threads += blocks * block_threads;
-  c.max_block_threads = std::max<unsigned long long>(c.max_block_threads, block_threads);
-  c.max_shared_bytes_per_block =
-      std::max<unsigned long long>(c.max_shared_bytes_per_block, dynamic_shared_bytes);
-  g_counters.launch_dynamic_shared_bytes = dynamic_shared_bytes;
-}
-
-#else
-bool counting() { return false; }
-bool block_counted(unsigned long long) { return true; }
-unsigned long long flush_domain_counters() { return 0; }
-void end_phase(unsigned long long) {}
-void end_block(unsigned long long) {}
-void set_launch_waves(unsigned long long) {}
-void fold_launch_counters(unsigned long long) {}
-void count_launch(bool, unsigned long long, unsigned int, size_t) {}
-#endif
-
 cudaError_t set_error(cudaError_t error) {
   if (error != cudaSuccess) t_last_error = error;
   return error;
@@ -964,9 +626,7 @@ void syncthreads(const char* file, int line) {
            coords(t.thread_idx) + " at " + file + ":" + std::to_string(line));
     }
   }
-#if defined(STITCH_EMU_COUNTERS)
-  if (counting()) ++g_counters.totals.block_barriers;
-#endif
+  counters::count_block_barrier();
   for (unsigned int i = 0; i < b.thread_count; ++i) release(b.threads[i], t);
 }
 
@@ -983,13 +643,11 @@ void grid_sync(unsigned int* counter, const char* file, int line) {
   }
   BarrierLock lock = lock_grid_barrier(d);
   if (!arrive(t, lock, Wait::kGrid, file, line, d.at_grid_barrier, d.thread_count)) return;
-#if defined(STITCH_EMU_COUNTERS)
-  if (counting()) {
-    ++g_counters.totals.grid_barriers;
+  if (counters::on()) {
+    counters::count_grid_barrier();
     // Every thread waits here: the phase's requests are complete.
-    end_phase(flush_domain_counters());
+    counters::end_phase(counters::flush_domain());
   }
-#endif
   for (unsigned int i = 0; i < d.thread_count; ++i) release(d.threads[i], t);
 }
 
@@ -1041,13 +699,10 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
     park(t, lock);
     return t.out;
   }
-#if defined(STITCH_EMU_COUNTERS)
-  if (counting()) {
-    const bool shuffle = op == WarpOp::kShflIdx || op == WarpOp::kShflUp ||
-                         op == WarpOp::kShflDown || op == WarpOp::kShflXor;
-    ++(shuffle ? g_counters.totals.warp_shuffles : g_counters.totals.warp_votes);
+  if (counters::on()) {
+    counters::count_warp_collective(op == WarpOp::kShflIdx || op == WarpOp::kShflUp ||
+                                    op == WarpOp::kShflDown || op == WarpOp::kShflXor);
   }
-#endif
   complete_warp_collective(warp_threads, required, t);
   return t.out;
 }
@@ -1068,31 +723,15 @@ unsigned char* shared_arena(size_t bytes) {
   } else if (b.arena_bytes != std::max<size_t>(bytes, 1)) {
     fail(where(t) + ": threads of one block request shared arenas of different sizes");
   }
-#if defined(STITCH_EMU_COUNTERS)
-  if (counting()) {
-    unsigned long long& most = g_counters.totals.max_shared_bytes_per_block;
-    most = std::max<unsigned long long>(most, bytes + g_counters.launch_dynamic_shared_bytes);
-  }
-#endif
+  counters::count_shared_arena(bytes);
   return b.arena;
 #endif
 }
 
 int max_coresident_blocks(int block_threads) {
-#if defined(STITCH_EMU_COUNTERS)
   // While counting: the device's occupancy limit, so that a cooperative kernel gets the
-  // grid it would get on that GPU (threads, blocks and registers per SM; the static
-  // shared arena is left out as the occupancy API's caller passes 0 for it).
-  if (counting() && g_counters.limits.sm_count != 0 && block_threads > 0) {
-    const StitchEmuLimits& l = g_counters.limits;
-    const unsigned int threads = (static_cast<unsigned int>(block_threads) + 31) / 32 * 32;
-    const unsigned int registers = l.registers_per_thread != 0 ? l.registers_per_thread : 32;
-    unsigned int per_sm = std::min(l.max_blocks_per_sm, l.max_threads_per_sm / threads);
-    per_sm = std::min(per_sm, l.registers_per_sm / (registers * threads));
-    return static_cast<int>(per_sm * l.sm_count);
-  }
-#endif
-  (void)block_threads;
+  // grid it would get on that GPU.
+  if (const int blocks = counters::coresident_blocks(block_threads); blocks > 0) return blocks;
   return static_cast<int>(env_unsigned("STITCH_EMU_MAX_BLOCKS", 4));
 }
 
@@ -1116,7 +755,7 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
     if (block_count > static_cast<unsigned long long>(max_coresident_blocks(threads))) {
       return set_error(cudaErrorCooperativeLaunchTooLarge);
     }
-    if (counting()) count_launch(true, block_count, threads, dynamic_shared_bytes);
+    if (counters::on()) counters::count_launch(true, block_count, threads, dynamic_shared_bytes);
     const unsigned int count = static_cast<unsigned int>(block_count);
     DomainStorage storage;
     storage.reserve(static_cast<size_t>(count) * threads, count);
@@ -1124,9 +763,9 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
     init_domain(d, name, true, body, grid, block, 0, count, storage.threads.get(),
                 storage.arenas.get());
     run_domain(d);
-    if (counting()) {
-      end_phase(flush_domain_counters());
-      fold_launch_counters(block_count);
+    if (counters::on()) {
+      counters::end_phase(counters::flush_domain());
+      counters::fold_launch(block_count);
     }
     return cudaSuccess;
   }
@@ -1141,17 +780,17 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
       init_domain(d, name, false, body, grid, block, b, 1, storage.threads.get(),
                   storage.arenas.get());
       run_domain(d);
-      if (counting()) end_block(flush_domain_counters());
+      if (counters::on()) counters::end_block(counters::flush_domain());
     }
   };
-  if (counting()) count_launch(false, block_count, threads, dynamic_shared_bytes);
+  if (counters::on()) counters::count_launch(false, block_count, threads, dynamic_shared_bytes);
 #if defined(STITCH_EMU_THREADS)
   run_blocks();
 #else
   const unsigned int hardware = std::max(1u, std::thread::hardware_concurrency());
   // Counting keeps one record list: every block runs on this thread.
   const unsigned long long workers =
-      counting()
+      counters::on()
           ? 1
           : std::min<unsigned long long>(env_unsigned("STITCH_EMU_WORKERS", hardware), block_count);
   std::vector<std::thread> helpers;
@@ -1159,23 +798,14 @@ cudaError_t launch_kernel(const char* name, bool cooperative, dim3 grid, dim3 bl
   run_blocks();
   for (std::thread& h : helpers) h.join();
 #endif
-  if (counting()) {
+  if (counters::on()) {
     const unsigned long long resident = static_cast<unsigned long long>(
         std::max(1, max_coresident_blocks(static_cast<int>(threads))));
-    set_launch_waves((block_count + resident - 1) / resident);
-    fold_launch_counters(block_count);
+    counters::set_launch_waves((block_count + resident - 1) / resident);
+    counters::fold_launch(block_count);
   }
   return cudaSuccess;
 }
-
-#if defined(STITCH_EMU_COUNTERS)
-void atomic_begin(const void* address) {
-  if (t_in_atomic++ != 0 || !g_counters.on || t_current == nullptr) return;
-  ++g_counters.totals.atomics;
-  ++g_counters.atomic_hits[reinterpret_cast<uintptr_t>(address)];
-}
-void atomic_end() { --t_in_atomic; }
-#endif
 
 }  // namespace stitch_emu
 
@@ -1187,115 +817,6 @@ void stitch_emu_misaligned(const void* address) {
   stitch_emu::fail(place + "16-byte access at " + text +
                    ", which is not 16-byte aligned (a misaligned-address fault on the GPU)");
 }
-
-#if defined(STITCH_EMU_COUNTERS)
-extern "C" {
-
-int stitch_emu_counters_begin(const StitchEmuRegion* regions, int region_count,
-                              const StitchEmuLimits* limits) {
-  using namespace stitch_emu;
-  if (g_counters.on || region_count < 0 || (region_count > 0 && regions == nullptr)) return -1;
-  g_counters.totals = StitchEmuCounters{};
-  g_counters.limits = limits != nullptr ? *limits : StitchEmuLimits{};
-  g_counters.regions.clear();
-  for (int i = 0; i < region_count; ++i) {
-    if (regions[i].base == nullptr || regions[i].bytes == 0) continue;
-    CounterRegion region;
-    region.begin = reinterpret_cast<uintptr_t>(regions[i].base);
-    region.end = region.begin + regions[i].bytes;
-    region.loaded.assign((regions[i].bytes + 63) / 64, 0);
-    region.stored.assign((regions[i].bytes + 63) / 64, 0);
-    g_counters.regions.push_back(std::move(region));
-  }
-  std::sort(g_counters.regions.begin(), g_counters.regions.end(),
-            [](const CounterRegion& a, const CounterRegion& b) { return a.begin < b.begin; });
-  for (size_t i = 1; i < g_counters.regions.size(); ++i) {
-    if (g_counters.regions[i].begin < g_counters.regions[i - 1].end) {
-      // Overlapping regions (a view of another buffer): merge them.
-      CounterRegion& previous = g_counters.regions[i - 1];
-      const uintptr_t end = std::max(previous.end, g_counters.regions[i].end);
-      previous.loaded.assign((end - previous.begin + 63) / 64, 0);
-      previous.stored.assign((end - previous.begin + 63) / 64, 0);
-      previous.end = end;
-      g_counters.regions.erase(g_counters.regions.begin() + static_cast<long>(i));
-      --i;
-    }
-  }
-  g_counters.records.clear();
-  g_counters.occurrences.clear();
-  g_counters.atomic_hits.clear();
-  g_counters.site_requests.clear();
-  g_counters.launch = StitchEmuCounters{};
-  g_counters.launch_site_requests.clear();
-  g_counters.sample_stride = 1;
-  g_counters.sites.clear();
-  g_counters.on = true;
-  return 0;
-}
-
-int stitch_emu_counters_sites(StitchEmuSite* sites, int capacity) {
-  using namespace stitch_emu;
-  const int count = static_cast<int>(g_counters.sites.size());
-  for (int i = 0; i < count && i < capacity && sites != nullptr; ++i) {
-    sites[i] = g_counters.sites[static_cast<size_t>(i)];
-  }
-  return count;
-}
-
-int stitch_emu_counters_end(StitchEmuCounters* counters) {
-  using namespace stitch_emu;
-  if (!g_counters.on) return -1;
-  g_counters.on = false;
-  StitchEmuCounters& c = g_counters.totals;
-  // Unique bytes and sectors from the per-byte bitmaps (sectors are 32-byte aligned in
-  // the address space, as the regions' bases are 256-byte aligned device allocations).
-  for (const CounterRegion& region : g_counters.regions) {
-    for (int store = 0; store < 2; ++store) {
-      const std::vector<uint64_t>& bits = store != 0 ? region.stored : region.loaded;
-      unsigned long long bytes = 0;
-      unsigned long long sectors = 0;
-      for (size_t w = 0; w < bits.size(); ++w) {
-        bytes += static_cast<unsigned long long>(__builtin_popcountll(bits[w]));
-      }
-      const uintptr_t first_sector = region.begin >> 5;
-      const uintptr_t last_sector = (region.end - 1) >> 5;
-      for (uintptr_t sector = first_sector; sector <= last_sector; ++sector) {
-        const uintptr_t lo = std::max(sector << 5, region.begin) - region.begin;
-        const uintptr_t hi = std::min((sector + 1) << 5, region.end) - region.begin;
-        for (uintptr_t b = lo; b < hi; ++b) {
-          if ((bits[b / 64] >> (b % 64)) & 1u) {
-            ++sectors;
-            break;
-          }
-        }
-      }
-      (store != 0 ? c.global_unique_store_bytes : c.global_unique_load_bytes) += bytes;
-      (store != 0 ? c.global_unique_store_sectors : c.global_unique_load_sectors) += sectors;
-    }
-  }
-  c.atomic_addresses = g_counters.atomic_hits.size();
-  for (const auto& [address, hits] : g_counters.atomic_hits) {
-    c.atomic_max_per_address = std::max<unsigned long long>(c.atomic_max_per_address, hits);
-  }
-  if (counters != nullptr) *counters = c;
-  g_counters.regions.clear();
-  for (const auto& [key, requests] : g_counters.site_requests) {
-    Dl_info info{};
-    uintptr_t base = 0;
-    if (dladdr(reinterpret_cast<void*>(key.first), &info) != 0) {
-      base = reinterpret_cast<uintptr_t>(info.dli_fbase);
-    }
-    g_counters.sites.push_back({key.first - base, static_cast<unsigned int>(key.second), requests});
-  }
-  std::sort(g_counters.sites.begin(), g_counters.sites.end(),
-            [](const StitchEmuSite& a, const StitchEmuSite& b) {
-              return a.offset != b.offset ? a.offset < b.offset : a.kind < b.kind;
-            });
-  return 0;
-}
-
-}  // extern "C"
-#endif  // STITCH_EMU_COUNTERS
 
 cudaError_t cudaGetLastError() {
   const cudaError_t error = stitch_emu::t_last_error;

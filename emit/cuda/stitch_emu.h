@@ -6,7 +6,8 @@
 //
 // Semantics (the kernel contract, docs/codegen.md):
 //   - Every CUDA thread of a block is its own execution context with real barrier
-//     semantics. Fiber mode (default): one ucontext fiber per CUDA thread, all fibers of a
+//     semantics. Fiber mode (default): one fiber per CUDA thread (stitch_emu_fiber.h: a
+//     register switch on x86-64, ucontext elsewhere), all fibers of a
 //     block on one OS thread; __syncthreads parks the fiber until every thread of the
 //     block arrived. Threads mode (STITCH_EMU_THREADS): one std::thread per CUDA thread,
 //     blocking on a mutex and condition variable, which ThreadSanitizer understands. Its
@@ -38,7 +39,7 @@
 //     every emulated thread, as CUDA passes them by value.
 //
 // Hardware counters (STITCH_EMU_COUNTERS, docs/perf-model.md). Built with
-// -DSTITCH_EMU_COUNTERS, stitch_emu.cc also records, between stitch_emu_counters_begin
+// -DSTITCH_EMU_COUNTERS, stitch_emu_counting.cc also records, between stitch_emu_counters_begin
 // and stitch_emu_counters_end, what the launches in between would ask of a GPU: every
 // global and shared access as a warp-level request (lanes of one warp that execute the
 // same access site for the same time form one request), 32-byte sectors, 128-byte lines,

@@ -1,9 +1,9 @@
 // stitch_emu_tsan.cc: the hardware counters' access hooks (STITCH_EMU_COUNTERS,
 // stitch_emu.h). Kernel files of a counting build are compiled with ThreadSanitizer's
 // instrumentation, so each of their loads and stores calls one of the entry points
-// below, which hands it to stitch_emu::record_access (stitch_emu.cc) with the address,
+// below, which hands it to stitch_emu::record_access (stitch_emu_counting.cc) with the address,
 // its size and the call's return address (the access site). Compiled and linked beside
-// stitch_emu.cc in counting builds only (runtime_stub/host_backend.cc,
+// stitch_emu.cc and stitch_emu_counting.cc in counting builds only (runtime_stub/host_backend.cc,
 // tests/cuda_emu/tests.cmake); without the macro it is empty.
 #include "stitch_emu.h"
 

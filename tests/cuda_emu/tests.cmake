@@ -87,6 +87,7 @@ endif()
 # runtime and TSan instrumentation do not mix).
 if(NOT STITCH_SANITIZE)
   add_library(stitch_cuda_emu_counters STATIC ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu.cc
+                                              ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu_counting.cc
                                               ${PROJECT_SOURCE_DIR}/emit/cuda/stitch_emu_tsan.cc)
   # stitch_emu.h includes the counter ABI by its bare name; it lives in artifact/, below
   # the perf model that reads it and the runtime that fetches it (docs/architecture.md,
