@@ -33,8 +33,9 @@ struct KernelLibraryRecipe {
   // A header of build_dir that every kernel source includes first (the emulation's
   // stitch_emu.h, which costs about 0.6 s of a 0.9 s kernel compile). When set, the
   // compiler is GCC and the program has at least kMinKernelsForPrecompiledHeader
-  // kernel sources, it is precompiled once (build_dir/stitch_pch.h.gch, with
-  // compile_flags and kernel_flags) and each kernel compile includes it first
+  // kernel sources (one when the build cache below is open), it is precompiled once
+  // (build_dir/stitch_pch.h.gch, with compile_flags and kernel_flags) and each kernel compile
+  // includes it first
   // (-include), so that GCC loads the precompiled state instead of parsing it again.
   std::string precompiled_header;
   // Opt-in (empty: off): a directory of the user's where the steps that do not depend
