@@ -92,7 +92,6 @@ struct EmuThread : ThreadCoordinates, CountingThread {
   Relaxed<WarpOp> op = WarpOp::kSync;
   Relaxed<unsigned int> mask = 0u;
   // The warp collective it takes part in, under its warp's lock.
-  bool at_warp = false;
   uint64_t in = 0;
   int lane_arg = 0;
   int width = 0;
@@ -104,9 +103,7 @@ struct EmuThread : ThreadCoordinates, CountingThread {
 #endif
 };
 
-#if defined(STITCH_EMU_THREADS)
 constexpr unsigned int kMaxBlockWarps = kMaxBlockThreads / 32;
-#endif
 
 struct Block {
   EmuThread* threads = nullptr;  // block_threads entries, by linear index
@@ -114,6 +111,8 @@ struct Block {
   unsigned int at_barrier = 0;  // under barrier_mutex
   unsigned char* arena = nullptr;
   size_t arena_bytes = 0;  // requested by the kernel; 0 until the first request
+  // Per warp, the lanes waiting at a warp collective; under that warp's lock.
+  uint32_t warp_waiting[kMaxBlockWarps] = {};
 #if defined(STITCH_EMU_THREADS)
   std::mutex barrier_mutex;                 // __syncthreads
   std::mutex warp_mutexes[kMaxBlockWarps];  // warp collectives, one per warp
@@ -369,7 +368,7 @@ unsigned int shuffle_source(const EmuThread& t) {
   return static_cast<unsigned int>(valid ? j : lane);
 }
 
-void complete_warp_collective(EmuThread* warp_threads, unsigned int required,
+void complete_warp_collective(EmuThread* warp_threads, uint32_t& waiting, unsigned int required,
                               const EmuThread& self) {
   unsigned int votes = 0;
   for (unsigned int l = 0; l < 32; ++l) {
@@ -398,10 +397,9 @@ void complete_warp_collective(EmuThread* warp_threads, unsigned int required,
       }
     }
   }
+  waiting &= ~required;
   for (unsigned int l = 0; l < 32; ++l) {
-    if (!((required >> l) & 1u)) continue;
-    warp_threads[l].at_warp = false;
-    release(warp_threads[l], self);
+    if ((required >> l) & 1u) release(warp_threads[l], self);
   }
 }
 
@@ -448,6 +446,7 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
     blk.at_barrier = 0;
     blk.arena = arenas + static_cast<size_t>(b) * kMaxStaticSharedBytes;
     blk.arena_bytes = 0;
+    std::fill(std::begin(blk.warp_waiting), std::end(blk.warp_waiting), 0u);
     const bool counted = counters::block_counted(linear_block);
     for (unsigned int i = 0; i < block_threads; ++i) {
       EmuThread& t = blk.threads[i];
@@ -463,7 +462,6 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
       t.arena = blk.arena;
       t.block_counted = counted;
       t.wait = Wait::kNone;
-      t.at_warp = false;
       t.in = 0;
       t.out = 0;
     }
@@ -674,20 +672,27 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
   t.lane_arg = lane_arg;
   t.width = width;
   t.wait = Wait::kWarp;
-  t.at_warp = true;
-  bool complete = true;
-  for (unsigned int l = 0; l < 32; ++l) {
-    if (!((required >> l) & 1u) || l == t.lane) continue;
+  uint32_t& waiting = b.warp_waiting[warp];
+  const uint32_t others = required & ~(1u << t.lane);
+  // A lane not waiting yet arrives here later. Each waiting lane whose mask names this
+  // one must be at the same collective with the same mask; one that leaves it out waits
+  // at an earlier collective of other lanes. While lanes are missing, one such partner
+  // is checked (a divergence then surfaces at the next arrival, or at the last one,
+  // which checks every lane, or in the deadlock report): O(1) per arrival instead of a
+  // scan of the warp.
+  bool complete = (waiting & others) == others;
+  for (uint32_t lanes = waiting & others; lanes != 0; lanes &= lanes - 1) {
+    const unsigned int l = static_cast<unsigned int>(__builtin_ctz(lanes));
     const EmuThread& other = warp_threads[l];
-    // A lane not waiting yet, or waiting at an earlier collective of other lanes (its
-    // mask leaves this lane out), arrives here later.
     const unsigned int other_mask = other.mask;
     const WarpOp other_op = other.op;
-    if (!other.at_warp || !((other_mask >> t.lane) & 1u)) {
+    if (!((other_mask >> t.lane) & 1u)) {
       complete = false;
       continue;
     }
-    if (other_mask != mask || other_op != op) {
+    if (other_mask == mask && other_op == op) {
+      if (!complete) break;
+    } else {
       char buffer[64];
       std::snprintf(buffer, sizeof buffer, "0x%08x vs 0x%08x", other_mask, mask);
       fail(where(t) + ": divergent warp collectives in warp " + std::to_string(warp) + ": lane " +
@@ -695,6 +700,7 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
            std::to_string(t.lane) + " calls " + op_name(op) + " (masks " + buffer + ")");
     }
   }
+  waiting |= 1u << t.lane;
   if (!complete) {
     park(t, lock);
     return t.out;
@@ -703,7 +709,7 @@ uint64_t warp_collective(WarpOp op, unsigned int mask, uint64_t value, int lane_
     counters::count_warp_collective(op == WarpOp::kShflIdx || op == WarpOp::kShflUp ||
                                     op == WarpOp::kShflDown || op == WarpOp::kShflXor);
   }
-  complete_warp_collective(warp_threads, required, t);
+  complete_warp_collective(warp_threads, waiting, required, t);
   return t.out;
 }
 
