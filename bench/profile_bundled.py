@@ -72,8 +72,13 @@ def sass_findings(out):
         return None
     findings = []
     for cubin in sorted((out / "kernels" / "emu_counters_build").glob("*.cubin")):
-        text = subprocess.run([tool[1], str(cubin)], capture_output=True, text=True,
-                              check=True).stdout
+        # The listing `profile` kept beside the cubin (nvdisasm -gi -c -hex), else one.
+        listing = Path(str(cubin) + ".sass")
+        if listing.exists() and listing.stat().st_mtime >= cubin.stat().st_mtime:
+            text = listing.read_text()
+        else:
+            text = subprocess.run([tool[1], str(cubin)], capture_output=True, text=True,
+                                  check=True).stdout
         function = None
         seen = set()
         for line in text.splitlines():

@@ -21,6 +21,7 @@
 #include "runtime_stub/executor.h"
 #include "runtime_stub/host_backend.h"
 #include "runtime_stub/kernel_library.h"
+#include "support/private_files.h"
 #include "support/subprocess.h"
 
 namespace stitch::profiling {
@@ -45,8 +46,9 @@ struct KernelSass {
 // one unity translation unit per core (kernel_library.h, build_kernel_units: nvcc's
 // and nvdisasm's cost is per process, 0.5 s each, not per kernel), reused on a rerun,
 // and disassembles each cubin with nvdisasm -gi -hex (-hex: the control bits, whose
-// scoreboards give the load rounds); each function goes back to its kernel file by name
-// (<kernel>_kernel). Errors name the tool and file.
+// scoreboards give the load rounds), kept beside it as CUBIN.sass for the reader (and
+// for bench/profile_bundled.py's SASS gates); each function goes back to its kernel
+// file by name (<kernel>_kernel). Errors name the tool and file.
 Result<std::map<std::string, KernelSass>> kernel_sass(const runtime::Program& program,
                                                       const ProfileOptions& options,
                                                       const std::string& nvcc,
@@ -96,6 +98,8 @@ Result<std::map<std::string, KernelSass>> kernel_sass(const runtime::Program& pr
       return Status::internal("nvdisasm failed on " + unit.output.string() + " (" +
                               listed.failure() + "):\n" + listed.output.substr(0, 4000));
     }
+    STITCH_RETURN_IF_ERROR(
+        support::write_file_if_different(unit.output.string() + ".sass", listed.output));
     std::ifstream log(unit.log);
     std::stringstream ptxas;
     ptxas << log.rdbuf();
