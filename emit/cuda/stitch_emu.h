@@ -9,7 +9,8 @@
 //     semantics. Fiber mode (default): one fiber per CUDA thread (stitch_emu_fiber.h: a
 //     register switch on x86-64, ucontext elsewhere), all fibers of a
 //     block on one OS thread; __syncthreads parks the fiber until every thread of the
-//     block arrived. Threads mode (STITCH_EMU_THREADS): one std::thread per CUDA thread,
+//     block arrived. Threads mode (STITCH_EMU_THREADS): one std::thread per CUDA thread
+//     (a pool the launching thread keeps across blocks and launches),
 //     blocking on a mutex and condition variable, which ThreadSanitizer understands. Its
 //     happens-before edges are only those CUDA gives: __syncthreads orders the block, a
 //     warp collective orders the lanes of that warp (one lock per warp, so two collectives
