@@ -151,7 +151,8 @@ class HostBackend : public Backend {
   }
 
   // Compiles every kernel of the program and the emulation layer into one shared
-  // library in OUT/kernels/emu_build/ (kernel_library.h: stamped objects, parallel).
+  // library in OUT/kernels/emu_build/ (kernel_library.h: stamped objects, the kernels
+  // in one unity unit per core, in parallel).
   Status build_library(const Program& program) {
     fs::path kernels(program.kernels_dir);
     const bool counting = options_.counters.has_value();
@@ -191,6 +192,9 @@ class HostBackend : public Backend {
       recipe.link_flags.push_back("-Wl,-z,defs");  // every __tsan_* entry point defined
     }
     recipe.precompiled_header = "stitch_emu.h";
+    // One compiler run per core rather than per kernel: most of a kernel's compile is
+    // the emulation header (precompiled or not) and its debug information.
+    recipe.unity = true;
     recipe.library_name =
         counting ? "libstitch_kernels_emu_counters.so" : "libstitch_kernels_emu.so";
     recipe.verbose = options_.verbose;

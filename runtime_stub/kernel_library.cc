@@ -266,6 +266,67 @@ Status no_kernels_directory(const Program& program) {
                                "recompile the model to run its kernels");
 }
 
+// `text` as the string literal of a #line directive (the compiler reads its escapes).
+std::string line_directive_literal(const std::string& text) {
+  std::string literal = "\"";
+  for (const unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      literal += '\\';
+      literal += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char octal[5];
+      std::snprintf(octal, sizeof octal, "\\%03o", c);
+      literal += octal;
+    } else {
+      literal += static_cast<char>(c);
+    }
+  }
+  return literal + "\"";
+}
+
+// Writes build_dir/stitch_unity_<i>.cu for at most `units` units (kernel_library.h,
+// build_kernel_units) and returns their paths. Each kernel goes, largest first, to the
+// unit with the fewest bytes so far (the units take about as long to compile); a
+// unit's kernels keep their sorted order, each after "#line 1" naming its file.
+Result<std::vector<fs::path>> write_unity_units(const std::vector<fs::path>& kernels, size_t units,
+                                                const fs::path& build_dir) {
+  if (kernels.empty()) return std::vector<fs::path>();
+  units = std::max<size_t>(1, std::min(units, kernels.size()));
+  std::vector<std::string> texts;
+  for (const fs::path& kernel : kernels) {
+    std::optional<std::string> text = read_file(kernel);
+    if (!text) return Status::invalid_input("cannot read kernel source " + kernel.string());
+    if (!text->empty() && text->back() != '\n') *text += '\n';
+    texts.push_back(std::move(*text));
+  }
+  std::vector<size_t> largest_first(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) largest_first[k] = k;
+  std::stable_sort(largest_first.begin(), largest_first.end(),
+                   [&](size_t a, size_t b) { return texts[a].size() > texts[b].size(); });
+  std::vector<std::vector<size_t>> members(units);
+  std::vector<size_t> bytes(units, 0);
+  for (const size_t k : largest_first) {
+    const size_t unit =
+        static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+    members[unit].push_back(k);
+    bytes[unit] += texts[k].size();
+  }
+  std::vector<fs::path> sources;
+  for (size_t unit = 0; unit < units; ++unit) {
+    std::sort(members[unit].begin(), members[unit].end());
+    std::string text = "// Unity translation unit of stitchopt (kernel_library.h).\n";
+    // Kernel file names are identifiers + ".cu" (program.cc checks kernels.json) and
+    // every name a kernel defines starts with its kernel name, so they do not collide.
+    for (const size_t k : members[unit]) {
+      text += "#line 1 " + line_directive_literal(kernels[k].string()) + "\n" + texts[k];
+    }
+    const fs::path source = build_dir / ("stitch_unity_" + std::to_string(unit) + ".cu");
+    STITCH_RETURN_IF_ERROR(support::write_file_if_different(source, text));
+    sources.push_back(source);
+  }
+  return sources;
+}
+
 size_t build_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 // Whether `compiler` is GCC (its --version names the Free Software Foundation; clang's
@@ -331,9 +392,17 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
     }
   }
   std::vector<fs::path> sources(recipe.extra_sources);
-  const std::vector<fs::path> kernels = kernel_sources(program);
+  std::vector<fs::path> kernels = kernel_sources(program);
+  if (recipe.unity) {
+    STITCH_ASSIGN_OR_RETURN(kernels, write_unity_units(kernels, build_jobs(), recipe.build_dir));
+  }
   STITCH_ASSIGN_OR_RETURN(std::optional<BuildCommand> pch,
                           precompiled_header(recipe, kernels.size(), cache.has_value()));
+  // After the header's command: a unit's kernels find their quoted includes (the
+  // prelude) in the kernels directory, as they would beside themselves.
+  if (recipe.unity) {
+    recipe.kernel_flags.insert(recipe.kernel_flags.end(), {"-iquote", program.kernels_dir});
+  }
   sources.insert(sources.end(), kernels.begin(), kernels.end());
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles,
                           compile_commands(recipe, sources, recipe.extra_sources.size()));
@@ -385,24 +454,9 @@ Result<std::vector<CompiledSource>> build_kernel_units(const Program& program,
                                                        const KernelLibraryRecipe& recipe,
                                                        size_t units) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
-  const std::vector<fs::path> kernels = kernel_sources(program);
-  units = std::max<size_t>(1, std::min(units, kernels.size()));
   STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
-  std::vector<fs::path> sources;
-  for (size_t unit = 0; unit < (kernels.empty() ? 0 : units); ++unit) {
-    std::string text = "// Unity translation unit of stitchopt profile (kernel_library.h).\n";
-    for (size_t k = unit * kernels.size() / units; k < (unit + 1) * kernels.size() / units; ++k) {
-      std::optional<std::string> kernel = read_file(kernels[k]);
-      if (!kernel) return Status::invalid_input("cannot read kernel source " + kernels[k].string());
-      // Kernel file names are identifiers + ".cu" (program.cc checks kernels.json).
-      const std::string name = kernels[k].filename().string();
-      text += "#line 1 \"" + name + "\"\n" + *kernel;
-      if (!kernel->empty() && kernel->back() != '\n') text += '\n';
-    }
-    const fs::path source = recipe.build_dir / ("stitch_unity_" + std::to_string(unit) + ".cu");
-    STITCH_RETURN_IF_ERROR(support::write_file_if_different(source, text));
-    sources.push_back(source);
-  }
+  STITCH_ASSIGN_OR_RETURN(std::vector<fs::path> sources,
+                          write_unity_units(kernel_sources(program), units, recipe.build_dir));
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles, compile_commands(recipe, sources, 0));
   STITCH_RETURN_IF_ERROR(run_build(compiles, build_jobs(), recipe.verbose)
                              .with_prefix("compiling " + program.kernels_dir + ": "));
