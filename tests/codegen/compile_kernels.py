@@ -8,7 +8,10 @@ model_outputs.py), every .cu is compiled
   nvcc -c -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
        -Werror all-warnings -Xptxas -v,-warn-spills -I kernels/ -I emit/cuda
 (host launchers once, device code for each arch; -Werror all-warnings also turns ptxas's spill
-warning into an error) and, with --nvrtc-check, by
+warning into an error), up to UNIT_FILES files of one directory per nvcc run as a unity
+unit (compile_unit: each entry function's figures go to the file whose kernel name
+prefixes it; a unit that fails or warns is compiled file by file, so the report names
+the file), and each file alone, with --nvrtc-check, by
   stitch_nvrtc_check FILE.cu --arch sm_XX -I kernels/ -I emit/cuda
 ptxas's -v lines give, per kernel and arch, the registers (the most of its entry
 functions), the spill store/load bytes (summed) and the static shared memory (the
@@ -83,47 +86,108 @@ def has_warning(text):
     return re.search(r"\bwarning\b", text, re.IGNORECASE) is not None
 
 
-def compile_one(args, kernels_dir, cu, work):
-    """[(row dict, problem or None)] for one .cu, one per arch of ARCHES: one nvcc for
-    every arch (-gencode each: the host code is compiled once, ptxas names each entry
-    function's arch), NVRTC per arch."""
-    includes = ["-I", kernels_dir, "-I", EMU_DIR]
-    obj = os.path.join(work, f"{os.path.basename(cu)}.o")
+def nvcc_command(args, kernels_dir, source, obj):
+    """nvcc for every arch of ARCHES in one run (-gencode each: the host code is compiled
+    once, ptxas names each entry function's arch), warnings as errors."""
     gencode = []
     for arch in ARCHES:
         gencode += ["-gencode", f"arch=compute_{arch[3:]},code={arch}"]
-    command = [args.nvcc, "-c"] + gencode + ["-Werror", "all-warnings",
-                                             "-Xptxas", "-v,-warn-spills"] + includes + ["-o", obj, cu]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
-    output = proc.stdout + proc.stderr
-    every = parse_ptxas(output)
+    return ([args.nvcc, "-c"] + gencode + ["-Werror", "all-warnings", "-Xptxas",
+                                           "-v,-warn-spills", "-I", kernels_dir, "-I", EMU_DIR,
+                                           "-o", obj, source], " ".join(gencode))
+
+
+def arch_rows(functions, proc, output, gencode):
+    """[(row dict, [problems])] per arch of ARCHES from one nvcc run's entry functions."""
     results = []
     for arch in ARCHES:
-        functions = [f for f in every if f["arch"] == arch]
-        row = {"arch": arch, "registers": max((f["registers"] or 0 for f in functions), default=0),
-               "spill_store": sum(f["spill_store"] for f in functions),
-               "spill_load": sum(f["spill_load"] for f in functions),
-               "smem": max((f["smem"] for f in functions), default=0),
-               "entries": len(functions)}
+        of_arch = [f for f in functions if f["arch"] == arch]
+        row = {"arch": arch, "registers": max((f["registers"] or 0 for f in of_arch), default=0),
+               "spill_store": sum(f["spill_store"] for f in of_arch),
+               "spill_load": sum(f["spill_load"] for f in of_arch),
+               "smem": max((f["smem"] for f in of_arch), default=0),
+               "entries": len(of_arch)}
         problems = []
         if proc.returncode != 0:
-            problems.append(f"nvcc {' '.join(gencode)} exit {proc.returncode}:\n"
-                            f"{output.strip()[-3000:]}")
+            problems.append(f"nvcc {gencode} exit {proc.returncode}:\n{output.strip()[-3000:]}")
         elif has_warning(output):
-            problems.append(f"nvcc {' '.join(gencode)} warns:\n{output.strip()[-3000:]}")
-        elif any(f["registers"] is None for f in functions):
+            problems.append(f"nvcc {gencode} warns:\n{output.strip()[-3000:]}")
+        elif any(f["registers"] is None for f in of_arch):
             problems.append(f"nvcc -arch={arch}: ptxas printed no register count")
-        if args.nvrtc_check:
-            nvrtc = subprocess.run([args.nvrtc_check, cu, "--arch", arch] + includes,
-                                   capture_output=True, text=True, timeout=args.timeout)
-            nvrtc_output = (nvrtc.stdout + nvrtc.stderr).strip()
-            if nvrtc.returncode != 0:
-                problems.append(f"NVRTC --arch {arch} exit {nvrtc.returncode}:\n"
-                                f"{nvrtc_output[-3000:]}")
-            elif has_warning(nvrtc_output):
-                problems.append(f"NVRTC --arch {arch} warns:\n{nvrtc_output[-3000:]}")
-        results.append((row, "\n".join(problems) or None))
+        results.append((row, problems))
     return results
+
+
+def nvrtc_problems(args, kernels_dir, cu, arch):
+    """NVRTC on one kernel file for one arch (device half only, as at run time)."""
+    if not args.nvrtc_check:
+        return []
+    nvrtc = subprocess.run([args.nvrtc_check, cu, "--arch", arch, "-I", kernels_dir, "-I", EMU_DIR],
+                           capture_output=True, text=True, timeout=args.timeout)
+    output = (nvrtc.stdout + nvrtc.stderr).strip()
+    if nvrtc.returncode != 0:
+        return [f"NVRTC --arch {arch} exit {nvrtc.returncode}:\n{output[-3000:]}"]
+    if has_warning(output):
+        return [f"NVRTC --arch {arch} warns:\n{output[-3000:]}"]
+    return []
+
+
+def compile_one(args, kernels_dir, cu, work):
+    """[(row dict, problem or None)] for one .cu, one per arch of ARCHES: nvcc alone on
+    the file, NVRTC per arch."""
+    obj = os.path.join(work, f"{os.path.basename(cu)}.o")
+    command, gencode = nvcc_command(args, kernels_dir, cu, obj)
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    output = proc.stdout + proc.stderr
+    rows = arch_rows(parse_ptxas(output), proc, output, gencode)
+    return [(row, "\n".join(problems + nvrtc_problems(args, kernels_dir, cu, arch)) or None)
+            for (row, problems), arch in zip(rows, ARCHES)]
+
+
+def owner(function, stems):
+    """The kernel file (by stem) that defines an entry function: every name a kernel
+    file defines starts with its kernel name (<kernel>_kernel...); the longest such
+    stem, or None."""
+    matches = [stem for stem in stems if function == stem or function.startswith(stem + "_")]
+    return max(matches, key=len) if matches else None
+
+
+def compile_unit(args, kernels_dir, files, work, index):
+    """[[(row, problem)] per arch] for each file of one kernels directory's share, in
+    order: the files compiled by nvcc as one unity translation unit (nvcc's cost is
+    per run: 8 small kernels take 4.4 s together, 31 s one by one), each entry
+    function's ptxas figures given to the file whose kernel name prefixes it. When
+    that unit fails, warns or has an entry function no file claims, each file is
+    compiled alone instead, so a problem is reported for the file that has it. NVRTC
+    still compiles each file alone: a file that needs an include another file of the
+    unit brought fails there."""
+    if len(files) == 1:
+        return [compile_one(args, kernels_dir, files[0], work)]
+    unity = os.path.join(work, f"unity_{index}.cu")
+    with open(unity, "w") as handle:
+        for cu in files:
+            handle.write(f'#include "{os.path.abspath(cu)}"\n')
+    command, gencode = nvcc_command(args, kernels_dir, unity, unity + ".o")
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    output = proc.stdout + proc.stderr
+    functions = parse_ptxas(output)
+    stems = [os.path.splitext(os.path.basename(cu))[0] for cu in files]
+    owners = [owner(f["function"], stems) for f in functions]
+    if proc.returncode != 0 or has_warning(output) or None in owners or \
+            any(f["registers"] is None for f in functions):
+        return [compile_one(args, kernels_dir, cu, work) for cu in files]
+    results = []
+    for cu, stem in zip(files, stems):
+        mine = [f for f, o in zip(functions, owners) if o == stem]
+        rows = arch_rows(mine, proc, output, gencode)
+        results.append([(row, "\n".join(problems + nvrtc_problems(args, kernels_dir, cu, arch))
+                         or None) for (row, problems), arch in zip(rows, ARCHES)])
+    return results
+
+
+# At most this many kernel files per unity unit, so that a directory's units still
+# spread over the cores.
+UNIT_FILES = 12
 
 
 def kernels_dirs_from_models(args, work):
@@ -177,8 +241,18 @@ def main():
         for label, kernels_dir in directories:
             for cu in sorted(glob.glob(os.path.join(kernels_dir, "*.cu")), key=natural_key):
                 files.append((label, kernels_dir, cu))
+        units = []
+        for label, kernels_dir in directories:
+            mine = [cu for l, d, cu in files if (l, d) == (label, kernels_dir)]
+            count = -(-len(mine) // UNIT_FILES)
+            for i in range(count):
+                units.append((kernels_dir, mine[i * len(mine) // count:
+                                                (i + 1) * len(mine) // count]))
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            per_file = list(pool.map(lambda job: compile_one(args, job[1], job[2], work), files))
+            per_unit = list(pool.map(
+                lambda job: compile_unit(args, job[1][0], job[1][1], work, job[0]),
+                enumerate(units)))
+        per_file = [file_results for unit in per_unit for file_results in unit]
         jobs = [(label, kernels_dir, cu, arch)
                 for label, kernels_dir, cu in files for arch in ARCHES]
         results = [result for file_results in per_file for result in file_results]
