@@ -9,8 +9,8 @@ model_outputs.py), every .cu is compiled
        -Werror all-warnings -Xptxas -v,-warn-spills -I kernels/ -I emit/cuda
 (host launchers once, device code for each arch; -Werror all-warnings also turns ptxas's spill
 warning into an error), up to UNIT_FILES files of one directory per nvcc run as a unity
-unit (compile_unit: each entry function's figures go to the file whose kernel name
-prefixes it; a unit that fails or warns is compiled file by file, so the report names
+unit (compile_unit: each entry function's figures go to the one file that names it;
+a unit that fails or warns is compiled file by file, so the report names
 the file), and each file alone, with --nvrtc-check, by
   stitch_nvrtc_check FILE.cu --arch sm_XX -I kernels/ -I emit/cuda
 ptxas's -v lines give, per kernel and arch, the registers (the most of its entry
@@ -144,19 +144,20 @@ def compile_one(args, kernels_dir, cu, work):
             for (row, problems), arch in zip(rows, ARCHES)]
 
 
-def owner(function, stems):
-    """The kernel file (by stem) that defines an entry function: every name a kernel
-    file defines starts with its kernel name (<kernel>_kernel...); the longest such
-    stem, or None."""
-    matches = [stem for stem in stems if function == stem or function.startswith(stem + "_")]
-    return max(matches, key=len) if matches else None
+def owner(function, texts):
+    """The index of the kernel file that defines an entry function: the one file whose
+    text names it (a definition or launch "NAME(" or "NAME<<<"), or None when no file
+    or more than one does."""
+    pattern = re.compile(r"\b" + re.escape(function) + r"\s*(\(|<<<)")
+    found = [i for i, text in enumerate(texts) if pattern.search(text)]
+    return found[0] if len(found) == 1 else None
 
 
 def compile_unit(args, kernels_dir, files, work, index):
     """[[(row, problem)] per arch] for each file of one kernels directory's share, in
     order: the files compiled by nvcc as one unity translation unit (nvcc's cost is
     per run: 8 small kernels take 4.4 s together, 31 s one by one), each entry
-    function's ptxas figures given to the file whose kernel name prefixes it. When
+    function's ptxas figures given to the one file that names it. When
     that unit fails, warns or has an entry function no file claims, each file is
     compiled alone instead, so a problem is reported for the file that has it. NVRTC
     still compiles each file alone: a file that needs an include another file of the
@@ -171,14 +172,17 @@ def compile_unit(args, kernels_dir, files, work, index):
     proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     output = proc.stdout + proc.stderr
     functions = parse_ptxas(output)
-    stems = [os.path.splitext(os.path.basename(cu))[0] for cu in files]
-    owners = [owner(f["function"], stems) for f in functions]
+    texts = []
+    for cu in files:
+        with open(cu, errors="replace") as handle:
+            texts.append(handle.read())
+    owners = [owner(f["function"], texts) for f in functions]
     if proc.returncode != 0 or has_warning(output) or None in owners or \
             any(f["registers"] is None for f in functions):
         return [compile_one(args, kernels_dir, cu, work) for cu in files]
     results = []
-    for cu, stem in zip(files, stems):
-        mine = [f for f, o in zip(functions, owners) if o == stem]
+    for index, cu in enumerate(files):
+        mine = [f for f, o in zip(functions, owners) if o == index]
         rows = arch_rows(mine, proc, output, gencode)
         results.append([(row, "\n".join(problems + nvrtc_problems(args, kernels_dir, cu, arch))
                          or None) for (row, problems), arch in zip(rows, ARCHES)])
