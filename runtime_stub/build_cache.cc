@@ -2,6 +2,7 @@
 #include "runtime_stub/build_cache.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,18 +13,25 @@
 #include <random>
 #include <system_error>
 
+#include "support/checksum.h"
 #include "support/private_files.h"
-#include "support/sha256.h"
 
 namespace stitch::runtime {
 namespace fs = std::filesystem;
 namespace {
 
 // An entry file: this header, then the output's bytes, then the log's.
-//   stitchopt build cache entry 1\n
-//   sha256 <hex of output + log>\n
+//   stitchopt build cache entry 2\n
+//   checksum <16 hex digits: checksum64 of output + log>\n
 //   sizes <output bytes> <log bytes>\n
-constexpr std::string_view kMagic = "stitchopt build cache entry 1\n";
+constexpr std::string_view kMagic = "stitchopt build cache entry 2\n";
+
+std::string checksum_hex(std::string_view bytes) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx",
+                static_cast<unsigned long long>(support::checksum64(bytes)));
+  return text;
+}
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -33,17 +41,14 @@ std::string mode_text(mode_t mode) {
   return text;
 }
 
-// Reads the `size` bytes of the regular file behind `fd`; false when it has fewer.
-bool read_all(int fd, size_t size, std::string& bytes) {
-  bytes.assign(size, '\0');
-  size_t at = 0;
-  while (at < size) {
-    ssize_t count = read(fd, bytes.data() + at, size - at);
-    if (count < 0 && errno == EINTR) continue;
-    if (count <= 0) return false;
-    at += static_cast<size_t>(count);
-  }
-  return true;
+// The `size` bytes of the regular file behind `fd`, mapped read-only; null when they
+// cannot be. The entry's file is replaced by rename, never rewritten in place, so the
+// mapping stays whole while it is used.
+std::shared_ptr<const void> map_file(int fd, size_t size) {
+  void* address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (address == MAP_FAILED) return nullptr;
+  return std::shared_ptr<const void>(
+      address, [size](const void* mapped) { munmap(const_cast<void*>(mapped), size); });
 }
 
 // Why a file of the cache may not be trusted, or "" when it may: it must be the
@@ -126,7 +131,7 @@ Result<std::optional<BuildCacheEntry>> BuildCache::lookup(const std::string& nam
                                  "; a symbolic link?)");
   }
   struct stat info {};
-  std::string bytes;
+  std::shared_ptr<const void> mapping;
   std::string why;
   if (fstat(fd, &info) != 0) {
     why = errno_text();
@@ -136,14 +141,16 @@ Result<std::optional<BuildCacheEntry>> BuildCache::lookup(const std::string& nam
     why = owner;
   } else if (static_cast<uint64_t>(info.st_size) > kMaxBuildCacheEntryBytes + 4096) {
     why = "it is larger than any entry stitchopt writes";
-  } else if (!read_all(fd, static_cast<size_t>(info.st_size), bytes)) {
-    why = "it cannot be read whole";
+  } else if (info.st_size == 0) {
+    why = "it is empty";
+  } else if (mapping = map_file(fd, static_cast<size_t>(info.st_size)); mapping == nullptr) {
+    why = "it cannot be read (" + errno_text() + ")";
   }
   close(fd);
   if (!why.empty()) return Status::invalid_input(shown + " is not used: " + why);
 
   // The header, then exactly the payload it describes.
-  std::string_view rest(bytes);
+  std::string_view rest(static_cast<const char*>(mapping.get()), static_cast<size_t>(info.st_size));
   auto take_line = [&rest](std::string_view prefix, std::string_view& value) {
     if (!rest.starts_with(prefix)) return false;
     const size_t end = rest.find('\n');
@@ -156,7 +163,7 @@ Result<std::optional<BuildCacheEntry>> BuildCache::lookup(const std::string& nam
   unsigned long long output_size = 0, log_size = 0;
   int consumed = 0;
   const bool parsed = take_line(kMagic.substr(0, kMagic.size() - 1), magic) && magic.empty() &&
-                      take_line("sha256 ", digest) && take_line("sizes ", sizes) &&
+                      take_line("checksum ", digest) && take_line("sizes ", sizes) &&
                       std::sscanf(std::string(sizes).c_str(), "%llu %llu%n", &output_size,
                                   &log_size, &consumed) == 2 &&
                       static_cast<size_t>(consumed) == sizes.size() && output_size <= rest.size() &&
@@ -167,26 +174,28 @@ Result<std::optional<BuildCacheEntry>> BuildCache::lookup(const std::string& nam
                                  "entry's, or its size does not match (a truncated "
                                  "write?)");
   }
-  if (support::sha256_hex(rest) != digest) {
+  if (checksum_hex(rest) != digest) {
     return Status::invalid_input(shown +
-                                 " is not used: its content does not match the SHA-256 "
+                                 " is not used: its content does not match the checksum "
                                  "recorded when it was filled");
   }
   BuildCacheEntry entry;
-  entry.output = std::string(rest.substr(0, output_size));
-  entry.log = std::string(rest.substr(output_size));
+  entry.output = rest.substr(0, output_size);
+  entry.log = rest.substr(output_size);
+  entry.storage = std::move(mapping);
   return std::optional<BuildCacheEntry>(std::move(entry));
 }
 
-Status BuildCache::store(const std::string& name, const BuildCacheEntry& entry) const {
-  if (entry.output.size() + entry.log.size() > kMaxBuildCacheEntryBytes) {
+Status BuildCache::store(const std::string& name, std::string_view output,
+                         std::string_view log) const {
+  if (output.size() + log.size() > kMaxBuildCacheEntryBytes) {
     return Status::invalid_input((directory_ / name).string() + ": not cached, larger than " +
                                  std::to_string(kMaxBuildCacheEntryBytes) + " bytes");
   }
-  const std::string payload = entry.output + entry.log;
-  const std::string header = std::string(kMagic) + "sha256 " + support::sha256_hex(payload) +
-                             "\nsizes " + std::to_string(entry.output.size()) + " " +
-                             std::to_string(entry.log.size()) + "\n";
+  const std::string payload = std::string(output) + std::string(log);
+  const std::string header = std::string(kMagic) + "checksum " + checksum_hex(payload) +
+                             "\nsizes " + std::to_string(output.size()) + " " +
+                             std::to_string(log.size()) + "\n";
   const std::string temporary = name + unique_suffix();
   int fd = openat(directory_fd_, temporary.c_str(),
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -8,9 +8,12 @@
 //   - The directory must be owned by the user and not writable by group or others;
 //     a missing one is created with mode 0700. Otherwise open() says why and the
 //     build runs without the cache: a cache only saves time, so it never stops a run.
-//   - An entry is one file: a header with the SHA-256 and sizes of its payload (the
-//     step's output, then its compiler log), written at fill and checked at every
-//     restore. It must be a regular file of the user's, not writable by others, and
+//   - An entry is one file: a header with the checksum (support/checksum.h, XXH64)
+//     and sizes of its payload (the step's output, then its compiler log), written
+//     at fill and checked at every restore. The checksum finds a corrupt or
+//     truncated entry; it is no defence against a forger, which the ownership and
+//     mode checks are (a SHA-256 of a 60 MB header took longer than the compile it
+//     saves). It must be a regular file of the user's, not writable by others, and
 //     is read through a descriptor opened without following links; a broken entry
 //     (truncated, corrupt, a link, a FIFO, someone else's) is reported, ignored and
 //     rebuilt, never used.
@@ -23,17 +26,22 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "ir/core/status.h"
 
 namespace stitch::runtime {
 
-// One restored entry: the step's output and its compiler log.
+// One restored entry: the step's output and its compiler log, viewing the entry file
+// mapped into memory (a 60 MB precompiled header is not copied to be checked), which
+// `storage` keeps mapped.
 struct BuildCacheEntry {
-  std::string output;
-  std::string log;
+  std::string_view output;
+  std::string_view log;
+  std::shared_ptr<const void> storage;
 };
 
 // Largest payload an entry may hold (a precompiled header of the emulation layer is
@@ -56,8 +64,8 @@ class BuildCache {
   // what is wrong with it when it is present but broken (the caller rebuilds).
   Result<std::optional<BuildCacheEntry>> lookup(const std::string& name) const;
 
-  // Stores `entry` as `name`, replacing what was there.
-  Status store(const std::string& name, const BuildCacheEntry& entry) const;
+  // Stores `output` and `log` as `name`, replacing what was there.
+  Status store(const std::string& name, std::string_view output, std::string_view log) const;
 
  private:
   BuildCache() = default;

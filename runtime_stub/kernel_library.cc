@@ -110,8 +110,8 @@ void store_in_cache(const BuildCommand& command, bool verbose) {
   if (command.cache == nullptr) return;
   std::optional<std::string> output = read_file(command.output);
   if (!output) return;
-  Status stored =
-      command.cache->store(command.cache_name, {*output, read_file(command.log).value_or("")});
+  const std::string log = read_file(command.log).value_or("");
+  Status stored = command.cache->store(command.cache_name, *output, log);
   if (!stored.is_ok() && verbose) {
     std::fprintf(stderr, "stitchopt: not cached: %s\n", stored.message().c_str());
   }
@@ -213,7 +213,7 @@ std::optional<std::string> cache_name(const KernelLibraryRecipe& recipe,
   const std::string command_line = replace_all(support::command_line_text(command.argv),
                                                recipe.build_dir.string(), "<build_dir>");
   if (command_line.find(kernels_dir) != std::string::npos) return std::nullopt;
-  const std::string key = support::sha256_hex("stitchopt build cache 2\n" + command_line + "\n" +
+  const std::string key = support::sha256_hex("stitchopt build cache 3\n" + command_line + "\n" +
                                               shared_inputs + "\n" + source_text);
   return key.substr(0, 32) + "-" + command.output.filename().string();
 }

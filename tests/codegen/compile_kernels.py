@@ -194,6 +194,18 @@ def compile_unit(args, kernels_dir, files, work, index):
 UNIT_FILES = 12
 
 
+def split_units(directories, files):
+    """[(kernels dir, [files])]: each directory's files in order, in as few units of at
+    most UNIT_FILES files as can hold them, of about equal sizes."""
+    units = []
+    for label, kernels_dir in directories:
+        mine = [cu for l, d, cu in files if (l, d) == (label, kernels_dir)]
+        count = -(-len(mine) // UNIT_FILES)
+        for i in range(count):
+            units.append((kernels_dir, mine[i * len(mine) // count:(i + 1) * len(mine) // count]))
+    return units
+
+
 def kernels_dirs_from_models(args, work):
     """[(label, kernels dir)] for every selected model; missing kernels/ are listed."""
     found, missing = [], []
@@ -245,17 +257,10 @@ def main():
         for label, kernels_dir in directories:
             for cu in sorted(glob.glob(os.path.join(kernels_dir, "*.cu")), key=natural_key):
                 files.append((label, kernels_dir, cu))
-        units = []
-        for label, kernels_dir in directories:
-            mine = [cu for l, d, cu in files if (l, d) == (label, kernels_dir)]
-            count = -(-len(mine) // UNIT_FILES)
-            for i in range(count):
-                units.append((kernels_dir, mine[i * len(mine) // count:
-                                                (i + 1) * len(mine) // count]))
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             per_unit = list(pool.map(
                 lambda job: compile_unit(args, job[1][0], job[1][1], work, job[0]),
-                enumerate(units)))
+                enumerate(split_units(directories, files))))
         per_file = [file_results for unit in per_unit for file_results in unit]
         jobs = [(label, kernels_dir, cu, arch)
                 for label, kernels_dir, cu in files for arch in ARCHES]
