@@ -43,3 +43,9 @@ class Case:
     steps: list = field(default_factory=list)
     # Extra seconds of budget (the default per command is 60 s, the hang bound).
     timeout: int = 60
+    # Set by hostile_test.py for the cases about numerics, shapes, names and codegen:
+    # their `run --emulate` steps share one build cache outside every WORK (the
+    # emulation layer compiled once, not once per case). The cases about output
+    # directories and the runtime keep the default, no cache, and so check that
+    # nothing outside OUT is written by default.
+    shared_build_cache: bool = False

@@ -174,7 +174,7 @@ CASES = [
           Step(["run", "other", "--emulate"], env=CACHE, may_change=("cache", "other"),
                message=(MATCH,)),
           Step(RUN, env=CACHE, before=corrupt_entry, may_change=("cache",),
-               message=("does not match the SHA-256 recorded when it was filled",
+               message=("does not match the checksum recorded when it was filled",
                         "compiling stitch_emu.cc.o instead", MATCH)),
           Step(["run", "other", "--emulate", "-v"], env=CACHE, before=rebuild_other,
                may_change=("cache", "other"), message=("from the build cache", MATCH)),

@@ -41,12 +41,18 @@ MEMORY_LIMIT_BYTES = 2 << 30
 STAGING = re.compile(r"\.stitchopt-(tmp|old)-")
 
 
+# The case files whose emulated runs share a build cache (case.py, shared_build_cache).
+SHARED_BUILD_CACHE = {"cases_codegen", "cases_names", "cases_numerics", "cases_shapes"}
+
+
 def load_cases():
     cases = []
     for path in sorted(HERE.glob("cases_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        for case in module.CASES:
+            case.shared_build_cache = path.stem in SHARED_BUILD_CACHE
         cases.extend(module.CASES)
     names = [case.name for case in cases]
     duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -149,8 +155,11 @@ def run_case(case, binary, root):
     (outside / "sub" / "data.bin").write_bytes(bytes(range(256)))
     model = case.write(work / "model")
     out = work / "out"
-    # Without the opt-in build cache: nothing outside OUT is written by default.
+    # Without the opt-in build cache: nothing outside OUT is written by default. The
+    # cases that share one have it outside WORK (case.py, shared_build_cache).
     env = {k: v for k, v in os.environ.items() if k != "STITCH_BUILD_CACHE"}
+    if case.shared_build_cache:
+        env["STITCH_BUILD_CACHE"] = str(root / "shared_build_cache")
     env.update(HOME=str(work / "home"), TMPDIR=str(work / "tmp"))
     skip = {Path("out")}
     for step in case.steps:
