@@ -8,10 +8,10 @@ model_outputs.py), every .cu is compiled
   nvcc -c -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
        -Werror all-warnings -Xptxas -v,-warn-spills -I kernels/ -I emit/cuda
 (host launchers once, device code for each arch; -Werror all-warnings also turns ptxas's spill
-warning into an error), up to UNIT_FILES files of one directory per nvcc run as a unity
-unit (compile_unit: each entry function's figures go to the one file that names it;
-a unit that fails or warns is compiled file by file, so the report names
-the file), and each file alone, with --nvrtc-check, by
+warning into an error), up to UNIT_FILES files per nvcc run as a unity unit, from one
+directory or from several with the same prelude (compile_unit: each entry function's
+figures go to the one file that names it; a unit that fails or warns is compiled file
+by file, so the report names the file), and each file alone, with --nvrtc-check, by
   stitch_nvrtc_check FILE.cu --arch sm_XX -I kernels/ -I emit/cuda
 ptxas's -v lines give, per kernel and arch, the registers (the most of its entry
 functions), the spill store/load bytes (summed) and the static shared memory (the
@@ -153,56 +153,90 @@ def owner(function, texts):
     return found[0] if len(found) == 1 else None
 
 
-def compile_unit(args, kernels_dir, files, work, index):
-    """[[(row, problem)] per arch] for each file of one kernels directory's share, in
-    order: the files compiled by nvcc as one unity translation unit (nvcc's cost is
-    per run: 8 small kernels take 4.4 s together, 31 s one by one), each entry
-    function's ptxas figures given to the one file that names it. When
-    that unit fails, warns or has an entry function no file claims, each file is
-    compiled alone instead, so a problem is reported for the file that has it. NVRTC
-    still compiles each file alone: a file that needs an include another file of the
-    unit brought fails there."""
-    if len(files) == 1:
-        return [compile_one(args, kernels_dir, files[0], work)]
-    unity = os.path.join(work, f"unity_{index}.cu")
-    with open(unity, "w") as handle:
-        for cu in files:
-            handle.write(f'#include "{os.path.abspath(cu)}"\n')
-    command, gencode = nvcc_command(args, kernels_dir, unity, unity + ".o")
+def compile_unit(args, unit, work, index):
+    """{file: [(row, problem)] per arch} for the files of one unit ([(kernels dir,
+    file)], from one directory or from several whose preludes are the same and whose
+    file names differ): copied with that prelude into WORK/unit_<index>/ and compiled
+    by nvcc as one unity translation unit (nvcc's cost is per run: 8 small kernels
+    take 4.4 s together, 31 s one by one), each entry function's ptxas figures given
+    to the one file that names it. When that unit fails, warns or has an entry
+    function no file claims, each file is compiled alone in its own directory
+    instead, so a problem is reported for the file that has it. NVRTC still compiles
+    each file alone: a file that needs an include another file of the unit brought
+    fails there."""
+    if len(unit) == 1:
+        kernels_dir, cu = unit[0]
+        return {cu: compile_one(args, kernels_dir, cu, work)}
+    staging = os.path.join(work, f"unit_{index}")
+    os.makedirs(staging)
+    shutil.copy(prelude_of(unit[0][0]), staging)
+    texts = []
+    with open(os.path.join(staging, "unity.cu"), "w") as handle:
+        for _, cu in unit:
+            with open(cu, errors="replace") as source:
+                texts.append(source.read())
+            shutil.copy(cu, staging)
+            handle.write(f'#include "{os.path.basename(cu)}"\n')
+    command, gencode = nvcc_command(args, staging, os.path.join(staging, "unity.cu"),
+                                    os.path.join(staging, "unity.o"))
     proc = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     output = proc.stdout + proc.stderr
     functions = parse_ptxas(output)
-    texts = []
-    for cu in files:
-        with open(cu, errors="replace") as handle:
-            texts.append(handle.read())
     owners = [owner(f["function"], texts) for f in functions]
     if proc.returncode != 0 or has_warning(output) or None in owners or \
             any(f["registers"] is None for f in functions):
-        return [compile_one(args, kernels_dir, cu, work) for cu in files]
-    results = []
-    for index, cu in enumerate(files):
+        return {cu: compile_one(args, kernels_dir, cu, work) for kernels_dir, cu in unit}
+    results = {}
+    for index, (kernels_dir, cu) in enumerate(unit):
         mine = [f for f, o in zip(functions, owners) if o == index]
         rows = arch_rows(mine, proc, output, gencode)
-        results.append([(row, "\n".join(problems + nvrtc_problems(args, kernels_dir, cu, arch))
-                         or None) for (row, problems), arch in zip(rows, ARCHES)])
+        results[cu] = [(row, "\n".join(problems + nvrtc_problems(args, kernels_dir, cu, arch))
+                        or None) for (row, problems), arch in zip(rows, ARCHES)]
     return results
 
 
-# At most this many kernel files per unity unit, so that a directory's units still
-# spread over the cores.
+# At most this many kernel files per unity unit, so that the units still spread over
+# the cores.
 UNIT_FILES = 12
+PRELUDE = "stitch_prelude.cuh"
 
 
-def split_units(directories, files):
-    """[(kernels dir, [files])]: each directory's files in order, in as few units of at
-    most UNIT_FILES files as can hold them, of about equal sizes."""
+def prelude_of(kernels_dir):
+    """The stitch_prelude.cuh the files of a directory include: their own, else the
+    source tree's (-I emit/cuda; the golden files have none beside them)."""
+    for directory in (kernels_dir, EMU_DIR):
+        if os.path.isfile(os.path.join(directory, PRELUDE)):
+            return os.path.join(directory, PRELUDE)
+    return None
+
+
+def split_units(files, jobs):
+    """[[(kernels dir, file)]]: the files in units of at most UNIT_FILES, at least
+    `jobs` units when there are that many files. A unit's files share one prelude
+    text (prelude_of their directories) and have distinct file names (a file's name
+    is its kernel's, which prefixes every name it defines); files without a prelude
+    compile alone."""
+    groups = {}
+    for _, kernels_dir, cu in files:
+        prelude = prelude_of(kernels_dir)
+        key = open(prelude, "rb").read() if prelude else None
+        groups.setdefault(key, []).append((kernels_dir, cu))
     units = []
-    for label, kernels_dir in directories:
-        mine = [cu for l, d, cu in files if (l, d) == (label, kernels_dir)]
-        count = -(-len(mine) // UNIT_FILES)
-        for i in range(count):
-            units.append((kernels_dir, mine[i * len(mine) // count:(i + 1) * len(mine) // count]))
+    for key, members in groups.items():
+        if key is None:
+            units += [[member] for member in members]
+            continue
+        size = max(1, min(UNIT_FILES, -(-len(members) // max(1, jobs))))
+        mine = []
+        for member in members:
+            name = os.path.basename(member[1])
+            unit = next((u for u in mine if len(u) < size and
+                         all(os.path.basename(cu) != name for _, cu in u)), None)
+            if unit is None:
+                unit = []
+                mine.append(unit)
+            unit.append(member)
+        units += mine
     return units
 
 
@@ -257,14 +291,14 @@ def main():
         for label, kernels_dir in directories:
             for cu in sorted(glob.glob(os.path.join(kernels_dir, "*.cu")), key=natural_key):
                 files.append((label, kernels_dir, cu))
+        per_file = {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            per_unit = list(pool.map(
-                lambda job: compile_unit(args, job[1][0], job[1][1], work, job[0]),
-                enumerate(split_units(directories, files))))
-        per_file = [file_results for unit in per_unit for file_results in unit]
+            for unit_results in pool.map(lambda job: compile_unit(args, job[1], work, job[0]),
+                                         enumerate(split_units(files, args.jobs))):
+                per_file.update(unit_results)
         jobs = [(label, kernels_dir, cu, arch)
                 for label, kernels_dir, cu in files for arch in ARCHES]
-        results = [result for file_results in per_file for result in file_results]
+        results = [result for _, _, cu in files for result in per_file[cu]]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
