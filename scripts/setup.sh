@@ -54,7 +54,11 @@ fi
 
 build_dir=${STITCH_BUILD_DIR:-build}
 if [[ ! -f $build_dir/build.ninja ]]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  # -g1: line tables and function names (backtraces, addr2line, perf) for two thirds
+  # of full -g's compile time (the whole build: docs/testing.md, "What the suite
+  # costs"). To inspect variables in a debugger, configure a build of your own with -g.
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" >/dev/null
 fi
 cmake --build "$build_dir" -j"$(nproc)"
 
