@@ -192,7 +192,9 @@ Status BuildCache::store(const std::string& name, std::string_view output,
     return Status::invalid_input((directory_ / name).string() + ": not cached, larger than " +
                                  std::to_string(kMaxBuildCacheEntryBytes) + " bytes");
   }
-  const std::string payload = std::string(output) + std::string(log);
+  std::string payload;
+  payload.reserve(output.size() + log.size());
+  payload.append(output).append(log);
   const std::string header = std::string(kMagic) + "checksum " + checksum_hex(payload) +
                              "\nsizes " + std::to_string(output.size()) + " " +
                              std::to_string(log.size()) + "\n";

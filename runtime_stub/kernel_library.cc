@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "runtime_stub/build_cache.h"
+#include "support/escape.h"
 #include "support/private_files.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
@@ -266,24 +267,6 @@ Status no_kernels_directory(const Program& program) {
                                "recompile the model to run its kernels");
 }
 
-// `text` as the string literal of a #line directive (the compiler reads its escapes).
-std::string line_directive_literal(const std::string& text) {
-  std::string literal = "\"";
-  for (const unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      literal += '\\';
-      literal += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      char octal[5];
-      std::snprintf(octal, sizeof octal, "\\%03o", c);
-      literal += octal;
-    } else {
-      literal += static_cast<char>(c);
-    }
-  }
-  return literal + "\"";
-}
-
 // Writes build_dir/stitch_unity_<i>.cu for at most `units` units (kernel_library.h,
 // build_kernel_units) and returns their paths. Each kernel goes, largest first, to the
 // unit with the fewest bytes so far (the units take about as long to compile); a
@@ -318,7 +301,8 @@ Result<std::vector<fs::path>> write_unity_units(const std::vector<fs::path>& ker
     // Kernel file names are identifiers + ".cu" (program.cc checks kernels.json) and
     // every name a kernel defines starts with its kernel name, so they do not collide.
     for (const size_t k : members[unit]) {
-      text += "#line 1 " + line_directive_literal(kernels[k].string()) + "\n" + texts[k];
+      const std::string path = kernels[k].string();
+      text += "#line 1 " + support::source_literal(path, path.size()) + "\n" + texts[k];
     }
     const fs::path source = build_dir / ("stitch_unity_" + std::to_string(unit) + ".cu");
     STITCH_RETURN_IF_ERROR(support::write_file_if_different(source, text));

@@ -216,11 +216,17 @@ def split_units(files, jobs):
     text (prelude_of their directories) and have distinct file names (a file's name
     is its kernel's, which prefixes every name it defines); files without a prelude
     compile alone."""
+    prelude_texts = {}
+    for _, kernels_dir, _ in files:
+        if kernels_dir not in prelude_texts:
+            prelude, text = prelude_of(kernels_dir), None
+            if prelude:
+                with open(prelude, "rb") as handle:
+                    text = handle.read()
+            prelude_texts[kernels_dir] = text
     groups = {}
     for _, kernels_dir, cu in files:
-        prelude = prelude_of(kernels_dir)
-        key = open(prelude, "rb").read() if prelude else None
-        groups.setdefault(key, []).append((kernels_dir, cu))
+        groups.setdefault(prelude_texts[kernels_dir], []).append((kernels_dir, cu))
     units = []
     for key, members in groups.items():
         if key is None:
