@@ -3,7 +3,7 @@
 // runtime_stub/program.h and profiling/profile.h read, so that the runtime takes the compile's
 // decisions instead of deciding them again.
 //
-// The document ("schema": "stitchopt.kernels/3"):
+// The document ("schema": "stitchopt.kernels/4"):
 //   model_sha256        the sha256 of the model.fused.onnx the kernels belong to
 //   sources             {file: sha256} of every file of OUT/kernels the kernels are
 //                       built from: each kernel's .cu, stitch_prelude.cuh, kernels.h
@@ -62,7 +62,7 @@
 
 namespace stitch::artifact {
 
-inline constexpr std::string_view kKernelsSchema = "stitchopt.kernels/3";
+inline constexpr std::string_view kKernelsSchema = "stitchopt.kernels/4";
 
 // A real kernels.json is ~3 KB per kernel; 64 MiB is ~20,000 kernels, and keeps the
 // parsed document well under a gigabyte.
@@ -75,6 +75,14 @@ struct TensorRecord {
   ir::DType dtype = ir::DType::kUndefined;
   std::vector<int64_t> shape;
 };
+
+// A cooperative kernel's workspace starts with the counters its launcher zeroes before
+// each launch (and nothing else is zeroed: every other byte is written before it is
+// read): the grid barrier's (stitch_grid_sync) at offset 0, and at
+// kArrivalCounterOffset the count of blocks done with the stage before a last-block run
+// (emit/compositions/global/global_plan.h).
+inline constexpr int64_t kArrivalCounterOffset = 4;
+inline constexpr int64_t kZeroedWorkspaceBytes = 8;
 
 struct LaunchRecord {
   int64_t grid = 1;

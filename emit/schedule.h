@@ -66,13 +66,20 @@
 //     materialized value or output that reads it through same-index inlined values,
 //     written a thread per element) is staged as in 3c.: that stage walks the
 //     stencil's tiles, the input tile after the arena's other allocations.
-//  4c. In 4, the longest run of 2 or more stages from stage 2 on whose loops need no
+//  4c. In 4, the longest run of 2 or more stages from stage 1 on whose loops need no
 //     more threads than one block (a squeeze-excitation's MatMuls over one pixel), no
 //     sliced reduction among them, is run by the last block to finish the stage
 //     before it (after a __syncthreads, thread 0 fences and counts the block's
-//     arrival in the workspace, zeroed by stage 0), with
-//     __syncthreads between its stages: its grid barriers are gone, and no
-//     parallelism with them (GlobalPlan::last_block_first).
+//     arrival in the workspace's second word, which the launcher zeroes with the
+//     barrier's counter), with __syncthreads between its stages: its grid barriers
+//     are gone, and no parallelism with them (GlobalPlan::last_block_first).
+//  4d. In 4b., when every tile holds whole planes, a ReduceMean or ReduceSum of the
+//     staged value over its spatial axes (a squeeze-excitation's mean) is computed in
+//     the staged stage: each thread keeps its output in a register, and each plane is
+//     summed by shuffles among its lanes (a plane of at most 32 outputs whose size
+//     divides 32) or by a warp through [block] floats of the arena; the reduction's own
+//     stage, its grid barrier and its re-read of the plane are gone
+//     (StencilTile::plane_reductions).
 //  5. In 3 and 4, each reduction gets its own thread mapping (AStitch 2.1, 4.2:
 //     column and scalar reductions have their own schedules), from its canonical
 //     shape [outer kept, reduced, inner kept C]:

@@ -43,8 +43,9 @@ struct StepTensor {
   int64_t bytes = 0;
 };
 
-// The grid barrier's counter (emit/cuda/stitch_prelude.cuh, stitch_grid_sync).
-inline constexpr int64_t kBarrierCounterBytes = 4;
+// The counters at the start of a cooperative kernel's workspace: the grid barrier's
+// (emit/cuda/stitch_prelude.cuh, stitch_grid_sync) and the last-block run's arrivals.
+inline constexpr int64_t kBarrierCounterBytes = artifact::kZeroedWorkspaceBytes;
 
 struct Step {
   StepKind kind = StepKind::kHost;
@@ -60,8 +61,8 @@ struct Step {
   // The charges of the schedule the kernel was emitted with, which the profile's
   // analytic estimate takes instead of building a schedule again.
   artifact::KernelCharges charges;
-  // kKernel: a cooperative launch, whose grid barrier counts in the first
-  // kBarrierCounterBytes of the workspace: the executor zeroes those (only those:
+  // kKernel: a cooperative launch, whose grid barrier and last-block run count in the
+  // first kBarrierCounterBytes of the workspace: the executor zeroes those (only those:
   // every other workspace byte is written before it is read) before each launch.
   bool grid_barrier = false;
   // kLibrary: the library (cuBLASLt for every GEMM, cuDNN for convolutions, pooling

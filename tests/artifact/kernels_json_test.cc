@@ -242,7 +242,7 @@ TEST(KernelsJsonTest, NamesFilesAndTheDocument) {
             "out/kernels/kernels.json: lists kernel stitch_k0_softmax twice" + kFix);
   EXPECT_EQ(error_of(edited([](json& d) { d["schema"] = "stitchopt.kernels/1"; })),
             "out/kernels/kernels.json: key \"schema\": \"stitchopt.kernels/1\" is not "
-            "stitchopt.kernels/3 (written by another stitchopt version)" +
+            "stitchopt.kernels/4 (written by another stitchopt version)" +
                 kFix);
   EXPECT_EQ(error_of(edited([](json& d) { d["sources"]["../../etc/x.cu"] = kSha; })),
             "out/kernels/kernels.json: key \"sources\": names \"../../etc/x.cu\", which is not "

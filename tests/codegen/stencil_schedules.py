@@ -77,6 +77,24 @@ def scalar(name, value, dtype=np.float32):
 RELU6 = [scalar("zero", 0.0), scalar("six", 6.0)]
 
 
+def squeeze_excitation(name, x_shape, squeezed, seed):
+    """EfficientNet's MBConv after the expand conv, on `x_shape` [N, C, H, W]: SiLU,
+    depthwise 3x3, SiLU, the mean over each plane, two 1x1 convs over one pixel (C ->
+    `squeezed` -> C) with a SiLU between, the sigmoid gate, the gated product."""
+    c = x_shape[1]
+    return graph_model(
+        name, [("x", F, x_shape)],
+        silu("x", "a") + [conv("a", "d", "w", "b", group=c, pads=[1, 1, 1, 1])] + silu("d", "s") +
+        [helper.make_node("GlobalAveragePool", ["s"], ["p"], name="p"), conv("p", "q", "w1", "b1")] +
+        silu("q", "qs") +
+        [conv("qs", "e", "w2", "b2"), helper.make_node("Sigmoid", ["e"], ["gate"], name="gate"),
+         helper.make_node("Mul", ["s", "gate"], ["y"], name="y")],
+        [("y", F)],
+        [weights("w", [c, 1, 3, 3], seed), weights("b", [c], seed + 1),
+         weights("w1", [squeezed, c, 1, 1], seed + 2), weights("b1", [squeezed], seed + 3),
+         weights("w2", [c, squeezed, 1, 1], seed + 4), weights("b2", [c], seed + 5)])
+
+
 def single(name, x_shape, node, inits=(), dtype=F):
     return graph_model(name, [("x", dtype, x_shape)], [node], [("y", dtype)], inits)
 
@@ -229,23 +247,39 @@ CASES = [
      {"d", "y"}, "global", 1),
     # EfficientNet's MBConv after the expand conv: SiLU, depthwise 3x3, SiLU, squeeze
     # and excitation (global mean, two 1x1 convs over one pixel -> MatMuls, SiLU,
-    # sigmoid gate), the gated product. The excitation's MatMuls need fewer threads
-    # than a block: the last block to finish the mean runs them (schedule.h 4c.), with
-    # no grid barrier between them.
-    ("squeeze_excitation",
-     graph_model("squeeze_excitation", [("x", F, [1, 16, 8, 8])],
-                 silu("x", "a") + [conv("a", "d", "w", "b", group=16, pads=[1, 1, 1, 1])] + silu("d", "s") +
-                 [helper.make_node("GlobalAveragePool", ["s"], ["p"], name="p"),
-                  conv("p", "q", "w1", "b1")] + silu("q", "qs") +
-                 [conv("qs", "e", "w2", "b2"),
-                  helper.make_node("Sigmoid", ["e"], ["gate"], name="gate"),
+    # sigmoid gate), the gated product. Each tile holds whole 8x8 planes, so the
+    # SiLU's stage sums them for the mean as it writes them, through shared memory
+    # (schedule.h 4d.); the excitation's MatMuls need fewer threads than a block: the
+    # last block to finish that stage runs them (4c.), with no grid barrier between
+    # them, its arrival counted in the counter the launcher zeroes.
+    ("squeeze_excitation", squeeze_excitation("squeeze_excitation", [1, 16, 8, 8], 4, 16),
+     {"d", "y"}, "global", 1,
+     ["of them on the last block to arrive, 1 grid barrier", "arrival[0] = atomicAdd(done, 1u);",
+      "(zeroed by the launcher with the barrier's)", "plane_sums[threadIdx.x] = plane_sum;",
+      "from its threads' registers"]),
+    # The same block at 4x4 pixels, two images: planes of 16 outputs, summed by
+    # shuffles among their lanes (4d.), 16 planes to a tile.
+    ("squeeze_excitation_small_planes",
+     squeeze_excitation("squeeze_excitation_small_planes", [2, 24, 4, 4], 6, 42),
+     {"d", "y"}, "global", 1,
+     ["plane_sum += __shfl_xor_sync(0xffffffffu, plane_sum, offset);", "from its threads' registers"]),
+    # A ReduceSum of 6x6 planes without keepdims, mixed across channels by a MatMul:
+    # planes of 36 outputs, 7 to a tile, summed through shared memory a warp per plane
+    # (4d.), the second tile holding only 3 of its 7 planes.
+    ("squeeze_sum_odd_planes",
+     graph_model("squeeze_sum_odd_planes", [("x", F, [1, 10, 6, 6])],
+                 silu("x", "a") + [conv("a", "d", "w", "b", group=10, pads=[1, 1, 1, 1])] + silu("d", "s") +
+                 [helper.make_node("ReduceSum", ["s", "axes"], ["r"], name="r", keepdims=0),
+                  helper.make_node("MatMul", ["r", "mix"], ["m"], name="m"),
+                  helper.make_node("Reshape", ["m", "pixel"], ["r4"], name="r4"),
+                  helper.make_node("Sigmoid", ["r4"], ["gate"], name="gate"),
                   helper.make_node("Mul", ["s", "gate"], ["y"], name="y")],
                  [("y", F)],
-                 [weights("w", [16, 1, 3, 3], 16), weights("b", [16], 17), weights("w1", [4, 16, 1, 1], 18),
-                  weights("b1", [4], 19), weights("w2", [16, 4, 1, 1], 20), weights("b2", [16], 21)]),
+                 [weights("w", [10, 1, 3, 3], 48), weights("b", [10], 49), weights("mix", [10, 10], 50),
+                  numpy_helper.from_array(np.array([2, 3], dtype=np.int64), "axes"),
+                  numpy_helper.from_array(np.array([1, 10, 1, 1], dtype=np.int64), "pixel")]),
      {"d", "y"}, "global", 1,
-     ["of them on the last block to arrive", "arrival[0] = atomicAdd(done, 1u);",
-      "if (blockIdx.x == 0 && threadIdx.x == 0) *done = 0u;"]),
+     ["a += plane_sums[q * 36 + e];", "if (lane == 0 && tile_plane0 + q < 10) {"]),
     # 1-D in the global composition: a grouped conv over time (4 channels and 4 filters
     # per group) with a SiLU and a squeeze-excitation over the sequence (the mean over
     # time, a 1x1 conv mixing the channels, the sigmoid gate): the SiLU's stage walks

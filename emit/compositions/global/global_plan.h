@@ -21,9 +21,10 @@ struct GlobalPlan {
   // block (a squeeze-excitation's MatMuls over one pixel) run on the last block to
   // finish stage last_block_first - 1, __syncthreads between them, instead of on the
   // whole grid behind a grid barrier each. That block is found by an arrival count in
-  // the workspace at done_offset (zeroed by stage 0, which the first grid barrier
-  // orders before any arrival), its verdict shared through the arena at
-  // arrival_offset. No run: last_block_first < 0.
+  // the workspace at done_offset (artifact::kArrivalCounterOffset, which the launcher
+  // zeroes with the barrier's counter before each launch), its verdict shared through
+  // the arena at arrival_offset. A run from stage 1 to the last leaves the kernel no
+  // grid barrier. No run: last_block_first < 0.
   int last_block_first = -1;
   int last_block_end = -1;
   int64_t done_offset = -1;

@@ -1,6 +1,7 @@
 // The global composition's writer (declared in its plan header).
 #include "emit/kernel_writer.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "emit/cuda_text.h"
@@ -58,10 +59,6 @@ Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
         run && level >= plan->last_block_first && level < plan->last_block_end;
     const std::string indent = on_last_block ? "      " : "  ";
     if (w.schedule_.levels > 1) stages << indent << "// Stage " << level << "\n";
-    if (level == 0 && run) {
-      stages << "  if (blockIdx.x == 0 && threadIdx.x == 0) *done = 0u;  // stage "
-             << plan->last_block_first << "'s arrivals, after the grid barrier\n";
-    }
     w.loop_offset_ = 0;
     if (w.vector().width == 4) {
       STITCH_ASSIGN_OR_RETURN(std::string code,
@@ -76,7 +73,11 @@ Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
         stages << indent << "// " << comment_name(w.producer(id)) << ": partials\n" << code;
       }
       if (value.level != level || value.epilogue_of != ir::kNoId) continue;
-      if (emit::staged_tile(w.schedule_) && id == emit::staged_tile(w.schedule_)->staged_value) {
+      const StencilTile* tile = emit::staged_tile(w.schedule_);
+      if (tile && std::count(tile->plane_reductions.begin(), tile->plane_reductions.end(), id)) {
+        continue;  // 4d.: summed by the staged stencil's stage as it writes the planes
+      }
+      if (tile && id == tile->staged_value) {
         // 4b.: this stage evaluates the staged stencil, tile by tile.
         STITCH_ASSIGN_OR_RETURN(std::string code,
                                 Composition<StencilPlan>::stencil_tile_code(w, {id}));
@@ -98,11 +99,15 @@ std::string Composition<GlobalPlan>::stage_prologue(const KernelWriter& w) {
   body << "  " << qualifier
        << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   body << "  " << qualifier << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
-  if (w.schedule_.barrier_offset >= 0) body << w.barrier_declaration();
-  if (const GlobalPlan* plan = w.schedule_.as<GlobalPlan>(); plan && plan->last_block_run()) {
+  const GlobalPlan* global = w.schedule_.as<GlobalPlan>();
+  // A run from stage 1 to the last stage leaves no grid barrier.
+  const bool run_to_end =
+      global && global->last_block_first == 1 && global->last_block_end == w.schedule_.levels;
+  if (w.schedule_.barrier_offset >= 0 && !run_to_end) body << w.barrier_declaration();
+  if (const GlobalPlan* plan = global; plan && plan->last_block_run()) {
     body << "  unsigned int* done = reinterpret_cast<unsigned int*>(workspace + "
          << plan->done_offset << ");  // blocks done with stage " << plan->last_block_first - 1
-         << "\n";
+         << " (zeroed by the launcher with the barrier's)\n";
   }
   if (w.vector().width == 4) {
     // The vector path's condition, the same for every thread: every pointer it reads

@@ -29,12 +29,17 @@ void charge_stage_loops(const ChargeContext& context, cost_model::KernelShape* s
   const double lanes = context.lanes;
   if (lanes <= 0) return;
   std::map<int, std::pair<double, double>> stages;  // level -> (spread, one item)
+  const StencilTile* tile = staged_tile(schedule);
   for (ir::NodeId id : schedule.boundary.ordered_nodes) {
     const ir::Node& node = graph.node(id);
     const ir::OpKind kind = ir::op_kind(node);
     if ((kind != ir::OpKind::kGemm && kind != ir::OpKind::kReduction) || node.outputs.empty() ||
         node.inputs.empty()) {
       continue;
+    }
+    if (tile != nullptr &&
+        std::count(tile->plane_reductions.begin(), tile->plane_reductions.end(), node.outputs[0])) {
+      continue;  // 4d.: summed from the registers of the stage that writes its input
     }
     const auto value = schedule.values.find(node.outputs[0]);
     if (value == schedule.values.end() || !value->second.materialized) continue;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/kernels_json.h"
 #include "cost_model/recompute_cost.h"
 #include "emit/compositions/group_facts.h"
 #include "emit/compositions/stencil/stencil_planner.h"
@@ -496,14 +497,15 @@ std::string recomputed_text(const std::vector<std::string>& recomputed) {
          names;
 }
 
-// 4c. The longest run of at least kMinLastBlockRun stages, from stage 2 on, that each
+// 4c. The longest run of at least kMinLastBlockRun stages, from stage 1 on, that each
 // need no more threads than one block: they run on the last block to finish the stage
 // before them (GlobalPlan::last_block_first). A stage qualifies when every loop it
 // holds is an element, warp or block loop over `tid` and `threads` of at most one
 // block's threads: no sliced reduction (nor the partials of the next stage's), not
 // the staged stencil's tiles. Run on one block, such a stage loses no parallelism; the
-// grid barriers around it are gone. From stage 2 on, because the arrival counter is
-// zeroed in stage 0 and the first grid barrier orders that before any arrival.
+// grid barriers around it are gone. The arrival counter is the workspace's second
+// word, which the runtime zeroes with the barrier's before each launch
+// (artifact::kArrivalCounterOffset).
 constexpr int kMinLastBlockRun = 2;
 
 void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSchedule* schedule) {
@@ -525,7 +527,7 @@ void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSched
     return found == stage_work.end() ? int64_t{0} : found->second;
   };
   int best_first = -1, best_end = -1;
-  for (int first = 2; first < schedule->levels; ++first) {
+  for (int first = 1; first < schedule->levels; ++first) {
     int end = first;
     while (end < schedule->levels && fits[static_cast<size_t>(end)] &&
            work(end) <= schedule->block) {
@@ -539,8 +541,9 @@ void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSched
   if (best_first < 0) return;
   plan->last_block_first = best_first;
   plan->last_block_end = best_end;
-  plan->done_offset = schedule->workspace_bytes;
-  schedule->workspace_bytes += kWorkspaceAlignment;
+  static_assert(artifact::kZeroedWorkspaceBytes <= kWorkspaceAlignment,
+                "the zeroed counters precede the workspace's first value");
+  plan->done_offset = artifact::kArrivalCounterOffset;
   plan->arrival_offset = align_to(schedule->shared_bytes, 16);
   schedule->shared_bytes = plan->arrival_offset + 16;
   schedule->shared_bytes_requested = align_to(schedule->shared_bytes_requested, 16) + 16;
@@ -550,7 +553,7 @@ void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSched
 }
 
 // 4. with 4b.: the global composition, its one stencil staged when it can be.
-void plan_global(PlanningContext& context, const std::map<int, int64_t>& stage_work,
+void plan_global(PlanningContext& context, std::map<int, int64_t> stage_work,
                  GroupSchedule* schedule) {
   const GroupFacts& group = context.group;
   const ir::Graph& graph = group.graph;
@@ -562,6 +565,14 @@ void plan_global(PlanningContext& context, const std::map<int, int64_t>& stage_w
         "; the stage of " + node_label(graph.node(graph.value(tile.staged_value).producer)) +
         " walks the stencil " + node_label(graph.node(tile.stencil)) + " in tiles of " +
         stencil_tile_text(graph, tile) + " outputs, its input tile staged in shared memory";
+    if (fold_plane_reductions(group, context.profile, schedule, &stage_work) > 0) {
+      std::string names;
+      for (ir::ValueId id : tile.plane_reductions) {
+        names += (names.empty() ? "" : ", ") + node_label(graph.node(graph.value(id).producer));
+      }
+      schedule->why += "; that stage also sums each plane for " + names +
+                       " from its threads' registers, as every tile holds whole planes";
+    }
   }
   plan_last_block_stages(stage_work, schedule);
 }

@@ -34,6 +34,14 @@ struct StencilTile {
   int64_t offset = 0;  // bytes into the arena (4b.: after the other allocations)
   // 4b.: the value whose stage walks the tiles; kNoId in the stencil composition.
   ir::ValueId staged_value = ir::kNoId;
+  // 4d.: ReduceMean and ReduceSum of staged_value over its spatial axes (a
+  // squeeze-excitation's mean), when every tile covers whole planes: the stage sums each
+  // plane from its threads' registers as it writes it, instead of a stage of their own
+  // reading it back behind a grid barrier. `sum_offset`: the arena's [block] floats a
+  // plane larger than a warp, or not a power of two, is summed through (-1: none).
+  std::vector<ir::ValueId> plane_reductions;
+  int64_t sum_offset = -1;
+  bool whole_planes() const { return tiles_h == 1 && tiles_w == 1; }
 };
 
 // 3c.: a thread-composition group whose one stencil is staged. Group outputs written
@@ -62,6 +70,8 @@ struct Composition<StencilPlan> : CompositionDefaults {
 
   static Result<std::string> stencil_tile_code(KernelWriter& w, const Written& written);
   static std::string stencil_tile_prologue(const KernelWriter& w, const StencilTile& tile);
+  static Result<std::string> plane_sums_code(KernelWriter& w, const std::string& plane0,
+                                             int64_t planes);
 };
 
 }  // namespace stitch::emit

@@ -12,6 +12,7 @@
 #include "emit/compositions/group_facts.h"
 #include "emit/cuda_text.h"
 #include "ir/core/op_registry.h"
+#include "ir/core/reduction_axes.h"
 #include "ir/core/window.h"
 
 namespace stitch::emit {
@@ -201,6 +202,116 @@ bool plan_global_stencil_tile(const GroupFacts& group, const cost_model::DeviceP
   schedule->shared_bytes_requested = align_to(schedule->shared_bytes_requested, 16) + tile->bytes;
   std::get<GlobalPlan>(schedule->plan).stencil = tile;
   return true;
+}
+
+namespace {
+
+// Whether `node` is a ReduceMean or ReduceSum of exactly `staged`'s spatial axes (every
+// axis after N and C), float32 in and out, written whole by its own stage.
+bool reduces_planes(const GroupFacts& group, const GroupSchedule& schedule, const ir::Node& node,
+                    ir::ValueId staged) {
+  const ir::Graph& graph = group.graph;
+  if (!node.domain.empty() || (node.op_type != "ReduceMean" && node.op_type != "ReduceSum") ||
+      node.inputs.empty() || node.inputs[0] != staged || node.outputs.empty()) {
+    return false;
+  }
+  const ir::ValueId out = node.outputs[0];
+  if (graph.value(staged).type.dtype != ir::DType::kFloat32 ||
+      graph.value(out).type.dtype != ir::DType::kFloat32) {
+    return false;
+  }
+  const auto found = schedule.values.find(out);
+  if (found == schedule.values.end()) return false;
+  const ValueSchedule& value = found->second;
+  if ((!value.materialized && !group.outputs.count(out)) || value.slices >= 2 ||
+      value.epilogue_of != ir::kNoId || value.accumulator_bytes != 4) {
+    return false;
+  }
+  bool noop = false;
+  Result<std::vector<int64_t>> axes = ir::reduction_axes(graph, node, &noop);
+  const size_t rank = dims_of(graph, staged).size();
+  if (!axes.is_ok() || noop || rank < 3 || axes->size() != rank - 2) return false;
+  for (size_t a = 0; a < axes->size(); ++a) {
+    if ((*axes)[a] != static_cast<int64_t>(a + 2)) return false;
+  }
+  return true;
+}
+
+// Drops the levels no value is computed in (nor a sliced reduction's partials written
+// in), renumbering the others and `stage_work` in order.
+void drop_empty_levels(const GroupFacts& group, GroupSchedule* schedule,
+                       std::map<int, int64_t>* stage_work) {
+  std::vector<char> used(static_cast<size_t>(schedule->levels), 0);
+  for (const auto& [id, value] : schedule->values) {
+    if (value.level < 0 || value.level >= schedule->levels) continue;
+    if (!value.materialized && !group.outputs.count(id)) continue;  // inlined: no stage
+    used[static_cast<size_t>(value.level)] = 1;
+    if (value.slices >= 2 && value.level > 0) used[static_cast<size_t>(value.level - 1)] = 1;
+  }
+  used[0] = 1;
+  std::vector<int> renumbered(used.size(), 0);
+  int next = 0;
+  for (size_t level = 0; level < used.size(); ++level) {
+    renumbered[level] = used[level] ? next++ : std::max(next - 1, 0);
+  }
+  if (next == schedule->levels) return;
+  for (auto& [id, value] : schedule->values) {
+    if ((value.materialized || group.outputs.count(id)) && value.level > 0 &&
+        value.level < schedule->levels) {
+      value.level = renumbered[static_cast<size_t>(value.level)];
+    }
+  }
+  std::map<int, int64_t> work;
+  for (const auto& [level, threads] : *stage_work) {
+    if (level < 0 || level >= schedule->levels) continue;
+    int64_t& slot = work[renumbered[static_cast<size_t>(level)]];
+    slot = std::max(slot, threads);
+  }
+  *stage_work = std::move(work);
+  schedule->levels = next;
+}
+
+}  // namespace
+
+int fold_plane_reductions(const GroupFacts& group, const cost_model::DeviceProfile& profile,
+                          GroupSchedule* schedule, std::map<int, int64_t>* stage_work) {
+  const ir::Graph& graph = group.graph;
+  GlobalPlan* plan = schedule->as<GlobalPlan>();
+  if (plan == nullptr || !plan->stencil || !plan->stencil->whole_planes()) return 0;
+  StencilTile& tile = *plan->stencil;
+  const ir::ValueId staged = tile.staged_value;
+  if (dims_of(graph, staged) != dims_of(graph, graph.node(tile.stencil).outputs[0])) return 0;
+  std::vector<ir::ValueId> folded;
+  for (const ir::Use& use : graph.value(staged).users) {
+    if (!group.inside.count(use.node)) continue;
+    const ir::Node& node = graph.node(use.node);
+    if (reduces_planes(group, *schedule, node, staged)) folded.push_back(node.outputs[0]);
+  }
+  if (folded.empty()) return 0;
+  // A plane of more than a warp, or of a size that does not divide one, is summed
+  // through [block] floats of the arena; the co-resident blocks must still fit.
+  const int64_t plane = tile.tile_h * tile.tile_w;
+  int64_t arena = schedule->shared_bytes;
+  int64_t sum_offset = -1;
+  if (plane > 32 || 32 % plane != 0) {
+    sum_offset = align_to(arena, 16);
+    arena = sum_offset + schedule->block * 4;
+    const int64_t resident = std::max(1, profile.max_threads_per_sm / schedule->block);
+    if (arena > profile.shared_memory_per_block ||
+        arena * resident > profile.shared_memory_per_sm) {
+      return 0;
+    }
+  }
+  const int staged_level = schedule->values.at(staged).level;
+  for (ir::ValueId id : folded) schedule->values.at(id).level = staged_level;
+  tile.plane_reductions = folded;
+  tile.sum_offset = sum_offset;
+  if (sum_offset >= 0) {
+    schedule->shared_bytes_requested += arena - schedule->shared_bytes;
+    schedule->shared_bytes = arena;
+  }
+  drop_empty_levels(group, schedule, stage_work);
+  return static_cast<int>(folded.size());
 }
 
 }  // namespace stitch::emit

@@ -2,6 +2,7 @@
 #include "emit/kernel_writer.h"
 
 #include <sstream>
+#include <string>
 
 #include "emit/cuda_text.h"
 #include "ir/core/window.h"
@@ -91,8 +92,10 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
        << (one_row ? "" : " + p0 * " + num(in_w)) << " + p1) : static_cast<" << t << ">(0);\n";
   code << "    }\n";
   code << "    __syncthreads();\n";
+  const bool sums = !tile.plane_reductions.empty();  // 4d.
   code << "    {\n";
   code << "      const index_t plane = " << plane0 << " + threadIdx.x / " << th * tw << ";\n";
+  if (sums) code << "      float plane_sum = 0.0f;  // this thread's output, summed per plane\n";
   if (!one_row) {
     code << "      const index_t o0 = r0 + threadIdx.x / " << tw << " % " << th << ";\n";
   }
@@ -119,13 +122,84 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
       continue;
     }
     STITCH_ASSIGN_OR_RETURN(std::string function, w.value_function(id));
+    if (sums && id == tile.staged_value) {
+      code << "        plane_sum = " << function << "(i);\n";
+      function = "plane_sum";
+      code << "        " << w.target_array(id) << "[i] = " << function << ";  // "
+           << comment_name(w.producer(id)) << "\n";
+      continue;
+    }
     code << "        " << w.target_array(id) << "[i] = " << store(w.dtype(id), function + "(i)")
          << ";  // " << comment_name(w.producer(id)) << "\n";
   }
   code << "      }\n";
-  code << "    }\n";
+  if (sums) {
+    STITCH_ASSIGN_OR_RETURN(std::string sum_code, plane_sums_code(w, plane0, planes));
+    code << sum_code;
+  } else {
+    code << "    }\n";
+  }
   code << "    __syncthreads();\n";
   code << "  }\n";
+  return code.str();
+}
+
+// 4d.: after a tile's outputs (each thread's in `plane_sum`, 0 past the planes), the
+// spatial ReduceMean/ReduceSum of the staged value: a plane of at most a warp whose size
+// divides 32 is summed by shuffles among its lanes; a larger one through the arena's
+// [block] floats, a warp per plane. Closes the block stencil_tile_code opened.
+Result<std::string> Composition<StencilPlan>::plane_sums_code(KernelWriter& w,
+                                                              const std::string& plane0,
+                                                              int64_t planes) {
+  const StencilTile& tile = *emit::staged_tile(w.schedule_);
+  const int64_t size = tile.tile_h * tile.tile_w;  // a whole plane (StencilTile::whole_planes)
+  const int64_t threads = tile.planes * size;
+  const std::string writes_indent = "        ";
+  auto writes = [&](const std::string& sum, const std::string& plane) -> Result<std::string> {
+    std::string text;
+    for (ir::ValueId id : tile.plane_reductions) {
+      STITCH_RETURN_IF_ERROR(w.accessor(id).status());
+      const ir::Node& node = w.producer(id);
+      const std::string value = node.op_type == "ReduceMean"
+                                    ? sum + " * " + float_literal(1.0 / static_cast<double>(size))
+                                    : sum;
+      text += writes_indent + w.target_array(id) + "[" + plane + "] = " + value + ";  // " +
+              comment_name(node) + "\n";
+    }
+    return text;
+  };
+  std::ostringstream code;
+  if (tile.sum_offset < 0) {
+    code << "      // each plane's " << size << " outputs summed by its lanes\n";
+    if (size > 1) {
+      code << "      for (int offset = " << size / 2 << "; offset > 0; offset /= 2) {\n";
+      code << "        plane_sum += __shfl_xor_sync(0xffffffffu, plane_sum, offset);\n";
+      code << "      }\n";
+    }
+    code << "      if (threadIdx.x % " << size << " == 0 && threadIdx.x < " << threads
+         << " && plane < " << planes << ") {\n";
+    STITCH_ASSIGN_OR_RETURN(std::string text, writes("plane_sum", "plane"));
+    code << text << "      }\n";
+    code << "    }\n";
+    return code.str();
+  }
+  code << "      plane_sums[threadIdx.x] = plane_sum;\n";
+  code << "    }\n";
+  code << "    __syncthreads();\n";
+  code << "    // each plane's " << size << " outputs summed by a warp\n";
+  code << "    for (index_t q = threadIdx.x / 32; q < " << tile.planes
+       << "; q += blockDim.x / 32) {\n";
+  code << "      const index_t lane = threadIdx.x % 32;\n";
+  code << "      float a = 0.0f;\n";
+  code << "      for (index_t e = lane; e < " << size << "; e += 32) a += plane_sums[q * " << size
+       << " + e];\n";
+  code << "      for (int offset = 16; offset > 0; offset /= 2) {\n";
+  code << "        a += __shfl_xor_sync(0xffffffffu, a, offset);\n";
+  code << "      }\n";
+  code << "      if (lane == 0 && " << plane0 << " + q < " << planes << ") {\n";
+  STITCH_ASSIGN_OR_RETURN(std::string text, writes("a", plane0 + " + q"));
+  code << text << "      }\n";
+  code << "    }\n";
   return code.str();
 }
 
@@ -142,6 +216,10 @@ std::string Composition<StencilPlan>::stencil_tile_prologue(const KernelWriter& 
        << (one_row ? std::string() : num(tile.tile_in_h) + ", ") << tile.tile_in_w
        << "] elements of " << support::source_literal(w.graph_.value(in).name)
        << " the tile's windows read\n";
+  if (tile.sum_offset >= 0) {
+    body << "  float* plane_sums = reinterpret_cast<float*>(smem + " << tile.sum_offset
+         << ");  // a tile's outputs, summed per plane (4d.)\n";
+  }
   if (one_row) {
     // A 1-D window: its position is the tile's column (the tile has one row).
     body << "  index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column\n";
