@@ -73,13 +73,15 @@
 //     arrival in the workspace's second word, which the launcher zeroes with the
 //     barrier's counter), with __syncthreads between its stages: its grid barriers
 //     are gone, and no parallelism with them (GlobalPlan::last_block_first).
-//  4d. In 4b., when every tile holds whole planes, a ReduceMean or ReduceSum of the
-//     staged value over its spatial axes (a squeeze-excitation's mean) is computed in
-//     the staged stage: each thread keeps its output in a register, and each plane is
-//     summed by shuffles among its lanes (a plane of at most 32 outputs whose size
-//     divides 32) or by a warp through [block] floats of the arena; the reduction's own
-//     stage, its grid barrier and its re-read of the plane are gone
-//     (StencilTile::plane_reductions).
+//  4d. In 4b., a ReduceMean or ReduceSum of the staged value over its spatial axes (a
+//     squeeze-excitation's mean) is summed in the staged stage: each thread keeps its
+//     output in a register, and each tile's part of each plane is summed by shuffles
+//     among its lanes (a part of at most 32 outputs whose size divides 32) or by a warp
+//     through [block] floats of the arena. When every tile holds whole planes those
+//     sums are the reduction, whose own stage, grid barrier and re-read of the plane are
+//     gone; otherwise each tile writes its part's sum to the workspace, and the
+//     reduction's stage adds a plane's parts, a thread per plane, instead of reading the
+//     plane (StencilTile::plane_reductions).
 //  5. In 3 and 4, each reduction gets its own thread mapping (AStitch 2.1, 4.2:
 //     column and scalar reductions have their own schedules), from its canonical
 //     shape [outer kept, reduced, inner kept C]:

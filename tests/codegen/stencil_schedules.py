@@ -263,6 +263,14 @@ CASES = [
      squeeze_excitation("squeeze_excitation_small_planes", [2, 24, 4, 4], 6, 42),
      {"d", "y"}, "global", 1,
      ["plane_sum += __shfl_xor_sync(0xffffffffu, plane_sum, offset);", "from its threads' registers"]),
+    # At 32x32 pixels a tile holds a quarter of a plane: each tile writes its part's
+    # sum, and the mean's stage (on the last block, with the excitation) adds the
+    # four parts instead of reading the plane back (4d.).
+    ("squeeze_excitation_large_planes",
+     squeeze_excitation("squeeze_excitation_large_planes", [1, 8, 32, 32], 2, 52),
+     {"d", "y"}, "global", 1,
+     ["plane_partials[(tile_plane0 + q) * 4 + t % 4] = a;", "a += plane_partials[i * 4 + k];",
+      "3 of them on the last block to arrive, 1 grid barrier"]),
     # A ReduceSum of 6x6 planes without keepdims, mixed across channels by a MatMul:
     # planes of 36 outputs, 7 to a tile, summed through shared memory a warp per plane
     # (4d.), the second tile holding only 3 of its 7 planes.
@@ -283,7 +291,8 @@ CASES = [
     # 1-D in the global composition: a grouped conv over time (4 channels and 4 filters
     # per group) with a SiLU and a squeeze-excitation over the sequence (the mean over
     # time, a 1x1 conv mixing the channels, the sigmoid gate): the SiLU's stage walks
-    # the conv's one-row tiles.
+    # the conv's one-row tiles, two to a sequence, each summing its part of each of its
+    # group's 4 rows for the mean (4d.).
     ("grouped_1d_excitation",
      graph_model("grouped_1d_excitation", [("x", F, [2, 16, 90])],
                  silu("x", "a") + [conv("a", "d", "w", "b", group=4, pads=[2, 2])] + silu("d", "s") +
@@ -293,7 +302,8 @@ CASES = [
                   helper.make_node("Mul", ["s", "gate"], ["y"], name="y")],
                  [("y", F)], [weights("w", [16, 4, 5], 38), weights("b", [16], 39),
                               weights("w1", [16, 16, 1], 40), weights("b1", [16], 41)]),
-     {"d", "y"}, "global", 1),
+     {"d", "y"}, "global", 1,
+     ["for (index_t k = 0; k < 2; ++k) a += plane_partials[i * 2 + k];"]),
     # Without the channel mixing, the mean gates its own row: a warp per (n, channel)
     # row computes the conv's row, reading the group's input rows inline.
     ("grouped_1d_gated_by_mean",

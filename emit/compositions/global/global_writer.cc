@@ -75,7 +75,13 @@ Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
       if (value.level != level || value.epilogue_of != ir::kNoId) continue;
       const StencilTile* tile = emit::staged_tile(w.schedule_);
       if (tile && std::count(tile->plane_reductions.begin(), tile->plane_reductions.end(), id)) {
-        continue;  // 4d.: summed by the staged stencil's stage as it writes the planes
+        // 4d.: summed by the staged stencil's stage as it writes the planes, or from the
+        // parts its tiles wrote.
+        if (tile->whole_planes()) continue;
+        STITCH_ASSIGN_OR_RETURN(std::string code,
+                                Composition<StencilPlan>::plane_partials_code(w, id, indent));
+        stages << code;
+        continue;
       }
       if (tile && id == tile->staged_value) {
         // 4b.: this stage evaluates the staged stencil, tile by tile.

@@ -570,8 +570,13 @@ void plan_global(PlanningContext& context, std::map<int, int64_t> stage_work,
       for (ir::ValueId id : tile.plane_reductions) {
         names += (names.empty() ? "" : ", ") + node_label(graph.node(graph.value(id).producer));
       }
-      schedule->why += "; that stage also sums each plane for " + names +
-                       " from its threads' registers, as every tile holds whole planes";
+      schedule->why += tile.whole_planes()
+                           ? "; that stage also sums each plane for " + names +
+                                 " from its threads' registers, as every tile holds whole planes"
+                           : "; that stage also sums each tile's part of each plane for " + names +
+                                 " from its threads' registers, and " + names + " adds a plane's " +
+                                 num(tile.tiles_h * tile.tiles_w) +
+                                 " parts instead of reading the plane";
     }
   }
   plan_last_block_stages(stage_work, schedule);

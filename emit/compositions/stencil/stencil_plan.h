@@ -35,12 +35,16 @@ struct StencilTile {
   // 4b.: the value whose stage walks the tiles; kNoId in the stencil composition.
   ir::ValueId staged_value = ir::kNoId;
   // 4d.: ReduceMean and ReduceSum of staged_value over its spatial axes (a
-  // squeeze-excitation's mean), when every tile covers whole planes: the stage sums each
-  // plane from its threads' registers as it writes it, instead of a stage of their own
-  // reading it back behind a grid barrier. `sum_offset`: the arena's [block] floats a
-  // plane larger than a warp, or not a power of two, is summed through (-1: none).
+  // squeeze-excitation's mean). The stage sums each tile's part of each plane from its
+  // threads' registers as it writes it. When every tile covers whole planes, those sums
+  // are the reductions, and they need no stage of their own; otherwise each tile writes
+  // its part's sum to the workspace's [planes, tiles_h x tiles_w] floats at
+  // `partials_offset`, and the reductions' stage adds a plane's parts instead of reading
+  // the plane back. `sum_offset`: the arena's [block] floats a part larger than a warp,
+  // or not a power of two, is summed through (-1: none).
   std::vector<ir::ValueId> plane_reductions;
   int64_t sum_offset = -1;
+  int64_t partials_offset = -1;
   bool whole_planes() const { return tiles_h == 1 && tiles_w == 1; }
 };
 
@@ -72,6 +76,8 @@ struct Composition<StencilPlan> : CompositionDefaults {
   static std::string stencil_tile_prologue(const KernelWriter& w, const StencilTile& tile);
   static Result<std::string> plane_sums_code(KernelWriter& w, const std::string& plane0,
                                              int64_t planes);
+  static Result<std::string> plane_partials_code(KernelWriter& w, ir::ValueId id,
+                                                 const std::string& indent);
 };
 
 }  // namespace stitch::emit

@@ -277,7 +277,7 @@ int fold_plane_reductions(const GroupFacts& group, const cost_model::DeviceProfi
                           GroupSchedule* schedule, std::map<int, int64_t>* stage_work) {
   const ir::Graph& graph = group.graph;
   GlobalPlan* plan = schedule->as<GlobalPlan>();
-  if (plan == nullptr || !plan->stencil || !plan->stencil->whole_planes()) return 0;
+  if (plan == nullptr || !plan->stencil) return 0;
   StencilTile& tile = *plan->stencil;
   const ir::ValueId staged = tile.staged_value;
   if (dims_of(graph, staged) != dims_of(graph, graph.node(tile.stencil).outputs[0])) return 0;
@@ -288,12 +288,13 @@ int fold_plane_reductions(const GroupFacts& group, const cost_model::DeviceProfi
     if (reduces_planes(group, *schedule, node, staged)) folded.push_back(node.outputs[0]);
   }
   if (folded.empty()) return 0;
-  // A plane of more than a warp, or of a size that does not divide one, is summed
-  // through [block] floats of the arena; the co-resident blocks must still fit.
-  const int64_t plane = tile.tile_h * tile.tile_w;
+  // A tile's part of a plane of more than a warp, or of a size that does not divide
+  // one, is summed through [block] floats of the arena; the co-resident blocks must
+  // still fit.
+  const int64_t part = tile.tile_h * tile.tile_w;
   int64_t arena = schedule->shared_bytes;
   int64_t sum_offset = -1;
-  if (plane > 32 || 32 % plane != 0) {
+  if (part > 32 || 32 % part != 0) {
     sum_offset = align_to(arena, 16);
     arena = sum_offset + schedule->block * 4;
     const int64_t resident = std::max(1, profile.max_threads_per_sm / schedule->block);
@@ -302,14 +303,29 @@ int fold_plane_reductions(const GroupFacts& group, const cost_model::DeviceProfi
       return 0;
     }
   }
-  const int staged_level = schedule->values.at(staged).level;
-  for (ir::ValueId id : folded) schedule->values.at(id).level = staged_level;
   tile.plane_reductions = folded;
   tile.sum_offset = sum_offset;
   if (sum_offset >= 0) {
     schedule->shared_bytes_requested += arena - schedule->shared_bytes;
     schedule->shared_bytes = arena;
   }
+  if (!tile.whole_planes()) {
+    // The reductions keep their stage, a thread per plane adding its parts.
+    const std::vector<int64_t>& dims = dims_of(graph, staged);
+    const int64_t planes = dims[0] * dims[1];
+    tile.partials_offset = align_to(schedule->workspace_bytes, kWorkspaceAlignment);
+    schedule->workspace_bytes =
+        tile.partials_offset +
+        align_to(planes * tile.tiles_h * tile.tiles_w * 4, kWorkspaceAlignment);
+    for (ir::ValueId id : folded) {
+      const ValueSchedule& value = schedule->values.at(id);
+      int64_t& work = (*stage_work)[value.level];
+      work = std::max<int64_t>(work - stage_threads(graph, id, value), 0) + elements_of(graph, id);
+    }
+    return static_cast<int>(folded.size());
+  }
+  const int staged_level = schedule->values.at(staged).level;
+  for (ir::ValueId id : folded) schedule->values.at(id).level = staged_level;
   drop_empty_levels(group, schedule, stage_work);
   return static_cast<int>(folded.size());
 }

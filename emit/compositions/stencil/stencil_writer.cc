@@ -145,17 +145,25 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
 }
 
 // 4d.: after a tile's outputs (each thread's in `plane_sum`, 0 past the planes), the
-// spatial ReduceMean/ReduceSum of the staged value: a plane of at most a warp whose size
-// divides 32 is summed by shuffles among its lanes; a larger one through the arena's
-// [block] floats, a warp per plane. Closes the block stencil_tile_code opened.
+// sum of the tile's part of each plane for the spatial ReduceMean/ReduceSum of the
+// staged value: a part of at most a warp whose size divides 32 is summed by shuffles
+// among its lanes; a larger one through the arena's [block] floats, a warp per plane.
+// Whole planes: the sums are the reductions; parts: each goes to the workspace's
+// partials for the reductions' stage (plane_partials_code). Closes the block
+// stencil_tile_code opened.
 Result<std::string> Composition<StencilPlan>::plane_sums_code(KernelWriter& w,
                                                               const std::string& plane0,
                                                               int64_t planes) {
   const StencilTile& tile = *emit::staged_tile(w.schedule_);
-  const int64_t size = tile.tile_h * tile.tile_w;  // a whole plane (StencilTile::whole_planes)
+  const int64_t size = tile.tile_h * tile.tile_w;  // the tile's part of a plane
   const int64_t threads = tile.planes * size;
+  const int64_t parts = tile.tiles_h * tile.tiles_w;  // 1: whole planes
   const std::string writes_indent = "        ";
   auto writes = [&](const std::string& sum, const std::string& plane) -> Result<std::string> {
+    if (parts > 1) {
+      return writes_indent + "plane_partials[(" + plane + ") * " + num(parts) + " + t % " +
+             num(parts) + "] = " + sum + ";  // this tile's part of the plane\n";
+    }
     std::string text;
     for (ir::ValueId id : tile.plane_reductions) {
       STITCH_RETURN_IF_ERROR(w.accessor(id).status());
@@ -170,7 +178,7 @@ Result<std::string> Composition<StencilPlan>::plane_sums_code(KernelWriter& w,
   };
   std::ostringstream code;
   if (tile.sum_offset < 0) {
-    code << "      // each plane's " << size << " outputs summed by its lanes\n";
+    code << "      // each plane's " << size << " outputs in the tile summed by its lanes\n";
     if (size > 1) {
       code << "      for (int offset = " << size / 2 << "; offset > 0; offset /= 2) {\n";
       code << "        plane_sum += __shfl_xor_sync(0xffffffffu, plane_sum, offset);\n";
@@ -186,7 +194,7 @@ Result<std::string> Composition<StencilPlan>::plane_sums_code(KernelWriter& w,
   code << "      plane_sums[threadIdx.x] = plane_sum;\n";
   code << "    }\n";
   code << "    __syncthreads();\n";
-  code << "    // each plane's " << size << " outputs summed by a warp\n";
+  code << "    // each plane's " << size << " outputs in the tile summed by a warp\n";
   code << "    for (index_t q = threadIdx.x / 32; q < " << tile.planes
        << "; q += blockDim.x / 32) {\n";
   code << "      const index_t lane = threadIdx.x % 32;\n";
@@ -200,6 +208,34 @@ Result<std::string> Composition<StencilPlan>::plane_sums_code(KernelWriter& w,
   STITCH_ASSIGN_OR_RETURN(std::string text, writes("a", plane0 + " + q"));
   code << text << "      }\n";
   code << "    }\n";
+  return code.str();
+}
+
+// 4d. with tiles that cut planes: the stage of reduction `id` adds each plane's parts,
+// which the staged stage's tiles wrote, a thread per plane.
+Result<std::string> Composition<StencilPlan>::plane_partials_code(KernelWriter& w, ir::ValueId id,
+                                                                  const std::string& indent) {
+  const StencilTile& tile = *emit::staged_tile(w.schedule_);
+  const int64_t parts = tile.tiles_h * tile.tiles_w;
+  const int64_t planes = elements_of(w.graph_, id);
+  STITCH_RETURN_IF_ERROR(w.accessor(id).status());
+  const ir::Node& node = w.producer(id);
+  const int64_t plane_size =
+      elements_of(w.graph_, tile.staged_value) / std::max<int64_t>(planes, 1);
+  std::ostringstream code;
+  code << indent << "// " << comment_name(node) << " -> " << ir::to_string(w.graph_.value(id).type)
+       << ": each plane's " << parts << " parts, summed by the tiles that wrote it\n";
+  code << indent << "for (index_t i = " << w.loop_start(planes, /*per_warp=*/false) << "; i < "
+       << planes << "; i += threads) {\n";
+  code << indent << "  float a = 0.0f;\n";
+  code << indent << "  for (index_t k = 0; k < " << parts << "; ++k) a += plane_partials[i * "
+       << parts << " + k];\n";
+  code << indent << "  " << w.target_array(id) << "[i] = "
+       << (node.op_type == "ReduceMean"
+               ? "a * " + float_literal(1.0 / static_cast<double>(plane_size))
+               : std::string("a"))
+       << ";\n";
+  code << indent << "}\n";
   return code.str();
 }
 
@@ -219,6 +255,11 @@ std::string Composition<StencilPlan>::stencil_tile_prologue(const KernelWriter& 
   if (tile.sum_offset >= 0) {
     body << "  float* plane_sums = reinterpret_cast<float*>(smem + " << tile.sum_offset
          << ");  // a tile's outputs, summed per plane (4d.)\n";
+  }
+  if (tile.partials_offset >= 0) {
+    body << "  float* plane_partials = reinterpret_cast<float*>(workspace + "
+         << tile.partials_offset << ");  // [planes, " << tile.tiles_h * tile.tiles_w
+         << "] sums of the tiles' parts of each plane (4d.)\n";
   }
   if (one_row) {
     // A 1-D window: its position is the tile's column (the tile has one row).
