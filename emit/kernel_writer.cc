@@ -222,8 +222,11 @@ Result<std::string> KernelWriter::op_statements(const ir::Node& node, size_t slo
   const StencilTile* tile = staged_tile(schedule_);
   const std::string staged =
       tile && node.id == tile->stencil ? "s_" + names_.at(node.inputs[0]) : std::string();
-  OpLoweringContext context{graph_, node, slot, [this](ir::ValueId id) { return accessor(id); },
-                            staged};
+  const std::string staged_filters = !staged.empty() && tile->filter_offset >= 0
+                                         ? "f_" + names_.at(node.inputs[1])
+                                         : std::string();
+  OpLoweringContext context{
+      graph_, node, slot, [this](ir::ValueId id) { return accessor(id); }, staged, staged_filters};
   const ir::OpKind kind = ir::op_kind(node);
   if (kind == ir::OpKind::kReduction) {
     // Only a no-op reduction (noop_with_empty_axes, no axes) is inlined: the identity.

@@ -46,6 +46,10 @@ struct OpLoweringContext {
   // accessor that reads its input from the shared tile, `s(plane, p0, p1)` with the
   // input's plane (n x channels + channel) and spatial position; "" otherwise.
   std::string staged;
+  // A staged Conv's filters in the shared arena (StencilTile::filter_offset): the name
+  // of the accessor `f(plane, r)` of weight r (channel in the group x window + tap) of
+  // output plane `plane` (n x filters + filter); "" otherwise.
+  std::string staged_filters;
 
   ir::ValueId input(size_t k) const;  // kNoId when absent
   ir::ValueId output() const { return node.outputs[slot]; }

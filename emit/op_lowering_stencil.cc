@@ -131,7 +131,11 @@ Result<std::string> grouped_conv(const Context& c) {
   const int64_t plane = product(w.input);
   const int64_t window = product(w.kernel);
   STITCH_ASSIGN_OR_RETURN(std::string x, c.accessor(c.input(0)));
-  STITCH_ASSIGN_OR_RETURN(std::string weight, c.accessor(c.input(1)));
+  // Staged filters: read from the arena by output plane (the staging reads the weights).
+  std::string weight = c.staged_filters;
+  if (weight.empty()) {
+    STITCH_ASSIGN_OR_RETURN(weight, c.accessor(c.input(1)));
+  }
   const std::string ct = c.compute();
   std::string text = output_coordinates(out);
   std::string first_channel = filters_per_group == 1 ? "m" : "m / " + num(filters_per_group);
@@ -156,7 +160,9 @@ Result<std::string> grouped_conv(const Context& c) {
             num(plane) + ";\n";
   }
   const std::string row = cg == 1 ? filter_row : "(" + filter_row + ")";
-  text += indent + "const index_t taps = " + row + " * " + num(window) + ";\n";
+  if (c.staged_filters.empty()) {
+    text += indent + "const index_t taps = " + row + " * " + num(window) + ";\n";
+  }
   std::string offset, kernel_offset;
   std::string close = open_window_loops(w, indent, &text, &offset, &kernel_offset);
   const std::string inner = indent + std::string(2 * w.input.size(), ' ');
@@ -164,7 +170,12 @@ Result<std::string> grouped_conv(const Context& c) {
   const std::string tap = c.staged.empty() ? x + "(plane + " + offset + ")"
                                            : c.staged + "(n * " + num(channels) + " + " + channel +
                                                  ", " + positions(w) + ")";
-  text += inner + "acc += " + tap + " * " + weight + "(taps + " + kernel_offset + ");\n";
+  const std::string weight_read =
+      c.staged_filters.empty()
+          ? weight + "(taps + " + kernel_offset + ")"
+          : weight + "(n * " + num(filters) + " + m, " +
+                (cg == 1 ? std::string() : "c * " + num(window) + " + ") + kernel_offset + ")";
+  text += inner + "acc += " + tap + " * " + weight_read + ";\n";
   text += close;
   if (cg != 1) text += "    }\n";
   return text + "    return acc;\n";

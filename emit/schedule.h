@@ -54,7 +54,9 @@
 //     memory, evaluating the stencil's inlined producers (a folded BatchNorm, the
 //     ReLU6 of the expand conv) once per element instead of once per tap, then each
 //     thread computes one output from the tile and writes every group output at its
-//     index (the taps read shared memory; the rest of the group is as in 3.); an
+//     index (the taps read shared memory, and so do a Conv's weights when its filters
+//     fit beside the tile: StencilTile::filter_offset; the rest of the group is as in
+//     3.); an
 //     output written through one Transpose (and views) lands where the Transpose puts
 //     the element.
 //  4. Otherwise the always-correct "global" composition: materialized values are

@@ -173,9 +173,14 @@ TEST(CodegenGolden, DepthwiseConvStagesItsInputTile) {
   EmittedKernel kernel = emit_golden_case("depthwise_tiled");
   EXPECT_EQ(kernel.composition, "stencil");
   EXPECT_EQ(kernel.launch.block, 256);
-  EXPECT_EQ(kernel.shared_bytes_allocated, 10 * 34 * 4);
+  // The input tile, then the plane's 9 filter taps (16-byte aligned after 1360 bytes).
+  EXPECT_EQ(kernel.shared_bytes_allocated, 10 * 34 * 4 + 9 * 4);
   const std::string& cu = kernel.source;
-  EXPECT_NE(cu.find("acc += s_a(n * 8 + m, p0, p1) * v_w("), std::string::npos);
+  EXPECT_NE(cu.find("acc += s_a(n * 8 + m, p0, p1) * f_w(n * 8 + m, k0 * 3 + k1);"),
+            std::string::npos);
+  // Each thread of the 9 loads its one filter element before the input tile's loop.
+  EXPECT_NE(cu.find("const float f0 = e0 < 9 && tile_out0 + e0 / 9 < 8 ? v_w("), std::string::npos);
+  EXPECT_NE(cu.find("if (e0 < 9) tile_f_w[e0] = f0;"), std::string::npos);
   EXPECT_NE(cu.find("tile_a[e] = plane < 8 && p0 >= 0 && p0 < 12 && p1 >= 0 && p1 < 40 ? v_a("),
             std::string::npos);
   EXPECT_NE(cu.find("__syncthreads();"), std::string::npos);
@@ -200,14 +205,15 @@ TEST(CodegenGolden, DepthwiseConvStagesItsInputTile) {
 
 // A grouped conv (4 channels and 6 filters per group, ResNeXt-like with a channel
 // multiplier): a tile holds one group's 6 output planes x [2, 20] outputs and stages
-// the group's 4 input planes once for all 6 filters.
+// the group's 4 input planes once for all 6 filters, and the 6 filters' 4 x 9 weights.
 TEST(CodegenGolden, GroupedConvStagesItsGroupsInputPlanes) {
   EmittedKernel kernel = emit_golden_case("grouped_tiled");
   EXPECT_EQ(kernel.composition, "stencil");
   EXPECT_EQ(kernel.launch.block, 256);
-  EXPECT_EQ(kernel.shared_bytes_allocated, 4 * 4 * 22 * 4);
+  EXPECT_EQ(kernel.shared_bytes_allocated, 4 * 4 * 22 * 4 + 6 * 36 * 4);
   const std::string& cu = kernel.source;
-  EXPECT_NE(cu.find("acc += s_x(n * 16 + (m / 6) * 4 + c, p0, p1) * v_w("), std::string::npos);
+  EXPECT_NE(cu.find("acc += s_x(n * 16 + (m / 6) * 4 + c, p0, p1) * f_w(n * 24 + m, c * 9 + "),
+            std::string::npos);
   EXPECT_NE(cu.find("tile_plane0 = t / 5 * 4;"), std::string::npos);
   EXPECT_NE(cu.find("for (index_t e = threadIdx.x; e < 352; e += blockDim.x)"), std::string::npos);
   EXPECT_NE(cu.find("const index_t plane = (t / 5 * 6) + threadIdx.x / 40;"), std::string::npos);
@@ -222,10 +228,10 @@ TEST(CodegenGolden, OneDimensionalConvStagesARowTile) {
   EmittedKernel kernel = emit_golden_case("depthwise_1d_tiled");
   EXPECT_EQ(kernel.composition, "stencil");
   EXPECT_EQ(kernel.launch.block, 256);
-  EXPECT_EQ(kernel.shared_bytes_allocated, 286 * 4);
+  EXPECT_EQ(kernel.shared_bytes_allocated, 288 * 4 + 31 * 4);  // the row (aligned), its filter
   const std::string& cu = kernel.source;
   EXPECT_NE(cu.find("auto s_g = [&](index_t plane, index_t p0) -> float {"), std::string::npos);
-  EXPECT_NE(cu.find("acc += s_g(n * 8 + m, p0) * v_w(taps + k0);"), std::string::npos);
+  EXPECT_NE(cu.find("acc += s_g(n * 8 + m, p0) * f_w(n * 8 + m, k0);"), std::string::npos);
   EXPECT_NE(cu.find("tile_g[e] = plane < 16 && p1 >= 0 && p1 < 300 ? v_g(plane * 300 + p1)"),
             std::string::npos);
   EXPECT_EQ(cu.find("tile_row0 = r0"), std::string::npos) << "a 1-D tile has no rows";
@@ -266,7 +272,9 @@ graph "mbconv" (%x: f32[1,16,24,24], %w: f32[16,1,3,3], %b: f32[16], %w1: f32[16
             std::string::npos)
       << kernel->why;
   const std::string& cu = kernel->source;
-  EXPECT_NE(cu.find("acc += s_a(n * 16 + m, p0, p1) * v_w("), std::string::npos);
+  // The filters stay in global memory in a global kernel (stage_filters says why).
+  EXPECT_NE(cu.find("acc += s_a(n * 16 + m, p0, p1) * v_w(taps + k0 * 3 + k1);"),
+            std::string::npos);
   EXPECT_NE(cu.find("tile_a[e] = plane < 16"), std::string::npos);
   EXPECT_NE(cu.find("ws_s[i] = "), std::string::npos) << "the stage writes s to the workspace";
 }

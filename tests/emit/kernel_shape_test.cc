@@ -169,8 +169,9 @@ graph "gemm" (%a: f32[4,32,16], %b: f32[4,16,32]) {
 }
 
 // A staged stencil (schedule.h 3c.) is charged per tile: a lane loads its share of the
-// input tile, each element one read of x (ReLU6 inline), plus the conv's weight per
-// tap; read from global memory, each tap is a read of x and of the weight.
+// input tile, each element one read of x (ReLU6 inline), and its share of the tile's
+// staged filters (9 weights over 256 lanes: one); read from global memory, each tap is
+// a read of x and of the weight.
 TEST(KernelShapeTest, StagedStencilIsChargedPerTile) {
   ir::Model model = parse(R"(stitchopt.ir 1
 model ir_version=8 opsets={"":17}
@@ -189,12 +190,14 @@ graph "dw" (%x: f32[1,8,64,64], %w: f32[8,1,3,3]) {
   ASSERT_NE(staged->as<StencilPlan>(), nullptr);
   const StencilTile& tile = staged->as<StencilPlan>()->tile;
   // Tiles of [1, 8, 32] outputs over 64 x 64 planes: 16 per plane, 128 in all, each
-  // staging [1, 10, 34] elements over 256 threads (2 loads a lane).
+  // staging [1, 10, 34] elements over 256 threads (2 loads a lane) and the plane's filter.
   EXPECT_EQ(tile.tile_h, 8);
   EXPECT_EQ(tile.tile_w, 32);
   EXPECT_EQ(tile.tiles, 128);
+  EXPECT_EQ(tile.filter_row, 9);
+  EXPECT_GE(tile.filter_offset, 10 * 34 * 4);
   const double tiles = std::ceil(128.0 / static_cast<double>(staged->grid));
-  EXPECT_DOUBLE_EQ(kernel_shape(graph, *staged).stencil_load_chain, tiles * (2 * 1 + 9 * 1));
+  EXPECT_DOUBLE_EQ(kernel_shape(graph, *staged).stencil_load_chain, tiles * (2 * 1 + 1));
 
   ScheduleOptions options;
   options.stencil_tiles = false;

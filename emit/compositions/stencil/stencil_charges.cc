@@ -13,7 +13,7 @@ namespace stitch::emit {
 // every tap: one read of what the input reads inline, and the weight. A staged
 // stencil (3c., 4b.) instead costs, per tile, a lane's share of the input tile (each
 // element one read of what the input reads inline) and its taps' weights (the taps
-// read shared memory).
+// read shared memory), or with staged filters its share of the tile's filters.
 void charge_stencils(const ChargeContext& context, cost_model::KernelShape* shape) {
   const ir::Graph& graph = context.graph;
   const GroupSchedule& schedule = context.schedule;
@@ -34,8 +34,12 @@ void charge_stencils(const ChargeContext& context, cost_model::KernelShape* shap
       const double staged =
           std::ceil(static_cast<double>(tile->in_planes * tile->tile_in_h * tile->tile_in_w) /
                     static_cast<double>(schedule.block));
-      shape->stencil_load_chain +=
-          tiles * (staged * reads + static_cast<double>(stencil->taps) * weight);
+      // Staged filters: a lane's share of the tile's filters instead of a weight per tap.
+      const double weights = tile->filter_offset >= 0
+                                 ? std::ceil(static_cast<double>(tile->planes * tile->filter_row) /
+                                             static_cast<double>(schedule.block))
+                                 : static_cast<double>(stencil->taps) * weight;
+      shape->stencil_load_chain += tiles * (staged * reads + weights);
       continue;
     }
     shape->stencil_load_chain +=

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "emit/compositions/composition.h"
@@ -34,6 +35,13 @@ struct StencilTile {
   int64_t offset = 0;  // bytes into the arena (4b.: after the other allocations)
   // 4b.: the value whose stage walks the tiles; kNoId in the stencil composition.
   ir::ValueId staged_value = ir::kNoId;
+  // A Conv's filters for the tile's `planes` output planes ([planes, filter_row]:
+  // channels_per_group x window weights each), staged in the arena at filter_offset
+  // with the input tile, so that each tap reads its weight from shared memory instead
+  // of global memory (-1: not staged; a grouped conv's 16 channels x 9 taps were 144
+  // global loads per output).
+  int64_t filter_offset = -1;
+  int64_t filter_row = 0;
   // 4d.: ReduceMean and ReduceSum of staged_value over its spatial axes (a
   // squeeze-excitation's mean). The stage sums each tile's part of each plane from its
   // threads' registers as it writes it. When every tile covers whole planes, those sums
@@ -76,6 +84,10 @@ struct Composition<StencilPlan> : CompositionDefaults {
   static std::string stencil_tile_prologue(const KernelWriter& w, const StencilTile& tile);
   static Result<std::string> plane_sums_code(KernelWriter& w, const std::string& plane0,
                                              int64_t planes);
+  static Result<std::pair<std::string, std::string>> filter_staging_code(KernelWriter& w,
+                                                                         const std::string& plane0,
+                                                                         int64_t planes,
+                                                                         int64_t channels);
   static Result<std::string> plane_partials_code(KernelWriter& w, ir::ValueId id,
                                                  const std::string& indent);
 };

@@ -3,12 +3,17 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "emit/cuda_text.h"
 #include "ir/core/window.h"
 #include "support/escape.h"
 
 namespace stitch::emit {
+
+// The most filter elements a thread of a staged stencil loads into registers before
+// the input tile's loop (filter_staging_code).
+constexpr int64_t kPrefetchedFilterElements = 4;
 
 // Stencil composition (schedule.h 3c.): a block per tile of [planes, tile_h, tile_w]
 // outputs, grid-stride over the tiles. The block's threads stage the input elements
@@ -80,6 +85,11 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
   };
   if (!one_row) code << "    tile_row0 = " << origin("r0", 0) << ";\n";
   code << "    tile_col0 = " << origin("c0", 1) << ";\n";
+  std::pair<std::string, std::string> filters;  // the filters' loads and their stores
+  if (tile.filter_offset >= 0) {
+    STITCH_ASSIGN_OR_RETURN(filters, filter_staging_code(w, plane0, planes, out_dims[1]));
+  }
+  code << filters.first;
   code << "    for (index_t e = threadIdx.x; e < " << tip * sh * sw << "; e += blockDim.x) {\n";
   code << "      const index_t plane = tile_plane0 + e / " << sh * sw << ";\n";
   if (!one_row) {
@@ -91,6 +101,7 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
   code << " && p1 >= 0 && p1 < " << in_w << " ? " << x << "(plane * " << in_h * in_w
        << (one_row ? "" : " + p0 * " + num(in_w)) << " + p1) : static_cast<" << t << ">(0);\n";
   code << "    }\n";
+  code << filters.second;
   code << "    __syncthreads();\n";
   const bool sums = !tile.plane_reductions.empty();  // 4d.
   code << "    {\n";
@@ -142,6 +153,47 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
   code << "    __syncthreads();\n";
   code << "  }\n";
   return code.str();
+}
+
+// A tile's filters ([planes, row]) from the Conv's weights, each output plane's from
+// its channel's row (an output plane is n x `channels` + channel): the code before the
+// input tile's loop and after it. When each thread stages at most
+// kPrefetchedFilterElements, it loads them into registers before the input tile's loop,
+// so that they are in flight with its first loads, and stores them after it; more are
+// staged by a loop after the input tile's.
+Result<std::pair<std::string, std::string>> Composition<StencilPlan>::filter_staging_code(
+    KernelWriter& w, const std::string& plane0, int64_t planes, int64_t channels) {
+  const StencilTile& tile = *emit::staged_tile(w.schedule_);
+  const ir::ValueId weights = w.graph_.node(tile.stencil).inputs[1];
+  STITCH_ASSIGN_OR_RETURN(std::string filters, w.accessor(weights));
+  const int64_t row = tile.filter_row;
+  const int64_t count = tile.planes * row;
+  const int64_t block = std::max(w.schedule_.block, 1);
+  const std::string array = "tile_f_" + w.names_.at(weights);
+  const std::string type = compute_type(w.dtype(weights));
+  // Element e of the tile's filters (zero past the last plane), read when `also` holds.
+  auto load = [&](const std::string& e, const std::string& also) {
+    return also + "tile_out0 + " + e + " / " + num(row) + " < " + num(planes) + " ? " + filters +
+           "((tile_out0 + " + e + " / " + num(row) + ") % " + num(channels) + " * " + num(row) +
+           " + " + e + " % " + num(row) + ") : static_cast<" + type + ">(0)";
+  };
+  std::string before = "    tile_out0 = " + plane0 + ";\n", after;
+  const int64_t per_thread = (count + block - 1) / block;
+  if (per_thread > kPrefetchedFilterElements) {
+    after += "    for (index_t e = threadIdx.x; e < " + num(count) + "; e += blockDim.x) {\n";
+    after += "      " + array + "[e] = " + load("e", "") + ";\n";
+    after += "    }\n";
+    return std::make_pair(before, after);
+  }
+  for (int64_t k = 0; k < per_thread; ++k) {
+    const std::string e = "e" + num(k), f = "f" + num(k);
+    const std::string index = k == 0 ? "threadIdx.x" : "threadIdx.x + " + num(k * block);
+    before += "    const index_t " + e + " = " + index + ";  // filter element\n";
+    before +=
+        "    const " + type + " " + f + " = " + load(e, e + " < " + num(count) + " && ") + ";\n";
+    after += "    if (" + e + " < " + num(count) + ") " + array + "[" + e + "] = " + f + ";\n";
+  }
+  return std::make_pair(before, after);
 }
 
 // 4d.: after a tile's outputs (each thread's in `plane_sum`, 0 past the planes), the
@@ -255,6 +307,18 @@ std::string Composition<StencilPlan>::stencil_tile_prologue(const KernelWriter& 
   if (tile.sum_offset >= 0) {
     body << "  float* plane_sums = reinterpret_cast<float*>(smem + " << tile.sum_offset
          << ");  // a tile's outputs, summed per plane (4d.)\n";
+  }
+  if (tile.filter_offset >= 0) {
+    const ir::ValueId weights = w.graph_.node(tile.stencil).inputs[1];
+    const std::string wt = compute_type(w.dtype(weights));
+    const std::string filters = w.names_.at(weights);
+    body << "  " << wt << "* tile_f_" << filters << " = reinterpret_cast<" << wt << "*>(smem + "
+         << tile.filter_offset << ");  // [" << tile.planes << ", " << tile.filter_row
+         << "] filters of the tile's output planes\n";
+    body << "  index_t tile_out0 = 0;  // the tile's first output plane\n";
+    body << "  auto f_" << filters << " = [&](index_t plane, index_t r) -> " << wt
+         << " {\n    return tile_f_" << filters << "[(plane - tile_out0) * " << tile.filter_row
+         << " + r];\n  };\n";
   }
   if (tile.partials_offset >= 0) {
     body << "  float* plane_partials = reinterpret_cast<float*>(workspace + "

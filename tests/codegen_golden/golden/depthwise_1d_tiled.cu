@@ -17,7 +17,7 @@
 //   b: float[8]
 // Outputs:
 //   y: float[2,8,300]
-// Launch: grid 32, block 256, shared 1144 bytes (requested 1144), workspace 0 bytes
+// Launch: grid 32, block 256, shared 1276 bytes (requested 1276), workspace 0 bytes
 // Predicted time: 6.924 us
 // Estimate on h100 (analytic): 58640 bytes moved (1.92 us at the bandwidth curve), 3.46e+05 flops, launch 5.00 us, schedule charge 0.00 us: 6.92 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
@@ -28,9 +28,14 @@ STITCH_KERNEL void stitch_depthwise_1d_tiled_kernel(
     const float* __restrict__ p_b,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
-  STITCH_SHARED_ARENA(smem, 1144);
+  STITCH_SHARED_ARENA(smem, 1276);
   stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_g = reinterpret_cast<float*>(smem + 0);  // [1, 286] elements of "g" the tile's windows read
+  float* tile_f_w = reinterpret_cast<float*>(smem + 1152);  // [1, 31] filters of the tile's output planes
+  index_t tile_out0 = 0;  // the tile's first output plane
+  auto f_w = [&](index_t plane, index_t r) -> float {
+    return tile_f_w[(plane - tile_out0) * 31 + r];
+  };
   index_t tile_plane0 = 0, tile_col0 = 0;  // its first plane and column
   auto s_g = [&](index_t plane, index_t p0) -> float {
     return tile_g[(plane - tile_plane0) * 286 + p0 - tile_col0];
@@ -75,12 +80,11 @@ STITCH_KERNEL void stitch_depthwise_1d_tiled_kernel(
     const index_t m = (i / 300) % 8;
     const index_t n = i / 2400;
     float acc = v_b(m);
-    const index_t taps = m * 31;
     #pragma unroll
     for (index_t k0 = 0; k0 < 31; ++k0) {
       const index_t p0 = o0 - 15 + k0;
       if (p0 < 0 || p0 >= 300) continue;
-      acc += s_g(n * 8 + m, p0) * v_w(taps + k0);
+      acc += s_g(n * 8 + m, p0) * f_w(n * 8 + m, k0);
     }
     return acc;
   };
@@ -108,11 +112,15 @@ STITCH_KERNEL void stitch_depthwise_1d_tiled_kernel(
     tile_plane0 = t / 2;
     const index_t c0 = t % 2 * 256;  // the tile's first output
     tile_col0 = c0 - 15;
+    tile_out0 = tile_plane0;
+    const index_t e0 = threadIdx.x;  // filter element
+    const float f0 = e0 < 31 && tile_out0 + e0 / 31 < 16 ? v_w((tile_out0 + e0 / 31) % 8 * 31 + e0 % 31) : static_cast<float>(0);
     for (index_t e = threadIdx.x; e < 286; e += blockDim.x) {
       const index_t plane = tile_plane0 + e / 286;
       const index_t p1 = tile_col0 + e % 286;
       tile_g[e] = plane < 16 && p1 >= 0 && p1 < 300 ? v_g(plane * 300 + p1) : static_cast<float>(0);
     }
+    if (e0 < 31) tile_f_w[e0] = f0;
     __syncthreads();
     {
       const index_t plane = tile_plane0 + threadIdx.x / 256;

@@ -15,7 +15,7 @@
 //   b: float[8]
 // Outputs:
 //   y: float[1,8,12,40]
-// Launch: grid 32, block 256, shared 1360 bytes (requested 1360), workspace 0 bytes
+// Launch: grid 32, block 256, shared 1396 bytes (requested 1396), workspace 0 bytes
 // Predicted time: 6.604 us
 // Estimate on h100 (analytic): 31048 bytes moved (1.60 us at the bandwidth curve), 7.68e+04 flops, launch 5.00 us, schedule charge 0.00 us: 6.60 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
@@ -26,9 +26,14 @@ STITCH_KERNEL void stitch_depthwise_tiled_kernel(
     const float* __restrict__ p_b,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
-  STITCH_SHARED_ARENA(smem, 1360);
+  STITCH_SHARED_ARENA(smem, 1396);
   stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_a = reinterpret_cast<float*>(smem + 0);  // [1, 10, 34] elements of "a" the tile's windows read
+  float* tile_f_w = reinterpret_cast<float*>(smem + 1360);  // [1, 9] filters of the tile's output planes
+  index_t tile_out0 = 0;  // the tile's first output plane
+  auto f_w = [&](index_t plane, index_t r) -> float {
+    return tile_f_w[(plane - tile_out0) * 9 + r];
+  };
   index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, column
   auto s_a = [&](index_t plane, index_t p0, index_t p1) -> float {
     return tile_a[((plane - tile_plane0) * 10 + p0 - tile_row0) * 34 + p1 - tile_col0];
@@ -54,7 +59,6 @@ STITCH_KERNEL void stitch_depthwise_tiled_kernel(
     const index_t m = (i / 480) % 8;
     const index_t n = i / 3840;
     float acc = v_b(m);
-    const index_t taps = m * 9;
     #pragma unroll
     for (index_t k0 = 0; k0 < 3; ++k0) {
       const index_t p0 = o0 - 1 + k0;
@@ -63,7 +67,7 @@ STITCH_KERNEL void stitch_depthwise_tiled_kernel(
       for (index_t k1 = 0; k1 < 3; ++k1) {
         const index_t p1 = o1 - 1 + k1;
         if (p1 < 0 || p1 >= 40) continue;
-        acc += s_a(n * 8 + m, p0, p1) * v_w(taps + k0 * 3 + k1);
+        acc += s_a(n * 8 + m, p0, p1) * f_w(n * 8 + m, k0 * 3 + k1);
       }
     }
     return acc;
@@ -81,12 +85,16 @@ STITCH_KERNEL void stitch_depthwise_tiled_kernel(
     const index_t c0 = t % 2 * 32;
     tile_row0 = r0 - 1;
     tile_col0 = c0 - 1;
+    tile_out0 = tile_plane0;
+    const index_t e0 = threadIdx.x;  // filter element
+    const float f0 = e0 < 9 && tile_out0 + e0 / 9 < 8 ? v_w((tile_out0 + e0 / 9) % 8 * 9 + e0 % 9) : static_cast<float>(0);
     for (index_t e = threadIdx.x; e < 340; e += blockDim.x) {
       const index_t plane = tile_plane0 + e / 340;
       const index_t p0 = tile_row0 + e / 34 % 10;
       const index_t p1 = tile_col0 + e % 34;
       tile_a[e] = plane < 8 && p0 >= 0 && p0 < 12 && p1 >= 0 && p1 < 40 ? v_a(plane * 480 + p0 * 40 + p1) : static_cast<float>(0);
     }
+    if (e0 < 9) tile_f_w[e0] = f0;
     __syncthreads();
     {
       const index_t plane = tile_plane0 + threadIdx.x / 256;

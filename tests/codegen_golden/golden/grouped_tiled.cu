@@ -12,7 +12,7 @@
 //   b: float[24]
 // Outputs:
 //   y: float[2,24,10,20]
-// Launch: grid 40, block 256, shared 1408 bytes (requested 1408), workspace 0 bytes
+// Launch: grid 40, block 256, shared 2272 bytes (requested 2272), workspace 0 bytes
 // Predicted time: 6.961 us
 // Estimate on h100 (analytic): 67552 bytes moved (1.96 us at the bandwidth curve), 7.01e+05 flops, launch 5.00 us, schedule charge 0.00 us: 6.96 us; `stitchopt profile OUT --emulate` gives the emulated figures (profile.json)
 #include "stitch_prelude.cuh"
@@ -23,9 +23,14 @@ STITCH_KERNEL void stitch_grouped_tiled_kernel(
     const float* __restrict__ p_b,
     float* __restrict__ p_y) {
   using index_t = int;  // every tensor has fewer than 2^30 elements
-  STITCH_SHARED_ARENA(smem, 1408);
+  STITCH_SHARED_ARENA(smem, 2272);
   stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   float* tile_x = reinterpret_cast<float*>(smem + 0);  // [4, 4, 22] elements of "x" the tile's windows read
+  float* tile_f_w = reinterpret_cast<float*>(smem + 1408);  // [6, 36] filters of the tile's output planes
+  index_t tile_out0 = 0;  // the tile's first output plane
+  auto f_w = [&](index_t plane, index_t r) -> float {
+    return tile_f_w[(plane - tile_out0) * 36 + r];
+  };
   index_t tile_plane0 = 0, tile_row0 = 0, tile_col0 = 0;  // its first plane, row, column
   auto s_x = [&](index_t plane, index_t p0, index_t p1) -> float {
     return tile_x[((plane - tile_plane0) * 4 + p0 - tile_row0) * 22 + p1 - tile_col0];
@@ -42,7 +47,6 @@ STITCH_KERNEL void stitch_grouped_tiled_kernel(
     const index_t n = i / 4800;
     float acc = v_b(m);
     for (index_t c = 0; c < 4; ++c) {
-      const index_t taps = (m * 4 + c) * 9;
       #pragma unroll
       for (index_t k0 = 0; k0 < 3; ++k0) {
         const index_t p0 = o0 - 1 + k0;
@@ -51,7 +55,7 @@ STITCH_KERNEL void stitch_grouped_tiled_kernel(
         for (index_t k1 = 0; k1 < 3; ++k1) {
           const index_t p1 = o1 - 1 + k1;
           if (p1 < 0 || p1 >= 20) continue;
-          acc += s_x(n * 16 + (m / 6) * 4 + c, p0, p1) * v_w(taps + k0 * 3 + k1);
+          acc += s_x(n * 16 + (m / 6) * 4 + c, p0, p1) * f_w(n * 24 + m, c * 9 + k0 * 3 + k1);
         }
       }
     }
@@ -69,12 +73,16 @@ STITCH_KERNEL void stitch_grouped_tiled_kernel(
     const index_t c0 = 0;
     tile_row0 = r0 - 1;
     tile_col0 = c0 - 1;
+    tile_out0 = (t / 5 * 6);
+    const index_t e0 = threadIdx.x;  // filter element
+    const float f0 = e0 < 216 && tile_out0 + e0 / 36 < 48 ? v_w((tile_out0 + e0 / 36) % 24 * 36 + e0 % 36) : static_cast<float>(0);
     for (index_t e = threadIdx.x; e < 352; e += blockDim.x) {
       const index_t plane = tile_plane0 + e / 88;
       const index_t p0 = tile_row0 + e / 22 % 4;
       const index_t p1 = tile_col0 + e % 22;
       tile_x[e] = plane < 32 && p0 >= 0 && p0 < 10 && p1 >= 0 && p1 < 20 ? v_x(plane * 200 + p0 * 20 + p1) : static_cast<float>(0);
     }
+    if (e0 < 216) tile_f_w[e0] = f0;
     __syncthreads();
     {
       const index_t plane = (t / 5 * 6) + threadIdx.x / 40;
