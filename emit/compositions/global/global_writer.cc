@@ -106,10 +106,13 @@ std::string Composition<GlobalPlan>::stage_prologue(const KernelWriter& w) {
        << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   body << "  " << qualifier << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
   const GlobalPlan* global = w.schedule_.as<GlobalPlan>();
-  // A run from stage 1 to the last stage leaves no grid barrier.
+  // A run from stage 1 to the last stage leaves no grid barrier, and so does a stage
+  // folded into the one before it (4d.) when it was the second of two.
   const bool run_to_end =
       global && global->last_block_first == 1 && global->last_block_end == w.schedule_.levels;
-  if (w.schedule_.barrier_offset >= 0 && !run_to_end) body << w.barrier_declaration();
+  if (w.schedule_.barrier_offset >= 0 && w.schedule_.levels > 1 && !run_to_end) {
+    body << w.barrier_declaration();
+  }
   if (const GlobalPlan* plan = global; plan && plan->last_block_run()) {
     body << "  unsigned int* done = reinterpret_cast<unsigned int*>(workspace + "
          << plan->done_offset << ");  // blocks done with stage " << plan->last_block_first - 1

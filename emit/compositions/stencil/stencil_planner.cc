@@ -116,7 +116,8 @@ std::optional<StencilTile> plan_stencil_geometry(const ir::Graph& graph, ir::Nod
 // emulated latency term's kernel-wide share of waited loads: the weight loads it
 // removes were the well-overlapped ones, so the critical warp's other loads (the
 // squeeze-excitation stages') are charged as waited. A GPU decides that one
-// (docs/benchmarks.md, "Staged filters").
+// (docs/benchmarks.md, "Spatial means from registers, last-block runs from stage 1,
+// staged filters").
 int64_t stage_filters(const GroupFacts& group, const cost_model::DeviceProfile& profile, int block,
                       int64_t arena, StencilTile* tile) {
   const ir::Graph& graph = group.graph;
