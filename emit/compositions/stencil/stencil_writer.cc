@@ -133,10 +133,9 @@ Result<std::string> Composition<StencilPlan>::stencil_tile_code(KernelWriter& w,
       continue;
     }
     STITCH_ASSIGN_OR_RETURN(std::string function, w.value_function(id));
-    if (sums && id == tile.staged_value) {
+    if (sums && id == tile.staged_value) {  // float32 (fold_plane_reductions): no rounding
       code << "        plane_sum = " << function << "(i);\n";
-      function = "plane_sum";
-      code << "        " << w.target_array(id) << "[i] = " << function << ";  // "
+      code << "        " << w.target_array(id) << "[i] = plane_sum;  // "
            << comment_name(w.producer(id)) << "\n";
       continue;
     }
@@ -196,6 +195,20 @@ Result<std::pair<std::string, std::string>> Composition<StencilPlan>::filter_sta
   return std::make_pair(before, after);
 }
 
+// 4d.: what a folded ReduceMean or ReduceSum writes from the `sum` of a plane of
+// `plane_size` elements (a mean multiplies by the reciprocal, as the reduction
+// emitter's means do).
+namespace {
+
+std::string plane_reduction_result(const ir::Node& node, const std::string& sum,
+                                   int64_t plane_size) {
+  return node.op_type == "ReduceMean"
+             ? sum + " * " + float_literal(1.0 / static_cast<double>(plane_size))
+             : sum;
+}
+
+}  // namespace
+
 // 4d.: after a tile's outputs (each thread's in `plane_sum`, 0 past the planes), the
 // sum of the tile's part of each plane for the spatial ReduceMean/ReduceSum of the
 // staged value: a part of at most a warp whose size divides 32 is summed by shuffles
@@ -220,11 +233,9 @@ Result<std::string> Composition<StencilPlan>::plane_sums_code(KernelWriter& w,
     for (ir::ValueId id : tile.plane_reductions) {
       STITCH_RETURN_IF_ERROR(w.accessor(id).status());
       const ir::Node& node = w.producer(id);
-      const std::string value = node.op_type == "ReduceMean"
-                                    ? sum + " * " + float_literal(1.0 / static_cast<double>(size))
-                                    : sum;
-      text += writes_indent + w.target_array(id) + "[" + plane + "] = " + value + ";  // " +
-              comment_name(node) + "\n";
+      text += writes_indent + w.target_array(id) + "[" + plane +
+              "] = " + plane_reduction_result(node, sum, size) + ";  // " + comment_name(node) +
+              "\n";
     }
     return text;
   };
@@ -282,11 +293,8 @@ Result<std::string> Composition<StencilPlan>::plane_partials_code(KernelWriter& 
   code << indent << "  float a = 0.0f;\n";
   code << indent << "  for (index_t k = 0; k < " << parts << "; ++k) a += plane_partials[i * "
        << parts << " + k];\n";
-  code << indent << "  " << w.target_array(id) << "[i] = "
-       << (node.op_type == "ReduceMean"
-               ? "a * " + float_literal(1.0 / static_cast<double>(plane_size))
-               : std::string("a"))
-       << ";\n";
+  code << indent << "  " << w.target_array(id)
+       << "[i] = " << plane_reduction_result(node, "a", plane_size) << ";\n";
   code << indent << "}\n";
   return code.str();
 }
