@@ -114,6 +114,7 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
 }
 
 KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
+                                     const std::optional<LibraryGemm>& gemm,
                                      const DeviceProfile& profile) {
   KernelEstimate e;
   e.launch_us = launch_phi(profile);
@@ -122,16 +123,25 @@ KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
   e.l2_bytes = bytes;
   e.dram_us = memory_time_us(profile, static_cast<double>(bytes));
   // float32 under --precision tf32: cuBLASLt's and cuDNN's TF32 tensor cores.
-  const double peak =
-      fp16 ? profile.fp16_flops_per_second
-      : profile.products == ir::Precision::kTf32 && profile.tf32_flops_per_second > 0
-          ? profile.tf32_flops_per_second
-          : profile.fp32_flops_per_second;
-  e.compute_us = flops / (profile.library_efficiency * peak) * 1e6;
-  e.total_us = e.launch_us + std::max(e.dram_us, e.compute_us);
+  const bool tf32 =
+      !fp16 && profile.products == ir::Precision::kTf32 && profile.tf32_flops_per_second > 0;
+  const double peak = fp16   ? profile.fp16_flops_per_second
+                      : tf32 ? profile.tf32_flops_per_second
+                             : profile.fp32_flops_per_second;
+  const double rate = profile.library_efficiency * peak;  // FLOP/s over every SM
+  e.sms_used = profile.sm_count;
+  if (gemm) {
+    const LibraryTiling tiling = library_tiling(*gemm, fp16 || tf32, profile);
+    e.compute_us = static_cast<double>(tiling.waves) * tiling.cta_flops /
+                   (rate / std::max(profile.sm_count, 1)) * 1e6;
+    e.latency_us = tiling.load_rounds * profile.global_load_latency_ns * 1e-3;
+    e.sms_used = static_cast<int>(tiling.sms);
+  } else {
+    e.compute_us = flops / rate * 1e6;
+  }
+  e.total_us = e.launch_us + std::max({e.dram_us, e.compute_us, e.latency_us});
   e.plain_us = e.total_us;  // a library call's composition is the library's: no charge
   e.bound = Bound::kLibrary;
-  e.sms_used = profile.sm_count;
   return e;
 }
 

@@ -1,7 +1,7 @@
 // The emulated performance model (docs/perf-model.md): what a kernel launch would cost
 // on a device, from the hardware counters the CUDA emulation recorded while running it
 // (artifact/stitch_emu_counters.h) and the device profile's constants. Library calls
-// (cuBLAS/cuDNN) are estimated from their FLOPs and bytes.
+// (cuBLAS/cuDNN) are estimated from their FLOPs, bytes and tiles (library_tiling.h).
 //
 // A kernel's estimate is
 //   launch + max(memory, compute, shared, latency) + sync
@@ -33,6 +33,7 @@
 #include "artifact/stitch_emu_counters.h"
 #include "cost_model/device_profile.h"
 #include "cost_model/kernel_time.h"
+#include "cost_model/library_tiling.h"
 
 namespace stitch::cost_model {
 
@@ -69,11 +70,14 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& counters,
                                const std::optional<InstructionEstimate>& instructions,
                                int registers, const DeviceProfile& profile);
 
-// A library call: launch + max(M(bytes), flops / (library_efficiency x peak)); the
-// peak is fp16's for a float16/bfloat16 call, TF32's for a float32 one under
+// A library call: launch + max(M(bytes), compute, latency). With its geometry
+// (library_tiling.h) compute is the waves of its tiles, each at library_efficiency of
+// one SM's share of peak, and latency its CTAs' load rounds x global_load_latency_ns;
+// without, compute is flops / (library_efficiency x peak) and latency 0. The peak is
+// fp16's for a float16/bfloat16 call (`fp16`), TF32's for a float32 one under
 // profile.products kTf32, else fp32's.
-// fp16 selects the fp16 peak (tensor cores), else fp32.
 KernelEstimate estimate_library_call(double flops, int64_t bytes, bool fp16,
+                                     const std::optional<LibraryGemm>& gemm,
                                      const DeviceProfile& profile);
 
 }  // namespace stitch::cost_model

@@ -171,9 +171,10 @@ NodeCost EmulatedTimer::node_cost(const ir::Graph& graph, ir::NodeId id,
       (kind == ir::OpKind::kStencil && fusion::stencil_refusal(graph, node))) {
     const cost_model::GroupCost analytic = cost_model::estimate_group(graph, {id}, device);
     cost.kind = NodeCost::Kind::kLibrary;
-    cost.library_us = cost_model::estimate_library_call(analytic.flops, analytic.bytes,
-                                                        half_precision(graph, id), device)
-                          .total_us;
+    cost.library_us =
+        cost_model::estimate_library_call(analytic.flops, analytic.bytes, half_precision(graph, id),
+                                          cost_model::library_gemm(graph, node), device)
+            .total_us;
     return cost;
   }
   auto text = node_text_.find(id);

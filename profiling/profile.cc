@@ -283,6 +283,7 @@ Result<ProgramProfile> profile_program(const runtime::Program& program,
       s.kernel = std::string(artifact::library_name(step.library));
       s.composition = step.op_type;
       s.estimate = cost_model::estimate_library_call(s.flops, s.ideal_bytes, half_precision(step),
+                                                     cost_model::library_gemm(step.body.graph),
                                                      options.device);
     }
     profile.total_estimated_us += s.estimate.total_us;

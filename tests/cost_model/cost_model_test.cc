@@ -14,18 +14,11 @@
 namespace stitch::cost_model {
 namespace {
 
+using test_util::parse;
 using test_util::test_profile;
 
 void expect_relative(double actual, double expected) {
   EXPECT_NEAR(actual, expected, std::abs(expected) * 1e-9) << "expected " << expected;
-}
-
-ir::Model parse(const std::string& body, const std::string& inputs) {
-  std::string text = "stitchopt.ir 1\nmodel ir_version=7 opsets={\"\":11}\ngraph \"g\" (" + inputs +
-                     ") {\n" + body + "}\n";
-  Result<ir::Model> model = ir::parse_model(text, "test.ir");
-  STITCH_CHECK(model.is_ok()) << model.status().message();
-  return std::move(model).value();
 }
 
 // score_pattern of `nodes` with the test profile.

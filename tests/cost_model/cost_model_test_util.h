@@ -2,7 +2,12 @@
 // with (no GPU, no shipped file). Header-only.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "cost_model/device_profile.h"
+#include "ir/core/status.h"
+#include "ir/text/text.h"
 
 namespace stitch::cost_model::test_util {
 
@@ -62,6 +67,16 @@ inline DeviceProfile test_profile() {
     calibration.provenance.emplace_back(key, "the test profile");
   }
   return profile;
+}
+
+// A model of one graph "g" in stitchopt's IR text: `inputs` its parameter list,
+// `body` its nodes and return line (opset 11).
+inline ir::Model parse(const std::string& body, const std::string& inputs) {
+  std::string text = "stitchopt.ir 1\nmodel ir_version=7 opsets={\"\":11}\ngraph \"g\" (" + inputs +
+                     ") {\n" + body + "}\n";
+  Result<ir::Model> model = ir::parse_model(text, "test.ir");
+  STITCH_CHECK(model.is_ok()) << model.status().message();
+  return std::move(model).value();
 }
 
 }  // namespace stitch::cost_model::test_util

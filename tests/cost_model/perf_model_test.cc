@@ -152,7 +152,7 @@ TEST(PerfModel, OccupancyFromThreadsAndRegisters) {
 
 TEST(PerfModel, LibraryCallFromFlopsAndBytes) {
   const DeviceProfile profile = test_profile();
-  const KernelEstimate e = estimate_library_call(2e9, 1 << 20, false, profile);
+  const KernelEstimate e = estimate_library_call(2e9, 1 << 20, false, std::nullopt, profile);
   EXPECT_EQ(e.bound, Bound::kLibrary);
   EXPECT_DOUBLE_EQ(e.compute_us,
                    2e9 / (profile.library_efficiency * profile.fp32_flops_per_second) * 1e6);
@@ -177,7 +177,8 @@ TEST(PerfModel, LaunchTermIsTheLaunchModesPhi) {
     const KernelEstimate e = estimate_kernel(c, std::nullopt, 0, profile);
     EXPECT_DOUBLE_EQ(e.launch_us, 3 * phi);
     EXPECT_DOUBLE_EQ(e.total_us, e.launch_us + std::max(e.dram_us, e.l2_us));
-    EXPECT_DOUBLE_EQ(estimate_library_call(2e9, 1 << 20, false, profile).launch_us, phi);
+    EXPECT_DOUBLE_EQ(estimate_library_call(2e9, 1 << 20, false, std::nullopt, profile).launch_us,
+                     phi);
     const KernelTime analytic = analytic_kernel_time(1 << 20, 0, 0, nullptr, profile);
     EXPECT_DOUBLE_EQ(analytic.launch_us, phi);
     EXPECT_DOUBLE_EQ(analytic.total_us, phi + memory_time_us(profile, 1 << 20));

@@ -48,11 +48,11 @@ TEST(PrecisionEstimateTest, LibraryCallsAtTheirPeak) {
   DeviceProfile profile = test_profile();  // fp32 10, fp16 100 TFLOP/s, efficiency 0.6
   profile.tf32_flops_per_second = 50e12;
   const double flops = 6e9;
-  EXPECT_NEAR(estimate_library_call(flops, 0, false, profile).compute_us, 1000, 1e-6);
-  EXPECT_NEAR(estimate_library_call(flops, 0, true, profile).compute_us, 100, 1e-6);
+  EXPECT_NEAR(estimate_library_call(flops, 0, false, std::nullopt, profile).compute_us, 1000, 1e-6);
+  EXPECT_NEAR(estimate_library_call(flops, 0, true, std::nullopt, profile).compute_us, 100, 1e-6);
   profile.products = ir::Precision::kTf32;
-  EXPECT_NEAR(estimate_library_call(flops, 0, false, profile).compute_us, 200, 1e-6);
-  EXPECT_NEAR(estimate_library_call(flops, 0, true, profile).compute_us, 100, 1e-6);
+  EXPECT_NEAR(estimate_library_call(flops, 0, false, std::nullopt, profile).compute_us, 200, 1e-6);
+  EXPECT_NEAR(estimate_library_call(flops, 0, true, std::nullopt, profile).compute_us, 100, 1e-6);
 }
 
 TEST(PrecisionEstimateTest, TiledMatMulOnTensorCoresAndRoundedCudaCoreOperands) {
