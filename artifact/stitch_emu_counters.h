@@ -32,6 +32,9 @@ struct StitchEmuLimits {
   // bytes and sectors, barriers, warp collectives and atomics always come from every
   // block.
   unsigned int sample_blocks;
+  // The L1 (data cache and shared memory together) of one SM, in bytes: the L1 the
+  // counters model (StitchEmuCounters::global_load_l1_hit_sectors); 0 models none.
+  unsigned int l1_bytes_per_sm;
 };
 struct StitchEmuCounters {
   // Launch geometry.
@@ -92,6 +95,15 @@ struct StitchEmuCounters {
   // LDG.E.128 / STG.E.128), loads and stores, counted in *_bytes above too.
   unsigned long long global_wide_load_bytes;
   unsigned long long global_wide_store_bytes;
+  // L1: the sectors of global load requests that a block finds in its share of the
+  // SM's L1 (what the L1 left after the resident blocks' shared memory, split among
+  // them), because one of its own earlier requests loaded them: least recently used
+  // first out, requests in program order with the warps in step, emptied at a grid
+  // barrier. Counted in global_load_sectors too. global_load_chain_l1: the requests of
+  // global_load_chain whose every sector hit, loaded by an earlier step (a sector
+  // another warp's request brought in at the same step is still on its way).
+  unsigned long long global_load_l1_hit_sectors;
+  unsigned long long global_load_chain_l1;
 };
 // One access site of the counted window: the return address of its __tsan_* call as an
 // offset into the shared object (or executable) that holds it, what it accesses, and

@@ -57,6 +57,8 @@ constexpr FieldRange kFieldRanges[] = {
      "per block applies on every GPU"},
     {"shared_memory_per_block_optin", 49152, 4194304, true, "bytes"},
     {"shared_memory_per_sm", 49152, 4194304, true, "bytes"},
+    {"l1_bytes_per_sm", 0, 4194304, true,
+     "bytes of L1 data cache and shared memory together (0: no L1 in the estimate)"},
     {"l2_bytes", 1048576, 4294967296.0, true, "bytes"},
     {"peak_dram_bytes_per_second", 1e9, 1e15, false, "bytes per second"},
     {"launch_latency_us", 0, 1e6, false, "microseconds, as --launch-latency-us accepts"},
@@ -384,6 +386,7 @@ Status validate_device_profile(const DeviceProfile& profile, std::string_view so
       {"shared_memory_per_block", static_cast<double>(profile.shared_memory_per_block)},
       {"shared_memory_per_block_optin", static_cast<double>(profile.shared_memory_per_block_optin)},
       {"shared_memory_per_sm", static_cast<double>(profile.shared_memory_per_sm)},
+      {"l1_bytes_per_sm", static_cast<double>(profile.l1_bytes_per_sm)},
       {"l2_bytes", static_cast<double>(profile.l2_bytes)},
       {"peak_dram_bytes_per_second", profile.peak_dram_bytes_per_second},
       {"launch_latency_us", profile.launch_latency_us},
@@ -451,6 +454,11 @@ Status validate_device_profile(const DeviceProfile& profile, std::string_view so
                                                       std::to_string(profile.shared_memory_per_sm) +
                                                       ")");
   }
+  if (profile.l1_bytes_per_sm != 0 && profile.l1_bytes_per_sm < profile.shared_memory_per_sm) {
+    return error("l1_bytes_per_sm", "must be 0 or at least shared_memory_per_sm (" +
+                                        std::to_string(profile.shared_memory_per_sm) +
+                                        "): the L1 and shared memory share one array");
+  }
   return Status::ok();
 }
 
@@ -501,6 +509,9 @@ Result<DeviceProfile> parse_device_profile(std::string_view json_text,
   STITCH_RETURN_IF_ERROR(
       int64_field("shared_memory_per_block_optin", profile.shared_memory_per_block_optin));
   STITCH_RETURN_IF_ERROR(int64_field("shared_memory_per_sm", profile.shared_memory_per_sm));
+  if (reader.has("l1_bytes_per_sm")) {  // optional: profiles written before it
+    STITCH_RETURN_IF_ERROR(int64_field("l1_bytes_per_sm", profile.l1_bytes_per_sm));
+  }
   STITCH_RETURN_IF_ERROR(int64_field("l2_bytes", profile.l2_bytes));
   STITCH_RETURN_IF_ERROR(
       number_field("peak_dram_bytes_per_second", profile.peak_dram_bytes_per_second));
@@ -623,6 +634,7 @@ std::string device_profile_json(const DeviceProfile& profile) {
   json["shared_memory_per_block"] = profile.shared_memory_per_block;
   json["shared_memory_per_block_optin"] = profile.shared_memory_per_block_optin;
   json["shared_memory_per_sm"] = profile.shared_memory_per_sm;
+  json["l1_bytes_per_sm"] = profile.l1_bytes_per_sm;
   json["l2_bytes"] = profile.l2_bytes;
   json["peak_dram_bytes_per_second"] = profile.peak_dram_bytes_per_second;
   nlohmann::ordered_json curve = nlohmann::ordered_json::array();

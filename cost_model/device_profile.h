@@ -29,6 +29,7 @@
 //                                   attribute, so CUDA's default 48 KiB applies)
 //   shared_memory_per_block_optin   49152 .. 4194304
 //   shared_memory_per_sm            49152 .. 4194304, >= shared_memory_per_block_optin
+//   l1_bytes_per_sm                 0 .. 4194304, 0 or >= shared_memory_per_sm (optional)
 //   l2_bytes                        1 MiB .. 4 GiB
 //   max_blocks_per_sm               1 .. 1024
 // Numbers:
@@ -147,6 +148,10 @@ struct DeviceProfile {
   int64_t shared_memory_per_block;  // default 48 KiB
   int64_t shared_memory_per_block_optin;
   int64_t shared_memory_per_sm;
+  // L1 data cache and shared memory together (one SM's unified array): the emulated
+  // profile's L1 (docs/perf-model.md, "L1"). 0 where the profile does not say (the key
+  // is optional): no L1 in the estimate.
+  int64_t l1_bytes_per_sm = 0;
   int64_t l2_bytes;
   double peak_dram_bytes_per_second;
   std::vector<BandwidthPoint> bandwidth_curve;  // sorted by bytes

@@ -9,6 +9,11 @@ namespace stitch::cost_model {
 
 namespace {
 
+// An L1 hit's latency in SM clocks: 28 on Volta (Jia et al., "Dissecting the NVIDIA
+// Volta GPU Architecture via Microbenchmarking", 2018), about 33 on Ampere and Hopper
+// (Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture", 2024).
+constexpr double kL1HitCycles = 33;
+
 // Blocks of `block_threads` threads (and `shared_bytes` of shared memory each) that one
 // SM holds at once under the profile's limits.
 int blocks_per_sm(const DeviceProfile& profile, int64_t block_threads, int64_t shared_bytes,
@@ -51,7 +56,11 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
       static_cast<int64_t>((c.global_unique_load_sectors + c.global_unique_store_sectors) * 32);
   e.requested_bytes = static_cast<int64_t>(c.global_load_bytes + c.global_store_bytes);
   const unsigned long long sectors = c.global_load_sectors + c.global_store_sectors;
-  e.l2_bytes = static_cast<int64_t>(sectors * 32);
+  // Sectors a block finds in its L1 (the counters' model, docs/perf-model.md "L1") do
+  // not cross to L2.
+  const unsigned long long l1_hits = std::min(c.global_load_l1_hit_sectors, c.global_load_sectors);
+  e.l1_hit_bytes = static_cast<int64_t>(l1_hits * 32);
+  e.l2_bytes = static_cast<int64_t>((sectors - l1_hits) * 32);
   e.sector_efficiency =
       sectors > 0
           ? static_cast<double>(c.global_load_distinct_bytes + c.global_store_distinct_bytes) /
@@ -84,11 +93,15 @@ KernelEstimate estimate_kernel(const StitchEmuCounters& c,
     e.compute_us = cycles / (sms * clock) * 1e6;
     // The busiest warp's chain of load requests, each waited out in the share of them
     // the SASS waits on (1 when every load is used before the next is issued, 1/k
-    // when k independent groups are in flight).
+    // when k independent groups are in flight); a request served whole by the L1 waits
+    // an L1 hit's kL1HitCycles instead.
     if (instructions->global_loads > 0) {
       const double share = std::min(1.0, instructions->load_rounds / instructions->global_loads);
-      e.latency_us =
-          static_cast<double>(c.global_load_chain) * share * profile.global_load_latency_ns * 1e-3;
+      const unsigned long long l1 = std::min(c.global_load_chain_l1, c.global_load_chain);
+      const double wait_ns =
+          static_cast<double>(c.global_load_chain - l1) * profile.global_load_latency_ns +
+          static_cast<double>(l1) * kL1HitCycles / clock * 1e9;
+      e.latency_us = wait_ns * share * 1e-3;
     }
   }
   e.shared_us = static_cast<double>(c.shared_wavefronts) / (sms * clock) * 1e6;

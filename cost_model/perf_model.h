@@ -7,13 +7,14 @@
 //   launch + max(memory, compute, shared, latency) + sync
 // where
 //   memory  = max(DRAM: M(unique sectors x 32) on the profile's bandwidth curve,
-//                 L2:   sectors requested x 32 / l2_bytes_per_second)
+//                 L2:   (sectors requested - the L1's hits) x 32 / l2_bytes_per_second)
 //   compute = the busiest of issue (the calibration's warp_schedulers_per_sm warp
 //             instructions per SM per clock) and the FP32, FP64, integer,
 //             special-function and load/store pipes (the calibration's lanes), over the
 //             SMs in use, when an instruction estimate is given (from SASS), else 0
 //   shared  = wavefronts / (SMs in use x clock)        (one wavefront per SM per clock)
-//   latency = the busiest warp's global load requests (per phase, summed) x the share
+//   latency = the busiest warp's global load requests (per phase, summed; those the L1
+//             served whole left out) x the share
 //             of them it waits out (load rounds / global loads of the instruction
 //             estimate) x global_load_latency_ns, when an instruction estimate with
 //             control bits is given, else 0
@@ -58,7 +59,8 @@ struct InstructionEstimate {
 struct KernelEstimate : KernelTime {
   int64_t dram_bytes = 0;        // unique sectors x 32
   int64_t requested_bytes = 0;   // global bytes the lanes asked for
-  int64_t l2_bytes = 0;          // sectors requested x 32
+  int64_t l2_bytes = 0;          // sectors requested x 32, less the L1's hits
+  int64_t l1_hit_bytes = 0;      // load sectors the L1 served x 32
   double sector_efficiency = 1;  // distinct bytes per request / (32 x sectors), <= 1
   double redundancy = 1;         // global load bytes requested / unique bytes loaded
   int sms_used = 0;

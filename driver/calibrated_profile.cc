@@ -101,6 +101,7 @@ Status describe_device(const runtime::DeviceMeasurement& measurement, bool verbo
     profile.block_barrier_cycles = shipped->block_barrier_cycles;
     profile.atomic_same_address_ns = shipped->atomic_same_address_ns;
     profile.library_efficiency = shipped->library_efficiency;
+    profile.l1_bytes_per_sm = shipped->l1_bytes_per_sm;
     profile.calibration = shipped->calibration;  // the model's fits, with their provenance
     return Status::ok();
   }
@@ -120,6 +121,7 @@ Status describe_device(const runtime::DeviceMeasurement& measurement, bool verbo
   profile.block_barrier_cycles = reference.block_barrier_cycles;
   profile.atomic_same_address_ns = reference.atomic_same_address_ns;
   profile.library_efficiency = reference.library_efficiency;
+  profile.l1_bytes_per_sm = reference.l1_bytes_per_sm;
   // The model's fits are the nearest shipped profile's; the SASS is this GPU's own.
   profile.calibration = reference.calibration;
   profile.calibration.sass_architecture =

@@ -209,6 +209,7 @@ Result<ProgramProfile> profile_program(const runtime::Program& program,
   counters.limits.max_blocks_per_sm = static_cast<unsigned int>(options.device.max_blocks_per_sm);
   counters.limits.registers_per_sm = static_cast<unsigned int>(options.device.registers_per_sm);
   counters.limits.sample_blocks = options.sample_blocks;
+  counters.limits.l1_bytes_per_sm = static_cast<unsigned int>(options.device.l1_bytes_per_sm);
   profile.sample_blocks = options.sample_blocks;
   counters.kernel_registers = registers;
   counters.on_step = [&](const runtime::Step& step, const StitchEmuCounters& c,
@@ -371,7 +372,9 @@ std::string profile_json(const ProgramProfile& profile) {
                      {"unique_store_sectors", c.global_unique_store_sectors},
                      {"load_chain", c.global_load_chain},
                      {"wide_load_bytes", c.global_wide_load_bytes},
-                     {"wide_store_bytes", c.global_wide_store_bytes}};
+                     {"wide_store_bytes", c.global_wide_store_bytes},
+                     {"l1_hit_sectors", c.global_load_l1_hit_sectors},
+                     {"load_chain_l1", c.global_load_chain_l1}};
       k["shared"] = {{"load_requests", c.shared_load_requests},
                      {"store_requests", c.shared_store_requests},
                      {"bytes", c.shared_bytes},

@@ -461,6 +461,7 @@ void init_domain(Domain& d, const char* kernel, bool cooperative, const std::fun
       t.domain_warp = b * ((block_threads + 31) / 32) + i / 32;
       t.arena = blk.arena;
       t.block_counted = counted;
+      t.accesses = 0;
       t.wait = Wait::kNone;
       t.in = 0;
       t.out = 0;

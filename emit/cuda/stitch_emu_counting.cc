@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <list>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,7 @@ enum class AccessKind : uint8_t { kGlobalLoad, kGlobalStore, kSharedLoad, kShare
 struct AccessRecord {
   uint32_t warp;  // warp index within the domain
   uint32_t occurrence;
+  uint32_t sequence;  // the thread's accesses before this one (CountingThread::accesses)
   uintptr_t site;
   uintptr_t address;  // shared: offset in the block's arena
   uint32_t size;
@@ -78,10 +80,14 @@ struct CounterState {
   // The running launch's critical path (StitchEmuCounters::global_load_chain): the
   // busiest warp's load requests summed over the grid barriers' phases (cooperative),
   // or the most of any block's warp (blocks run side by side), times its waves.
-  unsigned long long launch_chain_sum = 0;
-  unsigned long long launch_chain_max = 0;
+  LoadChain launch_chain_sum;
+  LoadChain launch_chain_max;
   unsigned long long launch_waves = 1;
-  std::vector<unsigned long long> warp_loads;  // of the running domain, by warp
+  std::vector<LoadChain> warp_loads;  // of the running domain, by warp
+  // The running launch's warps per block and threads per block (the L1's blocks and
+  // their share of it).
+  unsigned int launch_warps_per_block = 1;
+  unsigned int launch_block_threads = 0;
   // Warp-level requests per (site, kind) of the window, and the list end() leaves.
   std::map<std::pair<uintptr_t, int>, uint64_t> site_requests;
   std::vector<StitchEmuSite> sites;
@@ -101,7 +107,7 @@ void record_access(uintptr_t address, uint32_t size, bool store, uintptr_t site)
   const CountingThread* t = t_counting;
   if (t == nullptr || size == 0) return;
   const uintptr_t arena = reinterpret_cast<uintptr_t>(t->arena);
-  AccessRecord record{t->domain_warp, 0, site, 0, size, AccessKind::kGlobalLoad};
+  AccessRecord record{t->domain_warp, 0, t->accesses++, site, 0, size, AccessKind::kGlobalLoad};
   if (address >= arena && address < arena + kMaxStaticSharedBytes) {
     if (!t->block_counted) return;
     record.kind = store ? AccessKind::kSharedStore : AccessKind::kSharedLoad;
@@ -180,9 +186,9 @@ void count_request(const AccessRecord* first, const AccessRecord* last) {
   StitchEmuCounters& c = g_counters.launch;
   const AccessKind kind = first->kind;
   if (kind == AccessKind::kGlobalLoad) {
-    std::vector<unsigned long long>& loads = g_counters.warp_loads;
-    if (loads.size() <= first->warp) loads.resize(first->warp + 1, 0);
-    ++loads[first->warp];
+    std::vector<LoadChain>& loads = g_counters.warp_loads;
+    if (loads.size() <= first->warp) loads.resize(first->warp + 1);
+    ++loads[first->warp].loads;
   }
   ++g_counters.launch_site_requests[{first->site, static_cast<int>(kind)}];
   uint64_t bytes = 0;
@@ -231,11 +237,85 @@ void count_request(const AccessRecord* first, const AccessRecord* last) {
   c.shared_max_wavefronts = std::max<unsigned long long>(c.shared_max_wavefronts, wavefronts);
 }
 
+// A block's share of the SM's L1 in 32-byte sectors: what the resident blocks' shared
+// memory leaves of l1_bytes_per_sm, split among them (0: no L1 modelled).
+uint64_t l1_sectors_per_block() {
+  const uint64_t l1 = g_counters.limits.l1_bytes_per_sm;
+  if (l1 == 0) return 0;
+  const uint64_t shared = g_counters.totals.max_shared_bytes_per_block;
+  const int coresident =
+      counters::coresident_blocks(static_cast<int>(g_counters.launch_block_threads));
+  uint64_t resident =
+      std::max<uint64_t>(1, coresident / std::max<unsigned int>(g_counters.limits.sm_count, 1));
+  if (shared > 0) resident = std::max<uint64_t>(1, std::min(resident, l1 / shared));
+  return resident * shared >= l1 ? 0 : (l1 - resident * shared) / resident / 32;
+}
+
+// The L1 of each block over the domain's global load requests (record ranges): least
+// recently used sectors out, requests taken block by block in program order (their
+// first lane's count of accesses), the warps of a block in step. Counts the sectors
+// found there (they cost no L2 traffic) and, per warp, the requests found whole in
+// sectors an earlier step loaded: a sector another warp's request of the same step
+// brought in is still in flight, so it saves the traffic but not the wait.
+void count_l1_hits(std::vector<std::pair<size_t, size_t>>& requests) {
+  const uint64_t capacity = l1_sectors_per_block();
+  if (capacity == 0 || requests.empty()) return;
+  const std::vector<AccessRecord>& records = g_counters.records;
+  const unsigned int per_block = g_counters.launch_warps_per_block;
+  auto block_of = [&](const std::pair<size_t, size_t>& r) {
+    return records[r.first].warp / per_block;
+  };
+  std::sort(requests.begin(), requests.end(), [&](const auto& a, const auto& b) {
+    const AccessRecord& x = records[a.first];
+    const AccessRecord& y = records[b.first];
+    if (x.warp / per_block != y.warp / per_block) return x.warp / per_block < y.warp / per_block;
+    if (x.sequence != y.sequence) return x.sequence < y.sequence;
+    return x.warp < y.warp;
+  });
+  struct Cached {
+    std::list<uint64_t>::iterator place;
+    uint32_t filled;  // the step (sequence) whose request brought it in
+  };
+  std::list<uint64_t> order;  // most recent first
+  std::unordered_map<uint64_t, Cached> cached;
+  uint32_t block = block_of(requests.front());
+  for (const auto& request : requests) {
+    if (block_of(request) != block) {
+      block = block_of(request);
+      order.clear();
+      cached.clear();
+    }
+    const AccessRecord* first = records.data() + request.first;
+    const std::vector<Interval>& intervals =
+        merged_intervals(first, records.data() + request.second);
+    uint64_t hits = 0;
+    bool waited = false;  // a sector came from L2, now or in this step
+    count_units(intervals, 5, [&](uint64_t sector) {
+      auto it = cached.find(sector);
+      if (it != cached.end()) {
+        ++hits;
+        waited = waited || it->second.filled == first->sequence;
+        order.splice(order.begin(), order, it->second.place);
+        return;
+      }
+      waited = true;
+      order.push_front(sector);
+      cached.emplace(sector, Cached{order.begin(), first->sequence});
+      if (order.size() > capacity) {
+        cached.erase(order.back());
+        order.pop_back();
+      }
+    });
+    g_counters.launch.global_load_l1_hit_sectors += hits;
+    if (!waited) ++g_counters.warp_loads[first->warp].l1_loads;
+  }
+}
+
 }  // namespace
 
 namespace counters {
 
-unsigned long long flush_domain() {
+LoadChain flush_domain() {
   std::vector<AccessRecord>& records = g_counters.records;
   std::sort(records.begin(), records.end(), [](const AccessRecord& a, const AccessRecord& b) {
     if (a.kind != b.kind) return a.kind < b.kind;
@@ -243,6 +323,7 @@ unsigned long long flush_domain() {
     if (a.site != b.site) return a.site < b.site;
     return a.occurrence < b.occurrence;
   });
+  std::vector<std::pair<size_t, size_t>> loads;  // the global load requests' records
   size_t start = 0;
   for (size_t i = 1; i <= records.size(); ++i) {
     if (i < records.size() && records[i].kind == records[start].kind &&
@@ -251,19 +332,26 @@ unsigned long long flush_domain() {
       continue;
     }
     count_request(records.data() + start, records.data() + i);
+    if (records[start].kind == AccessKind::kGlobalLoad) loads.emplace_back(start, i);
     start = i;
   }
+  count_l1_hits(loads);
   records.clear();
   g_counters.occurrences.clear();
-  unsigned long long busiest = 0;
-  for (unsigned long long loads : g_counters.warp_loads) busiest = std::max(busiest, loads);
+  LoadChain busiest;
+  for (const LoadChain& warp : g_counters.warp_loads) {
+    if (warp.loads > busiest.loads) busiest = warp;
+  }
   g_counters.warp_loads.clear();
   return busiest;
 }
 
-void end_phase(unsigned long long busiest) { g_counters.launch_chain_sum += busiest; }
-void end_block(unsigned long long busiest) {
-  g_counters.launch_chain_max = std::max(g_counters.launch_chain_max, busiest);
+void end_phase(const LoadChain& busiest) {
+  g_counters.launch_chain_sum.loads += busiest.loads;
+  g_counters.launch_chain_sum.l1_loads += busiest.l1_loads;
+}
+void end_block(const LoadChain& busiest) {
+  if (busiest.loads > g_counters.launch_chain_max.loads) g_counters.launch_chain_max = busiest;
 }
 void set_launch_waves(unsigned long long waves) { g_counters.launch_waves = waves; }
 
@@ -309,10 +397,13 @@ void fold_launch(unsigned long long blocks) {
   c.shared_wavefronts += scaled(l.shared_wavefronts);
   c.shared_ideal_wavefronts += scaled(l.shared_ideal_wavefronts);
   c.shared_max_wavefronts = std::max(c.shared_max_wavefronts, l.shared_max_wavefronts);
-  c.global_load_chain +=
-      g_counters.launch_chain_sum + g_counters.launch_chain_max * g_counters.launch_waves;
-  g_counters.launch_chain_sum = 0;
-  g_counters.launch_chain_max = 0;
+  c.global_load_l1_hit_sectors += scaled(l.global_load_l1_hit_sectors);
+  const LoadChain& sum = g_counters.launch_chain_sum;
+  const LoadChain& most = g_counters.launch_chain_max;
+  c.global_load_chain += sum.loads + most.loads * g_counters.launch_waves;
+  c.global_load_chain_l1 += sum.l1_loads + most.l1_loads * g_counters.launch_waves;
+  g_counters.launch_chain_sum = LoadChain{};
+  g_counters.launch_chain_max = LoadChain{};
   g_counters.launch_waves = 1;
   for (const auto& [key, requests] : g_counters.launch_site_requests) {
     g_counters.site_requests[key] += scaled(requests);
@@ -340,6 +431,8 @@ void count_launch(bool cooperative, unsigned long long blocks, unsigned int bloc
   c.max_shared_bytes_per_block =
       std::max<unsigned long long>(c.max_shared_bytes_per_block, dynamic_shared_bytes);
   g_counters.launch_dynamic_shared_bytes = dynamic_shared_bytes;
+  g_counters.launch_warps_per_block = std::max(1u, (block_threads + 31) / 32);
+  g_counters.launch_block_threads = block_threads;
 }
 
 bool on() { return g_counters.on; }

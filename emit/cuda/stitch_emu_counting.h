@@ -19,6 +19,15 @@ struct CountingThread {
   uint32_t domain_warp = 0;              // warp index within the domain: a request's warp
   const unsigned char* arena = nullptr;  // its block's shared arena
   bool block_counted = true;             // its block's requests are counted (sampling)
+  // Its accesses so far in the domain: a request's place in program order, where the
+  // warps of a block are taken to be in step (the L1's order of requests).
+  mutable uint32_t accesses = 0;
+};
+
+// The busiest warp's global load requests, and how many of them hit the L1 whole.
+struct LoadChain {
+  unsigned long long loads = 0;
+  unsigned long long l1_loads = 0;
 };
 inline thread_local const CountingThread* t_counting = nullptr;
 
@@ -33,12 +42,12 @@ bool block_counted(unsigned long long linear_block);
 void count_launch(bool cooperative, unsigned long long blocks, unsigned int block_threads,
                   size_t dynamic_shared_bytes);
 // The end of a domain, or of a phase of it (a grid barrier): its records become
-// requests; returns the most global load requests of one of its warps.
-unsigned long long flush_domain();
+// requests; returns the global load requests of its busiest warp.
+LoadChain flush_domain();
 // The critical path: a cooperative launch's phases follow one another; the blocks of an
 // ordinary launch run side by side, its waves one after another.
-void end_phase(unsigned long long busiest);
-void end_block(unsigned long long busiest);
+void end_phase(const LoadChain& busiest);
+void end_block(const LoadChain& busiest);
 void set_launch_waves(unsigned long long waves);
 // The end of a launch of `blocks` blocks: its requests into the totals.
 void fold_launch(unsigned long long blocks);
@@ -54,9 +63,9 @@ int coresident_blocks(int block_threads);
 inline bool on() { return false; }
 inline bool block_counted(unsigned long long) { return true; }
 inline void count_launch(bool, unsigned long long, unsigned int, size_t) {}
-inline unsigned long long flush_domain() { return 0; }
-inline void end_phase(unsigned long long) {}
-inline void end_block(unsigned long long) {}
+inline LoadChain flush_domain() { return {}; }
+inline void end_phase(const LoadChain&) {}
+inline void end_block(const LoadChain&) {}
 inline void set_launch_waves(unsigned long long) {}
 inline void fold_launch(unsigned long long) {}
 inline void count_block_barrier() {}

@@ -31,7 +31,7 @@ const char* kValidProfile = R"({
   "sm_count": 80, "max_threads_per_block": 1024, "max_threads_per_sm": 2048,
   "warp_size": 32, "registers_per_block": 65536, "registers_per_sm": 65536,
   "shared_memory_per_block": 49152, "shared_memory_per_block_optin": 102400,
-  "shared_memory_per_sm": 102400, "l2_bytes": 6291456,
+  "shared_memory_per_sm": 102400, "l1_bytes_per_sm": 131072, "l2_bytes": 6291456,
   "peak_dram_bytes_per_second": 1.2e12,
   "bandwidth_curve": [{"bytes": 1024, "bytes_per_second": 1e9},
                       {"bytes": 1048576, "bytes_per_second": 1e11}],
@@ -77,6 +77,7 @@ TEST(DeviceProfileTest, ParsesEveryField) {
   EXPECT_EQ(profile->shared_memory_per_block, 49152);
   EXPECT_EQ(profile->shared_memory_per_block_optin, 102400);
   EXPECT_EQ(profile->shared_memory_per_sm, 102400);
+  EXPECT_EQ(profile->l1_bytes_per_sm, 131072);
   EXPECT_EQ(profile->l2_bytes, 6291456);
   EXPECT_EQ(profile->peak_dram_bytes_per_second, 1.2e12);
   ASSERT_EQ(profile->bandwidth_curve.size(), 2u);
@@ -294,7 +295,7 @@ TEST(DeviceProfileTest, TheCornersOfTheRangesAreAccepted) {
     "sm_count": 1, "max_threads_per_block": 1024, "max_threads_per_sm": 1024,
     "warp_size": 32, "registers_per_block": 65536, "registers_per_sm": 65536,
     "shared_memory_per_block": 49152, "shared_memory_per_block_optin": 49152,
-    "shared_memory_per_sm": 49152, "l2_bytes": 1048576,
+    "shared_memory_per_sm": 49152, "l1_bytes_per_sm": 0, "l2_bytes": 1048576,
     "peak_dram_bytes_per_second": 1e9,
     "bandwidth_curve": [{"bytes": 1, "bytes_per_second": 1e3}],
     "launch_latency_us": 0, "fp32_flops_per_second": 1e9, "fp16_flops_per_second": 1e9,
@@ -313,7 +314,7 @@ TEST(DeviceProfileTest, TheCornersOfTheRangesAreAccepted) {
     "sm_count": 4096, "max_threads_per_block": 4096, "max_threads_per_sm": 65536,
     "warp_size": 32, "registers_per_block": 1048576, "registers_per_sm": 1048576,
     "shared_memory_per_block": 49152, "shared_memory_per_block_optin": 4194304,
-    "shared_memory_per_sm": 4194304, "l2_bytes": 4294967296,
+    "shared_memory_per_sm": 4194304, "l1_bytes_per_sm": 4194304, "l2_bytes": 4294967296,
     "peak_dram_bytes_per_second": 1e15,
     "bandwidth_curve": [{"bytes": 1, "bytes_per_second": 1e15},
                         {"bytes": 1e15, "bytes_per_second": 1e15}],
@@ -465,6 +466,22 @@ TEST(DeviceProfileTest, CrossFieldChecks) {
                             "\"shared_memory_per_block_optin\": 204800")),
             "t.json: key \"shared_memory_per_block_optin\": must be at most shared_memory_per_sm "
             "(102400)");
+  EXPECT_EQ(error_of(edited("\"l1_bytes_per_sm\": 131072", "\"l1_bytes_per_sm\": 65536")),
+            "t.json: key \"l1_bytes_per_sm\": must be 0 or at least shared_memory_per_sm "
+            "(102400): the L1 and shared memory share one array");
+}
+
+// l1_bytes_per_sm is optional (profiles written before it): absent, the estimate has
+// no L1; 0 says the same.
+TEST(DeviceProfileTest, L1IsOptional) {
+  Result<DeviceProfile> without =
+      parse_device_profile(edited("\"l1_bytes_per_sm\": 131072, ", ""), "t.json");
+  ASSERT_TRUE(without.is_ok()) << without.status().message();
+  EXPECT_EQ(without->l1_bytes_per_sm, 0);
+  Result<DeviceProfile> zero = parse_device_profile(
+      edited("\"l1_bytes_per_sm\": 131072", "\"l1_bytes_per_sm\": 0"), "t.json");
+  ASSERT_TRUE(zero.is_ok()) << zero.status().message();
+  EXPECT_EQ(zero->l1_bytes_per_sm, 0);
 }
 
 TEST(DeviceProfileTest, MissingFile) {
@@ -578,6 +595,8 @@ TEST(DeviceProfileTest, JsonRoundTripsEveryShippedProfile) {
     EXPECT_EQ(parsed->bandwidth_curve.back().bytes_per_second, 1.2345678901234e12);
     EXPECT_EQ(parsed->sm_count, builtin->sm_count);
     EXPECT_EQ(parsed->shared_memory_per_sm, builtin->shared_memory_per_sm);
+    EXPECT_EQ(parsed->l1_bytes_per_sm, builtin->l1_bytes_per_sm);
+    EXPECT_GT(parsed->l1_bytes_per_sm, 0);
     EXPECT_EQ(parsed->fp16_flops_per_second, builtin->fp16_flops_per_second);
     EXPECT_EQ(parsed->calibration.sass_architecture, builtin->calibration.sass_architecture);
     EXPECT_EQ(parsed->calibration.attention_instructions_per_mac,

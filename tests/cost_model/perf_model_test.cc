@@ -141,6 +141,37 @@ TEST(PerfModel, LoadChainGivesTheLatencyTerm) {
                    4000 * profile.global_load_latency_ns * 1e-3);
 }
 
+// Load sectors the L1 served do not cross to L2, and a chain request it served whole
+// waits no global latency; the sector efficiency and the DRAM bytes are the requests'.
+TEST(PerfModel, L1HitsLeaveTheL2AndLatencyTerms) {
+  const DeviceProfile profile = test_profile();
+  StitchEmuCounters c = copy_counters();
+  c.global_load_sectors *= 4;  // every line read 4 times: 3 of them from the L1
+  c.global_load_distinct_bytes *= 4;
+  c.global_load_l1_hit_sectors = c.global_load_sectors * 3 / 4;
+  c.global_load_chain = 400;
+  c.global_load_chain_l1 = 300;
+  InstructionEstimate instructions;
+  instructions.global_loads = 80;
+  instructions.load_rounds = 80;
+  const KernelEstimate e = estimate_kernel(c, instructions, 0, profile);
+  EXPECT_EQ(e.l1_hit_bytes, 3 << 20);
+  EXPECT_EQ(e.l2_bytes, 2 << 20);  // 1 MiB loaded from L2 once, 1 MiB stored
+  EXPECT_DOUBLE_EQ(e.l2_us, (2 << 20) / profile.l2_bytes_per_second * 1e6);
+  EXPECT_EQ(e.dram_bytes, 2 << 20);
+  EXPECT_DOUBLE_EQ(e.sector_efficiency, 1.0);
+  // 100 requests wait for L2, 300 for an L1 hit of 33 clocks.
+  EXPECT_DOUBLE_EQ(
+      e.latency_us,
+      (100 * profile.global_load_latency_ns + 300 * 33 / profile.sm_clock_hz * 1e9) * 1e-3);
+  // More hits than requests (impossible from the counters) never go below zero.
+  c.global_load_l1_hit_sectors = c.global_load_sectors + 1;
+  c.global_load_chain_l1 = 401;
+  const KernelEstimate capped = estimate_kernel(c, instructions, 0, profile);
+  EXPECT_EQ(capped.l2_bytes, 1 << 20);
+  EXPECT_DOUBLE_EQ(capped.latency_us, 400 * 33 / profile.sm_clock_hz * 1e9 * 1e-3);
+}
+
 TEST(PerfModel, OccupancyFromThreadsAndRegisters) {
   const DeviceProfile profile = test_profile();
   StitchEmuCounters c = copy_counters();

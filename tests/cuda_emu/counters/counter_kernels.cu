@@ -93,6 +93,28 @@ STITCH_KERNEL void stitch_counter_copy4_kernel(const float4* __restrict__ x,
   y[i] = x[i];
 }
 
+// Each block of 256 reads its 1 KB of x twice: its own warp's 128 bytes, then after a
+// barrier the next warp's (wrapping within the block). The second read's sectors were
+// all loaded by the block before: an L1 hit each, when its share of the L1 holds 1 KB.
+STITCH_KERNEL void stitch_counter_reread_kernel(const float* __restrict__ x, float* __restrict__ y) {
+  const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float own = x[i];
+  __syncthreads();
+  const float next = x[blockIdx.x * blockDim.x + (threadIdx.x + 32) % blockDim.x];
+  y[i] = own + next;
+}
+
+// The reread in a cooperative launch, its second read after a grid barrier: the L1 is
+// emptied at the barrier (what other blocks wrote must be read from L2), so no hits.
+STITCH_KERNEL void stitch_counter_reread_grid_kernel(const float* __restrict__ x, float* y,
+                                                     unsigned int* barrier) {
+  const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float own = x[i];
+  stitch_grid_sync(barrier);
+  const float next = x[blockIdx.x * blockDim.x + (threadIdx.x + 32) % blockDim.x];
+  y[i] = own + next;
+}
+
 #ifndef __CUDACC_RTC__
 extern "C" cudaError_t stitch_counter_launch(int kernel, const float* x, float* y, float* scratch,
                                              unsigned int* barrier) {
@@ -117,6 +139,11 @@ extern "C" cudaError_t stitch_counter_launch(int kernel, const float* x, float* 
     case 9:
       return STITCH_LAUNCH(stitch_counter_copy4_kernel, 1, 256, 0, nullptr,
                            reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y));
+    case 10:
+      return STITCH_LAUNCH(stitch_counter_reread_kernel, 4, 256, 0, nullptr, x, y);
+    case 11:
+      return STITCH_LAUNCH_COOPERATIVE(stitch_counter_reread_grid_kernel, 4, 256, 0, nullptr, x, y,
+                                       barrier);
     default:
       return STITCH_LAUNCH_COOPERATIVE(stitch_counter_grid_kernel, 4, 256, 0, nullptr, x, y,
                                        barrier);

@@ -91,6 +91,59 @@ TEST(EmuCounters, LoadChainCountsEachWave) {
   EXPECT_EQ(c.global_load_chain, 2u);
 }
 
+// The L1 (StitchEmuLimits::l1_bytes_per_sm): 4 blocks of 256 each read their 1 KB
+// twice (32 sectors per block); the second read hits whole when the block's share of
+// the L1 (least recently used out) holds its 32 sectors.
+TEST(EmuCounters, L1ServesABlocksRereads) {
+  static Buffers b;
+  // No L1 modelled (the default limits): no hits.
+  StitchEmuCounters c = run(10, b);
+  EXPECT_EQ(c.global_load_requests, 64u);
+  EXPECT_EQ(c.global_load_sectors, 256u);
+  EXPECT_EQ(c.global_load_l1_hit_sectors, 0u);
+  EXPECT_EQ(c.global_load_chain, 2u);
+  EXPECT_EQ(c.global_load_chain_l1, 0u);
+  // 64 KB per SM, 8 resident blocks of 256 (2048 threads): 8 KB = 256 sectors each.
+  const StitchEmuLimits l1{2, 2048, 32, 65536, 0, 0, 65536};
+  c = run(10, b, &l1);
+  EXPECT_EQ(c.global_load_sectors, 256u);
+  EXPECT_EQ(c.global_load_l1_hit_sectors, 128u);  // every second read's 4 x 32
+  EXPECT_EQ(c.global_load_chain, 2u);
+  EXPECT_EQ(c.global_load_chain_l1, 1u);  // the busiest warp's second request
+  // 7 KB per SM: 28 sectors a block, one warp's 4 short of its 32. The warps' first
+  // reads go in step, warp 0's sectors out first; then warps 0-6 each find the next
+  // warp's 4 sectors (7 x 4 hits a block) and warp 7 misses warp 0's.
+  const StitchEmuLimits short_by_a_warp{2, 2048, 32, 65536, 0, 0, 7168};
+  c = run(10, b, &short_by_a_warp);
+  EXPECT_EQ(c.global_load_l1_hit_sectors, 4u * 28u);
+  // 2 KB per SM: 8 sectors a block. Each warp's second read wants sectors loaded 7
+  // requests before it, long pushed out: no hit.
+  const StitchEmuLimits tiny{2, 2048, 32, 65536, 0, 0, 2048};
+  c = run(10, b, &tiny);
+  EXPECT_EQ(c.global_load_l1_hit_sectors, 0u);
+}
+
+// All 8 warps of a block read x[0] at the same step: warp 0 brings the sector in, the
+// other 7 find it (no L2 traffic) but it is still on its way (they wait as long).
+TEST(EmuCounters, L1SectorsInFlightSaveTrafficNotTheWait) {
+  static Buffers b;
+  const StitchEmuLimits l1{2, 2048, 32, 65536, 0, 0, 65536};
+  const StitchEmuCounters c = run(2, b, &l1);
+  EXPECT_EQ(c.global_load_sectors, 32u);
+  EXPECT_EQ(c.global_load_l1_hit_sectors, 4u * 7u);
+  EXPECT_EQ(c.global_load_chain, 1u);
+  EXPECT_EQ(c.global_load_chain_l1, 0u);
+}
+
+TEST(EmuCounters, L1IsEmptiedAtAGridBarrier) {
+  static Buffers b;
+  const StitchEmuLimits l1{2, 2048, 32, 65536, 0, 0, 65536};
+  const StitchEmuCounters c = run(11, b, &l1);
+  EXPECT_EQ(c.grid_barriers, 1u);
+  EXPECT_EQ(c.global_load_sectors, 256u);
+  EXPECT_EQ(c.global_load_l1_hit_sectors, 0u);
+}
+
 TEST(EmuCounters, SitesCountTheirRequests) {
   static Buffers b;
   run(0, b);  // y[i] = x[i]: one load site and one store site, 32 requests each
