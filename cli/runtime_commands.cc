@@ -399,18 +399,34 @@ int bench_command(int argc, char** argv) {
     }
   }
   if (per_kernel) {
+    const int step_iterations = std::max(1, iterations / 10);
     for (size_t index = 0; index < program->steps.size(); ++index) {
       std::vector<double> step_times;
-      for (int i = 0; i < std::max(1, iterations / 10); ++i) {
+      for (int i = 0; i < step_iterations; ++i) {
         Result<double> ms = (*backend)->time([&] { return run.enqueue_step(index); });
         if (!ms.is_ok()) return report_error(ms.status());
         step_times.push_back(*ms * 1000);
       }
       const runtime::Step& step = program->steps[index];
-      std::printf("  %-8s %-24s %10.2f us  %s\n",
+      // With --graph, the step alone captured as a CUDA graph and replayed: its device
+      // time and a graph launch's cost, without the host's (what the emulated profile
+      // estimates for a plan compiled for graph replay; docs/perf-model.md).
+      std::string replayed;
+      if (graph && step.kind != runtime::StepKind::kHost) {
+        Result<std::vector<double>> replays = (*backend)->time_graph(
+            [&] { return run.enqueue_step(index); }, std::min(warmup, 10), step_iterations);
+        char text[48];
+        if (replays.is_ok()) {
+          std::snprintf(text, sizeof text, "graph %.2f us  ", spread(*replays).median * 1000);
+        } else {
+          std::snprintf(text, sizeof text, "graph - us  ");
+        }
+        replayed = text;
+      }
+      std::printf("  %-8s %-24s %10.2f us  %s%s\n",
                   std::string(runtime::step_kind_name(step.kind)).c_str(),
                   support::printable(step.op_type).c_str(), spread(step_times).median,
-                  support::printable(step.name).c_str());
+                  replayed.c_str(), support::printable(step.name).c_str());
     }
   }
   return kExitOk;

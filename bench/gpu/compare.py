@@ -18,12 +18,16 @@ import statistics
 import sys
 from pathlib import Path
 
-STEP = re.compile(r"^\s+(kernel|library|host)\s+(\S+)\s+([\d.]+) us\s+(.*)$")
+# A step of `bench --per-kernel`: host-launched time, then with --graph the step alone
+# replayed as a CUDA graph ("graph - us" when it could not be captured).
+STEP = re.compile(r"^\s+(kernel|library|host)\s+(\S+)\s+([\d.]+) us\s+"
+                  r"(?:graph ([\d.]+|-) us\s+)?(.*)$")
 MEDIAN = re.compile(r"median ([\d.]+) ms")
 
 
 def parse_bench(text):
-    """{output: {"e2e_us", "graph_us", "steps": [(kind, op, us, name)], "rc"}}."""
+    """{output: {"e2e_us", "graph_us", "steps": [(kind, op, us, name, graph_us)], "rc"}};
+    a step's graph_us is None without --graph or when it could not be captured."""
     result, current = {}, None
     for line in text.splitlines():
         if line.startswith("=== "):
@@ -37,7 +41,8 @@ def parse_bench(text):
         elif line.startswith("rc="):
             current["rc"] = int(line[3:])
         elif m := STEP.match(line):
-            current["steps"].append((m[1], m[2], float(m[3]), m[4].strip()))
+            graph = float(m[4]) if m[4] not in (None, "-") else None
+            current["steps"].append((m[1], m[2], float(m[3]), m[5].strip(), graph))
     return result
 
 
@@ -52,6 +57,49 @@ def fmt(value, digits=1):
 
 def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
+
+
+def step_tables(bench, profiles, kernels_path):
+    """Each step against its estimate: timed alone host-launched, and (with --graph)
+    replayed alone as a CUDA graph, the launch mode the profile's phi is for when the
+    output was compiled for graphs (its profile.json "launch_mode"). Prints the
+    summary by composition; writes the per-kernel table to `kernels_path` if given."""
+    rows, by_composition, by_composition_graph = [], {}, {}
+    for name, measured in bench.items():
+        kernels = {}
+        for k in profiles.get(name, {}).get("kernels", []):
+            kernels.setdefault(k["node"], []).append(k)
+        for kind, op, us, node, graph_us in measured["steps"]:
+            estimated = kernels.get(node)
+            if not estimated or kind == "host":
+                continue
+            est = sum(k["estimated_us"] for k in estimated)
+            composition = estimated[0]["composition"] if kind == "kernel" else "library"
+            rows.append((name, estimated[0]["kernel"], composition, est, us, graph_us,
+                         sum(k.get("dram_bytes", 0) for k in estimated)))
+            by_composition.setdefault(composition, []).append(us / est)
+            if graph_us is not None:
+                by_composition_graph.setdefault(composition, []).append(graph_us / est)
+    for title, table in (("timed alone, host-launched", by_composition),
+                         ("replayed alone as a CUDA graph", by_composition_graph)):
+        if not table:
+            continue
+        print(f"\nPer step, {title}:\n")
+        print("| composition | steps | median measured/emulated | within 25% | within 2x |")
+        print("|---|---:|---:|---:|---:|")
+        for composition, ratios in sorted(table.items()):
+            within = sum(1 for r in ratios if 0.8 <= r <= 1.25)
+            within2 = sum(1 for r in ratios if 0.5 <= r <= 2.0)
+            print(f"| {composition} | {len(ratios)} | {statistics.median(ratios):.2f} "
+                  f"| {within} | {within2} |")
+    if kernels_path:
+        lines = ["| output | kernel | composition | DRAM bytes | emulated µs | measured µs "
+                 "| ratio | graph µs | graph ratio |",
+                 "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [f"| {o} | {k} | {c} | {b} | {e:.1f} | {m:.1f} | {m / e:.2f} "
+                  f"| {fmt(g)} | {fmt(ratio(g, e), 2)} |"
+                  for o, k, c, e, m, g, b in rows]
+        Path(kernels_path).write_text("\n".join(lines) + "\n")
 
 
 def main():
@@ -99,33 +147,7 @@ def main():
                   f"{fmt(bench[name].get('graph_us'))} µs graph (fused attention "
                   f"{fmt(bench[base].get('e2e_us'))}, {fmt(bench[base].get('graph_us'))})")
 
-    rows, by_composition = [], {}
-    for name, measured in bench.items():
-        kernels = {}
-        for k in profiles.get(name, {}).get("kernels", []):
-            kernels.setdefault(k["node"], []).append(k)
-        for kind, op, us, node in measured["steps"]:
-            estimated = kernels.get(node)
-            if not estimated or kind == "host":
-                continue
-            est = sum(k["estimated_us"] for k in estimated)
-            composition = estimated[0]["composition"] if kind == "kernel" else "library"
-            rows.append((name, estimated[0]["kernel"], composition, est, us,
-                         sum(k.get("dram_bytes", 0) for k in estimated)))
-            by_composition.setdefault(composition, []).append(us / est)
-    print("\n| composition | steps | median measured/emulated | within 25% | within 2x |")
-    print("|---|---:|---:|---:|---:|")
-    for composition, ratios in sorted(by_composition.items()):
-        within = sum(1 for r in ratios if 0.8 <= r <= 1.25)
-        within2 = sum(1 for r in ratios if 0.5 <= r <= 2.0)
-        print(f"| {composition} | {len(ratios)} | {statistics.median(ratios):.2f} "
-              f"| {within} | {within2} |")
-    if args.kernels:
-        lines = ["| output | kernel | composition | DRAM bytes | emulated µs | measured µs | ratio |",
-                 "|---|---|---|---:|---:|---:|---:|"]
-        lines += [f"| {o} | {k} | {c} | {b} | {e:.1f} | {m:.1f} | {m / e:.2f} |"
-                  for o, k, c, e, m, b in rows]
-        Path(args.kernels).write_text("\n".join(lines) + "\n")
+    step_tables(bench, profiles, args.kernels)
     return 0
 
 

@@ -10,7 +10,8 @@
 #    of the emitter built here, to compare on the same machine),
 # 2. `stitchopt run` on each output: every kernel built with nvcc for the device and
 #    every output compared with the reference interpreter,
-# 3. `stitchopt bench --graph --per-kernel` on each, one at a time,
+# 3. `stitchopt bench --graph --per-kernel` on each, one at a time (every step timed
+#    alone host-launched and replayed alone as a CUDA graph),
 # 4. `stitchopt calibrate -v`, `stitchopt run -v` on the outputs named in
 #    $VERBOSE_RUNS (what runs where, and why a step stays on the host),
 # 5. the PyTorch peers (bench/gpu/torch_peer.py), unless $SKIP_TORCH is set.
