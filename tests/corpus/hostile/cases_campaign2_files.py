@@ -127,7 +127,7 @@ def device_case(name, finding, edit, message):
 # The slowest and the fastest device the ranges allow (cost_model/device_profile.h):
 # a compile with either gives finite scores and exit 0.
 SLOWEST = setting(sm_count=1, max_threads_per_sm=1024, shared_memory_per_block_optin=49152,
-                  shared_memory_per_sm=49152, peak_dram_bytes_per_second=1e9,
+                  shared_memory_per_sm=49152, l1_bytes_per_sm=0, peak_dram_bytes_per_second=1e9,
                   bandwidth_curve=[{"bytes": 1, "bytes_per_second": 1e3},
                                    {"bytes": 1e15, "bytes_per_second": 1e3}],
                   launch_latency_us=1e6, fp32_flops_per_second=1e9, fp16_flops_per_second=1e9,
@@ -137,7 +137,7 @@ SLOWEST = setting(sm_count=1, max_threads_per_sm=1024, shared_memory_per_block_o
 FASTEST = setting(sm_count=4096, max_threads_per_block=4096, max_threads_per_sm=65536,
                   registers_per_block=1048576, registers_per_sm=1048576,
                   shared_memory_per_block_optin=4194304, shared_memory_per_sm=4194304,
-                  peak_dram_bytes_per_second=1e15,
+                  l1_bytes_per_sm=4194304, peak_dram_bytes_per_second=1e15,
                   bandwidth_curve=[{"bytes": 1, "bytes_per_second": 1e15},
                                    {"bytes": 1e15, "bytes_per_second": 1e15}],
                   launch_latency_us=0, fp32_flops_per_second=1e18, fp16_flops_per_second=1e18,
@@ -195,6 +195,17 @@ CASES = [
                 "issue 36 R9: 1 register per block left no co-resident block (exit 1 in profile)",
                 setting(registers_per_block=1),
                 'key "registers_per_block": must be between 65536 and 1048576'),
+    device_case("campaign2_device_l1_below_shared",
+                "issue 40: the L1 (l1_bytes_per_sm) is range-checked like every profile number",
+                setting(l1_bytes_per_sm=65536),
+                'key "l1_bytes_per_sm": must be 0 or at least shared_memory_per_sm (233472): '
+                "the L1 and shared memory share one array"),
+    device_case("campaign2_device_l1_huge",
+                "issue 40: the L1 (l1_bytes_per_sm) is range-checked like every profile number",
+                setting(l1_bytes_per_sm=2 ** 40), 'key "l1_bytes_per_sm": must be between 0 and'),
+    device_case("campaign2_device_l1_string",
+                "issue 40: the L1 (l1_bytes_per_sm) is range-checked like every profile number",
+                setting(l1_bytes_per_sm="256K"), 'key "l1_bytes_per_sm": expected'),
     Case("campaign2_device_range_corners",
          "issue 36 R9: the slowest and fastest devices the ranges allow compile with finite "
          "scores", model_with_profiles({"slowest.json": SLOWEST, "fastest.json": FASTEST}),
