@@ -587,23 +587,30 @@ int profile_command(int argc, char** argv) {
   }
   kernel_width = std::min(kernel_width, 64);
   composition_width = std::min(composition_width, 64);
-  std::printf("%-*s %-9s %-*s %9s %9s %9s %6s %6s %6s %9s %9s %9s  %s\n", kernel_width, "kernel",
-              "kind", composition_width, "composition", "requested", "dram", "ideal", "sector",
-              "redund", "barr", "instr", "est us", "model us", "bound");
+  std::printf("%-*s %-9s %-*s %9s %9s %9s %6s %6s %6s %6s %9s %9s %9s  %s\n", kernel_width,
+              "kernel", "kind", composition_width, "composition", "requested", "dram", "ideal",
+              "sector", "redund", "l1 hit", "barr", "instr", "est us", "model us", "bound");
   for (const profiling::StepProfile& s : profile->steps) {
     const cost_model::KernelEstimate& e = s.estimate;
     const unsigned long long barriers = s.counters.block_barriers + s.counters.grid_barriers;
     const std::string instructions =
         s.instructions.has_value() ? bytes_text(s.instructions->estimate.total()) : "-";
+    // The share of the load sectors the L1 served (docs/perf-model.md, "L1").
+    char l1_hit[16] = "-";
+    if (s.kind == "kernel" && s.counters.global_load_sectors > 0) {
+      std::snprintf(l1_hit, sizeof l1_hit, "%.2f",
+                    static_cast<double>(s.counters.global_load_l1_hit_sectors) /
+                        static_cast<double>(s.counters.global_load_sectors));
+    }
     std::printf(
-        "%-*s %-9s %-*s %9s %9s %9s %6.2f %6.1f %6llu %9s %9.2f %9.2f  %s\n", kernel_width,
+        "%-*s %-9s %-*s %9s %9s %9s %6.2f %6.1f %6s %6llu %9s %9.2f %9.2f  %s\n", kernel_width,
         support::printable(s.kernel).substr(0, static_cast<size_t>(kernel_width)).c_str(),
         s.kind.c_str(), composition_width,
         support::printable(s.composition).substr(0, static_cast<size_t>(composition_width)).c_str(),
         bytes_text(static_cast<double>(e.requested_bytes)).c_str(),
         bytes_text(static_cast<double>(e.dram_bytes)).c_str(),
         bytes_text(static_cast<double>(s.ideal_bytes)).c_str(), e.sector_efficiency, e.redundancy,
-        barriers, instructions.c_str(), e.total_us, s.analytic_us,
+        l1_hit, barriers, instructions.c_str(), e.total_us, s.analytic_us,
         std::string(cost_model::bound_name(e.bound)).c_str());
   }
   std::printf("total: %.2f us estimated (%zu launches; the planner's model says %.2f us)",
