@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <utility>
 
 #include "ir/core/gemm_shape.h"
@@ -30,9 +32,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // The smallest power of two >= v (v >= 1): a tile never spans more than that of a
 // dimension, the libraries carrying kernels for narrow problems.
 int64_t power_of_two_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
+  return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(v)));
 }
 
 int64_t product(const std::vector<int64_t>& dims, size_t from) {
@@ -41,9 +41,10 @@ int64_t product(const std::vector<int64_t>& dims, size_t from) {
   return p;
 }
 
-bool known(const ir::TensorType& type) {
-  return !type.dims.empty() &&
-         std::all_of(type.dims.begin(), type.dims.end(), [](int64_t d) { return d > 0; });
+// A geometry of no work (an empty tensor) is no geometry: the call is left to its bytes.
+std::optional<LibraryGemm> nonempty(const LibraryGemm& gemm) {
+  if (gemm.groups <= 0 || gemm.m <= 0 || gemm.n <= 0 || gemm.k <= 0) return std::nullopt;
+  return gemm;
 }
 
 }  // namespace
@@ -54,29 +55,29 @@ std::optional<LibraryGemm> library_gemm(const ir::Graph& graph, const ir::Node& 
   switch (ir::op_kind(node)) {
     case ir::OpKind::kGemm: {
       std::optional<ir::GemmShape> shape = ir::gemm_shape(graph, node);
-      if (!shape || shape->m <= 0 || shape->n <= 0 || shape->k <= 0) return std::nullopt;
-      return LibraryGemm{std::max<int64_t>(shape->batch, 1), shape->m, shape->n, shape->k};
+      if (!shape) return std::nullopt;
+      return nonempty({shape->batch, shape->m, shape->n, shape->k});
     }
     case ir::OpKind::kConv: {
       if (node.inputs.size() < 2 || node.inputs[1] == ir::kNoId) return std::nullopt;
       const ir::TensorType& weight = graph.value(node.inputs[1]).type;
       const int64_t group = node.int_attribute("group", 1);
-      if (!known(weight) || !known(output) || output.dims.size() < 3 || weight.dims.size() < 2 ||
-          group <= 0 || weight.dims[0] % group != 0) {
+      if (!weight.is_static() || !output.is_static() || output.dims.size() < 3 ||
+          weight.dims.size() < 2 || group <= 0 || weight.dims[0] % group != 0) {
         return std::nullopt;
       }
-      return LibraryGemm{group, output.dims[0] * product(output.dims, 2), weight.dims[0] / group,
-                         product(weight.dims, 1)};
+      return nonempty({group, output.dims[0] * product(output.dims, 2), weight.dims[0] / group,
+                       product(weight.dims, 1)});
     }
     case ir::OpKind::kStencil: {
       std::optional<ir::Stencil> stencil = ir::stencil_of(graph, node);
-      if (!stencil || !known(output) || output.dims.size() < 3 || stencil->filters_per_group <= 0 ||
-          output.dims[1] % stencil->filters_per_group != 0) {
+      if (!stencil || !output.is_static() || output.dims.size() < 3 ||
+          stencil->filters_per_group <= 0 || output.dims[1] % stencil->filters_per_group != 0) {
         return std::nullopt;
       }
-      return LibraryGemm{output.dims[1] / stencil->filters_per_group,
-                         output.dims[0] * product(output.dims, 2), stencil->filters_per_group,
-                         std::max<int64_t>(stencil->taps, 1)};
+      return nonempty({output.dims[1] / stencil->filters_per_group,
+                       output.dims[0] * product(output.dims, 2), stencil->filters_per_group,
+                       stencil->taps});
     }
     default:
       return std::nullopt;
@@ -97,19 +98,22 @@ std::optional<LibraryGemm> library_gemm(const ir::Graph& graph) {
 LibraryTiling library_tiling(const LibraryGemm& gemm, bool tensor_cores,
                              const DeviceProfile& profile) {
   const int64_t sms = std::max(profile.sm_count, 1);
-  const int64_t m_cap = power_of_two_at_least(std::max<int64_t>(gemm.m, 1));
-  const int64_t n_cap = power_of_two_at_least(std::max<int64_t>(gemm.n, 1));
-  const bool m_larger = gemm.m >= gemm.n;
+  // At least one of each, so that every call is at least one CTA (library_gemm gives
+  // no empty geometry; a caller's own may be).
+  const int64_t groups = std::max<int64_t>(gemm.groups, 1);
+  const int64_t m = std::max<int64_t>(gemm.m, 1);
+  const int64_t n = std::max<int64_t>(gemm.n, 1);
+  const int64_t k = std::max<int64_t>(gemm.k, 1);
+  const bool m_larger = m >= n;
   LibraryTiling t;
   for (const auto& [large, small] : kTiles) {
-    t.tile_m = std::min(m_larger ? large : small, m_cap);
-    t.tile_n = std::min(m_larger ? small : large, n_cap);
-    t.ctas = gemm.groups * ceil_div(gemm.m, t.tile_m) * ceil_div(gemm.n, t.tile_n);
+    t.tile_m = std::min(m_larger ? large : small, power_of_two_at_least(m));
+    t.tile_n = std::min(m_larger ? small : large, power_of_two_at_least(n));
+    t.ctas = groups * ceil_div(m, t.tile_m) * ceil_div(n, t.tile_n);
     if (t.ctas >= sms) break;  // the largest tile that gives every SM one
   }
   t.tile_k = tensor_cores ? kTensorTileK : kSimtTileK;
   t.stages = tensor_cores ? kTensorStages : kSimtStages;
-  const int64_t k = std::max<int64_t>(gemm.k, 1);
   if (t.ctas < sms)
     t.splits = std::clamp<int64_t>(sms / t.ctas, 1, std::max<int64_t>(k / kMinSplitK, 1));
   t.k_per_cta = ceil_div(k, t.splits);

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <list>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -74,6 +75,9 @@ struct CounterState {
   unsigned long long sample_stride = 1;  // of the running launch: every block counted
   std::vector<CounterRegion> regions;    // sorted by begin, disjoint
   std::vector<AccessRecord> records;     // of the running domain
+  // With an L1 modelled: the sectors of the running domain's global load requests, in
+  // the order count_request met them (LoadRequest ranges into it).
+  std::vector<uint64_t> load_sectors;
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> occurrences;
   std::unordered_map<uintptr_t, uint64_t> atomic_hits;
   size_t launch_dynamic_shared_bytes = 0;
@@ -181,7 +185,8 @@ uint64_t count_units(const std::vector<Interval>& intervals, unsigned int shift,
   return count;
 }
 
-// Folds the records of one request [first, last) into the totals.
+// Folds the records of one request [first, last) into the totals; a global load's
+// sectors go to g_counters.load_sectors too when the L1 is modelled.
 void count_request(const AccessRecord* first, const AccessRecord* last) {
   StitchEmuCounters& c = g_counters.launch;
   const AccessKind kind = first->kind;
@@ -202,7 +207,10 @@ void count_request(const AccessRecord* first, const AccessRecord* last) {
   for (const Interval& range : intervals) distinct_bytes += range.last - range.first;
   auto ignore = [](uint64_t) {};
   if (kind == AccessKind::kGlobalLoad || kind == AccessKind::kGlobalStore) {
-    const uint64_t sectors = count_units(intervals, 5, ignore);
+    const bool keep = kind == AccessKind::kGlobalLoad && g_counters.limits.l1_bytes_per_sm != 0;
+    const uint64_t sectors = count_units(intervals, 5, [keep](uint64_t sector) {
+      if (keep) g_counters.load_sectors.push_back(sector);
+    });
     const uint64_t lines = count_units(intervals, 7, ignore);
     if (kind == AccessKind::kGlobalLoad) {
       ++c.global_load_requests;
@@ -251,26 +259,31 @@ uint64_t l1_sectors_per_block() {
   return resident * shared >= l1 ? 0 : (l1 - resident * shared) / resident / 32;
 }
 
-// The L1 of each block over the domain's global load requests (record ranges): least
+// A global load request of the running domain: its first record, and its sectors in
+// g_counters.load_sectors [sectors_begin, sectors_end).
+struct LoadRequest {
+  size_t record;
+  size_t sectors_begin;
+  size_t sectors_end;
+};
+
+// The L1 of each block over the domain's global load requests: least
 // recently used sectors out, requests taken block by block in program order (their
 // first lane's count of accesses), the warps of a block in step. Counts the sectors
 // found there (they cost no L2 traffic) and, per warp, the requests found whole in
 // sectors an earlier step loaded: a sector another warp's request of the same step
 // brought in is still in flight, so it saves the traffic but not the wait.
-void count_l1_hits(std::vector<std::pair<size_t, size_t>>& requests) {
+void count_l1_hits(std::vector<LoadRequest>& requests) {
   const uint64_t capacity = l1_sectors_per_block();
   if (capacity == 0 || requests.empty()) return;
   const std::vector<AccessRecord>& records = g_counters.records;
   const unsigned int per_block = g_counters.launch_warps_per_block;
-  auto block_of = [&](const std::pair<size_t, size_t>& r) {
-    return records[r.first].warp / per_block;
-  };
-  std::sort(requests.begin(), requests.end(), [&](const auto& a, const auto& b) {
-    const AccessRecord& x = records[a.first];
-    const AccessRecord& y = records[b.first];
-    if (x.warp / per_block != y.warp / per_block) return x.warp / per_block < y.warp / per_block;
-    if (x.sequence != y.sequence) return x.sequence < y.sequence;
-    return x.warp < y.warp;
+  auto block_of = [&](const LoadRequest& r) { return records[r.record].warp / per_block; };
+  std::sort(requests.begin(), requests.end(), [&](const LoadRequest& a, const LoadRequest& b) {
+    const AccessRecord& x = records[a.record];
+    const AccessRecord& y = records[b.record];
+    return std::tuple(block_of(a), x.sequence, x.warp) <
+           std::tuple(block_of(b), y.sequence, y.warp);
   });
   struct Cached {
     std::list<uint64_t>::iterator place;
@@ -279,35 +292,34 @@ void count_l1_hits(std::vector<std::pair<size_t, size_t>>& requests) {
   std::list<uint64_t> order;  // most recent first
   std::unordered_map<uint64_t, Cached> cached;
   uint32_t block = block_of(requests.front());
-  for (const auto& request : requests) {
+  for (const LoadRequest& request : requests) {
     if (block_of(request) != block) {
       block = block_of(request);
       order.clear();
       cached.clear();
     }
-    const AccessRecord* first = records.data() + request.first;
-    const std::vector<Interval>& intervals =
-        merged_intervals(first, records.data() + request.second);
+    const AccessRecord& first = records[request.record];
     uint64_t hits = 0;
     bool waited = false;  // a sector came from L2, now or in this step
-    count_units(intervals, 5, [&](uint64_t sector) {
+    for (size_t s = request.sectors_begin; s < request.sectors_end; ++s) {
+      const uint64_t sector = g_counters.load_sectors[s];
       auto it = cached.find(sector);
       if (it != cached.end()) {
         ++hits;
-        waited = waited || it->second.filled == first->sequence;
+        waited = waited || it->second.filled == first.sequence;
         order.splice(order.begin(), order, it->second.place);
-        return;
+        continue;
       }
       waited = true;
       order.push_front(sector);
-      cached.emplace(sector, Cached{order.begin(), first->sequence});
+      cached.emplace(sector, Cached{order.begin(), first.sequence});
       if (order.size() > capacity) {
         cached.erase(order.back());
         order.pop_back();
       }
-    });
+    }
     g_counters.launch.global_load_l1_hit_sectors += hits;
-    if (!waited) ++g_counters.warp_loads[first->warp].l1_loads;
+    if (!waited) ++g_counters.warp_loads[first.warp].l1_loads;
   }
 }
 
@@ -323,7 +335,8 @@ LoadChain flush_domain() {
     if (a.site != b.site) return a.site < b.site;
     return a.occurrence < b.occurrence;
   });
-  std::vector<std::pair<size_t, size_t>> loads;  // the global load requests' records
+  std::vector<LoadRequest> loads;  // with an L1 modelled
+  g_counters.load_sectors.clear();
   size_t start = 0;
   for (size_t i = 1; i <= records.size(); ++i) {
     if (i < records.size() && records[i].kind == records[start].kind &&
@@ -331,8 +344,11 @@ LoadChain flush_domain() {
         records[i].occurrence == records[start].occurrence) {
       continue;
     }
+    const size_t sectors_begin = g_counters.load_sectors.size();
     count_request(records.data() + start, records.data() + i);
-    if (records[start].kind == AccessKind::kGlobalLoad) loads.emplace_back(start, i);
+    if (g_counters.load_sectors.size() > sectors_begin) {
+      loads.push_back({start, sectors_begin, g_counters.load_sectors.size()});
+    }
     start = i;
   }
   count_l1_hits(loads);

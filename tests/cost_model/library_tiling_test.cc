@@ -57,6 +57,22 @@ TEST(LibraryGemm, TheLibraryNodeOfAStepBodyWithItsEpilogue) {
   EXPECT_FALSE(library_gemm(none.graph).has_value());
 }
 
+// An empty tensor has no geometry (the call is left to its bytes), and a zero
+// geometry given directly still tiles as one CTA, never a division by zero.
+TEST(LibraryGemm, EmptyTensorsHaveNoGeometry) {
+  ir::Model model = parse(
+      "  %b: f32[0,16] = MatMul(%a, %w) {name=\"mm\"}\n"
+      "  %c: f32[1,0,8,8] = Conv(%x, %cw) {name=\"conv\", group=1, pads=[1,1,1,1]}\n"
+      "  return %b, %c\n",
+      "%a: f32[0,32], %w: f32[32,16], %x: f32[1,4,8,8], %cw: f32[0,4,3,3]");
+  EXPECT_FALSE(library_gemm(model.graph, model.graph.node(0)).has_value());
+  EXPECT_FALSE(library_gemm(model.graph, model.graph.node(1)).has_value());
+  const LibraryTiling t = library_tiling({0, 0, 0, 0}, false, test_profile());
+  EXPECT_EQ(t.ctas, 1);  // a 1x1 tile; k = 1 is too short to split
+  EXPECT_EQ(t.splits, 1);
+  EXPECT_EQ(t.waves, 1);
+}
+
 // A GEMM large enough for the largest tile fills every SM many times over: its compute
 // is its FLOPs at the library's rate but for the last wave's quantization.
 TEST(LibraryTiling, LargeGemmTakesTheLargestTile) {

@@ -91,6 +91,10 @@ TEST(EmuCounters, LoadChainCountsEachWave) {
   EXPECT_EQ(c.global_load_chain, 2u);
 }
 
+// 2 SMs of 2048 threads and a 64 KB L1 each: 8 resident blocks of 256, 8 KB (256
+// sectors) of L1 apiece.
+constexpr StitchEmuLimits kL1Limits{2, 2048, 32, 65536, 0, 0, 65536};
+
 // The L1 (StitchEmuLimits::l1_bytes_per_sm): 4 blocks of 256 each read their 1 KB
 // twice (32 sectors per block); the second read hits whole when the block's share of
 // the L1 (least recently used out) holds its 32 sectors.
@@ -103,9 +107,8 @@ TEST(EmuCounters, L1ServesABlocksRereads) {
   EXPECT_EQ(c.global_load_l1_hit_sectors, 0u);
   EXPECT_EQ(c.global_load_chain, 2u);
   EXPECT_EQ(c.global_load_chain_l1, 0u);
-  // 64 KB per SM, 8 resident blocks of 256 (2048 threads): 8 KB = 256 sectors each.
-  const StitchEmuLimits l1{2, 2048, 32, 65536, 0, 0, 65536};
-  c = run(10, b, &l1);
+  // kL1Limits: 256 sectors per block.
+  c = run(10, b, &kL1Limits);
   EXPECT_EQ(c.global_load_sectors, 256u);
   EXPECT_EQ(c.global_load_l1_hit_sectors, 128u);  // every second read's 4 x 32
   EXPECT_EQ(c.global_load_chain, 2u);
@@ -127,8 +130,7 @@ TEST(EmuCounters, L1ServesABlocksRereads) {
 // other 7 find it (no L2 traffic) but it is still on its way (they wait as long).
 TEST(EmuCounters, L1SectorsInFlightSaveTrafficNotTheWait) {
   static Buffers b;
-  const StitchEmuLimits l1{2, 2048, 32, 65536, 0, 0, 65536};
-  const StitchEmuCounters c = run(2, b, &l1);
+  const StitchEmuCounters c = run(2, b, &kL1Limits);
   EXPECT_EQ(c.global_load_sectors, 32u);
   EXPECT_EQ(c.global_load_l1_hit_sectors, 4u * 7u);
   EXPECT_EQ(c.global_load_chain, 1u);
@@ -137,8 +139,7 @@ TEST(EmuCounters, L1SectorsInFlightSaveTrafficNotTheWait) {
 
 TEST(EmuCounters, L1IsEmptiedAtAGridBarrier) {
   static Buffers b;
-  const StitchEmuLimits l1{2, 2048, 32, 65536, 0, 0, 65536};
-  const StitchEmuCounters c = run(11, b, &l1);
+  const StitchEmuCounters c = run(11, b, &kL1Limits);
   EXPECT_EQ(c.grid_barriers, 1u);
   EXPECT_EQ(c.global_load_sectors, 256u);
   EXPECT_EQ(c.global_load_l1_hit_sectors, 0u);
