@@ -102,7 +102,12 @@ def main():
     parser.add_argument("--json")
     args = parser.parse_args()
     names = set(filter(None, args.models.split(",")))
-    work = Path(tempfile.mkdtemp(prefix="stitch-precision-bench-"))
+    with tempfile.TemporaryDirectory(prefix="stitch-precision-bench-") as work:
+        return run(args, names, Path(work))
+
+
+def run(args, names, work):
+    """Compiles and estimates every model at every precision in `work`."""
     models = [] if args.no_bundled else bundled(names)
     if args.exports:
         models += exports(args.exports, names)

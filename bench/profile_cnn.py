@@ -36,6 +36,7 @@ margins (1.85x to 4.4x, docs/benchmarks.md) are checked by a run without --ci.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -75,12 +76,17 @@ def wide_share(profile):
     return wide / total if total else 0.0
 
 
-def profile_model(stitchopt, exports, name, work, memory_gate, variants):
+def profile_model(stitchopt, exports, name, work, memory_gate, variants, keep):
+    """The estimates of one export's variants. Without `keep`, each variant's output
+    (its emulation builds are up to 0.5 GB) goes as soon as its profile is read."""
     model = Path(exports) / f"{name}_op17_static.onnx"
     result = {"model": name}
     for variant in variants:
         flags = VARIANTS[variant]
-        report, profile = compile_and_profile(stitchopt, model, Path(work) / name / variant, flags)
+        out = Path(work) / name / variant
+        report, profile = compile_and_profile(stitchopt, model, out, flags)
+        if not keep:
+            shutil.rmtree(out, ignore_errors=True)
         result[f"{variant}_us"] = profile["total_estimated_us"]
         result[f"{variant}_launches"] = len(profile["kernels"])
         result[f"{variant}_partial"] = profile.get("partial", True)
@@ -152,7 +158,14 @@ def main():
              gates["models"] if gates else CNNS)
     memory_gate = gates["memory_kernels"] if gates else {"min_dram_bytes": 1 << 20,
                                                          "min_sector_efficiency": 0.8}
-    work = args.keep or tempfile.mkdtemp(prefix="stitch_profile_cnn_")
+    if args.keep:
+        return run(args, gates, names, memory_gate, args.keep)
+    with tempfile.TemporaryDirectory(prefix="stitch_profile_cnn_") as work:
+        return run(args, gates, names, memory_gate, work)
+
+
+def run(args, gates, names, memory_gate, work):
+    """Profiles `names` in `work`, prints the table and applies the gates."""
     # Each `stitchopt profile` compiles its kernels with one job per core; a few models
     # at a time keep both the compiles and the emulated runs busy.
     def variants(name):
@@ -165,7 +178,8 @@ def main():
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(lambda n: profile_model(args.stitchopt, args.exports, n, work,
-                                                         memory_gate, variants(n)), names))
+                                                         memory_gate, variants(n),
+                                                         bool(args.keep)), names))
     print(f"{'model':<20} {'fused':>8} {'--no-stencils':>14} {'--unfused':>10} "
           f"{'vs no-st.':>9} {'vs unf.':>8} {'launches f/n/u':>15} {'128-bit':>8}")
     for r in results:

@@ -62,8 +62,15 @@ def main():
                         os.path.join(ROOT, "build", "bin", "stitchopt"))
     parser.add_argument("--tolerance", type=float, default=1e-4)
     args = parser.parse_args()
-    work = args.work or tempfile.mkdtemp(prefix="stitchopt-example-")
-    os.makedirs(work, exist_ok=True)
+    if args.work:
+        os.makedirs(args.work, exist_ok=True)
+        return run(args, args.work)
+    with tempfile.TemporaryDirectory(prefix="stitchopt-example-") as work:
+        return run(args, work)
+
+
+def run(args, work):
+    """Exports, compiles and runs the model in `work`; 0 when it matches both peers."""
     model = os.path.join(work, args.model + ".onnx")
     out = os.path.join(work, "out")
 

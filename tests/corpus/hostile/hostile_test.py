@@ -237,8 +237,14 @@ def main():
     root.mkdir(parents=True, exist_ok=True)
     # A crashing case must not leave core files in its work directory.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda case: (case, *run_case(case, binary, root)), cases))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(lambda case: (case, *run_case(case, binary, root)), cases))
+    finally:
+        # A case that raises (its set-up found the compiler's output missing) must not
+        # leave the cases' outputs behind either.
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
     failed = 0
     for case, failures, log in results:
         if failures:
@@ -250,8 +256,6 @@ def main():
         else:
             print(f"ok   {case.name}")
     print(f"{len(results) - failed} passed, {failed} failed")
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
     return 1 if failed else 0
 
 
