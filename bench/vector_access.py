@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""128-bit accesses of the thread composition, on memory-bound elementwise kernels.
+"""128-bit accesses of the thread and row compositions, on memory-bound kernels.
 
-Each model below is one thread-composition kernel over float32 tensors of 4M elements
-(16 MB each): a tanh GELU (the whole chain inlined, one input), a bias + residual +
-ReLU (a broadcast bias along the last axis), and a per-row scale and column bias (one
-element per run of 4 read from the scale). Each is compiled with `stitchopt MODEL -o
+Each model below is one kernel over float32 tensors of 4M elements (16 MB each). The
+thread composition: a tanh GELU (the whole chain inlined, one input), a bias +
+residual + ReLU (a broadcast bias along the last axis), and a per-row scale and column
+bias (one element per run of 4 read from the scale). The row compositions (each lane
+walks runs of 4 elements of its row): LayerNorm over rows of 256 and 768 (a warp per
+row), a residual Add stored and normalized (the sum read back through its windows)
+and a softmax over rows of 1024 (a warp per row). Each is compiled with `stitchopt MODEL -o
 OUT` and profiled with `stitchopt profile OUT --emulate` (docs/perf-model.md:
 estimates from the CUDA emulation and the kernel's SASS, not GPU timings). With
 --baseline, a second stitchopt binary (a build without the 128-bit path) compiles and
@@ -34,10 +37,12 @@ import attention_sizes  # noqa: E402  (its profile(): compile, then `stitchopt p
 ROWS, COLS = 1024, 4096
 
 
-def model(name, inputs, nodes, output, initializers=()):
+def model(name, inputs, nodes, output, initializers=(), dims=(ROWS, COLS)):
+    outputs = [output] if isinstance(output, str) else output
     graph = helper.make_graph(nodes, name,
                               [helper.make_tensor_value_info(n, T.FLOAT, d) for n, d in inputs],
-                              [helper.make_tensor_value_info(output, T.FLOAT, [ROWS, COLS])],
+                              [helper.make_tensor_value_info(o, T.FLOAT, list(dims))
+                               for o in outputs],
                               initializer=list(initializers))
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                           producer_name="bench/vector_access.py")
@@ -81,7 +86,42 @@ def row_scale():
     return model("row_scale", [("x", [ROWS, COLS]), ("s", [ROWS, 1])], nodes, "y", [bias])
 
 
-MODELS = [gelu, bias_residual_relu, row_scale]
+def layernorm_nodes(x, y):
+    return [helper.make_node("LayerNormalization", [x, "gamma", "beta"], [y], axis=-1,
+                             epsilon=1e-5, name="layernorm")]
+
+
+def layernorm_params(cols):
+    return [numpy_helper.from_array(np.linspace(0.5, 1.5, cols, dtype=np.float32), "gamma"),
+            numpy_helper.from_array(np.linspace(-0.1, 0.1, cols, dtype=np.float32), "beta")]
+
+
+def layernorm(cols):
+    def make():
+        rows = ROWS * COLS // cols
+        return model(f"layernorm_{cols}", [("x", [rows, cols])], layernorm_nodes("x", "y"), "y",
+                     layernorm_params(cols), (rows, cols))
+    return make
+
+
+def residual_layernorm():
+    cols = 768
+    rows = ROWS * COLS // cols
+    nodes = [helper.make_node("Add", ["x", "r"], ["s"], name="residual")] + \
+        layernorm_nodes("s", "y")
+    return model("residual_layernorm", [("x", [rows, cols]), ("r", [rows, cols])], nodes,
+                 ["s", "y"], layernorm_params(cols), (rows, cols))
+
+
+def softmax():
+    cols = 1024
+    rows = ROWS * COLS // cols
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=-1, name="softmax")]
+    return model("softmax_1024", [("x", [rows, cols])], nodes, "y", (), (rows, cols))
+
+
+MODELS = [gelu, bias_residual_relu, row_scale, layernorm(256), layernorm(768),
+          residual_layernorm, softmax]
 
 
 def profile(stitchopt, model_path, out, nvdisasm):

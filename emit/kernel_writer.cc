@@ -90,6 +90,29 @@ Result<std::string> KernelWriter::accessor(ir::ValueId id) {
   return accessor_name(id);
 }
 
+// The accessor `name` of `id`'s float32 elements through a 16-byte window it loads
+// whenever the index it reads leaves it (VectorAccess::windows_follow_reads: a row's
+// run of 4 elements loads it once); element by element when a pointer is not 16-byte
+// aligned.
+std::string KernelWriter::window_accessor(ir::ValueId id, const std::string& name) const {
+  const std::string pointer = pointer_name(id), window = "w_" + names_.at(id);
+  const std::string at = "wi_" + names_.at(id);
+  std::ostringstream text;
+  text << "  float4 " << window << "{};  // elements [" << at << ", " << at << " + 4) of "
+       << pointer << "\n";
+  text << "  index_t " << at << " = -1;\n";
+  text << "  auto " << name << " = [&](index_t i) -> float {\n"
+       << "    if (!vec4) return " << pointer << "[i];\n"
+       << "    if ((i & ~static_cast<index_t>(3)) != " << at << ") {\n"
+       << "      " << at << " = i & ~static_cast<index_t>(3);\n"
+       << "      " << window << " = *reinterpret_cast<const float4*>(" << pointer << " + " << at
+       << ");\n"
+       << "    }\n"
+       << "    return stitch_lane4(" << window << ", static_cast<int>(i & 3));\n"
+       << "  };\n";
+  return text.str();
+}
+
 // A boundary input (read from its pointer) or a materialized value (read from its
 // storage).
 Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
@@ -108,6 +131,11 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
     auto it = std::find(schedule_.boundary.inputs.begin(), schedule_.boundary.inputs.end(), id);
     STITCH_CHECK(it != schedule_.boundary.inputs.end()) << "value outside the group";
     used_inputs_.push_back(static_cast<size_t>(it - schedule_.boundary.inputs.begin()));
+    if (vector().inputs.count(id) && vector().windows_follow_reads) {
+      defs_ << window_accessor(id, name);
+      defined_.insert(id);
+      return name;
+    }
     if (vector().inputs.count(id)) {
       // A 16-byte window, loaded at the start of each run of 4 elements (stage_code);
       // element by element when a pointer is not 16-byte aligned.
@@ -138,6 +166,11 @@ Result<std::string> KernelWriter::define_memory_accessor(ir::ValueId id) {
   const std::string& base = names_.at(id);
   switch (value.storage) {
     case Storage::kOutput:
+      if (vector().inputs.count(id) && vector().windows_follow_reads) {
+        // Read back after the loop that stored it (and the row's barrier).
+        defs_ << window_accessor(id, name);
+        break;
+      }
       defs_ << "  [[maybe_unused]] auto " << name << " = [&](index_t i) -> " << ct << " { return "
             << load(dtype(id), pointer_name(id) + "[i]") << "; };\n";
       break;
@@ -362,7 +395,20 @@ bool KernelWriter::row_guarded() const {
 
 // The loop over the row positions j this thread visits: the whole row of `length`, or
 // the block's slice [j0, j1) when rows are split.
+bool KernelWriter::row_runs(int64_t length) const {
+  const RowPlan& rows = plan<RowPlan>();
+  return rows.vector.width == 4 && !rows.split() && length % 4 == 0;
+}
+
+std::string KernelWriter::row_run_loop(int64_t length) const {
+  const RowPlan& rows = plan<RowPlan>();
+  const std::string width =
+      rows.warp ? num(4 * rows.lanes_per_row) : "4 * static_cast<index_t>(blockDim.x)";
+  return "for (index_t j4 = 4 * " + row_lane() + "; j4 < " + num(length) + "; j4 += " + width + ")";
+}
+
 std::string KernelWriter::row_loop(int64_t length) const {
+  if (row_runs(length)) return row_run_loop(length) + " for (index_t j = j4; j < j4 + 4; ++j)";
   const RowPlan& rows = plan<RowPlan>();
   const bool split = rows.split();
   const std::string first = split ? "j0 + static_cast<index_t>(threadIdx.x)" : row_lane();

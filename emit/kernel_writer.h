@@ -71,6 +71,7 @@ class KernelWriter {
   // name.
   Result<std::string> accessor(ir::ValueId id);
   Result<std::string> define_memory_accessor(ir::ValueId id);
+  std::string window_accessor(ir::ValueId id, const std::string& name) const;
   Status define_inlined(ir::ValueId id);
   Result<std::string> op_body(const ir::Node& node, size_t slot);
   Result<std::string> op_statements(const ir::Node& node, size_t slot);
@@ -86,7 +87,14 @@ class KernelWriter {
   std::string loop_start(int64_t items, bool per_warp);
   std::string row_lane() const;
   bool row_guarded() const;
+  // The loop header over the thread's elements j of a row of `length`: strided by the
+  // row's lanes, or with 128-bit row accesses (RowPlan::vector) runs of 4 consecutive
+  // elements, strided by 4 x the lanes (row_run_loop, then j over the run).
   std::string row_loop(int64_t length) const;
+  // Whether a row of `length` is walked in runs of 4, and the header of the loop over
+  // the runs' first elements j4.
+  bool row_runs(int64_t length) const;
+  std::string row_run_loop(int64_t length) const;
   // The declarations before the accessors: the shared arena, then the composition's
   // (tiles, row and thread indices, the grid barrier, the split rows' partials).
   std::string prologue(const std::vector<ir::ValueId>& written) const;

@@ -293,6 +293,29 @@ STITCH_DEVICE bool stitch_aligned16(const void* p) {
 STITCH_DEVICE float stitch_lane4(const float4& v, int k) {
   return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
 }
+STITCH_DEVICE void stitch_set_lane4(float4& v, int k, float value) {
+  if (k == 0) {
+    v.x = value;
+  } else if (k == 1) {
+    v.y = value;
+  } else if (k == 2) {
+    v.z = value;
+  } else {
+    v.w = value;
+  }
+}
+// A run of 4 floats stored at p: one 128-bit store when the kernel found its pointers
+// aligned, else element by element (the row compositions' runs).
+STITCH_DEVICE void stitch_store4(float* p, const float4& v, bool aligned) {
+  if (aligned) {
+    *reinterpret_cast<float4*>(p) = v;
+  } else {
+    p[0] = v.x;
+    p[1] = v.y;
+    p[2] = v.z;
+    p[3] = v.w;
+  }
+}
 
 struct StitchSumOp {
   STITCH_DEVICE float operator()(float a, float b) const { return a + b; }

@@ -184,6 +184,27 @@ CASES = [
      ["GRID-SPLIT_"], "block",
      ["atomicAdd(&done[row], 1u)", "2 phases separated by grid barriers",
       "p_e[row * 20000 + j] = v;"]),
+    # Rows of 256 in runs of 4 per lane: a residual sum stored and read back through its
+    # window, the row max, the shifted Exp stored by the sum's loop a run at a time.
+    ("row_runs_softmax_parts",
+     model("row_runs_softmax_parts", [("x", T.FLOAT, [300, 256]), ("r", T.FLOAT, [300, 256])],
+           [node("Add", ["x", "r"], ["a"]), reduce("ReduceMax", "a", "m", [1], 1),
+            node("Sub", ["a", "m"], ["d"]), node("Exp", ["d"], ["e"]),
+            reduce("ReduceSum", "e", "s", [1], 1)],
+           [("a", T.FLOAT, [300, 256]), ("e", T.FLOAT, [300, 256]), ("s", T.FLOAT, [300, 1])]),
+     ["GRID-WARP_"], "warp",
+     ["for (index_t j4 = 4 * lane; j4 < 256; j4 += 128)",
+      "stitch_store4(p_e + row * 256 + j4, run, vec4);",
+      "w_a = *reinterpret_cast<const float4*>(p_a + wi_a);"]),
+    # Rows of 8 over 2 lanes, a LayerNorm-like scale along the row: one run per lane.
+    ("row_runs_short",
+     model("row_runs_short", [("x", T.FLOAT, [1001, 8]), ("g", T.FLOAT, [8])],
+           [reduce("ReduceMean", "x", "m", [1], 1), node("Sub", ["x", "m"], ["d"]),
+            node("Mul", ["d", "g"], ["y"])],
+           [("y", T.FLOAT, [1001, 8])]),
+     ["LANES_2"], "warp",
+     ["w_g = *reinterpret_cast<const float4*>(p_g + wi_g);",
+      "stitch_store4(p_y + row * 8 + j4, run, vec4);"]),
     # A scalar product of a few hundred elements: one warp, no split.
     ("scalar_prod",
      model("scalar_prod", [("x", T.FLOAT, [4, 50])],

@@ -360,6 +360,90 @@ graph "integer_input" (%x: i32[64,256]) {
   }
 }
 
+// Row compositions walk their rows in runs of 4 per lane: a residual sum stored and
+// read back through its window, the scale along the row through its own, the
+// normalized row stored a run at a time; an Exp a reduction's loop stores goes out a
+// run at a time too.
+TEST(CodegenGolden, RowRunsTake128BitAccesses) {
+  Result<EmittedKernel> kernel = emit_all_nodes(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "residual_scale" (%x: f32[512,256], %r: f32[512,256], %g: f32[256]) {
+  %s: f32[512,256] = Add(%x, %r) {name="residual"}
+  %m: f32[512,1] = ReduceMax(%s) {name="max", axes=[-1], keepdims=1}
+  %d: f32[512,256] = Sub(%s, %m) {name="shift"}
+  %y: f32[512,256] = Mul(%d, %g) {name="scale"}
+  return %s, %y
+}
+)",
+                                                "residual_scale.ir", "stitch_residual_scale");
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+  EXPECT_EQ(kernel->composition, "warp");
+  EXPECT_EQ(kernel->vector_width, 4);
+  const std::string& cu = kernel->source;
+  for (const char* text :
+       {"const bool vec4 = stitch_aligned16(p_x) && stitch_aligned16(p_r) && "
+        "stitch_aligned16(p_g) && stitch_aligned16(p_s) && stitch_aligned16(p_y);",
+        "w_s = *reinterpret_cast<const float4*>(p_s + wi_s);",
+        "w_g = *reinterpret_cast<const float4*>(p_g + wi_g);",
+        "for (index_t j4 = 4 * lane; j4 < 256; j4 += 128)",
+        "stitch_store4(p_y + row * 256 + j4, run, vec4);"}) {
+    EXPECT_NE(cu.find(text), std::string::npos) << text << "\n" << cu;
+  }
+
+  Result<EmittedKernel> softmax = emit_all_nodes(R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "exp_sum" (%x: f32[512,128]) {
+  %e: f32[512,128] = Exp(%x) {name="exp"}
+  %z: f32[512,1] = ReduceMean(%e) {name="mean", axes=[-1], keepdims=1}
+  return %e, %z
+}
+)",
+                                                 "exp_sum.ir", "stitch_exp_sum");
+  ASSERT_TRUE(softmax.is_ok()) << softmax.status().message();
+  EXPECT_EQ(softmax->vector_width, 4) << softmax->why;
+  EXPECT_NE(softmax->source.find("stitch_store4(p_e + row * 128 + j4, run, vec4);"),
+            std::string::npos)
+      << softmax->source;
+}
+
+// Rows that keep one element per access: read through a Gather (an embedding table
+// at its ids), too short for a run per lane (24 elements over 8 lanes), and of a
+// length no run divides.
+TEST(CodegenGolden, RowRunsRefused) {
+  const char* cases[] = {
+      R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "gathered" (%t: f32[1000,32], %ids: i64[4096]) {
+  %e: f32[4096,32] = Gather(%t, %ids) {name="lookup", axis=0}
+  %z: f32[4096,1] = ReduceMean(%e) {name="mean", axes=[-1], keepdims=1}
+  return %z
+}
+)",
+      R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "short_rows" (%x: f32[4096,24]) {
+  %z: f32[4096,1] = ReduceMean(%x) {name="mean", axes=[-1], keepdims=1}
+  %y: f32[4096,24] = Div(%x, %z) {name="div"}
+  return %y
+}
+)",
+      R"(stitchopt.ir 1
+model ir_version=8 opsets={"":17}
+graph "odd_rows" (%x: f32[4096,30]) {
+  %z: f32[4096,1] = ReduceMean(%x) {name="mean", axes=[-1], keepdims=1}
+  %y: f32[4096,30] = Div(%x, %z) {name="div"}
+  return %y
+}
+)"};
+  for (const char* text : cases) {
+    Result<EmittedKernel> kernel = emit_all_nodes(text, "refused.ir", "stitch_refused");
+    ASSERT_TRUE(kernel.is_ok()) << kernel.status().message();
+    EXPECT_EQ(kernel->composition, "warp") << text << kernel->why;
+    EXPECT_EQ(kernel->vector_width, 1) << text << kernel->why;
+    EXPECT_EQ(kernel->source.find("float4"), std::string::npos) << text;
+  }
+}
+
 // resnet's classifier: pooling, then a MatMul a warp per output (k = 32) whose bias
 // add lane 0 writes right after the element (ValueSchedule::epilogue_of): 2 stages, not
 // 3 (one grid barrier less).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emit/compositions/composition.h"
+#include "emit/compositions/vector_access.h"
 
 namespace stitch::emit {
 
@@ -36,6 +37,11 @@ struct RowPlan {
   // zeroes only the barrier's counter, and the arrivals come after a grid barrier).
   bool last_block_done = false;
   int64_t done_offset = -1;
+  // 128-bit accesses (row_planner.cc, plan_row_vectors): with width 4, each lane walks
+  // its row in runs of 4 consecutive elements; `inputs` are read through 16-byte
+  // windows their accessors load (windows_follow_reads), and float32 row values are
+  // stored a run at a time.
+  VectorAccess vector;
   bool split() const { return blocks_per_row >= 2; }
   std::string_view name() const { return warp ? "warp" : "block"; }
 };
@@ -45,6 +51,7 @@ template <>
 struct Composition<RowPlan> : CompositionDefaults {
   static TemplateAttrs template_attrs(const TemplateContext& context, const RowPlan& plan);
   static std::string detail(const ir::Graph&, const GroupSchedule& schedule, const RowPlan& plan);
+  static const VectorAccess* vector_access(const RowPlan& plan) { return &plan.vector; }
   // Every lane of a row evaluates what the row reads.
   static bool lanes_follow_reductions(const RowPlan&) { return false; }
   static std::string prologue(const KernelWriter& w, const RowPlan& plan, const Written& written);

@@ -484,6 +484,77 @@ Status plan_row_storage(const GroupFacts& group, const cost_model::DeviceProfile
   return Status::ok();
 }
 
+// Whether every op of the group keeps a run's consecutive elements consecutive (or
+// equal) on the way to what the group stores or reduces along its rows: elementwise
+// ops, broadcasts, views and row reductions. A Gather, Slice or Transpose reads its
+// operand at indices a run's window does not hold: an embedding table read through its
+// ids would reload the window and the ids at every element, and the runs would make
+// its scalar reads stride 16 bytes per lane.
+bool reads_in_runs(const GroupFacts& group) {
+  for (ir::NodeId id : group.ordered) {
+    const ir::Node& node = group.graph.node(id);
+    const ir::OpKind kind = ir::op_kind(node);
+    const OpLowering* lowering = find_op_lowering(node);
+    if (kind != ir::OpKind::kElementwise && kind != ir::OpKind::kBroadcast &&
+        kind != ir::OpKind::kView && kind != ir::OpKind::kReduction &&
+        !(lowering && lowering->passes_through)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// 2. 128-bit row accesses (issue 40, lean inner loops): each lane walks its row in runs
+// of 4 consecutive elements, the float32 inputs along the rows read through 16-byte
+// windows and the float32 row outputs stored a run at a time (OneFlow's LayerNorm and
+// softmax load packs of 4 the same way). Only for rows every lane still has a run of,
+// and for groups whose values live in registers or the outputs: the runs would make
+// a row buffer's shared reads 4-way bank conflicts and a workspace row's reads
+// stride 16 bytes per lane. Nor for groups with a Gather, Slice or Transpose
+// (reads_in_runs).
+void plan_row_vectors(const GroupFacts& group, GroupSchedule* schedule) {
+  const ir::Graph& graph = group.graph;
+  RowPlan& row = std::get<RowPlan>(schedule->plan);
+  const int64_t lanes = row.warp ? row.lanes_per_row : schedule->block;
+  if (row.split() || row.row_length % 4 != 0 || 4 * lanes > row.row_length ||
+      !reads_in_runs(group)) {
+    return;
+  }
+  for (const auto& [id, value] : schedule->values) {
+    if (value.rows_moved || value.storage == Storage::kShared ||
+        value.storage == Storage::kWorkspace) {
+      return;
+    }
+  }
+  VectorAccess vector;
+  auto runs = [&](ir::ValueId id) {
+    const ir::TensorType& type = graph.value(id).type;
+    return type.dtype == ir::DType::kFloat32 && !type.dims.empty() && type.dims.back() % 4 == 0 &&
+           type.num_elements() % 4 == 0;
+  };
+  for (ir::ValueId id : schedule->boundary.inputs) {
+    if (runs(id) && !is_baked_scalar(graph.value(id))) vector.inputs.insert(id);
+  }
+  bool stores = false;
+  for (ir::ValueId id : schedule->boundary.outputs) {
+    const int64_t row_elements = schedule->values.at(id).row_elements;
+    if (!runs(id) || row_elements < 4 || row_elements % 4 != 0 ||
+        ir::op_kind(graph.node(graph.value(id).producer)) == ir::OpKind::kReduction) {
+      continue;
+    }
+    stores = true;
+    // An output the group reads back after storing it: through windows too.
+    if (schedule->values.at(id).materialized) vector.inputs.insert(id);
+  }
+  if (vector.inputs.empty() && !stores) return;
+  vector.width = 4;
+  vector.windows_follow_reads = true;
+  row.vector = std::move(vector);
+  schedule->why +=
+      "; each lane walks runs of 4 elements with 128-bit loads and stores (element by "
+      "element when a pointer is not 16-byte aligned)";
+}
+
 }  // namespace
 
 Result<RuleOutcome> try_rows(PlanningContext& context, GroupSchedule* schedule) {
@@ -511,6 +582,7 @@ Result<RuleOutcome> try_rows(PlanningContext& context, GroupSchedule* schedule) 
     return RuleOutcome();
   }
   STITCH_RETURN_IF_ERROR(plan_row_storage(group, context.profile, schedule));
+  plan_row_vectors(group, schedule);
   return RuleOutcome();
 }
 

@@ -41,8 +41,20 @@ Result<std::string> Composition<RowPlan>::row_code(KernelWriter& w, ir::ValueId 
   // A clamped row group computes but does not write (shared rows are its own).
   const bool guarded =
       w.row_guarded() && (w.output_index_.count(id) || value.storage == Storage::kWorkspace);
-  code += indent + (guarded ? "if (row_in) " : "") + w.row_loop(k) + " " + target + " = " +
-          store(w.dtype(id), function + "(" + index + ")") + ";\n";
+  if (w.row_runs(k) && w.output_index_.count(id) && !value.rows_moved &&
+      w.dtype(id) == ir::DType::kFloat32) {
+    // A run of 4 elements, stored with one 128-bit store.
+    code += indent + (guarded ? "if (row_in) " : "") + w.row_run_loop(k) + " {\n";
+    code += indent + "  float4 run{};\n";
+    code += indent + "  for (index_t j = j4; j < j4 + 4; ++j) stitch_set_lane4(run, " +
+            "static_cast<int>(j - j4), " + function + "(" + index + "));\n";
+    code += indent + "  stitch_store4(" + w.pointer_name(id) + " + row * " + num(k) +
+            " + j4, run, vec4);\n";
+    code += indent + "}\n";
+  } else {
+    code += indent + (guarded ? "if (row_in) " : "") + w.row_loop(k) + " " + target + " = " +
+            store(w.dtype(id), function + "(" + index + ")") + ";\n";
+  }
   if (value.materialized) code += indent + sync + "\n";
   return code;
 }
@@ -207,6 +219,26 @@ std::string Composition<RowPlan>::prologue(const KernelWriter& w, const RowPlan&
            << plan.done_offset << ");  // [" << plan.rows
            << "] blocks of the row that wrote their last partials\n";
     }
+  }
+  if (plan.vector.width == 4) {
+    // The runs' 128-bit path, the same for every thread: every window read and every
+    // row stored a run at a time is 16-byte aligned.
+    std::string aligned;
+    auto add = [&](ir::ValueId id) {
+      aligned += (aligned.empty() ? "" : " && ") + std::string("stitch_aligned16(") +
+                 w.pointer_name(id) + ")";
+    };
+    for (ir::ValueId id : w.schedule_.boundary.inputs) {
+      if (plan.vector.inputs.count(id) && w.defined_.count(id)) add(id);
+    }
+    for (ir::ValueId id : w.schedule_.boundary.outputs) {
+      if (ir::op_kind(w.producer(id)) != ir::OpKind::kReduction &&
+          w.dtype(id) == ir::DType::kFloat32) {
+        add(id);
+      }
+    }
+    body << "  [[maybe_unused]] const bool vec4 = " << (aligned.empty() ? "true" : aligned)
+         << ";  // 128-bit loads and stores of the rows' runs, else element by element\n";
   }
   int64_t slot_bytes = w.schedule_.shared_bytes - (plan.warp ? 0 : kBlockScratchBytes);
   if (slot_bytes > 0) {

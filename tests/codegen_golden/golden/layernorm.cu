@@ -12,7 +12,7 @@
 //   add_1 (Add)
 // Template: reducemean_1[GRID,GRID-WARP_2-LANES_16,CTA]; reducemean_2[GRID,GRID-WARP_2-LANES_16,CTA]; add_2[GRID,GRID-WARP_2-LANES_16,CTA];
 // Composition: warp (32 rows of 64, 16 lanes per row, 2 rows per warp, 2 rows per block)
-// Why this schedule: every reduction reduces the last axes of the same 32 rows and every read stays in its row
+// Why this schedule: every reduction reduces the last axes of the same 32 rows and every read stays in its row; each lane walks runs of 4 elements with 128-bit loads and stores (element by element when a pointer is not 16-byte aligned)
 // Inputs:
 //   x: float[2,16,64]
 //   two: float[]
@@ -35,7 +35,17 @@ STITCH_KERNEL void stitch_layernorm_kernel(
   stitch_wait_for_predecessors();  // the previous kernel is done (PDL on sm_90)
   const index_t lane = threadIdx.x % 16;  // within the row's 16 lanes
   index_t row = 0;
-  auto v_x = [&](index_t i) -> float { return p_x[i]; };
+  [[maybe_unused]] const bool vec4 = stitch_aligned16(p_x) && stitch_aligned16(p_gamma) && stitch_aligned16(p_beta) && stitch_aligned16(p_y);  // 128-bit loads and stores of the rows' runs, else element by element
+  float4 w_x{};  // elements [wi_x, wi_x + 4) of p_x
+  index_t wi_x = -1;
+  auto v_x = [&](index_t i) -> float {
+    if (!vec4) return p_x[i];
+    if ((i & ~static_cast<index_t>(3)) != wi_x) {
+      wi_x = i & ~static_cast<index_t>(3);
+      w_x = *reinterpret_cast<const float4*>(p_x + wi_x);
+    }
+    return stitch_lane4(w_x, static_cast<int>(i & 3));
+  };
   float r_mean = 0;
   [[maybe_unused]] auto v_mean = [&](index_t) -> float { return r_mean; };
   // Sub "sub_0" (Sub): f32[2,16,64]
@@ -82,7 +92,16 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     const float y = v_sd((i / 64));
     return x / y;
   };
-  auto v_gamma = [&](index_t i) -> float { return p_gamma[i]; };
+  float4 w_gamma{};  // elements [wi_gamma, wi_gamma + 4) of p_gamma
+  index_t wi_gamma = -1;
+  auto v_gamma = [&](index_t i) -> float {
+    if (!vec4) return p_gamma[i];
+    if ((i & ~static_cast<index_t>(3)) != wi_gamma) {
+      wi_gamma = i & ~static_cast<index_t>(3);
+      w_gamma = *reinterpret_cast<const float4*>(p_gamma + wi_gamma);
+    }
+    return stitch_lane4(w_gamma, static_cast<int>(i & 3));
+  };
   // Mul "mul_0" (Mul): f32[2,16,64]
   auto v_g = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
@@ -90,7 +109,16 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     const float y = v_gamma((i % 64));
     return x * y;
   };
-  auto v_beta = [&](index_t i) -> float { return p_beta[i]; };
+  float4 w_beta{};  // elements [wi_beta, wi_beta + 4) of p_beta
+  index_t wi_beta = -1;
+  auto v_beta = [&](index_t i) -> float {
+    if (!vec4) return p_beta[i];
+    if ((i & ~static_cast<index_t>(3)) != wi_beta) {
+      wi_beta = i & ~static_cast<index_t>(3);
+      w_beta = *reinterpret_cast<const float4*>(p_beta + wi_beta);
+    }
+    return stitch_lane4(w_beta, static_cast<int>(i & 3));
+  };
   // Add "add_1" (Add): f32[2,16,64]
   auto v_y = [&](index_t i) -> float {
     STITCH_ASSUME(i >= 0);
@@ -103,7 +131,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     // "mean_0" (ReduceMean) -> f32[2,16,1]
     {
       float a = 0.0f;
-      for (index_t j = lane; j < 64; j += 16) {
+      for (index_t j4 = 4 * lane; j4 < 64; j4 += 64) for (index_t j = j4; j < j4 + 4; ++j) {
         const float v = v_x(row * 64 + j);
         a = a + (v);
       }
@@ -117,7 +145,7 @@ STITCH_KERNEL void stitch_layernorm_kernel(
     // "mean_1" (ReduceMean) -> f32[2,16,1]
     {
       float a = 0.0f;
-      for (index_t j = lane; j < 64; j += 16) {
+      for (index_t j4 = 4 * lane; j4 < 64; j4 += 64) for (index_t j = j4; j < j4 + 4; ++j) {
         const float v = v_sq(row * 64 + j);
         a = a + (v);
       }
@@ -129,7 +157,11 @@ STITCH_KERNEL void stitch_layernorm_kernel(
       r_var = a;
     }
     // "add_1" (Add) -> f32[2,16,64]
-    for (index_t j = lane; j < 64; j += 16) p_y[row * 64 + j] = v_y(row * 64 + j);
+    for (index_t j4 = 4 * lane; j4 < 64; j4 += 64) {
+      float4 run{};
+      for (index_t j = j4; j < j4 + 4; ++j) stitch_set_lane4(run, static_cast<int>(j - j4), v_y(row * 64 + j));
+      stitch_store4(p_y + row * 64 + j4, run, vec4);
+    }
     __syncwarp(0xffffffffu);
   }
 }
