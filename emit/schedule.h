@@ -68,13 +68,15 @@
 //     materialized value or output that reads it through same-index inlined values,
 //     written a thread per element) is staged as in 3c.: that stage walks the
 //     stencil's tiles, the input tile after the arena's other allocations.
-//  4c. In 4, the longest run of 2 or more stages from stage 1 on whose loops need no
-//     more threads than one block (a squeeze-excitation's MatMuls over one pixel), no
-//     sliced reduction among them, is run by the last block to finish the stage
-//     before it (after a __syncthreads, thread 0 fences and counts the block's
-//     arrival in the workspace's second word, which the launcher zeroes with the
-//     barrier's counter), with __syncthreads between its stages: its grid barriers
-//     are gone, and no parallelism with them (GlobalPlan::last_block_first).
+//  4c. In 4, the run of 2 or more stages from stage 1 on that saves the most, when it
+//     saves anything, is run by the last block to finish the stage before it (after a
+//     __syncthreads, thread 0 fences and counts the block's arrival in the workspace's
+//     second word, which the launcher zeroes with the barrier's counter), with
+//     __syncthreads between its stages, its threads striding over each stage's work:
+//     its grid barriers are gone. Its stages hold no sliced reduction and need at most
+//     8 rounds of one block's threads (a squeeze-excitation's MatMuls over one pixel);
+//     the barriers saved are weighed against the extra rounds' loads
+//     (GlobalPlan::last_block_first; stage_planner.cc, plan_last_block_stages).
 //  4d. In 4b., a ReduceMean or ReduceSum of the staged value over its spatial axes (a
 //     squeeze-excitation's mean) is summed in the staged stage: each thread keeps its
 //     output in a register, and each tile's part of each plane is summed by shuffles

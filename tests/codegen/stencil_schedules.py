@@ -251,12 +251,23 @@ CASES = [
     # SiLU's stage sums them for the mean as it writes them, through shared memory
     # (schedule.h 4d.); the excitation's MatMuls need fewer threads than a block: the
     # last block to finish that stage runs them (4c.), with no grid barrier between
-    # them, its arrival counted in the counter the launcher zeroes.
+    # them, its arrival counted in the counter the launcher zeroes. The gated product
+    # of 1024 elements runs there too, in 4 rounds of its threads: cheaper than the
+    # grid barrier before it.
     ("squeeze_excitation", squeeze_excitation("squeeze_excitation", [1, 16, 8, 8], 4, 16),
      {"d", "y"}, "global", 1,
-     ["of them on the last block to arrive, 1 grid barrier", "arrival[0] = atomicAdd(done, 1u);",
+     ["of them on the last block to arrive, 0 grid barriers", "arrival[0] = atomicAdd(done, 1u);",
       "(zeroed by the launcher with the barrier's)", "plane_sums[threadIdx.x] = plane_sum;",
       "from its threads' registers"]),
+    # EfficientNet's later MBConv at 4x4 pixels: 240 channels squeezed to 10, so the
+    # first excitation MatMul takes 10 warps, more than a block's 8. Two rounds of the
+    # last block's warps cost less than the grid barriers they save (4c.): the
+    # excitation still runs on the last block, its warps striding over the outputs.
+    ("squeeze_excitation_wide",
+     squeeze_excitation("squeeze_excitation_wide", [1, 240, 4, 4], 10, 58),
+     {"d", "y"}, "global", 1,
+     ["run on the last block to finish stage 0 (its threads stride over their work)",
+      "arrival[0] = atomicAdd(done, 1u);", "stage 1 in 2 rounds"]),
     # The same block at 4x4 pixels, two images: planes of 16 outputs, summed by
     # shuffles among their lanes (4d.), 16 planes to a tile.
     ("squeeze_excitation_small_planes",

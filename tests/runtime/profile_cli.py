@@ -123,6 +123,43 @@ def check_refusals_and_tools(harness, args, entries, work, nvdisasm, nvcc):
     check_tool_discovery(args.stitchopt, check, out, nvdisasm, nvcc)
 
 
+def check_kernels(check, name, profile, sass):
+    """The per-launch entries of one model's profile.json."""
+    for k in profile["kernels"]:
+        where = f"{name}: {k['kernel']} ({k['node']})"
+        for key in ("kernel", "composition", "dram_bytes", "ideal_bytes",
+                    "sector_efficiency", "estimated_us", "bound"):
+            check(key in k, f"{where}: no {key}")
+        check(k["bound"] in BOUNDS, f"{where}: bound {k['bound']}")
+        check(0 < k["sector_efficiency"] <= 1, f"{where}: sector efficiency "
+              f"{k['sector_efficiency']}")
+        check(k["estimated_us"] >= profile["launch_latency_us"], f"{where}: "
+              f"{k['estimated_us']} us is below phi {profile['launch_latency_us']}")
+        check(k["dram_bytes"] > 0, f"{where}: no DRAM bytes")
+        if k["kind"] == "kernel":
+            g = k["global"]
+            check(g["load_requests"] > 0 and g["store_requests"] > 0,
+                  f"{where}: no global loads or stores counted: {g}")
+            if sass:
+                i = k.get("instructions")
+                check(i is not None and i["total"] > 0,
+                      f"{where}: no instruction estimate: {i}")
+                if i is not None:
+                    # Anchors of loops the emulated run never entered (a
+                    # 128-bit path's scalar fallback) cannot match.
+                    executed = i["anchors"] - i["unexecuted_anchors"]
+                    check(i["matched_anchors"] > 0 and
+                          i["matched_anchors"] >= 0.4 * executed,
+                          f"{where}: {i['matched_anchors']} of {executed} SASS "
+                          "loads and stores matched to counted sites "
+                          f"({i['unexecuted_anchors']} in loops never entered)")
+            if k["launch"]["cooperative"]:
+                # Its blocks meet at grid barriers, or count their arrivals for
+                # the last block's run of the stages after the first (4c.).
+                check(k["sync"]["grid_barriers"] > 0 or k["sync"]["atomics"] > 0,
+                      f"{where}: cooperative without grid barriers or arrivals")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--stitchopt", required=True)
@@ -171,37 +208,7 @@ def main():
             check(abs(total - profile["total_estimated_us"]) <= 1e-6 * max(total, 1),
                   f"{name}: total {profile['total_estimated_us']} is not the sum {total}")
             check_recorded_predictions(check, name, profile, kernels_json)
-            for k in profile["kernels"]:
-                where = f"{name}: {k['kernel']} ({k['node']})"
-                for key in ("kernel", "composition", "dram_bytes", "ideal_bytes",
-                            "sector_efficiency", "estimated_us", "bound"):
-                    check(key in k, f"{where}: no {key}")
-                check(k["bound"] in BOUNDS, f"{where}: bound {k['bound']}")
-                check(0 < k["sector_efficiency"] <= 1, f"{where}: sector efficiency "
-                      f"{k['sector_efficiency']}")
-                check(k["estimated_us"] >= profile["launch_latency_us"], f"{where}: "
-                      f"{k['estimated_us']} us is below phi {profile['launch_latency_us']}")
-                check(k["dram_bytes"] > 0, f"{where}: no DRAM bytes")
-                if k["kind"] == "kernel":
-                    g = k["global"]
-                    check(g["load_requests"] > 0 and g["store_requests"] > 0,
-                          f"{where}: no global loads or stores counted: {g}")
-                    if sass:
-                        i = k.get("instructions")
-                        check(i is not None and i["total"] > 0,
-                              f"{where}: no instruction estimate: {i}")
-                        if i is not None:
-                            # Anchors of loops the emulated run never entered (a
-                            # 128-bit path's scalar fallback) cannot match.
-                            executed = i["anchors"] - i["unexecuted_anchors"]
-                            check(i["matched_anchors"] > 0 and
-                                  i["matched_anchors"] >= 0.4 * executed,
-                                  f"{where}: {i['matched_anchors']} of {executed} SASS "
-                                  "loads and stores matched to counted sites "
-                                  f"({i['unexecuted_anchors']} in loops never entered)")
-                    if k["launch"]["cooperative"]:
-                        check(k["sync"]["grid_barriers"] > 0, f"{where}: cooperative without "
-                              "grid barriers")
+            check_kernels(check, name, profile, sass)
         if "gpt2_block" in profiles:
             attention = [k for k in profiles["gpt2_block"]["kernels"]
                          if k["composition"] == "attention"]

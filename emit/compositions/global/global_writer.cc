@@ -24,8 +24,8 @@ std::string before_stage(const GlobalPlan* plan, int level) {
   if (level > plan->last_block_first) return "      __syncthreads();\n";
   std::ostringstream code;
   code << "  // Stages " << plan->last_block_first << " to " << plan->last_block_end - 1
-       << " need at most one block's threads: the last block to finish stage " << level - 1
-       << " runs them\n";
+       << " run on the last block to finish stage " << level - 1
+       << " (its threads stride over their work), without grid barriers between them\n";
   code << "  {\n";
   code << "    unsigned int* arrival = reinterpret_cast<unsigned int*>(smem + "
        << plan->arrival_offset << ");\n";
@@ -101,15 +101,18 @@ Result<std::string> Composition<GlobalPlan>::global_stages(KernelWriter& w,
 // The thread, packing and global compositions' grid-stride indices.
 std::string Composition<GlobalPlan>::stage_prologue(const KernelWriter& w) {
   std::ostringstream body;
-  const char* qualifier = w.schedule_.as<PackingPlan>() ? "" : "const ";
+  const GlobalPlan* global = w.schedule_.as<GlobalPlan>();
+  // A run from stage 1 to the last stage leaves no grid barrier, and so does a stage
+  // folded into the one before it (4d.) when it was the second of two. Then stage 0
+  // (a staged stencil's tiles) may be the grid's only loop, and it strides by tiles.
+  const bool run_to_end =
+      global && global->last_block_first == 1 && global->last_block_end == w.schedule_.levels;
+  const char* qualifier = w.schedule_.as<PackingPlan>() ? ""
+                          : run_to_end                  ? "[[maybe_unused]] const "
+                                                        : "const ";
   body << "  " << qualifier
        << "index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n";
   body << "  " << qualifier << "index_t threads = static_cast<index_t>(gridDim.x) * blockDim.x;\n";
-  const GlobalPlan* global = w.schedule_.as<GlobalPlan>();
-  // A run from stage 1 to the last stage leaves no grid barrier, and so does a stage
-  // folded into the one before it (4d.) when it was the second of two.
-  const bool run_to_end =
-      global && global->last_block_first == 1 && global->last_block_end == w.schedule_.levels;
   if (w.schedule_.barrier_offset >= 0 && w.schedule_.levels > 1 && !run_to_end) {
     body << w.barrier_declaration();
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "artifact/kernels_json.h"
+#include "cost_model/device_profile.h"
 #include "cost_model/recompute_cost.h"
 #include "emit/compositions/group_facts.h"
 #include "emit/compositions/stencil/stencil_planner.h"
@@ -497,18 +498,54 @@ std::string recomputed_text(const std::vector<std::string>& recomputed) {
          names;
 }
 
-// 4c. The longest run of at least kMinLastBlockRun stages, from stage 1 on, that each
-// need no more threads than one block: they run on the last block to finish the stage
-// before them (GlobalPlan::last_block_first). A stage qualifies when every loop it
-// holds is an element, warp or block loop over `tid` and `threads` of at most one
-// block's threads: no sliced reduction (nor the partials of the next stage's), not
-// the staged stencil's tiles. Run on one block, such a stage loses no parallelism; the
-// grid barriers around it are gone. The arrival counter is the workspace's second
-// word, which the runtime zeroes with the barrier's before each launch
+// 4c. The run of at least kMinLastBlockRun stages, from stage 1 on, that saves the
+// most: its stages run on the last block to finish the stage before them
+// (GlobalPlan::last_block_first). A stage qualifies when every loop it holds is an
+// element, warp or block loop over `tid` and `threads` (they stride over one block's
+// threads there): no sliced reduction (nor the partials of the next stage's), not the
+// staged stencil's tiles, and at most kMaxLastBlockRounds rounds of one block's
+// threads. A run of n stages leaves out n grid barriers, each grid_barrier_time_us at
+// the kernel's grid, for an arrival count (one atomic's round trip); a stage that needs
+// more threads than one block (a squeeze-excitation's first MatMul: 10 warps of 240
+// terms against a block's 8, EfficientNet's later MBConv kernels) costs its extra
+// rounds, each its items' loads (item_load_chain) at half global_load_latency_ns: the
+// loads of an item's loop do not depend on each other, and unrolled they overlap at
+// least in pairs (the emulated profile of EfficientNet's MBConv kernels puts an extra
+// round of 11 to 28 loads at 0.04 to 0.09 us a load). The run that saves the most,
+// when it saves anything: with every stage in one round, the longest. The arrival counter is the
+// workspace's second word, which the runtime zeroes with the barrier's before each launch
 // (artifact::kArrivalCounterOffset).
 constexpr int kMinLastBlockRun = 2;
+constexpr int64_t kMaxLastBlockRounds = 8;
 
-void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSchedule* schedule) {
+// The dependent global loads one work item of `id`'s loop waits for in turn: a
+// thread's or a lane's share of a reduction's or GEMM's k (its sequential loop, each
+// load waited for before the add that needs it), 1 for an element.
+int64_t item_load_chain(const ir::Graph& graph, ir::ValueId id, const ValueSchedule& value) {
+  const ir::Node& node = graph.node(graph.value(id).producer);
+  auto lanes_share = [](int64_t length, int64_t lanes) { return (length + lanes - 1) / lanes; };
+  if (ir::op_kind(node) == ir::OpKind::kGemm) {
+    const std::optional<ir::GemmShape> gemm = ir::gemm_shape(graph, node);
+    if (!gemm) return 1;
+    return value.lanes_over_k ? lanes_share(gemm->k, 32)
+           : value.warp_mma   ? lanes_share(gemm->k, 8)
+                              : gemm->k;
+  }
+  if (ir::op_kind(node) != ir::OpKind::kReduction) return 1;
+  const int64_t length = value.slices >= 2 ? value.slice : value.reduced;
+  switch (value.mapping) {
+    case ReductionMapping::kWarp:
+      return lanes_share(length, 32);
+    case ReductionMapping::kColumn:
+      return lanes_share(length, std::max<int64_t>(1, kGlobalBlock / value.columns));
+    case ReductionMapping::kThread:
+      return length;
+  }
+  return length;
+}
+
+void plan_last_block_stages(const GroupFacts& group, const std::map<int, int64_t>& stage_work,
+                            const cost_model::DeviceProfile& profile, GroupSchedule* schedule) {
   GlobalPlan* plan = schedule->as<GlobalPlan>();
   if (plan == nullptr || !schedule->cooperative || schedule->levels < 3) return;
   std::vector<char> fits(static_cast<size_t>(schedule->levels), 1);
@@ -522,20 +559,34 @@ void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSched
     }
     if (tile != nullptr && id == tile->staged_value) fits[level] = 0;
   }
-  auto work = [&](int level) {
+  std::map<int, int64_t> chain;  // per stage: the longest item_load_chain
+  for (const auto& [id, value] : schedule->values) {
+    int64_t& longest = chain[value.level];
+    longest = std::max(longest, item_load_chain(group.graph, id, value));
+  }
+  auto rounds = [&](int level) {
     auto found = stage_work.find(level);
-    return found == stage_work.end() ? int64_t{0} : found->second;
+    const int64_t work = found == stage_work.end() ? 0 : found->second;
+    return std::max<int64_t>(1, (work + schedule->block - 1) / std::max(schedule->block, 1));
   };
+  const double barrier_us =
+      cost_model::grid_barrier_time_us(profile, static_cast<double>(schedule->grid));
+  const double latency_us = profile.global_load_latency_ns * 1e-3;
   int best_first = -1, best_end = -1;
+  double best_saved = 0;
   for (int first = 1; first < schedule->levels; ++first) {
-    int end = first;
-    while (end < schedule->levels && fits[static_cast<size_t>(end)] &&
-           work(end) <= schedule->block) {
-      ++end;
-    }
-    if (end - first >= kMinLastBlockRun && end - first > best_end - best_first) {
-      best_first = first;
-      best_end = end;
+    double extra_us = 0;
+    for (int end = first + 1; end <= schedule->levels; ++end) {
+      const int last = end - 1;
+      if (!fits[static_cast<size_t>(last)] || rounds(last) > kMaxLastBlockRounds) break;
+      extra_us += static_cast<double>((rounds(last) - 1) * chain[last]) * latency_us / 2;
+      // The arrival count in place of the first barrier: one atomic's round trip.
+      const double saved = static_cast<double>(end - first) * barrier_us - latency_us - extra_us;
+      if (end - first >= kMinLastBlockRun && saved > 0 && saved > best_saved) {
+        best_first = first;
+        best_end = end;
+        best_saved = saved;
+      }
     }
   }
   if (best_first < 0) return;
@@ -547,9 +598,19 @@ void plan_last_block_stages(const std::map<int, int64_t>& stage_work, GroupSched
   plan->arrival_offset = align_to(schedule->shared_bytes, 16);
   schedule->shared_bytes = plan->arrival_offset + 16;
   schedule->shared_bytes_requested = align_to(schedule->shared_bytes_requested, 16) + 16;
+  std::string rounds_text;
+  for (int level = best_first; level < best_end; ++level) {
+    if (rounds(level) < 2) continue;
+    rounds_text += (rounds_text.empty() ? "" : ", ") + std::string("stage ") + num(level) + " in " +
+                   num(rounds(level)) + " rounds";
+  }
   schedule->why += "; stages " + num(best_first) + " to " + num(best_end - 1) +
-                   " need at most one block's threads: the last block to finish stage " +
-                   num(best_first - 1) + " runs them, without grid barriers between them";
+                   (rounds_text.empty()
+                        ? " need at most one block's threads: the last block to finish stage " +
+                              num(best_first - 1) + " runs them, without grid barriers between them"
+                        : " run on the last block to finish stage " + num(best_first - 1) +
+                              ", without grid barriers between them (" + rounds_text +
+                              " of its threads: cheaper than the barriers they save)");
 }
 
 // 4. with 4b.: the global composition, its one stencil staged when it can be.
@@ -579,7 +640,7 @@ void plan_global(PlanningContext& context, std::map<int, int64_t> stage_work,
                                  " parts instead of reading the plane";
     }
   }
-  plan_last_block_stages(stage_work, schedule);
+  plan_last_block_stages(group, stage_work, context.profile, schedule);
 }
 
 // 3. with 3b. and 3c.: one stage (thread, warp, block or packing), or the stencil
