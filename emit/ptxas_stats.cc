@@ -103,8 +103,13 @@ Result<std::vector<PtxasStats>> run_ptxas(const std::filesystem::path& nvcc,
   static std::atomic<int> counter{0};
   // Beside the source (inside OUT's staging directory), never in a shared temporary
   // directory: a run writes nothing outside OUT.
+  const int number = counter++;
   std::filesystem::path cubin = cu_file;
-  cubin.replace_extension(".ptxas-" + std::to_string(counter++) + ".cubin");
+  cubin.replace_extension(".ptxas-" + std::to_string(number) + ".cubin");
+  // nvcc's own temporary files too: a directory of this call's, removed after it (one
+  // nvcc killed at its time limit cannot remove them itself).
+  const std::filesystem::path temp =
+      cu_file.parent_path() / (".ptxas-" + std::to_string(number) + ".tmp");
   std::vector<std::string> argv = {nvcc.string(), "-cubin", "-arch=" + arch, "-Xptxas",
                                    "-v,-warn-spills"};
   for (const std::filesystem::path& directory : include_dirs) {
@@ -115,9 +120,11 @@ Result<std::vector<PtxasStats>> run_ptxas(const std::filesystem::path& nvcc,
   argv.push_back(cu_file.string());
   support::ProcessOptions options;
   options.timeout_seconds = kNvccTimeoutSeconds;
-  support::ProcessResult result = support::run_process(argv, options);
   std::error_code ignored;
+  if (std::filesystem::create_directory(temp, ignored)) options.temp_directory = temp.string();
+  support::ProcessResult result = support::run_process(argv, options);
   std::filesystem::remove(cubin, ignored);
+  std::filesystem::remove_all(temp, ignored);
   if (!result.succeeded()) {
     return Status::internal(cu_file.string() + ": nvcc -arch=" + arch + ": " + result.failure() +
                             ": " + result.output);

@@ -122,7 +122,8 @@ void store_in_cache(const BuildCommand& command, bool verbose) {
 // entry is copied from it instead); writes each stamp after its command succeeded and
 // stores a cached command's output. On a failure, waits for the running ones and
 // reports the first failure with its command line and the tail of its output.
-Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool verbose) {
+Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool verbose,
+                 const fs::path& temp_dir) {
   std::deque<const BuildCommand*> pending;
   for (const BuildCommand& command : commands) {
     if (command.up_to_date()) continue;
@@ -146,6 +147,7 @@ Status run_build(const std::vector<BuildCommand>& commands, size_t jobs, bool ve
       support::ProcessOptions options;
       options.output_path = command->log.string();
       options.timeout_seconds = kCompileTimeoutSeconds;
+      options.temp_directory = temp_dir.string();
       running.emplace_back(support::Process::start(command->argv, options), command);
     }
     if (running.empty()) break;
@@ -359,12 +361,24 @@ Result<std::optional<BuildCommand>> precompiled_header(KernelLibraryRecipe& reci
   return std::optional<BuildCommand>(std::move(command));
 }
 
+// The compilers' TMPDIR: build_dir/tmp, emptied first. Their temporary files stay in
+// the output directory, and a compiler killed by a timeout or an interrupt leaves
+// nothing in the user's /tmp (what it left is gone at the next build).
+Result<fs::path> compiler_temp_directory(const fs::path& build_dir) {
+  const fs::path temp = build_dir / "tmp";
+  std::error_code ignored;
+  fs::remove_all(temp, ignored);
+  STITCH_RETURN_IF_ERROR(support::prepare_build_directory(temp, true));
+  return temp;
+}
+
 }  // namespace
 
 Result<std::string> build_kernel_library(const Program& program, const KernelLibraryRecipe& given) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
   KernelLibraryRecipe recipe = given;
   STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
+  STITCH_ASSIGN_OR_RETURN(const fs::path temp, compiler_temp_directory(recipe.build_dir));
   std::optional<BuildCache> cache;
   if (!recipe.cache_dir.empty()) {
     Result<BuildCache> opened = BuildCache::open(recipe.cache_dir);
@@ -424,9 +438,9 @@ Result<std::string> build_kernel_library(const Program& program, const KernelLib
   }
   link.stamp = hex(fnv1a(link_hash, support::command_line_text(link.argv))) + "\n";
 
-  Status built = pch ? run_build({*pch}, 1, recipe.verbose) : Status::ok();
-  if (built.is_ok()) built = run_build(compiles, build_jobs(), recipe.verbose);
-  if (built.is_ok()) built = run_build({link}, 1, recipe.verbose);
+  Status built = pch ? run_build({*pch}, 1, recipe.verbose, temp) : Status::ok();
+  if (built.is_ok()) built = run_build(compiles, build_jobs(), recipe.verbose, temp);
+  if (built.is_ok()) built = run_build({link}, 1, recipe.verbose, temp);
   if (!built.is_ok()) {
     return built.with_prefix("building " + link.output.string() + " from " + program.kernels_dir +
                              ": ");
@@ -439,10 +453,11 @@ Result<std::vector<CompiledSource>> build_kernel_units(const Program& program,
                                                        size_t units) {
   if (program.kernels_dir.empty()) return no_kernels_directory(program);
   STITCH_RETURN_IF_ERROR(support::prepare_build_directory(recipe.build_dir, true));
+  STITCH_ASSIGN_OR_RETURN(const fs::path temp, compiler_temp_directory(recipe.build_dir));
   STITCH_ASSIGN_OR_RETURN(std::vector<fs::path> sources,
                           write_unity_units(kernel_sources(program), units, recipe.build_dir));
   STITCH_ASSIGN_OR_RETURN(std::vector<BuildCommand> compiles, compile_commands(recipe, sources, 0));
-  STITCH_RETURN_IF_ERROR(run_build(compiles, build_jobs(), recipe.verbose)
+  STITCH_RETURN_IF_ERROR(run_build(compiles, build_jobs(), recipe.verbose, temp)
                              .with_prefix("compiling " + program.kernels_dir + ": "));
   std::vector<CompiledSource> result;
   for (const BuildCommand& compile : compiles) result.push_back({compile.output, compile.log});

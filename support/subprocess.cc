@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "support/interrupt.h"
 
@@ -76,7 +77,22 @@ Process Process::start(const std::vector<std::string>& argv, const ProcessOption
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
-  int error = posix_spawnp(&process.pid_, args[0], &actions, &attributes, args.data(), environ);
+  // The environment as it is, or with TMPDIR set to options.temp_directory.
+  std::vector<char*> environment;
+  const std::string temp_setting = "TMPDIR=" + options.temp_directory;
+  if (!options.temp_directory.empty()) {
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      const std::string_view text(*entry);
+      if (text.starts_with("TMPDIR=") || text.starts_with("TMP=") || text.starts_with("TEMP=")) {
+        continue;
+      }
+      environment.push_back(*entry);
+    }
+    environment.push_back(const_cast<char*>(temp_setting.c_str()));
+    environment.push_back(nullptr);
+  }
+  int error = posix_spawnp(&process.pid_, args[0], &actions, &attributes, args.data(),
+                           environment.empty() ? environ : environment.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (fds[1] >= 0) close(fds[1]);

@@ -22,6 +22,10 @@ struct ProcessOptions {
   double timeout_seconds = 300;
   std::string output_path;  // stdout + stderr go here; empty: captured into output
   size_t max_captured_bytes = 1 << 20;
+  // Non-empty: the child's TMPDIR (TMP and TEMP removed), an existing directory. A
+  // compiler killed by a timeout or an interrupt leaves its temporary files there
+  // instead of in the user's /tmp.
+  std::string temp_directory;
 };
 
 struct ProcessResult {

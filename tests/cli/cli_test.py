@@ -464,8 +464,12 @@ def runtime_interrupt_tests(binary, source, work):
     check("gpt2_block compiles for the runtime interrupt tests", result.returncode == 0,
           result.stderr)
     build = os.path.join(out, "kernels", "emu_build")
+    # The compilers' temporary files go to the build directory, never to TMPDIR: the
+    # ones SIGINT kills leave theirs there.
+    temp = os.path.join(work, "interrupt_tmp")
+    os.makedirs(temp)
     process = subprocess.Popen([binary, "run", out, "--emulate"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": temp})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not processes_mentioning(build):
         time.sleep(0.02)
@@ -479,6 +483,8 @@ def runtime_interrupt_tests(binary, source, work):
     time.sleep(0.5)
     check("SIGINT ends the compilers run --emulate started", not processes_mentioning(build),
           str(processes_mentioning(build)))
+    check("the interrupted compilers left nothing in TMPDIR", not os.listdir(temp),
+          str(os.listdir(temp)))
     runs = [subprocess.Popen([binary, "run", out, "--emulate"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [process.communicate(timeout=600) + (process.returncode,) for process in runs]

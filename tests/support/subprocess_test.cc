@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,6 +30,34 @@ TEST(SubprocessTest, CapturesStdoutAndStderrAndTheExitCode) {
   EXPECT_EQ(result.failure(), "exit code 3");
   EXPECT_TRUE(sh("true").succeeded());
   EXPECT_EQ(sh("true").failure(), "");
+}
+
+// temp_directory replaces TMPDIR and drops TMP and TEMP; the rest of the environment
+// is the parent's. Without it the child sees the parent's TMPDIR.
+TEST(SubprocessTest, SetsTheChildsTemporaryDirectory) {
+  ASSERT_EQ(setenv("TMP", "/parent-tmp", 1), 0);
+  ASSERT_EQ(setenv("TEMP", "/parent-temp", 1), 0);
+  ASSERT_EQ(setenv("STITCH_SUBPROCESS_TEST", "kept", 1), 0);
+  ProcessOptions options;
+  options.temp_directory = "/private/tmp dir";
+  ProcessResult result =
+      run_process({"/bin/sh", "-c",
+                   "printf '%s|%s|%s|%s' \"$TMPDIR\" \"${TMP-unset}\" \"${TEMP-unset}\" "
+                   "\"$STITCH_SUBPROCESS_TEST\""},
+                  options);
+  EXPECT_EQ(result.output, "/private/tmp dir|unset|unset|kept");
+  const char* parent = std::getenv("TMPDIR");
+  const std::string saved = parent ? parent : "";
+  ASSERT_EQ(setenv("TMPDIR", "/parent-tmpdir", 1), 0);
+  EXPECT_EQ(sh("printf %s \"$TMPDIR\"").output, "/parent-tmpdir");
+  if (parent) {
+    setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  unsetenv("TMP");
+  unsetenv("TEMP");
+  unsetenv("STITCH_SUBPROCESS_TEST");
 }
 
 TEST(SubprocessTest, ReportsASignal) {
