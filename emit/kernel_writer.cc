@@ -393,8 +393,6 @@ bool KernelWriter::row_guarded() const {
   return rows.warp && rows.lanes_per_row < 32 && rows.rows % (32 / rows.lanes_per_row) != 0;
 }
 
-// The loop over the row positions j this thread visits: the whole row of `length`, or
-// the block's slice [j0, j1) when rows are split.
 bool KernelWriter::row_runs(int64_t length) const {
   const RowPlan& rows = plan<RowPlan>();
   return rows.vector.width == 4 && !rows.split() && length % 4 == 0;
@@ -407,6 +405,8 @@ std::string KernelWriter::row_run_loop(int64_t length) const {
   return "for (index_t j4 = 4 * " + row_lane() + "; j4 < " + num(length) + "; j4 += " + width + ")";
 }
 
+// The loop over the row positions j this thread visits: the whole row of `length`, or
+// the block's slice [j0, j1) when rows are split.
 std::string KernelWriter::row_loop(int64_t length) const {
   if (row_runs(length)) return row_run_loop(length) + " for (index_t j = j4; j < j4 + 4; ++j)";
   const RowPlan& rows = plan<RowPlan>();

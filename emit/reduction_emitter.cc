@@ -246,34 +246,31 @@ Result<std::string> KernelWriter::row_reduction_code(ir::ValueId id, const std::
   } else {
     code += in + "float a = " + x + "(row * " + num(length) + (split ? " + j0" : "") + ");\n";
   }
-  // With 128-bit row accesses, a stored float32 input goes out a run at a time.
-  const bool run_store =
-      stored != ir::kNoId && row_runs(length) && dtype(stored) == ir::DType::kFloat32;
-  if (run_store) {
+  const std::string step =
+      "a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+  if (stored != ir::kNoId && row_runs(length) && dtype(stored) == ir::DType::kFloat32) {
+    // With 128-bit row accesses, the stored float32 input goes out a run at a time.
     code += in + row_run_loop(length) + " {\n";
     code += in + "  float4 run{};\n";
     code += in + "  for (index_t j = j4; j < j4 + 4; ++j) {\n";
     code += in + "    const float v = " + element + ";\n";
     code += in + "    stitch_set_lane4(run, static_cast<int>(j - j4), v);\n";
-    code += in + "    a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n";
+    code += in + "    " + step;
     code += in + "  }\n";
     code += in + "  stitch_store4(" + pointer_name(stored) + " + row * " + num(length) +
             " + j4, run, vec4);\n";
-    code += in + "}\n";
   } else {
     code += in + row_loop(length) + " {\n";
     code += in + "  const float v = " + element + ";\n";
+    if (stored != ir::kNoId) {
+      // The reduction's input, written for outside as it is read (a loop of its own would
+      // evaluate it again).
+      code += in + "  " + pointer_name(stored) + "[row * " + num(length) +
+              " + j] = " + store(dtype(stored), "v") + ";\n";
+    }
+    code += in + "  " + step;
   }
-  if (stored != ir::kNoId && !run_store) {
-    // The reduction's input, written for outside as it is read (a loop of its own would
-    // evaluate it again).
-    code += in + "  " + pointer_name(stored) + "[row * " + num(length) +
-            " + j] = " + store(dtype(stored), "v") + ";\n";
-  }
-  if (!run_store) {
-    code += in + "  a = " + combine_text(spec.combine, "a", "(" + spec.pre + ")", true) + ";\n" +
-            in + "}\n";
-  }
+  code += in + "}\n";
   code +=
       shuffle_combine(spec.combine, "float", 1, in, warp ? plan<RowPlan>().lanes_per_row / 2 : 16);
   if (!warp) {
